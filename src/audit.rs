@@ -1,0 +1,507 @@
+//! Pass 1 over the audit log: classifies every line and indexes each pipeline's lines.
+//!
+//! The scanner keeps, per pipeline, its winning successful completion and the byte ranges of
+//! its stage lines, never their contents: the test set is built in pass 2 from just the lines
+//! of the chosen pipelines (see [`crate::testset`]).
+
+use crate::compat::PassSet;
+use crate::json::{parse_object_line, NotObject, Scalar};
+use crate::lines::{LineSplitter, Piece};
+use hashbrown::{DefaultHashBuilder, HashTable};
+use serde::{Serialize, Serializer};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
+
+/// Lines longer than this are skipped (reason `line_too_long`) without being buffered.
+pub const DEFAULT_MAX_LINE: usize = 256 << 20;
+
+/// How many line numbers are kept per skip reason.
+const FIRST_LINES_KEPT: usize = 5;
+
+/// The name the real writer gives its completion entries.
+const COMPLETE_STAGE_NAME: &str = "__pipeline_complete__";
+
+/// A pipeline id: a non-empty string, or an integer as the reference accepts it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PipelineId {
+    /// The id as text (an integer in decimal).
+    pub text: Box<str>,
+    /// True when the log wrote it as a JSON integer (it is written back as one).
+    pub numeric: bool,
+}
+
+impl PipelineId {
+    /// Reads an id from a field value; `Err` names the reason it is unusable.
+    pub fn from_scalar(value: &Scalar<'_>) -> Result<PipelineId, SkipReason> {
+        match value {
+            Scalar::Str(s) if !s.is_empty() => Ok(PipelineId { text: s.as_ref().into(), numeric: false }),
+            Scalar::Int(i) if *i != 0 => Ok(PipelineId { text: i.to_string().into(), numeric: true }),
+            Scalar::Absent | Scalar::Null | Scalar::Str(_) | Scalar::Int(_) | Scalar::Bool(false) => {
+                Err(SkipReason::NoPipelineId)
+            }
+            _ => Err(SkipReason::BadPipelineId),
+        }
+    }
+}
+
+impl std::fmt::Display for PipelineId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for PipelineId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.text.parse::<i128>() {
+            Ok(n) if self.numeric => s.serialize_i128(n),
+            _ => s.serialize_str(&self.text),
+        }
+    }
+}
+
+/// Why a line of the audit log was skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SkipReason {
+    /// The line is not valid UTF-8.
+    InvalidUtf8,
+    /// The line is not JSON (garbage, truncated, trailing characters, nested too deep).
+    NotJson,
+    /// The line is JSON but not an object.
+    NotObject,
+    /// `pipeline_id` is absent, null, `""` or `0`.
+    NoPipelineId,
+    /// `pipeline_id` is neither a string nor an integer.
+    BadPipelineId,
+    /// The line is longer than the configured maximum.
+    LineTooLong,
+    /// An object with a pipeline id but neither stage nor completion fields.
+    Unrecognized,
+}
+
+impl SkipReason {
+    /// The reason's name in the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            SkipReason::InvalidUtf8 => "invalid_utf8",
+            SkipReason::NotJson => "not_json",
+            SkipReason::NotObject => "not_object",
+            SkipReason::NoPipelineId => "no_pipeline_id",
+            SkipReason::BadPipelineId => "bad_pipeline_id",
+            SkipReason::LineTooLong => "line_too_long",
+            SkipReason::Unrecognized => "unrecognized",
+        }
+    }
+}
+
+/// Where a line is: file index (in the order given), byte offset and length of its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LineRef {
+    /// Index of the file among the audit files.
+    pub file: u32,
+    /// Byte offset of the content in that file.
+    pub offset: u64,
+    /// Length of the content (no line ending).
+    pub len: u32,
+}
+
+/// A file read as input, as listed in the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InputFile {
+    /// What the file is: `audit`, `old_verdicts`, `new_verdicts`, `old_trajectories`, `new_trajectories`.
+    pub role: String,
+    /// The file name (no directory).
+    pub name: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Lowercase hex sha256 of its bytes.
+    pub sha256: String,
+}
+
+/// A line, named for the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineLocation {
+    /// File name.
+    pub file: String,
+    /// 1-based line number.
+    pub line: u64,
+}
+
+/// Count and first locations of one kind of skipped line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct SkipStat {
+    /// Lines skipped for this reason.
+    pub count: u64,
+    /// The first few of them.
+    pub first_lines: Vec<LineLocation>,
+}
+
+/// What pass 1 saw: line counts by kind, skipped lines by reason, pipeline counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct AuditSummary {
+    /// Number of audit files read.
+    pub files: usize,
+    /// Bytes read, all files.
+    pub bytes: u64,
+    /// Lines read, including blank and skipped ones.
+    pub lines: u64,
+    /// Blank (whitespace-only) lines.
+    pub blank_lines: u64,
+    /// Stage entries.
+    pub stage_entries: u64,
+    /// Completion entries (successful or not).
+    pub completion_entries: u64,
+    /// Completion entries that were successful.
+    pub successful_completions: u64,
+    /// Skipped lines by reason.
+    pub skipped: BTreeMap<String, SkipStat>,
+    /// Distinct pipelines seen.
+    pub pipelines: u64,
+    /// Pipelines with a successful completion.
+    pub successful_pipelines: u64,
+    /// Successful pipelines without any stage entry (no test case).
+    pub successful_without_stages: u64,
+    /// Successful pipelines whose stage entries carry no input (no test case).
+    pub successful_without_input: u64,
+    /// Successful pipelines with stages and an input: the test-case candidates.
+    pub candidates: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Success {
+    /// Rank of the pipeline's first successful completion among all pipelines.
+    pub first_rank: u64,
+    /// The line of the winning (last) successful completion.
+    pub line: LineRef,
+}
+
+#[derive(Debug)]
+pub(crate) struct Pipeline {
+    pub id: PipelineId,
+    pub stages: Vec<LineRef>,
+    pub has_input: bool,
+    pub success: Option<Success>,
+}
+
+/// The fields of a line that pass 1 needs.
+#[derive(Default)]
+struct Fields<'a> {
+    pipeline_id: Scalar<'a>,
+    has_is_complete: bool,
+    is_complete: bool,
+    completion_name: bool,
+    has_stage_key: bool,
+    verdict: Option<Scalar<'a>>,
+    error_set: bool,
+    input_set: bool,
+    snapshot_input_set: bool,
+}
+
+/// Streams audit files (pass 1). Push every file's bytes, then [`AuditScanner::finish`].
+pub struct AuditScanner {
+    pass: PassSet,
+    max_line: usize,
+    files: Vec<InputFile>,
+    open: Option<(LineSplitter, Sha256, u64)>,
+    hasher: DefaultHashBuilder,
+    table: HashTable<u32>,
+    pipelines: Vec<Pipeline>,
+    summary: AuditSummary,
+    skips: BTreeMap<SkipReason, SkipStat>,
+    next_rank: u64,
+}
+
+impl AuditScanner {
+    /// A scanner with the given pass verdicts and line limit.
+    pub fn new(pass: PassSet, max_line: usize) -> Self {
+        AuditScanner {
+            pass,
+            max_line,
+            files: Vec::new(),
+            open: None,
+            hasher: DefaultHashBuilder::default(),
+            table: HashTable::new(),
+            pipelines: Vec::new(),
+            summary: AuditSummary::default(),
+            skips: BTreeMap::new(),
+            next_rank: 0,
+        }
+    }
+
+    /// Starts the next file (ending the current one, if any).
+    pub fn begin_file(&mut self, name: &str) {
+        self.end_file();
+        self.files.push(InputFile {
+            role: "audit".into(),
+            name: name.into(),
+            bytes: 0,
+            sha256: String::new(),
+        });
+        self.open = Some((LineSplitter::new(self.max_line), Sha256::new(), 0));
+    }
+
+    /// Feeds the next chunk of the current file (a file named `audit.jsonl` is begun if none is).
+    pub fn push(&mut self, chunk: &[u8]) {
+        if self.open.is_none() {
+            self.begin_file("audit.jsonl");
+        }
+        let file = (self.files.len() - 1) as u32;
+        let (mut splitter, mut sha, len) = self.open.take().expect("a file is open");
+        sha.update(chunk);
+        splitter.push(chunk, |piece| self.piece(file, piece));
+        self.open = Some((splitter, sha, len + chunk.len() as u64));
+    }
+
+    /// Bytes pushed into the current file so far.
+    pub fn file_position(&self) -> u64 {
+        self.open.as_ref().map_or(0, |(_, _, n)| *n)
+    }
+
+    /// Ends the current file: its last line is read even without a newline.
+    pub fn end_file(&mut self) {
+        if let Some((mut splitter, sha, len)) = self.open.take() {
+            let file = (self.files.len() - 1) as u32;
+            splitter.finish(|piece| self.piece(file, piece));
+            let info = self.files.last_mut().expect("file was begun");
+            info.bytes = len;
+            info.sha256 = hex::encode(sha.finalize());
+            self.summary.bytes += len;
+        }
+    }
+
+    /// Ends the last file and returns the index of everything seen.
+    pub fn finish(mut self) -> AuditIndex {
+        self.end_file();
+        let mut summary = self.summary;
+        summary.files = self.files.len();
+        summary.pipelines = self.pipelines.len() as u64;
+        for p in &self.pipelines {
+            if p.success.is_some() {
+                summary.successful_pipelines += 1;
+                if p.stages.is_empty() {
+                    summary.successful_without_stages += 1;
+                } else if !p.has_input {
+                    summary.successful_without_input += 1;
+                } else {
+                    summary.candidates += 1;
+                }
+            }
+        }
+        summary.skipped = self.skips.into_iter().map(|(r, s)| (r.name().to_owned(), s)).collect();
+        AuditIndex { files: self.files, pipelines: self.pipelines, summary }
+    }
+
+    fn piece(&mut self, file: u32, piece: Piece<'_>) {
+        self.summary.lines += 1;
+        match piece {
+            Piece::TooLong { number, .. } => self.skip(SkipReason::LineTooLong, file, number),
+            Piece::Line(line) => {
+                if line.bytes.iter().all(u8::is_ascii_whitespace) {
+                    self.summary.blank_lines += 1;
+                    return;
+                }
+                let at = LineRef { file, offset: line.offset, len: line.bytes.len() as u32 };
+                if let Err(reason) = self.classify(line.bytes, at) {
+                    self.skip(reason, file, line.number);
+                }
+            }
+        }
+    }
+
+    fn skip(&mut self, reason: SkipReason, file: u32, line: u64) {
+        let stat = self.skips.entry(reason).or_default();
+        stat.count += 1;
+        if stat.first_lines.len() < FIRST_LINES_KEPT {
+            stat.first_lines.push(LineLocation { file: self.files[file as usize].name.clone(), line });
+        }
+    }
+
+    fn classify(&mut self, bytes: &[u8], at: LineRef) -> Result<(), SkipReason> {
+        let mut f = Fields::default();
+        parse_object_line(bytes, |key, v| {
+            match key {
+                "pipeline_id" => f.pipeline_id = v.scalar()?,
+                "is_complete" => {
+                    f.has_is_complete = true;
+                    f.is_complete = v.scalar()? == Scalar::Bool(true);
+                }
+                "stage_name" => {
+                    f.completion_name = matches!(v.scalar()?, Scalar::Str(s) if s == COMPLETE_STAGE_NAME)
+                }
+                "stage_id" | "stage_type" => {
+                    f.has_stage_key = true;
+                    v.skip()?;
+                }
+                "verdict" => f.verdict = Some(v.scalar()?),
+                "error" => f.error_set = v.flag()?,
+                "input" => f.input_set = v.flag()?,
+                "state_snapshot" => {
+                    f.snapshot_input_set = false;
+                    v.object(&mut |k, inner| {
+                        if k == "input_text" {
+                            f.snapshot_input_set = inner.flag()?;
+                            Ok(())
+                        } else {
+                            inner.skip()
+                        }
+                    })?;
+                }
+                _ => v.skip()?,
+            }
+            Ok(())
+        })
+        .map_err(|e| match e {
+            NotObject::InvalidUtf8 => SkipReason::InvalidUtf8,
+            NotObject::NotJson => SkipReason::NotJson,
+            NotObject::NotObject => SkipReason::NotObject,
+        })?;
+        let id = PipelineId::from_scalar(&f.pipeline_id)?;
+        let is_completion = f.has_is_complete || f.completion_name;
+        if is_completion || (!f.has_stage_key && f.verdict.is_some()) {
+            self.summary.completion_entries += 1;
+            let passed = matches!(&f.verdict, Some(Scalar::Str(v)) if self.pass.contains(v));
+            if f.is_complete && !f.error_set && passed {
+                self.summary.successful_completions += 1;
+                let rank = self.next_rank;
+                let p = self.pipeline(id);
+                match &mut p.success {
+                    Some(s) => s.line = at,
+                    None => {
+                        p.success = Some(Success { first_rank: rank, line: at });
+                        self.next_rank += 1;
+                    }
+                }
+            }
+        } else if f.has_stage_key {
+            self.summary.stage_entries += 1;
+            let p = self.pipeline(id);
+            p.stages.push(at);
+            p.has_input |= f.snapshot_input_set || f.input_set;
+        } else {
+            return Err(SkipReason::Unrecognized);
+        }
+        Ok(())
+    }
+
+    fn pipeline(&mut self, id: PipelineId) -> &mut Pipeline {
+        let hash = self.hasher.hash_one(&id.text);
+        let pipelines = &mut self.pipelines;
+        let hasher = &self.hasher;
+        let slot = self
+            .table
+            .entry(hash, |&i| pipelines[i as usize].id.text == id.text, |&i| {
+                hasher.hash_one(&pipelines[i as usize].id.text)
+            })
+            .or_insert_with(|| {
+                pipelines.push(Pipeline { id, stages: Vec::new(), has_input: false, success: None });
+                (pipelines.len() - 1) as u32
+            });
+        let index = *slot.get() as usize;
+        &mut self.pipelines[index]
+    }
+}
+
+/// The result of pass 1: the audit files, each pipeline's status and line ranges, the summary.
+pub struct AuditIndex {
+    pub(crate) files: Vec<InputFile>,
+    pub(crate) pipelines: Vec<Pipeline>,
+    pub(crate) summary: AuditSummary,
+}
+
+impl AuditIndex {
+    /// Counts and skipped lines.
+    pub fn summary(&self) -> &AuditSummary {
+        &self.summary
+    }
+
+    /// The audit files read, with sizes and digests.
+    pub fn files(&self) -> &[InputFile] {
+        &self.files
+    }
+}
+
+/// Scans whole in-memory audit files (a convenience over [`AuditScanner`]).
+pub fn scan_all(files: &[(&str, &[u8])], pass: PassSet) -> AuditIndex {
+    let mut scanner = AuditScanner::new(pass, DEFAULT_MAX_LINE);
+    for (name, bytes) in files {
+        scanner.begin_file(name);
+        scanner.push(bytes);
+    }
+    scanner.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(text: &str) -> AuditIndex {
+        scan_all(&[("a.jsonl", text.as_bytes())], PassSet::default())
+    }
+
+    #[test]
+    fn real_writer_completion_is_a_completion_not_a_stage() {
+        let idx = scan(concat!(
+            r#"{"pipeline_id":"p","stage_id":"s0","stage_type":"llm","input":"tmpl","state_snapshot":{"input_text":"hi"}}"#,
+            "\n",
+            r#"{"pipeline_id":"p","stage_name":"__pipeline_complete__","stage_type":"output","verdict":"pass","is_complete":true,"error":null}"#,
+        ));
+        let s = idx.summary();
+        assert_eq!((s.stage_entries, s.completion_entries, s.candidates), (1, 1, 1));
+    }
+
+    #[test]
+    fn stage_name_alone_marks_a_completion() {
+        let idx = scan(r#"{"pipeline_id":"p","stage_name":"__pipeline_complete__","stage_type":"output","verdict":"PASS"}"#);
+        assert_eq!(idx.summary().completion_entries, 1);
+        assert_eq!(idx.summary().successful_completions, 0, "is_complete missing is not success");
+    }
+
+    #[test]
+    fn success_needs_true_no_error_and_a_pass_verdict() {
+        let lines = [
+            r#"{"pipeline_id":"a","is_complete":true,"error":null,"verdict":"Approve"}"#,
+            r#"{"pipeline_id":"b","is_complete":1,"verdict":"PASS"}"#,
+            r#"{"pipeline_id":"c","is_complete":true,"error":"max steps","verdict":"PASS"}"#,
+            r#"{"pipeline_id":"d","is_complete":true,"verdict":"passed"}"#,
+            r#"{"pipeline_id":"e","is_complete":true,"verdict":null}"#,
+            r#"{"pipeline_id":"f","is_complete":true,"verdict":"complete"}"#,
+        ];
+        let idx = scan(&lines.join("\n"));
+        assert_eq!(idx.summary().successful_completions, 2);
+    }
+
+    #[test]
+    fn skipped_lines_are_counted_by_reason_with_line_numbers() {
+        let text = b"\n  \r\nnot json\n[1]\n{\"a\":1}\n{\"pipeline_id\":null}\n{\"pipeline_id\":[1]}\n{\"pipeline_id\":\"x\",\"foo\":1}\n{\"pipeline_id\":\"\xff\"}\n{\"pipeline_id\":\"p\",\"stage_id\":";
+        let idx = scan_all(&[("a.jsonl", text)], PassSet::default());
+        let s = idx.summary();
+        assert_eq!(s.lines, 10);
+        assert_eq!(s.blank_lines, 2);
+        let count = |r: &str| s.skipped.get(r).map_or(0, |x| x.count);
+        assert_eq!(count("not_json"), 2);
+        assert_eq!(count("not_object"), 1);
+        assert_eq!(count("no_pipeline_id"), 2);
+        assert_eq!(count("bad_pipeline_id"), 1);
+        assert_eq!(count("unrecognized"), 1);
+        assert_eq!(count("invalid_utf8"), 1);
+        assert_eq!(s.skipped["not_json"].first_lines[0], LineLocation { file: "a.jsonl".into(), line: 3 });
+        assert_eq!(s.skipped["not_json"].first_lines[1].line, 10);
+    }
+
+    #[test]
+    fn integer_pipeline_ids_are_kept_as_integers() {
+        let idx = scan(r#"{"pipeline_id":531386,"stage_id":"s","input":"x"}"#);
+        assert_eq!(idx.pipelines[0].id, PipelineId { text: "531386".into(), numeric: true });
+        assert_eq!(serde_json::to_string(&idx.pipelines[0].id).unwrap(), "531386");
+        let idx = scan(r#"{"pipeline_id":0,"stage_id":"s"}"#);
+        assert_eq!(idx.summary().skipped["no_pipeline_id"].count, 1);
+    }
+
+    #[test]
+    fn files_are_hashed_and_sized() {
+        let idx = scan_all(&[("x", b"abc"), ("y", b"")], PassSet::default());
+        assert_eq!(idx.files()[0].sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(idx.files()[1].bytes, 0);
+        assert_eq!(idx.summary().files, 2);
+    }
+}

@@ -1,0 +1,102 @@
+//! The reference implementation's numeric and string rules, reproduced exactly.
+
+use std::borrow::Cow;
+
+/// Python's `round(x, 4)`: the exact binary value rounded to 4 decimals, ties to even.
+///
+/// Rust's `{:.4}` formats the exact value with round-half-even, and parsing the result back
+/// gives the nearest double, which is what CPython's `round` returns.
+pub fn round4(x: f64) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    format!("{x:.4}").parse().unwrap_or(x)
+}
+
+/// Python's `str.upper()`: full Unicode upper-casing (`ß` → `SS`).
+pub fn upper(s: &str) -> Cow<'_, str> {
+    if s.bytes().all(|b| !b.is_ascii_lowercase() && b.is_ascii()) {
+        Cow::Borrowed(s)
+    } else if s.is_ascii() {
+        Cow::Owned(s.to_ascii_uppercase())
+    } else {
+        Cow::Owned(s.to_uppercase())
+    }
+}
+
+/// The set of verdicts that count as a successful run (compared after upper-casing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassSet {
+    verdicts: Vec<String>,
+}
+
+impl PassSet {
+    /// A pass set from verdict names; they are upper-cased, empty names dropped.
+    pub fn new<S: AsRef<str>>(verdicts: impl IntoIterator<Item = S>) -> Self {
+        let mut list: Vec<String> = Vec::new();
+        for v in verdicts {
+            let v = upper(v.as_ref().trim()).into_owned();
+            if !v.is_empty() && !list.contains(&v) {
+                list.push(v);
+            }
+        }
+        PassSet { verdicts: list }
+    }
+
+    /// The upper-cased verdicts, in the order given.
+    pub fn verdicts(&self) -> &[String] {
+        &self.verdicts
+    }
+
+    /// Whether `upper(verdict)` is in the set.
+    pub fn contains(&self, verdict: &str) -> bool {
+        if verdict.is_ascii() {
+            self.verdicts.iter().any(|v| v.eq_ignore_ascii_case(verdict))
+        } else {
+            let up = upper(verdict);
+            self.verdicts.iter().any(|v| *v == *up)
+        }
+    }
+}
+
+impl Default for PassSet {
+    fn default() -> Self {
+        PassSet::new(["PASS", "APPROVE", "COMPLETE"])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round4_is_pythons_round() {
+        // Values checked against CPython 3.11 `round(x, 4)`.
+        assert_eq!(round4(1.0 / 32.0), 0.0312);
+        assert_eq!(round4(3.0 / 32.0), 0.0938);
+        assert_eq!(round4(5.0 / 32.0), 0.1562);
+        assert_eq!(round4(-1.0 / 32.0), -0.0312);
+        assert_eq!(round4(2.0 / 3.0), 0.6667);
+        assert_eq!(round4(0.8182 - 0.75), 0.0682);
+        assert_eq!(round4(99.0 / 121.0), 0.8182);
+        assert_eq!(round4(0.0), 0.0);
+        assert!(round4(-0.00001).is_sign_negative());
+    }
+
+    #[test]
+    fn upper_is_full_unicode() {
+        assert_eq!(upper("straße"), "STRASSE");
+        assert_eq!(upper("Approve"), "APPROVE");
+        assert_eq!(upper("PASS"), "PASS");
+        assert_eq!(upper("ǅ"), "Ǆ");
+    }
+
+    #[test]
+    fn pass_set_matches_case_insensitively() {
+        let set = PassSet::default();
+        assert!(set.contains("pass") && set.contains("Approve") && set.contains("COMPLETE"));
+        assert!(!set.contains("passed") && !set.contains(""));
+        let set = PassSet::new(["straße"]);
+        assert!(set.contains("STRASSE") && set.contains("Straße"));
+    }
+}

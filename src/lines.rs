@@ -1,0 +1,190 @@
+//! Splits pushed byte chunks into lines, independent of where the chunks were cut.
+
+use memchr::memchr_iter;
+
+/// The UTF-8 byte order mark, stripped from the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// One line of a file: its content without the line ending, where it starts, and its number.
+#[derive(Debug, Clone, Copy)]
+pub struct Line<'a> {
+    /// The content without `\n`, without a trailing `\r` and (line 1 only) without a BOM.
+    pub bytes: &'a [u8],
+    /// 1-based line number in its file.
+    pub number: u64,
+    /// Byte offset of `bytes` in the file.
+    pub offset: u64,
+}
+
+/// What the splitter hands out for each line: a line, or the notice that one was too long.
+#[derive(Debug, Clone, Copy)]
+pub enum Piece<'a> {
+    /// A complete line.
+    Line(Line<'a>),
+    /// A line longer than the limit; its bytes were dropped.
+    TooLong {
+        /// 1-based line number in its file.
+        number: u64,
+        /// Its length in bytes.
+        len: u64,
+    },
+}
+
+/// Cuts one file into lines. Push chunks in order, then call [`LineSplitter::finish`].
+///
+/// A line split across chunks is carried over; lines longer than `max_line` are dropped
+/// (reported as [`Piece::TooLong`]) without buffering them, so memory stays bounded.
+#[derive(Debug)]
+pub struct LineSplitter {
+    carry: Vec<u8>,
+    /// File offset of the first byte of the line being carried (or of the next line).
+    line_start: u64,
+    /// Line number of the line being carried (or of the next line).
+    number: u64,
+    /// Length of the current over-long line while its bytes are being skipped.
+    skipping: Option<u64>,
+    max_line: usize,
+}
+
+impl LineSplitter {
+    /// A splitter that drops lines longer than `max_line` bytes.
+    pub fn new(max_line: usize) -> Self {
+        LineSplitter { carry: Vec::new(), line_start: 0, number: 1, skipping: None, max_line }
+    }
+
+    /// Total bytes consumed so far.
+    pub fn position(&self) -> u64 {
+        self.line_start + self.skipping.unwrap_or(self.carry.len() as u64)
+    }
+
+    /// Feeds the next chunk; `emit` is called for each line completed by it.
+    pub fn push(&mut self, chunk: &[u8], mut emit: impl FnMut(Piece<'_>)) {
+        let mut rest_from = 0;
+        for nl in memchr_iter(b'\n', chunk) {
+            let segment = &chunk[rest_from..nl];
+            if let Some(skipped) = self.skipping.take() {
+                let len = skipped + segment.len() as u64;
+                emit(Piece::TooLong { number: self.number, len });
+                self.advance(len);
+            } else if self.carry.is_empty() {
+                self.emit_line(segment, &mut emit);
+            } else {
+                let mut carry = std::mem::take(&mut self.carry);
+                if carry.len() + segment.len() > self.max_line {
+                    let len = (carry.len() + segment.len()) as u64;
+                    emit(Piece::TooLong { number: self.number, len });
+                    self.advance(len);
+                } else {
+                    carry.extend_from_slice(segment);
+                    self.emit_line(&carry, &mut emit);
+                }
+                carry.clear();
+                self.carry = carry;
+            }
+            rest_from = nl + 1;
+        }
+        let rest = &chunk[rest_from..];
+        if let Some(skipped) = self.skipping.as_mut() {
+            *skipped += rest.len() as u64;
+        } else if self.carry.len() + rest.len() > self.max_line {
+            self.skipping = Some((self.carry.len() + rest.len()) as u64);
+            self.carry = Vec::new();
+        } else {
+            self.carry.extend_from_slice(rest);
+        }
+    }
+
+    /// Ends the file: a last line without a newline is emitted too.
+    pub fn finish(&mut self, mut emit: impl FnMut(Piece<'_>)) {
+        if let Some(len) = self.skipping.take() {
+            emit(Piece::TooLong { number: self.number, len });
+            self.advance(len);
+        } else if !self.carry.is_empty() {
+            let carry = std::mem::take(&mut self.carry);
+            self.emit_line(&carry, &mut emit);
+        }
+    }
+
+    fn emit_line(&mut self, raw: &[u8], emit: &mut impl FnMut(Piece<'_>)) {
+        let mut bytes = raw;
+        let mut offset = self.line_start;
+        if self.number == 1 && bytes.starts_with(BOM) {
+            bytes = &bytes[BOM.len()..];
+            offset += BOM.len() as u64;
+        }
+        if let [head @ .., b'\r'] = bytes {
+            bytes = head;
+        }
+        emit(Piece::Line(Line { bytes, number: self.number, offset }));
+        self.advance(raw.len() as u64);
+    }
+
+    /// Moves past a line of `len` bytes and its newline.
+    fn advance(&mut self, len: u64) {
+        self.line_start += len + 1;
+        self.number += 1;
+    }
+}
+
+/// Splits a whole in-memory file into lines (a convenience over [`LineSplitter`]).
+pub fn split_all(bytes: &[u8], max_line: usize, mut emit: impl FnMut(Piece<'_>)) {
+    let mut splitter = LineSplitter::new(max_line);
+    splitter.push(bytes, &mut emit);
+    splitter.finish(&mut emit);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(chunks: &[&[u8]], max: usize) -> Vec<(u64, u64, String)> {
+        let mut out = Vec::new();
+        let mut s = LineSplitter::new(max);
+        let mut take = |p: Piece<'_>| match p {
+            Piece::Line(l) => {
+                out.push((l.number, l.offset, String::from_utf8_lossy(l.bytes).into_owned()))
+            }
+            Piece::TooLong { number, len } => out.push((number, len, "<too long>".into())),
+        };
+        for c in chunks {
+            s.push(c, &mut take);
+        }
+        s.finish(&mut take);
+        out
+    }
+
+    #[test]
+    fn strips_bom_crlf_and_keeps_offsets() {
+        let got = lines(&[b"\xEF\xBB\xBFab\r\n\r\ncd"], 100);
+        assert_eq!(
+            got,
+            vec![(1, 3, "ab".into()), (2, 7, "".into()), (3, 9, "cd".into())]
+        );
+    }
+
+    #[test]
+    fn bom_only_on_the_first_line() {
+        let got = lines(&[b"x\n\xEF\xBB\xBFy\n"], 100);
+        assert_eq!(got[1].2, "\u{feff}y");
+    }
+
+    #[test]
+    fn one_byte_chunks_give_the_same_lines() {
+        let data: &[u8] = b"\xEF\xBB\xBF{\"a\":1}\r\n\xC3\xA9t\xC3\xA9\n\nlast\r";
+        let whole = lines(&[data], 100);
+        let bytes: Vec<&[u8]> = data.chunks(1).collect();
+        assert_eq!(lines(&bytes, 100), whole);
+        assert_eq!(whole.last().unwrap().2, "last");
+    }
+
+    #[test]
+    fn too_long_lines_are_dropped_without_buffering() {
+        let got = lines(&[b"short\n0123", b"456789", b"\nok"], 8);
+        assert_eq!(
+            got,
+            vec![(1, 0, "short".into()), (2, 10, "<too long>".into()), (3, 17, "ok".into())]
+        );
+        let got = lines(&[b"0123456789"], 8);
+        assert_eq!(got, vec![(1, 10, "<too long>".into())]);
+    }
+}

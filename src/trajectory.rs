@@ -1,0 +1,208 @@
+//! Trajectory-evaluation results (AgenticEvalResult objects) and their composite score.
+
+use crate::audit::InputFile;
+use crate::compat::round4;
+use crate::error::InputError;
+use crate::json::{parse_object_line, NotObject, Scalar};
+use crate::lines::{split_all, Piece};
+use crate::verdicts::describe;
+use serde::Serialize;
+
+/// The metrics the composite score uses (absent ones are 0).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Metrics {
+    /// `overall_judge_score`.
+    pub judge: f64,
+    /// `tac_score`.
+    pub tac: f64,
+    /// `scsr_score`.
+    pub scsr: f64,
+    /// `iasa_score`.
+    pub iasa: f64,
+    /// `egs_score`.
+    pub egs: f64,
+    /// `arr_score` (a penalty).
+    pub arr: f64,
+    /// `lcf_score`, a count of loop collapses (a penalty).
+    pub lcf: f64,
+}
+
+/// The composite score of one result, exactly as the reference computes it:
+/// `(judge + tac + scsr + iasa + egs)/5 − 0.2·arr − (0.1·lcf if lcf > 0)`, clamped to [0, 1]
+/// with Python's `max(0.0, min(1.0, x))` (so NaN becomes 1.0 and −0.0 becomes 0.0).
+pub fn composite(m: &Metrics) -> f64 {
+    let mut c = (m.judge + m.tac + m.scsr + m.iasa + m.egs) / 5.0;
+    c -= m.arr * 0.2;
+    if m.lcf > 0.0 {
+        c -= 0.1 * m.lcf;
+    }
+    let capped = if c < 1.0 { c } else { 1.0 };
+    if capped > 0.0 {
+        capped
+    } else {
+        0.0
+    }
+}
+
+/// The mean composite rounded to 4 decimals (summed left to right); `None` for no results.
+pub fn mean_score(composites: &[f64]) -> Option<f64> {
+    if composites.is_empty() {
+        return None;
+    }
+    let sum = composites.iter().fold(0.0, |acc, c| acc + c);
+    Some(round4(sum / composites.len() as f64))
+}
+
+/// One scored result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scored {
+    /// `trajectory_id`, when given.
+    pub trajectory_id: Option<String>,
+    /// Its composite score.
+    pub composite: f64,
+}
+
+/// A parsed trajectory file.
+#[derive(Debug, Clone)]
+pub struct Trajectories {
+    /// The file (role, name, size, sha256).
+    pub file: InputFile,
+    /// Results with an `overall_judge_score`, in file order.
+    pub results: Vec<Scored>,
+    /// Objects without `overall_judge_score` (skipped, as the reference does).
+    pub skipped_without_judge: usize,
+}
+
+impl Trajectories {
+    /// The mean composite score (rounded to 4), `None` without results.
+    pub fn mean(&self) -> Option<f64> {
+        mean_score(&self.results.iter().map(|r| r.composite).collect::<Vec<_>>())
+    }
+}
+
+/// Numeric fields of AgenticEvalResult: a non-numeric value in any of them is an error.
+const NUMERIC_FIELDS: &[&str] = &[
+    "goal_completion_score", "tool_sequence_validity", "unnecessary_steps_penalty",
+    "error_recovery_score", "overall_judge_score", "tac_score", "ter_score", "latency_ms",
+    "bleu_score", "bert_score", "arr_score", "scsr_score", "rad_score", "iasa_score",
+    "egs_score", "pas_score", "pmed_score", "ase_score", "scr_score", "rotation_id", "lcf_score",
+];
+
+fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
+    let mut m = Metrics::default();
+    let mut has_judge = false;
+    let mut trajectory_id = None;
+    let mut problem = None;
+    parse_object_line(bytes, |key, v| {
+        if key == "trajectory_id" {
+            trajectory_id = match v.scalar()? {
+                Scalar::Str(s) => Some(s.into_owned()),
+                Scalar::Int(i) => Some(i.to_string()),
+                _ => None,
+            };
+            return Ok(());
+        }
+        if !NUMERIC_FIELDS.contains(&key) {
+            return v.skip();
+        }
+        let value = v.scalar()?;
+        let number = match value {
+            Scalar::Absent | Scalar::Null => None,
+            ref other => match other.as_f64() {
+                Some(x) => Some(x),
+                None => {
+                    problem.get_or_insert(format!("{key} is {}, expected a number", other.kind()));
+                    None
+                }
+            },
+        };
+        let slot = match key {
+            "overall_judge_score" => {
+                has_judge = number.is_some();
+                &mut m.judge
+            }
+            "tac_score" => &mut m.tac,
+            "scsr_score" => &mut m.scsr,
+            "iasa_score" => &mut m.iasa,
+            "egs_score" => &mut m.egs,
+            "arr_score" => &mut m.arr,
+            "lcf_score" => &mut m.lcf,
+            _ => return Ok(()),
+        };
+        *slot = number.unwrap_or(0.0);
+        Ok(())
+    })
+    .map_err(|e| match e {
+        NotObject::InvalidUtf8 => "invalid UTF-8".to_owned(),
+        NotObject::NotJson => "not valid JSON".to_owned(),
+        NotObject::NotObject => "not a JSON object".to_owned(),
+    })?;
+    if let Some(p) = problem {
+        return Err(p);
+    }
+    Ok(has_judge.then(|| Scored { trajectory_id, composite: composite(&m) }))
+}
+
+/// Reads a trajectory file: JSONL or a JSON array of AgenticEvalResult objects.
+pub fn parse_trajectories(role: &str, name: &str, bytes: &[u8]) -> Result<Trajectories, InputError> {
+    let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut out = Trajectories { file: describe(role, name, bytes), results: Vec::new(), skipped_without_judge: 0 };
+    let mut take = |r: Option<Scored>| match r {
+        Some(s) => out.results.push(s),
+        None => out.skipped_without_judge += 1,
+    };
+    if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body)
+            .map_err(|e| err(Some(e.line() as u64), format!("not a JSON array of results: {e}")))?;
+        for (n, item) in items.into_iter().enumerate() {
+            take(read_result(item.get().as_bytes()).map_err(|m| err(None, format!("element {n}: {m}")))?);
+        }
+    } else {
+        let mut failure = None;
+        split_all(bytes, usize::MAX, |piece| {
+            let Piece::Line(line) = piece else { return };
+            if failure.is_some() || line.bytes.iter().all(u8::is_ascii_whitespace) {
+                return;
+            }
+            match read_result(line.bytes) {
+                Ok(r) => take(r),
+                Err(m) => failure = Some(err(Some(line.number), m)),
+            }
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn composite_follows_the_reference() {
+        let m = Metrics { judge: 0.5, tac: 0.5, scsr: 0.5, iasa: 0.5, egs: 0.5, arr: 0.5, lcf: 1.0 };
+        assert_eq!(composite(&m), 0.5 - 0.1 - 0.1);
+        assert_eq!(composite(&Metrics { judge: 9.0, ..Metrics::default() }), 1.0);
+        assert_eq!(composite(&Metrics { lcf: 3.0, ..Metrics::default() }), 0.0);
+        assert_eq!(composite(&Metrics { judge: f64::NAN, ..Metrics::default() }), 1.0);
+        assert_eq!(mean_score(&[]), None);
+        assert_eq!(mean_score(&[0.1, 0.2]), Some(0.15));
+    }
+
+    #[test]
+    fn objects_without_judge_are_skipped_and_bad_metrics_are_errors() {
+        let t = parse_trajectories("old_trajectories", "t", b"{\"overall_judge_score\":0.5}\n{\"tac_score\":1}\n[1]\n")
+            .unwrap_err();
+        assert_eq!(t.line, Some(3));
+        let t = parse_trajectories("old_trajectories", "t", b"{\"overall_judge_score\":0.5}\n{\"tac_score\":1}\n").unwrap();
+        assert_eq!((t.results.len(), t.skipped_without_judge), (1, 1));
+        assert_eq!(t.mean(), Some(0.1));
+        let e = parse_trajectories("old_trajectories", "t", b"{\"overall_judge_score\":\"high\"}").unwrap_err();
+        assert!(e.to_string().contains("line 1: overall_judge_score is a string"), "{e}");
+        let a = parse_trajectories("x", "t", b"[{\"overall_judge_score\":1,\"lcf_score\":2}]").unwrap();
+        assert_eq!(a.results[0].composite, 0.0);
+    }
+}

@@ -1,0 +1,395 @@
+//! Verdict files: what each model answered on the test cases, in any of four formats.
+//!
+//! JSONL of `{pipeline_id, verdict}` (an audit log's completion entries qualify; its stage
+//! entries are ignored), a JSON array of such objects, a JSON object `{pipeline_id: verdict}`,
+//! or CSV/TSV with `pipeline_id` and `verdict` columns. `{pipeline_id, error}` records a
+//! runner failure. The format is detected from the content.
+
+use crate::audit::{InputFile, PipelineId};
+use crate::error::InputError;
+use crate::json::{parse_object_line, NotObject, Scalar, ValueSink};
+use crate::lines::{split_all, Piece};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+/// How many conflicting ids are listed in the report.
+const CONFLICTS_LISTED: usize = 10;
+
+/// A verdict file's detected format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictFormat {
+    /// One JSON object per line.
+    Jsonl,
+    /// A JSON array of objects.
+    JsonArray,
+    /// A JSON object mapping pipeline ids to verdicts.
+    JsonMap,
+    /// Comma-separated with a header row.
+    Csv,
+    /// Tab-separated with a header row.
+    Tsv,
+}
+
+/// What a model answered for one pipeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerdictRecord {
+    /// The verdict (`None`: null or absent).
+    pub verdict: Option<String>,
+    /// The runner's error, when it failed.
+    pub error: Option<String>,
+}
+
+/// A parsed verdict file.
+#[derive(Debug, Clone)]
+pub struct Verdicts {
+    /// The file (role, name, size, sha256).
+    pub file: InputFile,
+    /// The detected format.
+    pub format: VerdictFormat,
+    /// Records read (before duplicates were merged).
+    pub records: usize,
+    /// Records whose id had been seen before (the last one wins).
+    pub duplicates: usize,
+    /// Ids whose duplicate records disagree, in order of first conflict (all of them).
+    pub conflicting: Vec<String>,
+    /// Audit-log stage entries found in a JSONL verdict file and ignored.
+    pub ignored_stage_entries: usize,
+    by_id: HashMap<String, VerdictRecord>,
+}
+
+impl Verdicts {
+    /// The record for a pipeline, if the file has one.
+    pub fn get(&self, id: &PipelineId) -> Option<&VerdictRecord> {
+        self.by_id.get(&*id.text)
+    }
+
+    /// Distinct pipeline ids with a record.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.by_id.keys().map(String::as_str)
+    }
+
+    /// Number of distinct pipeline ids.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// True when the file has no record.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// The conflicting ids as listed in the report (the first few).
+    pub fn conflicting_listed(&self) -> &[String] {
+        &self.conflicting[..self.conflicting.len().min(CONFLICTS_LISTED)]
+    }
+
+    fn insert(&mut self, id: PipelineId, record: VerdictRecord) {
+        self.records += 1;
+        if let Some(old) = self.by_id.insert(id.text.to_string(), record) {
+            self.duplicates += 1;
+            if old != self.by_id[&*id.text] && !self.conflicting.iter().any(|c| **c == *id.text) {
+                self.conflicting.push(id.text.to_string());
+            }
+        }
+    }
+}
+
+/// Describes a file for the report: role, base name, size and sha256.
+pub fn describe(role: &str, name: &str, bytes: &[u8]) -> InputFile {
+    InputFile {
+        role: role.into(),
+        name: name.into(),
+        bytes: bytes.len() as u64,
+        sha256: hex::encode(Sha256::digest(bytes)),
+    }
+}
+
+/// Text of a verdict-like value: strings as they are, numbers as written; `Err` for others.
+fn verdict_text(value: Scalar<'_>) -> Result<Option<String>, String> {
+    match value {
+        Scalar::Absent | Scalar::Null => Ok(None),
+        Scalar::Str(s) => Ok(Some(s.into_owned())),
+        Scalar::Int(i) => Ok(Some(i.to_string())),
+        Scalar::Float(f) => Ok(Some(f.to_string())),
+        other => Err(format!("verdict is {}, expected a string", other.kind())),
+    }
+}
+
+fn error_text(value: Scalar<'_>) -> Option<String> {
+    match value {
+        Scalar::Absent | Scalar::Null => None,
+        Scalar::Str(s) => Some(s.into_owned()),
+        Scalar::Int(i) => Some(i.to_string()),
+        Scalar::Float(f) => Some(f.to_string()),
+        Scalar::Bool(b) => Some(b.to_string()),
+        Scalar::Composite => Some("(structured error)".into()),
+    }
+}
+
+/// One JSON record's fields.
+#[derive(Default)]
+struct RecordFields<'a> {
+    id: Scalar<'a>,
+    verdict: Option<Scalar<'a>>,
+    error: Scalar<'a>,
+    completion: bool,
+    stage: bool,
+}
+
+fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), String> {
+    match key {
+        "pipeline_id" => f.id = v.scalar()?,
+        "verdict" => f.verdict = Some(v.scalar()?),
+        "error" => f.error = v.scalar()?,
+        "is_complete" => {
+            f.completion = true;
+            v.skip()?
+        }
+        "stage_name" => {
+            if matches!(v.scalar()?, Scalar::Str(s) if s == "__pipeline_complete__") {
+                f.completion = true;
+            }
+        }
+        "stage_id" | "stage_type" => {
+            f.stage = true;
+            v.skip()?
+        }
+        _ => v.skip()?,
+    }
+    Ok(())
+}
+
+/// What a record turned out to be.
+enum Parsed {
+    Record(PipelineId, VerdictRecord),
+    StageEntry,
+}
+
+fn finish_record(f: RecordFields<'_>) -> Result<Parsed, String> {
+    if f.stage && !f.completion {
+        return Ok(Parsed::StageEntry);
+    }
+    let id = PipelineId::from_scalar(&f.id).map_err(|_| match f.id {
+        Scalar::Absent => "no pipeline_id".to_owned(),
+        ref other => format!("pipeline_id is {}, expected a non-empty string or integer", other.kind()),
+    })?;
+    let error = error_text(f.error);
+    let verdict = match f.verdict {
+        Some(v) => verdict_text(v)?,
+        None if error.is_some() => None,
+        None => return Err("record has neither a verdict nor an error".into()),
+    };
+    Ok(Parsed::Record(id, VerdictRecord { verdict, error }))
+}
+
+fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
+/// Reads a verdict file, detecting its format. `role` and `name` go into errors and the report.
+pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, InputError> {
+    let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
+    let body = strip_bom(bytes);
+    let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    let format = match first {
+        Some(b'[') => VerdictFormat::JsonArray,
+        Some(b'{') => {
+            let first_line = body.split(|&b| b == b'\n').find(|l| !l.iter().all(u8::is_ascii_whitespace)).unwrap_or(b"");
+            let mut has_id = false;
+            let line_is_object = parse_object_line(first_line.strip_suffix(b"\r").unwrap_or(first_line), |k, v| {
+                has_id |= k == "pipeline_id";
+                v.skip()
+            });
+            if line_is_object.is_ok() && has_id {
+                VerdictFormat::Jsonl
+            } else {
+                VerdictFormat::JsonMap
+            }
+        }
+        None => VerdictFormat::Jsonl,
+        Some(_) => {
+            let header = body.split(|&b| b == b'\n').next().unwrap_or(b"");
+            if header.contains(&b'\t') {
+                VerdictFormat::Tsv
+            } else {
+                VerdictFormat::Csv
+            }
+        }
+    };
+    let mut out = Verdicts {
+        file: describe(role, name, bytes),
+        format,
+        records: 0,
+        duplicates: 0,
+        conflicting: Vec::new(),
+        ignored_stage_entries: 0,
+        by_id: HashMap::new(),
+    };
+    match format {
+        VerdictFormat::Jsonl => {
+            let mut failure = None;
+            split_all(bytes, usize::MAX, |piece| {
+                let Piece::Line(line) = piece else { return };
+                if failure.is_some() || line.bytes.iter().all(u8::is_ascii_whitespace) {
+                    return;
+                }
+                let mut f = RecordFields::default();
+                let parsed = parse_object_line(line.bytes, |k, v| record_entry(&mut f, k, v))
+                    .map_err(|e| match e {
+                        NotObject::InvalidUtf8 => "invalid UTF-8".to_owned(),
+                        NotObject::NotJson => "not valid JSON".to_owned(),
+                        NotObject::NotObject => "not a JSON object".to_owned(),
+                    })
+                    .and_then(|()| finish_record(f));
+                match parsed {
+                    Ok(Parsed::Record(id, rec)) => out.insert(id, rec),
+                    Ok(Parsed::StageEntry) => out.ignored_stage_entries += 1,
+                    Err(msg) => failure = Some(err(Some(line.number), msg)),
+                }
+            });
+            if let Some(e) = failure {
+                return Err(e);
+            }
+        }
+        VerdictFormat::JsonArray => {
+            let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body)
+                .map_err(|e| err(Some(e.line() as u64), format!("not a JSON array of verdict records: {e}")))?;
+            for (n, item) in items.into_iter().enumerate() {
+                let mut f = RecordFields::default();
+                let parsed = parse_object_line(item.get().as_bytes(), |k, v| record_entry(&mut f, k, v))
+                    .map_err(|_| "array element is not a JSON object".to_owned())
+                    .and_then(|()| finish_record(f))
+                    .map_err(|m| err(None, format!("element {n}: {m}")))?;
+                match parsed {
+                    Parsed::Record(id, rec) => out.insert(id, rec),
+                    Parsed::StageEntry => out.ignored_stage_entries += 1,
+                }
+            }
+        }
+        VerdictFormat::JsonMap => {
+            let map: Vec<(String, Scalar<'_>)> = parse_map(body)
+                .map_err(|e| err(Some(e.line() as u64), format!("not JSONL, nor a JSON object of verdicts: {e}")))?;
+            for (key, value) in map {
+                let id = PipelineId::from_scalar(&Scalar::Str(key.as_str().into()))
+                    .map_err(|_| err(None, "an empty pipeline id".into()))?;
+                let verdict = verdict_text(value).map_err(|m| err(None, format!("pipeline {key}: {m}")))?;
+                out.insert(id, VerdictRecord { verdict, error: None });
+            }
+        }
+        VerdictFormat::Csv | VerdictFormat::Tsv => read_delimited(&mut out, body, role, name)?,
+    }
+    Ok(out)
+}
+
+fn parse_map(body: &[u8]) -> Result<Vec<(String, Scalar<'_>)>, serde_json::Error> {
+    let text = std::str::from_utf8(body).map_err(|_| serde::de::Error::custom("invalid UTF-8"))?;
+    let mut entries = Vec::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    crate::json::visit_object(&mut de, |k, v| {
+        entries.push((k.to_owned(), v.scalar()?));
+        Ok(())
+    })?;
+    de.end()?;
+    Ok(entries)
+}
+
+fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Result<(), InputError> {
+    let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
+    let delimiter = if out.format == VerdictFormat::Tsv { b'\t' } else { b',' };
+    let mut reader = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(body);
+    let headers = reader.headers().map_err(|e| err(Some(1), format!("unreadable header: {e}")))?.clone();
+    let column = |want: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(want));
+    let id_col = column("pipeline_id")
+        .ok_or_else(|| err(Some(1), "not a verdict file: no JSON, and no `pipeline_id` column in a CSV/TSV header".into()))?;
+    let verdict_col = column("verdict");
+    let error_col = column("error");
+    if verdict_col.is_none() && error_col.is_none() {
+        return Err(err(Some(1), "the header has no `verdict` (or `error`) column".into()));
+    }
+    for row in reader.records() {
+        let row = row.map_err(|e| err(e.position().map(|p| p.line()), e.to_string()))?;
+        let line = row.position().map(|p| p.line());
+        let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty());
+        let id = cell(Some(id_col)).ok_or_else(|| err(line, "empty pipeline_id".into()))?;
+        let record = VerdictRecord { verdict: cell(verdict_col).map(str::to_owned), error: cell(error_col).map(str::to_owned) };
+        out.insert(PipelineId { text: id.into(), numeric: false }, record);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Verdicts {
+        parse_verdicts("old_verdicts", "v", text.as_bytes()).unwrap()
+    }
+
+    fn get<'a>(v: &'a Verdicts, id: &str) -> Option<&'a VerdictRecord> {
+        v.get(&PipelineId { text: id.into(), numeric: false })
+    }
+
+    #[test]
+    fn detects_the_four_formats() {
+        let jsonl = parse("{\"pipeline_id\": \"a\", \"verdict\": \"PASS\"}\n{\"pipeline_id\": 7, \"verdict\": null}\n");
+        assert_eq!(jsonl.format, VerdictFormat::Jsonl);
+        assert_eq!(get(&jsonl, "7").unwrap().verdict, None);
+        let array = parse("[{\"pipeline_id\": \"a\", \"verdict\": \"PASS\"}]");
+        assert_eq!(array.format, VerdictFormat::JsonArray);
+        let map = parse("{\n \"a\": \"PASS\",\n \"b\": null\n}");
+        assert_eq!(map.format, VerdictFormat::JsonMap);
+        assert_eq!(map.len(), 2);
+        let csv = parse("pipeline_id,verdict\na,\"PASS\"\nb,\n");
+        assert_eq!(csv.format, VerdictFormat::Csv);
+        assert_eq!(get(&csv, "b").unwrap().verdict, None);
+        let tsv = parse("\u{feff}verdict\tpipeline_id\r\nDENY\ta\r\n");
+        assert_eq!(tsv.format, VerdictFormat::Tsv);
+        assert_eq!(get(&tsv, "a").unwrap().verdict.as_deref(), Some("DENY"));
+    }
+
+    #[test]
+    fn single_line_map_is_a_map() {
+        let map = parse("{\"a\": \"PASS\", \"b\": \"FAIL\"}");
+        assert_eq!(map.format, VerdictFormat::JsonMap);
+    }
+
+    #[test]
+    fn errors_duplicates_and_conflicts() {
+        let v = parse(concat!(
+            "{\"pipeline_id\":\"a\",\"verdict\":\"PASS\"}\n",
+            "{\"pipeline_id\":\"a\",\"verdict\":\"PASS\"}\n",
+            "{\"pipeline_id\":\"b\",\"verdict\":\"PASS\"}\n",
+            "{\"pipeline_id\":\"b\",\"error\":\"timeout\"}\n",
+        ));
+        assert_eq!((v.records, v.duplicates), (4, 2));
+        assert_eq!(v.conflicting, vec!["b".to_owned()]);
+        assert_eq!(get(&v, "b").unwrap().error.as_deref(), Some("timeout"));
+    }
+
+    #[test]
+    fn audit_logs_qualify_and_their_stages_are_ignored() {
+        let v = parse(concat!(
+            "{\"pipeline_id\":\"a\",\"stage_id\":\"s\",\"stage_type\":\"llm\"}\n",
+            "{\"pipeline_id\":\"a\",\"stage_name\":\"__pipeline_complete__\",\"stage_type\":\"output\",\"verdict\":\"APPROVE\",\"is_complete\":true,\"error\":null}\n",
+        ));
+        assert_eq!(v.ignored_stage_entries, 1);
+        assert_eq!(get(&v, "a").unwrap().verdict.as_deref(), Some("APPROVE"));
+    }
+
+    #[test]
+    fn bad_lines_name_the_file_and_line() {
+        let e = parse_verdicts("new_verdicts", "new.jsonl", b"{\"pipeline_id\":\"a\",\"verdict\":\"P\"}\n\n{\"pipeline_id\":\"b\",\"verdict\":").unwrap_err();
+        assert_eq!(e.to_string(), "new.jsonl (new_verdicts) line 3: not valid JSON");
+        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\",\"verdict\":true}").unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(e.message.contains("boolean"), "{e}");
+        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\"}").unwrap_err();
+        assert!(e.message.contains("neither"), "{e}");
+        let e = parse_verdicts("new_verdicts", "n", b"id,verdict\na,PASS\n").unwrap_err();
+        assert!(e.message.contains("pipeline_id"), "{e}");
+        let e = parse_verdicts("new_verdicts", "n", b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]").unwrap_err();
+        assert!(e.message.contains("element 1"), "{e}");
+    }
+}
