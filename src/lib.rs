@@ -7,9 +7,13 @@
 
 pub mod audit;
 pub mod compat;
+pub mod decision;
 pub mod error;
+pub mod gate;
 pub mod json;
 pub mod lines;
+pub mod report;
+pub mod scoring;
 pub mod testset;
 pub mod trajectory;
 pub mod verdicts;

@@ -1,0 +1,295 @@
+//! The `deploy-gate` command: files, exit codes and messages around the sans-IO core.
+
+use anyhow::{anyhow, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use deploy_gate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
+use deploy_gate::compat::PassSet;
+use deploy_gate::decision::{GatePolicy, OnInsufficient};
+use deploy_gate::error::InputError;
+use deploy_gate::report::{evaluate, GateInputs, GateReport};
+use deploy_gate::testset::{TestSet, TestSetBuilder, TestSetPolicy};
+use deploy_gate::trajectory::{parse_trajectories, Trajectories};
+use deploy_gate::verdicts::{parse_verdicts, Verdicts};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit code: the gate approved the deploy (or the command succeeded).
+const EXIT_OK: u8 = 0;
+/// Exit code: unusable input, I/O error or usage error.
+const EXIT_INPUT: u8 = 1;
+/// Exit code: the gate blocked the deploy (keep the old model).
+const EXIT_BLOCKED: u8 = 3;
+
+/// Read size for streaming the audit log.
+const CHUNK: usize = 4 << 20;
+
+#[derive(Parser)]
+#[command(name = "deploy-gate", version, about = "Gate the deployment of a retrained agent model")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build the ground-truth test set from audit logs; prints JSONL, one case per line.
+    TestSet {
+        #[command(flatten)]
+        audit: AuditArgs,
+        /// Write to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Score the old and the new model and decide; prints the GateReport JSON.
+    ///
+    /// Exit code 0: approved. 3: blocked (keep the old model). 1: unusable input or usage.
+    Evaluate(EvaluateArgs),
+}
+
+#[derive(Args)]
+struct AuditArgs {
+    /// An audit log (JSONL); repeat for several files, read as one stream in the order given.
+    #[arg(long, value_name = "FILE", required = true)]
+    audit: Vec<PathBuf>,
+    /// Fewer candidate cases than this give an empty test set.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    min_samples: usize,
+    /// Sample the test set down to N cases (`none`: keep all).
+    #[arg(long, value_name = "N", default_value = "200", value_parser = parse_max)]
+    max_samples: MaxSamples,
+    /// Seed of the reproducible sample.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    seed: u64,
+    /// Verdicts of a successful run, comma-separated (case-insensitive).
+    #[arg(long, value_name = "A,B,…", default_value = "PASS,APPROVE,COMPLETE", value_delimiter = ',')]
+    pass_verdicts: Vec<String>,
+}
+
+#[derive(Clone, Copy)]
+struct MaxSamples(Option<usize>);
+
+fn parse_max(s: &str) -> Result<MaxSamples, String> {
+    match s {
+        "none" | "all" => Ok(MaxSamples(None)),
+        n => n.parse().map(|n| MaxSamples(Some(n))).map_err(|_| format!("`{n}` is not a number or `none`")),
+    }
+}
+
+fn parse_tol(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(format!("`{s}` is not a finite number")),
+    }
+}
+
+#[derive(Args)]
+struct EvaluateArgs {
+    #[command(flatten)]
+    audit: AuditArgs,
+    /// The old (deployed) model's verdicts: JSONL, JSON array, JSON object or CSV/TSV.
+    #[arg(long, value_name = "FILE")]
+    old_verdicts: PathBuf,
+    /// The new (retrained) model's verdicts.
+    #[arg(long, value_name = "FILE")]
+    new_verdicts: PathBuf,
+    /// The old model's trajectory-evaluation results (JSONL or JSON array).
+    #[arg(long, value_name = "FILE", requires = "new_trajectories")]
+    old_trajectories: Option<PathBuf>,
+    /// The new model's trajectory-evaluation results.
+    #[arg(long, value_name = "FILE", requires = "old_trajectories")]
+    new_trajectories: Option<PathBuf>,
+    /// Task regression tolerance: blocked when new < old − X.
+    #[arg(long, value_name = "X", default_value = "0.0", value_parser = parse_tol)]
+    task_tol: f64,
+    /// Trajectory regression tolerance.
+    #[arg(long, value_name = "X", default_value = "0.05", value_parser = parse_tol)]
+    traj_tol: f64,
+    /// Empty or too small test set: `block` (fail closed) or `approve` (the reference's way).
+    #[arg(long, value_name = "block|approve", default_value = "block")]
+    on_insufficient: OnInsufficient,
+    /// Write the report to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+impl AuditArgs {
+    fn policy(&self) -> GatePolicy {
+        GatePolicy {
+            test_set: TestSetPolicy { min_samples: self.min_samples, max_samples: self.max_samples.0, seed: self.seed },
+            pass_verdicts: PassSet::new(&self.pass_verdicts),
+            ..GatePolicy::default()
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_INPUT } else { EXIT_OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("deploy-gate: error: {e:#}");
+            ExitCode::from(EXIT_INPUT)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Command::TestSet { audit, out } => {
+            let policy = audit.policy();
+            let (_, ts) = build_test_set(&audit.audit, &policy)?;
+            write_output(out.as_deref(), ts.to_jsonl().as_bytes())?;
+            eprintln!("deploy-gate: {} test case(s) from {} candidate(s){}", ts.cases.len(), ts.candidates, if ts.insufficient {
+                format!(" — fewer than min_samples {}, so the test set is empty", policy.test_set.min_samples)
+            } else if ts.sampled {
+                format!(" (sampled, seed {})", policy.test_set.seed)
+            } else {
+                String::new()
+            });
+            Ok(EXIT_OK)
+        }
+        Command::Evaluate(args) => {
+            let mut policy = args.audit.policy();
+            policy.task_regression_tol = args.task_tol;
+            policy.trajectory_regression_tol = args.traj_tol;
+            policy.on_insufficient = args.on_insufficient;
+            let report = evaluate_files(&args, &policy)?;
+            write_output(args.out.as_deref(), report.to_json().as_bytes())?;
+            print_summary(&report);
+            Ok(if report.decision.approved { EXIT_OK } else { EXIT_BLOCKED })
+        }
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// An input error with the path as the user typed it.
+fn input_error(path: &Path, e: InputError) -> anyhow::Error {
+    let line = e.line.map(|l| format!(" line {l}")).unwrap_or_default();
+    anyhow!("{} ({}){line}: {}", path.display(), e.role, e.message)
+}
+
+/// Pass 1 over the audit files, then pass 2 with positioned reads of just the needed lines.
+fn build_test_set(paths: &[PathBuf], policy: &GatePolicy) -> Result<(AuditIndex, TestSet)> {
+    let mut scanner = AuditScanner::new(policy.pass_verdicts.clone(), DEFAULT_MAX_LINE);
+    let mut buf = vec![0u8; CHUNK];
+    for path in paths {
+        let mut file = File::open(path).with_context(|| format!("cannot open audit log {}", path.display()))?;
+        scanner.begin_file(&file_name(path));
+        loop {
+            let n = file.read(&mut buf).with_context(|| format!("cannot read {}", path.display()))?;
+            if n == 0 {
+                break;
+            }
+            scanner.push(&buf[..n]);
+        }
+    }
+    let index = scanner.finish();
+    let selection = index.select(&policy.test_set);
+    let mut builder = TestSetBuilder::new(&index, selection);
+    let mut files: Vec<Option<File>> = paths.iter().map(|_| None).collect();
+    let mut line = Vec::new();
+    for i in 0..builder.selection().lines().len() {
+        let at = builder.selection().lines()[i].at;
+        let path = &paths[at.file as usize];
+        let slot = &mut files[at.file as usize];
+        if slot.is_none() {
+            *slot = Some(File::open(path).with_context(|| format!("cannot reopen {}", path.display()))?);
+        }
+        let file = slot.as_mut().expect("opened above");
+        line.resize(at.len as usize, 0);
+        file.seek(SeekFrom::Start(at.offset))
+            .and_then(|_| file.read_exact(&mut line))
+            .with_context(|| format!("{} changed while it was read (it is shorter now)", path.display()))?;
+        builder.feed(i, &line).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    }
+    let ts = builder.finish().map_err(|e| anyhow!("{e}"))?;
+    Ok((index, ts))
+}
+
+fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))
+}
+
+fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport> {
+    let (index, ts) = build_test_set(&args.audit.audit, policy)?;
+    let verdicts = |role: &str, path: &Path| -> Result<Verdicts> {
+        let bytes = read_input(path, "verdict file")?;
+        parse_verdicts(role, &file_name(path), &bytes).map_err(|e| input_error(path, e))
+    };
+    let trajectories = |role: &str, path: Option<&PathBuf>| -> Result<Option<Trajectories>> {
+        let Some(path) = path else { return Ok(None) };
+        let bytes = read_input(path, "trajectory file")?;
+        parse_trajectories(role, &file_name(path), &bytes).map(Some).map_err(|e| input_error(path, e))
+    };
+    let old = verdicts("old_verdicts", &args.old_verdicts)?;
+    let new = verdicts("new_verdicts", &args.new_verdicts)?;
+    let old_t = trajectories("old_trajectories", args.old_trajectories.as_ref())?;
+    let new_t = trajectories("new_trajectories", args.new_trajectories.as_ref())?;
+    Ok(evaluate(
+        &GateInputs {
+            audit: &index,
+            test_set: &ts,
+            old_verdicts: &old,
+            new_verdicts: &new,
+            old_trajectories: old_t.as_ref(),
+            new_trajectories: new_t.as_ref(),
+        },
+        policy,
+    ))
+}
+
+fn write_output(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
+    match out {
+        Some(path) => std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display())),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout.write_all(bytes).and_then(|_| stdout.flush()) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                other => other.context("cannot write to stdout"),
+            }
+        }
+    }
+}
+
+fn print_summary(r: &GateReport) {
+    let d = &r.decision;
+    let verdict = if d.approved { "APPROVED — deploy the new model" } else { "BLOCKED — keep the old model" };
+    let skipped: u64 = r.audit.skipped.values().map(|s| s.count).sum();
+    eprintln!("deploy-gate: {verdict}");
+    eprintln!("  reason:     {}", d.reason);
+    eprintln!(
+        "  test set:   {} case(s) of {} candidate(s); audit: {} line(s), {} skipped",
+        r.test_set.num_cases, r.test_set.candidates, r.audit.lines, skipped
+    );
+    eprintln!(
+        "  task:       {:.4} → {:.4} (Δ {:+.4}, tolerance {})",
+        d.task_old, d.task_new, d.task_delta, d.details.task_regression_tol
+    );
+    match (d.trajectory_old, d.trajectory_new) {
+        (Some(o), Some(n)) => eprintln!(
+            "  trajectory: {o:.4} → {n:.4} (Δ {:+.4}, tolerance {})",
+            d.trajectory_delta, d.details.trajectory_regression_tol
+        ),
+        _ => eprintln!("  trajectory: not checked"),
+    }
+    let (o, n) = (&r.verdicts.old, &r.verdicts.new);
+    eprintln!(
+        "  verdicts:   old {} missing, {} errored; new {} missing, {} errored",
+        o.missing, o.errored, n.missing, n.errored
+    );
+    if !r.warnings.is_empty() {
+        eprintln!("  warnings:   {} (listed in the report)", r.warnings.len());
+    }
+}

@@ -1,0 +1,243 @@
+//! The GateReport: the decision and all the evidence behind it, as one JSON document.
+//!
+//! The same inputs and policy give the same bytes: nothing here reads a clock, and every list
+//! has a defined order.
+
+use crate::audit::{AuditIndex, AuditSummary, InputFile};
+use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision, GatePolicy, OnInsufficient};
+use crate::scoring::{score, CaseOutcome, ModelCounts, TemplateRow};
+use crate::testset::TestSet;
+use crate::trajectory::Trajectories;
+use crate::verdicts::Verdicts;
+use serde::Serialize;
+
+/// The report's schema name.
+pub const SCHEMA: &str = "deploy-gate/report/v1";
+
+/// The tool that wrote a report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    /// `deploy-gate`.
+    pub name: String,
+    /// The crate version.
+    pub version: String,
+}
+
+impl Default for Tool {
+    fn default() -> Self {
+        Tool { name: env!("CARGO_PKG_NAME").into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+}
+
+/// How the test set was made.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestSetInfo {
+    /// Cases in the test set.
+    pub num_cases: usize,
+    /// Candidates (successful pipelines with stages and an input) before sizing.
+    pub candidates: usize,
+    /// True when sampled down to `max_samples`.
+    pub sampled: bool,
+    /// True when there were fewer candidates than `min_samples`.
+    pub insufficient: bool,
+}
+
+/// A pair of values, one per model.
+#[derive(Debug, Clone, Serialize)]
+pub struct PerModel<T> {
+    /// The old (deployed) model.
+    pub old: T,
+    /// The new (retrained) model.
+    pub new: T,
+}
+
+/// What a trajectory file contributed.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrajectoryInfo {
+    /// Results scored.
+    pub results: usize,
+    /// Objects without `overall_judge_score`, skipped.
+    pub skipped_without_judge: usize,
+    /// Mean composite, rounded to 4.
+    pub mean: Option<f64>,
+    /// Every result's composite, in file order (for distributions).
+    pub composites: Vec<f64>,
+}
+
+impl From<&Trajectories> for TrajectoryInfo {
+    fn from(t: &Trajectories) -> Self {
+        TrajectoryInfo {
+            results: t.results.len(),
+            skipped_without_judge: t.skipped_without_judge,
+            mean: t.mean(),
+            composites: t.results.iter().map(|r| r.composite).collect(),
+        }
+    }
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct GateReport {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// Name and version of the tool.
+    pub tool: Tool,
+    /// The policy evaluated.
+    pub policy: GatePolicy,
+    /// Every input file: role, name, bytes, sha256.
+    pub inputs: Vec<InputFile>,
+    /// What the audit log held.
+    pub audit: AuditSummary,
+    /// How the test set was made.
+    pub test_set: TestSetInfo,
+    /// Each model's verdict counts.
+    pub verdicts: PerModel<ModelCounts>,
+    /// Each model's trajectory results, when given.
+    pub trajectories: PerModel<Option<TrajectoryInfo>>,
+    /// The gate decision (the reference's `GateDecision`).
+    pub decision: GateDecision,
+    /// The A/B comparison (the reference's `ABComparison`).
+    pub comparison: ABComparison,
+    /// Per-case outcomes, in test-set order.
+    pub cases: Vec<CaseOutcome>,
+    /// Per-template pass rates.
+    pub templates: Vec<TemplateRow>,
+    /// Things a reviewer should know (skipped lines, missing verdicts, …).
+    pub warnings: Vec<String>,
+}
+
+impl GateReport {
+    /// The report as pretty JSON with a final newline (the CLI's output, byte for byte).
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("the report serializes");
+        s.push('\n');
+        s
+    }
+}
+
+/// Everything the gate reads, already parsed.
+pub struct GateInputs<'a> {
+    /// Pass 1 over the audit log.
+    pub audit: &'a AuditIndex,
+    /// The test set built from it.
+    pub test_set: &'a TestSet,
+    /// The old model's verdicts.
+    pub old_verdicts: &'a Verdicts,
+    /// The new model's verdicts.
+    pub new_verdicts: &'a Verdicts,
+    /// The old model's trajectory results.
+    pub old_trajectories: Option<&'a Trajectories>,
+    /// The new model's trajectory results.
+    pub new_trajectories: Option<&'a Trajectories>,
+}
+
+/// Scores both models, decides, and assembles the report.
+pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
+    let ts = inputs.test_set;
+    let scoring = score(ts, inputs.old_verdicts, inputs.new_verdicts);
+    let traj_old = inputs.old_trajectories.and_then(Trajectories::mean);
+    let traj_new = inputs.new_trajectories.and_then(Trajectories::mean);
+    let evidence = Evidence {
+        task_old: scoring.old.pass_rate,
+        task_new: scoring.new.pass_rate,
+        trajectory_old: traj_old,
+        trajectory_new: traj_new,
+        num_cases: ts.cases.len(),
+        candidates: ts.candidates,
+    };
+    let decision = decide(&evidence, policy);
+    let comparison = compare(scoring.old.pass_rate, scoring.new.pass_rate, ts.cases.len());
+
+    let mut inputs_list: Vec<InputFile> = inputs.audit.files().to_vec();
+    inputs_list.push(inputs.old_verdicts.file.clone());
+    inputs_list.push(inputs.new_verdicts.file.clone());
+    inputs_list.extend(inputs.old_trajectories.map(|t| t.file.clone()));
+    inputs_list.extend(inputs.new_trajectories.map(|t| t.file.clone()));
+
+    let warnings = warnings(inputs, policy, &scoring.old, &scoring.new);
+    GateReport {
+        schema: SCHEMA.into(),
+        tool: Tool::default(),
+        policy: policy.clone(),
+        inputs: inputs_list,
+        audit: inputs.audit.summary().clone(),
+        test_set: TestSetInfo {
+            num_cases: ts.cases.len(),
+            candidates: ts.candidates,
+            sampled: ts.sampled,
+            insufficient: ts.insufficient,
+        },
+        verdicts: PerModel { old: scoring.old, new: scoring.new },
+        trajectories: PerModel {
+            old: inputs.old_trajectories.map(TrajectoryInfo::from),
+            new: inputs.new_trajectories.map(TrajectoryInfo::from),
+        },
+        decision,
+        comparison,
+        cases: scoring.cases,
+        templates: scoring.templates,
+        warnings,
+    }
+}
+
+fn warnings(inputs: &GateInputs<'_>, policy: &GatePolicy, old: &ModelCounts, new: &ModelCounts) -> Vec<String> {
+    let mut w = Vec::new();
+    let audit = inputs.audit.summary();
+    for (reason, stat) in &audit.skipped {
+        let at: Vec<String> = stat.first_lines.iter().map(|l| format!("{}:{}", l.file, l.line)).collect();
+        w.push(format!("audit log: {} line(s) skipped ({reason}), first at {}", stat.count, at.join(", ")));
+    }
+    let ts = inputs.test_set;
+    if ts.insufficient {
+        let action = match policy.on_insufficient {
+            OnInsufficient::Block => "the gate blocks",
+            OnInsufficient::Approve => "on_insufficient = approve: the gate compares 0.0 with 0.0",
+        };
+        w.push(format!(
+            "test set: {} candidate case(s), fewer than min_samples {}; the test set is empty and {action}",
+            ts.candidates, policy.test_set.min_samples
+        ));
+    }
+    if ts.sampled {
+        w.push(format!(
+            "test set: {} candidates sampled down to {} (seed {})",
+            ts.candidates,
+            ts.cases.len(),
+            policy.test_set.seed
+        ));
+    }
+    w.extend(ts.warnings.iter().map(|m| format!("test set: {m}")));
+    for (role, c) in [("old", old), ("new", new)] {
+        if c.missing > 0 {
+            w.push(format!("{role} verdicts: {} test case(s) without a verdict, counted as failed", c.missing));
+        }
+        if c.errored > 0 {
+            w.push(format!("{role} verdicts: {} test case(s) where the runner failed, counted as failed", c.errored));
+        }
+        if c.conflicting > 0 {
+            w.push(format!(
+                "{role} verdicts: {} pipeline(s) with conflicting duplicate verdicts (the last one counts): {}",
+                c.conflicting,
+                c.conflicting_ids.join(", ")
+            ));
+        }
+    }
+    match (inputs.old_trajectories, inputs.new_trajectories) {
+        (Some(_), None) | (None, Some(_)) => {
+            w.push("trajectories: only one model's results given, trajectory not checked".into())
+        }
+        _ => {}
+    }
+    for t in [inputs.old_trajectories, inputs.new_trajectories].into_iter().flatten() {
+        if t.skipped_without_judge > 0 {
+            w.push(format!(
+                "{}: {} result(s) without overall_judge_score skipped",
+                t.file.name, t.skipped_without_judge
+            ));
+        }
+        if t.results.is_empty() {
+            w.push(format!("{}: no scorable result, trajectory not checked", t.file.name));
+        }
+    }
+    w
+}

@@ -1,0 +1,225 @@
+//! Scores both models on the test set: per-case outcomes, pass rates, per-template table.
+
+use crate::audit::PipelineId;
+use crate::compat::{round4, upper};
+use crate::testset::TestSet;
+use crate::verdicts::{VerdictFormat, VerdictRecord, Verdicts};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use std::collections::HashSet;
+
+/// How a case moved from the old model to the new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseStatus {
+    /// Old passed, new fails.
+    Regressed,
+    /// Old failed, new passes.
+    Improved,
+    /// Both pass.
+    BothPass,
+    /// Both fail.
+    BothFail,
+}
+
+/// One case's outcome for both models.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseOutcome {
+    /// The pipeline.
+    pub pipeline_id: PipelineId,
+    /// Its template.
+    pub template_id: Box<RawValue>,
+    /// The expected verdict, as in the log.
+    pub expected: Box<RawValue>,
+    /// The old model's verdict (`null`: none).
+    pub old_verdict: Option<String>,
+    /// The new model's verdict (`null`: none).
+    pub new_verdict: Option<String>,
+    /// Whether the old model's verdict matches.
+    pub old_pass: bool,
+    /// Whether the new model's verdict matches.
+    pub new_pass: bool,
+    /// Regressed, improved, both pass or both fail.
+    pub status: CaseStatus,
+    /// The old verdict file has no verdict for this case (or a null one).
+    pub old_missing: bool,
+    /// The new verdict file has no verdict for this case (or a null one).
+    pub new_missing: bool,
+    /// The old model's runner failed on this case.
+    pub old_errored: bool,
+    /// The new model's runner failed on this case.
+    pub new_errored: bool,
+    /// The old runner's error message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_error: Option<String>,
+    /// The new runner's error message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_error: Option<String>,
+}
+
+/// One model's counts over the test set and its verdict file.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ModelCounts {
+    /// The verdict file's detected format.
+    pub format: VerdictFormat,
+    /// Test cases scored.
+    pub cases: usize,
+    /// Cases whose verdict matches.
+    pub passed: usize,
+    /// Cases with a verdict that does not match.
+    pub wrong: usize,
+    /// Cases without a verdict (absent or null).
+    pub missing: usize,
+    /// Cases whose runner failed.
+    pub errored: usize,
+    /// `round(passed / cases, 4)`; `null` for an empty test set.
+    pub pass_rate: Option<f64>,
+    /// Records in the verdict file.
+    pub records: usize,
+    /// Distinct pipelines in the file that are not test cases.
+    pub extra: usize,
+    /// Records repeating an id (the last one counts).
+    pub duplicates: usize,
+    /// Ids whose repeated records disagree.
+    pub conflicting: usize,
+    /// The first of those ids.
+    pub conflicting_ids: Vec<String>,
+    /// Audit-log stage entries in the file, ignored.
+    pub ignored_stage_entries: usize,
+}
+
+/// One row of the per-template table.
+#[derive(Debug, Clone, Serialize)]
+pub struct TemplateRow {
+    /// The template (as in the log; `null` when absent).
+    pub template_id: Box<RawValue>,
+    /// Test cases of this template.
+    pub n: usize,
+    /// The old model's pass rate on them, rounded to 4.
+    pub old_pass_rate: f64,
+    /// The new model's pass rate on them, rounded to 4.
+    pub new_pass_rate: f64,
+    /// `round(new − old, 4)`.
+    pub delta: f64,
+}
+
+/// Both models scored on one test set.
+#[derive(Debug, Clone)]
+pub struct Scoring {
+    /// Per-case outcomes in test-set order.
+    pub cases: Vec<CaseOutcome>,
+    /// The old model's counts.
+    pub old: ModelCounts,
+    /// The new model's counts.
+    pub new: ModelCounts,
+    /// The per-template table, in order of first appearance.
+    pub templates: Vec<TemplateRow>,
+}
+
+/// `passed / n` rounded as the reference rounds it; `None` when `n` is 0.
+pub fn pass_rate(passed: usize, n: usize) -> Option<f64> {
+    (n > 0).then(|| round4(passed as f64 / n as f64))
+}
+
+struct Judged {
+    verdict: Option<String>,
+    pass: bool,
+    missing: bool,
+    error: Option<String>,
+}
+
+fn judge(expected_upper: &str, record: Option<&VerdictRecord>) -> Judged {
+    match record {
+        Some(VerdictRecord { error: Some(e), verdict }) => {
+            Judged { verdict: verdict.clone(), pass: false, missing: false, error: Some(e.clone()) }
+        }
+        Some(VerdictRecord { verdict: Some(v), .. }) => {
+            Judged { pass: *upper(v) == *expected_upper, verdict: Some(v.clone()), missing: false, error: None }
+        }
+        _ => Judged { verdict: None, pass: false, missing: true, error: None },
+    }
+}
+
+fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], old: bool, in_test_set: &HashSet<&str>) -> ModelCounts {
+    let pick = |c: &CaseOutcome| if old { (c.old_pass, c.old_missing, c.old_errored) } else { (c.new_pass, c.new_missing, c.new_errored) };
+    let passed = cases.iter().filter(|c| pick(c).0).count();
+    let missing = cases.iter().filter(|c| pick(c).1).count();
+    let errored = cases.iter().filter(|c| pick(c).2).count();
+    ModelCounts {
+        format: verdicts.format,
+        cases: cases.len(),
+        passed,
+        wrong: cases.len() - passed - missing - errored,
+        missing,
+        errored,
+        pass_rate: pass_rate(passed, cases.len()),
+        records: verdicts.records,
+        extra: verdicts.ids().filter(|id| !in_test_set.contains(id)).count(),
+        duplicates: verdicts.duplicates,
+        conflicting: verdicts.conflicting.len(),
+        conflicting_ids: verdicts.conflicting_listed().to_vec(),
+        ignored_stage_entries: verdicts.ignored_stage_entries,
+    }
+}
+
+/// Scores the old and the new model: a case passes when `upper(verdict) == upper(expected)`;
+/// a missing, null or errored verdict fails.
+pub fn score(test_set: &TestSet, old: &Verdicts, new: &Verdicts) -> Scoring {
+    let mut cases = Vec::with_capacity(test_set.cases.len());
+    for case in &test_set.cases {
+        let expected = upper(&case.expected_text()).into_owned();
+        let o = judge(&expected, old.get(&case.pipeline_id));
+        let n = judge(&expected, new.get(&case.pipeline_id));
+        let status = match (o.pass, n.pass) {
+            (true, false) => CaseStatus::Regressed,
+            (false, true) => CaseStatus::Improved,
+            (true, true) => CaseStatus::BothPass,
+            (false, false) => CaseStatus::BothFail,
+        };
+        cases.push(CaseOutcome {
+            pipeline_id: case.pipeline_id.clone(),
+            template_id: case.template_id.clone(),
+            expected: case.expected_verdict.clone(),
+            old_verdict: o.verdict,
+            new_verdict: n.verdict,
+            old_pass: o.pass,
+            new_pass: n.pass,
+            status,
+            old_missing: o.missing,
+            new_missing: n.missing,
+            old_errored: o.error.is_some(),
+            new_errored: n.error.is_some(),
+            old_error: o.error,
+            new_error: n.error,
+        });
+    }
+    let ids: HashSet<&str> = test_set.cases.iter().map(|c| &*c.pipeline_id.text).collect();
+    let old_counts = counts(old, &cases, true, &ids);
+    let new_counts = counts(new, &cases, false, &ids);
+    Scoring { templates: templates(&cases), cases, old: old_counts, new: new_counts }
+}
+
+fn templates(cases: &[CaseOutcome]) -> Vec<TemplateRow> {
+    let mut order: Vec<(&str, usize, usize, usize, &RawValue)> = Vec::new();
+    for c in cases {
+        let key = c.template_id.get();
+        let row = match order.iter_mut().position(|r| r.0 == key) {
+            Some(i) => &mut order[i],
+            None => {
+                order.push((key, 0, 0, 0, &c.template_id));
+                order.last_mut().expect("just pushed")
+            }
+        };
+        row.1 += 1;
+        row.2 += c.old_pass as usize;
+        row.3 += c.new_pass as usize;
+    }
+    order
+        .into_iter()
+        .map(|(_, n, old, new, id)| {
+            let old_rate = pass_rate(old, n).unwrap_or(0.0);
+            let new_rate = pass_rate(new, n).unwrap_or(0.0);
+            TemplateRow { template_id: id.to_owned(), n, old_pass_rate: old_rate, new_pass_rate: new_rate, delta: round4(new_rate - old_rate) }
+        })
+        .collect()
+}
