@@ -35,11 +35,19 @@ impl PipelineId {
     /// Reads an id from a field value; `Err` names the reason it is unusable.
     pub fn from_scalar(value: &Scalar<'_>) -> Result<PipelineId, SkipReason> {
         match value {
-            Scalar::Str(s) if !s.is_empty() => Ok(PipelineId { text: s.as_ref().into(), numeric: false }),
-            Scalar::Int(i) if *i != 0 => Ok(PipelineId { text: i.to_string().into(), numeric: true }),
-            Scalar::Absent | Scalar::Null | Scalar::Str(_) | Scalar::Int(_) | Scalar::Bool(false) => {
-                Err(SkipReason::NoPipelineId)
-            }
+            Scalar::Str(s) if !s.is_empty() => Ok(PipelineId {
+                text: s.as_ref().into(),
+                numeric: false,
+            }),
+            Scalar::Int(i) if *i != 0 => Ok(PipelineId {
+                text: i.to_string().into(),
+                numeric: true,
+            }),
+            Scalar::Absent
+            | Scalar::Null
+            | Scalar::Str(_)
+            | Scalar::Int(_)
+            | Scalar::Bool(false) => Err(SkipReason::NoPipelineId),
             _ => Err(SkipReason::BadPipelineId),
         }
     }
@@ -287,8 +295,16 @@ impl AuditScanner {
                 }
             }
         }
-        summary.skipped = self.skips.into_iter().map(|(r, s)| (r.name().to_owned(), s)).collect();
-        AuditIndex { files: self.files, pipelines: self.pipelines, summary }
+        summary.skipped = self
+            .skips
+            .into_iter()
+            .map(|(r, s)| (r.name().to_owned(), s))
+            .collect();
+        AuditIndex {
+            files: self.files,
+            pipelines: self.pipelines,
+            summary,
+        }
     }
 
     fn piece(&mut self, file: u32, piece: Piece<'_>) {
@@ -300,7 +316,11 @@ impl AuditScanner {
                     self.summary.blank_lines += 1;
                     return;
                 }
-                let at = LineRef { file, offset: line.offset, len: line.bytes.len() as u32 };
+                let at = LineRef {
+                    file,
+                    offset: line.offset,
+                    len: line.bytes.len() as u32,
+                };
                 if let Err(reason) = self.classify(line.bytes, at) {
                     self.skip(reason, file, line.number);
                 }
@@ -312,7 +332,10 @@ impl AuditScanner {
         let stat = self.skips.entry(reason).or_default();
         stat.count += 1;
         if stat.first_lines.len() < FIRST_LINES_KEPT {
-            stat.first_lines.push(LineLocation { file: self.files[file as usize].name.clone(), line });
+            stat.first_lines.push(LineLocation {
+                file: self.files[file as usize].name.clone(),
+                line,
+            });
         }
     }
 
@@ -326,7 +349,8 @@ impl AuditScanner {
                     f.is_complete = v.scalar()? == Scalar::Bool(true);
                 }
                 "stage_name" => {
-                    f.completion_name = matches!(v.scalar()?, Scalar::Str(s) if s == COMPLETE_STAGE_NAME)
+                    f.completion_name =
+                        matches!(v.scalar()?, Scalar::Str(s) if s == COMPLETE_STAGE_NAME)
                 }
                 "stage_id" | "stage_type" => {
                     f.has_stage_key = true;
@@ -367,7 +391,10 @@ impl AuditScanner {
                 match &mut p.success {
                     Some(s) => s.line = at,
                     None => {
-                        p.success = Some(Success { first_rank: rank, line: at });
+                        p.success = Some(Success {
+                            first_rank: rank,
+                            line: at,
+                        });
                         self.next_rank += 1;
                     }
                 }
@@ -389,11 +416,18 @@ impl AuditScanner {
         let hasher = &self.hasher;
         let slot = self
             .table
-            .entry(hash, |&i| pipelines[i as usize].id.text == id.text, |&i| {
-                hasher.hash_one(&pipelines[i as usize].id.text)
-            })
+            .entry(
+                hash,
+                |&i| pipelines[i as usize].id.text == id.text,
+                |&i| hasher.hash_one(&pipelines[i as usize].id.text),
+            )
             .or_insert_with(|| {
-                pipelines.push(Pipeline { id, stages: Vec::new(), has_input: false, success: None });
+                pipelines.push(Pipeline {
+                    id,
+                    stages: Vec::new(),
+                    has_input: false,
+                    success: None,
+                });
                 (pipelines.len() - 1) as u32
             });
         let index = *slot.get() as usize;
@@ -446,14 +480,23 @@ mod tests {
             r#"{"pipeline_id":"p","stage_name":"__pipeline_complete__","stage_type":"output","verdict":"pass","is_complete":true,"error":null}"#,
         ));
         let s = idx.summary();
-        assert_eq!((s.stage_entries, s.completion_entries, s.candidates), (1, 1, 1));
+        assert_eq!(
+            (s.stage_entries, s.completion_entries, s.candidates),
+            (1, 1, 1)
+        );
     }
 
     #[test]
     fn stage_name_alone_marks_a_completion() {
-        let idx = scan(r#"{"pipeline_id":"p","stage_name":"__pipeline_complete__","stage_type":"output","verdict":"PASS"}"#);
+        let idx = scan(
+            r#"{"pipeline_id":"p","stage_name":"__pipeline_complete__","stage_type":"output","verdict":"PASS"}"#,
+        );
         assert_eq!(idx.summary().completion_entries, 1);
-        assert_eq!(idx.summary().successful_completions, 0, "is_complete missing is not success");
+        assert_eq!(
+            idx.summary().successful_completions,
+            0,
+            "is_complete missing is not success"
+        );
     }
 
     #[test]
@@ -484,15 +527,30 @@ mod tests {
         assert_eq!(count("bad_pipeline_id"), 1);
         assert_eq!(count("unrecognized"), 1);
         assert_eq!(count("invalid_utf8"), 1);
-        assert_eq!(s.skipped["not_json"].first_lines[0], LineLocation { file: "a.jsonl".into(), line: 3 });
+        assert_eq!(
+            s.skipped["not_json"].first_lines[0],
+            LineLocation {
+                file: "a.jsonl".into(),
+                line: 3
+            }
+        );
         assert_eq!(s.skipped["not_json"].first_lines[1].line, 10);
     }
 
     #[test]
     fn integer_pipeline_ids_are_kept_as_integers() {
         let idx = scan(r#"{"pipeline_id":531386,"stage_id":"s","input":"x"}"#);
-        assert_eq!(idx.pipelines[0].id, PipelineId { text: "531386".into(), numeric: true });
-        assert_eq!(serde_json::to_string(&idx.pipelines[0].id).unwrap(), "531386");
+        assert_eq!(
+            idx.pipelines[0].id,
+            PipelineId {
+                text: "531386".into(),
+                numeric: true
+            }
+        );
+        assert_eq!(
+            serde_json::to_string(&idx.pipelines[0].id).unwrap(),
+            "531386"
+        );
         let idx = scan(r#"{"pipeline_id":0,"stage_id":"s"}"#);
         assert_eq!(idx.summary().skipped["no_pipeline_id"].count, 1);
     }
@@ -500,7 +558,10 @@ mod tests {
     #[test]
     fn files_are_hashed_and_sized() {
         let idx = scan_all(&[("x", b"abc"), ("y", b"")], PassSet::default());
-        assert_eq!(idx.files()[0].sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            idx.files()[0].sha256,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
         assert_eq!(idx.files()[1].bytes, 0);
         assert_eq!(idx.summary().files, 2);
     }

@@ -22,7 +22,9 @@ impl std::str::FromStr for OnInsufficient {
         match s {
             "block" => Ok(OnInsufficient::Block),
             "approve" => Ok(OnInsufficient::Approve),
-            other => Err(format!("on_insufficient must be `block` or `approve`, not `{other}`")),
+            other => Err(format!(
+                "on_insufficient must be `block` or `approve`, not `{other}`"
+            )),
         }
     }
 }
@@ -175,9 +177,14 @@ pub fn decide(e: &Evidence, policy: &GatePolicy) -> GateDecision {
     let both = e.trajectory_old.zip(e.trajectory_new);
     let trajectory_delta = both.map_or(0.0, |(old, new)| round4(new - old));
     let task_regressed = task_new < task_old - policy.task_regression_tol;
-    let trajectory_regressed = both.is_some_and(|(old, new)| new < old - policy.trajectory_regression_tol);
-    let (approved, reason) = if e.num_cases == 0 && policy.on_insufficient == OnInsufficient::Block {
-        (false, insufficient_reason(e.candidates, policy.test_set.min_samples))
+    let trajectory_regressed =
+        both.is_some_and(|(old, new)| new < old - policy.trajectory_regression_tol);
+    let (approved, reason) = if e.num_cases == 0 && policy.on_insufficient == OnInsufficient::Block
+    {
+        (
+            false,
+            insufficient_reason(e.candidates, policy.test_set.min_samples),
+        )
     } else if task_regressed && trajectory_regressed {
         (false, "blocked: task AND trajectory regressed".to_owned())
     } else if task_regressed {
@@ -185,7 +192,10 @@ pub fn decide(e: &Evidence, policy: &GatePolicy) -> GateDecision {
     } else if trajectory_regressed {
         (false, "blocked: trajectory quality regressed".to_owned())
     } else {
-        (true, "approved: no regression on task or trajectory".to_owned())
+        (
+            true,
+            "approved: no regression on task or trajectory".to_owned(),
+        )
     };
     GateDecision {
         approved,
@@ -212,13 +222,23 @@ mod tests {
     use super::*;
 
     fn evidence(old: f64, new: f64) -> Evidence {
-        Evidence { task_old: Some(old), task_new: Some(new), trajectory_old: None, trajectory_new: None, num_cases: 10, candidates: 10 }
+        Evidence {
+            task_old: Some(old),
+            task_new: Some(new),
+            trajectory_old: None,
+            trajectory_new: None,
+            num_cases: 10,
+            candidates: 10,
+        }
     }
 
     #[test]
     fn comparisons_are_plain_f64_without_epsilon() {
         // 0.8 − 0.1 = 0.7000000000000001 in f64, so 0.7 regresses with tolerance 0.1.
-        let policy = GatePolicy { task_regression_tol: 0.1, ..GatePolicy::default() };
+        let policy = GatePolicy {
+            task_regression_tol: 0.1,
+            ..GatePolicy::default()
+        };
         let d = decide(&evidence(0.8, 0.7), &policy);
         assert!(!d.approved && d.details.task_regressed);
         assert_eq!(d.reason, "blocked: task accuracy regressed");
@@ -233,32 +253,75 @@ mod tests {
             trajectory_new: Some(t_new),
             ..evidence(old, new)
         };
-        assert_eq!(decide(&with_traj(0.5, 0.4, 0.5, 0.4), &p).reason, "blocked: task AND trajectory regressed");
-        assert_eq!(decide(&with_traj(0.5, 0.5, 0.5, 0.4), &p).reason, "blocked: trajectory quality regressed");
-        assert_eq!(decide(&with_traj(0.5, 0.5, 0.5, 0.46), &p).reason, "approved: no regression on task or trajectory");
-        let d = decide(&Evidence { trajectory_old: Some(0.9), ..evidence(0.5, 0.5) }, &p);
+        assert_eq!(
+            decide(&with_traj(0.5, 0.4, 0.5, 0.4), &p).reason,
+            "blocked: task AND trajectory regressed"
+        );
+        assert_eq!(
+            decide(&with_traj(0.5, 0.5, 0.5, 0.4), &p).reason,
+            "blocked: trajectory quality regressed"
+        );
+        assert_eq!(
+            decide(&with_traj(0.5, 0.5, 0.5, 0.46), &p).reason,
+            "approved: no regression on task or trajectory"
+        );
+        let d = decide(
+            &Evidence {
+                trajectory_old: Some(0.9),
+                ..evidence(0.5, 0.5)
+            },
+            &p,
+        );
         assert!(d.approved && !d.details.trajectory_checked && d.trajectory_delta == 0.0);
     }
 
     #[test]
     fn empty_test_set_blocks_by_default_and_approves_like_the_reference_on_request() {
-        let e = Evidence { task_old: None, task_new: None, trajectory_old: None, trajectory_new: None, num_cases: 0, candidates: 7 };
+        let e = Evidence {
+            task_old: None,
+            task_new: None,
+            trajectory_old: None,
+            trajectory_new: None,
+            num_cases: 0,
+            candidates: 7,
+        };
         let d = decide(&e, &GatePolicy::default());
         assert!(!d.approved);
-        assert_eq!(d.reason, "blocked: insufficient test cases (7 < min_samples 20)");
-        let approve = GatePolicy { on_insufficient: OnInsufficient::Approve, ..GatePolicy::default() };
+        assert_eq!(
+            d.reason,
+            "blocked: insufficient test cases (7 < min_samples 20)"
+        );
+        let approve = GatePolicy {
+            on_insufficient: OnInsufficient::Approve,
+            ..GatePolicy::default()
+        };
         let d = decide(&e, &approve);
         assert!(d.approved && d.task_old == 0.0 && d.task_new == 0.0);
-        let zero_min = GatePolicy { test_set: TestSetPolicy { min_samples: 0, ..TestSetPolicy::default() }, ..GatePolicy::default() };
+        let zero_min = GatePolicy {
+            test_set: TestSetPolicy {
+                min_samples: 0,
+                ..TestSetPolicy::default()
+            },
+            ..GatePolicy::default()
+        };
         let d = decide(&Evidence { candidates: 0, ..e }, &zero_min);
-        assert_eq!(d.reason, "blocked: insufficient test cases (empty test set)");
+        assert_eq!(
+            d.reason,
+            "blocked: insufficient test cases (empty test set)"
+        );
     }
 
     #[test]
     fn comparison_matches_the_reference() {
         let c = compare(Some(0.75), Some(0.8182), 132);
-        assert_eq!((c.delta, c.new_is_better, c.recommendation.as_str()), (0.0682, true, "deploy"));
+        assert_eq!(
+            (c.delta, c.new_is_better, c.recommendation.as_str()),
+            (0.0682, true, "deploy")
+        );
         let c = compare(None, None, 0);
-        assert_eq!((c.old_score, c.new_is_better, c.recommendation.as_str()), (0.0, false, "keep_old"));
+        assert_eq!(
+            (c.old_score, c.new_is_better, c.recommendation.as_str()),
+            (0.0, false, "keep_old")
+        );
     }
 }

@@ -19,7 +19,12 @@ pub struct InputError {
 impl InputError {
     /// An error at a line of a file.
     pub fn at(role: &str, file: &str, line: Option<u64>, message: impl Into<String>) -> Self {
-        InputError { role: role.into(), file: file.into(), line, message: message.into() }
+        InputError {
+            role: role.into(),
+            file: file.into(),
+            line,
+            message: message.into(),
+        }
     }
 }
 

@@ -49,7 +49,13 @@ pub struct LineSplitter {
 impl LineSplitter {
     /// A splitter that drops lines longer than `max_line` bytes.
     pub fn new(max_line: usize) -> Self {
-        LineSplitter { carry: Vec::new(), line_start: 0, number: 1, skipping: None, max_line }
+        LineSplitter {
+            carry: Vec::new(),
+            line_start: 0,
+            number: 1,
+            skipping: None,
+            max_line,
+        }
     }
 
     /// Total bytes consumed so far.
@@ -64,7 +70,10 @@ impl LineSplitter {
             let segment = &chunk[rest_from..nl];
             if let Some(skipped) = self.skipping.take() {
                 let len = skipped + segment.len() as u64;
-                emit(Piece::TooLong { number: self.number, len });
+                emit(Piece::TooLong {
+                    number: self.number,
+                    len,
+                });
                 self.advance(len);
             } else if self.carry.is_empty() {
                 self.emit_line(segment, &mut emit);
@@ -72,7 +81,10 @@ impl LineSplitter {
                 let mut carry = std::mem::take(&mut self.carry);
                 if carry.len() + segment.len() > self.max_line {
                     let len = (carry.len() + segment.len()) as u64;
-                    emit(Piece::TooLong { number: self.number, len });
+                    emit(Piece::TooLong {
+                        number: self.number,
+                        len,
+                    });
                     self.advance(len);
                 } else {
                     carry.extend_from_slice(segment);
@@ -97,7 +109,10 @@ impl LineSplitter {
     /// Ends the file: a last line without a newline is emitted too.
     pub fn finish(&mut self, mut emit: impl FnMut(Piece<'_>)) {
         if let Some(len) = self.skipping.take() {
-            emit(Piece::TooLong { number: self.number, len });
+            emit(Piece::TooLong {
+                number: self.number,
+                len,
+            });
             self.advance(len);
         } else if !self.carry.is_empty() {
             let carry = std::mem::take(&mut self.carry);
@@ -115,7 +130,11 @@ impl LineSplitter {
         if let [head @ .., b'\r'] = bytes {
             bytes = head;
         }
-        emit(Piece::Line(Line { bytes, number: self.number, offset }));
+        emit(Piece::Line(Line {
+            bytes,
+            number: self.number,
+            offset,
+        }));
         self.advance(raw.len() as u64);
     }
 
@@ -141,9 +160,11 @@ mod tests {
         let mut out = Vec::new();
         let mut s = LineSplitter::new(max);
         let mut take = |p: Piece<'_>| match p {
-            Piece::Line(l) => {
-                out.push((l.number, l.offset, String::from_utf8_lossy(l.bytes).into_owned()))
-            }
+            Piece::Line(l) => out.push((
+                l.number,
+                l.offset,
+                String::from_utf8_lossy(l.bytes).into_owned(),
+            )),
             Piece::TooLong { number, len } => out.push((number, len, "<too long>".into())),
         };
         for c in chunks {
@@ -182,7 +203,11 @@ mod tests {
         let got = lines(&[b"short\n0123", b"456789", b"\nok"], 8);
         assert_eq!(
             got,
-            vec![(1, 0, "short".into()), (2, 10, "<too long>".into()), (3, 17, "ok".into())]
+            vec![
+                (1, 0, "short".into()),
+                (2, 10, "<too long>".into()),
+                (3, 17, "ok".into())
+            ]
         );
         let got = lines(&[b"0123456789"], 8);
         assert_eq!(got, vec![(1, 10, "<too long>".into())]);

@@ -4,7 +4,9 @@
 //! has a defined order.
 
 use crate::audit::{AuditIndex, AuditSummary, InputFile};
-use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision, GatePolicy, OnInsufficient};
+use crate::decision::{
+    compare, decide, ABComparison, Evidence, GateDecision, GatePolicy, OnInsufficient,
+};
 use crate::scoring::{score, CaseOutcome, ModelCounts, TemplateRow};
 use crate::testset::TestSet;
 use crate::trajectory::Trajectories;
@@ -25,7 +27,10 @@ pub struct Tool {
 
 impl Default for Tool {
     fn default() -> Self {
-        Tool { name: env!("CARGO_PKG_NAME").into(), version: env!("CARGO_PKG_VERSION").into() }
+        Tool {
+            name: env!("CARGO_PKG_NAME").into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
     }
 }
 
@@ -167,7 +172,10 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
             sampled: ts.sampled,
             insufficient: ts.insufficient,
         },
-        verdicts: PerModel { old: scoring.old, new: scoring.new },
+        verdicts: PerModel {
+            old: scoring.old,
+            new: scoring.new,
+        },
         trajectories: PerModel {
             old: inputs.old_trajectories.map(TrajectoryInfo::from),
             new: inputs.new_trajectories.map(TrajectoryInfo::from),
@@ -180,12 +188,25 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
     }
 }
 
-fn warnings(inputs: &GateInputs<'_>, policy: &GatePolicy, old: &ModelCounts, new: &ModelCounts) -> Vec<String> {
+fn warnings(
+    inputs: &GateInputs<'_>,
+    policy: &GatePolicy,
+    old: &ModelCounts,
+    new: &ModelCounts,
+) -> Vec<String> {
     let mut w = Vec::new();
     let audit = inputs.audit.summary();
     for (reason, stat) in &audit.skipped {
-        let at: Vec<String> = stat.first_lines.iter().map(|l| format!("{}:{}", l.file, l.line)).collect();
-        w.push(format!("audit log: {} line(s) skipped ({reason}), first at {}", stat.count, at.join(", ")));
+        let at: Vec<String> = stat
+            .first_lines
+            .iter()
+            .map(|l| format!("{}:{}", l.file, l.line))
+            .collect();
+        w.push(format!(
+            "audit log: {} line(s) skipped ({reason}), first at {}",
+            stat.count,
+            at.join(", ")
+        ));
     }
     let ts = inputs.test_set;
     if ts.insufficient {
@@ -209,10 +230,16 @@ fn warnings(inputs: &GateInputs<'_>, policy: &GatePolicy, old: &ModelCounts, new
     w.extend(ts.warnings.iter().map(|m| format!("test set: {m}")));
     for (role, c) in [("old", old), ("new", new)] {
         if c.missing > 0 {
-            w.push(format!("{role} verdicts: {} test case(s) without a verdict, counted as failed", c.missing));
+            w.push(format!(
+                "{role} verdicts: {} test case(s) without a verdict, counted as failed",
+                c.missing
+            ));
         }
         if c.errored > 0 {
-            w.push(format!("{role} verdicts: {} test case(s) where the runner failed, counted as failed", c.errored));
+            w.push(format!(
+                "{role} verdicts: {} test case(s) where the runner failed, counted as failed",
+                c.errored
+            ));
         }
         if c.conflicting > 0 {
             w.push(format!(
@@ -228,7 +255,10 @@ fn warnings(inputs: &GateInputs<'_>, policy: &GatePolicy, old: &ModelCounts, new
         }
         _ => {}
     }
-    for t in [inputs.old_trajectories, inputs.new_trajectories].into_iter().flatten() {
+    for t in [inputs.old_trajectories, inputs.new_trajectories]
+        .into_iter()
+        .flatten()
+    {
         if t.skipped_without_judge > 0 {
             w.push(format!(
                 "{}: {} result(s) without overall_judge_score skipped",
@@ -236,7 +266,10 @@ fn warnings(inputs: &GateInputs<'_>, policy: &GatePolicy, old: &ModelCounts, new
             ));
         }
         if t.results.is_empty() {
-            w.push(format!("{}: no scorable result, trajectory not checked", t.file.name));
+            w.push(format!(
+                "{}: no scorable result, trajectory not checked",
+                t.file.name
+            ));
         }
     }
     w

@@ -130,18 +130,45 @@ struct Judged {
 
 fn judge(expected_upper: &str, record: Option<&VerdictRecord>) -> Judged {
     match record {
-        Some(VerdictRecord { error: Some(e), verdict }) => {
-            Judged { verdict: verdict.clone(), pass: false, missing: false, error: Some(e.clone()) }
-        }
-        Some(VerdictRecord { verdict: Some(v), .. }) => {
-            Judged { pass: *upper(v) == *expected_upper, verdict: Some(v.clone()), missing: false, error: None }
-        }
-        _ => Judged { verdict: None, pass: false, missing: true, error: None },
+        Some(VerdictRecord {
+            error: Some(e),
+            verdict,
+        }) => Judged {
+            verdict: verdict.clone(),
+            pass: false,
+            missing: false,
+            error: Some(e.clone()),
+        },
+        Some(VerdictRecord {
+            verdict: Some(v), ..
+        }) => Judged {
+            pass: *upper(v) == *expected_upper,
+            verdict: Some(v.clone()),
+            missing: false,
+            error: None,
+        },
+        _ => Judged {
+            verdict: None,
+            pass: false,
+            missing: true,
+            error: None,
+        },
     }
 }
 
-fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], old: bool, in_test_set: &HashSet<&str>) -> ModelCounts {
-    let pick = |c: &CaseOutcome| if old { (c.old_pass, c.old_missing, c.old_errored) } else { (c.new_pass, c.new_missing, c.new_errored) };
+fn counts(
+    verdicts: &Verdicts,
+    cases: &[CaseOutcome],
+    old: bool,
+    in_test_set: &HashSet<&str>,
+) -> ModelCounts {
+    let pick = |c: &CaseOutcome| {
+        if old {
+            (c.old_pass, c.old_missing, c.old_errored)
+        } else {
+            (c.new_pass, c.new_missing, c.new_errored)
+        }
+    };
     let passed = cases.iter().filter(|c| pick(c).0).count();
     let missing = cases.iter().filter(|c| pick(c).1).count();
     let errored = cases.iter().filter(|c| pick(c).2).count();
@@ -154,7 +181,10 @@ fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], old: bool, in_test_set: &H
         errored,
         pass_rate: pass_rate(passed, cases.len()),
         records: verdicts.records,
-        extra: verdicts.ids().filter(|id| !in_test_set.contains(id)).count(),
+        extra: verdicts
+            .ids()
+            .filter(|id| !in_test_set.contains(id))
+            .count(),
         duplicates: verdicts.duplicates,
         conflicting: verdicts.conflicting.len(),
         conflicting_ids: verdicts.conflicting_listed().to_vec(),
@@ -193,10 +223,19 @@ pub fn score(test_set: &TestSet, old: &Verdicts, new: &Verdicts) -> Scoring {
             new_error: n.error,
         });
     }
-    let ids: HashSet<&str> = test_set.cases.iter().map(|c| &*c.pipeline_id.text).collect();
+    let ids: HashSet<&str> = test_set
+        .cases
+        .iter()
+        .map(|c| &*c.pipeline_id.text)
+        .collect();
     let old_counts = counts(old, &cases, true, &ids);
     let new_counts = counts(new, &cases, false, &ids);
-    Scoring { templates: templates(&cases), cases, old: old_counts, new: new_counts }
+    Scoring {
+        templates: templates(&cases),
+        cases,
+        old: old_counts,
+        new: new_counts,
+    }
 }
 
 fn templates(cases: &[CaseOutcome]) -> Vec<TemplateRow> {
@@ -219,7 +258,13 @@ fn templates(cases: &[CaseOutcome]) -> Vec<TemplateRow> {
         .map(|(_, n, old, new, id)| {
             let old_rate = pass_rate(old, n).unwrap_or(0.0);
             let new_rate = pass_rate(new, n).unwrap_or(0.0);
-            TemplateRow { template_id: id.to_owned(), n, old_pass_rate: old_rate, new_pass_rate: new_rate, delta: round4(new_rate - old_rate) }
+            TemplateRow {
+                template_id: id.to_owned(),
+                n,
+                old_pass_rate: old_rate,
+                new_pass_rate: new_rate,
+                delta: round4(new_rate - old_rate),
+            }
         })
         .collect()
 }

@@ -24,7 +24,11 @@ pub struct TestSetPolicy {
 
 impl Default for TestSetPolicy {
     fn default() -> Self {
-        TestSetPolicy { min_samples: 20, max_samples: Some(200), seed: 0 }
+        TestSetPolicy {
+            min_samples: 20,
+            max_samples: Some(200),
+            seed: 0,
+        }
     }
 }
 
@@ -98,7 +102,13 @@ impl AuditIndex {
             let mut keyed: Vec<([u8; 32], usize, u32)> = chosen
                 .iter()
                 .enumerate()
-                .map(|(order, &i)| (sample_key(policy.seed, &self.pipelines[i as usize].id), order, i))
+                .map(|(order, &i)| {
+                    (
+                        sample_key(policy.seed, &self.pipelines[i as usize].id),
+                        order,
+                        i,
+                    )
+                })
                 .collect();
             keyed.sort_unstable();
             keyed.truncate(max);
@@ -110,11 +120,26 @@ impl AuditIndex {
         for (case, &i) in chosen.iter().enumerate() {
             let p = &self.pipelines[i as usize];
             let success = p.success.expect("candidates are successful");
-            lines.push(NeededLine { at: success.line, case: case as u32, completion: true });
-            lines.extend(p.stages.iter().map(|&at| NeededLine { at, case: case as u32, completion: false }));
+            lines.push(NeededLine {
+                at: success.line,
+                case: case as u32,
+                completion: true,
+            });
+            lines.extend(p.stages.iter().map(|&at| NeededLine {
+                at,
+                case: case as u32,
+                completion: false,
+            }));
         }
         lines.sort_by_key(|l| l.at);
-        Selection { candidates, sampled, insufficient, policy: policy.clone(), chosen, lines }
+        Selection {
+            candidates,
+            sampled,
+            insufficient,
+            policy: policy.clone(),
+            chosen,
+            lines,
+        }
     }
 }
 
@@ -249,9 +274,17 @@ fn is_set(raw: &Option<&RawValue>) -> bool {
 impl<'i> TestSetBuilder<'i> {
     /// A builder for the selection made from `index`.
     pub fn new(index: &'i AuditIndex, selection: Selection) -> Self {
-        let cases = (0..selection.chosen.len()).map(|_| Partial::default()).collect();
+        let cases = (0..selection.chosen.len())
+            .map(|_| Partial::default())
+            .collect();
         let fed = vec![false; selection.lines.len()];
-        TestSetBuilder { index, selection, cases, fed, warnings: Vec::new() }
+        TestSetBuilder {
+            index,
+            selection,
+            cases,
+            fed,
+            warnings: Vec::new(),
+        }
     }
 
     /// The selection being built.
@@ -271,7 +304,8 @@ impl<'i> TestSetBuilder<'i> {
         }
         let pipeline = &self.index.pipelines[self.selection.chosen[needed.case as usize] as usize];
         let mut id = Scalar::Absent;
-        let (mut template, mut verdict, mut reward, mut stage_id, mut output) = (None, None, None, None, None);
+        let (mut template, mut verdict, mut reward, mut stage_id, mut output) =
+            (None, None, None, None, None);
         let (mut input, mut input_hash, mut snapshot_input) = (None, None, None);
         parse_object_line(bytes, |key, v| {
             match key {
@@ -307,9 +341,17 @@ impl<'i> TestSetBuilder<'i> {
             case.completion = Some((owned(template), owned(verdict), owned(reward)));
         } else {
             if case.input.is_none() {
-                let chosen = if is_set(&snapshot_input) { snapshot_input } else if is_set(&input) { input } else { None };
+                let chosen = if is_set(&snapshot_input) {
+                    snapshot_input
+                } else if is_set(&input) {
+                    input
+                } else {
+                    None
+                };
                 if let Some(text) = chosen {
-                    let hash = input_hash.filter(|h| h.get() != "null").map(|h| h.to_owned());
+                    let hash = input_hash
+                        .filter(|h| h.get() != "null")
+                        .map(|h| h.to_owned());
                     case.input = Some((text.to_owned(), hash));
                 }
             }
@@ -348,7 +390,8 @@ impl<'i> TestSetBuilder<'i> {
                 file: self.index.files[p.stages[0].file as usize].name.clone(),
                 offset: p.stages[0].offset,
             };
-            let (template_id, expected_verdict, episode_reward) = partial.completion.ok_or_else(not_found)?;
+            let (template_id, expected_verdict, episode_reward) =
+                partial.completion.ok_or_else(not_found)?;
             let (input_text, input_hash) = partial.input.ok_or_else(not_found)?;
             cases.push(TestCase {
                 pipeline_id: p.id.clone(),
@@ -372,7 +415,11 @@ impl<'i> TestSetBuilder<'i> {
 }
 
 /// Builds the test set from whole in-memory audit files (pass 2 by slicing them).
-pub fn build_from_memory(index: &AuditIndex, files: &[&[u8]], policy: &TestSetPolicy) -> Result<TestSet, TestSetError> {
+pub fn build_from_memory(
+    index: &AuditIndex,
+    files: &[&[u8]],
+    policy: &TestSetPolicy,
+) -> Result<TestSet, TestSetError> {
     let selection = index.select(policy);
     let mut builder = TestSetBuilder::new(index, selection);
     for i in 0..builder.selection().lines().len() {

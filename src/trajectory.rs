@@ -82,10 +82,27 @@ impl Trajectories {
 
 /// Numeric fields of AgenticEvalResult: a non-numeric value in any of them is an error.
 const NUMERIC_FIELDS: &[&str] = &[
-    "goal_completion_score", "tool_sequence_validity", "unnecessary_steps_penalty",
-    "error_recovery_score", "overall_judge_score", "tac_score", "ter_score", "latency_ms",
-    "bleu_score", "bert_score", "arr_score", "scsr_score", "rad_score", "iasa_score",
-    "egs_score", "pas_score", "pmed_score", "ase_score", "scr_score", "rotation_id", "lcf_score",
+    "goal_completion_score",
+    "tool_sequence_validity",
+    "unnecessary_steps_penalty",
+    "error_recovery_score",
+    "overall_judge_score",
+    "tac_score",
+    "ter_score",
+    "latency_ms",
+    "bleu_score",
+    "bert_score",
+    "arr_score",
+    "scsr_score",
+    "rad_score",
+    "iasa_score",
+    "egs_score",
+    "pas_score",
+    "pmed_score",
+    "ase_score",
+    "scr_score",
+    "rotation_id",
+    "lcf_score",
 ];
 
 fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
@@ -140,23 +157,42 @@ fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
     if let Some(p) = problem {
         return Err(p);
     }
-    Ok(has_judge.then(|| Scored { trajectory_id, composite: composite(&m) }))
+    Ok(has_judge.then(|| Scored {
+        trajectory_id,
+        composite: composite(&m),
+    }))
 }
 
 /// Reads a trajectory file: JSONL or a JSON array of AgenticEvalResult objects.
-pub fn parse_trajectories(role: &str, name: &str, bytes: &[u8]) -> Result<Trajectories, InputError> {
+pub fn parse_trajectories(
+    role: &str,
+    name: &str,
+    bytes: &[u8],
+) -> Result<Trajectories, InputError> {
     let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut out = Trajectories { file: describe(role, name, bytes), results: Vec::new(), skipped_without_judge: 0 };
+    let mut out = Trajectories {
+        file: describe(role, name, bytes),
+        results: Vec::new(),
+        skipped_without_judge: 0,
+    };
     let mut take = |r: Option<Scored>| match r {
         Some(s) => out.results.push(s),
         None => out.skipped_without_judge += 1,
     };
     if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
-        let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body)
-            .map_err(|e| err(Some(e.line() as u64), format!("not a JSON array of results: {e}")))?;
+        let items: Vec<&serde_json::value::RawValue> =
+            serde_json::from_slice(body).map_err(|e| {
+                err(
+                    Some(e.line() as u64),
+                    format!("not a JSON array of results: {e}"),
+                )
+            })?;
         for (n, item) in items.into_iter().enumerate() {
-            take(read_result(item.get().as_bytes()).map_err(|m| err(None, format!("element {n}: {m}")))?);
+            take(
+                read_result(item.get().as_bytes())
+                    .map_err(|m| err(None, format!("element {n}: {m}")))?,
+            );
         }
     } else {
         let mut failure = None;
@@ -183,26 +219,71 @@ mod tests {
 
     #[test]
     fn composite_follows_the_reference() {
-        let m = Metrics { judge: 0.5, tac: 0.5, scsr: 0.5, iasa: 0.5, egs: 0.5, arr: 0.5, lcf: 1.0 };
+        let m = Metrics {
+            judge: 0.5,
+            tac: 0.5,
+            scsr: 0.5,
+            iasa: 0.5,
+            egs: 0.5,
+            arr: 0.5,
+            lcf: 1.0,
+        };
         assert_eq!(composite(&m), 0.5 - 0.1 - 0.1);
-        assert_eq!(composite(&Metrics { judge: 9.0, ..Metrics::default() }), 1.0);
-        assert_eq!(composite(&Metrics { lcf: 3.0, ..Metrics::default() }), 0.0);
-        assert_eq!(composite(&Metrics { judge: f64::NAN, ..Metrics::default() }), 1.0);
+        assert_eq!(
+            composite(&Metrics {
+                judge: 9.0,
+                ..Metrics::default()
+            }),
+            1.0
+        );
+        assert_eq!(
+            composite(&Metrics {
+                lcf: 3.0,
+                ..Metrics::default()
+            }),
+            0.0
+        );
+        assert_eq!(
+            composite(&Metrics {
+                judge: f64::NAN,
+                ..Metrics::default()
+            }),
+            1.0
+        );
         assert_eq!(mean_score(&[]), None);
         assert_eq!(mean_score(&[0.1, 0.2]), Some(0.15));
     }
 
     #[test]
     fn objects_without_judge_are_skipped_and_bad_metrics_are_errors() {
-        let t = parse_trajectories("old_trajectories", "t", b"{\"overall_judge_score\":0.5}\n{\"tac_score\":1}\n[1]\n")
-            .unwrap_err();
+        let t = parse_trajectories(
+            "old_trajectories",
+            "t",
+            b"{\"overall_judge_score\":0.5}\n{\"tac_score\":1}\n[1]\n",
+        )
+        .unwrap_err();
         assert_eq!(t.line, Some(3));
-        let t = parse_trajectories("old_trajectories", "t", b"{\"overall_judge_score\":0.5}\n{\"tac_score\":1}\n").unwrap();
+        let t = parse_trajectories(
+            "old_trajectories",
+            "t",
+            b"{\"overall_judge_score\":0.5}\n{\"tac_score\":1}\n",
+        )
+        .unwrap();
         assert_eq!((t.results.len(), t.skipped_without_judge), (1, 1));
         assert_eq!(t.mean(), Some(0.1));
-        let e = parse_trajectories("old_trajectories", "t", b"{\"overall_judge_score\":\"high\"}").unwrap_err();
-        assert!(e.to_string().contains("line 1: overall_judge_score is a string"), "{e}");
-        let a = parse_trajectories("x", "t", b"[{\"overall_judge_score\":1,\"lcf_score\":2}]").unwrap();
+        let e = parse_trajectories(
+            "old_trajectories",
+            "t",
+            b"{\"overall_judge_score\":\"high\"}",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("line 1: overall_judge_score is a string"),
+            "{e}"
+        );
+        let a =
+            parse_trajectories("x", "t", b"[{\"overall_judge_score\":1,\"lcf_score\":2}]").unwrap();
         assert_eq!(a.results[0].composite, 0.0);
     }
 }

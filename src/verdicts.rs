@@ -138,7 +138,11 @@ struct RecordFields<'a> {
     stage: bool,
 }
 
-fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), String> {
+fn record_entry<'a>(
+    f: &mut RecordFields<'a>,
+    key: &str,
+    v: &mut dyn ValueSink<'a>,
+) -> Result<(), String> {
     match key {
         "pipeline_id" => f.id = v.scalar()?,
         "verdict" => f.verdict = Some(v.scalar()?),
@@ -173,7 +177,10 @@ fn finish_record(f: RecordFields<'_>) -> Result<Parsed, String> {
     }
     let id = PipelineId::from_scalar(&f.id).map_err(|_| match f.id {
         Scalar::Absent => "no pipeline_id".to_owned(),
-        ref other => format!("pipeline_id is {}, expected a non-empty string or integer", other.kind()),
+        ref other => format!(
+            "pipeline_id is {}, expected a non-empty string or integer",
+            other.kind()
+        ),
     })?;
     let error = error_text(f.error);
     let verdict = match f.verdict {
@@ -196,12 +203,18 @@ pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, 
     let format = match first {
         Some(b'[') => VerdictFormat::JsonArray,
         Some(b'{') => {
-            let first_line = body.split(|&b| b == b'\n').find(|l| !l.iter().all(u8::is_ascii_whitespace)).unwrap_or(b"");
+            let first_line = body
+                .split(|&b| b == b'\n')
+                .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+                .unwrap_or(b"");
             let mut has_id = false;
-            let line_is_object = parse_object_line(first_line.strip_suffix(b"\r").unwrap_or(first_line), |k, v| {
-                has_id |= k == "pipeline_id";
-                v.skip()
-            });
+            let line_is_object = parse_object_line(
+                first_line.strip_suffix(b"\r").unwrap_or(first_line),
+                |k, v| {
+                    has_id |= k == "pipeline_id";
+                    v.skip()
+                },
+            );
             if line_is_object.is_ok() && has_id {
                 VerdictFormat::Jsonl
             } else {
@@ -254,14 +267,20 @@ pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, 
             }
         }
         VerdictFormat::JsonArray => {
-            let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body)
-                .map_err(|e| err(Some(e.line() as u64), format!("not a JSON array of verdict records: {e}")))?;
+            let items: Vec<&serde_json::value::RawValue> =
+                serde_json::from_slice(body).map_err(|e| {
+                    err(
+                        Some(e.line() as u64),
+                        format!("not a JSON array of verdict records: {e}"),
+                    )
+                })?;
             for (n, item) in items.into_iter().enumerate() {
                 let mut f = RecordFields::default();
-                let parsed = parse_object_line(item.get().as_bytes(), |k, v| record_entry(&mut f, k, v))
-                    .map_err(|_| "array element is not a JSON object".to_owned())
-                    .and_then(|()| finish_record(f))
-                    .map_err(|m| err(None, format!("element {n}: {m}")))?;
+                let parsed =
+                    parse_object_line(item.get().as_bytes(), |k, v| record_entry(&mut f, k, v))
+                        .map_err(|_| "array element is not a JSON object".to_owned())
+                        .and_then(|()| finish_record(f))
+                        .map_err(|m| err(None, format!("element {n}: {m}")))?;
                 match parsed {
                     Parsed::Record(id, rec) => out.insert(id, rec),
                     Parsed::StageEntry => out.ignored_stage_entries += 1,
@@ -269,13 +288,24 @@ pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, 
             }
         }
         VerdictFormat::JsonMap => {
-            let map: Vec<(String, Scalar<'_>)> = parse_map(body)
-                .map_err(|e| err(Some(e.line() as u64), format!("not JSONL, nor a JSON object of verdicts: {e}")))?;
+            let map: Vec<(String, Scalar<'_>)> = parse_map(body).map_err(|e| {
+                err(
+                    Some(e.line() as u64),
+                    format!("not JSONL, nor a JSON object of verdicts: {e}"),
+                )
+            })?;
             for (key, value) in map {
                 let id = PipelineId::from_scalar(&Scalar::Str(key.as_str().into()))
                     .map_err(|_| err(None, "an empty pipeline id".into()))?;
-                let verdict = verdict_text(value).map_err(|m| err(None, format!("pipeline {key}: {m}")))?;
-                out.insert(id, VerdictRecord { verdict, error: None });
+                let verdict =
+                    verdict_text(value).map_err(|m| err(None, format!("pipeline {key}: {m}")))?;
+                out.insert(
+                    id,
+                    VerdictRecord {
+                        verdict,
+                        error: None,
+                    },
+                );
             }
         }
         VerdictFormat::Csv | VerdictFormat::Tsv => read_delimited(&mut out, body, role, name)?,
@@ -295,26 +325,64 @@ fn parse_map(body: &[u8]) -> Result<Vec<(String, Scalar<'_>)>, serde_json::Error
     Ok(entries)
 }
 
-fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Result<(), InputError> {
+fn read_delimited(
+    out: &mut Verdicts,
+    body: &[u8],
+    role: &str,
+    name: &str,
+) -> Result<(), InputError> {
     let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
-    let delimiter = if out.format == VerdictFormat::Tsv { b'\t' } else { b',' };
-    let mut reader = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(body);
-    let headers = reader.headers().map_err(|e| err(Some(1), format!("unreadable header: {e}")))?.clone();
-    let column = |want: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(want));
-    let id_col = column("pipeline_id")
-        .ok_or_else(|| err(Some(1), "not a verdict file: no JSON, and no `pipeline_id` column in a CSV/TSV header".into()))?;
+    let delimiter = if out.format == VerdictFormat::Tsv {
+        b'\t'
+    } else {
+        b','
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .from_reader(body);
+    let headers = reader
+        .headers()
+        .map_err(|e| err(Some(1), format!("unreadable header: {e}")))?
+        .clone();
+    let column = |want: &str| {
+        headers
+            .iter()
+            .position(|h| h.trim().eq_ignore_ascii_case(want))
+    };
+    let id_col = column("pipeline_id").ok_or_else(|| {
+        err(
+            Some(1),
+            "not a verdict file: no JSON, and no `pipeline_id` column in a CSV/TSV header".into(),
+        )
+    })?;
     let verdict_col = column("verdict");
     let error_col = column("error");
     if verdict_col.is_none() && error_col.is_none() {
-        return Err(err(Some(1), "the header has no `verdict` (or `error`) column".into()));
+        return Err(err(
+            Some(1),
+            "the header has no `verdict` (or `error`) column".into(),
+        ));
     }
     for row in reader.records() {
         let row = row.map_err(|e| err(e.position().map(|p| p.line()), e.to_string()))?;
         let line = row.position().map(|p| p.line());
-        let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty());
+        let cell = |c: Option<usize>| {
+            c.and_then(|c| row.get(c))
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+        };
         let id = cell(Some(id_col)).ok_or_else(|| err(line, "empty pipeline_id".into()))?;
-        let record = VerdictRecord { verdict: cell(verdict_col).map(str::to_owned), error: cell(error_col).map(str::to_owned) };
-        out.insert(PipelineId { text: id.into(), numeric: false }, record);
+        let record = VerdictRecord {
+            verdict: cell(verdict_col).map(str::to_owned),
+            error: cell(error_col).map(str::to_owned),
+        };
+        out.insert(
+            PipelineId {
+                text: id.into(),
+                numeric: false,
+            },
+            record,
+        );
     }
     Ok(())
 }
@@ -328,7 +396,10 @@ mod tests {
     }
 
     fn get<'a>(v: &'a Verdicts, id: &str) -> Option<&'a VerdictRecord> {
-        v.get(&PipelineId { text: id.into(), numeric: false })
+        v.get(&PipelineId {
+            text: id.into(),
+            numeric: false,
+        })
     }
 
     #[test]
@@ -380,16 +451,34 @@ mod tests {
 
     #[test]
     fn bad_lines_name_the_file_and_line() {
-        let e = parse_verdicts("new_verdicts", "new.jsonl", b"{\"pipeline_id\":\"a\",\"verdict\":\"P\"}\n\n{\"pipeline_id\":\"b\",\"verdict\":").unwrap_err();
-        assert_eq!(e.to_string(), "new.jsonl (new_verdicts) line 3: not valid JSON");
-        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\",\"verdict\":true}").unwrap_err();
+        let e = parse_verdicts(
+            "new_verdicts",
+            "new.jsonl",
+            b"{\"pipeline_id\":\"a\",\"verdict\":\"P\"}\n\n{\"pipeline_id\":\"b\",\"verdict\":",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "new.jsonl (new_verdicts) line 3: not valid JSON"
+        );
+        let e = parse_verdicts(
+            "new_verdicts",
+            "n",
+            b"{\"pipeline_id\":\"a\",\"verdict\":true}",
+        )
+        .unwrap_err();
         assert_eq!(e.line, Some(1));
         assert!(e.message.contains("boolean"), "{e}");
         let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\"}").unwrap_err();
         assert!(e.message.contains("neither"), "{e}");
         let e = parse_verdicts("new_verdicts", "n", b"id,verdict\na,PASS\n").unwrap_err();
         assert!(e.message.contains("pipeline_id"), "{e}");
-        let e = parse_verdicts("new_verdicts", "n", b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]").unwrap_err();
+        let e = parse_verdicts(
+            "new_verdicts",
+            "n",
+            b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]",
+        )
+        .unwrap_err();
         assert!(e.message.contains("element 1"), "{e}");
     }
 }

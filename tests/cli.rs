@@ -28,25 +28,52 @@ fn small_audit(dir: &Path) -> String {
 fn evaluate_exits_0_when_approved_and_3_when_blocked() {
     let dir = tempfile::tempdir().unwrap();
     let audit = small_audit(dir.path());
-    let good = write(dir.path(), "good.csv", "pipeline_id,verdict\np0,PASS\np1,PASS\np2,PASS\n");
-    let bad = write(dir.path(), "bad.json", "{\"p0\": \"FAIL\", \"p1\": \"PASS\", \"p2\": \"PASS\"}");
+    let good = write(
+        dir.path(),
+        "good.csv",
+        "pipeline_id,verdict\np0,PASS\np1,PASS\np2,PASS\n",
+    );
+    let bad = write(
+        dir.path(),
+        "bad.json",
+        "{\"p0\": \"FAIL\", \"p1\": \"PASS\", \"p2\": \"PASS\"}",
+    );
     let base = |old: &str, new: &str| {
-        vec!["evaluate".into(), "--audit".into(), audit.clone(), "--old-verdicts".into(), old.into(), "--new-verdicts".into(), new.into(), "--min-samples".into(), "1".into()]
+        vec![
+            "evaluate".into(),
+            "--audit".into(),
+            audit.clone(),
+            "--old-verdicts".into(),
+            old.into(),
+            "--new-verdicts".into(),
+            new.into(),
+            "--min-samples".into(),
+            "1".into(),
+        ]
     };
     let out = run(&base(&bad, &good));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("APPROVED"));
     let out = run(&base(&good, &bad));
     assert_eq!(out.status.code(), Some(3));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["decision"]["reason"], "blocked: task accuracy regressed");
+    assert_eq!(
+        report["decision"]["reason"],
+        "blocked: task accuracy regressed"
+    );
     assert_eq!(report["cases"][0]["status"], "regressed");
     // Fail closed by default on a test set below min_samples.
     let mut args = base(&good, &good);
     args.truncate(7);
     let out = run(&args);
     assert_eq!(out.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("blocked: insufficient test cases (3 < min_samples 20)"));
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("blocked: insufficient test cases (3 < min_samples 20)"));
 }
 
 #[test]
@@ -60,14 +87,28 @@ fn out_writes_the_same_bytes_as_stdout() {
     let o = run(&args);
     assert!(o.stdout.is_empty());
     assert_eq!(std::fs::read(&out).unwrap(), stdout);
-    assert_eq!(run(&evaluate_args(&fixture)).stdout, stdout, "the same inputs give the same bytes");
+    assert_eq!(
+        run(&evaluate_args(&fixture)).stdout,
+        stdout,
+        "the same inputs give the same bytes"
+    );
 }
 
 #[test]
 fn test_set_prints_jsonl_and_honours_sampling_flags() {
     let dir = tempfile::tempdir().unwrap();
     let audit = small_audit(dir.path());
-    let out = run(&["test-set".into(), "--audit".into(), audit.clone(), "--min-samples".into(), "1".into(), "--max-samples".into(), "2".into(), "--seed".into(), "9".into()]);
+    let out = run(&[
+        "test-set".into(),
+        "--audit".into(),
+        audit.clone(),
+        "--min-samples".into(),
+        "1".into(),
+        "--max-samples".into(),
+        "2".into(),
+        "--seed".into(),
+        "9".into(),
+    ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.lines().count(), 2);
@@ -76,7 +117,19 @@ fn test_set_prints_jsonl_and_honours_sampling_flags() {
         assert_eq!(v["expected_verdict"], "PASS");
     }
     let file = dir.path().join("ts.jsonl");
-    let out = run(&["test-set".into(), "--audit".into(), audit, "--min-samples".into(), "1".into(), "--max-samples".into(), "2".into(), "--seed".into(), "9".into(), "--out".into(), s(&file)]);
+    let out = run(&[
+        "test-set".into(),
+        "--audit".into(),
+        audit,
+        "--min-samples".into(),
+        "1".into(),
+        "--max-samples".into(),
+        "2".into(),
+        "--seed".into(),
+        "9".into(),
+        "--out".into(),
+        s(&file),
+    ]);
     assert!(out.status.success());
     assert_eq!(std::fs::read_to_string(file).unwrap(), text);
 }
@@ -85,17 +138,53 @@ fn test_set_prints_jsonl_and_honours_sampling_flags() {
 fn bad_input_names_the_file_and_line_and_exits_1() {
     let dir = tempfile::tempdir().unwrap();
     let audit = small_audit(dir.path());
-    let good = write(dir.path(), "good.jsonl", "{\"pipeline_id\":\"p0\",\"verdict\":\"PASS\"}\n");
-    let broken = write(dir.path(), "broken.jsonl", "{\"pipeline_id\":\"p0\",\"verdict\":\"PASS\"}\n{\"pipeline_id\":\"p1\",\"verdict\":\n");
-    let out = run(&["evaluate".into(), "--audit".into(), audit.clone(), "--old-verdicts".into(), good.clone(), "--new-verdicts".into(), broken.clone()]);
+    let good = write(
+        dir.path(),
+        "good.jsonl",
+        "{\"pipeline_id\":\"p0\",\"verdict\":\"PASS\"}\n",
+    );
+    let broken = write(
+        dir.path(),
+        "broken.jsonl",
+        "{\"pipeline_id\":\"p0\",\"verdict\":\"PASS\"}\n{\"pipeline_id\":\"p1\",\"verdict\":\n",
+    );
+    let out = run(&[
+        "evaluate".into(),
+        "--audit".into(),
+        audit.clone(),
+        "--old-verdicts".into(),
+        good.clone(),
+        "--new-verdicts".into(),
+        broken.clone(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("{broken} (new_verdicts) line 2: not valid JSON")), "{err}");
+    assert!(
+        err.contains(&format!("{broken} (new_verdicts) line 2: not valid JSON")),
+        "{err}"
+    );
 
-    let traj = write(dir.path(), "t.jsonl", "{\"overall_judge_score\":0.5}\n{\"overall_judge_score\":0.5,\"tac_score\":\"x\"}\n");
-    let out = run(&["evaluate".into(), "--audit".into(), audit.clone(), "--old-verdicts".into(), good.clone(), "--new-verdicts".into(), good.clone(), "--old-trajectories".into(), traj.clone(), "--new-trajectories".into(), traj.clone()]);
+    let traj = write(
+        dir.path(),
+        "t.jsonl",
+        "{\"overall_judge_score\":0.5}\n{\"overall_judge_score\":0.5,\"tac_score\":\"x\"}\n",
+    );
+    let out = run(&[
+        "evaluate".into(),
+        "--audit".into(),
+        audit.clone(),
+        "--old-verdicts".into(),
+        good.clone(),
+        "--new-verdicts".into(),
+        good.clone(),
+        "--old-trajectories".into(),
+        traj.clone(),
+        "--new-trajectories".into(),
+        traj.clone(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("t.jsonl (old_trajectories) line 2: tac_score is a string"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("t.jsonl (old_trajectories) line 2: tac_score is a string"));
 
     let missing = s(&dir.path().join("nope.jsonl"));
     let out = run(&["test-set".into(), "--audit".into(), missing.clone()]);
@@ -107,9 +196,29 @@ fn bad_input_names_the_file_and_line_and_exits_1() {
 fn usage_errors_exit_1() {
     for args in [
         vec!["evaluate", "--audit", "a.jsonl"],
-        vec!["evaluate", "--audit", "a", "--old-verdicts", "o", "--new-verdicts", "n", "--old-trajectories", "t"],
+        vec![
+            "evaluate",
+            "--audit",
+            "a",
+            "--old-verdicts",
+            "o",
+            "--new-verdicts",
+            "n",
+            "--old-trajectories",
+            "t",
+        ],
         vec!["test-set", "--audit", "a", "--on-insufficient", "maybe"],
-        vec!["evaluate", "--audit", "a", "--old-verdicts", "o", "--new-verdicts", "n", "--on-insufficient", "maybe"],
+        vec![
+            "evaluate",
+            "--audit",
+            "a",
+            "--old-verdicts",
+            "o",
+            "--new-verdicts",
+            "n",
+            "--on-insufficient",
+            "maybe",
+        ],
         vec!["test-set", "--audit", "a", "--max-samples", "many"],
         vec!["frobnicate"],
     ] {
@@ -123,8 +232,24 @@ fn usage_errors_exit_1() {
 #[test]
 fn several_audit_files_are_read_as_one_stream() {
     let dir = tempfile::tempdir().unwrap();
-    let stages = write(dir.path(), "1.jsonl", "{\"pipeline_id\":\"a\",\"stage_id\":\"s\",\"input\":\"x\"}");
-    let done = write(dir.path(), "2.jsonl", "{\"pipeline_id\":\"a\",\"verdict\":\"PASS\",\"is_complete\":true}\n");
-    let out = run(&["test-set".into(), "--audit".into(), stages, "--audit".into(), done, "--min-samples".into(), "1".into()]);
+    let stages = write(
+        dir.path(),
+        "1.jsonl",
+        "{\"pipeline_id\":\"a\",\"stage_id\":\"s\",\"input\":\"x\"}",
+    );
+    let done = write(
+        dir.path(),
+        "2.jsonl",
+        "{\"pipeline_id\":\"a\",\"verdict\":\"PASS\",\"is_complete\":true}\n",
+    );
+    let out = run(&[
+        "test-set".into(),
+        "--audit".into(),
+        stages,
+        "--audit".into(),
+        done,
+        "--min-samples".into(),
+        "1".into(),
+    ]);
     assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 1);
 }

@@ -26,7 +26,11 @@ const EXIT_BLOCKED: u8 = 3;
 const CHUNK: usize = 4 << 20;
 
 #[derive(Parser)]
-#[command(name = "deploy-gate", version, about = "Gate the deployment of a retrained agent model")]
+#[command(
+    name = "deploy-gate",
+    version,
+    about = "Gate the deployment of a retrained agent model"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -63,7 +67,12 @@ struct AuditArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     seed: u64,
     /// Verdicts of a successful run, comma-separated (case-insensitive).
-    #[arg(long, value_name = "A,B,…", default_value = "PASS,APPROVE,COMPLETE", value_delimiter = ',')]
+    #[arg(
+        long,
+        value_name = "A,B,…",
+        default_value = "PASS,APPROVE,COMPLETE",
+        value_delimiter = ','
+    )]
     pass_verdicts: Vec<String>,
 }
 
@@ -73,7 +82,10 @@ struct MaxSamples(Option<usize>);
 fn parse_max(s: &str) -> Result<MaxSamples, String> {
     match s {
         "none" | "all" => Ok(MaxSamples(None)),
-        n => n.parse().map(|n| MaxSamples(Some(n))).map_err(|_| format!("`{n}` is not a number or `none`")),
+        n => n
+            .parse()
+            .map(|n| MaxSamples(Some(n)))
+            .map_err(|_| format!("`{n}` is not a number or `none`")),
     }
 }
 
@@ -117,7 +129,11 @@ struct EvaluateArgs {
 impl AuditArgs {
     fn policy(&self) -> GatePolicy {
         GatePolicy {
-            test_set: TestSetPolicy { min_samples: self.min_samples, max_samples: self.max_samples.0, seed: self.seed },
+            test_set: TestSetPolicy {
+                min_samples: self.min_samples,
+                max_samples: self.max_samples.0,
+                seed: self.seed,
+            },
             pass_verdicts: PassSet::new(&self.pass_verdicts),
             ..GatePolicy::default()
         }
@@ -148,13 +164,21 @@ fn run(cli: Cli) -> Result<u8> {
             let policy = audit.policy();
             let (_, ts) = build_test_set(&audit.audit, &policy)?;
             write_output(out.as_deref(), ts.to_jsonl().as_bytes())?;
-            eprintln!("deploy-gate: {} test case(s) from {} candidate(s){}", ts.cases.len(), ts.candidates, if ts.insufficient {
-                format!(" — fewer than min_samples {}, so the test set is empty", policy.test_set.min_samples)
-            } else if ts.sampled {
-                format!(" (sampled, seed {})", policy.test_set.seed)
-            } else {
-                String::new()
-            });
+            eprintln!(
+                "deploy-gate: {} test case(s) from {} candidate(s){}",
+                ts.cases.len(),
+                ts.candidates,
+                if ts.insufficient {
+                    format!(
+                        " — fewer than min_samples {}, so the test set is empty",
+                        policy.test_set.min_samples
+                    )
+                } else if ts.sampled {
+                    format!(" (sampled, seed {})", policy.test_set.seed)
+                } else {
+                    String::new()
+                }
+            );
             Ok(EXIT_OK)
         }
         Command::Evaluate(args) => {
@@ -165,13 +189,20 @@ fn run(cli: Cli) -> Result<u8> {
             let report = evaluate_files(&args, &policy)?;
             write_output(args.out.as_deref(), report.to_json().as_bytes())?;
             print_summary(&report);
-            Ok(if report.decision.approved { EXIT_OK } else { EXIT_BLOCKED })
+            Ok(if report.decision.approved {
+                EXIT_OK
+            } else {
+                EXIT_BLOCKED
+            })
         }
     }
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// An input error with the path as the user typed it.
@@ -185,10 +216,13 @@ fn build_test_set(paths: &[PathBuf], policy: &GatePolicy) -> Result<(AuditIndex,
     let mut scanner = AuditScanner::new(policy.pass_verdicts.clone(), DEFAULT_MAX_LINE);
     let mut buf = vec![0u8; CHUNK];
     for path in paths {
-        let mut file = File::open(path).with_context(|| format!("cannot open audit log {}", path.display()))?;
+        let mut file = File::open(path)
+            .with_context(|| format!("cannot open audit log {}", path.display()))?;
         scanner.begin_file(&file_name(path));
         loop {
-            let n = file.read(&mut buf).with_context(|| format!("cannot read {}", path.display()))?;
+            let n = file
+                .read(&mut buf)
+                .with_context(|| format!("cannot read {}", path.display()))?;
             if n == 0 {
                 break;
             }
@@ -205,14 +239,23 @@ fn build_test_set(paths: &[PathBuf], policy: &GatePolicy) -> Result<(AuditIndex,
         let path = &paths[at.file as usize];
         let slot = &mut files[at.file as usize];
         if slot.is_none() {
-            *slot = Some(File::open(path).with_context(|| format!("cannot reopen {}", path.display()))?);
+            *slot = Some(
+                File::open(path).with_context(|| format!("cannot reopen {}", path.display()))?,
+            );
         }
         let file = slot.as_mut().expect("opened above");
         line.resize(at.len as usize, 0);
         file.seek(SeekFrom::Start(at.offset))
             .and_then(|_| file.read_exact(&mut line))
-            .with_context(|| format!("{} changed while it was read (it is shorter now)", path.display()))?;
-        builder.feed(i, &line).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            .with_context(|| {
+                format!(
+                    "{} changed while it was read (it is shorter now)",
+                    path.display()
+                )
+            })?;
+        builder
+            .feed(i, &line)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     }
     let ts = builder.finish().map_err(|e| anyhow!("{e}"))?;
     Ok((index, ts))
@@ -231,7 +274,9 @@ fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport
     let trajectories = |role: &str, path: Option<&PathBuf>| -> Result<Option<Trajectories>> {
         let Some(path) = path else { return Ok(None) };
         let bytes = read_input(path, "trajectory file")?;
-        parse_trajectories(role, &file_name(path), &bytes).map(Some).map_err(|e| input_error(path, e))
+        parse_trajectories(role, &file_name(path), &bytes)
+            .map(Some)
+            .map_err(|e| input_error(path, e))
     };
     let old = verdicts("old_verdicts", &args.old_verdicts)?;
     let new = verdicts("new_verdicts", &args.new_verdicts)?;
@@ -252,7 +297,9 @@ fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport
 
 fn write_output(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
     match out {
-        Some(path) => std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display())),
+        Some(path) => {
+            std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+        }
         None => {
             let mut stdout = std::io::stdout().lock();
             match stdout.write_all(bytes).and_then(|_| stdout.flush()) {
@@ -265,7 +312,11 @@ fn write_output(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
 
 fn print_summary(r: &GateReport) {
     let d = &r.decision;
-    let verdict = if d.approved { "APPROVED — deploy the new model" } else { "BLOCKED — keep the old model" };
+    let verdict = if d.approved {
+        "APPROVED — deploy the new model"
+    } else {
+        "BLOCKED — keep the old model"
+    };
     let skipped: u64 = r.audit.skipped.values().map(|s| s.count).sum();
     eprintln!("deploy-gate: {verdict}");
     eprintln!("  reason:     {}", d.reason);

@@ -22,7 +22,10 @@ pub fn parity_cases() -> Vec<PathBuf> {
 
 /// Runs `deploy-gate` with the arguments.
 pub fn run(args: &[String]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_deploy-gate")).args(args).output().expect("deploy-gate runs")
+    Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+        .args(args)
+        .output()
+        .expect("deploy-gate runs")
 }
 
 /// A fixture's policy (`args.json`) as CLI flags.
@@ -34,8 +37,12 @@ pub fn policy_flags(dir: &Path) -> (Vec<String>, Vec<String>) {
         serde_json::Value::Null => "none".to_owned(),
         v => v.to_string(),
     };
-    let pass: Vec<String> =
-        p["pass_verdicts"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+    let pass: Vec<String> = p["pass_verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
     let test_set = vec![
         "--min-samples".into(),
         p["min_samples"].to_string(),
@@ -60,7 +67,12 @@ pub fn evaluate_args(dir: &Path) -> Vec<String> {
     let (ts, gate) = policy_flags(dir);
     let f = |name: &str| dir.join(name).display().to_string();
     let mut args = vec!["evaluate".into(), "--audit".into(), f("audit.jsonl")];
-    args.extend(["--old-verdicts".into(), f("old_verdicts.jsonl"), "--new-verdicts".into(), f("new_verdicts.jsonl")]);
+    args.extend([
+        "--old-verdicts".into(),
+        f("old_verdicts.jsonl"),
+        "--new-verdicts".into(),
+        f("new_verdicts.jsonl"),
+    ]);
     if dir.join("old_trajectories.jsonl").exists() {
         args.extend([
             "--old-trajectories".into(),
@@ -75,7 +87,11 @@ pub fn evaluate_args(dir: &Path) -> Vec<String> {
 }
 
 /// A readable first difference between two JSON values.
-pub fn first_difference(path: &str, got: &serde_json::Value, want: &serde_json::Value) -> Option<String> {
+pub fn first_difference(
+    path: &str,
+    got: &serde_json::Value,
+    want: &serde_json::Value,
+) -> Option<String> {
     use serde_json::Value;
     match (got, want) {
         (Value::Object(a), Value::Object(b)) => {
@@ -84,13 +100,17 @@ pub fn first_difference(path: &str, got: &serde_json::Value, want: &serde_json::
             if ka != kb {
                 return Some(format!("{path}: keys {ka:?} != {kb:?}"));
             }
-            a.iter().find_map(|(k, v)| first_difference(&format!("{path}.{k}"), v, &b[k]))
+            a.iter()
+                .find_map(|(k, v)| first_difference(&format!("{path}.{k}"), v, &b[k]))
         }
         (Value::Array(a), Value::Array(b)) => {
             if a.len() != b.len() {
                 return Some(format!("{path}: length {} != {}", a.len(), b.len()));
             }
-            a.iter().zip(b).enumerate().find_map(|(i, (x, y))| first_difference(&format!("{path}[{i}]"), x, y))
+            a.iter()
+                .zip(b)
+                .enumerate()
+                .find_map(|(i, (x, y))| first_difference(&format!("{path}[{i}]"), x, y))
         }
         _ if got == want => None,
         _ => Some(format!("{path}: {got} != {want}")),

@@ -1,0 +1,299 @@
+//! Writes a deterministic synthetic audit log and matching verdict files, for benchmarks and
+//! the bundled example.
+//!
+//! `cargo run --release --example gen_audit -- --size 1G --out DIR [--seed N]` writes
+//! `DIR/audit.jsonl` (about SIZE bytes: both entry shapes, unicode text, interleaved
+//! pipelines, retried stages, failed runs and a few malformed lines), `DIR/old_verdicts.jsonl`,
+//! `DIR/new_verdicts.jsonl`, `DIR/old_trajectories.jsonl` and `DIR/new_trajectories.jsonl`.
+//! The same arguments always give the same bytes.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+/// splitmix64: small, fast and the same everywhere.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+const WORDS: &[&str] = &[
+    "customer",
+    "invoice",
+    "policy",
+    "threshold",
+    "retrieve",
+    "summary",
+    "evidence",
+    "naïve",
+    "Straße",
+    "東京",
+    "данные",
+    "مرحبا",
+    "🚀",
+    "résumé",
+    "Ελλάδα",
+    "query",
+    "agent",
+    "tool",
+    "\"quoted\"",
+    "back\\slash",
+    "tab\there",
+    "line\nbreak",
+    "ǅ",
+    "x\u{a0}y",
+    "score",
+    "deploy",
+];
+const TEMPLATES: &[&str] = &[
+    "bfsi/kyc_triage",
+    "fraud/screen",
+    "support/triage",
+    "sql-agent",
+    "research-v2",
+];
+const STAGES: &[&str] = &[
+    "retrieve",
+    "plan",
+    "tool_call",
+    "reason",
+    "verify",
+    "respond",
+];
+const PASS: &[&str] = &["PASS", "APPROVE", "Approve", "COMPLETE", "pass"];
+const FAIL: &[&str] = &["DENY", "BLOCK", "REVIEW", "FAIL", "CHALLENGE"];
+
+fn text(rng: &mut Rng, words: u64) -> String {
+    let mut s = String::new();
+    for i in 0..words {
+        if i > 0 {
+            s.push(' ');
+        }
+        s.push_str(rng.pick(WORDS));
+    }
+    s
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+fn uuid(rng: &mut Rng) -> String {
+    let (a, b) = (rng.next(), rng.next());
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xfff,
+        (b >> 48) | 0x8000,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+struct Run {
+    id: String,
+    template: &'static str,
+    real_shape: bool,
+    stages_left: u64,
+    step: u64,
+    input: String,
+    outcome: Outcome,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Outcome {
+    Pass,
+    Fail,
+    Error,
+}
+
+fn stage_line(rng: &mut Rng, run: &mut Run, out: &mut String) {
+    let stage = STAGES[(run.step % STAGES.len() as u64) as usize];
+    let stage_id = format!("s{}-{stage}", run.step);
+    let words = 20 + rng.below(60);
+    let output = text(rng, words);
+    let reward = rng.below(10_000) as f64 / 10_000.0;
+    out.clear();
+    if run.real_shape {
+        let _ = write!(
+            out,
+            "{{\"timestamp\": \"2026-06-10T10:{:02}:{:02}.{:06}\", \"pipeline_id\": {}, \"template_id\": {}, \"template_version\": \"1.1.0\", \"input_hash\": \"{:016x}{:016x}{:016x}{:016x}\", \"stage_id\": {}, \"stage_type\": \"llm\", \"iteration\": 1, \"is_retry\": false, \"input\": {}, \"output\": {}, \"latency_ms\": {}, \"cost_usd\": null, \"reward\": {reward}, \"model\": \"agent-7b\", \"error\": null, \"trajectory_id\": {}, \"stage_name\": {}, \"status\": \"ok\", \"error_details\": null, \"state_snapshot\": {{\"input_text\": {}, \"output\": null, \"stage_outputs\": {{}}}}, \"result\": {{\"score\": {reward}}}}}",
+            rng.below(60), rng.below(60), rng.below(1_000_000),
+            json_str(&run.id), json_str(run.template),
+            rng.next(), rng.next(), rng.next(), rng.next(),
+            json_str(&stage_id),
+            json_str("You are a careful agent. Answer the request: {input_text}"),
+            json_str(&output), rng.below(3000), json_str(&run.id), json_str(&stage_id),
+            json_str(&run.input),
+        );
+    } else {
+        let input = if run.step == 0 {
+            json_str(&run.input)
+        } else {
+            "null".into()
+        };
+        let _ = write!(
+            out,
+            "{{\"pipeline_id\":{},\"stage_id\":{},\"stage_type\":\"{stage}\",\"input\":{input},\"output\":{},\"reward\":{reward},\"timestamp\":{}.{:03}}}",
+            json_str(&run.id), json_str(&stage_id), json_str(&output), 1_755_189_831 + rng.below(100_000), rng.below(1000)
+        );
+    }
+}
+
+fn completion_line(rng: &mut Rng, run: &Run, out: &mut String) -> &'static str {
+    let verdict = match run.outcome {
+        Outcome::Pass | Outcome::Error => rng.pick(PASS),
+        Outcome::Fail => rng.pick(FAIL),
+    };
+    let error = if run.outcome == Outcome::Error {
+        "\"max_total_steps (50) reached\""
+    } else {
+        "null"
+    };
+    let reward = format!("{:.4}", rng.below(50_000) as f64 / 10_000.0);
+    out.clear();
+    if run.real_shape {
+        let _ = write!(
+            out,
+            "{{\"timestamp_end\": \"2026-06-10T10:00:00.000000\", \"pipeline_id\": {}, \"template_id\": {}, \"verdict\": \"{verdict}\", \"verdict_label\": \"{verdict}\", \"is_complete\": true, \"step_count\": {}, \"elapsed_seconds\": 3.2, \"episode_reward\": {reward}, \"error\": {error}, \"trajectory_id\": {}, \"stage_name\": \"__pipeline_complete__\", \"stage_type\": \"output\", \"status\": \"ok\", \"error_details\": null, \"state_snapshot\": {{\"verdict\": \"{verdict}\", \"verdict_label\": \"{verdict}\", \"confidence\": 0.9, \"reason\": {}, \"stage_outputs\": {{}}}}}}",
+            json_str(&run.id), json_str(run.template), run.step, json_str(&run.id), json_str(&text(rng, 8)),
+        );
+    } else {
+        let _ = write!(
+            out,
+            "{{\"pipeline_id\": {}, \"template_id\": {}, \"verdict\": \"{verdict}\", \"is_complete\": true, \"error\": {error}, \"step_count\": {}, \"episode_reward\": {reward}}}",
+            json_str(&run.id), json_str(run.template), run.step,
+        );
+    }
+    verdict
+}
+
+fn parse_size(s: &str) -> u64 {
+    let (num, mult) = match s.chars().last() {
+        Some('K' | 'k') => (&s[..s.len() - 1], 1 << 10),
+        Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<u64>()
+        .expect("--size is a number with an optional K, M or G")
+        * mult
+}
+
+fn main() -> std::io::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let size = parse_size(&arg("--size").unwrap_or_else(|| "10M".into()));
+    let dir = std::path::PathBuf::from(arg("--out").unwrap_or_else(|| ".".into()));
+    let seed: u64 = arg("--seed").map_or(1, |s| s.parse().expect("--seed is a number"));
+    std::fs::create_dir_all(&dir)?;
+    let mut rng = Rng(seed);
+    let mut audit = BufWriter::with_capacity(1 << 20, File::create(dir.join("audit.jsonl"))?);
+    let mut old_v = BufWriter::new(File::create(dir.join("old_verdicts.jsonl"))?);
+    let mut new_v = BufWriter::new(File::create(dir.join("new_verdicts.jsonl"))?);
+    let mut written: u64 = 0;
+    let mut active: Vec<Run> = Vec::new();
+    let mut line = String::new();
+    let mut runs = 0u64;
+    while written < size || !active.is_empty() {
+        if written < size && (active.len() < 8 || rng.chance(10)) {
+            let words = 8 + rng.below(20);
+            active.push(Run {
+                id: if rng.chance(2) {
+                    format!("{}", 100_000 + rng.below(900_000))
+                } else {
+                    uuid(&mut rng)
+                },
+                template: TEMPLATES[rng.below(TEMPLATES.len() as u64) as usize],
+                real_shape: rng.chance(60),
+                stages_left: 2 + rng.below(5),
+                step: 0,
+                input: text(&mut rng, words),
+                outcome: match rng.below(100) {
+                    0..=69 => Outcome::Pass,
+                    70..=94 => Outcome::Fail,
+                    _ => Outcome::Error,
+                },
+            });
+            runs += 1;
+        }
+        let i = rng.below(active.len() as u64) as usize;
+        let run = &mut active[i];
+        if run.stages_left > 0 {
+            stage_line(&mut rng, run, &mut line);
+            run.stages_left -= 1;
+            run.step += 1;
+        } else {
+            let run = active.swap_remove(i);
+            let expected = completion_line(&mut rng, &run, &mut line);
+            if run.outcome == Outcome::Pass {
+                for (w, correct) in [(&mut old_v, 80), (&mut new_v, 88)] {
+                    let verdict = if rng.chance(correct) {
+                        expected.to_uppercase()
+                    } else {
+                        rng.pick(FAIL).to_owned()
+                    };
+                    if !rng.chance(1) {
+                        writeln!(
+                            w,
+                            "{{\"pipeline_id\": {}, \"verdict\": {}}}",
+                            json_str(&run.id),
+                            json_str(&verdict)
+                        )?;
+                    }
+                }
+            }
+        }
+        if rng.below(100_000) == 0 {
+            line.push_str("\naudit writer restarted");
+        }
+        line.push('\n');
+        audit.write_all(line.as_bytes())?;
+        written += line.len() as u64;
+    }
+    audit.flush()?;
+    old_v.flush()?;
+    new_v.flush()?;
+    for (name, base) in [
+        ("old_trajectories.jsonl", 55u64),
+        ("new_trajectories.jsonl", 58),
+    ] {
+        let mut w = BufWriter::new(File::create(dir.join(name))?);
+        for n in 0..200 {
+            let m = |rng: &mut Rng| (base + rng.below(40)) as f64 / 100.0;
+            writeln!(
+                w,
+                "{{\"trajectory_id\": \"t{n}\", \"goal_completion_score\": {}, \"tool_sequence_validity\": 1.0, \"unnecessary_steps_penalty\": 0.0, \"error_recovery_score\": 0.5, \"overall_judge_score\": {}, \"tac_score\": {}, \"scsr_score\": {}, \"iasa_score\": {}, \"egs_score\": {}, \"arr_score\": {}, \"lcf_score\": {}}}",
+                m(&mut rng), m(&mut rng), m(&mut rng), m(&mut rng), m(&mut rng), m(&mut rng),
+                rng.below(20) as f64 / 100.0, rng.below(100) / 90,
+            )?;
+        }
+        w.flush()?;
+    }
+    eprintln!(
+        "gen_audit: {written} bytes, {runs} pipelines in {}",
+        dir.display()
+    );
+    Ok(())
+}
