@@ -325,3 +325,118 @@ mod tests {
         );
     }
 }
+
+/// A policy as the page and JS embedders give it: every field optional (defaults as the CLI).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyInput {
+    /// Fewer candidates than this give an empty test set (default 20).
+    pub min_samples: Option<usize>,
+    /// Sample down to this many cases; `null`, `"none"` or absent with `no_max` → keep all.
+    #[serde(default, deserialize_with = "max_samples")]
+    pub max_samples: Option<Option<usize>>,
+    /// Seed of the sample (default 0).
+    pub seed: Option<u64>,
+    /// Task regression tolerance (default 0.0).
+    pub task_tol: Option<f64>,
+    /// Trajectory regression tolerance (default 0.05).
+    pub traj_tol: Option<f64>,
+    /// Pass verdicts: a list, or one comma-separated string.
+    #[serde(default, deserialize_with = "pass_verdicts")]
+    pub pass_verdicts: Option<Vec<String>>,
+    /// `block` (default) or `approve`.
+    pub on_insufficient: Option<OnInsufficient>,
+}
+
+fn max_samples<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<usize>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Max {
+        N(usize),
+        S(String),
+    }
+    match Option::<Max>::deserialize(d)? {
+        None => Ok(Some(None)),
+        Some(Max::N(n)) => Ok(Some(Some(n))),
+        Some(Max::S(s)) if matches!(s.trim(), "" | "none" | "all") => Ok(Some(None)),
+        Some(Max::S(s)) => s
+            .trim()
+            .parse()
+            .map(|n| Some(Some(n)))
+            .map_err(|_| serde::de::Error::custom(format!("max_samples must be a number or `none`, not `{s}`"))),
+    }
+}
+
+fn pass_verdicts<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum List {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(Option::<List>::deserialize(d)?.map(|l| match l {
+        List::One(s) => s.split(',').map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()).collect(),
+        List::Many(v) => v,
+    }))
+}
+
+impl PolicyInput {
+    /// The full policy, defaults filled in; `Err` names the first invalid field.
+    pub fn into_policy(self) -> Result<GatePolicy, String> {
+        let d = GatePolicy::default();
+        let finite = |name: &str, x: Option<f64>, default: f64| match x {
+            Some(v) if !v.is_finite() => Err(format!("{name} must be a finite number")),
+            Some(v) => Ok(v),
+            None => Ok(default),
+        };
+        let pass_verdicts = match self.pass_verdicts {
+            Some(list) => {
+                let set = PassSet::new(&list);
+                if set.verdicts().is_empty() {
+                    return Err("pass_verdicts must name at least one verdict".into());
+                }
+                set
+            }
+            None => d.pass_verdicts,
+        };
+        Ok(GatePolicy {
+            test_set: TestSetPolicy {
+                min_samples: self.min_samples.unwrap_or(d.test_set.min_samples),
+                max_samples: self.max_samples.unwrap_or(d.test_set.max_samples),
+                seed: self.seed.unwrap_or(d.test_set.seed),
+            },
+            pass_verdicts,
+            task_regression_tol: finite("task_tol", self.task_tol, d.task_regression_tol)?,
+            trajectory_regression_tol: finite("traj_tol", self.traj_tol, d.trajectory_regression_tol)?,
+            on_insufficient: self.on_insufficient.unwrap_or(d.on_insufficient),
+        })
+    }
+}
+
+#[cfg(test)]
+mod policy_input_tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<GatePolicy, String> {
+        serde_json::from_str::<PolicyInput>(json).map_err(|e| e.to_string())?.into_policy()
+    }
+
+    #[test]
+    fn defaults_and_spellings() {
+        assert_eq!(parse("{}").unwrap(), GatePolicy::default());
+        let p = parse(r#"{"max_samples": null, "pass_verdicts": "pass, ok", "task_tol": 0.07, "on_insufficient": "approve"}"#).unwrap();
+        assert_eq!(p.test_set.max_samples, None);
+        assert_eq!(p.pass_verdicts.verdicts(), ["PASS", "OK"]);
+        assert_eq!((p.task_regression_tol, p.on_insufficient), (0.07, OnInsufficient::Approve));
+        assert_eq!(parse(r#"{"max_samples": "none"}"#).unwrap().test_set.max_samples, None);
+        assert_eq!(parse(r#"{"max_samples": "50"}"#).unwrap().test_set.max_samples, Some(50));
+    }
+
+    #[test]
+    fn invalid_fields_are_named() {
+        assert!(parse(r#"{"max_samples": "lots"}"#).unwrap_err().contains("max_samples"));
+        assert!(parse(r#"{"pass_verdicts": []}"#).unwrap_err().contains("pass_verdicts"));
+        assert!(parse(r#"{"on_insufficient": "maybe"}"#).is_err());
+        assert!(parse(r#"{"min_sample": 3}"#).unwrap_err().contains("min_sample"));
+    }
+}

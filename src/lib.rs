@@ -14,6 +14,9 @@ pub mod json;
 pub mod lines;
 pub mod report;
 pub mod scoring;
+pub mod sniff;
 pub mod testset;
 pub mod trajectory;
 pub mod verdicts;
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;

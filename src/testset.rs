@@ -250,10 +250,12 @@ struct Partial {
     outputs: StageOutputs,
 }
 
-/// Builds the cases from the lines a [`Selection`] lists (pass 2).
-pub struct TestSetBuilder<'i> {
-    index: &'i AuditIndex,
+/// Builds the cases from the lines a [`Selection`] lists (pass 2). It keeps what it needs of
+/// the index, so it does not borrow it.
+pub struct TestSetBuilder {
     selection: Selection,
+    ids: Vec<PipelineId>,
+    file_names: Vec<String>,
     cases: Vec<Partial>,
     fed: Vec<bool>,
     warnings: Vec<String>,
@@ -271,20 +273,14 @@ fn is_set(raw: &Option<&RawValue>) -> bool {
     raw.is_some_and(|r| r.get() != "null")
 }
 
-impl<'i> TestSetBuilder<'i> {
+impl TestSetBuilder {
     /// A builder for the selection made from `index`.
-    pub fn new(index: &'i AuditIndex, selection: Selection) -> Self {
-        let cases = (0..selection.chosen.len())
-            .map(|_| Partial::default())
-            .collect();
+    pub fn new(index: &AuditIndex, selection: Selection) -> Self {
+        let cases = (0..selection.chosen.len()).map(|_| Partial::default()).collect();
         let fed = vec![false; selection.lines.len()];
-        TestSetBuilder {
-            index,
-            selection,
-            cases,
-            fed,
-            warnings: Vec::new(),
-        }
+        let ids = selection.chosen.iter().map(|&i| index.pipelines[i as usize].id.clone()).collect();
+        let file_names = index.files.iter().map(|f| f.name.clone()).collect();
+        TestSetBuilder { selection, ids, file_names, cases, fed, warnings: Vec::new() }
     }
 
     /// The selection being built.
@@ -296,13 +292,13 @@ impl<'i> TestSetBuilder<'i> {
     pub fn feed(&mut self, i: usize, bytes: &[u8]) -> Result<(), TestSetError> {
         let needed = self.selection.lines[i];
         let changed = || TestSetError::Changed {
-            file: self.index.files[needed.at.file as usize].name.clone(),
+            file: self.file_names[needed.at.file as usize].clone(),
             offset: needed.at.offset,
         };
         if bytes.len() != needed.at.len as usize {
             return Err(changed());
         }
-        let pipeline = &self.index.pipelines[self.selection.chosen[needed.case as usize] as usize];
+        let pipeline_id = &self.ids[needed.case as usize];
         let mut id = Scalar::Absent;
         let (mut template, mut verdict, mut reward, mut stage_id, mut output) =
             (None, None, None, None, None);
@@ -333,7 +329,7 @@ impl<'i> TestSetBuilder<'i> {
             Ok(())
         })
         .map_err(|_| changed())?;
-        if PipelineId::from_scalar(&id).ok().as_ref() != Some(&pipeline.id) {
+        if PipelineId::from_scalar(&id).ok().as_ref() != Some(pipeline_id) {
             return Err(changed());
         }
         let case = &mut self.cases[needed.case as usize];
@@ -362,7 +358,7 @@ impl<'i> TestSetBuilder<'i> {
                         let text = sid.get().trim().to_owned();
                         self.warnings.push(format!(
                             "pipeline {}: stage_id {text} is not a string; its output is keyed \"{text}\"",
-                            pipeline.id
+                            pipeline_id
                         ));
                         text
                     }
@@ -378,23 +374,24 @@ impl<'i> TestSetBuilder<'i> {
     pub fn finish(self) -> Result<TestSet, TestSetError> {
         if let Some(i) = self.fed.iter().position(|f| !f) {
             let at = self.selection.lines[i].at;
-            return Err(TestSetError::NotFed {
-                file: self.index.files[at.file as usize].name.clone(),
-                offset: at.offset,
-            });
+            return Err(TestSetError::NotFed { file: self.file_names[at.file as usize].clone(), offset: at.offset });
         }
         let mut cases = Vec::with_capacity(self.cases.len());
-        for (n, partial) in self.cases.into_iter().enumerate() {
-            let p = &self.index.pipelines[self.selection.chosen[n] as usize];
+        let mut first_line: Vec<Option<LineRef>> = vec![None; self.cases.len()];
+        for l in self.selection.lines.iter().rev() {
+            first_line[l.case as usize] = Some(l.at);
+        }
+        for (n, (partial, id)) in self.cases.into_iter().zip(self.ids).enumerate() {
+            let at = first_line[n].expect("every case has a completion line");
             let not_found = || TestSetError::Changed {
-                file: self.index.files[p.stages[0].file as usize].name.clone(),
-                offset: p.stages[0].offset,
+                file: self.file_names[at.file as usize].clone(),
+                offset: at.offset,
             };
             let (template_id, expected_verdict, episode_reward) =
                 partial.completion.ok_or_else(not_found)?;
             let (input_text, input_hash) = partial.input.ok_or_else(not_found)?;
             cases.push(TestCase {
-                pipeline_id: p.id.clone(),
+                pipeline_id: id,
                 template_id,
                 input_text,
                 expected_verdict,

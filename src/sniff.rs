@@ -1,0 +1,197 @@
+//! Guesses a file's role (audit log, old/new verdicts, old/new trajectories) from its first
+//! bytes and its name, for the page's drop zone. The user can always correct the guess.
+
+use crate::json::parse_object_line;
+use serde::Serialize;
+
+/// What a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// An audit log (stage and completion entries).
+    Audit,
+    /// A verdict file.
+    Verdicts,
+    /// Trajectory-evaluation results.
+    Trajectories,
+    /// Not recognised.
+    Unknown,
+}
+
+/// Which model a verdict or trajectory file belongs to, from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The deployed model.
+    Old,
+    /// The retrained model.
+    New,
+}
+
+/// The guess: the kind, the side when the name tells it, and the role name when both are known.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Guess {
+    /// What the file holds.
+    pub kind: Kind,
+    /// Old or new, when the name says.
+    pub side: Option<Side>,
+    /// `audit`, `old_verdicts`, `new_verdicts`, `old_trajectories`, `new_trajectories`, or
+    /// `None` when undecided.
+    pub role: Option<String>,
+}
+
+const OLD_WORDS: &[&str] = &["old", "baseline", "base", "prod", "current", "before", "champion", "previous", "deployed"];
+const NEW_WORDS: &[&str] = &["new", "candidate", "cand", "retrained", "retrain", "after", "challenger", "next", "trained"];
+
+fn side_from_name(name: &str) -> Option<Side> {
+    let lower = name.to_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let old = words.iter().any(|w| OLD_WORDS.contains(w));
+    let new = words.iter().any(|w| NEW_WORDS.contains(w));
+    match (old, new) {
+        (true, false) => Some(Side::Old),
+        (false, true) => Some(Side::New),
+        _ => None,
+    }
+}
+
+fn kind_of_object(line: &[u8]) -> Option<Kind> {
+    let (mut stage, mut completion, mut judge, mut id, mut verdict) = (false, false, false, false, false);
+    parse_object_line(line, |k, v| {
+        match k {
+            "stage_id" | "stage_type" | "state_snapshot" => stage = true,
+            "is_complete" | "step_count" | "episode_reward" => completion = true,
+            "overall_judge_score" | "goal_completion_score" | "tac_score" => judge = true,
+            "pipeline_id" => id = true,
+            "verdict" | "error" => verdict = true,
+            _ => {}
+        }
+        v.skip()
+    })
+    .ok()?;
+    Some(if judge {
+        Kind::Trajectories
+    } else if id && (stage || completion) {
+        Kind::Audit
+    } else if id && verdict {
+        Kind::Verdicts
+    } else {
+        Kind::Unknown
+    })
+}
+
+/// Guesses from the file name and its first bytes (a few KiB suffice; a cut last line is fine).
+pub fn sniff(name: &str, head: &[u8]) -> Guess {
+    let kind = sniff_kind(name, head);
+    let side = side_from_name(name);
+    let role = match (kind, side) {
+        (Kind::Audit, _) => Some("audit".to_owned()),
+        (Kind::Verdicts, Some(Side::Old)) => Some("old_verdicts".to_owned()),
+        (Kind::Verdicts, Some(Side::New)) => Some("new_verdicts".to_owned()),
+        (Kind::Trajectories, Some(Side::Old)) => Some("old_trajectories".to_owned()),
+        (Kind::Trajectories, Some(Side::New)) => Some("new_trajectories".to_owned()),
+        _ => None,
+    };
+    Guess { kind, side, role }
+}
+
+fn sniff_kind(name: &str, head: &[u8]) -> Kind {
+    let lower = name.to_lowercase();
+    if lower.ends_with(".gz") {
+        return if lower.contains("audit") { Kind::Audit } else { Kind::Unknown };
+    }
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let first = head.iter().position(|b| !b.is_ascii_whitespace());
+    let Some(first) = first else { return Kind::Unknown };
+    let body = &head[first..];
+    match body[0] {
+        b'[' => {
+            // The first element of an array: from its `{` to the matching line end is enough
+            // for the keys we look for.
+            let text = String::from_utf8_lossy(body);
+            if text.contains("\"overall_judge_score\"") {
+                Kind::Trajectories
+            } else if text.contains("\"pipeline_id\"") {
+                Kind::Verdicts
+            } else {
+                Kind::Unknown
+            }
+        }
+        b'{' => {
+            let mut votes = [0usize; 3];
+            let mut objects = 0;
+            for line in body.split(|&b| b == b'\n').take(50) {
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                match kind_of_object(line) {
+                    Some(Kind::Audit) => votes[0] += 1,
+                    Some(Kind::Verdicts) => votes[1] += 1,
+                    Some(Kind::Trajectories) => votes[2] += 1,
+                    Some(Kind::Unknown) => {}
+                    None => continue,
+                }
+                objects += 1;
+            }
+            if objects == 0 {
+                // Not JSONL: a JSON object mapping ids to verdicts.
+                return Kind::Verdicts;
+            }
+            if votes[0] > 0 {
+                Kind::Audit
+            } else if votes[2] >= votes[1] && votes[2] > 0 {
+                Kind::Trajectories
+            } else if votes[1] > 0 {
+                Kind::Verdicts
+            } else {
+                Kind::Unknown
+            }
+        }
+        _ => {
+            let header = body.split(|&b| b == b'\n').next().unwrap_or(b"");
+            let header = String::from_utf8_lossy(header).to_lowercase();
+            let cols: Vec<&str> = header.split([',', '\t']).map(|c| c.trim().trim_matches('"')).collect();
+            if cols.contains(&"pipeline_id") && (cols.contains(&"verdict") || cols.contains(&"error")) {
+                Kind::Verdicts
+            } else {
+                Kind::Unknown
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn role(name: &str, head: &str) -> Option<String> {
+        sniff(name, head.as_bytes()).role
+    }
+
+    #[test]
+    fn recognises_each_kind() {
+        let audit = "{\"pipeline_id\":\"p\",\"stage_id\":\"s\",\"stage_type\":\"x\"}\n{\"pipeline_id\":\"p\",\"verdict\":\"PASS\",\"is_complete\":true}\n";
+        assert_eq!(role("whatever.jsonl", audit).as_deref(), Some("audit"));
+        let verdicts = "{\"pipeline_id\":\"p\",\"verdict\":\"PASS\"}\n{\"pipeline_id\":\"q\",\"verd";
+        assert_eq!(role("old_verdicts.jsonl", verdicts).as_deref(), Some("old_verdicts"));
+        assert_eq!(role("candidate.jsonl", verdicts).as_deref(), Some("new_verdicts"));
+        assert_eq!(sniff("verdicts.jsonl", verdicts.as_bytes()).kind, Kind::Verdicts);
+        assert_eq!(sniff("verdicts.jsonl", verdicts.as_bytes()).role, None);
+        let traj = "{\"overall_judge_score\": 0.5, \"tac_score\": 1}\n";
+        assert_eq!(role("new_trajectories.jsonl", traj).as_deref(), Some("new_trajectories"));
+        assert_eq!(role("baseline-traj.json", "[{\"overall_judge_score\": 1}]").as_deref(), Some("old_trajectories"));
+        assert_eq!(role("old.csv", "pipeline_id,verdict\np,PASS\n").as_deref(), Some("old_verdicts"));
+        assert_eq!(role("new.json", "{\n  \"p\": \"PASS\"\n}").as_deref(), Some("new_verdicts"));
+        assert_eq!(sniff("notes.txt", b"hello").kind, Kind::Unknown);
+        assert_eq!(role("prod-audit.jsonl.gz", "\x1f").as_deref(), Some("audit"));
+    }
+
+    #[test]
+    fn name_words_decide_the_side() {
+        assert_eq!(side_from_name("old_verdicts.jsonl"), Some(Side::Old));
+        assert_eq!(side_from_name("verdicts-new.csv"), Some(Side::New));
+        assert_eq!(side_from_name("newsletter.csv"), None);
+        assert_eq!(side_from_name("old-vs-new.csv"), None);
+    }
+}

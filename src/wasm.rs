@@ -1,0 +1,349 @@
+//! The WebAssembly API for the page and for JS embedders: one class, `GateSession`.
+//!
+//! Bytes and plain objects in, plain objects out. The audit log is streamed in chunks (pass 1),
+//! then the session lists the few lines pass 2 needs (`neededLines`), which the caller reads
+//! with `File.slice` and feeds back (`feedLine`); embedders holding the whole file in memory
+//! call `buildTestSet([bytes])` instead. Nothing here touches the DOM, the network or a clock.
+
+use crate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
+use crate::decision::{GatePolicy, PolicyInput};
+use crate::report::{evaluate, GateInputs, GateReport};
+use crate::sniff::sniff;
+use crate::testset::{TestSet, TestSetBuilder};
+use crate::trajectory::{parse_trajectories, Trajectories};
+use crate::verdicts::{parse_verdicts, Verdicts};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = r#"
+/** The gate policy; every field is optional (defaults: 20, 200, 0, 0.0, 0.05, PASS,APPROVE,COMPLETE, block). */
+export interface PolicyInput {
+  min_samples?: number;
+  /** A number, or null / "none" for no limit. */
+  max_samples?: number | string | null;
+  seed?: number;
+  task_tol?: number;
+  traj_tol?: number;
+  /** A list, or one comma-separated string. */
+  pass_verdicts?: string[] | string;
+  on_insufficient?: "block" | "approve";
+}
+/** What `setPolicy` asks the caller to redo: scan the audit log again, rebuild the test set, or nothing. */
+export type PolicyChange = "rescan" | "rebuild" | "ready";
+export type Role = "audit" | "old_verdicts" | "new_verdicts" | "old_trajectories" | "new_trajectories";
+export interface RoleGuess { kind: "audit" | "verdicts" | "trajectories" | "unknown"; side: "old" | "new" | null; role: Role | null; }
+export interface SkipStat { count: number; first_lines: { file: string; line: number }[]; }
+export interface AuditSummary {
+  files: number; bytes: number; lines: number; blank_lines: number; stage_entries: number;
+  completion_entries: number; successful_completions: number; skipped: Record<string, SkipStat>;
+  pipelines: number; successful_pipelines: number; successful_without_stages: number;
+  successful_without_input: number; candidates: number;
+}
+export interface TestSetInfo { num_cases: number; candidates: number; sampled: boolean; insufficient: boolean; }
+export interface TestCase {
+  pipeline_id: string | number; template_id: unknown; input_text: unknown; expected_verdict: unknown;
+  expected_stage_outputs: Record<string, unknown>; episode_reward: unknown; input_hash?: unknown;
+}
+export interface InputFile { role: string; name: string; bytes: number; sha256: string; }
+export interface ModelCounts {
+  format: "jsonl" | "json_array" | "json_map" | "csv" | "tsv"; cases: number; passed: number; wrong: number;
+  missing: number; errored: number; pass_rate: number | null; records: number; extra: number;
+  duplicates: number; conflicting: number; conflicting_ids: string[]; ignored_stage_entries: number;
+}
+export interface TrajectoryInfo { results: number; skipped_without_judge: number; mean: number | null; composites: number[]; }
+export interface GateDecision {
+  approved: boolean; reason: string; task_delta: number; trajectory_delta: number; task_old: number;
+  task_new: number; trajectory_old: number | null; trajectory_new: number | null; num_cases: number;
+  details: { task_regressed: boolean; trajectory_regressed: boolean; task_regression_tol: number;
+             trajectory_regression_tol: number; trajectory_checked: boolean; };
+}
+export interface ABComparison { old_score: number; new_score: number; delta: number; num_cases: number; new_is_better: boolean; recommendation: "deploy" | "keep_old"; }
+export interface CaseOutcome {
+  pipeline_id: string | number; template_id: unknown; expected: unknown; old_verdict: string | null;
+  new_verdict: string | null; old_pass: boolean; new_pass: boolean;
+  status: "regressed" | "improved" | "both_pass" | "both_fail"; old_missing: boolean; new_missing: boolean;
+  old_errored: boolean; new_errored: boolean; old_error?: string; new_error?: string;
+}
+export interface TemplateRow { template_id: unknown; n: number; old_pass_rate: number; new_pass_rate: number; delta: number; }
+export interface GateReport {
+  schema: "deploy-gate/report/v1"; tool: { name: string; version: string };
+  policy: { min_samples: number; max_samples: number | null; seed: number; pass_verdicts: string[];
+            task_regression_tol: number; trajectory_regression_tol: number; on_insufficient: "block" | "approve" };
+  inputs: InputFile[]; audit: AuditSummary; test_set: TestSetInfo;
+  verdicts: { old: ModelCounts; new: ModelCounts };
+  trajectories: { old: TrajectoryInfo | null; new: TrajectoryInfo | null };
+  decision: GateDecision; comparison: ABComparison; cases: CaseOutcome[]; templates: TemplateRow[];
+  warnings: string[];
+}
+"#;
+
+#[wasm_bindgen(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+fn into_error(msg: impl std::fmt::Display) -> JsError {
+    JsError::new(&msg.to_string())
+}
+
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(into_error)
+}
+
+/// Parses JSON text produced by this crate into a plain JS value.
+fn json_to_js(text: &str) -> Result<JsValue, JsError> {
+    js_sys::JSON::parse(text).map_err(|_| into_error("internal error: invalid JSON"))
+}
+
+fn side(role: &str, kind: &str) -> Result<bool, JsError> {
+    match role {
+        "old" => Ok(true),
+        "new" => Ok(false),
+        r if r == format!("old_{kind}") => Ok(true),
+        r if r == format!("new_{kind}") => Ok(false),
+        other => Err(into_error(format!("role must be `old` or `new`, not `{other}`"))),
+    }
+}
+
+/// One gate evaluation: policy, audit log (streamed), test set, verdicts, trajectories, report.
+#[wasm_bindgen]
+pub struct GateSession {
+    policy: GatePolicy,
+    scanner: Option<AuditScanner>,
+    index: Option<AuditIndex>,
+    builder: Option<TestSetBuilder>,
+    test_set: Option<TestSet>,
+    old_verdicts: Option<Verdicts>,
+    new_verdicts: Option<Verdicts>,
+    old_trajectories: Option<Trajectories>,
+    new_trajectories: Option<Trajectories>,
+}
+
+#[wasm_bindgen]
+impl GateSession {
+    /// A session with the given policy (defaults for absent fields).
+    #[wasm_bindgen(constructor)]
+    pub fn new(#[wasm_bindgen(unchecked_param_type = "PolicyInput | undefined")] policy: JsValue) -> Result<GateSession, JsError> {
+        Ok(GateSession {
+            policy: parse_policy(policy)?,
+            scanner: None,
+            index: None,
+            builder: None,
+            test_set: None,
+            old_verdicts: None,
+            new_verdicts: None,
+            old_trajectories: None,
+            new_trajectories: None,
+        })
+    }
+
+    /// Replaces the policy and says what must be redone: `"rescan"` (pass verdicts changed: push
+    /// the audit log again), `"rebuild"` (test-set size or seed changed: call `neededLines`
+    /// again) or `"ready"` (call `evaluate`).
+    #[wasm_bindgen(js_name = setPolicy, unchecked_return_type = "PolicyChange")]
+    pub fn set_policy(&mut self, #[wasm_bindgen(unchecked_param_type = "PolicyInput")] policy: JsValue) -> Result<String, JsError> {
+        let new = parse_policy(policy)?;
+        let change = if new.pass_verdicts != self.policy.pass_verdicts {
+            self.index = None;
+            self.test_set = None;
+            "rescan"
+        } else if new.test_set != self.policy.test_set {
+            self.test_set = None;
+            "rebuild"
+        } else {
+            "ready"
+        };
+        self.builder = None;
+        self.policy = new;
+        Ok(change.into())
+    }
+
+    /// The current policy, defaults filled in (as the report lists it).
+    #[wasm_bindgen(unchecked_return_type = "GateReport[\"policy\"]")]
+    pub fn policy(&self) -> Result<JsValue, JsError> {
+        to_js(&self.policy)
+    }
+
+    /// Starts an audit file (the first call also starts a new audit log).
+    #[wasm_bindgen(js_name = beginAudit)]
+    pub fn begin_audit(&mut self, name: &str) {
+        let scanner = self
+            .scanner
+            .get_or_insert_with(|| AuditScanner::new(self.policy.pass_verdicts.clone(), DEFAULT_MAX_LINE));
+        scanner.begin_file(name);
+        self.index = None;
+        self.builder = None;
+        self.test_set = None;
+    }
+
+    /// Feeds the next chunk of the current audit file.
+    #[wasm_bindgen(js_name = pushAudit)]
+    pub fn push_audit(&mut self, chunk: &[u8]) -> Result<(), JsError> {
+        self.scanner.as_mut().ok_or_else(|| into_error("call beginAudit before pushAudit"))?.push(chunk);
+        Ok(())
+    }
+
+    /// Ends the audit log (all its files) and returns what pass 1 saw.
+    #[wasm_bindgen(js_name = finishAudit, unchecked_return_type = "AuditSummary")]
+    pub fn finish_audit(&mut self) -> Result<JsValue, JsError> {
+        let scanner = self.scanner.take().ok_or_else(|| into_error("no audit file was begun"))?;
+        let index = scanner.finish();
+        let summary = to_js(index.summary());
+        self.index = Some(index);
+        summary
+    }
+
+    /// The lines pass 2 needs, as a flat array `[file, offset, length, …]` (file = index of the
+    /// audit file in the order begun). Read each and pass it to `feedLine` with its position.
+    #[wasm_bindgen(js_name = neededLines)]
+    pub fn needed_lines(&mut self) -> Result<Vec<f64>, JsError> {
+        let index = self.index.as_ref().ok_or_else(|| into_error("the audit log is not loaded"))?;
+        let selection = index.select(&self.policy.test_set);
+        let flat = selection
+            .lines()
+            .iter()
+            .flat_map(|l| [l.at.file as f64, l.at.offset as f64, l.at.len as f64])
+            .collect();
+        self.builder = Some(TestSetBuilder::new(index, selection));
+        Ok(flat)
+    }
+
+    /// Feeds line `i` of `neededLines` (its bytes, without the line ending).
+    #[wasm_bindgen(js_name = feedLine)]
+    pub fn feed_line(&mut self, i: usize, bytes: &[u8]) -> Result<(), JsError> {
+        let builder = self.builder.as_mut().ok_or_else(|| into_error("call neededLines first"))?;
+        if i >= builder.selection().lines().len() {
+            return Err(into_error(format!("line {i} was not asked for")));
+        }
+        builder.feed(i, bytes).map_err(into_error)
+    }
+
+    /// Finishes pass 2 after every needed line was fed.
+    #[wasm_bindgen(js_name = finishTestSet, unchecked_return_type = "TestSetInfo")]
+    pub fn finish_test_set(&mut self) -> Result<JsValue, JsError> {
+        let builder = self.builder.take().ok_or_else(|| into_error("call neededLines first"))?;
+        let ts = builder.finish().map_err(into_error)?;
+        let info = to_js(&test_set_info(&ts));
+        self.test_set = Some(ts);
+        info
+    }
+
+    /// Builds the test set from the whole audit files (in the order begun), for callers that
+    /// hold them in memory.
+    #[wasm_bindgen(js_name = buildTestSet, unchecked_return_type = "TestSetInfo")]
+    pub fn build_test_set(&mut self, files: Vec<js_sys::Uint8Array>) -> Result<JsValue, JsError> {
+        let index = self.index.as_ref().ok_or_else(|| into_error("the audit log is not loaded"))?;
+        if files.len() != index.files().len() {
+            return Err(into_error(format!("expected {} audit file(s), got {}", index.files().len(), files.len())));
+        }
+        let bytes: Vec<Vec<u8>> = files.iter().map(|f| f.to_vec()).collect();
+        let refs: Vec<&[u8]> = bytes.iter().map(Vec::as_slice).collect();
+        let ts = crate::testset::build_from_memory(index, &refs, &self.policy.test_set).map_err(into_error)?;
+        let info = to_js(&test_set_info(&ts));
+        self.test_set = Some(ts);
+        info
+    }
+
+    /// Reads a verdict file for `role` (`old`/`new` or `old_verdicts`/`new_verdicts`).
+    #[wasm_bindgen(js_name = addVerdicts)]
+    pub fn add_verdicts(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
+        let old = side(role, "verdicts")?;
+        let parsed = parse_verdicts(if old { "old_verdicts" } else { "new_verdicts" }, file_name, bytes).map_err(into_error)?;
+        *if old { &mut self.old_verdicts } else { &mut self.new_verdicts } = Some(parsed);
+        Ok(())
+    }
+
+    /// Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).
+    #[wasm_bindgen(js_name = addTrajectories)]
+    pub fn add_trajectories(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
+        let old = side(role, "trajectories")?;
+        let parsed = parse_trajectories(if old { "old_trajectories" } else { "new_trajectories" }, file_name, bytes)
+            .map_err(into_error)?;
+        *if old { &mut self.old_trajectories } else { &mut self.new_trajectories } = Some(parsed);
+        Ok(())
+    }
+
+    /// Forgets a verdict or trajectory file (`old_verdicts`, `new_trajectories`, …).
+    #[wasm_bindgen(js_name = removeInput)]
+    pub fn remove_input(&mut self, role: &str) -> Result<(), JsError> {
+        match role {
+            "old_verdicts" => self.old_verdicts = None,
+            "new_verdicts" => self.new_verdicts = None,
+            "old_trajectories" => self.old_trajectories = None,
+            "new_trajectories" => self.new_trajectories = None,
+            "audit" => {
+                self.scanner = None;
+                self.index = None;
+                self.builder = None;
+                self.test_set = None;
+            }
+            other => return Err(into_error(format!("unknown role `{other}`"))),
+        }
+        Ok(())
+    }
+
+    /// True when the test set and both verdict files are in: `evaluate` can run.
+    #[wasm_bindgen(js_name = isReady)]
+    pub fn is_ready(&self) -> bool {
+        self.test_set.is_some() && self.old_verdicts.is_some() && self.new_verdicts.is_some()
+    }
+
+    /// The GateReport as JSON text, byte for byte what the CLI writes for the same inputs.
+    #[wasm_bindgen(js_name = evaluateJson)]
+    pub fn evaluate_json(&self) -> Result<String, JsError> {
+        Ok(self.report()?.to_json())
+    }
+
+    /// The GateReport as a plain object.
+    #[wasm_bindgen(unchecked_return_type = "GateReport")]
+    pub fn evaluate(&self) -> Result<JsValue, JsError> {
+        json_to_js(&self.report()?.to_json())
+    }
+
+    /// The test set as JSONL (one case per line, the reference's field names).
+    #[wasm_bindgen(js_name = testSetJsonl)]
+    pub fn test_set_jsonl(&self) -> Result<String, JsError> {
+        Ok(self.test_set.as_ref().ok_or_else(|| into_error("the test set is not built"))?.to_jsonl())
+    }
+
+    /// The test cases as plain objects.
+    #[wasm_bindgen(js_name = testCases, unchecked_return_type = "TestCase[]")]
+    pub fn test_cases(&self) -> Result<JsValue, JsError> {
+        let ts = self.test_set.as_ref().ok_or_else(|| into_error("the test set is not built"))?;
+        json_to_js(&serde_json::to_string(&ts.cases).map_err(into_error)?)
+    }
+
+    /// Guesses a file's role from its name and first bytes (a few KiB).
+    #[wasm_bindgen(js_name = sniffRole, unchecked_return_type = "RoleGuess")]
+    pub fn sniff_role(file_name: &str, head: &[u8]) -> Result<JsValue, JsError> {
+        to_js(&sniff(file_name, head))
+    }
+
+    fn report(&self) -> Result<GateReport, JsError> {
+        let missing = |what: &str| into_error(format!("{what} is not loaded"));
+        let index = self.index.as_ref().ok_or_else(|| missing("the audit log"))?;
+        let test_set = self.test_set.as_ref().ok_or_else(|| missing("the test set"))?;
+        let inputs = GateInputs {
+            audit: index,
+            test_set,
+            old_verdicts: self.old_verdicts.as_ref().ok_or_else(|| missing("the old model's verdict file"))?,
+            new_verdicts: self.new_verdicts.as_ref().ok_or_else(|| missing("the new model's verdict file"))?,
+            old_trajectories: self.old_trajectories.as_ref(),
+            new_trajectories: self.new_trajectories.as_ref(),
+        };
+        Ok(evaluate(&inputs, &self.policy))
+    }
+}
+
+fn parse_policy(value: JsValue) -> Result<GatePolicy, JsError> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(GatePolicy::default());
+    }
+    let input: PolicyInput = serde_wasm_bindgen::from_value(value).map_err(|e| into_error(format!("policy: {e}")))?;
+    input.into_policy().map_err(|e| into_error(format!("policy: {e}")))
+}
+
+fn test_set_info(ts: &TestSet) -> crate::report::TestSetInfo {
+    crate::report::TestSetInfo { num_cases: ts.cases.len(), candidates: ts.candidates, sampled: ts.sampled, insufficient: ts.insufficient }
+}

@@ -1,0 +1,15 @@
+// Registers every custom element of the viewer, in one place.
+import { FileDrop } from "./file-drop.js";
+import { PolicyForm } from "./policy-form.js";
+import { ProgressBar } from "./progress-bar.js";
+import { ResultsView } from "./results-view.js";
+import { CaseTable } from "./case-table.js";
+
+export function register() {
+  const define = (name, cls) => customElements.get(name) || customElements.define(name, cls);
+  define("dg-file-drop", FileDrop);
+  define("dg-policy-form", PolicyForm);
+  define("dg-progress", ProgressBar);
+  define("dg-results", ResultsView);
+  define("dg-case-table", CaseTable);
+}

@@ -1,0 +1,114 @@
+// <dg-results>: the decision, its evidence and the exports for one report. Emits `dg-export`
+// ({kind: "report" | "testset" | "markdown"}).
+import { h, text, pretty, percent, signed } from "../dom.js";
+import { passRateChart, templateDeltaChart, trajectoryChart } from "../charts.js";
+import { CaseTable } from "./case-table.js";
+
+/** The decision in plain words. */
+export function explain(report) {
+  const d = report.decision;
+  const tol = d.details;
+  const task = `task accuracy went from ${percent(d.task_old)} to ${percent(d.task_new)}`;
+  if (!d.approved && d.reason.startsWith("blocked: insufficient")) {
+    return `Only ${report.test_set.candidates} usable past run(s) were found in the audit log (at least ${report.policy.min_samples} are needed), so there is not enough evidence to replace the model. Keep the old one.`;
+  }
+  const parts = [];
+  if (tol.task_regressed) parts.push(`Task accuracy fell from ${percent(d.task_old)} to ${percent(d.task_new)}, more than the tolerance of ${tol.task_regression_tol} allows.`);
+  if (tol.trajectory_regressed) parts.push(`Trajectory quality fell from ${d.trajectory_old} to ${d.trajectory_new}, more than the tolerance of ${tol.trajectory_regression_tol} allows.`);
+  if (parts.length) return `${parts.join(" ")} Keep the old model.`;
+  if (d.num_cases === 0) return "No test case was found; the policy (too few cases: approve) approves anyway, as the reference implementation does.";
+  const traj = tol.trajectory_checked ? ` and trajectory quality from ${d.trajectory_old} to ${d.trajectory_new}` : " (trajectory quality was not checked)";
+  return `The new model is not worse: ${task}${traj}. It may be deployed.`;
+}
+
+function card(title, rows, extra) {
+  return h("section", { class: "dg-card" }, h("h3", {}, title), h("dl", {}, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])), extra);
+}
+
+export class ResultsView extends HTMLElement {
+  /** Shows a report. `cases` are the test cases (for the drill-down). */
+  show(report, cases) {
+    const d = report.decision;
+    const exportButton = (kind, label) => h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": `export-${kind}`, onclick: () => this.dispatchEvent(new CustomEvent("dg-export", { bubbles: true, detail: { kind } })) }, label);
+    const banner = h(
+      "section",
+      { class: `dg-banner ${d.approved ? "dg-approved" : "dg-blocked"}`, "data-testid": "decision", "data-approved": String(d.approved), "data-reason": d.reason, role: "status" },
+      h("h2", {}, d.approved ? "Approved — deploy the new model" : "Blocked — keep the old model"),
+      h("p", {}, explain(report)),
+      h("p", { class: "dg-muted" }, "Reason: ", h("code", {}, d.reason), " · test cases: ", h("strong", { "data-testid": "num-cases" }, String(d.num_cases))),
+    );
+    const exports = h("div", { class: "dg-exports" }, exportButton("report", "Download report JSON"), exportButton("testset", "Download test set JSONL"), exportButton("markdown", "Copy Markdown summary"));
+
+    const o = report.verdicts.old;
+    const n = report.verdicts.new;
+    const taskCard = card(
+      "Task accuracy",
+      [
+        ["old → new", `${percent(d.task_old)} → ${percent(d.task_new)}`],
+        ["delta", signed(d.task_delta)],
+        ["tolerance", String(d.details.task_regression_tol)],
+        ["passed", `old ${o.passed} · new ${n.passed} of ${o.cases}`],
+        ["wrong verdict", `old ${o.wrong} · new ${n.wrong}`],
+        ["missing verdict", `old ${o.missing} · new ${n.missing}`],
+        ["runner errors", `old ${o.errored} · new ${n.errored}`],
+        ["extra verdicts", `old ${o.extra} · new ${n.extra}`],
+      ],
+      passRateChart(d.task_old, d.task_new),
+    );
+    const t = report.trajectories;
+    const trajCard = d.details.trajectory_checked
+      ? card(
+          "Trajectory quality",
+          [
+            ["old → new", `${d.trajectory_old} → ${d.trajectory_new}`],
+            ["delta", signed(d.trajectory_delta)],
+            ["tolerance", String(d.details.trajectory_regression_tol)],
+            ["results", `old ${t.old.results} · new ${t.new.results}`],
+            ["without judge score", `old ${t.old.skipped_without_judge} · new ${t.new.skipped_without_judge}`],
+          ],
+          trajectoryChart(t.old.composites, t.new.composites),
+        )
+      : card("Trajectory quality", [["status", "not checked (needs both trajectory files)"]]);
+
+    const templates = h(
+      "section",
+      { class: "dg-panel" },
+      h("h3", {}, "Per template"),
+      report.templates.length ? templateDeltaChart(report.templates) : null,
+      h(
+        "table",
+        { class: "dg-table" },
+        h("thead", {}, h("tr", {}, ["template", "cases", "old", "new", "Δ"].map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, report.templates.map((r) => h("tr", {}, h("td", {}, text(r.template_id)), h("td", { class: "dg-num" }, String(r.n)), h("td", { class: "dg-num" }, percent(r.old_pass_rate)), h("td", { class: "dg-num" }, percent(r.new_pass_rate)), h("td", { class: `dg-num ${r.delta < 0 ? "dg-worse" : r.delta > 0 ? "dg-better" : ""}` }, signed(r.delta))))),
+      ),
+    );
+
+    const table = new CaseTable();
+    const casesPanel = h("section", { class: "dg-panel" }, h("h3", {}, "Cases"), table);
+    table.show(report.cases, cases);
+
+    const a = report.audit;
+    const quality = h(
+      "section",
+      { class: "dg-panel", "data-testid": "data-quality" },
+      h("h3", {}, "Audit log data quality"),
+      h("dl", { class: "dg-grid" }, [
+        ["files", a.files], ["lines read", a.lines], ["blank lines", a.blank_lines], ["stage entries", a.stage_entries],
+        ["completion entries", a.completion_entries], ["successful completions", a.successful_completions], ["pipelines", a.pipelines],
+        ["successful pipelines", a.successful_pipelines], ["…without stage entries", a.successful_without_stages],
+        ["…without an input", a.successful_without_input], ["candidate cases", a.candidates], ["test cases", report.test_set.num_cases],
+      ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))])),
+      Object.keys(a.skipped).length
+        ? h("ul", { class: "dg-skipped" }, Object.entries(a.skipped).map(([reason, stat]) => h("li", {}, h("strong", {}, `${stat.count} × ${reason}`), " — first at ", stat.first_lines.map((l) => `${l.file}:${l.line}`).join(", "))))
+        : h("p", { class: "dg-muted" }, "No line was skipped."),
+    );
+    const warnings = report.warnings.length ? h("section", { class: "dg-panel dg-warnings" }, h("h3", {}, "Warnings"), h("ul", {}, report.warnings.map((w) => h("li", {}, w)))) : null;
+    this.replaceChildren(banner, exports, h("div", { class: "dg-cards" }, taskCard, trajCard), templates, casesPanel, quality, warnings);
+  }
+
+  clear() {
+    this.replaceChildren();
+  }
+}
+
+export { pretty };
