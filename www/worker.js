@@ -6,7 +6,11 @@ import init, { GateSession } from "../pkg/deploy_gate.js";
 const ready = init();
 let session = null;
 let auditFiles = [];
-let cancelled = false;
+// Every request gets an epoch when it arrives; "cancel" cancels every request received before it.
+let requestEpoch = 0;
+let cancelEpoch = 0;
+let currentEpoch = 0;
+const cancelled = () => currentEpoch <= cancelEpoch;
 
 class Cancelled extends Error {
   constructor() {
@@ -29,7 +33,7 @@ async function scanAudit(id) {
     const reader = file.stream().getReader();
     try {
       for (;;) {
-        if (cancelled) throw new Cancelled();
+        if (cancelled()) throw new Cancelled();
         const { done, value } = await reader.read();
         if (done) break;
         session.pushAudit(value);
@@ -52,7 +56,7 @@ async function buildTestSet(id) {
   const flat = session.neededLines();
   const count = flat.length / 3;
   for (let i = 0; i < count; i++) {
-    if (cancelled) throw new Cancelled();
+    if (cancelled()) throw new Cancelled();
     const file = auditFiles[flat[3 * i]];
     const offset = flat[3 * i + 1];
     const bytes = new Uint8Array(await file.slice(offset, offset + flat[3 * i + 2]).arrayBuffer());
@@ -124,13 +128,14 @@ let queue = Promise.resolve();
 onmessage = (event) => {
   const { id, type, payload } = event.data;
   if (type === "cancel") {
-    cancelled = true;
+    cancelEpoch = requestEpoch;
     return;
   }
+  const epoch = ++requestEpoch;
   queue = queue.then(async () => {
     await ready;
     if (type !== "init" && !session) session = new GateSession(undefined);
-    cancelled = false;
+    currentEpoch = epoch;
     try {
       const result = await handlers[type](payload || {}, id);
       postMessage({ id, ok: true, result });

@@ -1,0 +1,136 @@
+// The page as a reviewer uses it: drop, roles, policy changes, exports, example, embedding,
+// cancel, and a 200 MB log while the page stays responsive.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { start, openPage, fixtureFiles, fixturePolicy, cliReport, setPolicy, decision, generated, FIXTURES, ROOT } from "./harness.mjs";
+
+let env;
+before(async () => (env = await start()));
+after(async () => env && (await env.close()));
+
+async function dropFiles(page, files) {
+  const payload = files.map((f) => ({ name: path.basename(f), text: fs.readFileSync(f, "utf8") }));
+  await page.evaluate((items) => {
+    const dt = new DataTransfer();
+    for (const { name, text } of items) dt.items.add(new File([text], name, { type: "application/x-ndjson" }));
+    const zone = document.querySelector('[data-testid="drop-zone"]');
+    zone.dispatchEvent(new DragEvent("dragover", { bubbles: true, cancelable: true, dataTransfer: dt }));
+    zone.dispatchEvent(new DragEvent("drop", { bubbles: true, cancelable: true, dataTransfer: dt }));
+  }, payload);
+}
+
+test("files dropped on the drop zone are recognised and evaluated", async () => {
+  const page = await openPage(env);
+  await setPolicy(page, fixturePolicy("approved"));
+  await dropFiles(page, fixtureFiles("approved"));
+  const shown = await decision(page);
+  const cli = JSON.parse(cliReport(path.join(FIXTURES, "approved"), fixturePolicy("approved")));
+  assert.deepEqual(shown, { approved: cli.decision.approved, reason: cli.decision.reason, numCases: cli.decision.num_cases });
+  const roles = await page.locator('[data-testid="file-entry"]').evaluateAll((els) => els.map((e) => e.dataset.role).sort());
+  assert.deepEqual(roles, ["audit", "new_trajectories", "new_verdicts", "old_trajectories", "old_verdicts"]);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("changing a policy field re-evaluates, and a role can be corrected by hand", async () => {
+  const page = await openPage(env);
+  const policy = { ...fixturePolicy("task-tolerance"), task_tol: "0.0" };
+  await setPolicy(page, policy);
+  await page.setInputFiles('[data-testid="file-input"]', fixtureFiles("task-tolerance"));
+  const first = await decision(page);
+  const dir = path.join(FIXTURES, "task-tolerance");
+  assert.equal(first.reason, JSON.parse(cliReport(dir, policy)).decision.reason);
+  assert.equal(first.approved, false);
+
+  await setPolicy(page, { task_tol: "0.07" });
+  await page.waitForFunction(() => document.querySelector('[data-testid="decision"]')?.dataset.approved === "true");
+  const second = await decision(page);
+  assert.equal(second.reason, JSON.parse(cliReport(dir, { ...policy, task_tol: "0.07" })).decision.reason);
+
+  // The same file for both models: swapping roles makes old == new.
+  const selects = page.locator('[data-testid="file-entry"]');
+  const count = await selects.count();
+  for (let i = 0; i < count; i++) {
+    const entry = selects.nth(i);
+    if ((await entry.getAttribute("data-role")) === "new_verdicts") await entry.locator("select").selectOption("ignore");
+  }
+  await page.locator('[data-testid="status"]').filter({ hasText: "new model's verdicts" }).waitFor();
+  assert.equal(await page.locator('[data-testid="decision"]').count(), 0, "no decision is shown while an input is missing");
+
+  await setPolicy(page, { max_samples: "lots" });
+  assert.match(await page.locator("dg-policy-form .dg-error").textContent(), /max_samples/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("the bundled example, the markdown summary and keyboard drill-down", async () => {
+  const page = await openPage(env);
+  await page.click('[data-testid="load-example"]');
+  const shown = await decision(page);
+  const cli = JSON.parse(cliReport(path.join(ROOT, "www/examples"), {}));
+  assert.equal(shown.reason, cli.decision.reason);
+  assert.equal(shown.numCases, cli.decision.num_cases);
+  await page.click('[data-testid="export-markdown"]');
+  const md = await page.locator('[data-testid="markdown"]').inputValue();
+  assert.match(md, /^## deploy-gate: /);
+  assert.ok(md.includes(cli.decision.reason));
+  const row = page.locator('[data-testid="case-row"]').first();
+  await row.focus();
+  await page.keyboard.press("Enter");
+  assert.equal(await row.getAttribute("aria-expanded"), "true");
+  await page.locator('[data-testid="case-detail"]').first().waitFor();
+  await page.click('button[data-filter="regressed"]');
+  const statuses = await page.locator('[data-testid="case-row"] td:last-child').allTextContents();
+  assert.ok(statuses.every((s) => s === "regressed"));
+  assert.equal(statuses.length, cli.cases.filter((c) => c.status === "regressed").length);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("the embedding example page shows the same viewer", async () => {
+  const page = await openPage(env, "/www/embed.html");
+  await page.click('[data-testid="load-example"]');
+  const shown = await decision(page);
+  assert.ok(shown.numCases > 0);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("a 200 MB log streams with progress while the page stays responsive; cancel stops it", async () => {
+  const dir = generated("200M");
+  const files = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl"].map((f) => path.join(dir, f));
+  const page = await openPage(env);
+
+  // Cancel: stop the first run as soon as it reports progress.
+  await page.setInputFiles('[data-testid="file-input"]', files);
+  await page.locator('[data-testid="progress-text"]').filter({ hasText: "MB/s" }).waitFor();
+  await page.click('[data-testid="cancel"]');
+  await page.locator('[data-testid="status"]').filter({ hasText: "Cancelled" }).waitFor();
+  assert.equal(await page.locator('[data-testid="decision"]').count(), 0);
+
+  // Then a full run: record every progress text, and type into an input meanwhile.
+  await page.evaluate(() => {
+    window.__progress = new Set();
+    const el = document.querySelector('[data-testid="progress-text"]');
+    new MutationObserver(() => window.__progress.add(el.textContent)).observe(el, { childList: true, characterData: true, subtree: true });
+    const probe = document.createElement("input");
+    probe.id = "responsiveness-probe";
+    document.body.append(probe);
+  });
+  await page.click('[data-testid="file-entry"] >> nth=0 >> button');
+  await page.setInputFiles('[data-testid="file-input"]', files[0]);
+  await page.locator('[data-testid="progress-text"]').filter({ hasText: "MB/s" }).waitFor();
+  await page.type("#responsiveness-probe", "still responsive");
+  const typedWhileBusy = await page.evaluate(() => !document.querySelector("dg-progress").hidden);
+  assert.equal(await page.inputValue("#responsiveness-probe"), "still responsive");
+  const shown = await decision(page, 180000);
+  const cli = JSON.parse(cliReport(dir, {}));
+  assert.deepEqual(shown, { approved: cli.decision.approved, reason: cli.decision.reason, numCases: cli.decision.num_cases });
+  const updates = await page.evaluate(() => [...window.__progress].filter((t) => t.includes("MB/s")).length);
+  assert.ok(updates >= 2, `progress updated ${updates} time(s)`);
+  assert.ok(typedWhileBusy, "the input took keystrokes while the log was being read");
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
