@@ -1,17 +1,10 @@
 #!/usr/bin/env bash
-# The main job: evaluates the gate on the bundled example with the CLI and prints the report.
-# Usage: scripts/run.sh
+# The main job: builds the wasm package and serves the page on 127.0.0.1 (the bundled example
+# is one click away: "Load example"). Usage: scripts/run.sh [PORT]   (default 8000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
-cargo build --release
-ex=www/examples
-set +e
-./target/release/deploy-gate evaluate --audit "$ex/audit.jsonl" \
-  --old-verdicts "$ex/old_verdicts.jsonl" --new-verdicts "$ex/new_verdicts.jsonl" \
-  --old-trajectories "$ex/old_trajectories.jsonl" --new-trajectories "$ex/new_trajectories.jsonl" \
-  --out target/example-report.json
-code=$?
-set -e
-echo "report: target/example-report.json (exit code $code: 0 approved, 3 blocked)"
+scripts/build-wasm.sh
+cargo build --release --bins
+exec node scripts/serve.mjs "${1:-${PORT:-8000}}"

@@ -1,18 +1,52 @@
 #!/usr/bin/env bash
-# Installs what the build and the tests need, skipping what is already there (idempotent).
-# Works on a fresh Debian machine with Rust, Node and apt. Usage: scripts/setup.sh
+# Installs what the build and the tests need, skipping what is already there (idempotent):
+# the wasm32 target, clippy and rustfmt, wasm-pack, wasm-bindgen-cli (the version in
+# Cargo.lock), wasm-opt (npm binaryen: Debian's crashes at load), Debian's Chromium and
+# ChromeDriver, and the e2e tests' npm packages. Needs Rust, Node and apt (as root, or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { printf 'setup: %s\n' "$*" >&2; }
+WASM_PACK_VERSION=0.15.1
+BINARYEN_VERSION=132.0.0
 
-if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-  log "adding the wasm32-unknown-unknown target"
-  rustup target add wasm32-unknown-unknown
+log() { printf 'setup: %s\n' "$*" >&2; }
+fail() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+rustup target list --installed | grep -qx wasm32-unknown-unknown || { log "adding the wasm32 target"; rustup target add wasm32-unknown-unknown; }
+rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+
+if ! wasm-pack --version 2>/dev/null | grep -q "$WASM_PACK_VERSION"; then
+  log "installing wasm-pack $WASM_PACK_VERSION"
+  cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked
 fi
-if ! rustup component list --installed | grep -q '^clippy'; then
-  rustup component add clippy
+
+WB=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+[ -n "$WB" ] || fail "no wasm-bindgen version in Cargo.lock"
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB\$"; then
+  log "installing wasm-bindgen-cli $WB"
+  if ! cargo install wasm-bindgen-cli --version "$WB" --locked; then
+    cargo install wasm-bindgen-cli --version "$WB" || fail "cannot install wasm-bindgen-cli $WB"
+  fi
 fi
-if ! rustup component list --installed | grep -q '^rustfmt'; then
-  rustup component add rustfmt
+
+if dpkg -s binaryen >/dev/null 2>&1; then
+  log "removing Debian's binaryen (its wasm-opt makes modules that crash at load)"
+  as_root apt-get remove -y binaryen
+fi
+if ! wasm-opt --version 2>/dev/null | grep -q "version ${BINARYEN_VERSION%%.*}"; then
+  log "installing wasm-opt (npm binaryen $BINARYEN_VERSION)"
+  as_root npm install -g --prefix /usr/local "binaryen@$BINARYEN_VERSION"
+fi
+
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  log "installing Debian's chromium and chromium-driver"
+  as_root apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
+fi
+
+if [ ! -d tests/e2e/node_modules/playwright-core ]; then
+  log "installing the e2e tests' npm packages"
+  (cd tests/e2e && npm ci --no-audit --no-fund)
 fi

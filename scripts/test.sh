@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: formatting, lints, the wasm32 build, unit, integration and parity tests.
-# Installs what is missing first (scripts/setup.sh). Usage: scripts/test.sh
+# Runs every test: formatting, lints, the wasm32 build, Rust unit/integration/parity/property
+# tests, wasm-bindgen tests (node and headless Chromium) and the end-to-end tests of the page
+# (Playwright + Chromium). Installs what is missing first (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,11 +14,22 @@ cargo fmt --check
 
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --all-targets -- -D warnings
-
-step "the library builds for wasm32-unknown-unknown"
-cargo build --lib --target wasm32-unknown-unknown
+cargo clippy --lib --tests --target wasm32-unknown-unknown -- -D warnings
 
 step "cargo test (unit, integration, parity, property tests)"
 cargo test --all-targets
+
+step "the wasm package (pkg/)"
+scripts/build-wasm.sh
+
+step "wasm-bindgen tests under node"
+wasm-pack test --node -- --test wasm
+
+step "wasm-bindgen tests in headless Chromium"
+WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver -- --test wasm
+
+step "end-to-end tests of the page (Playwright, headless Chromium)"
+cargo build --release --bins --examples
+(cd tests/e2e && node --test --test-concurrency=1)
 
 step "all tests passed"

@@ -359,11 +359,9 @@ fn max_samples<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<u
         None => Ok(Some(None)),
         Some(Max::N(n)) => Ok(Some(Some(n))),
         Some(Max::S(s)) if matches!(s.trim(), "" | "none" | "all") => Ok(Some(None)),
-        Some(Max::S(s)) => s
-            .trim()
-            .parse()
-            .map(|n| Some(Some(n)))
-            .map_err(|_| serde::de::Error::custom(format!("max_samples must be a number or `none`, not `{s}`"))),
+        Some(Max::S(s)) => s.trim().parse().map(|n| Some(Some(n))).map_err(|_| {
+            serde::de::Error::custom(format!("max_samples must be a number or `none`, not `{s}`"))
+        }),
     }
 }
 
@@ -375,7 +373,11 @@ fn pass_verdicts<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<St
         Many(Vec<String>),
     }
     Ok(Option::<List>::deserialize(d)?.map(|l| match l {
-        List::One(s) => s.split(',').map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()).collect(),
+        List::One(s) => s
+            .split(',')
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .collect(),
         List::Many(v) => v,
     }))
 }
@@ -407,7 +409,11 @@ impl PolicyInput {
             },
             pass_verdicts,
             task_regression_tol: finite("task_tol", self.task_tol, d.task_regression_tol)?,
-            trajectory_regression_tol: finite("traj_tol", self.traj_tol, d.trajectory_regression_tol)?,
+            trajectory_regression_tol: finite(
+                "traj_tol",
+                self.traj_tol,
+                d.trajectory_regression_tol,
+            )?,
             on_insufficient: self.on_insufficient.unwrap_or(d.on_insufficient),
         })
     }
@@ -418,7 +424,9 @@ mod policy_input_tests {
     use super::*;
 
     fn parse(json: &str) -> Result<GatePolicy, String> {
-        serde_json::from_str::<PolicyInput>(json).map_err(|e| e.to_string())?.into_policy()
+        serde_json::from_str::<PolicyInput>(json)
+            .map_err(|e| e.to_string())?
+            .into_policy()
     }
 
     #[test]
@@ -427,16 +435,37 @@ mod policy_input_tests {
         let p = parse(r#"{"max_samples": null, "pass_verdicts": "pass, ok", "task_tol": 0.07, "on_insufficient": "approve"}"#).unwrap();
         assert_eq!(p.test_set.max_samples, None);
         assert_eq!(p.pass_verdicts.verdicts(), ["PASS", "OK"]);
-        assert_eq!((p.task_regression_tol, p.on_insufficient), (0.07, OnInsufficient::Approve));
-        assert_eq!(parse(r#"{"max_samples": "none"}"#).unwrap().test_set.max_samples, None);
-        assert_eq!(parse(r#"{"max_samples": "50"}"#).unwrap().test_set.max_samples, Some(50));
+        assert_eq!(
+            (p.task_regression_tol, p.on_insufficient),
+            (0.07, OnInsufficient::Approve)
+        );
+        assert_eq!(
+            parse(r#"{"max_samples": "none"}"#)
+                .unwrap()
+                .test_set
+                .max_samples,
+            None
+        );
+        assert_eq!(
+            parse(r#"{"max_samples": "50"}"#)
+                .unwrap()
+                .test_set
+                .max_samples,
+            Some(50)
+        );
     }
 
     #[test]
     fn invalid_fields_are_named() {
-        assert!(parse(r#"{"max_samples": "lots"}"#).unwrap_err().contains("max_samples"));
-        assert!(parse(r#"{"pass_verdicts": []}"#).unwrap_err().contains("pass_verdicts"));
+        assert!(parse(r#"{"max_samples": "lots"}"#)
+            .unwrap_err()
+            .contains("max_samples"));
+        assert!(parse(r#"{"pass_verdicts": []}"#)
+            .unwrap_err()
+            .contains("pass_verdicts"));
         assert!(parse(r#"{"on_insufficient": "maybe"}"#).is_err());
-        assert!(parse(r#"{"min_sample": 3}"#).unwrap_err().contains("min_sample"));
+        assert!(parse(r#"{"min_sample": 3}"#)
+            .unwrap_err()
+            .contains("min_sample"));
     }
 }

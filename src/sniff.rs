@@ -40,12 +40,27 @@ pub struct Guess {
     pub role: Option<String>,
 }
 
-const OLD_WORDS: &[&str] = &["old", "baseline", "base", "prod", "current", "before", "champion", "previous", "deployed"];
-const NEW_WORDS: &[&str] = &["new", "candidate", "cand", "retrained", "retrain", "after", "challenger", "next", "trained"];
+const OLD_WORDS: &[&str] = &[
+    "old", "baseline", "base", "prod", "current", "before", "champion", "previous", "deployed",
+];
+const NEW_WORDS: &[&str] = &[
+    "new",
+    "candidate",
+    "cand",
+    "retrained",
+    "retrain",
+    "after",
+    "challenger",
+    "next",
+    "trained",
+];
 
 fn side_from_name(name: &str) -> Option<Side> {
     let lower = name.to_lowercase();
-    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
     let old = words.iter().any(|w| OLD_WORDS.contains(w));
     let new = words.iter().any(|w| NEW_WORDS.contains(w));
     match (old, new) {
@@ -56,7 +71,8 @@ fn side_from_name(name: &str) -> Option<Side> {
 }
 
 fn kind_of_object(line: &[u8]) -> Option<Kind> {
-    let (mut stage, mut completion, mut judge, mut id, mut verdict) = (false, false, false, false, false);
+    let (mut stage, mut completion, mut judge, mut id, mut verdict) =
+        (false, false, false, false, false);
     parse_object_line(line, |k, v| {
         match k {
             "stage_id" | "stage_type" | "state_snapshot" => stage = true,
@@ -98,11 +114,17 @@ pub fn sniff(name: &str, head: &[u8]) -> Guess {
 fn sniff_kind(name: &str, head: &[u8]) -> Kind {
     let lower = name.to_lowercase();
     if lower.ends_with(".gz") {
-        return if lower.contains("audit") { Kind::Audit } else { Kind::Unknown };
+        return if lower.contains("audit") {
+            Kind::Audit
+        } else {
+            Kind::Unknown
+        };
     }
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let first = head.iter().position(|b| !b.is_ascii_whitespace());
-    let Some(first) = first else { return Kind::Unknown };
+    let Some(first) = first else {
+        return Kind::Unknown;
+    };
     let body = &head[first..];
     match body[0] {
         b'[' => {
@@ -151,8 +173,13 @@ fn sniff_kind(name: &str, head: &[u8]) -> Kind {
         _ => {
             let header = body.split(|&b| b == b'\n').next().unwrap_or(b"");
             let header = String::from_utf8_lossy(header).to_lowercase();
-            let cols: Vec<&str> = header.split([',', '\t']).map(|c| c.trim().trim_matches('"')).collect();
-            if cols.contains(&"pipeline_id") && (cols.contains(&"verdict") || cols.contains(&"error")) {
+            let cols: Vec<&str> = header
+                .split([',', '\t'])
+                .map(|c| c.trim().trim_matches('"'))
+                .collect();
+            if cols.contains(&"pipeline_id")
+                && (cols.contains(&"verdict") || cols.contains(&"error"))
+            {
                 Kind::Verdicts
             } else {
                 Kind::Unknown
@@ -173,18 +200,43 @@ mod tests {
     fn recognises_each_kind() {
         let audit = "{\"pipeline_id\":\"p\",\"stage_id\":\"s\",\"stage_type\":\"x\"}\n{\"pipeline_id\":\"p\",\"verdict\":\"PASS\",\"is_complete\":true}\n";
         assert_eq!(role("whatever.jsonl", audit).as_deref(), Some("audit"));
-        let verdicts = "{\"pipeline_id\":\"p\",\"verdict\":\"PASS\"}\n{\"pipeline_id\":\"q\",\"verd";
-        assert_eq!(role("old_verdicts.jsonl", verdicts).as_deref(), Some("old_verdicts"));
-        assert_eq!(role("candidate.jsonl", verdicts).as_deref(), Some("new_verdicts"));
-        assert_eq!(sniff("verdicts.jsonl", verdicts.as_bytes()).kind, Kind::Verdicts);
+        let verdicts =
+            "{\"pipeline_id\":\"p\",\"verdict\":\"PASS\"}\n{\"pipeline_id\":\"q\",\"verd";
+        assert_eq!(
+            role("old_verdicts.jsonl", verdicts).as_deref(),
+            Some("old_verdicts")
+        );
+        assert_eq!(
+            role("candidate.jsonl", verdicts).as_deref(),
+            Some("new_verdicts")
+        );
+        assert_eq!(
+            sniff("verdicts.jsonl", verdicts.as_bytes()).kind,
+            Kind::Verdicts
+        );
         assert_eq!(sniff("verdicts.jsonl", verdicts.as_bytes()).role, None);
         let traj = "{\"overall_judge_score\": 0.5, \"tac_score\": 1}\n";
-        assert_eq!(role("new_trajectories.jsonl", traj).as_deref(), Some("new_trajectories"));
-        assert_eq!(role("baseline-traj.json", "[{\"overall_judge_score\": 1}]").as_deref(), Some("old_trajectories"));
-        assert_eq!(role("old.csv", "pipeline_id,verdict\np,PASS\n").as_deref(), Some("old_verdicts"));
-        assert_eq!(role("new.json", "{\n  \"p\": \"PASS\"\n}").as_deref(), Some("new_verdicts"));
+        assert_eq!(
+            role("new_trajectories.jsonl", traj).as_deref(),
+            Some("new_trajectories")
+        );
+        assert_eq!(
+            role("baseline-traj.json", "[{\"overall_judge_score\": 1}]").as_deref(),
+            Some("old_trajectories")
+        );
+        assert_eq!(
+            role("old.csv", "pipeline_id,verdict\np,PASS\n").as_deref(),
+            Some("old_verdicts")
+        );
+        assert_eq!(
+            role("new.json", "{\n  \"p\": \"PASS\"\n}").as_deref(),
+            Some("new_verdicts")
+        );
         assert_eq!(sniff("notes.txt", b"hello").kind, Kind::Unknown);
-        assert_eq!(role("prod-audit.jsonl.gz", "\x1f").as_deref(), Some("audit"));
+        assert_eq!(
+            role("prod-audit.jsonl.gz", "\x1f").as_deref(),
+            Some("audit")
+        );
     }
 
     #[test]

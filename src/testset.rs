@@ -276,11 +276,24 @@ fn is_set(raw: &Option<&RawValue>) -> bool {
 impl TestSetBuilder {
     /// A builder for the selection made from `index`.
     pub fn new(index: &AuditIndex, selection: Selection) -> Self {
-        let cases = (0..selection.chosen.len()).map(|_| Partial::default()).collect();
+        let cases = (0..selection.chosen.len())
+            .map(|_| Partial::default())
+            .collect();
         let fed = vec![false; selection.lines.len()];
-        let ids = selection.chosen.iter().map(|&i| index.pipelines[i as usize].id.clone()).collect();
+        let ids = selection
+            .chosen
+            .iter()
+            .map(|&i| index.pipelines[i as usize].id.clone())
+            .collect();
         let file_names = index.files.iter().map(|f| f.name.clone()).collect();
-        TestSetBuilder { selection, ids, file_names, cases, fed, warnings: Vec::new() }
+        TestSetBuilder {
+            selection,
+            ids,
+            file_names,
+            cases,
+            fed,
+            warnings: Vec::new(),
+        }
     }
 
     /// The selection being built.
@@ -374,7 +387,10 @@ impl TestSetBuilder {
     pub fn finish(self) -> Result<TestSet, TestSetError> {
         if let Some(i) = self.fed.iter().position(|f| !f) {
             let at = self.selection.lines[i].at;
-            return Err(TestSetError::NotFed { file: self.file_names[at.file as usize].clone(), offset: at.offset });
+            return Err(TestSetError::NotFed {
+                file: self.file_names[at.file as usize].clone(),
+                offset: at.offset,
+            });
         }
         let mut cases = Vec::with_capacity(self.cases.len());
         let mut first_line: Vec<Option<LineRef>> = vec![None; self.cases.len()];

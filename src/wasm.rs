@@ -88,7 +88,9 @@ fn into_error(msg: impl std::fmt::Display) -> JsError {
 }
 
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
-    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(into_error)
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(into_error)
 }
 
 /// Parses JSON text produced by this crate into a plain JS value.
@@ -102,7 +104,9 @@ fn side(role: &str, kind: &str) -> Result<bool, JsError> {
         "new" => Ok(false),
         r if r == format!("old_{kind}") => Ok(true),
         r if r == format!("new_{kind}") => Ok(false),
-        other => Err(into_error(format!("role must be `old` or `new`, not `{other}`"))),
+        other => Err(into_error(format!(
+            "role must be `old` or `new`, not `{other}`"
+        ))),
     }
 }
 
@@ -124,7 +128,9 @@ pub struct GateSession {
 impl GateSession {
     /// A session with the given policy (defaults for absent fields).
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(unchecked_param_type = "PolicyInput | undefined")] policy: JsValue) -> Result<GateSession, JsError> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "PolicyInput | undefined")] policy: JsValue,
+    ) -> Result<GateSession, JsError> {
         Ok(GateSession {
             policy: parse_policy(policy)?,
             scanner: None,
@@ -142,7 +148,10 @@ impl GateSession {
     /// the audit log again), `"rebuild"` (test-set size or seed changed: call `neededLines`
     /// again) or `"ready"` (call `evaluate`).
     #[wasm_bindgen(js_name = setPolicy, unchecked_return_type = "PolicyChange")]
-    pub fn set_policy(&mut self, #[wasm_bindgen(unchecked_param_type = "PolicyInput")] policy: JsValue) -> Result<String, JsError> {
+    pub fn set_policy(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "PolicyInput")] policy: JsValue,
+    ) -> Result<String, JsError> {
         let new = parse_policy(policy)?;
         let change = if new.pass_verdicts != self.policy.pass_verdicts {
             self.index = None;
@@ -168,9 +177,9 @@ impl GateSession {
     /// Starts an audit file (the first call also starts a new audit log).
     #[wasm_bindgen(js_name = beginAudit)]
     pub fn begin_audit(&mut self, name: &str) {
-        let scanner = self
-            .scanner
-            .get_or_insert_with(|| AuditScanner::new(self.policy.pass_verdicts.clone(), DEFAULT_MAX_LINE));
+        let scanner = self.scanner.get_or_insert_with(|| {
+            AuditScanner::new(self.policy.pass_verdicts.clone(), DEFAULT_MAX_LINE)
+        });
         scanner.begin_file(name);
         self.index = None;
         self.builder = None;
@@ -180,14 +189,20 @@ impl GateSession {
     /// Feeds the next chunk of the current audit file.
     #[wasm_bindgen(js_name = pushAudit)]
     pub fn push_audit(&mut self, chunk: &[u8]) -> Result<(), JsError> {
-        self.scanner.as_mut().ok_or_else(|| into_error("call beginAudit before pushAudit"))?.push(chunk);
+        self.scanner
+            .as_mut()
+            .ok_or_else(|| into_error("call beginAudit before pushAudit"))?
+            .push(chunk);
         Ok(())
     }
 
     /// Ends the audit log (all its files) and returns what pass 1 saw.
     #[wasm_bindgen(js_name = finishAudit, unchecked_return_type = "AuditSummary")]
     pub fn finish_audit(&mut self) -> Result<JsValue, JsError> {
-        let scanner = self.scanner.take().ok_or_else(|| into_error("no audit file was begun"))?;
+        let scanner = self
+            .scanner
+            .take()
+            .ok_or_else(|| into_error("no audit file was begun"))?;
         let index = scanner.finish();
         let summary = to_js(index.summary());
         self.index = Some(index);
@@ -198,7 +213,10 @@ impl GateSession {
     /// audit file in the order begun). Read each and pass it to `feedLine` with its position.
     #[wasm_bindgen(js_name = neededLines)]
     pub fn needed_lines(&mut self) -> Result<Vec<f64>, JsError> {
-        let index = self.index.as_ref().ok_or_else(|| into_error("the audit log is not loaded"))?;
+        let index = self
+            .index
+            .as_ref()
+            .ok_or_else(|| into_error("the audit log is not loaded"))?;
         let selection = index.select(&self.policy.test_set);
         let flat = selection
             .lines()
@@ -212,7 +230,10 @@ impl GateSession {
     /// Feeds line `i` of `neededLines` (its bytes, without the line ending).
     #[wasm_bindgen(js_name = feedLine)]
     pub fn feed_line(&mut self, i: usize, bytes: &[u8]) -> Result<(), JsError> {
-        let builder = self.builder.as_mut().ok_or_else(|| into_error("call neededLines first"))?;
+        let builder = self
+            .builder
+            .as_mut()
+            .ok_or_else(|| into_error("call neededLines first"))?;
         if i >= builder.selection().lines().len() {
             return Err(into_error(format!("line {i} was not asked for")));
         }
@@ -222,7 +243,10 @@ impl GateSession {
     /// Finishes pass 2 after every needed line was fed.
     #[wasm_bindgen(js_name = finishTestSet, unchecked_return_type = "TestSetInfo")]
     pub fn finish_test_set(&mut self) -> Result<JsValue, JsError> {
-        let builder = self.builder.take().ok_or_else(|| into_error("call neededLines first"))?;
+        let builder = self
+            .builder
+            .take()
+            .ok_or_else(|| into_error("call neededLines first"))?;
         let ts = builder.finish().map_err(into_error)?;
         let info = to_js(&test_set_info(&ts));
         self.test_set = Some(ts);
@@ -233,13 +257,21 @@ impl GateSession {
     /// hold them in memory.
     #[wasm_bindgen(js_name = buildTestSet, unchecked_return_type = "TestSetInfo")]
     pub fn build_test_set(&mut self, files: Vec<js_sys::Uint8Array>) -> Result<JsValue, JsError> {
-        let index = self.index.as_ref().ok_or_else(|| into_error("the audit log is not loaded"))?;
+        let index = self
+            .index
+            .as_ref()
+            .ok_or_else(|| into_error("the audit log is not loaded"))?;
         if files.len() != index.files().len() {
-            return Err(into_error(format!("expected {} audit file(s), got {}", index.files().len(), files.len())));
+            return Err(into_error(format!(
+                "expected {} audit file(s), got {}",
+                index.files().len(),
+                files.len()
+            )));
         }
         let bytes: Vec<Vec<u8>> = files.iter().map(|f| f.to_vec()).collect();
         let refs: Vec<&[u8]> = bytes.iter().map(Vec::as_slice).collect();
-        let ts = crate::testset::build_from_memory(index, &refs, &self.policy.test_set).map_err(into_error)?;
+        let ts = crate::testset::build_from_memory(index, &refs, &self.policy.test_set)
+            .map_err(into_error)?;
         let info = to_js(&test_set_info(&ts));
         self.test_set = Some(ts);
         info
@@ -247,20 +279,51 @@ impl GateSession {
 
     /// Reads a verdict file for `role` (`old`/`new` or `old_verdicts`/`new_verdicts`).
     #[wasm_bindgen(js_name = addVerdicts)]
-    pub fn add_verdicts(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
+    pub fn add_verdicts(
+        &mut self,
+        role: &str,
+        bytes: &[u8],
+        file_name: &str,
+    ) -> Result<(), JsError> {
         let old = side(role, "verdicts")?;
-        let parsed = parse_verdicts(if old { "old_verdicts" } else { "new_verdicts" }, file_name, bytes).map_err(into_error)?;
-        *if old { &mut self.old_verdicts } else { &mut self.new_verdicts } = Some(parsed);
+        let parsed = parse_verdicts(
+            if old { "old_verdicts" } else { "new_verdicts" },
+            file_name,
+            bytes,
+        )
+        .map_err(into_error)?;
+        *if old {
+            &mut self.old_verdicts
+        } else {
+            &mut self.new_verdicts
+        } = Some(parsed);
         Ok(())
     }
 
     /// Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).
     #[wasm_bindgen(js_name = addTrajectories)]
-    pub fn add_trajectories(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
+    pub fn add_trajectories(
+        &mut self,
+        role: &str,
+        bytes: &[u8],
+        file_name: &str,
+    ) -> Result<(), JsError> {
         let old = side(role, "trajectories")?;
-        let parsed = parse_trajectories(if old { "old_trajectories" } else { "new_trajectories" }, file_name, bytes)
-            .map_err(into_error)?;
-        *if old { &mut self.old_trajectories } else { &mut self.new_trajectories } = Some(parsed);
+        let parsed = parse_trajectories(
+            if old {
+                "old_trajectories"
+            } else {
+                "new_trajectories"
+            },
+            file_name,
+            bytes,
+        )
+        .map_err(into_error)?;
+        *if old {
+            &mut self.old_trajectories
+        } else {
+            &mut self.new_trajectories
+        } = Some(parsed);
         Ok(())
     }
 
@@ -304,13 +367,20 @@ impl GateSession {
     /// The test set as JSONL (one case per line, the reference's field names).
     #[wasm_bindgen(js_name = testSetJsonl)]
     pub fn test_set_jsonl(&self) -> Result<String, JsError> {
-        Ok(self.test_set.as_ref().ok_or_else(|| into_error("the test set is not built"))?.to_jsonl())
+        Ok(self
+            .test_set
+            .as_ref()
+            .ok_or_else(|| into_error("the test set is not built"))?
+            .to_jsonl())
     }
 
     /// The test cases as plain objects.
     #[wasm_bindgen(js_name = testCases, unchecked_return_type = "TestCase[]")]
     pub fn test_cases(&self) -> Result<JsValue, JsError> {
-        let ts = self.test_set.as_ref().ok_or_else(|| into_error("the test set is not built"))?;
+        let ts = self
+            .test_set
+            .as_ref()
+            .ok_or_else(|| into_error("the test set is not built"))?;
         json_to_js(&serde_json::to_string(&ts.cases).map_err(into_error)?)
     }
 
@@ -322,13 +392,25 @@ impl GateSession {
 
     fn report(&self) -> Result<GateReport, JsError> {
         let missing = |what: &str| into_error(format!("{what} is not loaded"));
-        let index = self.index.as_ref().ok_or_else(|| missing("the audit log"))?;
-        let test_set = self.test_set.as_ref().ok_or_else(|| missing("the test set"))?;
+        let index = self
+            .index
+            .as_ref()
+            .ok_or_else(|| missing("the audit log"))?;
+        let test_set = self
+            .test_set
+            .as_ref()
+            .ok_or_else(|| missing("the test set"))?;
         let inputs = GateInputs {
             audit: index,
             test_set,
-            old_verdicts: self.old_verdicts.as_ref().ok_or_else(|| missing("the old model's verdict file"))?,
-            new_verdicts: self.new_verdicts.as_ref().ok_or_else(|| missing("the new model's verdict file"))?,
+            old_verdicts: self
+                .old_verdicts
+                .as_ref()
+                .ok_or_else(|| missing("the old model's verdict file"))?,
+            new_verdicts: self
+                .new_verdicts
+                .as_ref()
+                .ok_or_else(|| missing("the new model's verdict file"))?,
             old_trajectories: self.old_trajectories.as_ref(),
             new_trajectories: self.new_trajectories.as_ref(),
         };
@@ -340,10 +422,23 @@ fn parse_policy(value: JsValue) -> Result<GatePolicy, JsError> {
     if value.is_undefined() || value.is_null() {
         return Ok(GatePolicy::default());
     }
-    let input: PolicyInput = serde_wasm_bindgen::from_value(value).map_err(|e| into_error(format!("policy: {e}")))?;
-    input.into_policy().map_err(|e| into_error(format!("policy: {e}")))
+    // Through JSON text, so that unknown (misspelt) fields are refused exactly as natively.
+    let text = js_sys::JSON::stringify(&value)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| into_error("policy: not a JSON object"))?;
+    let input: PolicyInput =
+        serde_json::from_str(&text).map_err(|e| into_error(format!("policy: {e}")))?;
+    input
+        .into_policy()
+        .map_err(|e| into_error(format!("policy: {e}")))
 }
 
 fn test_set_info(ts: &TestSet) -> crate::report::TestSetInfo {
-    crate::report::TestSetInfo { num_cases: ts.cases.len(), candidates: ts.candidates, sampled: ts.sampled, insufficient: ts.insufficient }
+    crate::report::TestSetInfo {
+        num_cases: ts.cases.len(),
+        candidates: ts.candidates,
+        sampled: ts.sampled,
+        insufficient: ts.insufficient,
+    }
 }

@@ -1,5 +1,7 @@
 //! The command line: flags, exit codes, outputs, and errors that name the file and line.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 mod common;
 
 use common::*;

@@ -1,6 +1,8 @@
 //! Every folder of `tests/fixtures/parity` run through the CLI must give the reference's
 //! test set, comparison and decision (`expected.json`).
 
+#![cfg(not(target_arch = "wasm32"))]
+
 mod common;
 
 use common::*;

@@ -1,6 +1,8 @@
 //! One test per rule of DESIGN "Inputs" and "Decision", and per documented difference from
 //! the reference, through the library's in-memory API.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use deploy_gate::compat::PassSet;
 use deploy_gate::decision::{GatePolicy, OnInsufficient};
 use deploy_gate::gate::{evaluate_in_memory, test_set_in_memory, MemoryInputs};

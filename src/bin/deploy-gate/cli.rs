@@ -1,4 +1,4 @@
-//! The `deploy-gate` command: files, exit codes and messages around the sans-IO core.
+//! The command line: flags, files, exit codes and messages around the sans-IO core.
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -140,7 +140,7 @@ impl AuditArgs {
     }
 }
 
-fn main() -> ExitCode {
+pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

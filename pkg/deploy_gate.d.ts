@@ -1,0 +1,212 @@
+/* tslint:disable */
+/* eslint-disable */
+
+/** The gate policy; every field is optional (defaults: 20, 200, 0, 0.0, 0.05, PASS,APPROVE,COMPLETE, block). */
+export interface PolicyInput {
+    min_samples?: number;
+    /** A number, or null / "none" for no limit. */
+    max_samples?: number | string | null;
+    seed?: number;
+    task_tol?: number;
+    traj_tol?: number;
+    /** A list, or one comma-separated string. */
+    pass_verdicts?: string[] | string;
+    on_insufficient?: "block" | "approve";
+}
+/** What `setPolicy` asks the caller to redo: scan the audit log again, rebuild the test set, or nothing. */
+export type PolicyChange = "rescan" | "rebuild" | "ready";
+export type Role = "audit" | "old_verdicts" | "new_verdicts" | "old_trajectories" | "new_trajectories";
+export interface RoleGuess { kind: "audit" | "verdicts" | "trajectories" | "unknown"; side: "old" | "new" | null; role: Role | null; }
+export interface SkipStat { count: number; first_lines: { file: string; line: number }[]; }
+export interface AuditSummary {
+    files: number; bytes: number; lines: number; blank_lines: number; stage_entries: number;
+    completion_entries: number; successful_completions: number; skipped: Record<string, SkipStat>;
+    pipelines: number; successful_pipelines: number; successful_without_stages: number;
+    successful_without_input: number; candidates: number;
+}
+export interface TestSetInfo { num_cases: number; candidates: number; sampled: boolean; insufficient: boolean; }
+export interface TestCase {
+    pipeline_id: string | number; template_id: unknown; input_text: unknown; expected_verdict: unknown;
+    expected_stage_outputs: Record<string, unknown>; episode_reward: unknown; input_hash?: unknown;
+}
+export interface InputFile { role: string; name: string; bytes: number; sha256: string; }
+export interface ModelCounts {
+    format: "jsonl" | "json_array" | "json_map" | "csv" | "tsv"; cases: number; passed: number; wrong: number;
+    missing: number; errored: number; pass_rate: number | null; records: number; extra: number;
+    duplicates: number; conflicting: number; conflicting_ids: string[]; ignored_stage_entries: number;
+}
+export interface TrajectoryInfo { results: number; skipped_without_judge: number; mean: number | null; composites: number[]; }
+export interface GateDecision {
+    approved: boolean; reason: string; task_delta: number; trajectory_delta: number; task_old: number;
+    task_new: number; trajectory_old: number | null; trajectory_new: number | null; num_cases: number;
+    details: { task_regressed: boolean; trajectory_regressed: boolean; task_regression_tol: number;
+    trajectory_regression_tol: number; trajectory_checked: boolean; };
+}
+export interface ABComparison { old_score: number; new_score: number; delta: number; num_cases: number; new_is_better: boolean; recommendation: "deploy" | "keep_old"; }
+export interface CaseOutcome {
+    pipeline_id: string | number; template_id: unknown; expected: unknown; old_verdict: string | null;
+    new_verdict: string | null; old_pass: boolean; new_pass: boolean;
+    status: "regressed" | "improved" | "both_pass" | "both_fail"; old_missing: boolean; new_missing: boolean;
+    old_errored: boolean; new_errored: boolean; old_error?: string; new_error?: string;
+}
+export interface TemplateRow { template_id: unknown; n: number; old_pass_rate: number; new_pass_rate: number; delta: number; }
+export interface GateReport {
+    schema: "deploy-gate/report/v1"; tool: { name: string; version: string };
+    policy: { min_samples: number; max_samples: number | null; seed: number; pass_verdicts: string[];
+    task_regression_tol: number; trajectory_regression_tol: number; on_insufficient: "block" | "approve" };
+    inputs: InputFile[]; audit: AuditSummary; test_set: TestSetInfo;
+    verdicts: { old: ModelCounts; new: ModelCounts };
+    trajectories: { old: TrajectoryInfo | null; new: TrajectoryInfo | null };
+    decision: GateDecision; comparison: ABComparison; cases: CaseOutcome[]; templates: TemplateRow[];
+    warnings: string[];
+}
+
+
+
+/**
+ * One gate evaluation: policy, audit log (streamed), test set, verdicts, trajectories, report.
+ */
+export class GateSession {
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).
+     */
+    addTrajectories(role: string, bytes: Uint8Array | number[], file_name: string): void;
+    /**
+     * Reads a verdict file for `role` (`old`/`new` or `old_verdicts`/`new_verdicts`).
+     */
+    addVerdicts(role: string, bytes: Uint8Array | number[], file_name: string): void;
+    /**
+     * Starts an audit file (the first call also starts a new audit log).
+     */
+    beginAudit(name: string): void;
+    /**
+     * Builds the test set from the whole audit files (in the order begun), for callers that
+     * hold them in memory.
+     */
+    buildTestSet(files: Uint8Array[]): TestSetInfo;
+    /**
+     * The GateReport as JSON text, byte for byte what the CLI writes for the same inputs.
+     */
+    evaluateJson(): string;
+    /**
+     * The GateReport as a plain object.
+     */
+    evaluate(): GateReport;
+    /**
+     * Feeds line `i` of `neededLines` (its bytes, without the line ending).
+     */
+    feedLine(i: number, bytes: Uint8Array | number[]): void;
+    /**
+     * Ends the audit log (all its files) and returns what pass 1 saw.
+     */
+    finishAudit(): AuditSummary;
+    /**
+     * Finishes pass 2 after every needed line was fed.
+     */
+    finishTestSet(): TestSetInfo;
+    /**
+     * True when the test set and both verdict files are in: `evaluate` can run.
+     */
+    isReady(): boolean;
+    /**
+     * The lines pass 2 needs, as a flat array `[file, offset, length, …]` (file = index of the
+     * audit file in the order begun). Read each and pass it to `feedLine` with its position.
+     */
+    neededLines(): Float64Array;
+    /**
+     * A session with the given policy (defaults for absent fields).
+     */
+    constructor(policy: PolicyInput | undefined);
+    /**
+     * The current policy, defaults filled in (as the report lists it).
+     */
+    policy(): GateReport["policy"];
+    /**
+     * Feeds the next chunk of the current audit file.
+     */
+    pushAudit(chunk: Uint8Array | number[]): void;
+    /**
+     * Forgets a verdict or trajectory file (`old_verdicts`, `new_trajectories`, …).
+     */
+    removeInput(role: string): void;
+    /**
+     * Replaces the policy and says what must be redone: `"rescan"` (pass verdicts changed: push
+     * the audit log again), `"rebuild"` (test-set size or seed changed: call `neededLines`
+     * again) or `"ready"` (call `evaluate`).
+     */
+    setPolicy(policy: PolicyInput): PolicyChange;
+    /**
+     * Guesses a file's role from its name and first bytes (a few KiB).
+     */
+    static sniffRole(file_name: string, head: Uint8Array | number[]): RoleGuess;
+    /**
+     * The test cases as plain objects.
+     */
+    testCases(): TestCase[];
+    /**
+     * The test set as JSONL (one case per line, the reference's field names).
+     */
+    testSetJsonl(): string;
+}
+
+export function start(): void;
+
+export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
+
+export interface InitOutput {
+    readonly memory: WebAssembly.Memory;
+    readonly __wbg_gatesession_free: (a: number, b: number) => void;
+    readonly gatesession_addTrajectories: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
+    readonly gatesession_addVerdicts: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
+    readonly gatesession_beginAudit: (a: number, b: number, c: number) => void;
+    readonly gatesession_buildTestSet: (a: number, b: number, c: number) => [number, number, number];
+    readonly gatesession_evaluate: (a: number) => [number, number, number];
+    readonly gatesession_evaluateJson: (a: number) => [number, number, number, number];
+    readonly gatesession_feedLine: (a: number, b: number, c: number, d: number) => [number, number];
+    readonly gatesession_finishAudit: (a: number) => [number, number, number];
+    readonly gatesession_finishTestSet: (a: number) => [number, number, number];
+    readonly gatesession_isReady: (a: number) => number;
+    readonly gatesession_neededLines: (a: number) => [number, number, number, number];
+    readonly gatesession_new: (a: any) => [number, number, number];
+    readonly gatesession_policy: (a: number) => [number, number, number];
+    readonly gatesession_pushAudit: (a: number, b: number, c: number) => [number, number];
+    readonly gatesession_removeInput: (a: number, b: number, c: number) => [number, number];
+    readonly gatesession_setPolicy: (a: number, b: any) => [number, number, number, number];
+    readonly gatesession_sniffRole: (a: number, b: number, c: number, d: number) => [number, number, number];
+    readonly gatesession_testCases: (a: number) => [number, number, number];
+    readonly gatesession_testSetJsonl: (a: number) => [number, number, number, number];
+    readonly start: () => void;
+    readonly __wbindgen_malloc: (a: number, b: number) => number;
+    readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
+    readonly __wbindgen_free: (a: number, b: number, c: number) => void;
+    readonly __wbindgen_exn_store: (a: number) => void;
+    readonly __externref_table_alloc: () => number;
+    readonly __wbindgen_externrefs: WebAssembly.Table;
+    readonly __externref_table_dealloc: (a: number) => void;
+    readonly __externref_drop_slice: (a: number, b: number) => void;
+    readonly __wbindgen_start: () => void;
+}
+
+export type SyncInitInput = BufferSource | WebAssembly.Module;
+
+/**
+ * Instantiates the given `module`, which can either be bytes or
+ * a precompiled `WebAssembly.Module`.
+ *
+ * @param {{ module: SyncInitInput }} module - Passing `SyncInitInput` directly is deprecated.
+ *
+ * @returns {InitOutput}
+ */
+export function initSync(module: { module: SyncInitInput } | SyncInitInput): InitOutput;
+
+/**
+ * If `module_or_path` is {RequestInfo} or {URL}, makes a request and
+ * for everything else, calls `WebAssembly.instantiate` directly.
+ *
+ * @param {{ module_or_path: InitInput | Promise<InitInput> }} module_or_path - Passing `InitInput` directly is deprecated.
+ *
+ * @returns {Promise<InitOutput>}
+ */
+export default function __wbg_init (module_or_path?: { module_or_path: InitInput | Promise<InitInput> } | InitInput | Promise<InitInput>): Promise<InitOutput>;

@@ -1,0 +1,33 @@
+/* tslint:disable */
+/* eslint-disable */
+export const memory: WebAssembly.Memory;
+export const __wbg_gatesession_free: (a: number, b: number) => void;
+export const gatesession_addTrajectories: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
+export const gatesession_addVerdicts: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
+export const gatesession_beginAudit: (a: number, b: number, c: number) => void;
+export const gatesession_buildTestSet: (a: number, b: number, c: number) => [number, number, number];
+export const gatesession_evaluate: (a: number) => [number, number, number];
+export const gatesession_evaluateJson: (a: number) => [number, number, number, number];
+export const gatesession_feedLine: (a: number, b: number, c: number, d: number) => [number, number];
+export const gatesession_finishAudit: (a: number) => [number, number, number];
+export const gatesession_finishTestSet: (a: number) => [number, number, number];
+export const gatesession_isReady: (a: number) => number;
+export const gatesession_neededLines: (a: number) => [number, number, number, number];
+export const gatesession_new: (a: any) => [number, number, number];
+export const gatesession_policy: (a: number) => [number, number, number];
+export const gatesession_pushAudit: (a: number, b: number, c: number) => [number, number];
+export const gatesession_removeInput: (a: number, b: number, c: number) => [number, number];
+export const gatesession_setPolicy: (a: number, b: any) => [number, number, number, number];
+export const gatesession_sniffRole: (a: number, b: number, c: number, d: number) => [number, number, number];
+export const gatesession_testCases: (a: number) => [number, number, number];
+export const gatesession_testSetJsonl: (a: number) => [number, number, number, number];
+export const start: () => void;
+export const __wbindgen_malloc: (a: number, b: number) => number;
+export const __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
+export const __wbindgen_free: (a: number, b: number, c: number) => void;
+export const __wbindgen_exn_store: (a: number) => void;
+export const __externref_table_alloc: () => number;
+export const __wbindgen_externrefs: WebAssembly.Table;
+export const __externref_table_dealloc: (a: number) => void;
+export const __externref_drop_slice: (a: number, b: number) => void;
+export const __wbindgen_start: () => void;

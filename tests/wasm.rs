@@ -1,0 +1,149 @@
+//! The JS surface (`GateSession`) under wasm-bindgen-test, in node and in headless Chromium
+//! (`WASM_BINDGEN_USE_BROWSER=1`). Run with `wasm-pack test --node -- --test wasm`.
+#![cfg(target_arch = "wasm32")]
+
+use deploy_gate::wasm::GateSession;
+use js_sys::{Reflect, JSON};
+use serde_json::Value;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_test::*;
+
+const AUDIT: &[u8] = include_bytes!("fixtures/parity/real-writer-shape/audit.jsonl");
+const OLD: &[u8] = include_bytes!("fixtures/parity/real-writer-shape/old_verdicts.jsonl");
+const NEW: &[u8] = include_bytes!("fixtures/parity/real-writer-shape/new_verdicts.jsonl");
+const OLD_T: &[u8] = include_bytes!("fixtures/parity/real-writer-shape/old_trajectories.jsonl");
+const NEW_T: &[u8] = include_bytes!("fixtures/parity/real-writer-shape/new_trajectories.jsonl");
+const EXPECTED: &str = include_str!("fixtures/parity/real-writer-shape/expected.json");
+
+fn js(json: &str) -> JsValue {
+    JSON::parse(json).unwrap()
+}
+
+fn reference_policy() -> JsValue {
+    js(
+        r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.0, "traj_tol": 0.05, "on_insufficient": "approve"}"#,
+    )
+}
+
+/// Streams the fixture in small chunks, then feeds pass 2 line by line, as the page does.
+fn loaded_session() -> GateSession {
+    let mut s = GateSession::new(reference_policy()).unwrap();
+    s.begin_audit("audit.jsonl");
+    for chunk in AUDIT.chunks(4093) {
+        s.push_audit(chunk).unwrap();
+    }
+    s.finish_audit().unwrap();
+    let flat = s.needed_lines().unwrap();
+    for (i, line) in flat.chunks(3).enumerate() {
+        let (offset, len) = (line[1] as usize, line[2] as usize);
+        s.feed_line(i, &AUDIT[offset..offset + len]).unwrap();
+    }
+    s.finish_test_set().unwrap();
+    s.add_verdicts("old", OLD, "old_verdicts.jsonl").unwrap();
+    s.add_verdicts("new_verdicts", NEW, "new_verdicts.jsonl")
+        .unwrap();
+    s.add_trajectories("old", OLD_T, "old_trajectories.jsonl")
+        .unwrap();
+    s.add_trajectories("new", NEW_T, "new_trajectories.jsonl")
+        .unwrap();
+    s
+}
+
+#[wasm_bindgen_test]
+fn the_report_matches_the_reference_decision() {
+    let s = loaded_session();
+    assert!(s.is_ready());
+    let report: Value = serde_json::from_str(&s.evaluate_json().unwrap()).unwrap();
+    let expected: Value = serde_json::from_str(EXPECTED).unwrap();
+    assert_eq!(report["decision"], expected["decision"]);
+    assert_eq!(report["comparison"], expected["comparison"]);
+    // The plain object has the same decision as the JSON text.
+    let object = s.evaluate().unwrap();
+    let decision = Reflect::get(&object, &"decision".into()).unwrap();
+    let reason = Reflect::get(&decision, &"reason".into()).unwrap();
+    assert_eq!(
+        reason.as_string().unwrap(),
+        expected["decision"]["reason"].as_str().unwrap()
+    );
+}
+
+#[wasm_bindgen_test]
+fn the_test_set_matches_the_reference_and_build_test_set_agrees() {
+    let s = loaded_session();
+    let expected: Value = serde_json::from_str(EXPECTED).unwrap();
+    let cases: Vec<Value> = s
+        .test_set_jsonl()
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(cases.len(), expected["test_set"].as_array().unwrap().len());
+    for (got, want) in cases.iter().zip(expected["test_set"].as_array().unwrap()) {
+        for key in [
+            "pipeline_id",
+            "template_id",
+            "input_text",
+            "expected_verdict",
+            "expected_stage_outputs",
+            "episode_reward",
+        ] {
+            assert_eq!(got[key], want[key], "{key}");
+        }
+    }
+    let mut other = GateSession::new(reference_policy()).unwrap();
+    other.begin_audit("audit.jsonl");
+    other.push_audit(AUDIT).unwrap();
+    other.finish_audit().unwrap();
+    other
+        .build_test_set(vec![js_sys::Uint8Array::from(AUDIT)])
+        .unwrap();
+    assert_eq!(other.test_set_jsonl().unwrap(), s.test_set_jsonl().unwrap());
+}
+
+#[wasm_bindgen_test]
+fn policy_changes_say_what_to_redo() {
+    let mut s = loaded_session();
+    assert_eq!(s.set_policy(js(r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.5, "on_insufficient": "approve"}"#)).unwrap(), "ready");
+    assert_eq!(s.set_policy(js(r#"{"min_samples": 20, "max_samples": 10, "task_tol": 0.5, "on_insufficient": "approve"}"#)).unwrap(), "rebuild");
+    assert!(
+        s.evaluate_json().is_err(),
+        "the old test set is dropped until rebuilt"
+    );
+    assert_eq!(
+        s.set_policy(js(r#"{"pass_verdicts": "PASS"}"#)).unwrap(),
+        "rescan"
+    );
+}
+
+#[wasm_bindgen_test]
+fn bad_policy_and_bad_files_are_errors_not_panics() {
+    assert!(GateSession::new(js(r#"{"max_samples": "lots"}"#)).is_err());
+    assert!(GateSession::new(js(r#"{"unknown": 1}"#)).is_err());
+    let mut s = GateSession::new(JsValue::UNDEFINED).unwrap();
+    assert!(s
+        .add_verdicts("old", b"{\"pipeline_id\": \"a\", \"verdict\": ", "v.jsonl")
+        .is_err());
+    assert!(s.add_verdicts("sideways", b"", "v.jsonl").is_err());
+    assert!(s.evaluate_json().is_err());
+    assert!(s.push_audit(b"x").is_err());
+}
+
+#[wasm_bindgen_test]
+fn sniff_role_recognises_files() {
+    let guess = GateSession::sniff_role("anything.jsonl", &AUDIT[..4096]).unwrap();
+    assert_eq!(
+        Reflect::get(&guess, &"role".into())
+            .unwrap()
+            .as_string()
+            .as_deref(),
+        Some("audit")
+    );
+    let guess = GateSession::sniff_role("old_verdicts.jsonl", OLD).unwrap();
+    assert_eq!(
+        Reflect::get(&guess, &"role".into())
+            .unwrap()
+            .as_string()
+            .as_deref(),
+        Some("old_verdicts")
+    );
+}
