@@ -4,7 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { start, openPage, fixtureFiles, fixturePolicy, cliReport, setPolicy, decision, generated, FIXTURES, ROOT } from "./harness.mjs";
+import { start, openPage, fixtureFiles, fixturePolicy, cliReport, setPolicy, decision, generated, FIXTURES, ROOT, ARTIFACTS } from "./harness.mjs";
 
 let env;
 before(async () => (env = await start()));
@@ -86,6 +86,21 @@ test("the bundled example, the markdown summary and keyboard drill-down", async 
   assert.ok(statuses.every((s) => s === "regressed"));
   assert.equal(statuses.length, cli.cases.filter((c) => c.status === "regressed").length);
   assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("an unusable file is reported with its name and line, and no decision is shown", async () => {
+  const page = await openPage(env);
+  const dir = path.join(ARTIFACTS, "broken");
+  fs.mkdirSync(dir, { recursive: true });
+  const broken = path.join(dir, "new_verdicts.jsonl");
+  fs.writeFileSync(broken, '{"pipeline_id": "a", "verdict": "PASS"}\n{"pipeline_id": "b", "verdict": \n');
+  const files = fixtureFiles("approved").filter((f) => !f.endsWith("new_verdicts.jsonl"));
+  await page.setInputFiles('[data-testid="file-input"]', [...files, broken]);
+  const error = page.locator('[data-testid="error"]');
+  await error.waitFor();
+  assert.equal(await error.textContent(), "new_verdicts.jsonl (new_verdicts) line 2: not valid JSON");
+  assert.equal(await page.locator('[data-testid="decision"]').count(), 0);
   await page.context().close();
 });
 

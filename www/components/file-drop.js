@@ -31,8 +31,8 @@ export class FileDrop extends HTMLElement {
       { class: "dg-drop", "data-testid": "drop-zone" },
       h("p", { class: "dg-drop-title" }, "Drop the audit log and both verdict files here"),
       h("p", { class: "dg-muted" }, "Trajectory results are optional. Files stay on this machine: everything runs in this page."),
-      h("label", { class: "dg-button", for: "dg-file-input" }, "Choose files…"),
       this.input,
+      h("label", { class: "dg-button", for: "dg-file-input" }, "Choose files…"),
       h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": "load-example", onclick: () => this.dispatchEvent(new CustomEvent("dg-example", { bubbles: true })) }, "Load example"),
     );
     for (const type of ["dragenter", "dragover"]) {
