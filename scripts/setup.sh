@@ -46,6 +46,12 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
 fi
 
+if ! command -v openssl >/dev/null; then
+  log "installing openssl (the signing tests check interoperability with it)"
+  as_root apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y openssl
+fi
+
 if [ ! -d tests/e2e/node_modules/playwright-core ]; then
   log "installing the e2e tests' npm packages"
   (cd tests/e2e && npm ci --no-audit --no-fund)

@@ -5,9 +5,11 @@
 //! do that and pass the results in.
 #![deny(missing_docs)]
 
+pub mod attest;
 pub mod audit;
 pub mod compat;
 pub mod decision;
+pub mod deploy;
 pub mod error;
 pub mod gate;
 pub mod json;

@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Exit code: the gate approved the deploy (or the command succeeded).
-const EXIT_OK: u8 = 0;
+pub const EXIT_OK: u8 = 0;
 /// Exit code: unusable input, I/O error or usage error.
-const EXIT_INPUT: u8 = 1;
+pub const EXIT_INPUT: u8 = 1;
 /// Exit code: the gate blocked the deploy (keep the old model).
-const EXIT_BLOCKED: u8 = 3;
+pub const EXIT_BLOCKED: u8 = 3;
 
 /// Read size for streaming the audit log.
 const CHUNK: usize = 4 << 20;
@@ -50,6 +50,31 @@ enum Command {
     ///
     /// Exit code 0: approved. 3: blocked (keep the old model). 1: unusable input or usage.
     Evaluate(EvaluateArgs),
+    /// Make an Ed25519 key pair: NAME.key.pem (mode 0600) and NAME.pub.pem; prints the key id.
+    Keygen {
+        /// The files' name, without extension.
+        #[arg(long, value_name = "NAME")]
+        out: PathBuf,
+    },
+    /// Print the model digest of a file or directory: sha256:<hex>.
+    Digest {
+        /// A model file or directory.
+        path: PathBuf,
+    },
+    /// Sign a report's decision for a model and a target: a DSSE envelope (in-toto VSA).
+    Sign(crate::sign::SignArgs),
+    /// Verify a signed decision. Exit 0: valid (whatever the decision). 2: invalid, with the
+    /// failing check named. 1: usage or I/O.
+    Verify(crate::sign::VerifyArgs),
+    /// Verify, then deploy (PASSED) or keep the old model (FAILED). Exit 0: deployed. 3: kept
+    /// the old model. 2: verification failed. 1: usage or I/O.
+    Apply(crate::sign::ApplyArgs),
+    /// Restore the config saved by the last `apply` (CONFIG.backup).
+    Rollback {
+        /// The serving config.
+        #[arg(long, value_name = "CONFIG.yaml")]
+        config: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -195,6 +220,12 @@ fn run(cli: Cli) -> Result<u8> {
                 EXIT_BLOCKED
             })
         }
+        Command::Keygen { out } => crate::sign::keygen(&out),
+        Command::Digest { path } => crate::sign::digest(&path),
+        Command::Sign(args) => crate::sign::sign_cmd(&args),
+        Command::Verify(args) => crate::sign::verify_cmd(&args),
+        Command::Apply(args) => crate::sign::apply_cmd(&args),
+        Command::Rollback { config } => crate::sign::rollback_cmd(&config),
     }
 }
 
@@ -265,23 +296,44 @@ fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))
 }
 
+/// The input files of one evaluation.
+pub struct InputPaths<'a> {
+    pub audit: &'a [PathBuf],
+    pub old_verdicts: &'a Path,
+    pub new_verdicts: &'a Path,
+    pub old_trajectories: Option<&'a Path>,
+    pub new_trajectories: Option<&'a Path>,
+}
+
 fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport> {
-    let (index, ts) = build_test_set(&args.audit.audit, policy)?;
+    let inputs = InputPaths {
+        audit: &args.audit.audit,
+        old_verdicts: &args.old_verdicts,
+        new_verdicts: &args.new_verdicts,
+        old_trajectories: args.old_trajectories.as_deref(),
+        new_trajectories: args.new_trajectories.as_deref(),
+    };
+    evaluate_inputs(&inputs, policy)
+}
+
+/// Reads every input and evaluates the gate.
+pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<GateReport> {
+    let (index, ts) = build_test_set(inputs.audit, policy)?;
     let verdicts = |role: &str, path: &Path| -> Result<Verdicts> {
         let bytes = read_input(path, "verdict file")?;
         parse_verdicts(role, &file_name(path), &bytes).map_err(|e| input_error(path, e))
     };
-    let trajectories = |role: &str, path: Option<&PathBuf>| -> Result<Option<Trajectories>> {
+    let trajectories = |role: &str, path: Option<&Path>| -> Result<Option<Trajectories>> {
         let Some(path) = path else { return Ok(None) };
         let bytes = read_input(path, "trajectory file")?;
         parse_trajectories(role, &file_name(path), &bytes)
             .map(Some)
             .map_err(|e| input_error(path, e))
     };
-    let old = verdicts("old_verdicts", &args.old_verdicts)?;
-    let new = verdicts("new_verdicts", &args.new_verdicts)?;
-    let old_t = trajectories("old_trajectories", args.old_trajectories.as_ref())?;
-    let new_t = trajectories("new_trajectories", args.new_trajectories.as_ref())?;
+    let old = verdicts("old_verdicts", inputs.old_verdicts)?;
+    let new = verdicts("new_verdicts", inputs.new_verdicts)?;
+    let old_t = trajectories("old_trajectories", inputs.old_trajectories)?;
+    let new_t = trajectories("new_trajectories", inputs.new_trajectories)?;
     Ok(evaluate(
         &GateInputs {
             audit: &index,
@@ -295,7 +347,7 @@ fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport
     ))
 }
 
-fn write_output(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
+pub fn write_output(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
     match out {
         Some(path) => {
             std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))

@@ -1,0 +1,478 @@
+//! Signed gate decisions: an in-toto Statement v1 with a SLSA verification summary (VSA)
+//! predicate carrying the whole GateReport, in a DSSE envelope signed with Ed25519.
+//!
+//! Sans-IO: the time, the keys and the model digest are arguments. [`verify`] follows the
+//! DSSE "reject if" steps in a fixed order, each failure with its own [`VerifyError`] variant,
+//! and returns the verified statement and the keys that signed it, so nothing downstream
+//! re-parses the envelope.
+
+pub mod dsse;
+pub mod jcs;
+pub mod keys;
+pub mod time;
+
+use dsse::{Envelope, Signature, PAYLOAD_TYPE};
+use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+/// `_type` of an in-toto Statement v1.
+pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
+/// The SLSA verification summary predicate type.
+pub const PREDICATE_TYPE: &str = "https://slsa.dev/verification_summary/v1";
+/// The predicate key that carries the whole GateReport.
+pub const REPORT_KEY: &str = "https://deploy-gate.dev/report/v1";
+/// The verifier id in the predicate.
+pub const VERIFIER_ID: &str = "https://deploy-gate.dev/verifier/v1";
+/// The policy URI in the predicate.
+pub const POLICY_URI: &str = "https://deploy-gate.dev/policy/v1";
+/// The level an approved decision verifies.
+pub const APPROVED_LEVEL: &str = "DEPLOY_GATE_APPROVED";
+/// Clock skew tolerated for a statement dated in the future, in seconds.
+pub const MAX_SKEW_SECONDS: i64 = 300;
+
+/// A signing request could not be honoured.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SignError {
+    /// The report is not a deploy-gate report.
+    #[error("not a deploy-gate report: {0}")]
+    Report(String),
+    /// A model digest is not `sha256:` and 64 hex digits.
+    #[error("model digest must be sha256:<64 hex digits>, not `{0}`")]
+    Digest(String),
+    /// The existing envelope is not one this signer may add to.
+    #[error("cannot add a signature: {0}")]
+    Cosign(String),
+}
+
+/// Parses `sha256:<hex>` (or bare hex) into lowercase hex.
+pub fn parse_digest(text: &str) -> Result<String, SignError> {
+    let hex_part = text.trim().strip_prefix("sha256:").unwrap_or(text.trim());
+    if hex_part.len() == 64 && hex_part.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(hex_part.to_ascii_lowercase())
+    } else {
+        Err(SignError::Digest(text.to_owned()))
+    }
+}
+
+/// The model digest of one file's bytes.
+pub fn file_digest(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// The model digest of a directory: sha256 over the lines `"<relative path>\0<sha256>\n"`
+/// sorted by path (bytes), paths with `/` separators.
+pub fn directory_digest(files: &[(String, String)]) -> String {
+    let mut sorted: Vec<&(String, String)> = files.iter().collect();
+    sorted.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let mut h = Sha256::new();
+    for (path, digest) in sorted {
+        h.update(path.as_bytes());
+        h.update(b"\0");
+        h.update(digest.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(h.finalize())
+}
+
+/// What a signer states about a report.
+pub struct Claim<'a> {
+    /// The GateReport (as parsed from its JSON).
+    pub report: &'a Value,
+    /// The model's name (the statement's subject).
+    pub model_name: &'a str,
+    /// The model's sha256, hex.
+    pub model_sha256: &'a str,
+    /// Where it is to be deployed (`resourceUri`).
+    pub target: &'a str,
+    /// When the decision was verified, Unix seconds (from the shell's clock).
+    pub time_verified: i64,
+}
+
+fn check_report(report: &Value) -> Result<bool, SignError> {
+    if report.get("schema").and_then(Value::as_str) != Some(crate::report::SCHEMA) {
+        return Err(SignError::Report(format!(
+            "`schema` is not {}",
+            crate::report::SCHEMA
+        )));
+    }
+    let approved = report
+        .pointer("/decision/approved")
+        .and_then(Value::as_bool)
+        .ok_or_else(|| SignError::Report("no decision.approved".into()))?;
+    if !report.get("policy").is_some_and(Value::is_object)
+        || !report.get("inputs").is_some_and(Value::is_array)
+    {
+        return Err(SignError::Report("no policy or inputs".into()));
+    }
+    Ok(approved)
+}
+
+/// The in-toto statement for a claim.
+pub fn statement(claim: &Claim<'_>) -> Result<Value, SignError> {
+    let approved = check_report(claim.report)?;
+    let sha = parse_digest(claim.model_sha256)?;
+    let policy = jcs::canonical_json(&claim.report["policy"]).map_err(SignError::Report)?;
+    let inputs: Vec<Value> = claim.report["inputs"]
+        .as_array()
+        .expect("checked")
+        .iter()
+        .map(|f| json!({"uri": f["name"], "digest": {"sha256": f["sha256"]}, "annotations": {"role": f["role"], "bytes": f["bytes"]}}))
+        .collect();
+    Ok(json!({
+        "_type": STATEMENT_TYPE,
+        "subject": [{"name": claim.model_name, "digest": {"sha256": sha}}],
+        "predicateType": PREDICATE_TYPE,
+        "predicate": {
+            "verifier": {"id": VERIFIER_ID, "version": {"deploy-gate": env!("CARGO_PKG_VERSION")}},
+            "timeVerified": time::format_rfc3339(claim.time_verified),
+            "resourceUri": claim.target,
+            "policy": {"uri": POLICY_URI, "digest": {"sha256": hex::encode(Sha256::digest(policy.as_bytes()))}},
+            "inputAttestations": inputs,
+            "verificationResult": if approved { "PASSED" } else { "FAILED" },
+            "verifiedLevels": if approved { vec![APPROVED_LEVEL] } else { Vec::new() },
+            REPORT_KEY: claim.report,
+        }
+    }))
+}
+
+fn signature(key: &SigningKey, payload: &[u8]) -> Signature {
+    let sig = key.sign(&dsse::pae(PAYLOAD_TYPE, payload));
+    Signature {
+        keyid: keys::keyid(&key.verifying_key()),
+        sig: dsse::encode(&sig.to_bytes()),
+    }
+}
+
+/// Signs a claim: the statement as compact JSON in a one-signature envelope.
+pub fn sign(claim: &Claim<'_>, key: &SigningKey) -> Result<Envelope, SignError> {
+    let payload = serde_json::to_vec(&statement(claim)?).expect("a statement serializes");
+    let sig = signature(key, &payload);
+    Ok(Envelope {
+        payload_type: PAYLOAD_TYPE.into(),
+        payload: dsse::encode(&payload),
+        signatures: vec![sig],
+    })
+}
+
+/// Adds a second (third, …) signature to an envelope after checking that its statement makes
+/// the same claim: same report, subject and target (its time is kept).
+pub fn cosign(
+    existing: &Envelope,
+    claim: &Claim<'_>,
+    key: &SigningKey,
+) -> Result<Envelope, SignError> {
+    let cosign_err = |m: &str| SignError::Cosign(m.to_owned());
+    if existing.payload_type != PAYLOAD_TYPE {
+        return Err(cosign_err("its payloadType is not an in-toto statement"));
+    }
+    let payload =
+        dsse::decode(&existing.payload).ok_or_else(|| cosign_err("its payload is not base64"))?;
+    let found: Value =
+        serde_json::from_slice(&payload).map_err(|_| cosign_err("its payload is not JSON"))?;
+    let mut wanted = statement(claim)?;
+    wanted["predicate"]["timeVerified"] = found["predicate"]["timeVerified"].clone();
+    for (what, pointer) in [
+        ("report", "/predicate/https:~1~1deploy-gate.dev~1report~1v1"),
+        ("subject", "/subject"),
+        ("target", "/predicate/resourceUri"),
+    ] {
+        if found.pointer(pointer) != wanted.pointer(pointer) {
+            return Err(SignError::Cosign(format!(
+                "its {what} differs from the one given"
+            )));
+        }
+    }
+    if found != wanted {
+        return Err(cosign_err(
+            "its statement differs from the one this report gives",
+        ));
+    }
+    let id = keys::keyid(&key.verifying_key());
+    if existing.signatures.iter().any(|s| s.keyid == id) {
+        return Err(cosign_err("this key has signed it already"));
+    }
+    let mut out = existing.clone();
+    out.signatures.push(signature(key, &payload));
+    Ok(out)
+}
+
+/// What a verifier requires.
+pub struct Requirements<'a> {
+    /// The only keys whose signatures count.
+    pub trusted: &'a [VerifyingKey],
+    /// How many distinct trusted keys must have signed (at least 1).
+    pub threshold: usize,
+    /// The sha256 (hex) of the artifact about to be deployed; `None` skips the check (the page
+    /// without a digest entered).
+    pub subject_sha256: Option<&'a str>,
+    /// The deployment target; `None` skips the check.
+    pub target: Option<&'a str>,
+    /// Now, Unix seconds.
+    pub now: i64,
+    /// The oldest acceptable `timeVerified`, as an age in seconds.
+    pub max_age: i64,
+    /// Whether a statement (by its payload sha256) was applied already (the ledger).
+    pub already_applied: &'a dyn Fn(&str) -> bool,
+}
+
+/// Why an envelope was rejected; each check has its own variant, in the order they run.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum VerifyError {
+    /// Not a DSSE envelope (JSON shape, base64 payload, at least one signature).
+    #[error("not a DSSE envelope: {0}")]
+    Envelope(String),
+    /// Fewer distinct trusted keys verified than the threshold.
+    #[error("{verified} of the required {required} trusted signature(s) verified")]
+    Signature {
+        /// Distinct trusted keys whose signature verified.
+        verified: usize,
+        /// The threshold.
+        required: usize,
+    },
+    /// The payload type is not an in-toto statement.
+    #[error("payloadType is `{0}`, not {PAYLOAD_TYPE}")]
+    PayloadType(String),
+    /// The statement's `_type` is wrong (or the payload is not a statement).
+    #[error("not an in-toto Statement v1: {0}")]
+    StatementType(String),
+    /// The predicate is not a VSA, or is incomplete.
+    #[error("predicate: {0}")]
+    Predicate(String),
+    /// The subject digest is not the artifact's.
+    #[error("the statement is for sha256:{found}, not for the artifact sha256:{expected}")]
+    SubjectDigest {
+        /// The artifact's digest.
+        expected: String,
+        /// The statement's digest(s).
+        found: String,
+    },
+    /// The target is not the one being deployed to.
+    #[error("the statement is for target `{found}`, not `{expected}`")]
+    Target {
+        /// The target given.
+        expected: String,
+        /// The statement's `resourceUri`.
+        found: String,
+    },
+    /// `timeVerified` is older than the maximum age.
+    #[error("the decision is {age_seconds} s old, older than the maximum {max_seconds} s")]
+    TooOld {
+        /// Its age.
+        age_seconds: i64,
+        /// The maximum.
+        max_seconds: i64,
+    },
+    /// `timeVerified` is in the future beyond the allowed clock skew.
+    #[error("the decision is dated {ahead_seconds} s in the future")]
+    FromTheFuture {
+        /// How far ahead.
+        ahead_seconds: i64,
+    },
+    /// The ledger shows this statement applied already.
+    #[error("this decision was applied already (ledger entry sha256:{0})")]
+    Replayed(String),
+}
+
+impl VerifyError {
+    /// The name of the failed check.
+    pub fn check(&self) -> &'static str {
+        match self {
+            VerifyError::Envelope(_) => "envelope",
+            VerifyError::Signature { .. } => "signature",
+            VerifyError::PayloadType(_) => "payload_type",
+            VerifyError::StatementType(_) => "statement_type",
+            VerifyError::Predicate(_) => "predicate",
+            VerifyError::SubjectDigest { .. } => "subject_digest",
+            VerifyError::Target { .. } => "target",
+            VerifyError::TooOld { .. } => "too_old",
+            VerifyError::FromTheFuture { .. } => "from_the_future",
+            VerifyError::Replayed(_) => "replayed",
+        }
+    }
+}
+
+/// A verified decision: everything a deploy step needs, taken from the verified payload.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Verified {
+    /// The statement, as signed.
+    pub statement: Value,
+    /// sha256 of the payload bytes (the ledger key).
+    pub payload_sha256: String,
+    /// Key ids of the trusted keys whose signatures verified.
+    pub signers: Vec<String>,
+    /// `verificationResult == "PASSED"`.
+    pub approved: bool,
+    /// The decision's reason string.
+    pub reason: String,
+    /// The subject (model) name.
+    pub model_name: String,
+    /// The subject digest, hex.
+    pub model_sha256: String,
+    /// `resourceUri`.
+    pub target: String,
+    /// `timeVerified`, Unix seconds.
+    pub time_verified: i64,
+}
+
+impl Verified {
+    /// The GateReport inside the statement.
+    pub fn report(&self) -> &Value {
+        &self.statement["predicate"][REPORT_KEY]
+    }
+}
+
+/// Verifies an envelope's bytes against the requirements, in the order of DESIGN "Verify".
+pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified, VerifyError> {
+    // 1. Envelope shape.
+    let env: Envelope =
+        serde_json::from_slice(envelope_bytes).map_err(|e| VerifyError::Envelope(e.to_string()))?;
+    let payload = dsse::decode(&env.payload)
+        .ok_or_else(|| VerifyError::Envelope("payload is not base64".into()))?;
+    if env.signatures.is_empty() {
+        return Err(VerifyError::Envelope("no signatures".into()));
+    }
+    // 2. Signatures, against the trusted keys only (keyid is a hint, never a filter); each
+    //    trusted key counts once, whatever the number of signatures it made.
+    let message = dsse::pae(&env.payload_type, &payload);
+    let mut signers: Vec<String> = Vec::new();
+    let mut counted = vec![false; req.trusted.len()];
+    for sig in &env.signatures {
+        let Some(bytes) = dsse::decode(&sig.sig) else {
+            continue;
+        };
+        let Ok(sig) = ed25519_dalek::Signature::from_slice(&bytes) else {
+            continue;
+        };
+        for (i, key) in req.trusted.iter().enumerate() {
+            if !counted[i] && key.verify_strict(&message, &sig).is_ok() {
+                counted[i] = true;
+                signers.push(keys::keyid(key));
+            }
+        }
+    }
+    let required = req.threshold.max(1);
+    if signers.len() < required {
+        return Err(VerifyError::Signature {
+            verified: signers.len(),
+            required,
+        });
+    }
+    // 3. Payload type (authenticated by the signature through PAE).
+    if env.payload_type != PAYLOAD_TYPE {
+        return Err(VerifyError::PayloadType(env.payload_type));
+    }
+    // 4. Statement and predicate types.
+    let statement: Value = serde_json::from_slice(&payload)
+        .map_err(|e| VerifyError::StatementType(format!("payload is not JSON: {e}")))?;
+    let found_type = statement.get("_type").and_then(Value::as_str).unwrap_or("");
+    if found_type != STATEMENT_TYPE {
+        return Err(VerifyError::StatementType(format!(
+            "_type is `{found_type}`"
+        )));
+    }
+    let predicate_type = statement
+        .get("predicateType")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if predicate_type != PREDICATE_TYPE {
+        return Err(VerifyError::Predicate(format!(
+            "predicateType is `{predicate_type}`"
+        )));
+    }
+    let pred = &statement["predicate"];
+    let field = |name: &str| {
+        pred.get(name)
+            .and_then(Value::as_str)
+            .ok_or_else(|| VerifyError::Predicate(format!("no `{name}`")))
+    };
+    let approved = match field("verificationResult")? {
+        "PASSED" => true,
+        "FAILED" => false,
+        other => {
+            return Err(VerifyError::Predicate(format!(
+                "verificationResult is `{other}`"
+            )))
+        }
+    };
+    let target = field("resourceUri")?.to_owned();
+    let time_text = field("timeVerified")?;
+    let time_verified = time::parse_rfc3339(time_text).ok_or_else(|| {
+        VerifyError::Predicate(format!("timeVerified `{time_text}` is not RFC 3339"))
+    })?;
+    let report_approved = pred
+        .pointer("/https:~1~1deploy-gate.dev~1report~1v1/decision/approved")
+        .and_then(Value::as_bool);
+    if report_approved != Some(approved) {
+        return Err(VerifyError::Predicate(
+            "the report's decision does not match verificationResult".into(),
+        ));
+    }
+    let reason = pred
+        .pointer("/https:~1~1deploy-gate.dev~1report~1v1/decision/reason")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let subjects = statement
+        .get("subject")
+        .and_then(Value::as_array)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| VerifyError::StatementType("no subject".into()))?;
+    let digests: Vec<String> = subjects
+        .iter()
+        .filter_map(|s| s.pointer("/digest/sha256").and_then(Value::as_str))
+        .map(str::to_ascii_lowercase)
+        .collect();
+    // 5. Subject digest.
+    if let Some(expected) = req.subject_sha256 {
+        let expected = expected.to_ascii_lowercase();
+        if !digests.contains(&expected) {
+            return Err(VerifyError::SubjectDigest {
+                expected,
+                found: digests.join(", "),
+            });
+        }
+    }
+    // 6. Target.
+    if let Some(expected) = req.target {
+        if expected != target {
+            return Err(VerifyError::Target {
+                expected: expected.to_owned(),
+                found: target,
+            });
+        }
+    }
+    // 7. Time.
+    if time_verified > req.now + MAX_SKEW_SECONDS {
+        return Err(VerifyError::FromTheFuture {
+            ahead_seconds: time_verified - req.now,
+        });
+    }
+    let age = req.now - time_verified;
+    if age > req.max_age {
+        return Err(VerifyError::TooOld {
+            age_seconds: age,
+            max_seconds: req.max_age,
+        });
+    }
+    // 8. Replay.
+    let payload_sha256 = hex::encode(Sha256::digest(&payload));
+    if (req.already_applied)(&payload_sha256) {
+        return Err(VerifyError::Replayed(payload_sha256));
+    }
+    Ok(Verified {
+        model_name: subjects[0]
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        model_sha256: digests.first().cloned().unwrap_or_default(),
+        statement,
+        payload_sha256,
+        signers,
+        approved,
+        reason,
+        target,
+        time_verified,
+    })
+}

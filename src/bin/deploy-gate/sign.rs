@@ -1,0 +1,623 @@
+//! The signing and deploy commands: keygen, digest, sign, verify, apply, rollback.
+
+use crate::cli::{evaluate_inputs, EXIT_BLOCKED, EXIT_OK};
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use deploy_gate::attest::dsse::Envelope;
+use deploy_gate::attest::keys::{
+    keyid, private_pem, public_pem, read_private_pem, read_public_pem, signing_key_from_seed,
+};
+use deploy_gate::attest::{
+    cosign, directory_digest, parse_digest, sign, time, verify, Claim, Requirements, Verified,
+};
+use deploy_gate::compat::PassSet;
+use deploy_gate::decision::{GatePolicy, OnInsufficient};
+use deploy_gate::deploy::{deploy_config, BACKENDS};
+use deploy_gate::testset::TestSetPolicy;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Exit code: the envelope failed verification.
+pub const EXIT_INVALID: u8 = 2;
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+fn parse_max_age(s: &str) -> Result<i64, String> {
+    humantime::parse_duration(s)
+        .map(|d| d.as_secs() as i64)
+        .map_err(|e| format!("`{s}`: {e} (e.g. 24h, 90m, 7d)"))
+}
+
+// ---------------------------------------------------------------- keygen, digest
+
+pub fn keygen(out: &Path) -> Result<u8> {
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|e| anyhow!("no entropy from the OS: {e}"))?;
+    let key = signing_key_from_seed(seed);
+    let private = PathBuf::from(format!("{}.key.pem", out.display()));
+    let public = PathBuf::from(format!("{}.pub.pem", out.display()));
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut f = options.open(&private).with_context(|| {
+        format!(
+            "cannot create {} (it must not exist yet)",
+            private.display()
+        )
+    })?;
+    f.write_all(private_pem(&key).as_bytes())?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&public)
+        .with_context(|| format!("cannot create {}", public.display()))?;
+    f.write_all(public_pem(&key.verifying_key()).as_bytes())?;
+    println!("{}", keyid(&key.verifying_key()));
+    eprintln!(
+        "deploy-gate: wrote {} (private, mode 0600) and {} (public); key id above",
+        private.display(),
+        public.display()
+    );
+    Ok(EXIT_OK)
+}
+
+fn file_sha256(path: &Path) -> Result<String> {
+    let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f
+            .read(&mut buf)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// The model digest of a file, or of a directory (every regular file below it).
+pub fn model_digest(path: &Path) -> Result<String> {
+    let meta = fs::metadata(path)
+        .with_context(|| format!("model path {} does not exist", path.display()))?;
+    if meta.is_file() {
+        return file_sha256(path);
+    }
+    let mut files = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
+            let p = entry?.path();
+            let m = fs::metadata(&p).with_context(|| format!("cannot read {}", p.display()))?;
+            if m.is_dir() {
+                stack.push(p);
+            } else if m.is_file() {
+                let rel = p.strip_prefix(path).expect("below the root");
+                let rel = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                files.push((rel, file_sha256(&p)?));
+            } else {
+                bail!("{} is neither a file nor a directory", p.display());
+            }
+        }
+    }
+    Ok(directory_digest(&files))
+}
+
+pub fn digest(path: &Path) -> Result<u8> {
+    println!("sha256:{}", model_digest(path)?);
+    Ok(EXIT_OK)
+}
+
+// ---------------------------------------------------------------- sign
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("model_id").required(true).args(["model_path", "model_digest"])))]
+pub struct SignArgs {
+    /// The GateReport JSON (from `deploy-gate evaluate` or the page's export).
+    report: PathBuf,
+    /// The signer's private key (PKCS#8 PEM).
+    #[arg(long, value_name = "KEY.pem")]
+    key: PathBuf,
+    /// The model's name (the statement's subject).
+    #[arg(long, value_name = "NAME")]
+    model: String,
+    /// The model file or directory (its digest is computed).
+    #[arg(long, value_name = "PATH")]
+    model_path: Option<PathBuf>,
+    /// The model digest, `sha256:<hex>` (as `deploy-gate digest` prints it).
+    #[arg(long, value_name = "sha256:HEX")]
+    model_digest: Option<String>,
+    /// The deployment target (`resourceUri`), e.g. the config path `apply` will be given.
+    #[arg(long, value_name = "URI")]
+    target: String,
+    /// Add this signature to an existing envelope (two-person approval).
+    #[arg(long, value_name = "EXISTING.json")]
+    envelope: Option<PathBuf>,
+    /// Write the envelope to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+fn read_text(path: &Path, what: &str) -> Result<String> {
+    fs::read_to_string(path).with_context(|| format!("cannot read {what} {}", path.display()))
+}
+
+pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
+    let report: Value = serde_json::from_str(&read_text(&args.report, "report")?)
+        .with_context(|| format!("{} is not JSON", args.report.display()))?;
+    let key = read_private_pem(&read_text(&args.key, "key")?)
+        .map_err(|e| anyhow!("{}: {e}", args.key.display()))?;
+    let digest = match (&args.model_path, &args.model_digest) {
+        (Some(p), _) => model_digest(p)?,
+        (None, Some(d)) => parse_digest(d)?,
+        (None, None) => unreachable!("clap requires one"),
+    };
+    let claim = Claim {
+        report: &report,
+        model_name: &args.model,
+        model_sha256: &digest,
+        target: &args.target,
+        time_verified: now(),
+    };
+    let envelope = match &args.envelope {
+        None => sign(&claim, &key).map_err(|e| anyhow!("{}: {e}", args.report.display()))?,
+        Some(path) => {
+            let existing: Envelope = serde_json::from_str(&read_text(path, "envelope")?)
+                .with_context(|| format!("{} is not a DSSE envelope", path.display()))?;
+            cosign(&existing, &claim, &key).map_err(|e| anyhow!("{}: {e}", path.display()))?
+        }
+    };
+    let mut text = serde_json::to_string_pretty(&envelope)?;
+    text.push('\n');
+    crate::cli::write_output(args.out.as_deref(), text.as_bytes())?;
+    eprintln!(
+        "deploy-gate: signed {} decision for {} (sha256:{}) → {} with key {}",
+        if report["decision"]["approved"] == true {
+            "an APPROVED"
+        } else {
+            "a BLOCKED"
+        },
+        args.model,
+        digest,
+        args.target,
+        keyid(&key.verifying_key())
+    );
+    Ok(EXIT_OK)
+}
+
+// ---------------------------------------------------------------- verify
+
+#[derive(Args)]
+pub struct TrustArgs {
+    /// A trusted public key (SPKI PEM); repeat for several. Only these keys' signatures count.
+    #[arg(long, value_name = "PUB.pem", required = true)]
+    trusted_key: Vec<PathBuf>,
+    /// How many distinct trusted keys must have signed.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    threshold: usize,
+    /// The oldest acceptable decision.
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = parse_max_age)]
+    max_age: i64,
+    /// The ledger of applied decisions: one already in it is refused.
+    #[arg(long, value_name = "FILE")]
+    ledger: Option<PathBuf>,
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("model_id").required(true).args(["model_path", "model_digest"])))]
+pub struct VerifyArgs {
+    /// The envelope (decision.dsse.json).
+    envelope: PathBuf,
+    #[command(flatten)]
+    trust: TrustArgs,
+    /// The model about to be deployed (its digest is computed).
+    #[arg(long, value_name = "PATH")]
+    model_path: Option<PathBuf>,
+    /// The digest of the model about to be deployed.
+    #[arg(long, value_name = "sha256:HEX")]
+    model_digest: Option<String>,
+    /// The deployment target the decision must name.
+    #[arg(long, value_name = "URI")]
+    target: String,
+    /// Recompute the report from the input files and require the same decision and input digests.
+    #[arg(long, requires_all = ["audit", "old_verdicts", "new_verdicts"])]
+    reproduce: bool,
+    /// Audit log(s), for --reproduce.
+    #[arg(long, value_name = "FILE")]
+    audit: Vec<PathBuf>,
+    /// The old model's verdicts, for --reproduce.
+    #[arg(long, value_name = "FILE")]
+    old_verdicts: Option<PathBuf>,
+    /// The new model's verdicts, for --reproduce.
+    #[arg(long, value_name = "FILE")]
+    new_verdicts: Option<PathBuf>,
+    /// The old model's trajectories, for --reproduce.
+    #[arg(long, value_name = "FILE", requires = "new_trajectories")]
+    old_trajectories: Option<PathBuf>,
+    /// The new model's trajectories, for --reproduce.
+    #[arg(long, value_name = "FILE", requires = "old_trajectories")]
+    new_trajectories: Option<PathBuf>,
+}
+
+fn read_ledger(path: Option<&Path>) -> Result<HashSet<String>> {
+    let Some(path) = path else {
+        return Ok(HashSet::new());
+    };
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot read the ledger {}", path.display()))
+        }
+    };
+    let mut seen = HashSet::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let v: Value = serde_json::from_str(line)
+            .map_err(|_| anyhow!("ledger {} line {}: not JSON", path.display(), n + 1))?;
+        let digest = v["payload_sha256"].as_str().ok_or_else(|| {
+            anyhow!(
+                "ledger {} line {}: no payload_sha256",
+                path.display(),
+                n + 1
+            )
+        })?;
+        seen.insert(digest.to_owned());
+    }
+    Ok(seen)
+}
+
+/// Runs every check; `Ok(Err(..))` is a verification failure (exit 2), `Err` an I/O problem.
+fn check(
+    envelope: &Path,
+    trust: &TrustArgs,
+    digest: &str,
+    target: &str,
+) -> Result<Result<Verified, (String, String)>> {
+    let bytes = fs::read(envelope)
+        .with_context(|| format!("cannot read envelope {}", envelope.display()))?;
+    let mut trusted = Vec::new();
+    for path in &trust.trusted_key {
+        trusted.push(
+            read_public_pem(&read_text(path, "trusted key")?)
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?,
+        );
+    }
+    let ledger = read_ledger(trust.ledger.as_deref())?;
+    let applied = |d: &str| ledger.contains(d);
+    let req = Requirements {
+        trusted: &trusted,
+        threshold: trust.threshold,
+        subject_sha256: Some(digest),
+        target: Some(target),
+        now: now(),
+        max_age: trust.max_age,
+        already_applied: &applied,
+    };
+    Ok(verify(&bytes, &req).map_err(|e| (e.check().to_owned(), e.to_string())))
+}
+
+fn summary(v: &Verified) -> Value {
+    json!({
+        "valid": true,
+        "verification_result": if v.approved { "PASSED" } else { "FAILED" },
+        "approved": v.approved,
+        "reason": v.reason,
+        "model": v.model_name,
+        "model_digest": format!("sha256:{}", v.model_sha256),
+        "target": v.target,
+        "time_verified": time::format_rfc3339(v.time_verified),
+        "signers": v.signers,
+        "payload_sha256": v.payload_sha256,
+    })
+}
+
+fn invalid(check: &str, message: &str) -> u8 {
+    println!(
+        "{}",
+        json!({"valid": false, "check": check, "message": message})
+    );
+    eprintln!("deploy-gate: verification failed ({check}): {message}");
+    EXIT_INVALID
+}
+
+/// The policy a report was made with.
+fn policy_of(report: &Value) -> Result<GatePolicy> {
+    let p = &report["policy"];
+    let num = |k: &str| {
+        p[k].as_f64()
+            .ok_or_else(|| anyhow!("the signed report's policy has no {k}"))
+    };
+    Ok(GatePolicy {
+        test_set: TestSetPolicy {
+            min_samples: num("min_samples")? as usize,
+            max_samples: p["max_samples"].as_u64().map(|n| n as usize),
+            seed: p["seed"]
+                .as_u64()
+                .ok_or_else(|| anyhow!("the signed report's policy has no seed"))?,
+        },
+        pass_verdicts: PassSet::new(
+            p["pass_verdicts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str),
+        ),
+        task_regression_tol: num("task_regression_tol")?,
+        trajectory_regression_tol: num("trajectory_regression_tol")?,
+        on_insufficient: serde_json::from_value::<OnInsufficient>(p["on_insufficient"].clone())
+            .context("the signed report's policy has no on_insufficient")?,
+    })
+}
+
+fn reproduce(args: &VerifyArgs, signed: &Value) -> Result<Option<String>> {
+    let policy = policy_of(signed)?;
+    let inputs = crate::cli::InputPaths {
+        audit: &args.audit,
+        old_verdicts: args.old_verdicts.as_deref().expect("clap requires it"),
+        new_verdicts: args.new_verdicts.as_deref().expect("clap requires it"),
+        old_trajectories: args.old_trajectories.as_deref(),
+        new_trajectories: args.new_trajectories.as_deref(),
+    };
+    let report = serde_json::to_value(evaluate_inputs(&inputs, &policy)?)?;
+    if report["decision"] != signed["decision"] {
+        return Ok(Some(format!(
+            "the files give `{}`, the signed report `{}`",
+            report["decision"]["reason"], signed["decision"]["reason"]
+        )));
+    }
+    let digests = |r: &Value| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = r["inputs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| (f["role"].to_string(), f["sha256"].to_string()))
+            .collect();
+        v.sort();
+        v
+    };
+    if digests(&report) != digests(signed) {
+        return Ok(Some(
+            "the input files' sha256 differ from the signed report's inputs".into(),
+        ));
+    }
+    Ok(None)
+}
+
+pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
+    let digest = match (&args.model_path, &args.model_digest) {
+        (Some(p), _) => model_digest(p)?,
+        (None, Some(d)) => parse_digest(d)?,
+        (None, None) => unreachable!("clap requires one"),
+    };
+    let verified = match check(&args.envelope, &args.trust, &digest, &args.target)? {
+        Ok(v) => v,
+        Err((check, message)) => return Ok(invalid(&check, &message)),
+    };
+    if args.reproduce {
+        if let Some(problem) = reproduce(args, verified.report())? {
+            return Ok(invalid("reproduce", &problem));
+        }
+    }
+    println!("{}", serde_json::to_string_pretty(&summary(&verified))?);
+    eprintln!(
+        "deploy-gate: valid — {} ({}), signed by {} trusted key(s){}",
+        if verified.approved {
+            "PASSED"
+        } else {
+            "FAILED"
+        },
+        verified.reason,
+        verified.signers.len(),
+        if args.reproduce {
+            "; reproduced from the input files"
+        } else {
+            ""
+        }
+    );
+    Ok(EXIT_OK)
+}
+
+// ---------------------------------------------------------------- apply, rollback
+
+fn parse_backend(s: &str) -> Result<String, String> {
+    if BACKENDS.contains(&s) {
+        Ok(s.to_owned())
+    } else {
+        Err(format!("`{s}`: one of transformers, vllm, api"))
+    }
+}
+
+#[derive(Args)]
+pub struct ApplyArgs {
+    /// The envelope (decision.dsse.json).
+    envelope: PathBuf,
+    #[command(flatten)]
+    trust: TrustArgs,
+    /// The model to deploy (file or directory); its digest must be the statement's subject.
+    #[arg(long, value_name = "PATH")]
+    model_path: PathBuf,
+    /// The serving config (YAML) the built-in deploy edits.
+    #[arg(long, value_name = "CONFIG.yaml")]
+    config: PathBuf,
+    /// The target the decision must name (default: the config path as given).
+    #[arg(long, value_name = "URI")]
+    target: Option<String>,
+    /// The serving backend to set.
+    #[arg(long, default_value = "transformers", value_parser = parse_backend)]
+    backend: String,
+    /// Run PROGRAM ARG… instead of the built-in deploy (end the list with `;`). Values are
+    /// passed in DEPLOY_GATE_* environment variables, never through a shell.
+    #[arg(long, value_name = "PROGRAM ARG…", num_args = 1.., value_terminator = ";", allow_hyphen_values = true)]
+    deploy_cmd: Vec<String>,
+    /// Run PROGRAM ARG… when the decision keeps the old model (end the list with `;`).
+    #[arg(long, value_name = "PROGRAM ARG…", num_args = 1.., value_terminator = ";", allow_hyphen_values = true)]
+    rollback_cmd: Vec<String>,
+    /// Verify and say what would be done, without doing it.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{} is not a file path", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.deploy-gate-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let mut f = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    if let Ok(meta) = fs::metadata(path) {
+        fs::set_permissions(&tmp, meta.permissions())?;
+    }
+    fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
+}
+
+fn backup_path(config: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.backup", config.display()))
+}
+
+fn run_program(argv: &[String], env: &[(&str, String)], what: &str) -> Result<()> {
+    let status = Command::new(&argv[0])
+        .args(&argv[1..])
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .status()
+        .with_context(|| format!("cannot run the {what} command `{}`", argv[0]))?;
+    if !status.success() {
+        bail!("the {what} command `{}` failed ({status})", argv[0]);
+    }
+    Ok(())
+}
+
+pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
+    let digest = model_digest(&args.model_path)?;
+    let target = args
+        .target
+        .clone()
+        .unwrap_or_else(|| args.config.display().to_string());
+    let v = match check(&args.envelope, &args.trust, &digest, &target)? {
+        Ok(v) => v,
+        Err((check, message)) => return Ok(invalid(&check, &message)),
+    };
+    let model_path = args.model_path.display().to_string();
+    let env = [
+        (
+            "DEPLOY_GATE_DECISION",
+            if v.approved { "PASSED" } else { "FAILED" }.to_owned(),
+        ),
+        ("DEPLOY_GATE_REASON", v.reason.clone()),
+        ("DEPLOY_GATE_MODEL_PATH", model_path.clone()),
+        ("DEPLOY_GATE_MODEL_NAME", v.model_name.clone()),
+        (
+            "DEPLOY_GATE_MODEL_DIGEST",
+            format!("sha256:{}", v.model_sha256),
+        ),
+        ("DEPLOY_GATE_CONFIG", args.config.display().to_string()),
+        ("DEPLOY_GATE_TARGET", v.target.clone()),
+        ("DEPLOY_GATE_BACKEND", args.backend.clone()),
+        ("DEPLOY_GATE_SIGNERS", v.signers.join(",")),
+        ("DEPLOY_GATE_PAYLOAD_SHA256", v.payload_sha256.clone()),
+    ];
+    let (result, code) = if v.approved {
+        ("deployed", EXIT_OK)
+    } else {
+        ("kept_old", EXIT_BLOCKED)
+    };
+    if args.dry_run {
+        eprintln!(
+            "deploy-gate: dry run — verified; would {} ({})",
+            if v.approved {
+                "deploy the new model"
+            } else {
+                "keep the old model"
+            },
+            v.reason
+        );
+        println!("{}", serde_json::to_string_pretty(&summary(&v))?);
+        return Ok(code);
+    }
+    if v.approved {
+        if !args.deploy_cmd.is_empty() {
+            run_program(&args.deploy_cmd, &env, "deploy")?;
+        } else {
+            let original = fs::read(&args.config)
+                .with_context(|| format!("cannot read config {}", args.config.display()))?;
+            let text = std::str::from_utf8(&original)
+                .map_err(|_| anyhow!("{} is not UTF-8", args.config.display()))?;
+            let updated = deploy_config(text, &model_path, &args.backend)
+                .map_err(|e| anyhow!("{}: {e}", args.config.display()))?;
+            atomic_write(&backup_path(&args.config), &original)?;
+            atomic_write(&args.config, updated.as_bytes())?;
+        }
+    } else if !args.rollback_cmd.is_empty() {
+        run_program(&args.rollback_cmd, &env, "rollback")?;
+    }
+    if let Some(ledger) = &args.trust.ledger {
+        let entry = json!({
+            "payload_sha256": v.payload_sha256, "applied_at": time::format_rfc3339(now()), "result": result,
+            "model": v.model_name, "model_digest": format!("sha256:{}", v.model_sha256), "target": v.target, "signers": v.signers,
+        });
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(ledger)
+            .with_context(|| format!("cannot open the ledger {}", ledger.display()))?;
+        writeln!(f, "{entry}")
+            .with_context(|| format!("cannot append to the ledger {}", ledger.display()))?;
+        f.sync_all()?;
+    }
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&json!({"result": result, "decision": summary(&v)}))?
+    );
+    if v.approved {
+        eprintln!(
+            "deploy-gate: DEPLOYED {} ({}) — {}",
+            v.model_name, model_path, v.reason
+        );
+    } else {
+        eprintln!("deploy-gate: KEPT the old model — {}", v.reason);
+    }
+    Ok(code)
+}
+
+pub fn rollback_cmd(config: &Path) -> Result<u8> {
+    let backup = backup_path(config);
+    let bytes = fs::read(&backup)
+        .with_context(|| format!("no backup to restore: cannot read {}", backup.display()))?;
+    atomic_write(config, &bytes)?;
+    eprintln!(
+        "deploy-gate: restored {} from {}",
+        config.display(),
+        backup.display()
+    );
+    Ok(EXIT_OK)
+}

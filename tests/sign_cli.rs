@@ -1,0 +1,483 @@
+//! keygen, digest, sign, verify, apply and rollback through the command line, with openssl
+//! interoperability.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn dg(args: &[&str]) -> Output {
+    run(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn openssl(args: &[&str]) -> Output {
+    let out = Command::new("openssl")
+        .args(args)
+        .output()
+        .expect("openssl is installed (scripts/setup.sh)");
+    assert!(out.status.success(), "openssl {args:?}: {}", stderr(&out));
+    out
+}
+
+struct Setup {
+    dir: tempfile::TempDir,
+    report: PathBuf,
+    model: PathBuf,
+    config: PathBuf,
+    key: PathBuf,
+    public: PathBuf,
+}
+
+const CONFIG: &str =
+    "# serving config\nbackend: transformers\ndefault_model: /models/agent-7b-v1\nport: 8080\n";
+
+fn setup(fixture: &str) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let mut args = evaluate_args(&parity_dir().join(fixture));
+    args.extend(["--out".into(), s(&report)]);
+    let out = run(&args);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
+    let model = dir.path().join("agent-7b-v2");
+    fs::create_dir_all(model.join("weights")).unwrap();
+    fs::write(model.join("config.json"), "{\"layers\": 32}").unwrap();
+    fs::write(model.join("weights/part-0.bin"), [1u8, 2, 3]).unwrap();
+    let config = dir.path().join("config.yaml");
+    fs::write(&config, CONFIG).unwrap();
+    let name = dir.path().join("reviewer");
+    let out = dg(&["keygen", "--out", &s(&name)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    Setup {
+        report,
+        model,
+        config,
+        key: dir.path().join("reviewer.key.pem"),
+        public: dir.path().join("reviewer.pub.pem"),
+        dir,
+    }
+}
+
+fn sign(st: &Setup, key: &Path, extra: &[&str]) -> PathBuf {
+    let envelope = st.dir.path().join("decision.dsse.json");
+    let mut args = vec![
+        "sign",
+        &*s(&st.report).leak(),
+        "--key",
+        &*s(key).leak(),
+        "--model",
+        "agent-7b",
+        "--model-path",
+        &*s(&st.model).leak(),
+    ];
+    let config = s(&st.config);
+    args.extend(["--target", &*config.leak(), "--out", &*s(&envelope).leak()]);
+    args.extend(extra);
+    let out = dg(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    envelope
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+#[test]
+fn keygen_writes_a_private_key_only_its_owner_reads_and_prints_the_key_id() {
+    let st = setup("approved");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            fs::metadata(&st.key).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+    let der = openssl(&["pkey", "-pubin", "-in", &s(&st.public), "-outform", "DER"]).stdout;
+    let want = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&der));
+    let again = dg(&["keygen", "--out", &s(&st.dir.path().join("reviewer"))]);
+    assert_eq!(
+        again.status.code(),
+        Some(1),
+        "keygen never overwrites a key"
+    );
+    let other = st.dir.path().join("other");
+    let out = dg(&["keygen", "--out", &s(&other)]);
+    let printed = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let der = openssl(&[
+        "pkey",
+        "-pubin",
+        "-in",
+        &format!("{}.pub.pem", s(&other)),
+        "-outform",
+        "DER",
+    ])
+    .stdout;
+    assert_eq!(
+        printed,
+        hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&der))
+    );
+    assert_eq!(want.len(), 64);
+    // openssl reads our private key too.
+    openssl(&["pkey", "-in", &s(&st.key), "-noout"]);
+}
+
+#[test]
+fn digest_of_a_file_and_of_a_directory() {
+    let st = setup("approved");
+    let file = st.model.join("config.json");
+    let out = dg(&["digest", &s(&file)]);
+    let file_hex = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b"{\"layers\": 32}"));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim(),
+        format!("sha256:{file_hex}")
+    );
+    let part_hex = hex::encode(<sha2::Sha256 as sha2::Digest>::digest([1u8, 2, 3]));
+    let listing = format!("config.json\0{file_hex}\nweights/part-0.bin\0{part_hex}\n");
+    let want = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(listing.as_bytes()));
+    let out = dg(&["digest", &s(&st.model)]);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim(),
+        format!("sha256:{want}")
+    );
+}
+
+#[test]
+fn an_openssl_key_signs_and_openssl_checks_the_signature() {
+    let st = setup("approved");
+    let key = st.dir.path().join("openssl.key.pem");
+    let public = st.dir.path().join("openssl.pub.pem");
+    openssl(&["genpkey", "-algorithm", "ed25519", "-out", &s(&key)]);
+    openssl(&["pkey", "-in", &s(&key), "-pubout", "-out", &s(&public)]);
+    let envelope = sign(&st, &key, &[]);
+    let out = dg(&[
+        "verify",
+        &s(&envelope),
+        "--trusted-key",
+        &s(&public),
+        "--model-path",
+        &s(&st.model),
+        "--target",
+        &s(&st.config),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // openssl verifies the DSSE signature over PAE(payloadType, payload).
+    let env: Value = serde_json::from_slice(&fs::read(&envelope).unwrap()).unwrap();
+    let payload = deploy_gate::attest::dsse::decode(env["payload"].as_str().unwrap()).unwrap();
+    let pae = deploy_gate::attest::dsse::pae(env["payloadType"].as_str().unwrap(), &payload);
+    let sig =
+        deploy_gate::attest::dsse::decode(env["signatures"][0]["sig"].as_str().unwrap()).unwrap();
+    fs::write(st.dir.path().join("pae.bin"), pae).unwrap();
+    fs::write(st.dir.path().join("sig.bin"), sig).unwrap();
+    openssl(&[
+        "pkeyutl",
+        "-verify",
+        "-pubin",
+        "-inkey",
+        &s(&public),
+        "-rawin",
+        "-in",
+        &s(&st.dir.path().join("pae.bin")),
+        "-sigfile",
+        &s(&st.dir.path().join("sig.bin")),
+    ]);
+}
+
+#[test]
+fn sign_verify_reproduce_apply_replay_and_rollback() {
+    let st = setup("approved");
+    let envelope = sign(&st, &st.key, &[]);
+    let common = |cmd: &str| {
+        vec![
+            cmd.to_owned(),
+            s(&envelope),
+            "--trusted-key".into(),
+            s(&st.public),
+        ]
+    };
+
+    let mut args = common("verify");
+    args.extend([
+        "--model-path".into(),
+        s(&st.model),
+        "--target".into(),
+        s(&st.config),
+        "--reproduce".into(),
+    ]);
+    let fixture = parity_dir().join("approved");
+    for (flag, file) in [
+        ("--audit", "audit.jsonl"),
+        ("--old-verdicts", "old_verdicts.jsonl"),
+        ("--new-verdicts", "new_verdicts.jsonl"),
+        ("--old-trajectories", "old_trajectories.jsonl"),
+        ("--new-trajectories", "new_trajectories.jsonl"),
+    ] {
+        args.extend([flag.into(), s(&fixture.join(file))]);
+    }
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(
+        (v["valid"].as_bool(), v["verification_result"].as_str()),
+        (Some(true), Some("PASSED"))
+    );
+
+    // --reproduce with other files: the decision or the digests differ.
+    let mut other = args.clone();
+    let i = other.iter().position(|a| a == "--new-verdicts").unwrap();
+    other[i + 1] = s(&fixture.join("old_verdicts.jsonl"));
+    let out = run(&other);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(json(&out)["check"], "reproduce");
+
+    let mut wrong_target = common("verify");
+    wrong_target.extend([
+        "--model-path".into(),
+        s(&st.model),
+        "--target".into(),
+        "file:/etc/other.yaml".into(),
+    ]);
+    let out = run(&wrong_target);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(json(&out)["check"], "target");
+    assert!(stderr(&out).contains("verification failed (target)"));
+
+    let mut wrong_model = common("verify");
+    wrong_model.extend([
+        "--model-digest".into(),
+        format!("sha256:{}", "0".repeat(64)),
+        "--target".into(),
+        s(&st.config),
+    ]);
+    assert_eq!(json(&run(&wrong_model))["check"], "subject_digest");
+
+    let ledger = st.dir.path().join("ledger.jsonl");
+    let mut apply = common("apply");
+    apply.extend([
+        "--model-path".into(),
+        s(&st.model),
+        "--config".into(),
+        s(&st.config),
+        "--backend".into(),
+        "vllm".into(),
+        "--ledger".into(),
+        s(&ledger),
+    ]);
+    let mut dry = apply.clone();
+    dry.push("--dry-run".into());
+    assert_eq!(run(&dry).status.code(), Some(0));
+    assert_eq!(
+        fs::read_to_string(&st.config).unwrap(),
+        CONFIG,
+        "a dry run changes nothing"
+    );
+
+    let out = run(&apply);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let deployed = fs::read_to_string(&st.config).unwrap();
+    assert_eq!(
+        deployed,
+        format!(
+            "# serving config\nbackend: \"vllm\"\ndefault_model: \"{}\"\nport: 8080\n",
+            s(&st.model)
+        )
+    );
+    assert_eq!(
+        fs::read_to_string(format!("{}.backup", s(&st.config))).unwrap(),
+        CONFIG,
+        "a byte-identical backup"
+    );
+    let entry: Value =
+        serde_json::from_str(fs::read_to_string(&ledger).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(entry["result"], "deployed");
+
+    let out = run(&apply);
+    assert_eq!(out.status.code(), Some(2), "a replay is refused");
+    assert_eq!(json(&out)["check"], "replayed");
+
+    let out = dg(&["rollback", "--config", &s(&st.config)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read_to_string(&st.config).unwrap(), CONFIG);
+    let nothing = st.dir.path().join("none.yaml");
+    assert_eq!(
+        dg(&["rollback", "--config", &s(&nothing)]).status.code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn a_failed_decision_keeps_the_old_model_and_the_config_byte_identical() {
+    let st = setup("both-regressed");
+    let envelope = sign(&st, &st.key, &[]);
+    let marker = st.dir.path().join("rolled-back");
+    let script = st.dir.path().join("rollback.sh");
+    fs::write(
+        &script,
+        "#!/bin/sh\necho \"$DEPLOY_GATE_DECISION $DEPLOY_GATE_REASON\" > \"$1\"\n",
+    )
+    .unwrap();
+    let out = dg(&[
+        "apply",
+        &s(&envelope),
+        "--trusted-key",
+        &s(&st.public),
+        "--model-path",
+        &s(&st.model),
+        "--config",
+        &s(&st.config),
+        "--rollback-cmd",
+        "/bin/sh",
+        &s(&script),
+        &s(&marker),
+        ";",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(fs::read(&st.config).unwrap(), CONFIG.as_bytes());
+    assert!(!Path::new(&format!("{}.backup", s(&st.config))).exists());
+    assert_eq!(
+        fs::read_to_string(&marker).unwrap(),
+        "FAILED blocked: task AND trajectory regressed\n"
+    );
+}
+
+#[test]
+fn a_deploy_command_gets_values_in_its_environment_never_through_a_shell() {
+    let st = setup("approved");
+    // A model path full of shell syntax: it must arrive as one plain value.
+    let model = st.dir.path().join("m; touch pwned $(touch pwned2)");
+    fs::rename(&st.model, &model).unwrap();
+    let st = Setup { model, ..st };
+    let envelope = sign(&st, &st.key, &[]);
+    let seen = st.dir.path().join("seen.txt");
+    let script = st.dir.path().join("deploy.sh");
+    fs::write(&script, "#!/bin/sh\nprintf '%s\\n' \"$DEPLOY_GATE_MODEL_PATH\" \"$DEPLOY_GATE_DECISION\" \"$DEPLOY_GATE_MODEL_NAME\" \"$2\" > \"$1\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+        .current_dir(st.dir.path())
+        .args([
+            "apply",
+            &s(&envelope),
+            "--trusted-key",
+            &s(&st.public),
+            "--model-path",
+            &s(&st.model),
+            "--config",
+            &s(&st.config),
+        ])
+        .args([
+            "--deploy-cmd",
+            "/bin/sh",
+            &s(&script),
+            &s(&seen),
+            "--flag-like-arg",
+            ";",
+            "--dry-run",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !seen.exists(),
+        "--dry-run after the command list still counts as a flag"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+        .current_dir(st.dir.path())
+        .args([
+            "apply",
+            &s(&envelope),
+            "--trusted-key",
+            &s(&st.public),
+            "--model-path",
+            &s(&st.model),
+            "--config",
+            &s(&st.config),
+        ])
+        .args([
+            "--deploy-cmd",
+            "/bin/sh",
+            &s(&script),
+            &s(&seen),
+            "--flag-like-arg",
+            ";",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        fs::read_to_string(&seen).unwrap(),
+        format!("{}\nPASSED\nagent-7b\n--flag-like-arg\n", s(&st.model))
+    );
+    assert!(!st.dir.path().join("pwned").exists() && !st.dir.path().join("pwned2").exists());
+    assert_eq!(
+        fs::read_to_string(&st.config).unwrap(),
+        CONFIG,
+        "a deploy command replaces the built-in edit"
+    );
+}
+
+#[test]
+fn two_person_approval_with_a_threshold() {
+    let st = setup("approved");
+    let second = st.dir.path().join("second");
+    assert!(dg(&["keygen", "--out", &s(&second)]).status.success());
+    let second_key = st.dir.path().join("second.key.pem");
+    let second_pub = st.dir.path().join("second.pub.pem");
+    let first = sign(&st, &st.key, &[]);
+    let both = st.dir.path().join("both.dsse.json");
+    let out = dg(&[
+        "sign",
+        &s(&st.report),
+        "--key",
+        &s(&second_key),
+        "--model",
+        "agent-7b",
+        "--model-path",
+        &s(&st.model),
+        "--target",
+        &s(&st.config),
+        "--envelope",
+        &s(&first),
+        "--out",
+        &s(&both),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let verify = |env: &Path, keys: &[&Path], threshold: &str| {
+        let mut args = vec![
+            "verify".to_owned(),
+            s(env),
+            "--threshold".into(),
+            threshold.into(),
+            "--model-path".into(),
+            s(&st.model),
+            "--target".into(),
+            s(&st.config),
+        ];
+        for k in keys {
+            args.extend(["--trusted-key".into(), s(k)]);
+        }
+        run(&args)
+    };
+    assert_eq!(
+        verify(&both, &[&st.public, &second_pub], "2").status.code(),
+        Some(0)
+    );
+    let out = verify(&first, &[&st.public, &second_pub], "2");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(json(&out)["check"], "signature");
+    assert_eq!(
+        verify(&both, &[&st.public], "2").status.code(),
+        Some(2),
+        "one trusted key cannot count twice"
+    );
+}
