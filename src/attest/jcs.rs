@@ -85,6 +85,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    #[allow(clippy::excessive_precision)] // RFC 8785 writes the input with all its digits.
     fn numbers_as_ecmascript_writes_them() {
         // RFC 8785 appendix B and §3.2.2.3 examples.
         let cases: &[(f64, &str)] = &[
