@@ -63,6 +63,17 @@ export interface GateReport {
 
 
 
+export interface KeyPair { private_pem: string; public_pem: string; keyid: string; }
+export interface KeyInfo { kind: "private" | "public"; keyid: string; }
+export interface VerifyOptions { threshold?: number; model_digest?: string; target?: string; now: number; max_age_seconds?: number; }
+export interface VerifyResult {
+    valid: boolean; check?: string; message?: string; signers: string[]; hinted_keyids: string[];
+    approved?: boolean; reason?: string; model?: string; model_digest?: string; target?: string;
+    time_verified?: string; subject_checked: boolean; target_checked: boolean;
+}
+
+
+
 /**
  * One gate evaluation: policy, audit log (streamed), test set, verdicts, trajectories, report.
  */
@@ -151,7 +162,28 @@ export class GateSession {
     testSetJsonl(): string;
 }
 
+/**
+ * A new Ed25519 key pair from 32 random bytes (draw them with `crypto.getRandomValues`).
+ */
+export function generateKeyPair(seed: Uint8Array | number[]): KeyPair;
+
+/**
+ * What a PEM holds: a private or a public key, and its key id.
+ */
+export function keyInfo(pem: string): KeyInfo;
+
+/**
+ * Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds.
+ */
+export function signDecision(report_json: string, private_pem: string, model_name: string, model_digest: string, target: string, now: number): string;
+
 export function start(): void;
+
+/**
+ * Verifies an envelope against trusted public keys (PEM). Invalid envelopes are a result with
+ * `valid: false` and the failed `check`, not an exception.
+ */
+export function verifyEnvelope(envelope: Uint8Array | number[], trusted_pems: string[], options: VerifyOptions): VerifyResult;
 
 export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
 
@@ -177,7 +209,11 @@ export interface InitOutput {
     readonly gatesession_sniffRole: (a: number, b: number, c: number, d: number) => [number, number, number];
     readonly gatesession_testCases: (a: number) => [number, number, number];
     readonly gatesession_testSetJsonl: (a: number) => [number, number, number, number];
+    readonly generateKeyPair: (a: number, b: number) => [number, number, number];
+    readonly keyInfo: (a: number, b: number) => [number, number, number];
+    readonly signDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => [number, number, number, number];
     readonly start: () => void;
+    readonly verifyEnvelope: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;

@@ -5,6 +5,7 @@
 //! with `File.slice` and feeds back (`feedLine`); embedders holding the whole file in memory
 //! call `buildTestSet([bytes])` instead. Nothing here touches the DOM, the network or a clock.
 
+use crate::attest::keys;
 use crate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
 use crate::decision::{GatePolicy, PolicyInput};
 use crate::report::{evaluate, GateInputs, GateReport};
@@ -75,6 +76,18 @@ export interface GateReport {
   trajectories: { old: TrajectoryInfo | null; new: TrajectoryInfo | null };
   decision: GateDecision; comparison: ABComparison; cases: CaseOutcome[]; templates: TemplateRow[];
   warnings: string[];
+}
+"#;
+
+#[wasm_bindgen(typescript_custom_section)]
+const SIGN_TYPES: &'static str = r#"
+export interface KeyPair { private_pem: string; public_pem: string; keyid: string; }
+export interface KeyInfo { kind: "private" | "public"; keyid: string; }
+export interface VerifyOptions { threshold?: number; model_digest?: string; target?: string; now: number; max_age_seconds?: number; }
+export interface VerifyResult {
+  valid: boolean; check?: string; message?: string; signers: string[]; hinted_keyids: string[];
+  approved?: boolean; reason?: string; model?: string; model_digest?: string; target?: string;
+  time_verified?: string; subject_checked: boolean; target_checked: boolean;
 }
 "#;
 
@@ -416,6 +429,135 @@ impl GateSession {
         };
         Ok(evaluate(&inputs, &self.policy))
     }
+}
+
+/// A new Ed25519 key pair from 32 random bytes (draw them with `crypto.getRandomValues`).
+#[wasm_bindgen(js_name = generateKeyPair, unchecked_return_type = "KeyPair")]
+pub fn generate_key_pair(seed: &[u8]) -> Result<JsValue, JsError> {
+    let seed: [u8; 32] = seed
+        .try_into()
+        .map_err(|_| into_error("a key needs exactly 32 random bytes"))?;
+    let key = keys::signing_key_from_seed(seed);
+    to_js(&serde_json::json!({
+        "private_pem": keys::private_pem(&key),
+        "public_pem": keys::public_pem(&key.verifying_key()),
+        "keyid": keys::keyid(&key.verifying_key()),
+    }))
+}
+
+/// What a PEM holds: a private or a public key, and its key id.
+#[wasm_bindgen(js_name = keyInfo, unchecked_return_type = "KeyInfo")]
+pub fn key_info(pem: &str) -> Result<JsValue, JsError> {
+    if let Ok(key) = keys::read_private_pem(pem) {
+        return to_js(
+            &serde_json::json!({"kind": "private", "keyid": keys::keyid(&key.verifying_key())}),
+        );
+    }
+    let key = keys::read_public_pem(pem)
+        .map_err(|_| into_error("not an Ed25519 key in PEM (PKCS#8 private or SPKI public)"))?;
+    to_js(&serde_json::json!({"kind": "public", "keyid": keys::keyid(&key)}))
+}
+
+/// Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds.
+#[wasm_bindgen(js_name = signDecision)]
+pub fn sign_decision(
+    report_json: &str,
+    private_pem: &str,
+    model_name: &str,
+    model_digest: &str,
+    target: &str,
+    now: f64,
+) -> Result<String, JsError> {
+    let report: serde_json::Value =
+        serde_json::from_str(report_json).map_err(|e| into_error(format!("report: {e}")))?;
+    let key = keys::read_private_pem(private_pem).map_err(into_error)?;
+    if model_name.trim().is_empty() || target.trim().is_empty() {
+        return Err(into_error("the model name and the target are required"));
+    }
+    let digest = crate::attest::parse_digest(model_digest).map_err(into_error)?;
+    let claim = crate::attest::Claim {
+        report: &report,
+        model_name: model_name.trim(),
+        model_sha256: &digest,
+        target: target.trim(),
+        time_verified: now as i64,
+    };
+    let envelope = crate::attest::sign(&claim, &key).map_err(into_error)?;
+    let mut text = serde_json::to_string_pretty(&envelope).map_err(into_error)?;
+    text.push('\n');
+    Ok(text)
+}
+
+#[derive(serde::Deserialize)]
+struct VerifyOptions {
+    #[serde(default)]
+    threshold: Option<usize>,
+    #[serde(default)]
+    model_digest: Option<String>,
+    #[serde(default)]
+    target: Option<String>,
+    now: f64,
+    #[serde(default)]
+    max_age_seconds: Option<f64>,
+}
+
+/// Verifies an envelope against trusted public keys (PEM). Invalid envelopes are a result with
+/// `valid: false` and the failed `check`, not an exception.
+#[wasm_bindgen(js_name = verifyEnvelope, unchecked_return_type = "VerifyResult")]
+pub fn verify_envelope(
+    envelope: &[u8],
+    trusted_pems: Vec<String>,
+    #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] options: JsValue,
+) -> Result<JsValue, JsError> {
+    let text = js_sys::JSON::stringify(&options)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| into_error("options: not an object"))?;
+    let opts: VerifyOptions =
+        serde_json::from_str(&text).map_err(|e| into_error(format!("options: {e}")))?;
+    let trusted = trusted_pems
+        .iter()
+        .map(|p| keys::read_public_pem(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(into_error)?;
+    let digest = opts
+        .model_digest
+        .as_deref()
+        .filter(|d| !d.trim().is_empty())
+        .map(crate::attest::parse_digest)
+        .transpose()
+        .map_err(into_error)?;
+    let target = opts
+        .target
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    let hinted: Vec<String> = serde_json::from_slice::<crate::attest::dsse::Envelope>(envelope)
+        .map(|e| e.signatures.into_iter().map(|s| s.keyid).collect())
+        .unwrap_or_default();
+    let never = |_: &str| false;
+    let req = crate::attest::Requirements {
+        trusted: &trusted,
+        threshold: opts.threshold.unwrap_or(1),
+        subject_sha256: digest.as_deref(),
+        target,
+        now: opts.now as i64,
+        max_age: opts.max_age_seconds.map_or(24 * 3600, |s| s as i64),
+        already_applied: &never,
+    };
+    let result = match crate::attest::verify(envelope, &req) {
+        Ok(v) => serde_json::json!({
+            "valid": true, "signers": v.signers, "hinted_keyids": hinted, "approved": v.approved, "reason": v.reason,
+            "model": v.model_name, "model_digest": format!("sha256:{}", v.model_sha256), "target": v.target,
+            "time_verified": crate::attest::time::format_rfc3339(v.time_verified),
+            "subject_checked": digest.is_some(), "target_checked": target.is_some(),
+        }),
+        Err(e) => serde_json::json!({
+            "valid": false, "check": e.check(), "message": e.to_string(), "signers": [], "hinted_keyids": hinted,
+            "subject_checked": digest.is_some(), "target_checked": target.is_some(),
+        }),
+    };
+    to_js(&result)
 }
 
 fn parse_policy(value: JsValue) -> Result<GatePolicy, JsError> {

@@ -31,14 +31,26 @@ export class DeployGateViewer extends HTMLElement {
     this.policyForm = document.createElement("dg-policy-form");
     this.progress = document.createElement("dg-progress");
     this.results = document.createElement("dg-results");
+    this.signPanel = document.createElement("dg-sign-panel");
+    this.signPanel.client = this.client;
+    this.signPanel.className = "dg-panel";
+    this.signPanel.hidden = true;
+    this.verifyPanel = document.createElement("dg-verify-panel");
+    this.verifyPanel.client = this.client;
     this.errorBox = h("div", { class: "dg-error", role: "alert", "data-testid": "error", hidden: true });
     this.status = h("p", { class: "dg-muted", "data-testid": "status", "aria-live": "polite" }, "Add files to start.");
     this.append(
       h(
         "div",
         { class: "dg-layout" },
-        h("aside", { class: "dg-side" }, this.drop, h("details", { open: true, class: "dg-panel" }, h("summary", {}, "Policy"), this.policyForm)),
-        h("div", { class: "dg-main" }, this.progress, this.errorBox, this.status, this.results),
+        h(
+          "aside",
+          { class: "dg-side" },
+          this.drop,
+          h("details", { open: true, class: "dg-panel" }, h("summary", {}, "Policy"), this.policyForm),
+          h("details", { class: "dg-panel", "data-testid": "verify-panel" }, h("summary", {}, "Verify a signed decision"), this.verifyPanel),
+        ),
+        h("div", { class: "dg-main" }, this.progress, this.errorBox, this.status, this.results, this.signPanel),
       ),
     );
     this.addEventListener("dg-files", (e) => {
@@ -63,6 +75,7 @@ export class DeployGateViewer extends HTMLElement {
   schedule(task) {
     this.generation++;
     this.results.clear();
+    this.signPanel.hidden = true;
     this.chain = this.chain.then(task).catch((e) => this.fail(e));
     return this.chain;
   }
@@ -135,6 +148,7 @@ export class DeployGateViewer extends HTMLElement {
     this.json = result.json;
     this.status.textContent = "";
     this.results.show(result.report, result.cases);
+    this.signPanel.hidden = false;
     this.dispatchEvent(new CustomEvent("dg-decision", { bubbles: true, detail: { report: result.report } }));
   }
 

@@ -1,7 +1,7 @@
 // The only module that touches the wasm package. It streams files into a GateSession and
 // answers {id, type, payload} with {id, ok, result | error}; while it streams it posts
 // {id, type: "progress", phase, loaded, total}.
-import init, { GateSession } from "../pkg/deploy_gate.js";
+import init, { GateSession, generateKeyPair, keyInfo, signDecision, verifyEnvelope } from "../pkg/deploy_gate.js";
 
 const ready = init();
 let session = null;
@@ -120,6 +120,18 @@ const handlers = {
   },
   async testSet() {
     return session.testSetJsonl();
+  },
+  async keygen() {
+    return generateKeyPair(crypto.getRandomValues(new Uint8Array(32)));
+  },
+  async keyInfo({ pem }) {
+    return keyInfo(pem);
+  },
+  async sign({ privatePem, modelName, modelDigest, target }) {
+    return signDecision(session.evaluateJson(), privatePem, modelName, modelDigest, target, Math.floor(Date.now() / 1000));
+  },
+  async verify({ envelope, trustedPems, options }) {
+    return verifyEnvelope(new Uint8Array(await envelope.arrayBuffer()), trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
   },
 };
 
