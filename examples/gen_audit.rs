@@ -68,14 +68,7 @@ const TEMPLATES: &[&str] = &[
     "sql-agent",
     "research-v2",
 ];
-const STAGES: &[&str] = &[
-    "retrieve",
-    "plan",
-    "tool_call",
-    "reason",
-    "verify",
-    "respond",
-];
+const STAGES: &[&str] = &["retrieve", "plan", "tool_call", "reason", "verify", "respond"];
 const PASS: &[&str] = &["PASS", "APPROVE", "Approve", "COMPLETE", "pass"];
 const FAIL: &[&str] = &["DENY", "BLOCK", "REVIEW", "FAIL", "CHALLENGE"];
 
@@ -275,10 +268,7 @@ fn main() -> std::io::Result<()> {
     audit.flush()?;
     old_v.flush()?;
     new_v.flush()?;
-    for (name, base) in [
-        ("old_trajectories.jsonl", 55u64),
-        ("new_trajectories.jsonl", 58),
-    ] {
+    for (name, base) in [("old_trajectories.jsonl", 55u64), ("new_trajectories.jsonl", 58)] {
         let mut w = BufWriter::new(File::create(dir.join(name))?);
         for n in 0..200 {
             let m = |rng: &mut Rng| (base + rng.below(40)) as f64 / 100.0;
@@ -291,9 +281,6 @@ fn main() -> std::io::Result<()> {
         }
         w.flush()?;
     }
-    eprintln!(
-        "gen_audit: {written} bytes, {runs} pipelines in {}",
-        dir.display()
-    );
+    eprintln!("gen_audit: {written} bytes, {runs} pipelines in {}", dir.display());
     Ok(())
 }

@@ -43,11 +43,9 @@ impl PipelineId {
                 text: i.to_string().into(),
                 numeric: true,
             }),
-            Scalar::Absent
-            | Scalar::Null
-            | Scalar::Str(_)
-            | Scalar::Int(_)
-            | Scalar::Bool(false) => Err(SkipReason::NoPipelineId),
+            Scalar::Absent | Scalar::Null | Scalar::Str(_) | Scalar::Int(_) | Scalar::Bool(false) => {
+                Err(SkipReason::NoPipelineId)
+            }
             _ => Err(SkipReason::BadPipelineId),
         }
     }
@@ -295,11 +293,7 @@ impl AuditScanner {
                 }
             }
         }
-        summary.skipped = self
-            .skips
-            .into_iter()
-            .map(|(r, s)| (r.name().to_owned(), s))
-            .collect();
+        summary.skipped = self.skips.into_iter().map(|(r, s)| (r.name().to_owned(), s)).collect();
         AuditIndex {
             files: self.files,
             pipelines: self.pipelines,
@@ -348,10 +342,7 @@ impl AuditScanner {
                     f.has_is_complete = true;
                     f.is_complete = v.scalar()? == Scalar::Bool(true);
                 }
-                "stage_name" => {
-                    f.completion_name =
-                        matches!(v.scalar()?, Scalar::Str(s) if s == COMPLETE_STAGE_NAME)
-                }
+                "stage_name" => f.completion_name = matches!(v.scalar()?, Scalar::Str(s) if s == COMPLETE_STAGE_NAME),
                 "stage_id" | "stage_type" => {
                     f.has_stage_key = true;
                     v.skip()?;
@@ -480,17 +471,13 @@ mod tests {
             r#"{"pipeline_id":"p","stage_name":"__pipeline_complete__","stage_type":"output","verdict":"pass","is_complete":true,"error":null}"#,
         ));
         let s = idx.summary();
-        assert_eq!(
-            (s.stage_entries, s.completion_entries, s.candidates),
-            (1, 1, 1)
-        );
+        assert_eq!((s.stage_entries, s.completion_entries, s.candidates), (1, 1, 1));
     }
 
     #[test]
     fn stage_name_alone_marks_a_completion() {
-        let idx = scan(
-            r#"{"pipeline_id":"p","stage_name":"__pipeline_complete__","stage_type":"output","verdict":"PASS"}"#,
-        );
+        let idx =
+            scan(r#"{"pipeline_id":"p","stage_name":"__pipeline_complete__","stage_type":"output","verdict":"PASS"}"#);
         assert_eq!(idx.summary().completion_entries, 1);
         assert_eq!(
             idx.summary().successful_completions,
@@ -547,10 +534,7 @@ mod tests {
                 numeric: true
             }
         );
-        assert_eq!(
-            serde_json::to_string(&idx.pipelines[0].id).unwrap(),
-            "531386"
-        );
+        assert_eq!(serde_json::to_string(&idx.pipelines[0].id).unwrap(), "531386");
         let idx = scan(r#"{"pipeline_id":0,"stage_id":"s"}"#);
         assert_eq!(idx.summary().skipped["no_pipeline_id"].count, 1);
     }

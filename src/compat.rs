@@ -51,9 +51,7 @@ impl PassSet {
     /// Whether `upper(verdict)` is in the set.
     pub fn contains(&self, verdict: &str) -> bool {
         if verdict.is_ascii() {
-            self.verdicts
-                .iter()
-                .any(|v| v.eq_ignore_ascii_case(verdict))
+            self.verdicts.iter().any(|v| v.eq_ignore_ascii_case(verdict))
         } else {
             let up = upper(verdict);
             self.verdicts.iter().any(|v| *v == *up)

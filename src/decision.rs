@@ -22,10 +22,40 @@ impl std::str::FromStr for OnInsufficient {
         match s {
             "block" => Ok(OnInsufficient::Block),
             "approve" => Ok(OnInsufficient::Approve),
-            other => Err(format!(
-                "on_insufficient must be `block` or `approve`, not `{other}`"
-            )),
+            other => Err(format!("on_insufficient must be `block` or `approve`, not `{other}`")),
         }
+    }
+}
+
+/// How the gate decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The reference's rule on the point estimates: blocked when `new < old − tolerance`.
+    #[default]
+    Point,
+    /// Approved only when the lower bound of the interval for `new − old` is ≥ −tolerance
+    /// (task, and trajectory when checked).
+    NonInferiority,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "point" => Ok(Mode::Point),
+            "non_inferiority" | "non-inferiority" => Ok(Mode::NonInferiority),
+            other => Err(format!("mode must be `point` or `non_inferiority`, not `{other}`")),
+        }
+    }
+}
+
+/// Checks a confidence level: strictly between 0 and 1.
+pub fn check_confidence(c: f64) -> Result<f64, String> {
+    if c > 0.0 && c < 1.0 {
+        Ok(c)
+    } else {
+        Err(format!("confidence must be between 0 and 1 (e.g. 0.95), not {c}"))
     }
 }
 
@@ -42,6 +72,10 @@ pub struct GatePolicy {
     pub trajectory_regression_tol: f64,
     /// Empty / too small test set: block or approve.
     pub on_insufficient: OnInsufficient,
+    /// The decision rule.
+    pub mode: Mode,
+    /// Confidence level of the intervals (default 0.95).
+    pub confidence: f64,
 }
 
 impl Default for GatePolicy {
@@ -52,13 +86,15 @@ impl Default for GatePolicy {
             task_regression_tol: 0.0,
             trajectory_regression_tol: 0.05,
             on_insufficient: OnInsufficient::Block,
+            mode: Mode::Point,
+            confidence: 0.95,
         }
     }
 }
 
 impl Serialize for GatePolicy {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("GatePolicy", 7)?;
+        let mut st = s.serialize_struct("GatePolicy", 9)?;
         st.serialize_field("min_samples", &self.test_set.min_samples)?;
         st.serialize_field("max_samples", &self.test_set.max_samples)?;
         st.serialize_field("seed", &self.test_set.seed)?;
@@ -66,6 +102,8 @@ impl Serialize for GatePolicy {
         st.serialize_field("task_regression_tol", &self.task_regression_tol)?;
         st.serialize_field("trajectory_regression_tol", &self.trajectory_regression_tol)?;
         st.serialize_field("on_insufficient", &self.on_insufficient)?;
+        st.serialize_field("mode", &self.mode)?;
+        st.serialize_field("confidence", &self.confidence)?;
         st.end()
     }
 }
@@ -158,6 +196,10 @@ pub struct Evidence {
     pub num_cases: usize,
     /// Candidate cases before `min_samples` / `max_samples`.
     pub candidates: usize,
+    /// Lower bound of the interval for the task delta (non-inferiority mode).
+    pub task_delta_low: Option<f64>,
+    /// Lower bound of the interval for the trajectory delta, when checked.
+    pub trajectory_delta_low: Option<f64>,
 }
 
 /// The reason given when `on_insufficient = block` stops an empty or too small test set.
@@ -169,22 +211,62 @@ pub fn insufficient_reason(candidates: usize, min_samples: usize) -> String {
     }
 }
 
-/// Evaluates the gate: the reference's rule, plus `on_insufficient` for an empty test set.
+/// `-tolerance` as the reasons write it.
+fn negated(tol: f64) -> String {
+    if tol == 0.0 {
+        "0".into()
+    } else {
+        format!("{}", -tol)
+    }
+}
+
+/// The non-inferiority verdicts: (task not shown, trajectory not shown, reason).
+fn non_inferiority(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) -> (bool, bool, String) {
+    let task_low = e.task_delta_low.unwrap_or(-1.0);
+    let task_tol = negated(policy.task_regression_tol);
+    let task_fail = task_low < -policy.task_regression_tol;
+    let traj_low = e.trajectory_delta_low.filter(|_| trajectory_checked);
+    let traj_tol = negated(policy.trajectory_regression_tol);
+    let traj_fail = traj_low.is_some_and(|l| l < -policy.trajectory_regression_tol);
+    let traj = traj_low.unwrap_or(-1.0);
+    let reason = match (task_fail, traj_fail) {
+        (true, true) => format!(
+            "blocked: task AND trajectory non-inferiority not shown \
+             (task lower bound {task_low:.3} < {task_tol}; trajectory lower bound {traj:.3} < {traj_tol})"
+        ),
+        (true, false) => format!("blocked: task non-inferiority not shown (lower bound {task_low:.3} < {task_tol})"),
+        (false, true) => format!("blocked: trajectory non-inferiority not shown (lower bound {traj:.3} < {traj_tol})"),
+        (false, false) if traj_low.is_some() => format!(
+            "approved: non-inferiority shown \
+             (task lower bound {task_low:.3} >= {task_tol}; trajectory lower bound {traj:.3} >= {traj_tol})"
+        ),
+        (false, false) => format!("approved: non-inferiority shown (task lower bound {task_low:.3} >= {task_tol})"),
+    };
+    (task_fail, traj_fail, reason)
+}
+
+/// Evaluates the gate: the reference's rule (or non-inferiority), plus `on_insufficient` for an
+/// empty test set (`approve` falls back to the reference's rule whatever the mode). In
+/// non-inferiority mode `details.task_regressed` / `trajectory_regressed` mean "non-inferiority
+/// not shown".
 pub fn decide(e: &Evidence, policy: &GatePolicy) -> GateDecision {
     let task_old = e.task_old.unwrap_or(0.0);
     let task_new = e.task_new.unwrap_or(0.0);
     let task_delta = round4(task_new - task_old);
     let both = e.trajectory_old.zip(e.trajectory_new);
     let trajectory_delta = both.map_or(0.0, |(old, new)| round4(new - old));
-    let task_regressed = task_new < task_old - policy.task_regression_tol;
-    let trajectory_regressed =
-        both.is_some_and(|(old, new)| new < old - policy.trajectory_regression_tol);
-    let (approved, reason) = if e.num_cases == 0 && policy.on_insufficient == OnInsufficient::Block
-    {
-        (
-            false,
-            insufficient_reason(e.candidates, policy.test_set.min_samples),
-        )
+    let mut task_regressed = task_new < task_old - policy.task_regression_tol;
+    let mut trajectory_regressed = both.is_some_and(|(old, new)| new < old - policy.trajectory_regression_tol);
+    let ni =
+        (policy.mode == Mode::NonInferiority && e.num_cases > 0).then(|| non_inferiority(e, policy, both.is_some()));
+    if let Some((task_fail, traj_fail, _)) = &ni {
+        task_regressed = *task_fail;
+        trajectory_regressed = *traj_fail;
+    }
+    let (approved, reason) = if e.num_cases == 0 && policy.on_insufficient == OnInsufficient::Block {
+        (false, insufficient_reason(e.candidates, policy.test_set.min_samples))
+    } else if let Some((task_fail, traj_fail, reason)) = ni {
+        (!task_fail && !traj_fail, reason)
     } else if task_regressed && trajectory_regressed {
         (false, "blocked: task AND trajectory regressed".to_owned())
     } else if task_regressed {
@@ -192,10 +274,7 @@ pub fn decide(e: &Evidence, policy: &GatePolicy) -> GateDecision {
     } else if trajectory_regressed {
         (false, "blocked: trajectory quality regressed".to_owned())
     } else {
-        (
-            true,
-            "approved: no regression on task or trajectory".to_owned(),
-        )
+        (true, "approved: no regression on task or trajectory".to_owned())
     };
     GateDecision {
         approved,
@@ -229,6 +308,8 @@ mod tests {
             trajectory_new: None,
             num_cases: 10,
             candidates: 10,
+            task_delta_low: None,
+            trajectory_delta_low: None,
         }
     }
 
@@ -284,13 +365,12 @@ mod tests {
             trajectory_new: None,
             num_cases: 0,
             candidates: 7,
+            task_delta_low: None,
+            trajectory_delta_low: None,
         };
         let d = decide(&e, &GatePolicy::default());
         assert!(!d.approved);
-        assert_eq!(
-            d.reason,
-            "blocked: insufficient test cases (7 < min_samples 20)"
-        );
+        assert_eq!(d.reason, "blocked: insufficient test cases (7 < min_samples 20)");
         let approve = GatePolicy {
             on_insufficient: OnInsufficient::Approve,
             ..GatePolicy::default()
@@ -305,10 +385,55 @@ mod tests {
             ..GatePolicy::default()
         };
         let d = decide(&Evidence { candidates: 0, ..e }, &zero_min);
+        assert_eq!(d.reason, "blocked: insufficient test cases (empty test set)");
+    }
+
+    #[test]
+    fn non_inferiority_reasons() {
+        let ni = GatePolicy {
+            mode: Mode::NonInferiority,
+            task_regression_tol: 0.05,
+            ..GatePolicy::default()
+        };
+        let e = |low: f64| Evidence {
+            task_delta_low: Some(low),
+            ..evidence(0.8, 0.79)
+        };
+        let d = decide(&e(-0.081), &ni);
+        assert!(!d.approved && d.details.task_regressed);
         assert_eq!(
             d.reason,
-            "blocked: insufficient test cases (empty test set)"
+            "blocked: task non-inferiority not shown (lower bound -0.081 < -0.05)"
         );
+        let d = decide(&e(-0.021), &ni);
+        assert!(d.approved);
+        assert_eq!(
+            d.reason,
+            "approved: non-inferiority shown (task lower bound -0.021 >= -0.05)"
+        );
+        let with_traj = Evidence {
+            trajectory_old: Some(0.6),
+            trajectory_new: Some(0.55),
+            trajectory_delta_low: Some(-0.0625),
+            ..e(-0.1)
+        };
+        assert_eq!(
+            decide(&with_traj, &ni).reason,
+            "blocked: task AND trajectory non-inferiority not shown (task lower bound -0.100 < -0.05; trajectory lower bound -0.062 < -0.05)"
+        );
+        let zero = GatePolicy {
+            task_regression_tol: 0.0,
+            ..ni.clone()
+        };
+        assert_eq!(
+            decide(&e(-0.01), &zero).reason,
+            "blocked: task non-inferiority not shown (lower bound -0.010 < 0)"
+        );
+        let empty = Evidence {
+            num_cases: 0,
+            ..e(-1.0)
+        };
+        assert!(decide(&empty, &ni).reason.starts_with("blocked: insufficient"));
     }
 
     #[test]
@@ -346,6 +471,10 @@ pub struct PolicyInput {
     pub pass_verdicts: Option<Vec<String>>,
     /// `block` (default) or `approve`.
     pub on_insufficient: Option<OnInsufficient>,
+    /// `point` (default) or `non_inferiority`.
+    pub mode: Option<Mode>,
+    /// Confidence level of the intervals (default 0.95).
+    pub confidence: Option<f64>,
 }
 
 fn max_samples<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<usize>>, D::Error> {
@@ -359,9 +488,11 @@ fn max_samples<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<u
         None => Ok(Some(None)),
         Some(Max::N(n)) => Ok(Some(Some(n))),
         Some(Max::S(s)) if matches!(s.trim(), "" | "none" | "all") => Ok(Some(None)),
-        Some(Max::S(s)) => s.trim().parse().map(|n| Some(Some(n))).map_err(|_| {
-            serde::de::Error::custom(format!("max_samples must be a number or `none`, not `{s}`"))
-        }),
+        Some(Max::S(s)) => s
+            .trim()
+            .parse()
+            .map(|n| Some(Some(n)))
+            .map_err(|_| serde::de::Error::custom(format!("max_samples must be a number or `none`, not `{s}`"))),
     }
 }
 
@@ -409,12 +540,10 @@ impl PolicyInput {
             },
             pass_verdicts,
             task_regression_tol: finite("task_tol", self.task_tol, d.task_regression_tol)?,
-            trajectory_regression_tol: finite(
-                "traj_tol",
-                self.traj_tol,
-                d.trajectory_regression_tol,
-            )?,
+            trajectory_regression_tol: finite("traj_tol", self.traj_tol, d.trajectory_regression_tol)?,
             on_insufficient: self.on_insufficient.unwrap_or(d.on_insufficient),
+            mode: self.mode.unwrap_or(d.mode),
+            confidence: check_confidence(self.confidence.unwrap_or(d.confidence))?,
         })
     }
 }
@@ -432,40 +561,28 @@ mod policy_input_tests {
     #[test]
     fn defaults_and_spellings() {
         assert_eq!(parse("{}").unwrap(), GatePolicy::default());
-        let p = parse(r#"{"max_samples": null, "pass_verdicts": "pass, ok", "task_tol": 0.07, "on_insufficient": "approve"}"#).unwrap();
+        let p = parse(
+            r#"{"max_samples": null, "pass_verdicts": "pass, ok", "task_tol": 0.07, "on_insufficient": "approve"}"#,
+        )
+        .unwrap();
         assert_eq!(p.test_set.max_samples, None);
         assert_eq!(p.pass_verdicts.verdicts(), ["PASS", "OK"]);
         assert_eq!(
             (p.task_regression_tol, p.on_insufficient),
             (0.07, OnInsufficient::Approve)
         );
+        assert_eq!(parse(r#"{"max_samples": "none"}"#).unwrap().test_set.max_samples, None);
         assert_eq!(
-            parse(r#"{"max_samples": "none"}"#)
-                .unwrap()
-                .test_set
-                .max_samples,
-            None
-        );
-        assert_eq!(
-            parse(r#"{"max_samples": "50"}"#)
-                .unwrap()
-                .test_set
-                .max_samples,
+            parse(r#"{"max_samples": "50"}"#).unwrap().test_set.max_samples,
             Some(50)
         );
     }
 
     #[test]
     fn invalid_fields_are_named() {
-        assert!(parse(r#"{"max_samples": "lots"}"#)
-            .unwrap_err()
-            .contains("max_samples"));
-        assert!(parse(r#"{"pass_verdicts": []}"#)
-            .unwrap_err()
-            .contains("pass_verdicts"));
+        assert!(parse(r#"{"max_samples": "lots"}"#).unwrap_err().contains("max_samples"));
+        assert!(parse(r#"{"pass_verdicts": []}"#).unwrap_err().contains("pass_verdicts"));
         assert!(parse(r#"{"on_insufficient": "maybe"}"#).is_err());
-        assert!(parse(r#"{"min_sample": 3}"#)
-            .unwrap_err()
-            .contains("min_sample"));
+        assert!(parse(r#"{"min_sample": 3}"#).unwrap_err().contains("min_sample"));
     }
 }

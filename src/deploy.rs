@@ -21,12 +21,7 @@ pub enum ConfigError {
 /// The top-level key a line starts, if it starts one.
 fn top_level_key(line: &str) -> Option<&str> {
     let first = line.chars().next()?;
-    if first.is_whitespace()
-        || matches!(
-            first,
-            '#' | '-' | '{' | '[' | '%' | '&' | '*' | '!' | '|' | '>'
-        )
-    {
+    if first.is_whitespace() || matches!(first, '#' | '-' | '{' | '[' | '%' | '&' | '*' | '!' | '|' | '>') {
         return None;
     }
     let (key, _) = if let Some(quote @ ('"' | '\'')) = line.chars().next() {
@@ -110,10 +105,7 @@ pub fn deploy_config(config: &str, model_path: &str, backend: &str) -> Result<St
     if !BACKENDS.contains(&backend) {
         return Err(ConfigError::Backend(backend.to_owned()));
     }
-    set_top_level(
-        config,
-        &[("default_model", model_path), ("backend", backend)],
-    )
+    set_top_level(config, &[("default_model", model_path), ("backend", backend)])
 }
 
 #[cfg(test)]
@@ -156,20 +148,13 @@ mod tests {
 
     #[test]
     fn sequences_under_a_replaced_key_go_with_it() {
-        let got = set_top_level(
-            "default_model:\n- a\n- b\nnext: 1\n",
-            &[("default_model", "x")],
-        )
-        .unwrap();
+        let got = set_top_level("default_model:\n- a\n- b\nnext: 1\n", &[("default_model", "x")]).unwrap();
         assert_eq!(got, "default_model: \"x\"\nnext: 1\n");
     }
 
     #[test]
     fn refuses_what_it_cannot_edit_safely() {
-        assert_eq!(
-            deploy_config("{a: 1}\n", "/m", "api"),
-            Err(ConfigError::NotAMapping(1))
-        );
+        assert_eq!(deploy_config("{a: 1}\n", "/m", "api"), Err(ConfigError::NotAMapping(1)));
         assert_eq!(
             deploy_config("a: 1\n---\nb: 2\n", "/m", "api"),
             Err(ConfigError::MultiDocument(2))

@@ -36,10 +36,7 @@ pub fn scan_audit(files: &[NamedBytes<'_>], policy: &GatePolicy) -> AuditIndex {
 }
 
 /// Builds the test set from in-memory audit files.
-pub fn test_set_in_memory(
-    files: &[NamedBytes<'_>],
-    policy: &GatePolicy,
-) -> Result<(AuditIndex, TestSet), InputError> {
+pub fn test_set_in_memory(files: &[NamedBytes<'_>], policy: &GatePolicy) -> Result<(AuditIndex, TestSet), InputError> {
     let index = scan_audit(files, policy);
     let bytes: Vec<&[u8]> = files.iter().map(|f| f.1).collect();
     let ts = build_from_memory(&index, &bytes, &policy.test_set)
@@ -48,20 +45,13 @@ pub fn test_set_in_memory(
 }
 
 /// Reads every input and evaluates the gate.
-pub fn evaluate_in_memory(
-    inputs: &MemoryInputs<'_>,
-    policy: &GatePolicy,
-) -> Result<(TestSet, GateReport), InputError> {
+pub fn evaluate_in_memory(inputs: &MemoryInputs<'_>, policy: &GatePolicy) -> Result<(TestSet, GateReport), InputError> {
     let (index, ts) = test_set_in_memory(&inputs.audit, policy)?;
-    let old: Verdicts =
-        parse_verdicts("old_verdicts", inputs.old_verdicts.0, inputs.old_verdicts.1)?;
-    let new: Verdicts =
-        parse_verdicts("new_verdicts", inputs.new_verdicts.0, inputs.new_verdicts.1)?;
-    let traj =
-        |role: &str, f: Option<NamedBytes<'_>>| -> Result<Option<Trajectories>, InputError> {
-            f.map(|(name, bytes)| parse_trajectories(role, name, bytes))
-                .transpose()
-        };
+    let old: Verdicts = parse_verdicts("old_verdicts", inputs.old_verdicts.0, inputs.old_verdicts.1)?;
+    let new: Verdicts = parse_verdicts("new_verdicts", inputs.new_verdicts.0, inputs.new_verdicts.1)?;
+    let traj = |role: &str, f: Option<NamedBytes<'_>>| -> Result<Option<Trajectories>, InputError> {
+        f.map(|(name, bytes)| parse_trajectories(role, name, bytes)).transpose()
+    };
     let old_t = traj("old_trajectories", inputs.old_trajectories)?;
     let new_t = traj("new_trajectories", inputs.new_trajectories)?;
     let report = evaluate(

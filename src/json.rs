@@ -146,9 +146,7 @@ struct MapSink<'a, A> {
 
 impl<'de, A: MapAccess<'de>> ValueSink<'de> for MapSink<'_, A> {
     fn scalar(&mut self) -> Result<Scalar<'de>, String> {
-        self.map
-            .next_value::<Scalar<'de>>()
-            .map_err(|e| e.to_string())
+        self.map.next_value::<Scalar<'de>>().map_err(|e| e.to_string())
     }
     fn raw(&mut self) -> Result<&'de serde_json::value::RawValue, String> {
         self.map
@@ -156,10 +154,7 @@ impl<'de, A: MapAccess<'de>> ValueSink<'de> for MapSink<'_, A> {
             .map_err(|e| e.to_string())
     }
     fn flag(&mut self) -> Result<bool, String> {
-        self.map
-            .next_value::<SetFlag>()
-            .map(|f| f.0)
-            .map_err(|e| e.to_string())
+        self.map.next_value::<SetFlag>().map(|f| f.0).map_err(|e| e.to_string())
     }
     fn skip(&mut self) -> Result<(), String> {
         self.map
@@ -311,24 +306,21 @@ mod tests {
     #[test]
     fn nested_objects_are_visited() {
         let mut inner = None;
-        parse_object_line(
-            b"{\"s\": {\"input_text\": \"hi\", \"x\": [1]}, \"t\": 3}",
-            |k, s| {
-                if k == "s" {
-                    s.object(&mut |k2, s2| {
-                        if k2 == "input_text" {
-                            inner = Some(s2.raw()?.get().to_owned());
-                            Ok(())
-                        } else {
-                            s2.skip()
-                        }
-                    })?;
-                    Ok(())
-                } else {
-                    s.skip()
-                }
-            },
-        )
+        parse_object_line(b"{\"s\": {\"input_text\": \"hi\", \"x\": [1]}, \"t\": 3}", |k, s| {
+            if k == "s" {
+                s.object(&mut |k2, s2| {
+                    if k2 == "input_text" {
+                        inner = Some(s2.raw()?.get().to_owned());
+                        Ok(())
+                    } else {
+                        s2.skip()
+                    }
+                })?;
+                Ok(())
+            } else {
+                s.skip()
+            }
+        })
         .unwrap();
         assert_eq!(inner.as_deref(), Some("\"hi\""));
     }

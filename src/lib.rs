@@ -17,6 +17,7 @@ pub mod lines;
 pub mod report;
 pub mod scoring;
 pub mod sniff;
+pub mod stats;
 pub mod testset;
 pub mod trajectory;
 pub mod verdicts;

@@ -160,11 +160,7 @@ mod tests {
         let mut out = Vec::new();
         let mut s = LineSplitter::new(max);
         let mut take = |p: Piece<'_>| match p {
-            Piece::Line(l) => out.push((
-                l.number,
-                l.offset,
-                String::from_utf8_lossy(l.bytes).into_owned(),
-            )),
+            Piece::Line(l) => out.push((l.number, l.offset, String::from_utf8_lossy(l.bytes).into_owned())),
             Piece::TooLong { number, len } => out.push((number, len, "<too long>".into())),
         };
         for c in chunks {
@@ -177,10 +173,7 @@ mod tests {
     #[test]
     fn strips_bom_crlf_and_keeps_offsets() {
         let got = lines(&[b"\xEF\xBB\xBFab\r\n\r\ncd"], 100);
-        assert_eq!(
-            got,
-            vec![(1, 3, "ab".into()), (2, 7, "".into()), (3, 9, "cd".into())]
-        );
+        assert_eq!(got, vec![(1, 3, "ab".into()), (2, 7, "".into()), (3, 9, "cd".into())]);
     }
 
     #[test]

@@ -4,10 +4,9 @@
 //! has a defined order.
 
 use crate::audit::{AuditIndex, AuditSummary, InputFile};
-use crate::decision::{
-    compare, decide, ABComparison, Evidence, GateDecision, GatePolicy, OnInsufficient,
-};
-use crate::scoring::{score, CaseOutcome, ModelCounts, TemplateRow};
+use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision, GatePolicy, OnInsufficient};
+use crate::scoring::{score, CaseOutcome, CaseStatus, ModelCounts, TemplateRow};
+use crate::stats::{gate_stats, GateStats, Paired};
 use crate::testset::TestSet;
 use crate::trajectory::Trajectories;
 use crate::verdicts::Verdicts;
@@ -103,6 +102,8 @@ pub struct GateReport {
     pub decision: GateDecision,
     /// The A/B comparison (the reference's `ABComparison`).
     pub comparison: ABComparison,
+    /// Intervals, tests and sample-size guidance (unrounded).
+    pub stats: GateStats,
     /// Per-case outcomes, in test-set order.
     pub cases: Vec<CaseOutcome>,
     /// Per-template pass rates.
@@ -142,6 +143,7 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
     let scoring = score(ts, inputs.old_verdicts, inputs.new_verdicts);
     let traj_old = inputs.old_trajectories.and_then(Trajectories::mean);
     let traj_new = inputs.new_trajectories.and_then(Trajectories::mean);
+    let stats = evidence_stats(inputs, &scoring.cases, policy);
     let evidence = Evidence {
         task_old: scoring.old.pass_rate,
         task_new: scoring.new.pass_rate,
@@ -149,6 +151,8 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
         trajectory_new: traj_new,
         num_cases: ts.cases.len(),
         candidates: ts.candidates,
+        task_delta_low: Some(stats.task.delta.low),
+        trajectory_delta_low: stats.trajectory.as_ref().map(|t| t.delta.low),
     };
     let decision = decide(&evidence, policy);
     let comparison = compare(scoring.old.pass_rate, scoring.new.pass_rate, ts.cases.len());
@@ -182,18 +186,44 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
         },
         decision,
         comparison,
+        stats,
         cases: scoring.cases,
         templates: scoring.templates,
         warnings,
     }
 }
 
-fn warnings(
-    inputs: &GateInputs<'_>,
-    policy: &GatePolicy,
-    old: &ModelCounts,
-    new: &ModelCounts,
-) -> Vec<String> {
+fn evidence_stats(inputs: &GateInputs<'_>, cases: &[CaseOutcome], policy: &GatePolicy) -> GateStats {
+    let mut table = Paired {
+        both_pass: 0,
+        old_only: 0,
+        new_only: 0,
+        both_fail: 0,
+    };
+    for c in cases {
+        match c.status {
+            CaseStatus::BothPass => table.both_pass += 1,
+            CaseStatus::Regressed => table.old_only += 1,
+            CaseStatus::Improved => table.new_only += 1,
+            CaseStatus::BothFail => table.both_fail += 1,
+        }
+    }
+    let composites = |t: &Trajectories| t.results.iter().map(|r| r.composite).collect::<Vec<f64>>();
+    let traj = inputs
+        .old_trajectories
+        .zip(inputs.new_trajectories)
+        .map(|(o, n)| (composites(o), composites(n)));
+    let traj_refs = traj.as_ref().map(|(o, n)| (o.as_slice(), n.as_slice()));
+    gate_stats(
+        table,
+        traj_refs,
+        policy.task_regression_tol,
+        policy.confidence,
+        policy.test_set.seed,
+    )
+}
+
+fn warnings(inputs: &GateInputs<'_>, policy: &GatePolicy, old: &ModelCounts, new: &ModelCounts) -> Vec<String> {
     let mut w = Vec::new();
     let audit = inputs.audit.summary();
     for (reason, stat) in &audit.skipped {
@@ -255,10 +285,7 @@ fn warnings(
         }
         _ => {}
     }
-    for t in [inputs.old_trajectories, inputs.new_trajectories]
-        .into_iter()
-        .flatten()
-    {
+    for t in [inputs.old_trajectories, inputs.new_trajectories].into_iter().flatten() {
         if t.skipped_without_judge > 0 {
             w.push(format!(
                 "{}: {} result(s) without overall_judge_score skipped",
@@ -266,10 +293,7 @@ fn warnings(
             ));
         }
         if t.results.is_empty() {
-            w.push(format!(
-                "{}: no scorable result, trajectory not checked",
-                t.file.name
-            ));
+            w.push(format!("{}: no scorable result, trajectory not checked", t.file.name));
         }
     }
     w

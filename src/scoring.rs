@@ -139,9 +139,7 @@ fn judge(expected_upper: &str, record: Option<&VerdictRecord>) -> Judged {
             missing: false,
             error: Some(e.clone()),
         },
-        Some(VerdictRecord {
-            verdict: Some(v), ..
-        }) => Judged {
+        Some(VerdictRecord { verdict: Some(v), .. }) => Judged {
             pass: *upper(v) == *expected_upper,
             verdict: Some(v.clone()),
             missing: false,
@@ -156,12 +154,7 @@ fn judge(expected_upper: &str, record: Option<&VerdictRecord>) -> Judged {
     }
 }
 
-fn counts(
-    verdicts: &Verdicts,
-    cases: &[CaseOutcome],
-    old: bool,
-    in_test_set: &HashSet<&str>,
-) -> ModelCounts {
+fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], old: bool, in_test_set: &HashSet<&str>) -> ModelCounts {
     let pick = |c: &CaseOutcome| {
         if old {
             (c.old_pass, c.old_missing, c.old_errored)
@@ -181,10 +174,7 @@ fn counts(
         errored,
         pass_rate: pass_rate(passed, cases.len()),
         records: verdicts.records,
-        extra: verdicts
-            .ids()
-            .filter(|id| !in_test_set.contains(id))
-            .count(),
+        extra: verdicts.ids().filter(|id| !in_test_set.contains(id)).count(),
         duplicates: verdicts.duplicates,
         conflicting: verdicts.conflicting.len(),
         conflicting_ids: verdicts.conflicting_listed().to_vec(),
@@ -223,11 +213,7 @@ pub fn score(test_set: &TestSet, old: &Verdicts, new: &Verdicts) -> Scoring {
             new_error: n.error,
         });
     }
-    let ids: HashSet<&str> = test_set
-        .cases
-        .iter()
-        .map(|c| &*c.pipeline_id.text)
-        .collect();
+    let ids: HashSet<&str> = test_set.cases.iter().map(|c| &*c.pipeline_id.text).collect();
     let old_counts = counts(old, &cases, true, &ids);
     let new_counts = counts(new, &cases, false, &ids);
     Scoring {

@@ -71,8 +71,7 @@ fn side_from_name(name: &str) -> Option<Side> {
 }
 
 fn kind_of_object(line: &[u8]) -> Option<Kind> {
-    let (mut stage, mut completion, mut judge, mut id, mut verdict) =
-        (false, false, false, false, false);
+    let (mut stage, mut completion, mut judge, mut id, mut verdict) = (false, false, false, false, false);
     parse_object_line(line, |k, v| {
         match k {
             "stage_id" | "stage_type" | "state_snapshot" => stage = true,
@@ -173,13 +172,8 @@ fn sniff_kind(name: &str, head: &[u8]) -> Kind {
         _ => {
             let header = body.split(|&b| b == b'\n').next().unwrap_or(b"");
             let header = String::from_utf8_lossy(header).to_lowercase();
-            let cols: Vec<&str> = header
-                .split([',', '\t'])
-                .map(|c| c.trim().trim_matches('"'))
-                .collect();
-            if cols.contains(&"pipeline_id")
-                && (cols.contains(&"verdict") || cols.contains(&"error"))
-            {
+            let cols: Vec<&str> = header.split([',', '\t']).map(|c| c.trim().trim_matches('"')).collect();
+            if cols.contains(&"pipeline_id") && (cols.contains(&"verdict") || cols.contains(&"error")) {
                 Kind::Verdicts
             } else {
                 Kind::Unknown
@@ -200,20 +194,10 @@ mod tests {
     fn recognises_each_kind() {
         let audit = "{\"pipeline_id\":\"p\",\"stage_id\":\"s\",\"stage_type\":\"x\"}\n{\"pipeline_id\":\"p\",\"verdict\":\"PASS\",\"is_complete\":true}\n";
         assert_eq!(role("whatever.jsonl", audit).as_deref(), Some("audit"));
-        let verdicts =
-            "{\"pipeline_id\":\"p\",\"verdict\":\"PASS\"}\n{\"pipeline_id\":\"q\",\"verd";
-        assert_eq!(
-            role("old_verdicts.jsonl", verdicts).as_deref(),
-            Some("old_verdicts")
-        );
-        assert_eq!(
-            role("candidate.jsonl", verdicts).as_deref(),
-            Some("new_verdicts")
-        );
-        assert_eq!(
-            sniff("verdicts.jsonl", verdicts.as_bytes()).kind,
-            Kind::Verdicts
-        );
+        let verdicts = "{\"pipeline_id\":\"p\",\"verdict\":\"PASS\"}\n{\"pipeline_id\":\"q\",\"verd";
+        assert_eq!(role("old_verdicts.jsonl", verdicts).as_deref(), Some("old_verdicts"));
+        assert_eq!(role("candidate.jsonl", verdicts).as_deref(), Some("new_verdicts"));
+        assert_eq!(sniff("verdicts.jsonl", verdicts.as_bytes()).kind, Kind::Verdicts);
         assert_eq!(sniff("verdicts.jsonl", verdicts.as_bytes()).role, None);
         let traj = "{\"overall_judge_score\": 0.5, \"tac_score\": 1}\n";
         assert_eq!(
@@ -233,10 +217,7 @@ mod tests {
             Some("new_verdicts")
         );
         assert_eq!(sniff("notes.txt", b"hello").kind, Kind::Unknown);
-        assert_eq!(
-            role("prod-audit.jsonl.gz", "\x1f").as_deref(),
-            Some("audit")
-        );
+        assert_eq!(role("prod-audit.jsonl.gz", "\x1f").as_deref(), Some("audit"));
     }
 
     #[test]

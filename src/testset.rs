@@ -102,13 +102,7 @@ impl AuditIndex {
             let mut keyed: Vec<([u8; 32], usize, u32)> = chosen
                 .iter()
                 .enumerate()
-                .map(|(order, &i)| {
-                    (
-                        sample_key(policy.seed, &self.pipelines[i as usize].id),
-                        order,
-                        i,
-                    )
-                })
+                .map(|(order, &i)| (sample_key(policy.seed, &self.pipelines[i as usize].id), order, i))
                 .collect();
             keyed.sort_unstable();
             keyed.truncate(max);
@@ -226,7 +220,9 @@ impl TestSet {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TestSetError {
     /// A line pass 1 indexed no longer holds the same entry.
-    #[error("audit file {file} changed while it was read: the line at byte {offset} is not the entry indexed in pass 1")]
+    #[error(
+        "audit file {file} changed while it was read: the line at byte {offset} is not the entry indexed in pass 1"
+    )]
     Changed {
         /// File name.
         file: String,
@@ -276,9 +272,7 @@ fn is_set(raw: &Option<&RawValue>) -> bool {
 impl TestSetBuilder {
     /// A builder for the selection made from `index`.
     pub fn new(index: &AuditIndex, selection: Selection) -> Self {
-        let cases = (0..selection.chosen.len())
-            .map(|_| Partial::default())
-            .collect();
+        let cases = (0..selection.chosen.len()).map(|_| Partial::default()).collect();
         let fed = vec![false; selection.lines.len()];
         let ids = selection
             .chosen
@@ -313,8 +307,7 @@ impl TestSetBuilder {
         }
         let pipeline_id = &self.ids[needed.case as usize];
         let mut id = Scalar::Absent;
-        let (mut template, mut verdict, mut reward, mut stage_id, mut output) =
-            (None, None, None, None, None);
+        let (mut template, mut verdict, mut reward, mut stage_id, mut output) = (None, None, None, None, None);
         let (mut input, mut input_hash, mut snapshot_input) = (None, None, None);
         parse_object_line(bytes, |key, v| {
             match key {
@@ -358,9 +351,7 @@ impl TestSetBuilder {
                     None
                 };
                 if let Some(text) = chosen {
-                    let hash = input_hash
-                        .filter(|h| h.get() != "null")
-                        .map(|h| h.to_owned());
+                    let hash = input_hash.filter(|h| h.get() != "null").map(|h| h.to_owned());
                     case.input = Some((text.to_owned(), hash));
                 }
             }
@@ -403,8 +394,7 @@ impl TestSetBuilder {
                 file: self.file_names[at.file as usize].clone(),
                 offset: at.offset,
             };
-            let (template_id, expected_verdict, episode_reward) =
-                partial.completion.ok_or_else(not_found)?;
+            let (template_id, expected_verdict, episode_reward) = partial.completion.ok_or_else(not_found)?;
             let (input_text, input_hash) = partial.input.ok_or_else(not_found)?;
             cases.push(TestCase {
                 pipeline_id: id,
@@ -428,11 +418,7 @@ impl TestSetBuilder {
 }
 
 /// Builds the test set from whole in-memory audit files (pass 2 by slicing them).
-pub fn build_from_memory(
-    index: &AuditIndex,
-    files: &[&[u8]],
-    policy: &TestSetPolicy,
-) -> Result<TestSet, TestSetError> {
+pub fn build_from_memory(index: &AuditIndex, files: &[&[u8]], policy: &TestSetPolicy) -> Result<TestSet, TestSetError> {
     let selection = index.select(policy);
     let mut builder = TestSetBuilder::new(index, selection);
     for i in 0..builder.selection().lines().len() {

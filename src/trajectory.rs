@@ -164,11 +164,7 @@ fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
 }
 
 /// Reads a trajectory file: JSONL or a JSON array of AgenticEvalResult objects.
-pub fn parse_trajectories(
-    role: &str,
-    name: &str,
-    bytes: &[u8],
-) -> Result<Trajectories, InputError> {
+pub fn parse_trajectories(role: &str, name: &str, bytes: &[u8]) -> Result<Trajectories, InputError> {
     let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut out = Trajectories {
@@ -181,18 +177,10 @@ pub fn parse_trajectories(
         None => out.skipped_without_judge += 1,
     };
     if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
-        let items: Vec<&serde_json::value::RawValue> =
-            serde_json::from_slice(body).map_err(|e| {
-                err(
-                    Some(e.line() as u64),
-                    format!("not a JSON array of results: {e}"),
-                )
-            })?;
+        let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body)
+            .map_err(|e| err(Some(e.line() as u64), format!("not a JSON array of results: {e}")))?;
         for (n, item) in items.into_iter().enumerate() {
-            take(
-                read_result(item.get().as_bytes())
-                    .map_err(|m| err(None, format!("element {n}: {m}")))?,
-            );
+            take(read_result(item.get().as_bytes()).map_err(|m| err(None, format!("element {n}: {m}")))?);
         }
     } else {
         let mut failure = None;
@@ -271,19 +259,9 @@ mod tests {
         .unwrap();
         assert_eq!((t.results.len(), t.skipped_without_judge), (1, 1));
         assert_eq!(t.mean(), Some(0.1));
-        let e = parse_trajectories(
-            "old_trajectories",
-            "t",
-            b"{\"overall_judge_score\":\"high\"}",
-        )
-        .unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("line 1: overall_judge_score is a string"),
-            "{e}"
-        );
-        let a =
-            parse_trajectories("x", "t", b"[{\"overall_judge_score\":1,\"lcf_score\":2}]").unwrap();
+        let e = parse_trajectories("old_trajectories", "t", b"{\"overall_judge_score\":\"high\"}").unwrap_err();
+        assert!(e.to_string().contains("line 1: overall_judge_score is a string"), "{e}");
+        let a = parse_trajectories("x", "t", b"[{\"overall_judge_score\":1,\"lcf_score\":2}]").unwrap();
         assert_eq!(a.results[0].composite, 0.0);
     }
 }

@@ -138,11 +138,7 @@ struct RecordFields<'a> {
     stage: bool,
 }
 
-fn record_entry<'a>(
-    f: &mut RecordFields<'a>,
-    key: &str,
-    v: &mut dyn ValueSink<'a>,
-) -> Result<(), String> {
+fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), String> {
     match key {
         "pipeline_id" => f.id = v.scalar()?,
         "verdict" => f.verdict = Some(v.scalar()?),
@@ -208,13 +204,10 @@ pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, 
                 .find(|l| !l.iter().all(u8::is_ascii_whitespace))
                 .unwrap_or(b"");
             let mut has_id = false;
-            let line_is_object = parse_object_line(
-                first_line.strip_suffix(b"\r").unwrap_or(first_line),
-                |k, v| {
-                    has_id |= k == "pipeline_id";
-                    v.skip()
-                },
-            );
+            let line_is_object = parse_object_line(first_line.strip_suffix(b"\r").unwrap_or(first_line), |k, v| {
+                has_id |= k == "pipeline_id";
+                v.skip()
+            });
             if line_is_object.is_ok() && has_id {
                 VerdictFormat::Jsonl
             } else {
@@ -267,20 +260,18 @@ pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, 
             }
         }
         VerdictFormat::JsonArray => {
-            let items: Vec<&serde_json::value::RawValue> =
-                serde_json::from_slice(body).map_err(|e| {
-                    err(
-                        Some(e.line() as u64),
-                        format!("not a JSON array of verdict records: {e}"),
-                    )
-                })?;
+            let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body).map_err(|e| {
+                err(
+                    Some(e.line() as u64),
+                    format!("not a JSON array of verdict records: {e}"),
+                )
+            })?;
             for (n, item) in items.into_iter().enumerate() {
                 let mut f = RecordFields::default();
-                let parsed =
-                    parse_object_line(item.get().as_bytes(), |k, v| record_entry(&mut f, k, v))
-                        .map_err(|_| "array element is not a JSON object".to_owned())
-                        .and_then(|()| finish_record(f))
-                        .map_err(|m| err(None, format!("element {n}: {m}")))?;
+                let parsed = parse_object_line(item.get().as_bytes(), |k, v| record_entry(&mut f, k, v))
+                    .map_err(|_| "array element is not a JSON object".to_owned())
+                    .and_then(|()| finish_record(f))
+                    .map_err(|m| err(None, format!("element {n}: {m}")))?;
                 match parsed {
                     Parsed::Record(id, rec) => out.insert(id, rec),
                     Parsed::StageEntry => out.ignored_stage_entries += 1,
@@ -297,15 +288,8 @@ pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, 
             for (key, value) in map {
                 let id = PipelineId::from_scalar(&Scalar::Str(key.as_str().into()))
                     .map_err(|_| err(None, "an empty pipeline id".into()))?;
-                let verdict =
-                    verdict_text(value).map_err(|m| err(None, format!("pipeline {key}: {m}")))?;
-                out.insert(
-                    id,
-                    VerdictRecord {
-                        verdict,
-                        error: None,
-                    },
-                );
+                let verdict = verdict_text(value).map_err(|m| err(None, format!("pipeline {key}: {m}")))?;
+                out.insert(id, VerdictRecord { verdict, error: None });
             }
         }
         VerdictFormat::Csv | VerdictFormat::Tsv => read_delimited(&mut out, body, role, name)?,
@@ -325,30 +309,15 @@ fn parse_map(body: &[u8]) -> Result<Vec<(String, Scalar<'_>)>, serde_json::Error
     Ok(entries)
 }
 
-fn read_delimited(
-    out: &mut Verdicts,
-    body: &[u8],
-    role: &str,
-    name: &str,
-) -> Result<(), InputError> {
+fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Result<(), InputError> {
     let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
-    let delimiter = if out.format == VerdictFormat::Tsv {
-        b'\t'
-    } else {
-        b','
-    };
-    let mut reader = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .from_reader(body);
+    let delimiter = if out.format == VerdictFormat::Tsv { b'\t' } else { b',' };
+    let mut reader = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(body);
     let headers = reader
         .headers()
         .map_err(|e| err(Some(1), format!("unreadable header: {e}")))?
         .clone();
-    let column = |want: &str| {
-        headers
-            .iter()
-            .position(|h| h.trim().eq_ignore_ascii_case(want))
-    };
+    let column = |want: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(want));
     let id_col = column("pipeline_id").ok_or_else(|| {
         err(
             Some(1),
@@ -358,19 +327,12 @@ fn read_delimited(
     let verdict_col = column("verdict");
     let error_col = column("error");
     if verdict_col.is_none() && error_col.is_none() {
-        return Err(err(
-            Some(1),
-            "the header has no `verdict` (or `error`) column".into(),
-        ));
+        return Err(err(Some(1), "the header has no `verdict` (or `error`) column".into()));
     }
     for row in reader.records() {
         let row = row.map_err(|e| err(e.position().map(|p| p.line()), e.to_string()))?;
         let line = row.position().map(|p| p.line());
-        let cell = |c: Option<usize>| {
-            c.and_then(|c| row.get(c))
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-        };
+        let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty());
         let id = cell(Some(id_col)).ok_or_else(|| err(line, "empty pipeline_id".into()))?;
         let record = VerdictRecord {
             verdict: cell(verdict_col).map(str::to_owned),
@@ -457,28 +419,15 @@ mod tests {
             b"{\"pipeline_id\":\"a\",\"verdict\":\"P\"}\n\n{\"pipeline_id\":\"b\",\"verdict\":",
         )
         .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "new.jsonl (new_verdicts) line 3: not valid JSON"
-        );
-        let e = parse_verdicts(
-            "new_verdicts",
-            "n",
-            b"{\"pipeline_id\":\"a\",\"verdict\":true}",
-        )
-        .unwrap_err();
+        assert_eq!(e.to_string(), "new.jsonl (new_verdicts) line 3: not valid JSON");
+        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\",\"verdict\":true}").unwrap_err();
         assert_eq!(e.line, Some(1));
         assert!(e.message.contains("boolean"), "{e}");
         let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\"}").unwrap_err();
         assert!(e.message.contains("neither"), "{e}");
         let e = parse_verdicts("new_verdicts", "n", b"id,verdict\na,PASS\n").unwrap_err();
         assert!(e.message.contains("pipeline_id"), "{e}");
-        let e = parse_verdicts(
-            "new_verdicts",
-            "n",
-            b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]",
-        )
-        .unwrap_err();
+        let e = parse_verdicts("new_verdicts", "n", b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]").unwrap_err();
         assert!(e.message.contains("element 1"), "{e}");
     }
 }

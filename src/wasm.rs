@@ -117,9 +117,7 @@ fn side(role: &str, kind: &str) -> Result<bool, JsError> {
         "new" => Ok(false),
         r if r == format!("old_{kind}") => Ok(true),
         r if r == format!("new_{kind}") => Ok(false),
-        other => Err(into_error(format!(
-            "role must be `old` or `new`, not `{other}`"
-        ))),
+        other => Err(into_error(format!("role must be `old` or `new`, not `{other}`"))),
     }
 }
 
@@ -190,9 +188,9 @@ impl GateSession {
     /// Starts an audit file (the first call also starts a new audit log).
     #[wasm_bindgen(js_name = beginAudit)]
     pub fn begin_audit(&mut self, name: &str) {
-        let scanner = self.scanner.get_or_insert_with(|| {
-            AuditScanner::new(self.policy.pass_verdicts.clone(), DEFAULT_MAX_LINE)
-        });
+        let scanner = self
+            .scanner
+            .get_or_insert_with(|| AuditScanner::new(self.policy.pass_verdicts.clone(), DEFAULT_MAX_LINE));
         scanner.begin_file(name);
         self.index = None;
         self.builder = None;
@@ -283,8 +281,7 @@ impl GateSession {
         }
         let bytes: Vec<Vec<u8>> = files.iter().map(|f| f.to_vec()).collect();
         let refs: Vec<&[u8]> = bytes.iter().map(Vec::as_slice).collect();
-        let ts = crate::testset::build_from_memory(index, &refs, &self.policy.test_set)
-            .map_err(into_error)?;
+        let ts = crate::testset::build_from_memory(index, &refs, &self.policy.test_set).map_err(into_error)?;
         let info = to_js(&test_set_info(&ts));
         self.test_set = Some(ts);
         info
@@ -292,19 +289,10 @@ impl GateSession {
 
     /// Reads a verdict file for `role` (`old`/`new` or `old_verdicts`/`new_verdicts`).
     #[wasm_bindgen(js_name = addVerdicts)]
-    pub fn add_verdicts(
-        &mut self,
-        role: &str,
-        bytes: &[u8],
-        file_name: &str,
-    ) -> Result<(), JsError> {
+    pub fn add_verdicts(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
         let old = side(role, "verdicts")?;
-        let parsed = parse_verdicts(
-            if old { "old_verdicts" } else { "new_verdicts" },
-            file_name,
-            bytes,
-        )
-        .map_err(into_error)?;
+        let parsed =
+            parse_verdicts(if old { "old_verdicts" } else { "new_verdicts" }, file_name, bytes).map_err(into_error)?;
         *if old {
             &mut self.old_verdicts
         } else {
@@ -315,19 +303,10 @@ impl GateSession {
 
     /// Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).
     #[wasm_bindgen(js_name = addTrajectories)]
-    pub fn add_trajectories(
-        &mut self,
-        role: &str,
-        bytes: &[u8],
-        file_name: &str,
-    ) -> Result<(), JsError> {
+    pub fn add_trajectories(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
         let old = side(role, "trajectories")?;
         let parsed = parse_trajectories(
-            if old {
-                "old_trajectories"
-            } else {
-                "new_trajectories"
-            },
+            if old { "old_trajectories" } else { "new_trajectories" },
             file_name,
             bytes,
         )
@@ -405,14 +384,8 @@ impl GateSession {
 
     fn report(&self) -> Result<GateReport, JsError> {
         let missing = |what: &str| into_error(format!("{what} is not loaded"));
-        let index = self
-            .index
-            .as_ref()
-            .ok_or_else(|| missing("the audit log"))?;
-        let test_set = self
-            .test_set
-            .as_ref()
-            .ok_or_else(|| missing("the test set"))?;
+        let index = self.index.as_ref().ok_or_else(|| missing("the audit log"))?;
+        let test_set = self.test_set.as_ref().ok_or_else(|| missing("the test set"))?;
         let inputs = GateInputs {
             audit: index,
             test_set,
@@ -449,9 +422,7 @@ pub fn generate_key_pair(seed: &[u8]) -> Result<JsValue, JsError> {
 #[wasm_bindgen(js_name = keyInfo, unchecked_return_type = "KeyInfo")]
 pub fn key_info(pem: &str) -> Result<JsValue, JsError> {
     if let Ok(key) = keys::read_private_pem(pem) {
-        return to_js(
-            &serde_json::json!({"kind": "private", "keyid": keys::keyid(&key.verifying_key())}),
-        );
+        return to_js(&serde_json::json!({"kind": "private", "keyid": keys::keyid(&key.verifying_key())}));
     }
     let key = keys::read_public_pem(pem)
         .map_err(|_| into_error("not an Ed25519 key in PEM (PKCS#8 private or SPKI public)"))?;
@@ -513,8 +484,7 @@ pub fn verify_envelope(
         .ok()
         .and_then(|s| s.as_string())
         .ok_or_else(|| into_error("options: not an object"))?;
-    let opts: VerifyOptions =
-        serde_json::from_str(&text).map_err(|e| into_error(format!("options: {e}")))?;
+    let opts: VerifyOptions = serde_json::from_str(&text).map_err(|e| into_error(format!("options: {e}")))?;
     let trusted = trusted_pems
         .iter()
         .map(|p| keys::read_public_pem(p))
@@ -527,11 +497,7 @@ pub fn verify_envelope(
         .map(crate::attest::parse_digest)
         .transpose()
         .map_err(into_error)?;
-    let target = opts
-        .target
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty());
+    let target = opts.target.as_deref().map(str::trim).filter(|t| !t.is_empty());
     let hinted: Vec<String> = serde_json::from_slice::<crate::attest::dsse::Envelope>(envelope)
         .map(|e| e.signatures.into_iter().map(|s| s.keyid).collect())
         .unwrap_or_default();
@@ -569,11 +535,8 @@ fn parse_policy(value: JsValue) -> Result<GatePolicy, JsError> {
         .ok()
         .and_then(|s| s.as_string())
         .ok_or_else(|| into_error("policy: not a JSON object"))?;
-    let input: PolicyInput =
-        serde_json::from_str(&text).map_err(|e| into_error(format!("policy: {e}")))?;
-    input
-        .into_policy()
-        .map_err(|e| into_error(format!("policy: {e}")))
+    let input: PolicyInput = serde_json::from_str(&text).map_err(|e| into_error(format!("policy: {e}")))?;
+    input.into_policy().map_err(|e| into_error(format!("policy: {e}")))
 }
 
 fn test_set_info(ts: &TestSet) -> crate::report::TestSetInfo {

@@ -35,11 +35,7 @@ fn signed(approved: bool, signer: &SigningKey, time: i64) -> Vec<u8> {
     serde_json::to_vec(&sign(&claim, signer).unwrap()).unwrap()
 }
 
-fn check(
-    envelope: &[u8],
-    trusted: &[VerifyingKey],
-    threshold: usize,
-) -> Result<Verified, VerifyError> {
+fn check(envelope: &[u8], trusted: &[VerifyingKey], threshold: usize) -> Result<Verified, VerifyError> {
     verify(
         envelope,
         &Requirements {
@@ -87,10 +83,7 @@ fn a_good_envelope_verifies_and_names_its_signer() {
     );
     let failed = check(&signed(false, &k, NOW), &[k.verifying_key()], 1).unwrap();
     assert!(!failed.approved);
-    assert_eq!(
-        failed.statement["predicate"]["verificationResult"],
-        "FAILED"
-    );
+    assert_eq!(failed.statement["predicate"]["verificationResult"], "FAILED");
 }
 
 #[test]
@@ -163,10 +156,7 @@ fn each_tampering_is_rejected_with_its_own_check() {
         "one signature twice"
     );
 
-    assert_eq!(
-        rejected(check(b"{\"payload\": 1}", &trusted, 1)),
-        "envelope"
-    );
+    assert_eq!(rejected(check(b"{\"payload\": 1}", &trusted, 1)), "envelope");
     assert_eq!(
         rejected(check(&edit(&good, |e| e.signatures.clear()), &trusted, 1)),
         "envelope"
@@ -184,11 +174,7 @@ fn each_tampering_is_rejected_with_its_own_check() {
         serde_json::to_vec(&sign(&claim, &k).unwrap()).unwrap()
     };
     assert_eq!(
-        rejected(check(
-            &other_model(&"cd".repeat(32), "file:config.yaml"),
-            &trusted,
-            1
-        )),
+        rejected(check(&other_model(&"cd".repeat(32), "file:config.yaml"), &trusted, 1)),
         "subject_digest"
     );
     assert_eq!(
@@ -245,11 +231,7 @@ fn statements_of_another_kind_are_rejected() {
     let good: Envelope = serde_json::from_slice(&signed(true, &k, NOW)).unwrap();
     let statement: Value = serde_json::from_slice(&dsse::decode(&good.payload).unwrap()).unwrap();
     assert_eq!(
-        rejected(check(
-            &resign(statement.clone(), "application/json"),
-            &trusted,
-            1
-        )),
+        rejected(check(&resign(statement.clone(), "application/json"), &trusted, 1)),
         "payload_type"
     );
     let mut wrong = statement.clone();
@@ -290,10 +272,7 @@ fn two_person_approval() {
         ..claim
     };
     let both = cosign(&first, &later, &b).unwrap();
-    assert_eq!(
-        both.payload, first.payload,
-        "the statement is kept, time included"
-    );
+    assert_eq!(both.payload, first.payload, "the statement is kept, time included");
     let bytes = serde_json::to_vec(&both).unwrap();
     let v = check(&bytes, &[a.verifying_key(), b.verifying_key()], 2).unwrap();
     assert_eq!(v.signers.len(), 2);
@@ -302,17 +281,11 @@ fn two_person_approval() {
         target: "file:elsewhere.yaml",
         ..later
     };
-    assert!(cosign(&first, &other, &b)
-        .unwrap_err()
-        .to_string()
-        .contains("target"));
+    assert!(cosign(&first, &other, &b).unwrap_err().to_string().contains("target"));
     let blocked = report(false);
     let other = Claim {
         report: &blocked,
         ..later
     };
-    assert!(cosign(&first, &other, &b)
-        .unwrap_err()
-        .to_string()
-        .contains("report"));
+    assert!(cosign(&first, &other, &b).unwrap_err().to_string().contains("report"));
 }

@@ -11,11 +11,7 @@ use deploy_gate::verdicts::parse_verdicts;
 use proptest::prelude::*;
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/tests/fixtures/parity/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
+    std::fs::read(format!("{}/tests/fixtures/parity/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
 /// A log with a BOM, CRLF endings, multi-byte text, an invalid UTF-8 line and a line cut short,
@@ -23,19 +19,14 @@ fn fixture(name: &str) -> Vec<u8> {
 fn tricky_log() -> Vec<u8> {
     let mut log = b"\xEF\xBB\xBF".to_vec();
     log.extend_from_slice("{\"pipeline_id\":\"é-1\",\"stage_id\":\"s0\",\"stage_type\":\"llm\",\"input\":\"naïve 🚀 東京\",\"output\":\"ß\"}\r\n".as_bytes());
-    log.extend_from_slice(
-        b"{\"pipeline_id\":\"bad\",\"stage_id\":\"s0\",\"input\":\"\xC3\x28\"}\r\n",
-    );
+    log.extend_from_slice(b"{\"pipeline_id\":\"bad\",\"stage_id\":\"s0\",\"input\":\"\xC3\x28\"}\r\n");
     log.extend_from_slice(b"\r\n   \n{\"pipeline_id\":\"cut\",\"stage_id\"\n");
     log.extend_from_slice(
-        "{\"pipeline_id\":\"é-1\",\"verdict\":\"pass\",\"is_complete\":true,\"error\":null}\r\n"
-            .as_bytes(),
+        "{\"pipeline_id\":\"é-1\",\"verdict\":\"pass\",\"is_complete\":true,\"error\":null}\r\n".as_bytes(),
     );
     log.extend_from_slice(&fixture("real-writer-shape/audit.jsonl"));
     log.extend_from_slice(&fixture("approved/audit.jsonl"));
-    log.extend_from_slice(
-        "{\"pipeline_id\":\"tail\",\"stage_id\":\"s\",\"input\":\"∑\"}".as_bytes(),
-    );
+    log.extend_from_slice("{\"pipeline_id\":\"tail\",\"stage_id\":\"s\",\"input\":\"∑\"}".as_bytes());
     log
 }
 
@@ -61,18 +52,8 @@ fn report_with_chunks(log: &[u8], sizes: &[usize]) -> String {
     }
     let index = scanner.finish();
     let ts = build_from_memory(&index, &[log], &policy.test_set).unwrap();
-    let old = parse_verdicts(
-        "old_verdicts",
-        "old.jsonl",
-        &fixture("approved/old_verdicts.jsonl"),
-    )
-    .unwrap();
-    let new = parse_verdicts(
-        "new_verdicts",
-        "new.jsonl",
-        &fixture("approved/new_verdicts.jsonl"),
-    )
-    .unwrap();
+    let old = parse_verdicts("old_verdicts", "old.jsonl", &fixture("approved/old_verdicts.jsonl")).unwrap();
+    let new = parse_verdicts("new_verdicts", "new.jsonl", &fixture("approved/new_verdicts.jsonl")).unwrap();
     let report = evaluate(
         &GateInputs {
             audit: &index,
@@ -95,10 +76,7 @@ fn one_byte_chunks_give_the_same_report() {
         whole.contains("\"invalid_utf8\"") && whole.contains("\"not_json\""),
         "the tricky lines are seen"
     );
-    assert!(
-        whole.contains("naïve 🚀 東京"),
-        "the BOM line's case is built"
-    );
+    assert!(whole.contains("naïve 🚀 東京"), "the BOM line's case is built");
     assert_eq!(report_with_chunks(&log, &[1]), whole);
 }
 
@@ -108,30 +86,16 @@ fn cuts_inside_crlf_and_multibyte_characters() {
     let whole = report_with_chunks(&log, &[log.len()]);
     let crlf = log.windows(2).position(|w| w == b"\r\n").unwrap();
     let multibyte = log.iter().position(|&b| b >= 0xF0).unwrap();
-    for cut in [
-        crlf + 1,
-        multibyte + 1,
-        multibyte + 2,
-        multibyte + 3,
-        1,
-        2,
-        3,
-    ] {
-        assert_eq!(
-            report_with_chunks(&log, &[cut, log.len()]),
-            whole,
-            "cut at {cut}"
-        );
+    for cut in [crlf + 1, multibyte + 1, multibyte + 2, multibyte + 3, 1, 2, 3] {
+        assert_eq!(report_with_chunks(&log, &[cut, log.len()]), whole, "cut at {cut}");
     }
 }
 
 #[test]
 fn a_line_of_tens_of_megabytes_is_read() {
     let big = "x".repeat(24 << 20);
-    let mut log = format!(
-        "{{\"pipeline_id\":\"big\",\"stage_id\":\"s\",\"input\":\"hi\",\"output\":\"{big}\"}}\n"
-    )
-    .into_bytes();
+    let mut log =
+        format!("{{\"pipeline_id\":\"big\",\"stage_id\":\"s\",\"input\":\"hi\",\"output\":\"{big}\"}}\n").into_bytes();
     log.extend_from_slice(b"{\"pipeline_id\":\"big\",\"verdict\":\"PASS\",\"is_complete\":true}\n");
     let whole = report_with_chunks(&log, &[log.len()]);
     assert_eq!(report_with_chunks(&log, &[65536, 7]), whole);

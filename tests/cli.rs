@@ -54,28 +54,19 @@ fn evaluate_exits_0_when_approved_and_3_when_blocked() {
         ]
     };
     let out = run(&base(&bad, &good));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("APPROVED"));
     let out = run(&base(&good, &bad));
     assert_eq!(out.status.code(), Some(3));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        report["decision"]["reason"],
-        "blocked: task accuracy regressed"
-    );
+    assert_eq!(report["decision"]["reason"], "blocked: task accuracy regressed");
     assert_eq!(report["cases"][0]["status"], "regressed");
     // Fail closed by default on a test set below min_samples.
     let mut args = base(&good, &good);
     args.truncate(7);
     let out = run(&args);
     assert_eq!(out.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&out.stdout)
-        .contains("blocked: insufficient test cases (3 < min_samples 20)"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("blocked: insufficient test cases (3 < min_samples 20)"));
 }
 
 #[test]
@@ -185,8 +176,7 @@ fn bad_input_names_the_file_and_line_and_exits_1() {
         traj.clone(),
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("t.jsonl (old_trajectories) line 2: tac_score is a string"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("t.jsonl (old_trajectories) line 2: tac_score is a string"));
 
     let missing = s(&dir.path().join("nope.jsonl"));
     let out = run(&["test-set".into(), "--audit".into(), missing.clone()]);
@@ -254,4 +244,84 @@ fn several_audit_files_are_read_as_one_stream() {
         "1".into(),
     ]);
     assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 1);
+}
+
+fn with_flag(mut args: Vec<String>, flag: &str, value: &str) -> Vec<String> {
+    match args.iter().position(|a| a == flag) {
+        Some(i) => args[i + 1] = value.into(),
+        None => args.extend([flag.into(), value.into()]),
+    }
+    args
+}
+
+#[test]
+fn non_inferiority_mode_decides_on_the_interval_and_the_report_carries_the_statistics() {
+    let base = evaluate_args(&parity_dir().join("approved"));
+    let ni = with_flag(
+        with_flag(base.clone(), "--mode", "non_inferiority"),
+        "--task-tol",
+        "0.05",
+    );
+    let out = run(&ni);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        r["decision"]["reason"],
+        "approved: non-inferiority shown (task lower bound 0.006 >= -0.05; trajectory lower bound -0.013 >= -0.05)"
+    );
+    assert_eq!(
+        (r["policy"]["mode"].as_str(), r["policy"]["confidence"].as_f64()),
+        (Some("non_inferiority"), Some(0.95))
+    );
+    let task = &r["stats"]["task"];
+    for side in ["old", "new"] {
+        for key in ["rate", "low", "high"] {
+            assert!(task[side][key].is_f64(), "stats.task.{side}.{key}");
+        }
+    }
+    assert_eq!(task["delta"]["method"], "newcombe");
+    assert!(task["delta"]["low"].as_f64().unwrap() < task["delta"]["estimate"].as_f64().unwrap());
+    assert_eq!(
+        (task["mcnemar"]["b"].as_u64(), task["mcnemar"]["c"].as_u64()),
+        (Some(4), Some(13))
+    );
+    // scipy.stats.binomtest(4, 17, 0.5).pvalue
+    assert!((task["mcnemar"]["p_exact"].as_f64().unwrap() - 0.049041748046875).abs() < 1e-12);
+    assert_eq!(task["sample_size"]["power"], 0.8);
+    let traj = &r["stats"]["trajectory"];
+    assert_eq!(
+        (traj["old"]["n"].as_u64(), traj["new"]["n"].as_u64()),
+        (Some(25), Some(25))
+    );
+    assert_eq!(
+        (traj["delta"]["method"].as_str(), traj["delta"]["resamples"].as_u64()),
+        (Some("bootstrap"), Some(10000))
+    );
+
+    let strict_traj = with_flag(ni.clone(), "--traj-tol", "0.01");
+    let out = run(&strict_traj);
+    assert_eq!(out.status.code(), Some(3));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        r["decision"]["reason"],
+        "blocked: trajectory non-inferiority not shown (lower bound -0.013 < -0.01)"
+    );
+    assert_eq!(r["decision"]["details"]["trajectory_regressed"], true);
+
+    // The point rule (default) is unchanged; the intervals widen with the confidence.
+    let point: serde_json::Value = serde_json::from_slice(&run(&base).stdout).unwrap();
+    assert_eq!(
+        point["decision"]["reason"],
+        "approved: no regression on task or trajectory"
+    );
+    let wide: serde_json::Value =
+        serde_json::from_slice(&run(&with_flag(base.clone(), "--confidence", "0.99")).stdout).unwrap();
+    assert!(wide["stats"]["task"]["delta"]["low"].as_f64() < point["stats"]["task"]["delta"]["low"].as_f64());
+    for bad in [("--confidence", "1.5"), ("--confidence", "0"), ("--mode", "vibes")] {
+        assert_eq!(
+            run(&with_flag(base.clone(), bad.0, bad.1)).status.code(),
+            Some(1),
+            "{bad:?}"
+        );
+    }
 }

@@ -19,13 +19,12 @@ fn every_fixture_matches_the_reference() {
     let cases = parity_cases();
     assert!(cases.len() >= 8, "fixtures missing: {cases:?}");
     for dir in cases {
-        let expected: Value =
-            serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+        let expected: Value = serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
 
         let out = run(&evaluate_args(&dir));
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let report: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{}: {e}\n{stderr}", dir.display()));
+        let report: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{}: {e}\n{stderr}", dir.display()));
         let approved = expected["decision"]["approved"].as_bool().unwrap();
         assert_eq!(
             out.status.code(),
@@ -34,12 +33,7 @@ fn every_fixture_matches_the_reference() {
             dir.display()
         );
         assert_same("decision", &dir, &report["decision"], &expected["decision"]);
-        assert_same(
-            "comparison",
-            &dir,
-            &report["comparison"],
-            &expected["comparison"],
-        );
+        assert_same("comparison", &dir, &report["comparison"], &expected["comparison"]);
         for (role, key) in [("old", "task_old"), ("new", "task_new")] {
             assert_eq!(
                 report["verdicts"][role]["pass_rate"],
@@ -73,33 +67,19 @@ fn every_fixture_matches_the_reference() {
         for case in &mut cases {
             if let Some(hash) = case.as_object_mut().unwrap().remove("input_hash") {
                 let hex = hash.as_str().unwrap();
-                assert!(
-                    hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
-                    "{hex}"
-                );
+                assert!(hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()), "{hex}");
             }
         }
-        assert_same(
-            "test_set",
-            &dir,
-            &Value::Array(cases),
-            &expected["test_set"],
-        );
-        assert_eq!(
-            report["test_set"]["num_cases"],
-            expected["decision"]["num_cases"]
-        );
+        assert_same("test_set", &dir, &Value::Array(cases), &expected["test_set"]);
+        assert_eq!(report["test_set"]["num_cases"], expected["decision"]["num_cases"]);
     }
 }
 
 #[test]
 fn real_writer_shape_gives_what_approved_gives() {
     let dir = parity_dir();
-    let a: Value =
-        serde_json::from_slice(&run(&evaluate_args(&dir.join("approved"))).stdout).unwrap();
-    let b: Value =
-        serde_json::from_slice(&run(&evaluate_args(&dir.join("real-writer-shape"))).stdout)
-            .unwrap();
+    let a: Value = serde_json::from_slice(&run(&evaluate_args(&dir.join("approved"))).stdout).unwrap();
+    let b: Value = serde_json::from_slice(&run(&evaluate_args(&dir.join("real-writer-shape"))).stdout).unwrap();
     assert_eq!(a["decision"], b["decision"]);
     assert_eq!(a["cases"], b["cases"]);
     assert!(a["test_set"]["num_cases"].as_u64().unwrap() > 100);

@@ -39,17 +39,11 @@ fn build(text: &str, policy: &GatePolicy) -> TestSet {
 }
 
 fn cases(ts: &TestSet) -> Vec<Value> {
-    ts.cases
-        .iter()
-        .map(|c| serde_json::to_value(c).unwrap())
-        .collect()
+    ts.cases.iter().map(|c| serde_json::to_value(c).unwrap()).collect()
 }
 
 fn ids(ts: &TestSet) -> Vec<String> {
-    ts.cases
-        .iter()
-        .map(|c| c.pipeline_id.text.to_string())
-        .collect()
+    ts.cases.iter().map(|c| c.pipeline_id.text.to_string()).collect()
 }
 
 #[test]
@@ -78,11 +72,7 @@ fn last_successful_completion_wins_and_failures_never_remove_a_success() {
     ]);
     let c = &cases(&build(&text, &policy(1, None)))[0];
     assert_eq!(
-        (
-            &c["template_id"],
-            &c["expected_verdict"],
-            &c["episode_reward"]
-        ),
+        (&c["template_id"], &c["expected_verdict"], &c["episode_reward"]),
         (&json!("t2"), &json!("approve"), &json!(null))
     );
 }
@@ -126,11 +116,7 @@ fn pipelines_without_stages_or_input_are_not_cases() {
     assert!(ts.cases.is_empty());
     let s = index.summary();
     assert_eq!(
-        (
-            s.successful_without_stages,
-            s.successful_without_input,
-            s.candidates
-        ),
+        (s.successful_without_stages, s.successful_without_input, s.candidates),
         (1, 1, 0)
     );
 }
@@ -244,10 +230,7 @@ fn the_sample_does_not_depend_on_file_order_and_stays_stable_as_the_log_grows() 
     assert_eq!(a, b);
     let grown = build(&many(70), &p);
     let kept = ids(&grown).iter().filter(|id| a.contains(id)).count();
-    assert!(
-        kept >= 8,
-        "sample moved too much as the log grew: {kept} of 10 kept"
-    );
+    assert!(kept >= 8, "sample moved too much as the log grew: {kept} of 10 kept");
 }
 
 #[test]
@@ -263,11 +246,7 @@ fn several_files_are_one_stream() {
     assert_eq!(index.files().len(), 2);
     // A last line without newline ends with its file: it does not run into the next file.
     let no_nl = one.trim_end().to_owned();
-    let (_, ts) = test_set_in_memory(
-        &[("1", no_nl.as_bytes()), ("2", two.as_bytes())],
-        &policy(1, None),
-    )
-    .unwrap();
+    let (_, ts) = test_set_in_memory(&[("1", no_nl.as_bytes()), ("2", two.as_bytes())], &policy(1, None)).unwrap();
     assert_eq!(ts.cases.len(), 1);
 }
 
@@ -319,23 +298,12 @@ fn missing_null_and_errored_verdicts_fail_and_are_counted_apart() {
     let r = gate(&text, &old, new, &policy(1, None));
     let o = &r["verdicts"]["old"];
     assert_eq!(
-        (
-            &o["passed"],
-            &o["missing"],
-            &o["errored"],
-            &o["wrong"],
-            &o["extra"]
-        ),
+        (&o["passed"], &o["missing"], &o["errored"], &o["wrong"], &o["extra"]),
         (&json!(1), &json!(2), &json!(1), &json!(0), &json!(1))
     );
     assert_eq!(r["decision"]["task_old"], json!(0.25));
     assert_eq!(r["decision"]["task_new"], json!(0.75));
-    let statuses: Vec<&Value> = r["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| &c["status"])
-        .collect();
+    let statuses: Vec<&Value> = r["cases"].as_array().unwrap().iter().map(|c| &c["status"]).collect();
     assert_eq!(
         statuses,
         [

@@ -40,8 +40,7 @@ struct Setup {
     public: PathBuf,
 }
 
-const CONFIG: &str =
-    "# serving config\nbackend: transformers\ndefault_model: /models/agent-7b-v1\nport: 8080\n";
+const CONFIG: &str = "# serving config\nbackend: transformers\ndefault_model: /models/agent-7b-v1\nport: 8080\n";
 
 fn setup(fixture: &str) -> Setup {
     let dir = tempfile::tempdir().unwrap();
@@ -90,8 +89,7 @@ fn sign(st: &Setup, key: &Path, extra: &[&str]) -> PathBuf {
 }
 
 fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
 }
 
 #[test]
@@ -100,19 +98,12 @@ fn keygen_writes_a_private_key_only_its_owner_reads_and_prints_the_key_id() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(
-            fs::metadata(&st.key).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
+        assert_eq!(fs::metadata(&st.key).unwrap().permissions().mode() & 0o777, 0o600);
     }
     let der = openssl(&["pkey", "-pubin", "-in", &s(&st.public), "-outform", "DER"]).stdout;
     let want = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&der));
     let again = dg(&["keygen", "--out", &s(&st.dir.path().join("reviewer"))]);
-    assert_eq!(
-        again.status.code(),
-        Some(1),
-        "keygen never overwrites a key"
-    );
+    assert_eq!(again.status.code(), Some(1), "keygen never overwrites a key");
     let other = st.dir.path().join("other");
     let out = dg(&["keygen", "--out", &s(&other)]);
     let printed = String::from_utf8(out.stdout).unwrap().trim().to_owned();
@@ -125,10 +116,7 @@ fn keygen_writes_a_private_key_only_its_owner_reads_and_prints_the_key_id() {
         "DER",
     ])
     .stdout;
-    assert_eq!(
-        printed,
-        hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&der))
-    );
+    assert_eq!(printed, hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&der)));
     assert_eq!(want.len(), 64);
     // openssl reads our private key too.
     openssl(&["pkey", "-in", &s(&st.key), "-noout"]);
@@ -148,10 +136,7 @@ fn digest_of_a_file_and_of_a_directory() {
     let listing = format!("config.json\0{file_hex}\nweights/part-0.bin\0{part_hex}\n");
     let want = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(listing.as_bytes()));
     let out = dg(&["digest", &s(&st.model)]);
-    assert_eq!(
-        String::from_utf8(out.stdout).unwrap().trim(),
-        format!("sha256:{want}")
-    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), format!("sha256:{want}"));
 }
 
 #[test]
@@ -177,8 +162,7 @@ fn an_openssl_key_signs_and_openssl_checks_the_signature() {
     let env: Value = serde_json::from_slice(&fs::read(&envelope).unwrap()).unwrap();
     let payload = deploy_gate::attest::dsse::decode(env["payload"].as_str().unwrap()).unwrap();
     let pae = deploy_gate::attest::dsse::pae(env["payloadType"].as_str().unwrap(), &payload);
-    let sig =
-        deploy_gate::attest::dsse::decode(env["signatures"][0]["sig"].as_str().unwrap()).unwrap();
+    let sig = deploy_gate::attest::dsse::decode(env["signatures"][0]["sig"].as_str().unwrap()).unwrap();
     fs::write(st.dir.path().join("pae.bin"), pae).unwrap();
     fs::write(st.dir.path().join("sig.bin"), sig).unwrap();
     openssl(&[
@@ -199,14 +183,7 @@ fn an_openssl_key_signs_and_openssl_checks_the_signature() {
 fn sign_verify_reproduce_apply_replay_and_rollback() {
     let st = setup("approved");
     let envelope = sign(&st, &st.key, &[]);
-    let common = |cmd: &str| {
-        vec![
-            cmd.to_owned(),
-            s(&envelope),
-            "--trusted-key".into(),
-            s(&st.public),
-        ]
-    };
+    let common = |cmd: &str| vec![cmd.to_owned(), s(&envelope), "--trusted-key".into(), s(&st.public)];
 
     let mut args = common("verify");
     args.extend([
@@ -299,8 +276,7 @@ fn sign_verify_reproduce_apply_replay_and_rollback() {
         CONFIG,
         "a byte-identical backup"
     );
-    let entry: Value =
-        serde_json::from_str(fs::read_to_string(&ledger).unwrap().lines().next().unwrap()).unwrap();
+    let entry: Value = serde_json::from_str(fs::read_to_string(&ledger).unwrap().lines().next().unwrap()).unwrap();
     assert_eq!(entry["result"], "deployed");
 
     let out = run(&apply);
@@ -311,10 +287,7 @@ fn sign_verify_reproduce_apply_replay_and_rollback() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(fs::read_to_string(&st.config).unwrap(), CONFIG);
     let nothing = st.dir.path().join("none.yaml");
-    assert_eq!(
-        dg(&["rollback", "--config", &s(&nothing)]).status.code(),
-        Some(1)
-    );
+    assert_eq!(dg(&["rollback", "--config", &s(&nothing)]).status.code(), Some(1));
 }
 
 #[test]
@@ -468,10 +441,7 @@ fn two_person_approval_with_a_threshold() {
         }
         run(&args)
     };
-    assert_eq!(
-        verify(&both, &[&st.public, &second_pub], "2").status.code(),
-        Some(0)
-    );
+    assert_eq!(verify(&both, &[&st.public, &second_pub], "2").status.code(), Some(0));
     let out = verify(&first, &[&st.public, &second_pub], "2");
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(json(&out)["check"], "signature");

@@ -20,9 +20,7 @@ fn js(json: &str) -> JsValue {
 }
 
 fn reference_policy() -> JsValue {
-    js(
-        r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.0, "traj_tol": 0.05, "on_insufficient": "approve"}"#,
-    )
+    js(r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.0, "traj_tol": 0.05, "on_insufficient": "approve"}"#)
 }
 
 /// Streams the fixture in small chunks, then feeds pass 2 line by line, as the page does.
@@ -40,12 +38,9 @@ fn loaded_session() -> GateSession {
     }
     s.finish_test_set().unwrap();
     s.add_verdicts("old", OLD, "old_verdicts.jsonl").unwrap();
-    s.add_verdicts("new_verdicts", NEW, "new_verdicts.jsonl")
-        .unwrap();
-    s.add_trajectories("old", OLD_T, "old_trajectories.jsonl")
-        .unwrap();
-    s.add_trajectories("new", NEW_T, "new_trajectories.jsonl")
-        .unwrap();
+    s.add_verdicts("new_verdicts", NEW, "new_verdicts.jsonl").unwrap();
+    s.add_trajectories("old", OLD_T, "old_trajectories.jsonl").unwrap();
+    s.add_trajectories("new", NEW_T, "new_trajectories.jsonl").unwrap();
     s
 }
 
@@ -94,25 +89,29 @@ fn the_test_set_matches_the_reference_and_build_test_set_agrees() {
     other.begin_audit("audit.jsonl");
     other.push_audit(AUDIT).unwrap();
     other.finish_audit().unwrap();
-    other
-        .build_test_set(vec![js_sys::Uint8Array::from(AUDIT)])
-        .unwrap();
+    other.build_test_set(vec![js_sys::Uint8Array::from(AUDIT)]).unwrap();
     assert_eq!(other.test_set_jsonl().unwrap(), s.test_set_jsonl().unwrap());
 }
 
 #[wasm_bindgen_test]
 fn policy_changes_say_what_to_redo() {
     let mut s = loaded_session();
-    assert_eq!(s.set_policy(js(r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.5, "on_insufficient": "approve"}"#)).unwrap(), "ready");
-    assert_eq!(s.set_policy(js(r#"{"min_samples": 20, "max_samples": 10, "task_tol": 0.5, "on_insufficient": "approve"}"#)).unwrap(), "rebuild");
-    assert!(
-        s.evaluate_json().is_err(),
-        "the old test set is dropped until rebuilt"
+    assert_eq!(
+        s.set_policy(js(
+            r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.5, "on_insufficient": "approve"}"#
+        ))
+        .unwrap(),
+        "ready"
     );
     assert_eq!(
-        s.set_policy(js(r#"{"pass_verdicts": "PASS"}"#)).unwrap(),
-        "rescan"
+        s.set_policy(js(
+            r#"{"min_samples": 20, "max_samples": 10, "task_tol": 0.5, "on_insufficient": "approve"}"#
+        ))
+        .unwrap(),
+        "rebuild"
     );
+    assert!(s.evaluate_json().is_err(), "the old test set is dropped until rebuilt");
+    assert_eq!(s.set_policy(js(r#"{"pass_verdicts": "PASS"}"#)).unwrap(), "rescan");
 }
 
 #[wasm_bindgen_test]
@@ -132,18 +131,12 @@ fn bad_policy_and_bad_files_are_errors_not_panics() {
 fn sniff_role_recognises_files() {
     let guess = GateSession::sniff_role("anything.jsonl", &AUDIT[..4096]).unwrap();
     assert_eq!(
-        Reflect::get(&guess, &"role".into())
-            .unwrap()
-            .as_string()
-            .as_deref(),
+        Reflect::get(&guess, &"role".into()).unwrap().as_string().as_deref(),
         Some("audit")
     );
     let guess = GateSession::sniff_role("old_verdicts.jsonl", OLD).unwrap();
     assert_eq!(
-        Reflect::get(&guess, &"role".into())
-            .unwrap()
-            .as_string()
-            .as_deref(),
+        Reflect::get(&guess, &"role".into()).unwrap().as_string().as_deref(),
         Some("old_verdicts")
     );
 }

@@ -3,22 +3,29 @@ import { s, text, percent, signed } from "./dom.js";
 
 const W = 420;
 
-/** Old vs new pass rate, as two horizontal bars. */
-export function passRateChart(oldRate, newRate) {
+/** Old vs new pass rate, as two horizontal bars with their intervals as error bars. */
+export function passRateChart(oldRate, newRate, oldInterval, newInterval) {
   const rows = [
-    ["old model", oldRate, "dg-bar-old"],
-    ["new model", newRate, "dg-bar-new"],
+    ["old model", oldRate, "dg-bar-old", oldInterval],
+    ["new model", newRate, "dg-bar-new", newInterval],
   ];
   const svg = s("svg", { viewBox: `0 0 ${W} 70`, role: "img", "aria-label": `Pass rate: old ${percent(oldRate)}, new ${percent(newRate)}`, class: "dg-chart" });
-  rows.forEach(([label, rate, cls], i) => {
+  const scale = (x) => 90 + Math.max(0, Math.min(1, x || 0)) * (W - 170);
+  rows.forEach(([label, rate, cls, interval], i) => {
     const y = 8 + i * 30;
-    const width = Math.max(0, Math.min(1, rate || 0)) * (W - 170);
     svg.append(
       s("text", { x: 0, y: y + 15, class: "dg-chart-label" }, label),
       s("rect", { x: 90, y, width: W - 170, height: 20, class: "dg-bar-track" }),
-      s("rect", { x: 90, y, width, height: 20, class: cls }),
+      s("rect", { x: 90, y, width: scale(rate) - 90, height: 20, class: cls }),
       s("text", { x: W - 72, y: y + 15, class: "dg-chart-value" }, percent(rate)),
     );
+    if (interval) {
+      const [lo, hi] = [scale(interval.low), scale(interval.high)];
+      svg.append(
+        s("g", { class: "dg-errorbar", "data-testid": "error-bar" }, s("title", {}, `${label}: ${percent(interval.low)} to ${percent(interval.high)}`),
+          s("line", { x1: lo, x2: hi, y1: y + 10, y2: y + 10 }), s("line", { x1: lo, x2: lo, y1: y + 4, y2: y + 16 }), s("line", { x1: hi, x2: hi, y1: y + 4, y2: y + 16 })),
+      );
+    }
   });
   return svg;
 }

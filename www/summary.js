@@ -18,6 +18,9 @@ export function markdownSummary(report) {
   } else {
     lines.push("| trajectory score | — | — | not checked | — |");
   }
+  const st = report.stats.task;
+  lines.push("");
+  lines.push(`Rule: \`${report.policy.mode}\`. ${Math.round(report.stats.confidence * 100)}% interval for the change in pass rate: ${signed(st.delta.low)} to ${signed(st.delta.high)} (Newcombe); McNemar b = ${st.mcnemar.b}, c = ${st.mcnemar.c}, p = ${st.mcnemar.p_exact.toPrecision(3)}.`);
   lines.push("");
   const o = report.verdicts.old;
   const n = report.verdicts.new;

@@ -9,12 +9,7 @@ pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 
 /// `PAE(type, body) = "DSSEv1" SP len(type) SP type SP len(body) SP body` (lengths in bytes).
 pub fn pae(payload_type: &str, body: &[u8]) -> Vec<u8> {
-    let mut out = format!(
-        "DSSEv1 {} {payload_type} {} ",
-        payload_type.len(),
-        body.len()
-    )
-    .into_bytes();
+    let mut out = format!("DSSEv1 {} {payload_type} {} ", payload_type.len(), body.len()).into_bytes();
     out.extend_from_slice(body);
     out
 }

@@ -120,16 +120,7 @@ mod tests {
         let v = json!({"\u{20ac}": "Euro Sign", "\r": "Carriage Return", "\u{fb33}": "Hebrew Letter Dalet With Dagesh",
                        "1": "One", "\u{1f600}": "Emoji: Grinning Face", "\u{0080}": "Control", "\u{00f6}": "Latin Small Letter O With Diaeresis"});
         let text = canonical_json(&v).unwrap();
-        let order: Vec<&str> = [
-            "\\r",
-            "1",
-            "\u{0080}",
-            "\u{00f6}",
-            "\u{20ac}",
-            "\u{1f600}",
-            "\u{fb33}",
-        ]
-        .to_vec();
+        let order: Vec<&str> = ["\\r", "1", "\u{0080}", "\u{00f6}", "\u{20ac}", "\u{1f600}", "\u{fb33}"].to_vec();
         let mut last = 0;
         for key in order {
             let at = text.find(&format!("\"{key}\"")).unwrap();

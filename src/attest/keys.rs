@@ -8,9 +8,7 @@ use sha2::{Digest, Sha256};
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum KeyError {
     /// Not an Ed25519 PKCS#8 private key in PEM.
-    #[error(
-        "not an Ed25519 private key (PKCS#8 PEM, as `openssl genpkey -algorithm ed25519` writes)"
-    )]
+    #[error("not an Ed25519 private key (PKCS#8 PEM, as `openssl genpkey -algorithm ed25519` writes)")]
     Private,
     /// Not an Ed25519 SPKI public key in PEM.
     #[error("not an Ed25519 public key (SPKI PEM, as `openssl pkey -pubout` writes)")]
@@ -99,10 +97,7 @@ mod tests {
             "d4ee72dbf913584ad5b6d8f1f769f8ad3afe7c28cbf1d4fbe097a88f44755842",
         ));
         assert_eq!(private_pem(&rfc), "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n-----END PRIVATE KEY-----\n");
-        assert_eq!(
-            read_private_pem(&private).unwrap().to_bytes(),
-            key.to_bytes()
-        );
+        assert_eq!(read_private_pem(&private).unwrap().to_bytes(), key.to_bytes());
         let public = public_pem(&key.verifying_key());
         assert!(public.starts_with("-----BEGIN PUBLIC KEY-----"));
         assert_eq!(read_public_pem(&public).unwrap(), key.verifying_key());

@@ -91,18 +91,13 @@ pub struct Claim<'a> {
 
 fn check_report(report: &Value) -> Result<bool, SignError> {
     if report.get("schema").and_then(Value::as_str) != Some(crate::report::SCHEMA) {
-        return Err(SignError::Report(format!(
-            "`schema` is not {}",
-            crate::report::SCHEMA
-        )));
+        return Err(SignError::Report(format!("`schema` is not {}", crate::report::SCHEMA)));
     }
     let approved = report
         .pointer("/decision/approved")
         .and_then(Value::as_bool)
         .ok_or_else(|| SignError::Report("no decision.approved".into()))?;
-    if !report.get("policy").is_some_and(Value::is_object)
-        || !report.get("inputs").is_some_and(Value::is_array)
-    {
+    if !report.get("policy").is_some_and(Value::is_object) || !report.get("inputs").is_some_and(Value::is_array) {
         return Err(SignError::Report("no policy or inputs".into()));
     }
     Ok(approved)
@@ -157,19 +152,13 @@ pub fn sign(claim: &Claim<'_>, key: &SigningKey) -> Result<Envelope, SignError> 
 
 /// Adds a second (third, …) signature to an envelope after checking that its statement makes
 /// the same claim: same report, subject and target (its time is kept).
-pub fn cosign(
-    existing: &Envelope,
-    claim: &Claim<'_>,
-    key: &SigningKey,
-) -> Result<Envelope, SignError> {
+pub fn cosign(existing: &Envelope, claim: &Claim<'_>, key: &SigningKey) -> Result<Envelope, SignError> {
     let cosign_err = |m: &str| SignError::Cosign(m.to_owned());
     if existing.payload_type != PAYLOAD_TYPE {
         return Err(cosign_err("its payloadType is not an in-toto statement"));
     }
-    let payload =
-        dsse::decode(&existing.payload).ok_or_else(|| cosign_err("its payload is not base64"))?;
-    let found: Value =
-        serde_json::from_slice(&payload).map_err(|_| cosign_err("its payload is not JSON"))?;
+    let payload = dsse::decode(&existing.payload).ok_or_else(|| cosign_err("its payload is not base64"))?;
+    let found: Value = serde_json::from_slice(&payload).map_err(|_| cosign_err("its payload is not JSON"))?;
     let mut wanted = statement(claim)?;
     wanted["predicate"]["timeVerified"] = found["predicate"]["timeVerified"].clone();
     for (what, pointer) in [
@@ -178,15 +167,11 @@ pub fn cosign(
         ("target", "/predicate/resourceUri"),
     ] {
         if found.pointer(pointer) != wanted.pointer(pointer) {
-            return Err(SignError::Cosign(format!(
-                "its {what} differs from the one given"
-            )));
+            return Err(SignError::Cosign(format!("its {what} differs from the one given")));
         }
     }
     if found != wanted {
-        return Err(cosign_err(
-            "its statement differs from the one this report gives",
-        ));
+        return Err(cosign_err("its statement differs from the one this report gives"));
     }
     let id = keys::keyid(&key.verifying_key());
     if existing.signatures.iter().any(|s| s.keyid == id) {
@@ -325,10 +310,8 @@ impl Verified {
 /// Verifies an envelope's bytes against the requirements, in the order of DESIGN "Verify".
 pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified, VerifyError> {
     // 1. Envelope shape.
-    let env: Envelope =
-        serde_json::from_slice(envelope_bytes).map_err(|e| VerifyError::Envelope(e.to_string()))?;
-    let payload = dsse::decode(&env.payload)
-        .ok_or_else(|| VerifyError::Envelope("payload is not base64".into()))?;
+    let env: Envelope = serde_json::from_slice(envelope_bytes).map_err(|e| VerifyError::Envelope(e.to_string()))?;
+    let payload = dsse::decode(&env.payload).ok_or_else(|| VerifyError::Envelope("payload is not base64".into()))?;
     if env.signatures.is_empty() {
         return Err(VerifyError::Envelope("no signatures".into()));
     }
@@ -367,18 +350,11 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
         .map_err(|e| VerifyError::StatementType(format!("payload is not JSON: {e}")))?;
     let found_type = statement.get("_type").and_then(Value::as_str).unwrap_or("");
     if found_type != STATEMENT_TYPE {
-        return Err(VerifyError::StatementType(format!(
-            "_type is `{found_type}`"
-        )));
+        return Err(VerifyError::StatementType(format!("_type is `{found_type}`")));
     }
-    let predicate_type = statement
-        .get("predicateType")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let predicate_type = statement.get("predicateType").and_then(Value::as_str).unwrap_or("");
     if predicate_type != PREDICATE_TYPE {
-        return Err(VerifyError::Predicate(format!(
-            "predicateType is `{predicate_type}`"
-        )));
+        return Err(VerifyError::Predicate(format!("predicateType is `{predicate_type}`")));
     }
     let pred = &statement["predicate"];
     let field = |name: &str| {
@@ -389,17 +365,12 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
     let approved = match field("verificationResult")? {
         "PASSED" => true,
         "FAILED" => false,
-        other => {
-            return Err(VerifyError::Predicate(format!(
-                "verificationResult is `{other}`"
-            )))
-        }
+        other => return Err(VerifyError::Predicate(format!("verificationResult is `{other}`"))),
     };
     let target = field("resourceUri")?.to_owned();
     let time_text = field("timeVerified")?;
-    let time_verified = time::parse_rfc3339(time_text).ok_or_else(|| {
-        VerifyError::Predicate(format!("timeVerified `{time_text}` is not RFC 3339"))
-    })?;
+    let time_verified = time::parse_rfc3339(time_text)
+        .ok_or_else(|| VerifyError::Predicate(format!("timeVerified `{time_text}` is not RFC 3339")))?;
     let report_approved = pred
         .pointer("/https:~1~1deploy-gate.dev~1report~1v1/decision/approved")
         .and_then(Value::as_bool);
@@ -461,11 +432,7 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
         return Err(VerifyError::Replayed(payload_sha256));
     }
     Ok(Verified {
-        model_name: subjects[0]
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned(),
+        model_name: subjects[0].get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
         model_sha256: digests.first().cloned().unwrap_or_default(),
         statement,
         payload_sha256,

@@ -38,20 +38,12 @@ pub fn format_rfc3339(unix: i64) -> String {
 /// Parses an RFC 3339 date-time (`Z` or `±hh:mm`, optional fraction, truncated) to Unix seconds.
 pub fn parse_rfc3339(text: &str) -> Option<i64> {
     let b = text.as_bytes();
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !matches!(b[10], b'T' | b't')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
         return None;
     }
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
         let s = text.get(r)?;
-        s.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| s.parse().ok())?
+        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
     };
     let (y, mo, d, h, mi, s) = (
         num(0..4)?,
@@ -74,10 +66,7 @@ pub fn parse_rfc3339(text: &str) -> Option<i64> {
     }
     let offset = match rest {
         "Z" | "z" => 0,
-        _ if rest.len() == 6
-            && (rest.starts_with('+') || rest.starts_with('-'))
-            && &rest[3..4] == ":" =>
-        {
+        _ if rest.len() == 6 && (rest.starts_with('+') || rest.starts_with('-')) && &rest[3..4] == ":" => {
             let oh: i64 = rest[1..3].parse().ok()?;
             let om: i64 = rest[4..6].parse().ok()?;
             let v = oh * 3600 + om * 60;
@@ -101,10 +90,7 @@ mod tests {
         assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
         assert_eq!(parse_rfc3339("2026-11-29T20:33:17Z"), Some(1_795_984_397));
         assert_eq!(format_rfc3339(1_795_984_397), "2026-11-29T20:33:17Z");
-        assert_eq!(
-            parse_rfc3339("2000-02-29T12:00:00.123+02:00"),
-            Some(951_818_400)
-        );
+        assert_eq!(parse_rfc3339("2000-02-29T12:00:00.123+02:00"), Some(951_818_400));
         assert_eq!(format_rfc3339(951_825_600), "2000-02-29T12:00:00Z");
         for t in [0i64, 1, 86399, 951_782_400, 4_102_444_800, -1] {
             assert_eq!(parse_rfc3339(&format_rfc3339(t)), Some(t));

@@ -30,8 +30,7 @@ pub fn run(args: &[String]) -> Output {
 
 /// A fixture's policy (`args.json`) as CLI flags.
 pub fn policy_flags(dir: &Path) -> (Vec<String>, Vec<String>) {
-    let args: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("args.json")).unwrap()).unwrap();
+    let args: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("args.json")).unwrap()).unwrap();
     let p = &args["policy"];
     let max = match &p["max_samples"] {
         serde_json::Value::Null => "none".to_owned(),
@@ -87,11 +86,7 @@ pub fn evaluate_args(dir: &Path) -> Vec<String> {
 }
 
 /// A readable first difference between two JSON values.
-pub fn first_difference(
-    path: &str,
-    got: &serde_json::Value,
-    want: &serde_json::Value,
-) -> Option<String> {
+pub fn first_difference(path: &str, got: &serde_json::Value, want: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
     match (got, want) {
         (Value::Object(a), Value::Object(b)) => {

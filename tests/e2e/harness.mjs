@@ -94,14 +94,17 @@ function policyFlags(p = {}) {
   add("--task-tol", p.task_tol);
   add("--traj-tol", p.traj_tol);
   add("--on-insufficient", p.on_insufficient);
+  add("--mode", p.mode);
+  add("--confidence", p.confidence);
   return flags;
 }
 
 /** Fills the policy form (a change event per field, as a user leaving the field). */
 export async function setPolicy(page, policy) {
   for (const [name, value] of Object.entries(policy)) {
+    if (value === undefined) continue;
     const field = page.locator(`[name="${name}"]`);
-    if (name === "on_insufficient") await field.selectOption(value);
+    if (name === "on_insufficient" || name === "mode") await field.selectOption(value);
     else {
       await field.fill(value);
       await field.dispatchEvent("change");

@@ -65,6 +65,30 @@ test("changing a policy field re-evaluates, and a role can be corrected by hand"
   await page.context().close();
 });
 
+test("the non-inferiority rule: the page decides as the CLI, with intervals, the 2×2 table and McNemar", async () => {
+  const page = await openPage(env);
+  const policy = { ...fixturePolicy("approved"), task_tol: "0.05", mode: "non_inferiority" };
+  await setPolicy(page, { ...policy, mode: undefined });
+  await page.locator('[name="mode"]').selectOption("non_inferiority");
+  await page.setInputFiles('[data-testid="file-input"]', fixtureFiles("approved"));
+  const shown = await decision(page);
+  const cli = JSON.parse(cliReport(path.join(FIXTURES, "approved"), policy));
+  assert.equal(shown.reason, cli.decision.reason);
+  assert.match(shown.reason, /^approved: non-inferiority shown/);
+  assert.match(await page.locator('[data-testid="rule"]').textContent(), /^Non-inferiority rule/);
+  assert.equal(await page.locator('[data-testid="error-bar"]').count(), 2);
+  const cells = await page.locator('[data-testid="two-by-two"] td.dg-num').allTextContents();
+  const t = cli.stats.task.table;
+  assert.deepEqual(cells.map(Number), [t.both_pass, t.old_only, t.new_only, t.both_fail]);
+  assert.match(await page.locator('[data-testid="sample-size"]').textContent(), /would need about \d+ cases/);
+
+  await setPolicy(page, { traj_tol: "0.01" });
+  await page.waitForFunction(() => document.querySelector('[data-testid="decision"]')?.dataset.approved === "false");
+  assert.equal((await decision(page)).reason, JSON.parse(cliReport(path.join(FIXTURES, "approved"), { ...policy, traj_tol: "0.01" })).decision.reason);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 test("the bundled example, the markdown summary and keyboard drill-down", async () => {
   const page = await openPage(env);
   await page.click('[data-testid="load-example"]');

@@ -8,6 +8,7 @@ const FIELDS = [
   ["task_tol", "Task tolerance", "0.0", "Blocked when new pass rate < old − tolerance."],
   ["traj_tol", "Trajectory tolerance", "0.05", "Blocked when new trajectory score < old − tolerance."],
   ["pass_verdicts", "Pass verdicts", "PASS,APPROVE,COMPLETE", "Verdicts of a successful run, comma-separated."],
+  ["confidence", "Confidence", "0.95", "Confidence level of the intervals."],
 ];
 
 export class PolicyForm extends HTMLElement {
@@ -25,6 +26,12 @@ export class PolicyForm extends HTMLElement {
         { class: "dg-field" },
         h("span", {}, "Too few cases"),
         h("select", { name: "on_insufficient", title: "What to do when the test set is empty or smaller than min samples." }, h("option", { value: "block" }, "block (fail closed)"), h("option", { value: "approve" }, "approve (reference behaviour)")),
+      ),
+      h(
+        "label",
+        { class: "dg-field" },
+        h("span", {}, "Rule"),
+        h("select", { name: "mode", title: "point: blocked when new < old − tolerance (the reference). non-inferiority: approved only when the interval shows new ≥ old − tolerance." }, h("option", { value: "point" }, "point (reference)"), h("option", { value: "non_inferiority" }, "non-inferiority")),
       ),
       this.error,
     );
@@ -53,7 +60,11 @@ export class PolicyForm extends HTMLElement {
     const max = v("max_samples").toLowerCase();
     const passVerdicts = v("pass_verdicts").split(",").map((p) => p.trim()).filter(Boolean);
     if (!passVerdicts.length) throw new Error("pass_verdicts must name at least one verdict");
+    const confidence = num("confidence");
+    if (!(confidence > 0 && confidence < 1)) throw new Error("confidence must be between 0 and 1 (e.g. 0.95)");
     return {
+      mode: v("mode"),
+      confidence,
       min_samples: int("min_samples"),
       max_samples: max === "" || max === "none" ? null : int("max_samples"),
       seed: int("seed"),

@@ -4,11 +4,32 @@ import { h, text, pretty, percent, signed } from "../dom.js";
 import { passRateChart, templateDeltaChart, trajectoryChart } from "../charts.js";
 import { CaseTable } from "./case-table.js";
 
+const pct1 = (x) => `${(x * 100).toFixed(1)}`;
+const conf = (report) => `${Math.round(report.stats.confidence * 1000) / 10}%`;
+
+/** The rule of the policy, in one plain sentence. */
+export function ruleSentence(report) {
+  const p = report.policy;
+  const t = report.stats.task;
+  const interval = `The ${conf(report)} interval for the change in pass rate is ${signed(t.delta.low, 3)} to ${signed(t.delta.high, 3)}`;
+  if (p.mode === "non_inferiority") {
+    return `Non-inferiority rule: the new model is approved only if, with ${conf(report)} confidence, it is at most ${p.task_regression_tol} worse than the old one (the interval's lower bound must be ≥ −${p.task_regression_tol}${report.decision.details.trajectory_checked ? `; likewise for trajectory quality with ${p.trajectory_regression_tol}` : ""}). ${interval}.`;
+  }
+  return `Point rule (the reference): blocked when the new pass rate is below the old one minus ${p.task_regression_tol}. ${interval}; McNemar p = ${t.mcnemar.p_exact.toPrecision(3)}.`;
+}
+
 /** The decision in plain words. */
 export function explain(report) {
   const d = report.decision;
   const tol = d.details;
   const task = `task accuracy went from ${percent(d.task_old)} to ${percent(d.task_new)}`;
+  if (d.reason.includes("non-inferiority")) {
+    if (d.approved) return "Non-inferiority is shown: the new model is, with the stated confidence, no worse than the tolerance allows. It may be deployed.";
+    const parts = [];
+    if (tol.task_regressed) parts.push("task accuracy");
+    if (tol.trajectory_regressed) parts.push("trajectory quality");
+    return `The data do not show that the new model's ${parts.join(" and ")} is within the tolerance of the old one's. Keep the old model, or gather more cases.`;
+  }
   if (!d.approved && d.reason.startsWith("blocked: insufficient")) {
     return `Only ${report.test_set.candidates} usable past run(s) were found in the audit log (at least ${report.policy.min_samples} are needed), so there is not enough evidence to replace the model. Keep the old one.`;
   }
@@ -35,17 +56,34 @@ export class ResultsView extends HTMLElement {
       { class: `dg-banner ${d.approved ? "dg-approved" : "dg-blocked"}`, "data-testid": "decision", "data-approved": String(d.approved), "data-reason": d.reason, role: "status" },
       h("h2", {}, d.approved ? "Approved — deploy the new model" : "Blocked — keep the old model"),
       h("p", {}, explain(report)),
+      h("p", { class: "dg-muted", "data-testid": "rule" }, ruleSentence(report)),
       h("p", { class: "dg-muted" }, "Reason: ", h("code", {}, d.reason), " · test cases: ", h("strong", { "data-testid": "num-cases" }, String(d.num_cases))),
     );
     const exports = h("div", { class: "dg-exports" }, exportButton("report", "Download report JSON"), exportButton("testset", "Download test set JSONL"), exportButton("markdown", "Copy Markdown summary"));
 
     const o = report.verdicts.old;
     const n = report.verdicts.new;
+    const st = report.stats.task;
+    const tbl = st.table;
+    const twoByTwo = h(
+      "table",
+      { class: "dg-table dg-2x2", "data-testid": "two-by-two" },
+      h("caption", {}, "Old × new on the same cases"),
+      h("thead", {}, h("tr", {}, h("td"), h("th", { scope: "col" }, "new passes"), h("th", { scope: "col" }, "new fails"))),
+      h("tbody", {}, h("tr", {}, h("th", { scope: "row" }, "old passes"), h("td", { class: "dg-num" }, String(tbl.both_pass)), h("td", { class: "dg-num dg-worse" }, String(tbl.old_only))), h("tr", {}, h("th", { scope: "row" }, "old fails"), h("td", { class: "dg-num dg-better" }, String(tbl.new_only)), h("td", { class: "dg-num" }, String(tbl.both_fail)))),
+    );
+    const ss = st.sample_size;
+    const guidance = ss.cases_needed === null
+      ? "Non-inferiority needs a tolerance above 0."
+      : `Non-inferiority at tolerance ${ss.tolerance} would need about ${ss.cases_needed} cases (80% power, equal models, ${pct1(ss.discordance)}% discordant); this test set has ${ss.num_cases}.`;
     const taskCard = card(
       "Task accuracy",
       [
         ["old → new", `${percent(d.task_old)} → ${percent(d.task_new)}`],
-        ["delta", signed(d.task_delta)],
+        ["old interval", `${percent(st.old.low)} – ${percent(st.old.high)} (Wilson ${conf(report)})`],
+        ["new interval", `${percent(st.new.low)} – ${percent(st.new.high)}`],
+        ["delta", `${signed(d.task_delta)} (${signed(st.delta.low, 3)} to ${signed(st.delta.high, 3)}, Newcombe)`],
+        ["McNemar", `b = ${st.mcnemar.b}, c = ${st.mcnemar.c}: p = ${st.mcnemar.p_exact.toPrecision(3)} (mid-p ${st.mcnemar.p_mid.toPrecision(3)})`],
         ["tolerance", String(d.details.task_regression_tol)],
         ["passed", `old ${o.passed} · new ${n.passed} of ${o.cases}`],
         ["wrong verdict", `old ${o.wrong} · new ${n.wrong}`],
@@ -53,7 +91,7 @@ export class ResultsView extends HTMLElement {
         ["runner errors", `old ${o.errored} · new ${n.errored}`],
         ["extra verdicts", `old ${o.extra} · new ${n.extra}`],
       ],
-      passRateChart(d.task_old, d.task_new),
+      [passRateChart(d.task_old, d.task_new, st.old, st.new), twoByTwo, h("p", { class: "dg-muted", "data-testid": "sample-size" }, guidance)],
     );
     const t = report.trajectories;
     const trajCard = d.details.trajectory_checked
@@ -61,7 +99,7 @@ export class ResultsView extends HTMLElement {
           "Trajectory quality",
           [
             ["old → new", `${d.trajectory_old} → ${d.trajectory_new}`],
-            ["delta", signed(d.trajectory_delta)],
+            ["delta", report.stats.trajectory ? `${signed(d.trajectory_delta)} (${signed(report.stats.trajectory.delta.low, 3)} to ${signed(report.stats.trajectory.delta.high, 3)}, bootstrap)` : signed(d.trajectory_delta)],
             ["tolerance", String(d.details.trajectory_regression_tol)],
             ["results", `old ${t.old.results} · new ${t.new.results}`],
             ["without judge score", `old ${t.old.skipped_without_judge} · new ${t.new.skipped_without_judge}`],

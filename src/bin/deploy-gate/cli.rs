@@ -4,7 +4,7 @@ use anyhow::{anyhow, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use deploy_gate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
 use deploy_gate::compat::PassSet;
-use deploy_gate::decision::{GatePolicy, OnInsufficient};
+use deploy_gate::decision::{check_confidence, GatePolicy, Mode, OnInsufficient};
 use deploy_gate::error::InputError;
 use deploy_gate::report::{evaluate, GateInputs, GateReport};
 use deploy_gate::testset::{TestSet, TestSetBuilder, TestSetPolicy};
@@ -114,6 +114,12 @@ fn parse_max(s: &str) -> Result<MaxSamples, String> {
     }
 }
 
+fn parse_confidence(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .map_err(|_| format!("`{s}` is not a number"))
+        .and_then(check_confidence)
+}
+
 fn parse_tol(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(x),
@@ -146,6 +152,13 @@ struct EvaluateArgs {
     /// Empty or too small test set: `block` (fail closed) or `approve` (the reference's way).
     #[arg(long, value_name = "block|approve", default_value = "block")]
     on_insufficient: OnInsufficient,
+    /// The rule: `point` (the reference: new < old − tolerance blocks) or `non_inferiority`
+    /// (approve only if the interval's lower bound for new − old is ≥ −tolerance).
+    #[arg(long, value_name = "point|non_inferiority", default_value = "point")]
+    mode: Mode,
+    /// Confidence level of the intervals.
+    #[arg(long, value_name = "X", default_value = "0.95", value_parser = parse_confidence)]
+    confidence: f64,
     /// Write the report to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -211,6 +224,8 @@ fn run(cli: Cli) -> Result<u8> {
             policy.task_regression_tol = args.task_tol;
             policy.trajectory_regression_tol = args.traj_tol;
             policy.on_insufficient = args.on_insufficient;
+            policy.mode = args.mode;
+            policy.confidence = args.confidence;
             let report = evaluate_files(&args, &policy)?;
             write_output(args.out.as_deref(), report.to_json().as_bytes())?;
             print_summary(&report);
@@ -230,10 +245,8 @@ fn run(cli: Cli) -> Result<u8> {
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
+    path.file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 /// An input error with the path as the user typed it.
@@ -247,8 +260,7 @@ fn build_test_set(paths: &[PathBuf], policy: &GatePolicy) -> Result<(AuditIndex,
     let mut scanner = AuditScanner::new(policy.pass_verdicts.clone(), DEFAULT_MAX_LINE);
     let mut buf = vec![0u8; CHUNK];
     for path in paths {
-        let mut file = File::open(path)
-            .with_context(|| format!("cannot open audit log {}", path.display()))?;
+        let mut file = File::open(path).with_context(|| format!("cannot open audit log {}", path.display()))?;
         scanner.begin_file(&file_name(path));
         loop {
             let n = file
@@ -270,23 +282,14 @@ fn build_test_set(paths: &[PathBuf], policy: &GatePolicy) -> Result<(AuditIndex,
         let path = &paths[at.file as usize];
         let slot = &mut files[at.file as usize];
         if slot.is_none() {
-            *slot = Some(
-                File::open(path).with_context(|| format!("cannot reopen {}", path.display()))?,
-            );
+            *slot = Some(File::open(path).with_context(|| format!("cannot reopen {}", path.display()))?);
         }
         let file = slot.as_mut().expect("opened above");
         line.resize(at.len as usize, 0);
         file.seek(SeekFrom::Start(at.offset))
             .and_then(|_| file.read_exact(&mut line))
-            .with_context(|| {
-                format!(
-                    "{} changed while it was read (it is shorter now)",
-                    path.display()
-                )
-            })?;
-        builder
-            .feed(i, &line)
-            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            .with_context(|| format!("{} changed while it was read (it is shorter now)", path.display()))?;
+        builder.feed(i, &line).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     }
     let ts = builder.finish().map_err(|e| anyhow!("{e}"))?;
     Ok((index, ts))
@@ -349,9 +352,7 @@ pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<G
 
 pub fn write_output(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
     match out {
-        Some(path) => {
-            std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
-        }
+        Some(path) => std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display())),
         None => {
             let mut stdout = std::io::stdout().lock();
             match stdout.write_all(bytes).and_then(|_| stdout.flush()) {
@@ -387,6 +388,17 @@ fn print_summary(r: &GateReport) {
         ),
         _ => eprintln!("  trajectory: not checked"),
     }
+    let st = &r.stats.task;
+    eprintln!(
+        "  evidence:   new − old {:+.4}, {}% interval [{:+.4}, {:+.4}] (Newcombe); McNemar b={} c={} p={:.3}",
+        st.delta.estimate,
+        r.stats.confidence * 100.0,
+        st.delta.low,
+        st.delta.high,
+        st.mcnemar.b,
+        st.mcnemar.c,
+        st.mcnemar.p_exact
+    );
     let (o, n) = (&r.verdicts.old, &r.verdicts.new);
     eprintln!(
         "  verdicts:   old {} missing, {} errored; new {} missing, {} errored",

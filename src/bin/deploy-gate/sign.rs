@@ -7,11 +7,9 @@ use deploy_gate::attest::dsse::Envelope;
 use deploy_gate::attest::keys::{
     keyid, private_pem, public_pem, read_private_pem, read_public_pem, signing_key_from_seed,
 };
-use deploy_gate::attest::{
-    cosign, directory_digest, parse_digest, sign, time, verify, Claim, Requirements, Verified,
-};
+use deploy_gate::attest::{cosign, directory_digest, parse_digest, sign, time, verify, Claim, Requirements, Verified};
 use deploy_gate::compat::PassSet;
-use deploy_gate::decision::{GatePolicy, OnInsufficient};
+use deploy_gate::decision::{GatePolicy, Mode, OnInsufficient};
 use deploy_gate::deploy::{deploy_config, BACKENDS};
 use deploy_gate::testset::TestSetPolicy;
 use serde_json::{json, Value};
@@ -51,12 +49,9 @@ pub fn keygen(out: &Path) -> Result<u8> {
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut f = options.open(&private).with_context(|| {
-        format!(
-            "cannot create {} (it must not exist yet)",
-            private.display()
-        )
-    })?;
+    let mut f = options
+        .open(&private)
+        .with_context(|| format!("cannot create {} (it must not exist yet)", private.display()))?;
     f.write_all(private_pem(&key).as_bytes())?;
     let mut f = OpenOptions::new()
         .write(true)
@@ -91,8 +86,7 @@ fn file_sha256(path: &Path) -> Result<String> {
 
 /// The model digest of a file, or of a directory (every regular file below it).
 pub fn model_digest(path: &Path) -> Result<String> {
-    let meta = fs::metadata(path)
-        .with_context(|| format!("model path {} does not exist", path.display()))?;
+    let meta = fs::metadata(path).with_context(|| format!("model path {} does not exist", path.display()))?;
     if meta.is_file() {
         return file_sha256(path);
     }
@@ -162,8 +156,7 @@ fn read_text(path: &Path, what: &str) -> Result<String> {
 pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
     let report: Value = serde_json::from_str(&read_text(&args.report, "report")?)
         .with_context(|| format!("{} is not JSON", args.report.display()))?;
-    let key = read_private_pem(&read_text(&args.key, "key")?)
-        .map_err(|e| anyhow!("{}: {e}", args.key.display()))?;
+    let key = read_private_pem(&read_text(&args.key, "key")?).map_err(|e| anyhow!("{}: {e}", args.key.display()))?;
     let digest = match (&args.model_path, &args.model_digest) {
         (Some(p), _) => model_digest(p)?,
         (None, Some(d)) => parse_digest(d)?,
@@ -263,45 +256,27 @@ fn read_ledger(path: Option<&Path>) -> Result<HashSet<String>> {
     let text = match fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
-        Err(e) => {
-            return Err(e).with_context(|| format!("cannot read the ledger {}", path.display()))
-        }
+        Err(e) => return Err(e).with_context(|| format!("cannot read the ledger {}", path.display())),
     };
     let mut seen = HashSet::new();
-    for (n, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let v: Value = serde_json::from_str(line)
-            .map_err(|_| anyhow!("ledger {} line {}: not JSON", path.display(), n + 1))?;
-        let digest = v["payload_sha256"].as_str().ok_or_else(|| {
-            anyhow!(
-                "ledger {} line {}: no payload_sha256",
-                path.display(),
-                n + 1
-            )
-        })?;
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let v: Value =
+            serde_json::from_str(line).map_err(|_| anyhow!("ledger {} line {}: not JSON", path.display(), n + 1))?;
+        let digest = v["payload_sha256"]
+            .as_str()
+            .ok_or_else(|| anyhow!("ledger {} line {}: no payload_sha256", path.display(), n + 1))?;
         seen.insert(digest.to_owned());
     }
     Ok(seen)
 }
 
 /// Runs every check; `Ok(Err(..))` is a verification failure (exit 2), `Err` an I/O problem.
-fn check(
-    envelope: &Path,
-    trust: &TrustArgs,
-    digest: &str,
-    target: &str,
-) -> Result<Result<Verified, (String, String)>> {
-    let bytes = fs::read(envelope)
-        .with_context(|| format!("cannot read envelope {}", envelope.display()))?;
+fn check(envelope: &Path, trust: &TrustArgs, digest: &str, target: &str) -> Result<Result<Verified, (String, String)>> {
+    let bytes = fs::read(envelope).with_context(|| format!("cannot read envelope {}", envelope.display()))?;
     let mut trusted = Vec::new();
     for path in &trust.trusted_key {
-        trusted.push(
-            read_public_pem(&read_text(path, "trusted key")?)
-                .map_err(|e| anyhow!("{}: {e}", path.display()))?,
-        );
+        trusted
+            .push(read_public_pem(&read_text(path, "trusted key")?).map_err(|e| anyhow!("{}: {e}", path.display()))?);
     }
     let ledger = read_ledger(trust.ledger.as_deref())?;
     let applied = |d: &str| ledger.contains(d);
@@ -333,10 +308,7 @@ fn summary(v: &Verified) -> Value {
 }
 
 fn invalid(check: &str, message: &str) -> u8 {
-    println!(
-        "{}",
-        json!({"valid": false, "check": check, "message": message})
-    );
+    println!("{}", json!({"valid": false, "check": check, "message": message}));
     eprintln!("deploy-gate: verification failed ({check}): {message}");
     EXIT_INVALID
 }
@@ -348,6 +320,11 @@ fn policy_of(report: &Value) -> Result<GatePolicy> {
         p[k].as_f64()
             .ok_or_else(|| anyhow!("the signed report's policy has no {k}"))
     };
+    let pass = p["pass_verdicts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
     Ok(GatePolicy {
         test_set: TestSetPolicy {
             min_samples: num("min_samples")? as usize,
@@ -356,17 +333,18 @@ fn policy_of(report: &Value) -> Result<GatePolicy> {
                 .as_u64()
                 .ok_or_else(|| anyhow!("the signed report's policy has no seed"))?,
         },
-        pass_verdicts: PassSet::new(
-            p["pass_verdicts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str),
-        ),
+        pass_verdicts: PassSet::new(pass),
         task_regression_tol: num("task_regression_tol")?,
         trajectory_regression_tol: num("trajectory_regression_tol")?,
         on_insufficient: serde_json::from_value::<OnInsufficient>(p["on_insufficient"].clone())
             .context("the signed report's policy has no on_insufficient")?,
+        mode: match p.get("mode") {
+            Some(m) => {
+                serde_json::from_value::<Mode>(m.clone()).context("the signed report's policy has an unknown mode")?
+            }
+            None => Mode::Point,
+        },
+        confidence: p.get("confidence").and_then(Value::as_f64).unwrap_or(0.95),
     })
 }
 
@@ -422,11 +400,7 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
     println!("{}", serde_json::to_string_pretty(&summary(&verified))?);
     eprintln!(
         "deploy-gate: valid — {} ({}), signed by {} trusted key(s){}",
-        if verified.approved {
-            "PASSED"
-        } else {
-            "FAILED"
-        },
+        if verified.approved { "PASSED" } else { "FAILED" },
         verified.reason,
         verified.signers.len(),
         if args.reproduce {
@@ -519,10 +493,7 @@ fn run_program(argv: &[String], env: &[(&str, String)], what: &str) -> Result<()
 
 pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     let digest = model_digest(&args.model_path)?;
-    let target = args
-        .target
-        .clone()
-        .unwrap_or_else(|| args.config.display().to_string());
+    let target = args.target.clone().unwrap_or_else(|| args.config.display().to_string());
     let v = match check(&args.envelope, &args.trust, &digest, &target)? {
         Ok(v) => v,
         Err((check, message)) => return Ok(invalid(&check, &message)),
@@ -536,10 +507,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         ("DEPLOY_GATE_REASON", v.reason.clone()),
         ("DEPLOY_GATE_MODEL_PATH", model_path.clone()),
         ("DEPLOY_GATE_MODEL_NAME", v.model_name.clone()),
-        (
-            "DEPLOY_GATE_MODEL_DIGEST",
-            format!("sha256:{}", v.model_sha256),
-        ),
+        ("DEPLOY_GATE_MODEL_DIGEST", format!("sha256:{}", v.model_sha256)),
         ("DEPLOY_GATE_CONFIG", args.config.display().to_string()),
         ("DEPLOY_GATE_TARGET", v.target.clone()),
         ("DEPLOY_GATE_BACKEND", args.backend.clone()),
@@ -568,10 +536,9 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         if !args.deploy_cmd.is_empty() {
             run_program(&args.deploy_cmd, &env, "deploy")?;
         } else {
-            let original = fs::read(&args.config)
-                .with_context(|| format!("cannot read config {}", args.config.display()))?;
-            let text = std::str::from_utf8(&original)
-                .map_err(|_| anyhow!("{} is not UTF-8", args.config.display()))?;
+            let original =
+                fs::read(&args.config).with_context(|| format!("cannot read config {}", args.config.display()))?;
+            let text = std::str::from_utf8(&original).map_err(|_| anyhow!("{} is not UTF-8", args.config.display()))?;
             let updated = deploy_config(text, &model_path, &args.backend)
                 .map_err(|e| anyhow!("{}: {e}", args.config.display()))?;
             atomic_write(&backup_path(&args.config), &original)?;
@@ -590,8 +557,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
             .append(true)
             .open(ledger)
             .with_context(|| format!("cannot open the ledger {}", ledger.display()))?;
-        writeln!(f, "{entry}")
-            .with_context(|| format!("cannot append to the ledger {}", ledger.display()))?;
+        writeln!(f, "{entry}").with_context(|| format!("cannot append to the ledger {}", ledger.display()))?;
         f.sync_all()?;
     }
     println!(
@@ -599,10 +565,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         serde_json::to_string_pretty(&json!({"result": result, "decision": summary(&v)}))?
     );
     if v.approved {
-        eprintln!(
-            "deploy-gate: DEPLOYED {} ({}) — {}",
-            v.model_name, model_path, v.reason
-        );
+        eprintln!("deploy-gate: DEPLOYED {} ({}) — {}", v.model_name, model_path, v.reason);
     } else {
         eprintln!("deploy-gate: KEPT the old model — {}", v.reason);
     }
@@ -611,13 +574,8 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
 
 pub fn rollback_cmd(config: &Path) -> Result<u8> {
     let backup = backup_path(config);
-    let bytes = fs::read(&backup)
-        .with_context(|| format!("no backup to restore: cannot read {}", backup.display()))?;
+    let bytes = fs::read(&backup).with_context(|| format!("no backup to restore: cannot read {}", backup.display()))?;
     atomic_write(config, &bytes)?;
-    eprintln!(
-        "deploy-gate: restored {} from {}",
-        config.display(),
-        backup.display()
-    );
+    eprintln!("deploy-gate: restored {} from {}", config.display(), backup.display());
     Ok(EXIT_OK)
 }
