@@ -4,6 +4,7 @@
 //! and an independent Python implementation of the published formula on statsmodels' Wilson
 //! intervals; and the seeded simulation that argues for the non-inferiority mode.
 #![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::excessive_precision)] // known answers as the reference printed them
 
 use deploy_gate::stats::{cases_needed, mcnemar, newcombe_paired, simulate, wilson, Paired};
 
@@ -86,7 +87,9 @@ fn newcombe_matches_the_published_example_and_the_formula() {
         (format!("{:.3}", altman.low), format!("{:.3}", altman.high)),
         ("0.011".into(), "0.226".into())
     );
-    let cases: &[(u64, u64, u64, u64, f64, f64, f64, f64)] = &[
+    // (both pass, old only, new only, both fail, confidence, estimate, low, high)
+    type Case = (u64, u64, u64, u64, f64, f64, f64, f64);
+    let cases: &[Case] = &[
         (
             14,
             0,
