@@ -203,133 +203,124 @@ struct Fields<'a> {
     snapshot_input_set: bool,
 }
 
-/// Streams audit files (pass 1). Push every file's bytes, then [`AuditScanner::finish`].
-pub struct AuditScanner {
-    pass: PassSet,
-    max_line: usize,
-    files: Vec<InputFile>,
-    open: Option<(LineSplitter, Sha256, u64)>,
+/// Pipelines by id, in a table that stores each id once.
+#[derive(Default)]
+struct Pipelines {
     hasher: DefaultHashBuilder,
     table: HashTable<u32>,
-    pipelines: Vec<Pipeline>,
-    summary: AuditSummary,
-    skips: BTreeMap<SkipReason, SkipStat>,
+    list: Vec<Pipeline>,
+}
+
+impl Pipelines {
+    fn get_or_insert(&mut self, id: PipelineId) -> &mut Pipeline {
+        let hash = self.hasher.hash_one(&id.text);
+        let list = &mut self.list;
+        let hasher = &self.hasher;
+        let slot = self
+            .table
+            .entry(
+                hash,
+                |&i| list[i as usize].id.text == id.text,
+                |&i| hasher.hash_one(&list[i as usize].id.text),
+            )
+            .or_insert_with(|| {
+                list.push(Pipeline {
+                    id,
+                    stages: Vec::new(),
+                    has_input: false,
+                    success: None,
+                });
+                (list.len() - 1) as u32
+            });
+        let index = *slot.get() as usize;
+        &mut self.list[index]
+    }
+}
+
+/// Line counts by kind.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    lines: u64,
+    blank_lines: u64,
+    stage_entries: u64,
+    completion_entries: u64,
+    successful_completions: u64,
+}
+
+/// Pass 1 over one part of one audit file: the whole file, or a byte range of it that starts at
+/// a line start. Parts of a file can be scanned independently (in parallel) and merged in file
+/// order by an [`IndexBuilder`]; the result is the same as scanning the file in one piece.
+pub struct Segment {
+    file: u32,
+    pass: PassSet,
+    splitter: LineSplitter,
+    counts: Counts,
+    /// Skip counts and the first local line numbers, by reason.
+    skips: BTreeMap<SkipReason, (u64, Vec<u64>)>,
+    pipelines: Pipelines,
     next_rank: u64,
 }
 
-impl AuditScanner {
-    /// A scanner with the given pass verdicts and line limit.
-    pub fn new(pass: PassSet, max_line: usize) -> Self {
-        AuditScanner {
+impl Segment {
+    /// A segment of file number `file` (in the order the files are merged) that starts at byte
+    /// `offset` of it, which must be 0 or just after a newline.
+    pub fn new(pass: PassSet, max_line: usize, file: u32, offset: u64) -> Segment {
+        Segment {
+            file,
             pass,
-            max_line,
-            files: Vec::new(),
-            open: None,
-            hasher: DefaultHashBuilder::default(),
-            table: HashTable::new(),
-            pipelines: Vec::new(),
-            summary: AuditSummary::default(),
+            splitter: LineSplitter::starting_at(offset, max_line),
+            counts: Counts::default(),
             skips: BTreeMap::new(),
+            pipelines: Pipelines::default(),
             next_rank: 0,
         }
     }
 
-    /// Starts the next file (ending the current one, if any).
-    pub fn begin_file(&mut self, name: &str) {
-        self.end_file();
-        self.files.push(InputFile {
-            role: "audit".into(),
-            name: name.into(),
-            bytes: 0,
-            sha256: String::new(),
-        });
-        self.open = Some((LineSplitter::new(self.max_line), Sha256::new(), 0));
-    }
-
-    /// Feeds the next chunk of the current file (a file named `audit.jsonl` is begun if none is).
+    /// Feeds the segment's next bytes.
     pub fn push(&mut self, chunk: &[u8]) {
-        if self.open.is_none() {
-            self.begin_file("audit.jsonl");
-        }
-        let file = (self.files.len() - 1) as u32;
-        let (mut splitter, mut sha, len) = self.open.take().expect("a file is open");
-        sha.update(chunk);
-        splitter.push(chunk, |piece| self.piece(file, piece));
-        self.open = Some((splitter, sha, len + chunk.len() as u64));
+        let mut splitter = std::mem::replace(&mut self.splitter, LineSplitter::new(0));
+        splitter.push(chunk, |piece| self.piece(piece));
+        self.splitter = splitter;
     }
 
-    /// Bytes pushed into the current file so far.
-    pub fn file_position(&self) -> u64 {
-        self.open.as_ref().map_or(0, |(_, _, n)| *n)
+    /// Ends the segment: a last line without a newline is read too.
+    pub fn finish(&mut self) {
+        let mut splitter = std::mem::replace(&mut self.splitter, LineSplitter::new(0));
+        splitter.finish(|piece| self.piece(piece));
+        self.splitter = splitter;
     }
 
-    /// Ends the current file: its last line is read even without a newline.
-    pub fn end_file(&mut self) {
-        if let Some((mut splitter, sha, len)) = self.open.take() {
-            let file = (self.files.len() - 1) as u32;
-            splitter.finish(|piece| self.piece(file, piece));
-            let info = self.files.last_mut().expect("file was begun");
-            info.bytes = len;
-            info.sha256 = hex::encode(sha.finalize());
-            self.summary.bytes += len;
-        }
+    /// Lines seen so far.
+    pub fn lines(&self) -> u64 {
+        self.counts.lines
     }
 
-    /// Ends the last file and returns the index of everything seen.
-    pub fn finish(mut self) -> AuditIndex {
-        self.end_file();
-        let mut summary = self.summary;
-        summary.files = self.files.len();
-        summary.pipelines = self.pipelines.len() as u64;
-        for p in &self.pipelines {
-            if p.success.is_some() {
-                summary.successful_pipelines += 1;
-                if p.stages.is_empty() {
-                    summary.successful_without_stages += 1;
-                } else if !p.has_input {
-                    summary.successful_without_input += 1;
-                } else {
-                    summary.candidates += 1;
-                }
-            }
-        }
-        summary.skipped = self.skips.into_iter().map(|(r, s)| (r.name().to_owned(), s)).collect();
-        AuditIndex {
-            files: self.files,
-            pipelines: self.pipelines,
-            summary,
-        }
-    }
-
-    fn piece(&mut self, file: u32, piece: Piece<'_>) {
-        self.summary.lines += 1;
+    fn piece(&mut self, piece: Piece<'_>) {
+        self.counts.lines += 1;
         match piece {
-            Piece::TooLong { number, .. } => self.skip(SkipReason::LineTooLong, file, number),
+            Piece::TooLong { number, .. } => self.skip(SkipReason::LineTooLong, number),
             Piece::Line(line) => {
                 if line.bytes.iter().all(u8::is_ascii_whitespace) {
-                    self.summary.blank_lines += 1;
+                    self.counts.blank_lines += 1;
                     return;
                 }
                 let at = LineRef {
-                    file,
+                    file: self.file,
                     offset: line.offset,
                     len: line.bytes.len() as u32,
                 };
                 if let Err(reason) = self.classify(line.bytes, at) {
-                    self.skip(reason, file, line.number);
+                    self.skip(reason, line.number);
                 }
             }
         }
     }
 
-    fn skip(&mut self, reason: SkipReason, file: u32, line: u64) {
-        let stat = self.skips.entry(reason).or_default();
-        stat.count += 1;
-        if stat.first_lines.len() < FIRST_LINES_KEPT {
-            stat.first_lines.push(LineLocation {
-                file: self.files[file as usize].name.clone(),
-                line,
-            });
+    fn skip(&mut self, reason: SkipReason, line: u64) {
+        let (count, first) = self.skips.entry(reason).or_default();
+        *count += 1;
+        if first.len() < FIRST_LINES_KEPT {
+            first.push(line);
         }
     }
 
@@ -373,12 +364,12 @@ impl AuditScanner {
         let id = PipelineId::from_scalar(&f.pipeline_id)?;
         let is_completion = f.has_is_complete || f.completion_name;
         if is_completion || (!f.has_stage_key && f.verdict.is_some()) {
-            self.summary.completion_entries += 1;
+            self.counts.completion_entries += 1;
             let passed = matches!(&f.verdict, Some(Scalar::Str(v)) if self.pass.contains(v));
             if f.is_complete && !f.error_set && passed {
-                self.summary.successful_completions += 1;
+                self.counts.successful_completions += 1;
                 let rank = self.next_rank;
-                let p = self.pipeline(id);
+                let p = self.pipelines.get_or_insert(id);
                 match &mut p.success {
                     Some(s) => s.line = at,
                     None => {
@@ -391,8 +382,8 @@ impl AuditScanner {
                 }
             }
         } else if f.has_stage_key {
-            self.summary.stage_entries += 1;
-            let p = self.pipeline(id);
+            self.counts.stage_entries += 1;
+            let p = self.pipelines.get_or_insert(id);
             p.stages.push(at);
             p.has_input |= f.snapshot_input_set || f.input_set;
         } else {
@@ -400,29 +391,202 @@ impl AuditScanner {
         }
         Ok(())
     }
+}
 
-    fn pipeline(&mut self, id: PipelineId) -> &mut Pipeline {
-        let hash = self.hasher.hash_one(&id.text);
-        let pipelines = &mut self.pipelines;
-        let hasher = &self.hasher;
-        let slot = self
-            .table
-            .entry(
-                hash,
-                |&i| pipelines[i as usize].id.text == id.text,
-                |&i| hasher.hash_one(&pipelines[i as usize].id.text),
-            )
-            .or_insert_with(|| {
-                pipelines.push(Pipeline {
-                    id,
-                    stages: Vec::new(),
-                    has_input: false,
-                    success: None,
-                });
-                (pipelines.len() - 1) as u32
-            });
-        let index = *slot.get() as usize;
-        &mut self.pipelines[index]
+/// Merges segments, in file order and within a file in offset order, into the index.
+#[derive(Default)]
+pub struct IndexBuilder {
+    files: Vec<InputFile>,
+    lines_before: Vec<u64>,
+    counts: Counts,
+    skips: BTreeMap<SkipReason, SkipStat>,
+    pipelines: Pipelines,
+    next_rank: u64,
+}
+
+impl IndexBuilder {
+    /// An empty index.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Declares the next audit file (its number is its position).
+    pub fn add_file(&mut self, file: InputFile) -> u32 {
+        self.files.push(file);
+        self.lines_before.push(0);
+        (self.files.len() - 1) as u32
+    }
+
+    /// Sets a file's size and sha256 once known.
+    pub fn set_file_digest(&mut self, file: u32, bytes: u64, sha256: String) {
+        let f = &mut self.files[file as usize];
+        f.bytes = bytes;
+        f.sha256 = sha256;
+    }
+
+    /// Merges the next segment (the segments of a file in order, the files in order).
+    pub fn merge(&mut self, segment: Segment) {
+        let base = self.lines_before[segment.file as usize];
+        self.lines_before[segment.file as usize] += segment.counts.lines;
+        let c = &mut self.counts;
+        c.lines += segment.counts.lines;
+        c.blank_lines += segment.counts.blank_lines;
+        c.stage_entries += segment.counts.stage_entries;
+        c.completion_entries += segment.counts.completion_entries;
+        c.successful_completions += segment.counts.successful_completions;
+        let name = &self.files[segment.file as usize].name;
+        for (reason, (count, first)) in segment.skips {
+            let stat = self.skips.entry(reason).or_default();
+            stat.count += count;
+            for line in first {
+                if stat.first_lines.len() < FIRST_LINES_KEPT {
+                    stat.first_lines.push(LineLocation {
+                        file: name.clone(),
+                        line: base + line,
+                    });
+                }
+            }
+        }
+        // Successes in the segment's order of first success, so global ranks follow the file.
+        let mut list = segment.pipelines.list;
+        list.sort_by_key(|p| p.success.map_or(u64::MAX, |s| s.first_rank));
+        for p in list {
+            let target = self.pipelines.get_or_insert(p.id);
+            if target.stages.is_empty() {
+                target.stages = p.stages;
+            } else {
+                target.stages.extend(p.stages);
+            }
+            target.has_input |= p.has_input;
+            if let Some(s) = p.success {
+                match &mut target.success {
+                    Some(existing) => existing.line = s.line,
+                    None => {
+                        target.success = Some(Success {
+                            first_rank: self.next_rank,
+                            line: s.line,
+                        });
+                        self.next_rank += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The index of everything merged.
+    pub fn finish(self) -> AuditIndex {
+        let mut summary = AuditSummary {
+            files: self.files.len(),
+            bytes: self.files.iter().map(|f| f.bytes).sum(),
+            lines: self.counts.lines,
+            blank_lines: self.counts.blank_lines,
+            stage_entries: self.counts.stage_entries,
+            completion_entries: self.counts.completion_entries,
+            successful_completions: self.counts.successful_completions,
+            skipped: self.skips.into_iter().map(|(r, s)| (r.name().to_owned(), s)).collect(),
+            pipelines: self.pipelines.list.len() as u64,
+            ..AuditSummary::default()
+        };
+        for p in &self.pipelines.list {
+            if p.success.is_some() {
+                summary.successful_pipelines += 1;
+                if p.stages.is_empty() {
+                    summary.successful_without_stages += 1;
+                } else if !p.has_input {
+                    summary.successful_without_input += 1;
+                } else {
+                    summary.candidates += 1;
+                }
+            }
+        }
+        AuditIndex {
+            files: self.files,
+            pipelines: self.pipelines.list,
+            summary,
+        }
+    }
+}
+
+/// Streams audit files (pass 1), each file as one segment. Push every file's bytes, then
+/// [`AuditScanner::finish`].
+pub struct AuditScanner {
+    pass: PassSet,
+    max_line: usize,
+    builder: IndexBuilder,
+    open: Option<(Segment, Option<Sha256>, u64)>,
+    hash: bool,
+}
+
+impl AuditScanner {
+    /// A scanner with the given pass verdicts and line limit.
+    pub fn new(pass: PassSet, max_line: usize) -> Self {
+        AuditScanner {
+            pass,
+            max_line,
+            builder: IndexBuilder::new(),
+            open: None,
+            hash: true,
+        }
+    }
+
+    /// Whether files are hashed as they stream (default). A caller that hashes elsewhere (in
+    /// parallel) turns it off and gives the digests with [`AuditScanner::set_file_sha256`].
+    pub fn hash_files(&mut self, on: bool) {
+        self.hash = on;
+    }
+
+    /// Sets file `file`'s sha256 (hex), when hashing is done by the caller.
+    pub fn set_file_sha256(&mut self, file: u32, sha256: String) {
+        let bytes = self.builder.files[file as usize].bytes;
+        self.builder.set_file_digest(file, bytes, sha256);
+    }
+
+    /// Starts the next file (ending the current one, if any).
+    pub fn begin_file(&mut self, name: &str) {
+        self.end_file();
+        let file = self.builder.add_file(InputFile {
+            role: "audit".into(),
+            name: name.into(),
+            bytes: 0,
+            sha256: String::new(),
+        });
+        let sha = self.hash.then(Sha256::new);
+        self.open = Some((Segment::new(self.pass.clone(), self.max_line, file, 0), sha, 0));
+    }
+
+    /// Feeds the next chunk of the current file (a file named `audit.jsonl` is begun if none is).
+    pub fn push(&mut self, chunk: &[u8]) {
+        if self.open.is_none() {
+            self.begin_file("audit.jsonl");
+        }
+        let (segment, sha, len) = self.open.as_mut().expect("a file is open");
+        if let Some(sha) = sha {
+            sha.update(chunk);
+        }
+        segment.push(chunk);
+        *len += chunk.len() as u64;
+    }
+
+    /// Bytes pushed into the current file so far.
+    pub fn file_position(&self) -> u64 {
+        self.open.as_ref().map_or(0, |(_, _, n)| *n)
+    }
+
+    /// Ends the current file: its last line is read even without a newline.
+    pub fn end_file(&mut self) {
+        if let Some((mut segment, sha, len)) = self.open.take() {
+            segment.finish();
+            let file = segment.file;
+            let digest = sha.map(|s| hex::encode(s.finalize())).unwrap_or_default();
+            self.builder.set_file_digest(file, len, digest);
+            self.builder.merge(segment);
+        }
+    }
+
+    /// Ends the last file and returns the index of everything seen.
+    pub fn finish(mut self) -> AuditIndex {
+        self.end_file();
+        self.builder.finish()
     }
 }
 

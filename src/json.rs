@@ -267,7 +267,7 @@ pub fn parse_object_line<'de>(
     line: &'de [u8],
     on_entry: impl FnMut(&str, &mut dyn ValueSink<'de>) -> Result<(), String>,
 ) -> Result<(), NotObject> {
-    let text = std::str::from_utf8(line).map_err(|_| NotObject::InvalidUtf8)?;
+    let text = simdutf8::basic::from_utf8(line).map_err(|_| NotObject::InvalidUtf8)?;
     let mut de = serde_json::Deserializer::from_str(text);
     match visit_object(&mut de, on_entry).and_then(|is_obj| de.end().map(|_| is_obj)) {
         Ok(true) => Ok(()),

@@ -49,9 +49,15 @@ pub struct LineSplitter {
 impl LineSplitter {
     /// A splitter that drops lines longer than `max_line` bytes.
     pub fn new(max_line: usize) -> Self {
+        Self::starting_at(0, max_line)
+    }
+
+    /// A splitter for the part of a file that starts at byte `offset`, which must be the start
+    /// of a line. Line numbers count from 1 within the part; a BOM is only stripped at offset 0.
+    pub fn starting_at(offset: u64, max_line: usize) -> Self {
         LineSplitter {
             carry: Vec::new(),
-            line_start: 0,
+            line_start: offset,
             number: 1,
             skipping: None,
             max_line,
@@ -123,7 +129,7 @@ impl LineSplitter {
     fn emit_line(&mut self, raw: &[u8], emit: &mut impl FnMut(Piece<'_>)) {
         let mut bytes = raw;
         let mut offset = self.line_start;
-        if self.number == 1 && bytes.starts_with(BOM) {
+        if self.line_start == 0 && bytes.starts_with(BOM) {
             bytes = &bytes[BOM.len()..];
             offset += BOM.len() as u64;
         }

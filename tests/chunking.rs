@@ -111,3 +111,94 @@ proptest! {
         prop_assert_eq!(report_with_chunks(&log, &sizes), whole);
     }
 }
+
+/// The report when the log is cut into segments at the given newline positions, each scanned
+/// on its own and merged in file order (what the CLI does on several cores).
+fn report_with_segments(log: &[u8], cuts: &[usize]) -> String {
+    use deploy_gate::audit::{IndexBuilder, InputFile, Segment};
+    let policy = GatePolicy {
+        test_set: TestSetPolicy {
+            min_samples: 1,
+            max_samples: Some(100),
+            seed: 5,
+        },
+        ..GatePolicy::default()
+    };
+    let mut builder = IndexBuilder::new();
+    let no = builder.add_file(InputFile {
+        role: "audit".into(),
+        name: "audit.jsonl".into(),
+        bytes: 0,
+        sha256: String::new(),
+    });
+    let mut starts: Vec<usize> = vec![0];
+    for &c in cuts {
+        // Move each cut to just after the next newline, as the CLI does.
+        if let Some(p) = log[c.min(log.len())..].iter().position(|&b| b == b'\n') {
+            let s = c + p + 1;
+            if s < log.len() && s > *starts.last().unwrap() {
+                starts.push(s);
+            }
+        }
+    }
+    let ends: Vec<usize> = starts.iter().skip(1).copied().chain([log.len()]).collect();
+    let mut segments = Vec::new();
+    for (&s, &e) in starts.iter().zip(&ends) {
+        let mut seg = Segment::new(policy.pass_verdicts.clone(), DEFAULT_MAX_LINE, no, s as u64);
+        for chunk in log[s..e].chunks(777) {
+            seg.push(chunk);
+        }
+        seg.finish();
+        segments.push(seg);
+    }
+    for seg in segments {
+        builder.merge(seg);
+    }
+    let sha = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(log))
+    };
+    builder.set_file_digest(no, log.len() as u64, sha);
+    let index = builder.finish();
+    let ts = build_from_memory(&index, &[log], &policy.test_set).unwrap();
+    let old = parse_verdicts("old_verdicts", "old.jsonl", &fixture("approved/old_verdicts.jsonl")).unwrap();
+    let new = parse_verdicts("new_verdicts", "new.jsonl", &fixture("approved/new_verdicts.jsonl")).unwrap();
+    let report = evaluate(
+        &GateInputs {
+            audit: &index,
+            test_set: &ts,
+            old_verdicts: &old,
+            new_verdicts: &new,
+            old_trajectories: None,
+            new_trajectories: None,
+        },
+        &policy,
+    );
+    report.to_json() + &ts.to_jsonl()
+}
+
+#[test]
+fn segments_merged_in_order_give_the_sequential_report() {
+    let log = tricky_log();
+    let whole = report_with_chunks(&log, &[log.len()]);
+    assert_eq!(report_with_segments(&log, &[]), whole);
+    let n = log.len();
+    assert_eq!(report_with_segments(&log, &[n / 2]), whole);
+    assert_eq!(
+        report_with_segments(&log, &[1, n / 7, n / 3, n / 2, 2 * n / 3, n - 10]),
+        whole
+    );
+    let every_line: Vec<usize> = (0..n).step_by(97).collect();
+    assert_eq!(report_with_segments(&log, &every_line), whole);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #[test]
+    fn random_segment_splits_give_the_same_report(mut cuts in prop::collection::vec(0usize..1_600_000, 0..12)) {
+        let log = tricky_log();
+        cuts.sort_unstable();
+        let whole = report_with_chunks(&log, &[log.len()]);
+        prop_assert_eq!(report_with_segments(&log, &cuts), whole);
+    }
+}

@@ -325,3 +325,62 @@ fn non_inferiority_mode_decides_on_the_interval_and_the_report_carries_the_stati
         );
     }
 }
+
+#[test]
+fn all_cores_and_tiny_segments_give_the_single_threaded_report_on_every_fixture() {
+    for dir in parity_cases() {
+        let one = with_flag(evaluate_args(&dir), "--threads", "1");
+        let many = with_flag(evaluate_args(&dir), "--threads", "4");
+        let single = run(&one).stdout;
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+            .args(&many)
+            .env("DEPLOY_GATE_MIN_SEGMENT", "4096")
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&single),
+            "{}",
+            dir.display()
+        );
+    }
+}
+
+#[test]
+fn gzip_audit_logs_stream_through_both_passes() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = parity_dir().join("approved");
+    let plain = std::fs::read(fixture.join("audit.jsonl")).unwrap();
+    let gz_path = dir.path().join("audit.jsonl.gz");
+    let mut enc =
+        flate2::write::GzEncoder::new(std::fs::File::create(&gz_path).unwrap(), flate2::Compression::default());
+    enc.write_all(&plain).unwrap();
+    enc.finish().unwrap();
+    let args = evaluate_args(&fixture);
+    let mut gz_args = args.clone();
+    let i = gz_args.iter().position(|a| a == "--audit").unwrap();
+    gz_args[i + 1] = s(&gz_path);
+    let a: serde_json::Value = serde_json::from_slice(&run(&args).stdout).unwrap();
+    let b: serde_json::Value = serde_json::from_slice(&run(&gz_args).stdout).unwrap();
+    for key in ["decision", "comparison", "cases", "stats", "templates"] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+    assert_eq!(a["audit"]["lines"], b["audit"]["lines"]);
+    let gz_bytes = std::fs::read(&gz_path).unwrap();
+    assert_eq!(
+        b["inputs"][0]["bytes"].as_u64(),
+        Some(gz_bytes.len() as u64),
+        "the digest is of the file as given"
+    );
+    let mut ts_args = vec![
+        "test-set".to_owned(),
+        "--audit".into(),
+        s(&gz_path),
+        "--max-samples".into(),
+        "none".into(),
+    ];
+    let gz_ts = run(&ts_args).stdout;
+    ts_args[2] = s(&fixture.join("audit.jsonl"));
+    assert_eq!(gz_ts, run(&ts_args).stdout);
+}

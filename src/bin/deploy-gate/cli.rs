@@ -2,16 +2,15 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use deploy_gate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
+use deploy_gate::audit::AuditIndex;
 use deploy_gate::compat::PassSet;
 use deploy_gate::decision::{check_confidence, GatePolicy, Mode, OnInsufficient};
 use deploy_gate::error::InputError;
 use deploy_gate::report::{evaluate, GateInputs, GateReport};
-use deploy_gate::testset::{TestSet, TestSetBuilder, TestSetPolicy};
+use deploy_gate::testset::{TestSet, TestSetPolicy};
 use deploy_gate::trajectory::{parse_trajectories, Trajectories};
 use deploy_gate::verdicts::{parse_verdicts, Verdicts};
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -21,9 +20,6 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_INPUT: u8 = 1;
 /// Exit code: the gate blocked the deploy (keep the old model).
 pub const EXIT_BLOCKED: u8 = 3;
-
-/// Read size for streaming the audit log.
-const CHUNK: usize = 4 << 20;
 
 #[derive(Parser)]
 #[command(
@@ -99,6 +95,9 @@ struct AuditArgs {
         value_delimiter = ','
     )]
     pass_verdicts: Vec<String>,
+    /// Threads reading the audit log (0: every core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    threads: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -200,7 +199,7 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::TestSet { audit, out } => {
             let policy = audit.policy();
-            let (_, ts) = build_test_set(&audit.audit, &policy)?;
+            let (_, ts) = build_test_set(&audit.audit, &policy, audit.threads)?;
             write_output(out.as_deref(), ts.to_jsonl().as_bytes())?;
             eprintln!(
                 "deploy-gate: {} test case(s) from {} candidate(s){}",
@@ -255,44 +254,14 @@ fn input_error(path: &Path, e: InputError) -> anyhow::Error {
     anyhow!("{} ({}){line}: {}", path.display(), e.role, e.message)
 }
 
-/// Pass 1 over the audit files, then pass 2 with positioned reads of just the needed lines.
-fn build_test_set(paths: &[PathBuf], policy: &GatePolicy) -> Result<(AuditIndex, TestSet)> {
-    let mut scanner = AuditScanner::new(policy.pass_verdicts.clone(), DEFAULT_MAX_LINE);
-    let mut buf = vec![0u8; CHUNK];
-    for path in paths {
-        let mut file = File::open(path).with_context(|| format!("cannot open audit log {}", path.display()))?;
-        scanner.begin_file(&file_name(path));
-        loop {
-            let n = file
-                .read(&mut buf)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            if n == 0 {
-                break;
-            }
-            scanner.push(&buf[..n]);
-        }
-    }
-    let index = scanner.finish();
-    let selection = index.select(&policy.test_set);
-    let mut builder = TestSetBuilder::new(&index, selection);
-    let mut files: Vec<Option<File>> = paths.iter().map(|_| None).collect();
-    let mut line = Vec::new();
-    for i in 0..builder.selection().lines().len() {
-        let at = builder.selection().lines()[i].at;
-        let path = &paths[at.file as usize];
-        let slot = &mut files[at.file as usize];
-        if slot.is_none() {
-            *slot = Some(File::open(path).with_context(|| format!("cannot reopen {}", path.display()))?);
-        }
-        let file = slot.as_mut().expect("opened above");
-        line.resize(at.len as usize, 0);
-        file.seek(SeekFrom::Start(at.offset))
-            .and_then(|_| file.read_exact(&mut line))
-            .with_context(|| format!("{} changed while it was read (it is shorter now)", path.display()))?;
-        builder.feed(i, &line).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    }
-    let ts = builder.finish().map_err(|e| anyhow!("{e}"))?;
-    Ok((index, ts))
+/// Pass 1 over the audit files (all cores), then pass 2 over just the needed lines.
+fn build_test_set(paths: &[PathBuf], policy: &GatePolicy, threads: usize) -> Result<(AuditIndex, TestSet)> {
+    crate::read::build_test_set(
+        paths,
+        &policy.pass_verdicts,
+        &policy.test_set,
+        crate::read::ReadOptions::new(threads),
+    )
 }
 
 fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
@@ -306,6 +275,7 @@ pub struct InputPaths<'a> {
     pub new_verdicts: &'a Path,
     pub old_trajectories: Option<&'a Path>,
     pub new_trajectories: Option<&'a Path>,
+    pub threads: usize,
 }
 
 fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport> {
@@ -315,13 +285,14 @@ fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport
         new_verdicts: &args.new_verdicts,
         old_trajectories: args.old_trajectories.as_deref(),
         new_trajectories: args.new_trajectories.as_deref(),
+        threads: args.audit.threads,
     };
     evaluate_inputs(&inputs, policy)
 }
 
 /// Reads every input and evaluates the gate.
 pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<GateReport> {
-    let (index, ts) = build_test_set(inputs.audit, policy)?;
+    let (index, ts) = build_test_set(inputs.audit, policy, inputs.threads)?;
     let verdicts = |role: &str, path: &Path| -> Result<Verdicts> {
         let bytes = read_input(path, "verdict file")?;
         parse_verdicts(role, &file_name(path), &bytes).map_err(|e| input_error(path, e))

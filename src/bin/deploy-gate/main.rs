@@ -4,6 +4,8 @@
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
 #[cfg(not(target_arch = "wasm32"))]
+mod read;
+#[cfg(not(target_arch = "wasm32"))]
 mod sign;
 
 #[cfg(not(target_arch = "wasm32"))]

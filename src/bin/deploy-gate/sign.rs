@@ -356,6 +356,7 @@ fn reproduce(args: &VerifyArgs, signed: &Value) -> Result<Option<String>> {
         new_verdicts: args.new_verdicts.as_deref().expect("clap requires it"),
         old_trajectories: args.old_trajectories.as_deref(),
         new_trajectories: args.new_trajectories.as_deref(),
+        threads: 0,
     };
     let report = serde_json::to_value(evaluate_inputs(&inputs, &policy)?)?;
     if report["decision"] != signed["decision"] {
