@@ -143,6 +143,16 @@ export class GateSession {
      */
     removeInput(role: string): void;
     /**
+     * Gives the sha256 (hex) of audit file `file` (0-based, in the order begun).
+     */
+    setAuditSha256(file: number, sha256: string): void;
+    /**
+     * Whether audit files are hashed as they stream (default true). A caller that hashes in
+     * another worker turns it off and gives each digest with `setAuditSha256` before
+     * `finishAudit`.
+     */
+    setHashing(on: boolean): void;
+    /**
      * Replaces the policy and says what must be redone: `"rescan"` (pass verdicts changed: push
      * the audit log again), `"rebuild"` (test-set size or seed changed: call `neededLines`
      * again) or `"ready"` (call `evaluate`).
@@ -160,6 +170,26 @@ export class GateSession {
      * The test set as JSONL (one case per line, the reference's field names).
      */
     testSetJsonl(): string;
+}
+
+/**
+ * A streaming SHA-256, for hashing a file in another worker while it is scanned.
+ */
+export class Sha256Stream {
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * The digest as lowercase hex (the hash can be used no further).
+     */
+    finish(): string;
+    /**
+     * A new hash.
+     */
+    constructor();
+    /**
+     * Adds bytes.
+     */
+    update(bytes: Uint8Array | number[]): void;
 }
 
 /**
@@ -190,6 +220,7 @@ export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembl
 export interface InitOutput {
     readonly memory: WebAssembly.Memory;
     readonly __wbg_gatesession_free: (a: number, b: number) => void;
+    readonly __wbg_sha256stream_free: (a: number, b: number) => void;
     readonly gatesession_addTrajectories: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
     readonly gatesession_addVerdicts: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
     readonly gatesession_beginAudit: (a: number, b: number, c: number) => void;
@@ -205,12 +236,17 @@ export interface InitOutput {
     readonly gatesession_policy: (a: number) => [number, number, number];
     readonly gatesession_pushAudit: (a: number, b: number, c: number) => [number, number];
     readonly gatesession_removeInput: (a: number, b: number, c: number) => [number, number];
+    readonly gatesession_setAuditSha256: (a: number, b: number, c: number, d: number) => [number, number];
+    readonly gatesession_setHashing: (a: number, b: number) => void;
     readonly gatesession_setPolicy: (a: number, b: any) => [number, number, number, number];
     readonly gatesession_sniffRole: (a: number, b: number, c: number, d: number) => [number, number, number];
     readonly gatesession_testCases: (a: number) => [number, number, number];
     readonly gatesession_testSetJsonl: (a: number) => [number, number, number, number];
     readonly generateKeyPair: (a: number, b: number) => [number, number, number];
     readonly keyInfo: (a: number, b: number) => [number, number, number];
+    readonly sha256stream_finish: (a: number) => [number, number];
+    readonly sha256stream_new: () => number;
+    readonly sha256stream_update: (a: number, b: number, c: number) => void;
     readonly signDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => [number, number, number, number];
     readonly start: () => void;
     readonly verifyEnvelope: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];

@@ -230,6 +230,29 @@ export class GateSession {
         }
     }
     /**
+     * Gives the sha256 (hex) of audit file `file` (0-based, in the order begun).
+     * @param {number} file
+     * @param {string} sha256
+     */
+    setAuditSha256(file, sha256) {
+        const val2 = +file;
+        const ptr0 = passStringToWasm0(sha256, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.gatesession_setAuditSha256(this.__wbg_ptr, val2, ptr0, len0);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
+    }
+    /**
+     * Whether audit files are hashed as they stream (default true). A caller that hashes in
+     * another worker turns it off and gives each digest with `setAuditSha256` before
+     * `finishAudit`.
+     * @param {boolean} on
+     */
+    setHashing(on) {
+        wasm.gatesession_setHashing(this.__wbg_ptr, on);
+    }
+    /**
      * Replaces the policy and says what must be redone: `"rescan"` (pass verdicts changed: push
      * the audit log again), `"rebuild"` (test-set size or seed changed: call `neededLines`
      * again) or `"ready"` (call `evaluate`).
@@ -313,6 +336,58 @@ export class GateSession {
     }
 }
 if (Symbol.dispose) GateSession.prototype[Symbol.dispose] = GateSession.prototype.free;
+
+/**
+ * A streaming SHA-256, for hashing a file in another worker while it is scanned.
+ */
+export class Sha256Stream {
+    __destroy_into_raw() {
+        const ptr = this.__wbg_ptr;
+        this.__wbg_ptr = 0;
+        Sha256StreamFinalization.unregister(this);
+        return ptr;
+    }
+    free() {
+        const ptr = this.__destroy_into_raw();
+        wasm.__wbg_sha256stream_free(ptr, 0);
+    }
+    /**
+     * The digest as lowercase hex (the hash can be used no further).
+     * @returns {string}
+     */
+    finish() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const ptr = this.__destroy_into_raw();
+            const ret = wasm.sha256stream_finish(ptr);
+            deferred1_0 = ret[0];
+            deferred1_1 = ret[1];
+            return getStringFromWasm0(ret[0], ret[1]);
+        } finally {
+            wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * A new hash.
+     */
+    constructor() {
+        const ret = wasm.sha256stream_new();
+        this.__wbg_ptr = ret;
+        Sha256StreamFinalization.register(this, this.__wbg_ptr, this);
+        return this;
+    }
+    /**
+     * Adds bytes.
+     * @param {Uint8Array | number[]} bytes
+     */
+    update(bytes) {
+        const ptr0 = passArray8ToWasm0(bytes, wasm.__wbindgen_malloc);
+        const len0 = WASM_VECTOR_LEN;
+        wasm.sha256stream_update(this.__wbg_ptr, ptr0, len0);
+    }
+}
+if (Symbol.dispose) Sha256Stream.prototype[Symbol.dispose] = Sha256Stream.prototype.free;
 
 /**
  * A new Ed25519 key pair from 32 random bytes (draw them with `crypto.getRandomValues`).
@@ -558,6 +633,9 @@ function __wbg_get_imports() {
 const GateSessionFinalization = (typeof FinalizationRegistry === 'undefined')
     ? { register: () => {}, unregister: () => {} }
     : new FinalizationRegistry(ptr => wasm.__wbg_gatesession_free(ptr, 1));
+const Sha256StreamFinalization = (typeof FinalizationRegistry === 'undefined')
+    ? { register: () => {}, unregister: () => {} }
+    : new FinalizationRegistry(ptr => wasm.__wbg_sha256stream_free(ptr, 1));
 
 function addToExternrefTable0(obj) {
     const idx = wasm.__externref_table_alloc();

@@ -2,6 +2,7 @@
 /* eslint-disable */
 export const memory: WebAssembly.Memory;
 export const __wbg_gatesession_free: (a: number, b: number) => void;
+export const __wbg_sha256stream_free: (a: number, b: number) => void;
 export const gatesession_addTrajectories: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
 export const gatesession_addVerdicts: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
 export const gatesession_beginAudit: (a: number, b: number, c: number) => void;
@@ -17,12 +18,17 @@ export const gatesession_new: (a: any) => [number, number, number];
 export const gatesession_policy: (a: number) => [number, number, number];
 export const gatesession_pushAudit: (a: number, b: number, c: number) => [number, number];
 export const gatesession_removeInput: (a: number, b: number, c: number) => [number, number];
+export const gatesession_setAuditSha256: (a: number, b: number, c: number, d: number) => [number, number];
+export const gatesession_setHashing: (a: number, b: number) => void;
 export const gatesession_setPolicy: (a: number, b: any) => [number, number, number, number];
 export const gatesession_sniffRole: (a: number, b: number, c: number, d: number) => [number, number, number];
 export const gatesession_testCases: (a: number) => [number, number, number];
 export const gatesession_testSetJsonl: (a: number) => [number, number, number, number];
 export const generateKeyPair: (a: number, b: number) => [number, number, number];
 export const keyInfo: (a: number, b: number) => [number, number, number];
+export const sha256stream_finish: (a: number) => [number, number];
+export const sha256stream_new: () => number;
+export const sha256stream_update: (a: number, b: number, c: number) => void;
 export const signDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => [number, number, number, number];
 export const start: () => void;
 export const verifyEnvelope: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];

@@ -577,7 +577,10 @@ impl AuditScanner {
         if let Some((mut segment, sha, len)) = self.open.take() {
             segment.finish();
             let file = segment.file;
-            let digest = sha.map(|s| hex::encode(s.finalize())).unwrap_or_default();
+            let digest = match sha {
+                Some(s) => hex::encode(s.finalize()),
+                None => std::mem::take(&mut self.builder.files[file as usize].sha256),
+            };
             self.builder.set_file_digest(file, len, digest);
             self.builder.merge(segment);
         }

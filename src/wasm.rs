@@ -133,6 +133,7 @@ pub struct GateSession {
     new_verdicts: Option<Verdicts>,
     old_trajectories: Option<Trajectories>,
     new_trajectories: Option<Trajectories>,
+    hashing: bool,
 }
 
 #[wasm_bindgen]
@@ -152,6 +153,7 @@ impl GateSession {
             new_verdicts: None,
             old_trajectories: None,
             new_trajectories: None,
+            hashing: true,
         })
     }
 
@@ -185,12 +187,40 @@ impl GateSession {
         to_js(&self.policy)
     }
 
+    /// Whether audit files are hashed as they stream (default true). A caller that hashes in
+    /// another worker turns it off and gives each digest with `setAuditSha256` before
+    /// `finishAudit`.
+    #[wasm_bindgen(js_name = setHashing)]
+    pub fn set_hashing(&mut self, on: bool) {
+        self.hashing = on;
+        if let Some(s) = self.scanner.as_mut() {
+            s.hash_files(on);
+        }
+    }
+
+    /// Gives the sha256 (hex) of audit file `file` (0-based, in the order begun).
+    #[wasm_bindgen(js_name = setAuditSha256)]
+    pub fn set_audit_sha256(&mut self, file: u32, sha256: &str) -> Result<(), JsError> {
+        let scanner = self
+            .scanner
+            .as_mut()
+            .ok_or_else(|| into_error("no audit file was begun"))?;
+        if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(into_error("a sha256 is 64 hex digits"));
+        }
+        scanner.set_file_sha256(file, sha256.to_ascii_lowercase());
+        Ok(())
+    }
+
     /// Starts an audit file (the first call also starts a new audit log).
     #[wasm_bindgen(js_name = beginAudit)]
     pub fn begin_audit(&mut self, name: &str) {
-        let scanner = self
-            .scanner
-            .get_or_insert_with(|| AuditScanner::new(self.policy.pass_verdicts.clone(), DEFAULT_MAX_LINE));
+        let hashing = self.hashing;
+        let scanner = self.scanner.get_or_insert_with(|| {
+            let mut s = AuditScanner::new(self.policy.pass_verdicts.clone(), DEFAULT_MAX_LINE);
+            s.hash_files(hashing);
+            s
+        });
         scanner.begin_file(name);
         self.index = None;
         self.builder = None;
@@ -545,5 +575,38 @@ fn test_set_info(ts: &TestSet) -> crate::report::TestSetInfo {
         candidates: ts.candidates,
         sampled: ts.sampled,
         insufficient: ts.insufficient,
+    }
+}
+
+/// A streaming SHA-256, for hashing a file in another worker while it is scanned.
+#[wasm_bindgen]
+pub struct Sha256Stream {
+    inner: sha2::Sha256,
+}
+
+#[wasm_bindgen]
+impl Sha256Stream {
+    /// A new hash.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Sha256Stream {
+        Sha256Stream {
+            inner: sha2::Digest::new(),
+        }
+    }
+
+    /// Adds bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        sha2::Digest::update(&mut self.inner, bytes);
+    }
+
+    /// The digest as lowercase hex (the hash can be used no further).
+    pub fn finish(self) -> String {
+        hex::encode(sha2::Digest::finalize(self.inner))
+    }
+}
+
+impl Default for Sha256Stream {
+    fn default() -> Self {
+        Self::new()
     }
 }

@@ -140,3 +140,26 @@ fn sniff_role_recognises_files() {
         Some("old_verdicts")
     );
 }
+
+#[wasm_bindgen_test]
+fn hashing_in_another_worker_gives_the_same_report() {
+    use deploy_gate::wasm::Sha256Stream;
+    let reference = loaded_session().evaluate_json().unwrap();
+    let mut s = GateSession::new(reference_policy()).unwrap();
+    s.set_hashing(false);
+    s.begin_audit("audit.jsonl");
+    let mut hash = Sha256Stream::new();
+    for chunk in AUDIT.chunks(65536) {
+        s.push_audit(chunk).unwrap();
+        hash.update(chunk);
+    }
+    s.set_audit_sha256(0, &hash.finish()).unwrap();
+    assert!(s.set_audit_sha256(0, "not hex").is_err());
+    s.finish_audit().unwrap();
+    s.build_test_set(vec![js_sys::Uint8Array::from(AUDIT)]).unwrap();
+    s.add_verdicts("old", OLD, "old_verdicts.jsonl").unwrap();
+    s.add_verdicts("new", NEW, "new_verdicts.jsonl").unwrap();
+    s.add_trajectories("old", OLD_T, "old_trajectories.jsonl").unwrap();
+    s.add_trajectories("new", NEW_T, "new_trajectories.jsonl").unwrap();
+    assert_eq!(s.evaluate_json().unwrap(), reference);
+}

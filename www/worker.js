@@ -6,6 +6,7 @@ import init, { GateSession, generateKeyPair, keyInfo, signDecision, verifyEnvelo
 const ready = init();
 let session = null;
 let auditFiles = [];
+let gzipped = [];
 // Every request gets an epoch when it arrives; "cancel" cancels every request received before it.
 let requestEpoch = 0;
 let cancelEpoch = 0;
@@ -23,45 +24,130 @@ function progress(id, phase, loaded, total) {
   postMessage({ id, type: "progress", phase, loaded, total });
 }
 
+async function isGzip(file) {
+  const magic = new Uint8Array(await file.slice(0, 2).arrayBuffer());
+  return magic.length === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+}
+
+/** The file's bytes as a stream (decompressed when gzip), counting the raw bytes read. */
+function open(file, gzip, counter) {
+  const counted = file.stream().pipeThrough(
+    new TransformStream({
+      transform(chunk, controller) {
+        counter.raw += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  return gzip ? counted.pipeThrough(new DecompressionStream("gzip")) : counted;
+}
+
+/** Hashes a file in a second worker, in parallel with the scan. */
+function hashInWorker(file) {
+  const worker = new Worker(new URL("./hash-worker.js", import.meta.url), { type: "module" });
+  const done = new Promise((resolve, reject) => {
+    worker.onmessage = (e) => (e.data.error ? reject(new Error(e.data.error)) : resolve(e.data.sha256));
+    worker.onerror = (e) => reject(new Error(e.message || "the hash worker failed"));
+  });
+  worker.postMessage({ file });
+  return { done: done.finally(() => worker.terminate()), stop: () => worker.terminate() };
+}
+
 async function scanAudit(id) {
   const total = auditFiles.reduce((n, f) => n + f.size, 0);
-  let loaded = 0;
+  let done = 0;
   let lastPost = 0;
   session.removeInput("audit");
-  for (const file of auditFiles) {
+  session.setHashing(false);
+  gzipped = [];
+  for (const [no, file] of auditFiles.entries()) {
+    const gzip = await isGzip(file);
+    gzipped.push(gzip);
+    const hash = hashInWorker(file);
     session.beginAudit(file.name);
-    const reader = file.stream().getReader();
+    const counter = { raw: 0 };
+    const reader = open(file, gzip, counter).getReader();
     try {
       for (;;) {
         if (cancelled()) throw new Cancelled();
-        const { done, value } = await reader.read();
-        if (done) break;
+        const { done: end, value } = await reader.read();
+        if (end) break;
         session.pushAudit(value);
-        loaded += value.byteLength;
         const now = performance.now();
         if (now - lastPost > 100) {
           lastPost = now;
-          progress(id, "scan", loaded, total);
+          progress(id, "scan", done + counter.raw, total);
         }
       }
-    } finally {
-      reader.releaseLock();
+      session.setAuditSha256(no, await hash.done);
+    } catch (e) {
+      hash.stop();
+      reader.cancel().catch(() => {});
+      throw e;
     }
+    done += file.size;
   }
-  progress(id, "scan", loaded, total);
+  progress(id, "scan", total, total);
   return session.finishAudit();
 }
 
 async function buildTestSet(id) {
   const flat = session.neededLines();
   const count = flat.length / 3;
-  for (let i = 0; i < count; i++) {
-    if (cancelled()) throw new Cancelled();
-    const file = auditFiles[flat[3 * i]];
-    const offset = flat[3 * i + 1];
-    const bytes = new Uint8Array(await file.slice(offset, offset + flat[3 * i + 2]).arrayBuffer());
-    session.feedLine(i, bytes);
-    if (i % 200 === 0) progress(id, "lines", i, count);
+  let fed = 0;
+  const post = () => fed % 200 === 0 && progress(id, "lines", fed, count);
+  for (const [no, file] of auditFiles.entries()) {
+    const wanted = [];
+    for (let i = 0; i < count; i++) if (flat[3 * i] === no) wanted.push(i);
+    if (!wanted.length) continue;
+    if (!gzipped[no]) {
+      // Read the lines 64 at a time, concurrently; feed them in order.
+      for (let k = 0; k < wanted.length; k += 64) {
+        if (cancelled()) throw new Cancelled();
+        const batch = wanted.slice(k, k + 64);
+        const bytes = await Promise.all(batch.map((i) => file.slice(flat[3 * i + 1], flat[3 * i + 1] + flat[3 * i + 2]).arrayBuffer()));
+        batch.forEach((i, j) => {
+          session.feedLine(i, new Uint8Array(bytes[j]));
+          fed++;
+          post();
+        });
+      }
+      continue;
+    }
+    // A gzip file: decompress again and copy out the needed lines (they are in offset order).
+    const reader = open(file, true, { raw: 0 }).getReader();
+    let pos = 0;
+    let chunk = new Uint8Array(0);
+    let chunkStart = 0;
+    for (const i of wanted) {
+      const offset = flat[3 * i + 1];
+      const len = flat[3 * i + 2];
+      const line = new Uint8Array(len);
+      let filled = 0;
+      while (filled < len) {
+        if (cancelled()) throw new Cancelled();
+        if (pos >= chunkStart + chunk.length) {
+          const { done, value } = await reader.read();
+          if (done) throw new Error(`${file.name} changed while it was read`);
+          chunkStart += chunk.length;
+          chunk = value;
+          continue;
+        }
+        const at = pos - chunkStart;
+        if (pos < offset) {
+          pos = Math.min(offset, chunkStart + chunk.length);
+          continue;
+        }
+        const take = Math.min(len - filled, chunk.length - at);
+        line.set(chunk.subarray(at, at + take), filled);
+        filled += take;
+        pos += take;
+      }
+      session.feedLine(i, line);
+      fed++;
+      post();
+    }
+    reader.cancel().catch(() => {});
   }
   progress(id, "lines", count, count);
   return session.finishTestSet();

@@ -4,7 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { start, openPage, fixtureFiles, fixturePolicy, cliReport, setPolicy, decision, generated, FIXTURES, ROOT, ARTIFACTS } from "./harness.mjs";
+import { start, openPage, fixtureFiles, fixturePolicy, cliReport, setPolicy, decision, generated, FIXTURES, ROOT, ARTIFACTS, cliTestSet, downloadText } from "./harness.mjs";
 
 let env;
 before(async () => (env = await start()));
@@ -125,6 +125,26 @@ test("an unusable file is reported with its name and line, and no decision is sh
   await error.waitFor();
   assert.equal(await error.textContent(), "new_verdicts.jsonl (new_verdicts) line 2: not valid JSON");
   assert.equal(await page.locator('[data-testid="decision"]').count(), 0);
+  await page.context().close();
+});
+
+test("a gzip-compressed audit log is streamed through DecompressionStream and decided as the plain one", async () => {
+  const zlib = await import("node:zlib");
+  const dir = path.join(ARTIFACTS, "gzip");
+  fs.mkdirSync(dir, { recursive: true });
+  const gz = path.join(dir, "audit.jsonl.gz");
+  fs.writeFileSync(gz, zlib.gzipSync(fs.readFileSync(path.join(FIXTURES, "approved", "audit.jsonl"))));
+  const page = await openPage(env);
+  const policy = fixturePolicy("approved");
+  await setPolicy(page, policy);
+  const files = fixtureFiles("approved").filter((f) => !f.endsWith("audit.jsonl"));
+  await page.setInputFiles('[data-testid="file-input"]', [gz, ...files]);
+  const shown = await decision(page);
+  const cli = JSON.parse(cliReport(path.join(FIXTURES, "approved"), policy));
+  assert.deepEqual(shown, { approved: cli.decision.approved, reason: cli.decision.reason, numCases: cli.decision.num_cases });
+  const testSet = await downloadText(page, '[data-testid="export-testset"]');
+  assert.equal(testSet, cliTestSet(path.join(FIXTURES, "approved"), policy), "pass 2 reads the right lines from the gzip stream");
+  assert.deepEqual(page.errors, []);
   await page.context().close();
 });
 
