@@ -174,7 +174,7 @@ fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], old: bool, in_test_set: &H
         errored,
         pass_rate: pass_rate(passed, cases.len()),
         records: verdicts.records,
-        extra: verdicts.ids().filter(|id| !in_test_set.contains(id)).count(),
+        extra: verdicts.count_outside(in_test_set),
         duplicates: verdicts.duplicates,
         conflicting: verdicts.conflicting.len(),
         conflicting_ids: verdicts.conflicting_listed().to_vec(),

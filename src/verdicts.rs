@@ -9,9 +9,9 @@ use crate::audit::{InputFile, PipelineId};
 use crate::error::InputError;
 use crate::json::{parse_object_line, NotObject, Scalar, ValueSink};
 use crate::lines::{split_all, Piece};
+use hashbrown::{DefaultHashBuilder, HashMap};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 
 /// How many conflicting ids are listed in the report.
 const CONFLICTS_LISTED: usize = 10;
@@ -56,7 +56,11 @@ pub struct Verdicts {
     pub conflicting: Vec<String>,
     /// Audit-log stage entries found in a JSONL verdict file and ignored.
     pub ignored_stage_entries: usize,
-    by_id: HashMap<String, VerdictRecord>,
+    by_id: HashMap<String, VerdictRecord, DefaultHashBuilder>,
+    /// Ids not kept (see [`parse_verdicts_keeping`]), by a 64-bit hash of the id, with a hash of
+    /// their record (to count them and spot conflicting duplicates without storing them).
+    others: HashMap<u64, u64, DefaultHashBuilder>,
+    keep: Option<std::collections::HashSet<String>>,
 }
 
 impl Verdicts {
@@ -65,19 +69,19 @@ impl Verdicts {
         self.by_id.get(&*id.text)
     }
 
-    /// Distinct pipeline ids with a record.
-    pub fn ids(&self) -> impl Iterator<Item = &str> {
-        self.by_id.keys().map(String::as_str)
-    }
-
-    /// Number of distinct pipeline ids.
+    /// Distinct pipeline ids with a record (kept or not).
     pub fn len(&self) -> usize {
-        self.by_id.len()
+        self.by_id.len() + self.others.len()
     }
 
     /// True when the file has no record.
     pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
+        self.len() == 0
+    }
+
+    /// Distinct ids with a record that are not in `ids`.
+    pub fn count_outside(&self, ids: &std::collections::HashSet<&str>) -> usize {
+        self.by_id.keys().filter(|id| !ids.contains(id.as_str())).count() + self.others.len()
     }
 
     /// The conflicting ids as listed in the report (the first few).
@@ -85,15 +89,51 @@ impl Verdicts {
         &self.conflicting[..self.conflicting.len().min(CONFLICTS_LISTED)]
     }
 
+    fn conflict(&mut self, id: &str) {
+        if !self.conflicting.iter().any(|c| c == id) {
+            self.conflicting.push(id.to_owned());
+        }
+    }
+
     fn insert(&mut self, id: PipelineId, record: VerdictRecord) {
         self.records += 1;
-        if let Some(old) = self.by_id.insert(id.text.to_string(), record) {
-            self.duplicates += 1;
-            if old != self.by_id[&*id.text] && !self.conflicting.iter().any(|c| **c == *id.text) {
-                self.conflicting.push(id.text.to_string());
+        if self.keep.as_ref().is_some_and(|keep| !keep.contains(&*id.text)) {
+            let id_hash = stable_hash(id.text.as_bytes(), 0);
+            let rec_hash = stable_hash(record.verdict.as_deref().unwrap_or("\u{0}null").as_bytes(), 1)
+                ^ stable_hash(record.error.as_deref().unwrap_or("\u{0}none").as_bytes(), 2);
+            if let Some(old) = self.others.insert(id_hash, rec_hash) {
+                self.duplicates += 1;
+                if old != rec_hash {
+                    self.conflict(&id.text);
+                }
+            }
+            return;
+        }
+        match self.by_id.get_mut(&*id.text) {
+            Some(existing) => {
+                self.duplicates += 1;
+                if *existing != record {
+                    *existing = record;
+                    self.conflict(&id.text);
+                } else {
+                    *existing = record;
+                }
+            }
+            None => {
+                self.by_id.insert(id.text.into_string(), record);
             }
         }
     }
+}
+
+/// A 64-bit hash that is the same in every run and on every platform (FNV-1a, seeded).
+fn stable_hash(bytes: &[u8], seed: u64) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 /// Describes a file for the report: role, base name, size and sha256.
@@ -193,6 +233,27 @@ fn strip_bom(bytes: &[u8]) -> &[u8] {
 
 /// Reads a verdict file, detecting its format. `role` and `name` go into errors and the report.
 pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, InputError> {
+    parse(role, name, bytes, None)
+}
+
+/// Reads a verdict file keeping whole records only for the ids in `keep` (the test set's);
+/// the others are counted (records, duplicates, conflicts, extras) from hashes, so memory stays
+/// small when a verdict file covers every pipeline of a large log.
+pub fn parse_verdicts_keeping(
+    role: &str,
+    name: &str,
+    bytes: &[u8],
+    keep: std::collections::HashSet<String>,
+) -> Result<Verdicts, InputError> {
+    parse(role, name, bytes, Some(keep))
+}
+
+fn parse(
+    role: &str,
+    name: &str,
+    bytes: &[u8],
+    keep: Option<std::collections::HashSet<String>>,
+) -> Result<Verdicts, InputError> {
     let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
     let body = strip_bom(bytes);
     let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
@@ -231,7 +292,9 @@ pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, 
         duplicates: 0,
         conflicting: Vec::new(),
         ignored_stage_entries: 0,
-        by_id: HashMap::new(),
+        by_id: HashMap::default(),
+        others: HashMap::default(),
+        keep,
     };
     match format {
         VerdictFormat::Jsonl => {
@@ -399,6 +462,35 @@ mod tests {
         assert_eq!((v.records, v.duplicates), (4, 2));
         assert_eq!(v.conflicting, vec!["b".to_owned()]);
         assert_eq!(get(&v, "b").unwrap().error.as_deref(), Some("timeout"));
+    }
+
+    #[test]
+    fn keeping_only_some_ids_counts_everything_the_same() {
+        let text = concat!(
+            "{\"pipeline_id\":\"a\",\"verdict\":\"PASS\"}\n",
+            "{\"pipeline_id\":\"x\",\"verdict\":\"PASS\"}\n",
+            "{\"pipeline_id\":\"x\",\"verdict\":\"PASS\"}\n",
+            "{\"pipeline_id\":\"y\",\"verdict\":\"PASS\"}\n",
+            "{\"pipeline_id\":\"y\",\"error\":\"boom\"}\n",
+            "{\"pipeline_id\":\"a\",\"verdict\":\"FAIL\"}\n",
+        );
+        let all = parse(text);
+        let keep: std::collections::HashSet<String> = ["a".to_owned()].into();
+        let some = parse_verdicts_keeping("old_verdicts", "v", text.as_bytes(), keep).unwrap();
+        assert_eq!(
+            (some.records, some.duplicates, some.len()),
+            (all.records, all.duplicates, all.len())
+        );
+        assert_eq!((some.len(), some.duplicates), (3, 3));
+        let mut a = all.conflicting.clone();
+        let mut b = some.conflicting.clone();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+        assert_eq!(get(&some, "a"), get(&all, "a"));
+        assert_eq!(get(&some, "x"), None, "not kept");
+        let test_set: std::collections::HashSet<&str> = ["a"].into();
+        assert_eq!(some.count_outside(&test_set), all.count_outside(&test_set));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use deploy_gate::error::InputError;
 use deploy_gate::report::{evaluate, GateInputs, GateReport};
 use deploy_gate::testset::{TestSet, TestSetPolicy};
 use deploy_gate::trajectory::{parse_trajectories, Trajectories};
-use deploy_gate::verdicts::{parse_verdicts, Verdicts};
+use deploy_gate::verdicts::{parse_verdicts_keeping, Verdicts};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -293,9 +293,11 @@ fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport
 /// Reads every input and evaluates the gate.
 pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<GateReport> {
     let (index, ts) = build_test_set(inputs.audit, policy, inputs.threads)?;
+    // Keep whole records only for the test cases: the rest are counted, not stored.
+    let keep: std::collections::HashSet<String> = ts.cases.iter().map(|c| c.pipeline_id.text.to_string()).collect();
     let verdicts = |role: &str, path: &Path| -> Result<Verdicts> {
         let bytes = read_input(path, "verdict file")?;
-        parse_verdicts(role, &file_name(path), &bytes).map_err(|e| input_error(path, e))
+        parse_verdicts_keeping(role, &file_name(path), &bytes, keep.clone()).map_err(|e| input_error(path, e))
     };
     let trajectories = |role: &str, path: Option<&Path>| -> Result<Option<Trajectories>> {
         let Some(path) = path else { return Ok(None) };

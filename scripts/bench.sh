@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The benchmark: generates a deterministic 1 GiB audit log (once, in bench-data/) and prints, for
+# that file: the physical references (newline count, typed serde_json parse), MB/s and peak RSS
+# of `deploy-gate evaluate`, MB/s of the wasm core under node on one core, the seconds the page
+# needs in headless Chromium, and — when ../shared/seeds/deployment_gate.py is there — the
+# reference implementation's time and peak RSS. Usage: scripts/bench.sh [SIZE]   (default 1G)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+size=${1:-1G}
+data=bench-data
+[ "$size" = 1G ] || data="bench-data-$size"
+
+scripts/setup.sh
+cargo build --release --bins --examples 2>/dev/null
+scripts/build-wasm.sh >/dev/null 2>&1
+if [ ! -f "$data/audit.jsonl" ]; then
+  ./target/release/examples/gen_audit --size "$size" --out "$data"
+fi
+bytes=$(stat -c %s "$data/audit.jsonl")
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "file: $data/audit.jsonl, $bytes bytes"
+cat "$data/audit.jsonl" > /dev/null   # into the page cache, for every run alike
+
+./target/release/examples/bench_refs "$data/audit.jsonl"
+
+timing=$(mktemp)
+/usr/bin/time -o "$timing" -f '%e %M' ./target/release/deploy-gate evaluate --audit "$data/audit.jsonl" \
+  --old-verdicts "$data/old_verdicts.jsonl" --new-verdicts "$data/new_verdicts.jsonl" \
+  --old-trajectories "$data/old_trajectories.jsonl" --new-trajectories "$data/new_trajectories.jsonl" \
+  --out /dev/null 2>/dev/null || true
+read -r secs kb < "$timing"
+awk -v b="$bytes" -v s="$secs" -v k="$kb" 'BEGIN { printf "deploy-gate evaluate (native, all cores): %.2f s, %.0f MB/s, peak RSS %.0f MB\n", s, b/1e6/s, k/1024 }'
+
+node scripts/bench-wasm.mjs "$data"
+node scripts/bench-page.mjs "$data"
+
+seed=${SEED_PY:-../shared/seeds/deployment_gate.py}
+if [ -f "$seed" ]; then
+  stub=$(mktemp -d)
+  mkdir -p "$stub/agenttune/decide"
+  touch "$stub/agenttune/__init__.py" "$stub/agenttune/decide/__init__.py"
+  echo 'PASS_VERDICTS = {"PASS", "APPROVE", "COMPLETE"}' > "$stub/agenttune/decide/state.py"
+  /usr/bin/time -o "$timing" -f '%e %M' env PYTHONPATH="$stub:$(dirname "$seed")" python3 -c \
+    "import deployment_gate as d; print(len(d.DeploymentGate(seed=0).build_test_set('$data/audit.jsonl', max_samples=10**9)))" >/dev/null 2>&1 || true
+  read -r secs kb < "$timing"
+  awk -v b="$bytes" -v s="$secs" -v k="$kb" 'BEGIN { printf "reference implementation (python, build_test_set only): %.2f s, %.0f MB/s, peak RSS %.0f MB\n", s, b/1e6/s, k/1024 }'
+  rm -rf "$stub"
+fi
+rm -f "$timing"
