@@ -50,22 +50,23 @@ fn report_with_chunks(log: &[u8], sizes: &[usize]) -> String {
         at += n;
         i += 1;
     }
-    let index = scanner.finish();
-    let ts = build_from_memory(&index, &[log], &policy.test_set).unwrap();
+    report_of(&scanner.finish(), log, &policy)
+}
+
+/// The report and test set of an index of `log`, with the approved fixture's verdicts.
+fn report_of(index: &deploy_gate::audit::AuditIndex, log: &[u8], policy: &GatePolicy) -> String {
+    let ts = build_from_memory(index, &[log], &policy.test_set).unwrap();
     let old = parse_verdicts("old_verdicts", "old.jsonl", &fixture("approved/old_verdicts.jsonl")).unwrap();
     let new = parse_verdicts("new_verdicts", "new.jsonl", &fixture("approved/new_verdicts.jsonl")).unwrap();
-    let report = evaluate(
-        &GateInputs {
-            audit: &index,
-            test_set: &ts,
-            old_verdicts: &old,
-            new_verdicts: &new,
-            old_trajectories: None,
-            new_trajectories: None,
-        },
-        &policy,
-    );
-    report.to_json() + &ts.to_jsonl()
+    let inputs = GateInputs {
+        audit: index,
+        test_set: &ts,
+        old_verdicts: &old,
+        new_verdicts: &new,
+        old_trajectories: None,
+        new_trajectories: None,
+    };
+    evaluate(&inputs, policy).to_json() + &ts.to_jsonl()
 }
 
 #[test]
@@ -159,22 +160,7 @@ fn report_with_segments(log: &[u8], cuts: &[usize]) -> String {
         hex::encode(sha2::Sha256::digest(log))
     };
     builder.set_file_digest(no, log.len() as u64, sha);
-    let index = builder.finish();
-    let ts = build_from_memory(&index, &[log], &policy.test_set).unwrap();
-    let old = parse_verdicts("old_verdicts", "old.jsonl", &fixture("approved/old_verdicts.jsonl")).unwrap();
-    let new = parse_verdicts("new_verdicts", "new.jsonl", &fixture("approved/new_verdicts.jsonl")).unwrap();
-    let report = evaluate(
-        &GateInputs {
-            audit: &index,
-            test_set: &ts,
-            old_verdicts: &old,
-            new_verdicts: &new,
-            old_trajectories: None,
-            new_trajectories: None,
-        },
-        &policy,
-    );
-    report.to_json() + &ts.to_jsonl()
+    report_of(&builder.finish(), log, &policy)
 }
 
 #[test]

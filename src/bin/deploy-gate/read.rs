@@ -111,7 +111,8 @@ fn scan_range(f: &File, path: &Path, segment: &mut Segment, start: u64, end: u64
     Ok(())
 }
 
-fn hash_file(path: &Path) -> Result<String> {
+/// The sha256 (hex) of a file, streamed.
+pub fn hash_file(path: &Path) -> Result<String> {
     let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; CHUNK];

@@ -13,10 +13,9 @@ use deploy_gate::decision::{GatePolicy, Mode, OnInsufficient};
 use deploy_gate::deploy::{deploy_config, BACKENDS};
 use deploy_gate::testset::TestSetPolicy;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -69,19 +68,16 @@ pub fn keygen(out: &Path) -> Result<u8> {
 }
 
 fn file_sha256(path: &Path) -> Result<String> {
-    let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f
-            .read(&mut buf)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
+    crate::read::hash_file(path)
+}
+
+/// The subject digest: computed from `--model-path`, or given as `--model-digest`.
+fn subject_digest(path: &Option<PathBuf>, digest: &Option<String>) -> Result<String> {
+    match (path, digest) {
+        (Some(p), _) => model_digest(p),
+        (None, Some(d)) => Ok(parse_digest(d)?),
+        (None, None) => unreachable!("clap requires one"),
     }
-    Ok(hex::encode(h.finalize()))
 }
 
 /// The model digest of a file, or of a directory (every regular file below it).
@@ -157,11 +153,7 @@ pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
     let report: Value = serde_json::from_str(&read_text(&args.report, "report")?)
         .with_context(|| format!("{} is not JSON", args.report.display()))?;
     let key = read_private_pem(&read_text(&args.key, "key")?).map_err(|e| anyhow!("{}: {e}", args.key.display()))?;
-    let digest = match (&args.model_path, &args.model_digest) {
-        (Some(p), _) => model_digest(p)?,
-        (None, Some(d)) => parse_digest(d)?,
-        (None, None) => unreachable!("clap requires one"),
-    };
+    let digest = subject_digest(&args.model_path, &args.model_digest)?;
     let claim = Claim {
         report: &report,
         model_name: &args.model,
@@ -384,11 +376,7 @@ fn reproduce(args: &VerifyArgs, signed: &Value) -> Result<Option<String>> {
 }
 
 pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
-    let digest = match (&args.model_path, &args.model_digest) {
-        (Some(p), _) => model_digest(p)?,
-        (None, Some(d)) => parse_digest(d)?,
-        (None, None) => unreachable!("clap requires one"),
-    };
+    let digest = subject_digest(&args.model_path, &args.model_digest)?;
     let verified = match check(&args.envelope, &args.trust, &digest, &args.target)? {
         Ok(v) => v,
         Err((check, message)) => return Ok(invalid(&check, &message)),
