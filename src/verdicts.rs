@@ -342,17 +342,17 @@ fn parse(
             }
         }
         VerdictFormat::JsonMap => {
-            let map: Vec<(String, Scalar<'_>)> = parse_map(body).map_err(|e| {
+            let map = parse_map(body).map_err(|e| {
                 err(
                     Some(e.line() as u64),
                     format!("not JSONL, nor a JSON object of verdicts: {e}"),
                 )
             })?;
-            for (key, value) in map {
+            for (key, raw) in map {
                 let id = PipelineId::from_scalar(&Scalar::Str(key.as_str().into()))
                     .map_err(|_| err(None, "an empty pipeline id".into()))?;
-                let verdict = verdict_text(value).map_err(|m| err(None, format!("pipeline {key}: {m}")))?;
-                out.insert(id, VerdictRecord { verdict, error: None });
+                let record = map_value(raw.get()).map_err(|m| err(None, format!("pipeline {key}: {m}")))?;
+                out.insert(id, record);
             }
         }
         VerdictFormat::Csv | VerdictFormat::Tsv => read_delimited(&mut out, body, role, name)?,
@@ -360,16 +360,44 @@ fn parse(
     Ok(out)
 }
 
-fn parse_map(body: &[u8]) -> Result<Vec<(String, Scalar<'_>)>, serde_json::Error> {
+fn parse_map(body: &[u8]) -> Result<Vec<(String, &serde_json::value::RawValue)>, serde_json::Error> {
     let text = std::str::from_utf8(body).map_err(|_| serde::de::Error::custom("invalid UTF-8"))?;
     let mut entries = Vec::new();
     let mut de = serde_json::Deserializer::from_str(text);
     crate::json::visit_object(&mut de, |k, v| {
-        entries.push((k.to_owned(), v.scalar()?));
+        entries.push((k.to_owned(), v.raw()?));
         Ok(())
     })?;
     de.end()?;
     Ok(entries)
+}
+
+/// A map value: a verdict (string, number, null), or an object `{verdict, error}`.
+fn map_value(raw: &str) -> Result<VerdictRecord, String> {
+    if raw.trim_start().starts_with('{') {
+        let (mut verdict, mut error) = (None, Scalar::Absent);
+        parse_object_line(raw.as_bytes(), |k, v| {
+            match k {
+                "verdict" => verdict = Some(v.scalar()?),
+                "error" => error = v.scalar()?,
+                _ => v.skip()?,
+            }
+            Ok(())
+        })
+        .map_err(|_| "not a JSON object".to_owned())?;
+        let error = error_text(error);
+        let verdict = match verdict {
+            Some(v) => verdict_text(v)?,
+            None if error.is_some() => None,
+            None => return Err("the object has neither a verdict nor an error".into()),
+        };
+        return Ok(VerdictRecord { verdict, error });
+    }
+    let value: Scalar<'_> = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+    Ok(VerdictRecord {
+        verdict: verdict_text(value)?,
+        error: None,
+    })
 }
 
 fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Result<(), InputError> {
@@ -443,6 +471,18 @@ mod tests {
         let tsv = parse("\u{feff}verdict\tpipeline_id\r\nDENY\ta\r\n");
         assert_eq!(tsv.format, VerdictFormat::Tsv);
         assert_eq!(get(&tsv, "a").unwrap().verdict.as_deref(), Some("DENY"));
+    }
+
+    #[test]
+    fn map_values_may_be_verdict_objects() {
+        let map = parse("{\"a\": {\"verdict\": \"PASS\", \"latency\": 3}, \"b\": {\"error\": \"oom\"}, \"c\": 7}");
+        assert_eq!(get(&map, "a").unwrap().verdict.as_deref(), Some("PASS"));
+        assert_eq!(get(&map, "b").unwrap().error.as_deref(), Some("oom"));
+        assert_eq!(get(&map, "c").unwrap().verdict.as_deref(), Some("7"));
+        let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": {\"score\": 1}}").unwrap_err();
+        assert!(e.to_string().contains("pipeline a: the object has neither"), "{e}");
+        let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": [1]}").unwrap_err();
+        assert!(e.to_string().contains("pipeline a"), "{e}");
     }
 
     #[test]

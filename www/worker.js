@@ -166,8 +166,22 @@ const handlers = {
     return session.setPolicy(policy);
   },
   async sniff({ file }) {
-    const head = new Uint8Array(await file.slice(0, 65536).arrayBuffer());
-    return GateSession.sniffRole(file.name, head);
+    let head = new Uint8Array(await file.slice(0, 65536).arrayBuffer());
+    let name = file.name;
+    if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) {
+      // A gzip file: look at the start of its content.
+      const reader = file.stream().pipeThrough(new DecompressionStream("gzip")).getReader();
+      try {
+        const { value } = await reader.read();
+        head = value || new Uint8Array(0);
+      } catch {
+        head = new Uint8Array(0);
+      } finally {
+        reader.cancel().catch(() => {});
+      }
+      name = name.replace(/\.gz$/i, "");
+    }
+    return GateSession.sniffRole(name, head);
   },
   async audit({ files }, id) {
     auditFiles = files;

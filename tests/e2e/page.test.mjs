@@ -132,7 +132,7 @@ test("a gzip-compressed audit log is streamed through DecompressionStream and de
   const zlib = await import("node:zlib");
   const dir = path.join(ARTIFACTS, "gzip");
   fs.mkdirSync(dir, { recursive: true });
-  const gz = path.join(dir, "audit.jsonl.gz");
+  const gz = path.join(dir, "prod-2026-11.jsonl.gz");
   fs.writeFileSync(gz, zlib.gzipSync(fs.readFileSync(path.join(FIXTURES, "approved", "audit.jsonl"))));
   const page = await openPage(env);
   const policy = fixturePolicy("approved");
