@@ -81,6 +81,10 @@ export class GateSession {
     free(): void;
     [Symbol.dispose](): void;
     /**
+     * Declares the next audit file of a segmented audit log; returns its number.
+     */
+    addAuditFile(name: string): number;
+    /**
      * Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).
      */
     addTrajectories(role: string, bytes: Uint8Array | number[], file_name: string): void;
@@ -92,6 +96,12 @@ export class GateSession {
      * Starts an audit file (the first call also starts a new audit log).
      */
     beginAudit(name: string): void;
+    /**
+     * Starts an audit log read as segments scanned elsewhere (`SegmentScanner`, in several
+     * workers): declare each file with `addAuditFile`, merge the segments in file order with
+     * `mergeSegment`, give each file's size and sha256, then `finishSegmentedAudit`.
+     */
+    beginSegmentedAudit(): void;
     /**
      * Builds the test set from the whole audit files (in the order begun), for callers that
      * hold them in memory.
@@ -114,6 +124,10 @@ export class GateSession {
      */
     finishAudit(): AuditSummary;
     /**
+     * Ends a segmented audit log and returns what pass 1 saw.
+     */
+    finishSegmentedAudit(): AuditSummary;
+    /**
      * Finishes pass 2 after every needed line was fed.
      */
     finishTestSet(): TestSetInfo;
@@ -121,6 +135,10 @@ export class GateSession {
      * True when the test set and both verdict files are in: `evaluate` can run.
      */
     isReady(): boolean;
+    /**
+     * Merges the next segment (from `SegmentScanner.finish`), in file then offset order.
+     */
+    mergeSegment(bytes: Uint8Array | number[]): void;
     /**
      * The lines pass 2 needs, as a flat array `[file, offset, length, …]` (file = index of the
      * audit file in the order begun). Read each and pass it to `feedLine` with its position.
@@ -130,6 +148,10 @@ export class GateSession {
      * A session with the given policy (defaults for absent fields).
      */
     constructor(policy: PolicyInput | undefined);
+    /**
+     * The policy's pass verdicts (upper-cased), for `SegmentScanner`s in other workers.
+     */
+    passVerdicts(): string[];
     /**
      * The current policy, defaults filled in (as the report lists it).
      */
@@ -142,6 +164,10 @@ export class GateSession {
      * Forgets a verdict or trajectory file (`old_verdicts`, `new_trajectories`, …).
      */
     removeInput(role: string): void;
+    /**
+     * Gives a segmented audit file's size and sha256 (hex).
+     */
+    setAuditFileDigest(file: number, size: number, sha256: string): void;
     /**
      * Gives the sha256 (hex) of audit file `file` (0-based, in the order begun).
      */
@@ -170,6 +196,28 @@ export class GateSession {
      * The test set as JSONL (one case per line, the reference's field names).
      */
     testSetJsonl(): string;
+}
+
+/**
+ * Pass 1 over one part of an audit file, in any worker: the bytes from `offset` (0 or just
+ * after a newline) to the end of the part. `finish` gives the segment for `mergeSegment`.
+ */
+export class SegmentScanner {
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * Ends the part: the segment as bytes (the scanner can be used no further).
+     */
+    finish(): Uint8Array;
+    /**
+     * A scanner for file number `file`, starting at byte `offset`, with the session's pass
+     * verdicts (`GateSession.passVerdicts()`).
+     */
+    constructor(pass_verdicts: string[], file: number, offset: number);
+    /**
+     * Feeds the next bytes.
+     */
+    push(chunk: Uint8Array | number[]): void;
 }
 
 /**
@@ -220,22 +268,29 @@ export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembl
 export interface InitOutput {
     readonly memory: WebAssembly.Memory;
     readonly __wbg_gatesession_free: (a: number, b: number) => void;
+    readonly __wbg_segmentscanner_free: (a: number, b: number) => void;
     readonly __wbg_sha256stream_free: (a: number, b: number) => void;
+    readonly gatesession_addAuditFile: (a: number, b: number, c: number) => [number, number, number];
     readonly gatesession_addTrajectories: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
     readonly gatesession_addVerdicts: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
     readonly gatesession_beginAudit: (a: number, b: number, c: number) => void;
+    readonly gatesession_beginSegmentedAudit: (a: number) => void;
     readonly gatesession_buildTestSet: (a: number, b: number, c: number) => [number, number, number];
     readonly gatesession_evaluate: (a: number) => [number, number, number];
     readonly gatesession_evaluateJson: (a: number) => [number, number, number, number];
     readonly gatesession_feedLine: (a: number, b: number, c: number, d: number) => [number, number];
     readonly gatesession_finishAudit: (a: number) => [number, number, number];
+    readonly gatesession_finishSegmentedAudit: (a: number) => [number, number, number];
     readonly gatesession_finishTestSet: (a: number) => [number, number, number];
     readonly gatesession_isReady: (a: number) => number;
+    readonly gatesession_mergeSegment: (a: number, b: number, c: number) => [number, number];
     readonly gatesession_neededLines: (a: number) => [number, number, number, number];
     readonly gatesession_new: (a: any) => [number, number, number];
+    readonly gatesession_passVerdicts: (a: number) => [number, number];
     readonly gatesession_policy: (a: number) => [number, number, number];
     readonly gatesession_pushAudit: (a: number, b: number, c: number) => [number, number];
     readonly gatesession_removeInput: (a: number, b: number, c: number) => [number, number];
+    readonly gatesession_setAuditFileDigest: (a: number, b: number, c: number, d: number, e: number) => [number, number];
     readonly gatesession_setAuditSha256: (a: number, b: number, c: number, d: number) => [number, number];
     readonly gatesession_setHashing: (a: number, b: number) => void;
     readonly gatesession_setPolicy: (a: number, b: any) => [number, number, number, number];
@@ -244,6 +299,9 @@ export interface InitOutput {
     readonly gatesession_testSetJsonl: (a: number) => [number, number, number, number];
     readonly generateKeyPair: (a: number, b: number) => [number, number, number];
     readonly keyInfo: (a: number, b: number) => [number, number, number];
+    readonly segmentscanner_finish: (a: number) => [number, number];
+    readonly segmentscanner_new: (a: number, b: number, c: number, d: number) => number;
+    readonly segmentscanner_push: (a: number, b: number, c: number) => void;
     readonly sha256stream_finish: (a: number) => [number, number];
     readonly sha256stream_new: () => number;
     readonly sha256stream_update: (a: number, b: number, c: number) => void;

@@ -15,6 +15,20 @@ export class GateSession {
         wasm.__wbg_gatesession_free(ptr, 0);
     }
     /**
+     * Declares the next audit file of a segmented audit log; returns its number.
+     * @param {string} name
+     * @returns {number}
+     */
+    addAuditFile(name) {
+        const ptr0 = passStringToWasm0(name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.gatesession_addAuditFile(this.__wbg_ptr, ptr0, len0);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return ret[0] >>> 0;
+    }
+    /**
      * Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).
      * @param {string} role
      * @param {Uint8Array | number[]} bytes
@@ -74,6 +88,14 @@ export class GateSession {
         const ptr0 = passStringToWasm0(name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
         const len0 = WASM_VECTOR_LEN;
         wasm.gatesession_beginAudit(this.__wbg_ptr, ptr0, len0);
+    }
+    /**
+     * Starts an audit log read as segments scanned elsewhere (`SegmentScanner`, in several
+     * workers): declare each file with `addAuditFile`, merge the segments in file order with
+     * `mergeSegment`, give each file's size and sha256, then `finishSegmentedAudit`.
+     */
+    beginSegmentedAudit() {
+        wasm.gatesession_beginSegmentedAudit(this.__wbg_ptr);
     }
     /**
      * Builds the test set from the whole audit files (in the order begun), for callers that
@@ -149,6 +171,17 @@ export class GateSession {
         return takeFromExternrefTable0(ret[0]);
     }
     /**
+     * Ends a segmented audit log and returns what pass 1 saw.
+     * @returns {AuditSummary}
+     */
+    finishSegmentedAudit() {
+        const ret = wasm.gatesession_finishSegmentedAudit(this.__wbg_ptr);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+    /**
      * Finishes pass 2 after every needed line was fed.
      * @returns {TestSetInfo}
      */
@@ -166,6 +199,18 @@ export class GateSession {
     isReady() {
         const ret = wasm.gatesession_isReady(this.__wbg_ptr);
         return ret !== 0;
+    }
+    /**
+     * Merges the next segment (from `SegmentScanner.finish`), in file then offset order.
+     * @param {Uint8Array | number[]} bytes
+     */
+    mergeSegment(bytes) {
+        const ptr0 = passArray8ToWasm0(bytes, wasm.__wbindgen_malloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.gatesession_mergeSegment(this.__wbg_ptr, ptr0, len0);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
     }
     /**
      * The lines pass 2 needs, as a flat array `[file, offset, length, …]` (file = index of the
@@ -193,6 +238,16 @@ export class GateSession {
         this.__wbg_ptr = ret[0];
         GateSessionFinalization.register(this, this.__wbg_ptr, this);
         return this;
+    }
+    /**
+     * The policy's pass verdicts (upper-cased), for `SegmentScanner`s in other workers.
+     * @returns {string[]}
+     */
+    passVerdicts() {
+        const ret = wasm.gatesession_passVerdicts(this.__wbg_ptr);
+        var v1 = getArrayJsValueFromWasm0(ret[0], ret[1]);
+        wasm.__wbindgen_free(ret[0], ret[1] * 4, 4);
+        return v1;
     }
     /**
      * The current policy, defaults filled in (as the report lists it).
@@ -225,6 +280,22 @@ export class GateSession {
         const ptr0 = passStringToWasm0(role, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
         const len0 = WASM_VECTOR_LEN;
         const ret = wasm.gatesession_removeInput(this.__wbg_ptr, ptr0, len0);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
+    }
+    /**
+     * Gives a segmented audit file's size and sha256 (hex).
+     * @param {number} file
+     * @param {number} size
+     * @param {string} sha256
+     */
+    setAuditFileDigest(file, size, sha256) {
+        const val2 = +file;
+        const val3 = +size;
+        const ptr0 = passStringToWasm0(sha256, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.gatesession_setAuditFileDigest(this.__wbg_ptr, val2, val3, ptr0, len0);
         if (ret[1]) {
             throw takeFromExternrefTable0(ret[0]);
         }
@@ -336,6 +407,61 @@ export class GateSession {
     }
 }
 if (Symbol.dispose) GateSession.prototype[Symbol.dispose] = GateSession.prototype.free;
+
+/**
+ * Pass 1 over one part of an audit file, in any worker: the bytes from `offset` (0 or just
+ * after a newline) to the end of the part. `finish` gives the segment for `mergeSegment`.
+ */
+export class SegmentScanner {
+    __destroy_into_raw() {
+        const ptr = this.__wbg_ptr;
+        this.__wbg_ptr = 0;
+        SegmentScannerFinalization.unregister(this);
+        return ptr;
+    }
+    free() {
+        const ptr = this.__destroy_into_raw();
+        wasm.__wbg_segmentscanner_free(ptr, 0);
+    }
+    /**
+     * Ends the part: the segment as bytes (the scanner can be used no further).
+     * @returns {Uint8Array}
+     */
+    finish() {
+        const ptr = this.__destroy_into_raw();
+        const ret = wasm.segmentscanner_finish(ptr);
+        var v1 = getArrayU8FromWasm0(ret[0], ret[1]).slice();
+        wasm.__wbindgen_free(ret[0], ret[1] * 1, 1);
+        return v1;
+    }
+    /**
+     * A scanner for file number `file`, starting at byte `offset`, with the session's pass
+     * verdicts (`GateSession.passVerdicts()`).
+     * @param {string[]} pass_verdicts
+     * @param {number} file
+     * @param {number} offset
+     */
+    constructor(pass_verdicts, file, offset) {
+        const val2 = +file;
+        const val3 = +offset;
+        const ptr0 = passArrayJsValueToWasm0(pass_verdicts, wasm.__wbindgen_malloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.segmentscanner_new(ptr0, len0, val2, val3);
+        this.__wbg_ptr = ret;
+        SegmentScannerFinalization.register(this, this.__wbg_ptr, this);
+        return this;
+    }
+    /**
+     * Feeds the next bytes.
+     * @param {Uint8Array | number[]} chunk
+     */
+    push(chunk) {
+        const ptr0 = passArray8ToWasm0(chunk, wasm.__wbindgen_malloc);
+        const len0 = WASM_VECTOR_LEN;
+        wasm.segmentscanner_push(this.__wbg_ptr, ptr0, len0);
+    }
+}
+if (Symbol.dispose) SegmentScanner.prototype[Symbol.dispose] = SegmentScanner.prototype.free;
 
 /**
  * A streaming SHA-256, for hashing a file in another worker while it is scanned.
@@ -633,6 +759,9 @@ function __wbg_get_imports() {
 const GateSessionFinalization = (typeof FinalizationRegistry === 'undefined')
     ? { register: () => {}, unregister: () => {} }
     : new FinalizationRegistry(ptr => wasm.__wbg_gatesession_free(ptr, 1));
+const SegmentScannerFinalization = (typeof FinalizationRegistry === 'undefined')
+    ? { register: () => {}, unregister: () => {} }
+    : new FinalizationRegistry(ptr => wasm.__wbg_segmentscanner_free(ptr, 1));
 const Sha256StreamFinalization = (typeof FinalizationRegistry === 'undefined')
     ? { register: () => {}, unregister: () => {} }
     : new FinalizationRegistry(ptr => wasm.__wbg_sha256stream_free(ptr, 1));
@@ -646,6 +775,17 @@ function addToExternrefTable0(obj) {
 function getArrayF64FromWasm0(ptr, len) {
     ptr = ptr >>> 0;
     return getFloat64ArrayMemory0().subarray(ptr / 8, ptr / 8 + len);
+}
+
+function getArrayJsValueFromWasm0(ptr, len) {
+    ptr = ptr >>> 0;
+    const mem = getDataViewMemory0();
+    const result = [];
+    for (let i = ptr; i < ptr + 4 * len; i += 4) {
+        result.push(wasm.__wbindgen_externrefs.get(mem.getUint32(i, true)));
+    }
+    wasm.__externref_drop_slice(ptr, len);
+    return result;
 }
 
 function getArrayU8FromWasm0(ptr, len) {

@@ -290,6 +290,11 @@ impl Segment {
         self.splitter = splitter;
     }
 
+    /// The file number it belongs to.
+    pub fn file(&self) -> u32 {
+        self.file
+    }
+
     /// Lines seen so far.
     pub fn lines(&self) -> u64 {
         self.counts.lines
@@ -393,6 +398,183 @@ impl Segment {
     }
 }
 
+/// The order of [`SkipReason`]s on the wire.
+const SKIP_REASONS: [SkipReason; 7] = [
+    SkipReason::InvalidUtf8,
+    SkipReason::NotJson,
+    SkipReason::NotObject,
+    SkipReason::NoPipelineId,
+    SkipReason::BadPipelineId,
+    SkipReason::LineTooLong,
+    SkipReason::Unrecognized,
+];
+const WIRE_MAGIC: &[u8; 4] = b"DGS1";
+
+struct Wire<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Wire<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or("a truncated segment")?;
+        let out = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(out)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+    /// Checks that `n` items of at least `size` bytes can follow, before allocating for them.
+    fn count(&mut self, size: usize) -> Result<usize, String> {
+        let n = self.u32()? as usize;
+        if n.saturating_mul(size) > self.bytes.len() - self.at {
+            return Err("a truncated segment".into());
+        }
+        Ok(n)
+    }
+
+    fn line_ref(&mut self) -> Result<LineRef, String> {
+        Ok(LineRef {
+            file: self.u32()?,
+            offset: self.u64()?,
+            len: self.u32()?,
+        })
+    }
+}
+
+fn put_line_ref(out: &mut Vec<u8>, r: &LineRef) {
+    out.extend_from_slice(&r.file.to_le_bytes());
+    out.extend_from_slice(&r.offset.to_le_bytes());
+    out.extend_from_slice(&r.len.to_le_bytes());
+}
+
+impl Segment {
+    /// The finished segment as bytes, to send it from the worker that scanned it to the one
+    /// that merges (the page's scan workers).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = WIRE_MAGIC.to_vec();
+        let c = &self.counts;
+        out.extend_from_slice(&self.file.to_le_bytes());
+        for v in [
+            c.lines,
+            c.blank_lines,
+            c.stage_entries,
+            c.completion_entries,
+            c.successful_completions,
+            self.next_rank,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.skips.len() as u32).to_le_bytes());
+        for (reason, (count, lines)) in &self.skips {
+            out.push(
+                SKIP_REASONS
+                    .iter()
+                    .position(|r| r == reason)
+                    .expect("every reason is listed") as u8,
+            );
+            out.extend_from_slice(&count.to_le_bytes());
+            out.extend_from_slice(&(lines.len() as u32).to_le_bytes());
+            for l in lines {
+                out.extend_from_slice(&l.to_le_bytes());
+            }
+        }
+        out.extend_from_slice(&(self.pipelines.list.len() as u32).to_le_bytes());
+        for p in &self.pipelines.list {
+            out.extend_from_slice(&(p.id.text.len() as u32).to_le_bytes());
+            out.extend_from_slice(p.id.text.as_bytes());
+            out.push(p.id.numeric as u8);
+            out.push(p.has_input as u8);
+            match &p.success {
+                Some(s) => {
+                    out.push(1);
+                    out.extend_from_slice(&s.first_rank.to_le_bytes());
+                    put_line_ref(&mut out, &s.line);
+                }
+                None => out.push(0),
+            }
+            out.extend_from_slice(&(p.stages.len() as u32).to_le_bytes());
+            for r in &p.stages {
+                put_line_ref(&mut out, r);
+            }
+        }
+        out
+    }
+
+    /// A segment from [`Segment::to_bytes`]; ready to merge (it can take no more bytes).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Segment, String> {
+        let mut w = Wire { bytes, at: 0 };
+        if w.take(4)? != WIRE_MAGIC {
+            return Err("not a deploy-gate segment".into());
+        }
+        let file = w.u32()?;
+        let counts = Counts {
+            lines: w.u64()?,
+            blank_lines: w.u64()?,
+            stage_entries: w.u64()?,
+            completion_entries: w.u64()?,
+            successful_completions: w.u64()?,
+        };
+        let next_rank = w.u64()?;
+        let mut skips = BTreeMap::new();
+        for _ in 0..w.count(13)? {
+            let reason = *SKIP_REASONS.get(w.u8()? as usize).ok_or("an unknown skip reason")?;
+            let count = w.u64()?;
+            let n = w.count(8)?;
+            let lines = (0..n).map(|_| w.u64()).collect::<Result<Vec<_>, _>>()?;
+            skips.insert(reason, (count, lines));
+        }
+        let mut pipelines = Pipelines::default();
+        for _ in 0..w.count(11)? {
+            let len = w.u32()? as usize;
+            let text = std::str::from_utf8(w.take(len)?)
+                .map_err(|_| "an id that is not UTF-8")?
+                .into();
+            let id = PipelineId {
+                text,
+                numeric: w.u8()? == 1,
+            };
+            let has_input = w.u8()? == 1;
+            let success = match w.u8()? {
+                1 => Some(Success {
+                    first_rank: w.u64()?,
+                    line: w.line_ref()?,
+                }),
+                _ => None,
+            };
+            let n = w.count(16)?;
+            let stages = (0..n).map(|_| w.line_ref()).collect::<Result<Vec<_>, _>>()?;
+            let p = pipelines.get_or_insert(id);
+            p.has_input = has_input;
+            p.success = success;
+            p.stages = stages;
+        }
+        if w.at != bytes.len() {
+            return Err("trailing bytes after a segment".into());
+        }
+        Ok(Segment {
+            file,
+            pass: PassSet::default(),
+            splitter: LineSplitter::new(0),
+            counts,
+            skips,
+            pipelines,
+            next_rank,
+        })
+    }
+}
+
 /// Merges segments, in file order and within a file in offset order, into the index.
 #[derive(Default)]
 pub struct IndexBuilder {
@@ -422,6 +604,11 @@ impl IndexBuilder {
         let f = &mut self.files[file as usize];
         f.bytes = bytes;
         f.sha256 = sha256;
+    }
+
+    /// Files declared so far.
+    pub fn file_count(&self) -> usize {
+        self.files.len()
     }
 
     /// Merges the next segment (the segments of a file in order, the files in order).
@@ -704,6 +891,54 @@ mod tests {
         assert_eq!(serde_json::to_string(&idx.pipelines[0].id).unwrap(), "531386");
         let idx = scan(r#"{"pipeline_id":0,"stage_id":"s"}"#);
         assert_eq!(idx.summary().skipped["no_pipeline_id"].count, 1);
+    }
+
+    #[test]
+    fn segments_survive_the_wire() {
+        let text = "{\"pipeline_id\":\"a\",\"stage_id\":\"s\",\"input\":\"x\"}\nnot json\n{\"pipeline_id\":7,\"verdict\":\"PASS\",\"is_complete\":true}\n{\"pipeline_id\":\"a\",\"verdict\":\"PASS\",\"is_complete\":true}\n";
+        let scan = |wire: bool| {
+            let mut builder = IndexBuilder::new();
+            let no = builder.add_file(InputFile {
+                role: "audit".into(),
+                name: "f".into(),
+                bytes: 0,
+                sha256: String::new(),
+            });
+            let mut seg = Segment::new(PassSet::default(), DEFAULT_MAX_LINE, no, 0);
+            seg.push(text.as_bytes());
+            seg.finish();
+            let seg = if wire {
+                Segment::from_bytes(&seg.to_bytes()).unwrap()
+            } else {
+                seg
+            };
+            builder.merge(seg);
+            let idx = builder.finish();
+            (
+                idx.summary().clone(),
+                idx.pipelines
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.id.clone(),
+                            p.stages.clone(),
+                            p.has_input,
+                            p.success.map(|s| (s.first_rank, s.line)),
+                        )
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(scan(true), scan(false));
+        assert!(Segment::from_bytes(b"DGS1\0").is_err());
+        assert!(Segment::from_bytes(b"nope").is_err());
+        let mut huge = b"DGS1".to_vec();
+        huge.extend_from_slice(&[0u8; 52]);
+        huge.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert!(
+            Segment::from_bytes(&huge).is_err(),
+            "a huge count is refused before allocating"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! call `buildTestSet([bytes])` instead. Nothing here touches the DOM, the network or a clock.
 
 use crate::attest::keys;
-use crate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
+use crate::audit::{AuditIndex, AuditScanner, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
 use crate::decision::{GatePolicy, PolicyInput};
 use crate::report::{evaluate, GateInputs, GateReport};
 use crate::sniff::sniff;
@@ -134,6 +134,7 @@ pub struct GateSession {
     old_trajectories: Option<Trajectories>,
     new_trajectories: Option<Trajectories>,
     hashing: bool,
+    segmented: Option<IndexBuilder>,
 }
 
 #[wasm_bindgen]
@@ -154,6 +155,7 @@ impl GateSession {
             old_trajectories: None,
             new_trajectories: None,
             hashing: true,
+            segmented: None,
         })
     }
 
@@ -210,6 +212,81 @@ impl GateSession {
         }
         scanner.set_file_sha256(file, sha256.to_ascii_lowercase());
         Ok(())
+    }
+
+    /// The policy's pass verdicts (upper-cased), for `SegmentScanner`s in other workers.
+    #[wasm_bindgen(js_name = passVerdicts)]
+    pub fn pass_verdicts(&self) -> Vec<String> {
+        self.policy.pass_verdicts.verdicts().to_vec()
+    }
+
+    /// Starts an audit log read as segments scanned elsewhere (`SegmentScanner`, in several
+    /// workers): declare each file with `addAuditFile`, merge the segments in file order with
+    /// `mergeSegment`, give each file's size and sha256, then `finishSegmentedAudit`.
+    #[wasm_bindgen(js_name = beginSegmentedAudit)]
+    pub fn begin_segmented_audit(&mut self) {
+        self.scanner = None;
+        self.index = None;
+        self.builder = None;
+        self.test_set = None;
+        self.segmented = Some(IndexBuilder::new());
+    }
+
+    /// Declares the next audit file of a segmented audit log; returns its number.
+    #[wasm_bindgen(js_name = addAuditFile)]
+    pub fn add_audit_file(&mut self, name: &str) -> Result<u32, JsError> {
+        let b = self
+            .segmented
+            .as_mut()
+            .ok_or_else(|| into_error("call beginSegmentedAudit first"))?;
+        Ok(b.add_file(InputFile {
+            role: "audit".into(),
+            name: name.into(),
+            bytes: 0,
+            sha256: String::new(),
+        }))
+    }
+
+    /// Merges the next segment (from `SegmentScanner.finish`), in file then offset order.
+    #[wasm_bindgen(js_name = mergeSegment)]
+    pub fn merge_segment(&mut self, bytes: &[u8]) -> Result<(), JsError> {
+        let b = self
+            .segmented
+            .as_mut()
+            .ok_or_else(|| into_error("call beginSegmentedAudit first"))?;
+        let segment = Segment::from_bytes(bytes).map_err(into_error)?;
+        if segment.file() as usize >= b.file_count() {
+            return Err(into_error("a segment of a file that was not added"));
+        }
+        b.merge(segment);
+        Ok(())
+    }
+
+    /// Gives a segmented audit file's size and sha256 (hex).
+    #[wasm_bindgen(js_name = setAuditFileDigest)]
+    pub fn set_audit_file_digest(&mut self, file: u32, size: f64, sha256: &str) -> Result<(), JsError> {
+        let b = self
+            .segmented
+            .as_mut()
+            .ok_or_else(|| into_error("call beginSegmentedAudit first"))?;
+        if file as usize >= b.file_count() || sha256.len() != 64 || !sha256.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return Err(into_error("an unknown file, or a sha256 that is not 64 hex digits"));
+        }
+        b.set_file_digest(file, size as u64, sha256.to_ascii_lowercase());
+        Ok(())
+    }
+
+    /// Ends a segmented audit log and returns what pass 1 saw.
+    #[wasm_bindgen(js_name = finishSegmentedAudit, unchecked_return_type = "AuditSummary")]
+    pub fn finish_segmented_audit(&mut self) -> Result<JsValue, JsError> {
+        let b = self
+            .segmented
+            .take()
+            .ok_or_else(|| into_error("call beginSegmentedAudit first"))?;
+        let index = b.finish();
+        let summary = to_js(index.summary());
+        self.index = Some(index);
+        summary
     }
 
     /// Starts an audit file (the first call also starts a new audit log).
@@ -608,5 +685,36 @@ impl Sha256Stream {
 impl Default for Sha256Stream {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// Pass 1 over one part of an audit file, in any worker: the bytes from `offset` (0 or just
+/// after a newline) to the end of the part. `finish` gives the segment for `mergeSegment`.
+#[wasm_bindgen]
+pub struct SegmentScanner {
+    segment: Segment,
+}
+
+#[wasm_bindgen]
+impl SegmentScanner {
+    /// A scanner for file number `file`, starting at byte `offset`, with the session's pass
+    /// verdicts (`GateSession.passVerdicts()`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(pass_verdicts: Vec<String>, file: u32, offset: f64) -> SegmentScanner {
+        let pass = crate::compat::PassSet::new(pass_verdicts);
+        SegmentScanner {
+            segment: Segment::new(pass, DEFAULT_MAX_LINE, file, offset as u64),
+        }
+    }
+
+    /// Feeds the next bytes.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.segment.push(chunk);
+    }
+
+    /// Ends the part: the segment as bytes (the scanner can be used no further).
+    pub fn finish(mut self) -> Vec<u8> {
+        self.segment.finish();
+        self.segment.to_bytes()
     }
 }

@@ -163,3 +163,43 @@ fn hashing_in_another_worker_gives_the_same_report() {
     s.add_trajectories("new", NEW_T, "new_trajectories.jsonl").unwrap();
     assert_eq!(s.evaluate_json().unwrap(), reference);
 }
+
+#[wasm_bindgen_test]
+fn segments_scanned_apart_and_merged_give_the_same_report() {
+    use deploy_gate::wasm::{SegmentScanner, Sha256Stream};
+    let reference = loaded_session().evaluate_json().unwrap();
+    let mut s = GateSession::new(reference_policy()).unwrap();
+    s.begin_segmented_audit();
+    let file = s.add_audit_file("audit.jsonl").unwrap();
+    let pass = s.pass_verdicts();
+    // Cut at the newlines nearest a third and two thirds of the file.
+    let cut = |at: usize| at + AUDIT[at..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    let starts = [0, cut(AUDIT.len() / 3), cut(2 * AUDIT.len() / 3)];
+    let ends = [starts[1], starts[2], AUDIT.len()];
+    let segments: Vec<Vec<u8>> = starts
+        .iter()
+        .zip(ends)
+        .map(|(&a, b)| {
+            let mut scanner = SegmentScanner::new(pass.clone(), file, a as f64);
+            for chunk in AUDIT[a..b].chunks(10_000) {
+                scanner.push(chunk);
+            }
+            scanner.finish()
+        })
+        .collect();
+    for segment in &segments {
+        s.merge_segment(segment).unwrap();
+    }
+    assert!(s.merge_segment(b"garbage").is_err());
+    let mut hash = Sha256Stream::new();
+    hash.update(AUDIT);
+    s.set_audit_file_digest(file, AUDIT.len() as f64, &hash.finish())
+        .unwrap();
+    s.finish_segmented_audit().unwrap();
+    s.build_test_set(vec![js_sys::Uint8Array::from(AUDIT)]).unwrap();
+    s.add_verdicts("old", OLD, "old_verdicts.jsonl").unwrap();
+    s.add_verdicts("new", NEW, "new_verdicts.jsonl").unwrap();
+    s.add_trajectories("old", OLD_T, "old_trajectories.jsonl").unwrap();
+    s.add_trajectories("new", NEW_T, "new_trajectories.jsonl").unwrap();
+    assert_eq!(s.evaluate_json().unwrap(), reference);
+}

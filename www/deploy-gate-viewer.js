@@ -1,5 +1,6 @@
 // <deploy-gate-viewer>: the whole gate viewer as one custom element. Import this module and put
 // the element on a page; it loads its styles, starts the worker and runs everything locally.
+// Attribute scan-workers="N": how many workers scan a large log (default: cores − 1).
 import { register } from "./components/index.js";
 import { GateClient } from "./client.js";
 import { h, download } from "./dom.js";
@@ -99,7 +100,8 @@ export class DeployGateViewer extends HTMLElement {
       this.loaded.audit = [];
       if (audit.length) {
         this.progress.start(`Reading ${audit.length === 1 ? audit[0].name : `${audit.length} audit files`}`);
-        await this.client.call("audit", { files: audit }, (p) => this.progress.update(p));
+        const workers = Number(this.getAttribute("scan-workers")) || 0;
+        await this.client.call("audit", { files: audit, workers }, (p) => this.progress.update(p));
         this.progress.done();
       } else {
         await this.client.call("remove", { role: "audit" });

@@ -1,4 +1,4 @@
-// Hashes one file (sha256) while the gate worker scans it: {file} → {sha256} | {error}.
+// Hashes one file (sha256) while other workers scan it: {file} → {sha256} | {error}.
 import init, { Sha256Stream } from "../pkg/deploy_gate.js";
 
 onmessage = async (event) => {

@@ -1,12 +1,13 @@
 // The only module that touches the wasm package. It streams files into a GateSession and
 // answers {id, type, payload} with {id, ok, result | error}; while it streams it posts
 // {id, type: "progress", phase, loaded, total}.
-import init, { GateSession, generateKeyPair, keyInfo, signDecision, verifyEnvelope } from "../pkg/deploy_gate.js";
+import init, { GateSession, SegmentScanner, generateKeyPair, keyInfo, signDecision, verifyEnvelope } from "../pkg/deploy_gate.js";
 
 const ready = init();
 let session = null;
 let auditFiles = [];
 let gzipped = [];
+let scanWorkers = 0;
 // Every request gets an epoch when it arrives; "cancel" cancels every request received before it.
 let requestEpoch = 0;
 let cancelEpoch = 0;
@@ -42,53 +43,117 @@ function open(file, gzip, counter) {
   return gzip ? counted.pipeThrough(new DecompressionStream("gzip")) : counted;
 }
 
-/** Hashes a file in a second worker, in parallel with the scan. */
-function hashInWorker(file) {
-  const worker = new Worker(new URL("./hash-worker.js", import.meta.url), { type: "module" });
+/** Helper workers running now, each with the function that fails its request. */
+const helpers = new Map();
+
+/** Runs a helper worker for one job; cancel terminates it and fails the job. */
+function helper(script, job, onProgress) {
+  const worker = new Worker(new URL(script, import.meta.url), { type: "module" });
   const done = new Promise((resolve, reject) => {
-    worker.onmessage = (e) => (e.data.error ? reject(new Error(e.data.error)) : resolve(e.data.sha256));
-    worker.onerror = (e) => reject(new Error(e.message || "the hash worker failed"));
+    helpers.set(worker, reject);
+    worker.onmessage = (e) => {
+      if (e.data.progress !== undefined) onProgress && onProgress(e.data.progress);
+      else if (e.data.error) reject(new Error(e.data.error));
+      else resolve(e.data);
+    };
+    worker.onerror = (e) => reject(new Error(e.message || `${script} failed`));
   });
-  worker.postMessage({ file });
-  return { done: done.finally(() => worker.terminate()), stop: () => worker.terminate() };
+  worker.postMessage(job);
+  return done.finally(() => {
+    worker.terminate();
+    helpers.delete(worker);
+  });
 }
+
+function stopHelpers() {
+  for (const [worker, reject] of helpers) {
+    worker.terminate();
+    reject(new Cancelled());
+  }
+  helpers.clear();
+}
+
+/** Parts of a plain file for several scan workers: starts just after newlines. */
+async function segmentStarts(file, parts) {
+  const starts = [0];
+  for (let i = 1; i < parts; i++) {
+    let at = Math.floor((file.size * i) / parts);
+    if (at <= starts[starts.length - 1]) continue;
+    let found = -1;
+    while (at < file.size) {
+      const buf = new Uint8Array(await file.slice(at, Math.min(file.size, at + 65536)).arrayBuffer());
+      const p = buf.indexOf(10);
+      if (p >= 0) {
+        found = at + p + 1;
+        break;
+      }
+      at += buf.length;
+    }
+    if (found < 0 || found >= file.size) break;
+    starts.push(found);
+  }
+  return starts;
+}
+
+/** Files at least this large are scanned by several workers. */
+const PARALLEL_FROM = 32 << 20;
 
 async function scanAudit(id) {
   const total = auditFiles.reduce((n, f) => n + f.size, 0);
-  let done = 0;
+  const read = new Map();
   let lastPost = 0;
+  const report = (key, bytes) => {
+    read.set(key, bytes);
+    const now = performance.now();
+    if (now - lastPost > 100) {
+      lastPost = now;
+      progress(id, "scan", [...read.values()].reduce((a, b) => a + b, 0), total);
+    }
+  };
   session.removeInput("audit");
-  session.setHashing(false);
+  session.beginSegmentedAudit();
+  const pass = session.passVerdicts();
+  // One core hashes; the others scan (several workers only on machines with 3+ cores, unless
+  // the viewer's scan-workers attribute asks for them).
+  const workers = scanWorkers > 0 ? scanWorkers : Math.max(1, Math.min(8, (navigator.hardwareConcurrency || 2) - 1));
   gzipped = [];
   for (const [no, file] of auditFiles.entries()) {
+    session.addAuditFile(file.name);
     const gzip = await isGzip(file);
     gzipped.push(gzip);
-    const hash = hashInWorker(file);
-    session.beginAudit(file.name);
-    const counter = { raw: 0 };
-    const reader = open(file, gzip, counter).getReader();
-    try {
-      for (;;) {
-        if (cancelled()) throw new Cancelled();
-        const { done: end, value } = await reader.read();
-        if (end) break;
-        session.pushAudit(value);
-        const now = performance.now();
-        if (now - lastPost > 100) {
-          lastPost = now;
-          progress(id, "scan", done + counter.raw, total);
+    const hash = helper("./hash-worker.js", { file });
+    hash.catch(() => {}); // awaited below; a cancel before that must not be an unhandled rejection
+    let segments;
+    if (!gzip && workers > 1 && file.size >= PARALLEL_FROM) {
+      const starts = await segmentStarts(file, workers);
+      const ends = [...starts.slice(1), file.size];
+      const results = await Promise.all(
+        starts.map((start, k) => helper("./scan-worker.js", { file, no, start, end: ends[k], pass }, (b) => report(`${no}:${k}`, b))),
+      );
+      segments = results.map((r) => new Uint8Array(r.segment));
+    } else {
+      const scanner = new SegmentScanner(pass, no, 0);
+      const counter = { raw: 0 };
+      const reader = open(file, gzip, counter).getReader();
+      try {
+        for (;;) {
+          if (cancelled()) throw new Cancelled();
+          const { done, value } = await reader.read();
+          if (done) break;
+          scanner.push(value);
+          report(`${no}`, counter.raw);
         }
+      } catch (e) {
+        reader.cancel().catch(() => {});
+        throw e;
       }
-      session.setAuditSha256(no, await hash.done);
-    } catch (e) {
-      hash.stop();
-      reader.cancel().catch(() => {});
-      throw e;
+      segments = [scanner.finish()];
     }
-    done += file.size;
+    for (const segment of segments) session.mergeSegment(segment);
+    session.setAuditFileDigest(no, file.size, (await hash).sha256);
   }
   progress(id, "scan", total, total);
-  return session.finishAudit();
+  return session.finishSegmentedAudit();
 }
 
 async function buildTestSet(id) {
@@ -183,8 +248,9 @@ const handlers = {
     }
     return GateSession.sniffRole(name, head);
   },
-  async audit({ files }, id) {
+  async audit({ files, workers }, id) {
     auditFiles = files;
+    scanWorkers = Number(workers) || 0;
     if (files.length === 0) {
       session.removeInput("audit");
       return null;
@@ -241,6 +307,7 @@ onmessage = (event) => {
   const { id, type, payload } = event.data;
   if (type === "cancel") {
     cancelEpoch = requestEpoch;
+    stopHelpers();
     return;
   }
   const epoch = ++requestEpoch;

@@ -157,10 +157,12 @@ test("the embedding example page shows the same viewer", async () => {
   await page.context().close();
 });
 
-test("a 200 MB log streams with progress while the page stays responsive; cancel stops it", async () => {
+test("a 200 MB log streams through three scan workers with one progress bar while the page stays responsive; cancel stops them all", async () => {
   const dir = generated("200M");
   const files = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl"].map((f) => path.join(dir, f));
   const page = await openPage(env);
+  // Three scan workers (and the hash worker), whatever the number of cores here.
+  await page.evaluate(() => document.querySelector("deploy-gate-viewer").setAttribute("scan-workers", "3"));
 
   // Cancel: stop the first run as soon as it reports progress.
   await page.setInputFiles('[data-testid="file-input"]', files);

@@ -1,0 +1,30 @@
+// Scans one newline-aligned part of an audit file (pass 1) and returns the segment:
+// {file, no, start, end, pass} → {progress: bytes}… then {segment: ArrayBuffer} | {error}.
+import init, { SegmentScanner } from "../pkg/deploy_gate.js";
+
+onmessage = async (event) => {
+  const { file, no, start, end, pass } = event.data;
+  try {
+    await init();
+    const scanner = new SegmentScanner(pass, no, start);
+    const reader = file.slice(start, end).stream().getReader();
+    let done = 0;
+    let last = 0;
+    for (;;) {
+      const { done: finished, value } = await reader.read();
+      if (finished) break;
+      scanner.push(value);
+      done += value.byteLength;
+      const now = performance.now();
+      if (now - last > 100) {
+        last = now;
+        postMessage({ progress: done });
+      }
+    }
+    postMessage({ progress: done });
+    const bytes = scanner.finish();
+    postMessage({ segment: bytes.buffer }, [bytes.buffer]);
+  } catch (e) {
+    postMessage({ error: String(e && e.message ? e.message : e) });
+  }
+};
