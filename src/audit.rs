@@ -51,6 +51,16 @@ impl PipelineId {
     }
 }
 
+/// The id text of a `pipeline_id` value without allocating for strings (as
+/// [`PipelineId::from_scalar`] decides).
+fn id_text<'a>(value: &'a Scalar<'_>) -> Result<(std::borrow::Cow<'a, str>, bool), SkipReason> {
+    match value {
+        Scalar::Str(s) if !s.is_empty() => Ok((std::borrow::Cow::Borrowed(s.as_ref()), false)),
+        Scalar::Int(i) if *i != 0 => Ok((std::borrow::Cow::Owned(i.to_string()), true)),
+        other => PipelineId::from_scalar(other).map(|_| unreachable!("every accepted id is handled above")),
+    }
+}
+
 impl std::fmt::Display for PipelineId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)
@@ -209,20 +219,18 @@ struct Pipelines {
     hasher: DefaultHashBuilder,
     table: HashTable<u32>,
     list: Vec<Pipeline>,
+    hashes: Vec<u64>,
 }
 
 impl Pipelines {
-    fn get_or_insert(&mut self, id: PipelineId) -> &mut Pipeline {
-        let hash = self.hasher.hash_one(&id.text);
+    /// The pipeline with this id, inserted if new (the id moves in).
+    fn entry_owned(&mut self, id: PipelineId) -> &mut Pipeline {
+        let hash = self.hasher.hash_one(&*id.text);
         let list = &mut self.list;
-        let hasher = &self.hasher;
+        let hashes = &mut self.hashes;
         let slot = self
             .table
-            .entry(
-                hash,
-                |&i| list[i as usize].id.text == id.text,
-                |&i| hasher.hash_one(&list[i as usize].id.text),
-            )
+            .entry(hash, |&i| list[i as usize].id.text == id.text, |&i| hashes[i as usize])
             .or_insert_with(|| {
                 list.push(Pipeline {
                     id,
@@ -230,6 +238,30 @@ impl Pipelines {
                     has_input: false,
                     success: None,
                 });
+                hashes.push(hash);
+                (list.len() - 1) as u32
+            });
+        let index = *slot.get() as usize;
+        &mut self.list[index]
+    }
+
+    /// The pipeline with this id text, inserted (with the id `make` gives) if new. Only a new
+    /// pipeline allocates; hashes are kept so the table never re-hashes ids as it grows.
+    fn entry(&mut self, text: &str, make: impl FnOnce() -> PipelineId) -> &mut Pipeline {
+        let hash = self.hasher.hash_one(text);
+        let list = &mut self.list;
+        let hashes = &mut self.hashes;
+        let slot = self
+            .table
+            .entry(hash, |&i| &*list[i as usize].id.text == text, |&i| hashes[i as usize])
+            .or_insert_with(|| {
+                list.push(Pipeline {
+                    id: make(),
+                    stages: Vec::new(),
+                    has_input: false,
+                    success: None,
+                });
+                hashes.push(hash);
                 (list.len() - 1) as u32
             });
         let index = *slot.get() as usize;
@@ -366,7 +398,11 @@ impl Segment {
             NotObject::NotJson => SkipReason::NotJson,
             NotObject::NotObject => SkipReason::NotObject,
         })?;
-        let id = PipelineId::from_scalar(&f.pipeline_id)?;
+        let (text, numeric) = id_text(&f.pipeline_id)?;
+        let make = || PipelineId {
+            text: text.as_ref().into(),
+            numeric,
+        };
         let is_completion = f.has_is_complete || f.completion_name;
         if is_completion || (!f.has_stage_key && f.verdict.is_some()) {
             self.counts.completion_entries += 1;
@@ -374,7 +410,7 @@ impl Segment {
             if f.is_complete && !f.error_set && passed {
                 self.counts.successful_completions += 1;
                 let rank = self.next_rank;
-                let p = self.pipelines.get_or_insert(id);
+                let p = self.pipelines.entry(&text, make);
                 match &mut p.success {
                     Some(s) => s.line = at,
                     None => {
@@ -388,7 +424,7 @@ impl Segment {
             }
         } else if f.has_stage_key {
             self.counts.stage_entries += 1;
-            let p = self.pipelines.get_or_insert(id);
+            let p = self.pipelines.entry(&text, make);
             p.stages.push(at);
             p.has_input |= f.snapshot_input_set || f.input_set;
         } else {
@@ -555,7 +591,7 @@ impl Segment {
             };
             let n = w.count(16)?;
             let stages = (0..n).map(|_| w.line_ref()).collect::<Result<Vec<_>, _>>()?;
-            let p = pipelines.get_or_insert(id);
+            let p = pipelines.entry_owned(id);
             p.has_input = has_input;
             p.success = success;
             p.stages = stages;
@@ -638,14 +674,20 @@ impl IndexBuilder {
         let mut list = segment.pipelines.list;
         list.sort_by_key(|p| p.success.map_or(u64::MAX, |s| s.first_rank));
         for p in list {
-            let target = self.pipelines.get_or_insert(p.id);
+            let Pipeline {
+                id,
+                stages,
+                has_input,
+                success,
+            } = p;
+            let target = self.pipelines.entry_owned(id);
             if target.stages.is_empty() {
-                target.stages = p.stages;
+                target.stages = stages;
             } else {
-                target.stages.extend(p.stages);
+                target.stages.extend(stages);
             }
-            target.has_input |= p.has_input;
-            if let Some(s) = p.success {
+            target.has_input |= has_input;
+            if let Some(s) = success {
                 match &mut target.success {
                     Some(existing) => existing.line = s.line,
                     None => {
