@@ -32,6 +32,7 @@ read -r secs kb < "$timing"
 awk -v b="$bytes" -v s="$secs" -v k="$kb" 'BEGIN { printf "deploy-gate evaluate (native, all cores): %.2f s, %.0f MB/s, peak RSS %.0f MB\n", s, b/1e6/s, k/1024 }'
 
 node scripts/bench-wasm.mjs "$data"
+NO_HASH=1 node scripts/bench-wasm.mjs "$data" | sed "s/one core)/one core, sha256 left to another worker)/"
 node scripts/bench-page.mjs "$data"
 
 seed=${SEED_PY:-../shared/seeds/deployment_gate.py}
