@@ -4,7 +4,7 @@ use crate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
 use crate::decision::GatePolicy;
 use crate::error::InputError;
 use crate::report::{evaluate, GateInputs, GateReport};
-use crate::testset::{build_from_memory, TestSet};
+use crate::testset::{build_from_memory, TestSet, TestSetError};
 use crate::trajectory::{parse_trajectories, Trajectories};
 use crate::verdicts::{parse_verdicts, Verdicts};
 
@@ -39,8 +39,12 @@ pub fn scan_audit(files: &[NamedBytes<'_>], policy: &GatePolicy) -> AuditIndex {
 pub fn test_set_in_memory(files: &[NamedBytes<'_>], policy: &GatePolicy) -> Result<(AuditIndex, TestSet), InputError> {
     let index = scan_audit(files, policy);
     let bytes: Vec<&[u8]> = files.iter().map(|f| f.1).collect();
-    let ts = build_from_memory(&index, &bytes, &policy.test_set)
-        .map_err(|e| InputError::at("audit", "", None, e.to_string()))?;
+    let ts = build_from_memory(&index, &bytes, &policy.test_set).map_err(|e| {
+        let file = match &e {
+            TestSetError::Changed { file, .. } | TestSetError::NotFed { file, .. } => file.clone(),
+        };
+        InputError::at("audit", &file, None, e.to_string())
+    })?;
     Ok((index, ts))
 }
 

@@ -1,8 +1,14 @@
 //! deploy-gate: gates the deployment of a retrained agent model.
 //!
 //! The core is sans-IO: bytes are pushed in and values come out. Nothing in this library opens
-//! files, reads a clock or draws entropy; the CLI (`src/bin/deploy-gate.rs`) and the wasm shell
-//! do that and pass the results in.
+//! files, reads a clock or draws entropy; the CLI (`src/bin/deploy-gate/`) and the wasm shell
+//! (`wasm`) do that and pass the results in.
+//!
+//! The flow: [`audit`] scans the audit log (pass 1, in segments that can run in parallel) into
+//! an index of line ranges; [`testset`] chooses the cases and builds them from just their lines
+//! (pass 2); [`verdicts`] and [`trajectory`] read the models' results; [`scoring`], [`stats`]
+//! and [`decision`] score and decide; [`report`] assembles the GateReport; [`attest`] signs and
+//! verifies the decision; [`deploy`] edits the serving config.
 #![deny(missing_docs)]
 
 pub mod attest;
