@@ -223,49 +223,47 @@ struct Pipelines {
 }
 
 impl Pipelines {
+    /// The index of the pipeline with this hash that satisfies `is_it`.
+    fn find(&self, hash: u64, is_it: impl Fn(&Pipeline) -> bool) -> Option<usize> {
+        self.table
+            .find(hash, |&i| is_it(&self.list[i as usize]))
+            .map(|&i| i as usize)
+    }
+
+    /// Adds a new pipeline. Hashes are kept so the table never re-hashes ids as it grows.
+    fn insert(&mut self, hash: u64, id: PipelineId) -> usize {
+        let i = self.list.len();
+        self.list.push(Pipeline {
+            id,
+            stages: Vec::new(),
+            has_input: false,
+            success: None,
+        });
+        self.hashes.push(hash);
+        let hashes = &self.hashes;
+        self.table.insert_unique(hash, i as u32, |&j| hashes[j as usize]);
+        i
+    }
+
     /// The pipeline with this id, inserted if new (the id moves in).
     fn entry_owned(&mut self, id: PipelineId) -> &mut Pipeline {
         let hash = self.hasher.hash_one(&*id.text);
-        let list = &mut self.list;
-        let hashes = &mut self.hashes;
-        let slot = self
-            .table
-            .entry(hash, |&i| list[i as usize].id.text == id.text, |&i| hashes[i as usize])
-            .or_insert_with(|| {
-                list.push(Pipeline {
-                    id,
-                    stages: Vec::new(),
-                    has_input: false,
-                    success: None,
-                });
-                hashes.push(hash);
-                (list.len() - 1) as u32
-            });
-        let index = *slot.get() as usize;
-        &mut self.list[index]
+        let i = match self.find(hash, |p| p.id.text == id.text) {
+            Some(i) => i,
+            None => self.insert(hash, id),
+        };
+        &mut self.list[i]
     }
 
-    /// The pipeline with this id text, inserted (with the id `make` gives) if new. Only a new
-    /// pipeline allocates; hashes are kept so the table never re-hashes ids as it grows.
+    /// The pipeline with this id text, inserted (with the id `make` gives) if new: only a new
+    /// pipeline allocates.
     fn entry(&mut self, text: &str, make: impl FnOnce() -> PipelineId) -> &mut Pipeline {
         let hash = self.hasher.hash_one(text);
-        let list = &mut self.list;
-        let hashes = &mut self.hashes;
-        let slot = self
-            .table
-            .entry(hash, |&i| &*list[i as usize].id.text == text, |&i| hashes[i as usize])
-            .or_insert_with(|| {
-                list.push(Pipeline {
-                    id: make(),
-                    stages: Vec::new(),
-                    has_input: false,
-                    success: None,
-                });
-                hashes.push(hash);
-                (list.len() - 1) as u32
-            });
-        let index = *slot.get() as usize;
-        &mut self.list[index]
+        let i = match self.find(hash, |p| &*p.id.text == text) {
+            Some(i) => i,
+            None => self.insert(hash, make()),
+        };
+        &mut self.list[i]
     }
 }
 
@@ -794,11 +792,6 @@ impl AuditScanner {
         }
         segment.push(chunk);
         *len += chunk.len() as u64;
-    }
-
-    /// Bytes pushed into the current file so far.
-    pub fn file_position(&self) -> u64 {
-        self.open.as_ref().map_or(0, |(_, _, n)| *n)
     }
 
     /// Ends the current file: its last line is read even without a newline.

@@ -243,10 +243,7 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
-}
+use crate::read::file_name;
 
 /// An input error with the path as the user typed it.
 fn input_error(path: &Path, e: InputError) -> anyhow::Error {

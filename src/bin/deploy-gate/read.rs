@@ -40,7 +40,8 @@ impl ReadOptions {
     }
 }
 
-fn file_name(path: &Path) -> String {
+/// The file name the report shows for a path (no directory).
+pub fn file_name(path: &Path) -> String {
     path.file_name()
         .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
