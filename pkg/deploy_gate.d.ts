@@ -108,6 +108,10 @@ export class GateSession {
      */
     buildTestSet(files: Uint8Array[]): TestSetInfo;
     /**
+     * Ends range `i` once all its bytes were fed.
+     */
+    endRange(i: number): void;
+    /**
      * The GateReport as JSON text, byte for byte what the CLI writes for the same inputs.
      */
     evaluateJson(): string;
@@ -116,9 +120,9 @@ export class GateSession {
      */
     evaluate(): GateReport;
     /**
-     * Feeds line `i` of `neededLines` (its bytes, without the line ending).
+     * Feeds the next bytes of range `i` of `neededRanges`.
      */
-    feedLine(i: number, bytes: Uint8Array | number[]): void;
+    feedRange(i: number, bytes: Uint8Array | number[]): void;
     /**
      * Ends the audit log (all its files) and returns what pass 1 saw.
      */
@@ -128,7 +132,7 @@ export class GateSession {
      */
     finishSegmentedAudit(): AuditSummary;
     /**
-     * Finishes pass 2 after every needed line was fed.
+     * Finishes pass 2 after every range was read and ended.
      */
     finishTestSet(): TestSetInfo;
     /**
@@ -140,10 +144,12 @@ export class GateSession {
      */
     mergeSegment(bytes: Uint8Array | number[]): void;
     /**
-     * The lines pass 2 needs, as a flat array `[file, offset, length, …]` (file = index of the
-     * audit file in the order begun). Read each and pass it to `feedLine` with its position.
+     * The byte ranges pass 2 reads, as a flat array `[file, start, end, …]` (file = index of
+     * the audit file in the order begun; end = -1: to the end of the file). Read each range
+     * and feed its bytes in order with `feedRange` (ranges may be read concurrently), then
+     * `endRange`.
      */
-    neededLines(): Float64Array;
+    neededRanges(): Float64Array;
     /**
      * A session with the given policy (defaults for absent fields).
      */
@@ -180,7 +186,7 @@ export class GateSession {
     setHashing(on: boolean): void;
     /**
      * Replaces the policy and says what must be redone: `"rescan"` (pass verdicts changed: push
-     * the audit log again), `"rebuild"` (test-set size or seed changed: call `neededLines`
+     * the audit log again), `"rebuild"` (test-set size or seed changed: call `neededRanges`
      * again) or `"ready"` (call `evaluate`).
      */
     setPolicy(policy: PolicyInput): PolicyChange;
@@ -276,15 +282,16 @@ export interface InitOutput {
     readonly gatesession_beginAudit: (a: number, b: number, c: number) => void;
     readonly gatesession_beginSegmentedAudit: (a: number) => void;
     readonly gatesession_buildTestSet: (a: number, b: number, c: number) => [number, number, number];
+    readonly gatesession_endRange: (a: number, b: number) => [number, number];
     readonly gatesession_evaluate: (a: number) => [number, number, number];
     readonly gatesession_evaluateJson: (a: number) => [number, number, number, number];
-    readonly gatesession_feedLine: (a: number, b: number, c: number, d: number) => [number, number];
+    readonly gatesession_feedRange: (a: number, b: number, c: number, d: number) => [number, number];
     readonly gatesession_finishAudit: (a: number) => [number, number, number];
     readonly gatesession_finishSegmentedAudit: (a: number) => [number, number, number];
     readonly gatesession_finishTestSet: (a: number) => [number, number, number];
     readonly gatesession_isReady: (a: number) => number;
     readonly gatesession_mergeSegment: (a: number, b: number, c: number) => [number, number];
-    readonly gatesession_neededLines: (a: number) => [number, number, number, number];
+    readonly gatesession_neededRanges: (a: number) => [number, number, number, number];
     readonly gatesession_new: (a: any) => [number, number, number];
     readonly gatesession_passVerdicts: (a: number) => [number, number];
     readonly gatesession_policy: (a: number) => [number, number, number];

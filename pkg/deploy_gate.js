@@ -113,6 +113,16 @@ export class GateSession {
         return takeFromExternrefTable0(ret[0]);
     }
     /**
+     * Ends range `i` once all its bytes were fed.
+     * @param {number} i
+     */
+    endRange(i) {
+        const ret = wasm.gatesession_endRange(this.__wbg_ptr, i);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
+    }
+    /**
      * The GateReport as JSON text, byte for byte what the CLI writes for the same inputs.
      * @returns {string}
      */
@@ -146,15 +156,15 @@ export class GateSession {
         return takeFromExternrefTable0(ret[0]);
     }
     /**
-     * Feeds line `i` of `neededLines` (its bytes, without the line ending).
+     * Feeds the next bytes of range `i` of `neededRanges`.
      * @param {number} i
      * @param {Uint8Array | number[]} bytes
      */
-    feedLine(i, bytes) {
+    feedRange(i, bytes) {
         const val2 = +i;
         const ptr0 = passArray8ToWasm0(bytes, wasm.__wbindgen_malloc);
         const len0 = WASM_VECTOR_LEN;
-        const ret = wasm.gatesession_feedLine(this.__wbg_ptr, val2, ptr0, len0);
+        const ret = wasm.gatesession_feedRange(this.__wbg_ptr, val2, ptr0, len0);
         if (ret[1]) {
             throw takeFromExternrefTable0(ret[0]);
         }
@@ -182,7 +192,7 @@ export class GateSession {
         return takeFromExternrefTable0(ret[0]);
     }
     /**
-     * Finishes pass 2 after every needed line was fed.
+     * Finishes pass 2 after every range was read and ended.
      * @returns {TestSetInfo}
      */
     finishTestSet() {
@@ -213,12 +223,14 @@ export class GateSession {
         }
     }
     /**
-     * The lines pass 2 needs, as a flat array `[file, offset, length, …]` (file = index of the
-     * audit file in the order begun). Read each and pass it to `feedLine` with its position.
+     * The byte ranges pass 2 reads, as a flat array `[file, start, end, …]` (file = index of
+     * the audit file in the order begun; end = -1: to the end of the file). Read each range
+     * and feed its bytes in order with `feedRange` (ranges may be read concurrently), then
+     * `endRange`.
      * @returns {Float64Array}
      */
-    neededLines() {
-        const ret = wasm.gatesession_neededLines(this.__wbg_ptr);
+    neededRanges() {
+        const ret = wasm.gatesession_neededRanges(this.__wbg_ptr);
         if (ret[3]) {
             throw takeFromExternrefTable0(ret[2]);
         }
@@ -325,7 +337,7 @@ export class GateSession {
     }
     /**
      * Replaces the policy and says what must be redone: `"rescan"` (pass verdicts changed: push
-     * the audit log again), `"rebuild"` (test-set size or seed changed: call `neededLines`
+     * the audit log again), `"rebuild"` (test-set size or seed changed: call `neededRanges`
      * again) or `"ready"` (call `evaluate`).
      * @param {PolicyInput} policy
      * @returns {PolicyChange}

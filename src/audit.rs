@@ -183,20 +183,13 @@ pub struct AuditSummary {
     pub candidates: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Success {
-    /// Rank of the pipeline's first successful completion among all pipelines.
-    pub first_rank: u64,
-    /// The line of the winning (last) successful completion.
-    pub line: LineRef,
-}
-
-#[derive(Debug)]
-pub(crate) struct Pipeline {
-    pub id: PipelineId,
-    pub stages: Vec<LineRef>,
-    pub has_input: bool,
-    pub success: Option<Success>,
+/// A place in the audit stream: a file (in the order given) and a byte offset in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Pos {
+    /// Index of the file among the audit files.
+    pub file: u32,
+    /// Byte offset in that file.
+    pub offset: u64,
 }
 
 /// The fields of a line that pass 1 needs.
@@ -213,57 +206,166 @@ struct Fields<'a> {
     snapshot_input_set: bool,
 }
 
-/// Pipelines by id, in a table that stores each id once.
+/// Offset stored for "no successful completion".
+const NO_SUCCESS: u64 = u64::MAX;
+
+/// One pipeline in the index, in a fixed-size record (its id is in the table's arena).
+///
+/// Its stage lines are kept as a span, not a list: where the first starts, where the last ends
+/// and how many there are. Pass 2 reads the spans of the chosen pipelines and picks their
+/// stage lines out again (see [`crate::testset`]), so the index costs the same per pipeline
+/// however many stages each has.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pipeline {
+    id_start: u64,
+    id_len: u32,
+    numeric: bool,
+    /// A stage line carries an input.
+    pub has_input: bool,
+    /// Stage lines seen.
+    pub stage_count: u64,
+    first_file: u32,
+    end_file: u32,
+    first_offset: u64,
+    end_offset: u64,
+    /// Rank of the first successful completion among all pipelines.
+    first_rank: u64,
+    success_file: u32,
+    success_len: u32,
+    /// Offset of the winning (last) successful completion, or [`NO_SUCCESS`].
+    success_offset: u64,
+}
+
+impl Pipeline {
+    fn new(id_start: u64, id_len: u32, numeric: bool) -> Self {
+        Pipeline {
+            id_start,
+            id_len,
+            numeric,
+            has_input: false,
+            stage_count: 0,
+            first_file: 0,
+            end_file: 0,
+            first_offset: 0,
+            end_offset: 0,
+            first_rank: 0,
+            success_file: 0,
+            success_len: 0,
+            success_offset: NO_SUCCESS,
+        }
+    }
+
+    /// Counts a stage line (they come in stream order).
+    fn add_stage(&mut self, at: LineRef) {
+        if self.stage_count == 0 {
+            self.first_file = at.file;
+            self.first_offset = at.offset;
+        }
+        self.stage_count += 1;
+        self.end_file = at.file;
+        self.end_offset = at.offset + at.len as u64;
+    }
+
+    /// Where the first stage line starts (meaningful when `stage_count > 0`).
+    pub fn first_stage(&self) -> Pos {
+        Pos {
+            file: self.first_file,
+            offset: self.first_offset,
+        }
+    }
+
+    /// Where the last stage line ends, before its line ending.
+    pub fn stages_end(&self) -> Pos {
+        Pos {
+            file: self.end_file,
+            offset: self.end_offset,
+        }
+    }
+
+    /// The rank of its first successful completion and the line of its last one.
+    pub fn success(&self) -> Option<(u64, LineRef)> {
+        (self.success_offset != NO_SUCCESS).then_some((
+            self.first_rank,
+            LineRef {
+                file: self.success_file,
+                offset: self.success_offset,
+                len: self.success_len,
+            },
+        ))
+    }
+
+    fn set_success_line(&mut self, line: LineRef) {
+        self.success_file = line.file;
+        self.success_offset = line.offset;
+        self.success_len = line.len;
+    }
+
+    /// Records a successful completion; `rank` is taken (and true returned) when it is the first.
+    fn add_success(&mut self, rank: u64, line: LineRef) -> bool {
+        let first = self.success_offset == NO_SUCCESS;
+        if first {
+            self.first_rank = rank;
+        }
+        self.set_success_line(line);
+        first
+    }
+}
+
+/// Pipelines by id: fixed-size records, their ids in one arena, a hash table of indices.
 #[derive(Default)]
-struct Pipelines {
+pub(crate) struct Pipelines {
     hasher: DefaultHashBuilder,
     table: HashTable<u32>,
     list: Vec<Pipeline>,
-    hashes: Vec<u64>,
+    ids: Vec<u8>,
 }
 
 impl Pipelines {
-    /// The index of the pipeline with this hash that satisfies `is_it`.
-    fn find(&self, hash: u64, is_it: impl Fn(&Pipeline) -> bool) -> Option<usize> {
-        self.table
-            .find(hash, |&i| is_it(&self.list[i as usize]))
-            .map(|&i| i as usize)
+    /// The id text of pipeline `p`.
+    pub fn text(&self, p: &Pipeline) -> &str {
+        let bytes = &self.ids[p.id_start as usize..p.id_start as usize + p.id_len as usize];
+        std::str::from_utf8(bytes).expect("ids are stored from str")
     }
 
-    /// Adds a new pipeline. Hashes are kept so the table never re-hashes ids as it grows.
-    fn insert(&mut self, hash: u64, id: PipelineId) -> usize {
+    /// The id of pipeline `p`.
+    pub fn id(&self, p: &Pipeline) -> PipelineId {
+        PipelineId {
+            text: self.text(p).into(),
+            numeric: p.numeric,
+        }
+    }
+
+    /// The records, in order of first appearance.
+    pub fn list(&self) -> &[Pipeline] {
+        &self.list
+    }
+
+    fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// The index of the pipeline with this id text, inserted if new.
+    fn entry(&mut self, text: &str, numeric: bool) -> usize {
+        let hash = self.hasher.hash_one(text.as_bytes());
+        let (list, ids) = (&self.list, &self.ids);
+        let text_of = |i: u32| {
+            let p = &list[i as usize];
+            &ids[p.id_start as usize..p.id_start as usize + p.id_len as usize]
+        };
+        if let Some(&i) = self.table.find(hash, |&i| text_of(i) == text.as_bytes()) {
+            return i as usize;
+        }
         let i = self.list.len();
-        self.list.push(Pipeline {
-            id,
-            stages: Vec::new(),
-            has_input: false,
-            success: None,
+        let index = u32::try_from(i).expect("fewer than 4 billion pipelines");
+        self.list
+            .push(Pipeline::new(self.ids.len() as u64, text.len() as u32, numeric));
+        self.ids.extend_from_slice(text.as_bytes());
+        let (hasher, list, ids) = (&self.hasher, &self.list, &self.ids);
+        self.table.insert_unique(hash, index, |&j| {
+            let p = &list[j as usize];
+            hasher.hash_one(&ids[p.id_start as usize..][..p.id_len as usize])
         });
-        self.hashes.push(hash);
-        let hashes = &self.hashes;
-        self.table.insert_unique(hash, i as u32, |&j| hashes[j as usize]);
         i
-    }
-
-    /// The pipeline with this id, inserted if new (the id moves in).
-    fn entry_owned(&mut self, id: PipelineId) -> &mut Pipeline {
-        let hash = self.hasher.hash_one(&*id.text);
-        let i = match self.find(hash, |p| p.id.text == id.text) {
-            Some(i) => i,
-            None => self.insert(hash, id),
-        };
-        &mut self.list[i]
-    }
-
-    /// The pipeline with this id text, inserted (with the id `make` gives) if new: only a new
-    /// pipeline allocates.
-    fn entry(&mut self, text: &str, make: impl FnOnce() -> PipelineId) -> &mut Pipeline {
-        let hash = self.hasher.hash_one(text);
-        let i = match self.find(hash, |p| &*p.id.text == text) {
-            Some(i) => i,
-            None => self.insert(hash, make()),
-        };
-        &mut self.list[i]
     }
 }
 
@@ -282,6 +384,7 @@ struct Counts {
 /// order by an [`IndexBuilder`]; the result is the same as scanning the file in one piece.
 pub struct Segment {
     file: u32,
+    max_line: usize,
     pass: PassSet,
     splitter: LineSplitter,
     counts: Counts,
@@ -297,6 +400,7 @@ impl Segment {
     pub fn new(pass: PassSet, max_line: usize, file: u32, offset: u64) -> Segment {
         Segment {
             file,
+            max_line,
             pass,
             splitter: LineSplitter::starting_at(offset, max_line),
             counts: Counts::default(),
@@ -360,76 +464,110 @@ impl Segment {
     }
 
     fn classify(&mut self, bytes: &[u8], at: LineRef) -> Result<(), SkipReason> {
-        let mut f = Fields::default();
-        parse_object_line(bytes, |key, v| {
-            match key {
-                "pipeline_id" => f.pipeline_id = v.scalar()?,
-                "is_complete" => {
-                    f.has_is_complete = true;
-                    f.is_complete = v.scalar()? == Scalar::Bool(true);
-                }
-                "stage_name" => f.completion_name = matches!(v.scalar()?, Scalar::Str(s) if s == COMPLETE_STAGE_NAME),
-                "stage_id" | "stage_type" => {
-                    f.has_stage_key = true;
-                    v.skip()?;
-                }
-                "verdict" => f.verdict = Some(v.scalar()?),
-                "error" => f.error_set = v.flag()?,
-                "input" => f.input_set = v.flag()?,
-                "state_snapshot" => {
-                    f.snapshot_input_set = false;
-                    v.object(&mut |k, inner| {
-                        if k == "input_text" {
-                            f.snapshot_input_set = inner.flag()?;
-                            Ok(())
-                        } else {
-                            inner.skip()
-                        }
-                    })?;
-                }
-                _ => v.skip()?,
-            }
-            Ok(())
-        })
-        .map_err(|e| match e {
-            NotObject::InvalidUtf8 => SkipReason::InvalidUtf8,
-            NotObject::NotJson => SkipReason::NotJson,
-            NotObject::NotObject => SkipReason::NotObject,
-        })?;
-        let (text, numeric) = id_text(&f.pipeline_id)?;
-        let make = || PipelineId {
-            text: text.as_ref().into(),
-            numeric,
-        };
-        let is_completion = f.has_is_complete || f.completion_name;
-        if is_completion || (!f.has_stage_key && f.verdict.is_some()) {
-            self.counts.completion_entries += 1;
-            let passed = matches!(&f.verdict, Some(Scalar::Str(v)) if self.pass.contains(v));
-            if f.is_complete && !f.error_set && passed {
-                self.counts.successful_completions += 1;
-                let rank = self.next_rank;
-                let p = self.pipelines.entry(&text, make);
-                match &mut p.success {
-                    Some(s) => s.line = at,
-                    None => {
-                        p.success = Some(Success {
-                            first_rank: rank,
-                            line: at,
-                        });
+        let entry = classify_line(bytes)?;
+        let (text, numeric) = entry.id_text();
+        match &entry.kind {
+            Kind::Completion { done, verdict } => {
+                self.counts.completion_entries += 1;
+                let passed = matches!(verdict, Some(Scalar::Str(v)) if self.pass.contains(v));
+                if *done && passed {
+                    self.counts.successful_completions += 1;
+                    let i = self.pipelines.entry(&text, numeric);
+                    if self.pipelines.list[i].add_success(self.next_rank, at) {
                         self.next_rank += 1;
                     }
                 }
             }
-        } else if f.has_stage_key {
-            self.counts.stage_entries += 1;
-            let p = self.pipelines.entry(&text, make);
-            p.stages.push(at);
-            p.has_input |= f.snapshot_input_set || f.input_set;
-        } else {
-            return Err(SkipReason::Unrecognized);
+            Kind::Stage { has_input } => {
+                self.counts.stage_entries += 1;
+                let i = self.pipelines.entry(&text, numeric);
+                let p = &mut self.pipelines.list[i];
+                p.add_stage(at);
+                p.has_input |= *has_input;
+            }
         }
         Ok(())
     }
+}
+
+/// What pass 1 makes of a line: whose it is and what it is.
+pub(crate) struct Entry<'a> {
+    id: Scalar<'a>,
+    /// Stage or completion.
+    pub kind: Kind<'a>,
+}
+
+/// The kind of an audit entry.
+pub(crate) enum Kind<'a> {
+    /// A stage entry; `has_input` when it carries `input` or `state_snapshot.input_text`.
+    Stage { has_input: bool },
+    /// A completion entry; `done` when `is_complete` is `true` and `error` is unset.
+    Completion { done: bool, verdict: Option<Scalar<'a>> },
+}
+
+impl Entry<'_> {
+    /// The pipeline id's text (an integer id in decimal) and whether it was an integer.
+    pub fn id_text(&self) -> (std::borrow::Cow<'_, str>, bool) {
+        id_text(&self.id).expect("classify_line accepts only usable ids")
+    }
+}
+
+/// Classifies one audit line (pass 1, and pass 2 again inside the spans it reads).
+pub(crate) fn classify_line(bytes: &[u8]) -> Result<Entry<'_>, SkipReason> {
+    let mut f = Fields::default();
+    parse_object_line(bytes, |key, v| {
+        match key {
+            "pipeline_id" => f.pipeline_id = v.scalar()?,
+            "is_complete" => {
+                f.has_is_complete = true;
+                f.is_complete = v.scalar()? == Scalar::Bool(true);
+            }
+            "stage_name" => f.completion_name = matches!(v.scalar()?, Scalar::Str(s) if s == COMPLETE_STAGE_NAME),
+            "stage_id" | "stage_type" => {
+                f.has_stage_key = true;
+                v.skip()?;
+            }
+            "verdict" => f.verdict = Some(v.scalar()?),
+            "error" => f.error_set = v.flag()?,
+            "input" => f.input_set = v.flag()?,
+            "state_snapshot" => {
+                f.snapshot_input_set = false;
+                v.object(&mut |k, inner| {
+                    if k == "input_text" {
+                        f.snapshot_input_set = inner.flag()?;
+                        Ok(())
+                    } else {
+                        inner.skip()
+                    }
+                })?;
+            }
+            _ => v.skip()?,
+        }
+        Ok(())
+    })
+    .map_err(|e| match e {
+        NotObject::InvalidUtf8 => SkipReason::InvalidUtf8,
+        NotObject::NotJson => SkipReason::NotJson,
+        NotObject::NotObject => SkipReason::NotObject,
+    })?;
+    id_text(&f.pipeline_id)?;
+    let is_completion = f.has_is_complete || f.completion_name;
+    let kind = if is_completion || (!f.has_stage_key && f.verdict.is_some()) {
+        Kind::Completion {
+            done: f.is_complete && !f.error_set,
+            verdict: f.verdict,
+        }
+    } else if f.has_stage_key {
+        Kind::Stage {
+            has_input: f.snapshot_input_set || f.input_set,
+        }
+    } else {
+        return Err(SkipReason::Unrecognized);
+    };
+    Ok(Entry {
+        id: f.pipeline_id,
+        kind,
+    })
 }
 
 /// The order of [`SkipReason`]s on the wire.
@@ -442,7 +580,7 @@ const SKIP_REASONS: [SkipReason; 7] = [
     SkipReason::LineTooLong,
     SkipReason::Unrecognized,
 ];
-const WIRE_MAGIC: &[u8; 4] = b"DGS1";
+const WIRE_MAGIC: &[u8; 4] = b"DGS2";
 
 struct Wire<'a> {
     bytes: &'a [u8],
@@ -477,20 +615,6 @@ impl Wire<'_> {
         }
         Ok(n)
     }
-
-    fn line_ref(&mut self) -> Result<LineRef, String> {
-        Ok(LineRef {
-            file: self.u32()?,
-            offset: self.u64()?,
-            len: self.u32()?,
-        })
-    }
-}
-
-fn put_line_ref(out: &mut Vec<u8>, r: &LineRef) {
-    out.extend_from_slice(&r.file.to_le_bytes());
-    out.extend_from_slice(&r.offset.to_le_bytes());
-    out.extend_from_slice(&r.len.to_le_bytes());
 }
 
 impl Segment {
@@ -501,6 +625,7 @@ impl Segment {
         let c = &self.counts;
         out.extend_from_slice(&self.file.to_le_bytes());
         for v in [
+            self.max_line as u64,
             c.lines,
             c.blank_lines,
             c.stage_entries,
@@ -524,23 +649,24 @@ impl Segment {
                 out.extend_from_slice(&l.to_le_bytes());
             }
         }
-        out.extend_from_slice(&(self.pipelines.list.len() as u32).to_le_bytes());
-        for p in &self.pipelines.list {
-            out.extend_from_slice(&(p.id.text.len() as u32).to_le_bytes());
-            out.extend_from_slice(p.id.text.as_bytes());
-            out.push(p.id.numeric as u8);
+        out.extend_from_slice(&(self.pipelines.len() as u32).to_le_bytes());
+        for p in self.pipelines.list() {
+            let text = self.pipelines.text(p);
+            out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+            out.extend_from_slice(text.as_bytes());
+            out.push(p.numeric as u8);
             out.push(p.has_input as u8);
-            match &p.success {
-                Some(s) => {
-                    out.push(1);
-                    out.extend_from_slice(&s.first_rank.to_le_bytes());
-                    put_line_ref(&mut out, &s.line);
-                }
-                None => out.push(0),
+            for v in [p.first_file, p.end_file, p.success_file, p.success_len] {
+                out.extend_from_slice(&v.to_le_bytes());
             }
-            out.extend_from_slice(&(p.stages.len() as u32).to_le_bytes());
-            for r in &p.stages {
-                put_line_ref(&mut out, r);
+            for v in [
+                p.stage_count,
+                p.first_offset,
+                p.end_offset,
+                p.first_rank,
+                p.success_offset,
+            ] {
+                out.extend_from_slice(&v.to_le_bytes());
             }
         }
         out
@@ -553,6 +679,7 @@ impl Segment {
             return Err("not a deploy-gate segment".into());
         }
         let file = w.u32()?;
+        let max_line = usize::try_from(w.u64()?).map_err(|_| "a line limit too large")?;
         let counts = Counts {
             lines: w.u64()?,
             blank_lines: w.u64()?,
@@ -570,35 +697,37 @@ impl Segment {
             skips.insert(reason, (count, lines));
         }
         let mut pipelines = Pipelines::default();
-        for _ in 0..w.count(11)? {
+        for _ in 0..w.count(62)? {
             let len = w.u32()? as usize;
-            let text = std::str::from_utf8(w.take(len)?)
-                .map_err(|_| "an id that is not UTF-8")?
-                .into();
-            let id = PipelineId {
-                text,
-                numeric: w.u8()? == 1,
-            };
-            let has_input = w.u8()? == 1;
-            let success = match w.u8()? {
-                1 => Some(Success {
-                    first_rank: w.u64()?,
-                    line: w.line_ref()?,
-                }),
-                _ => None,
-            };
-            let n = w.count(16)?;
-            let stages = (0..n).map(|_| w.line_ref()).collect::<Result<Vec<_>, _>>()?;
-            let p = pipelines.entry_owned(id);
-            p.has_input = has_input;
-            p.success = success;
-            p.stages = stages;
+            let start = w.at;
+            w.take(len)?;
+            let text = std::str::from_utf8(&bytes[start..start + len]).map_err(|_| "an id that is not UTF-8")?;
+            if text.is_empty() {
+                return Err("an empty pipeline id".into());
+            }
+            let numeric = w.u8()? == 1;
+            let i = pipelines.entry(text, numeric);
+            if i + 1 != pipelines.len() {
+                return Err("a pipeline listed twice".into());
+            }
+            let p = &mut pipelines.list[i];
+            p.has_input = w.u8()? == 1;
+            p.first_file = w.u32()?;
+            p.end_file = w.u32()?;
+            p.success_file = w.u32()?;
+            p.success_len = w.u32()?;
+            p.stage_count = w.u64()?;
+            p.first_offset = w.u64()?;
+            p.end_offset = w.u64()?;
+            p.first_rank = w.u64()?;
+            p.success_offset = w.u64()?;
         }
         if w.at != bytes.len() {
             return Err("trailing bytes after a segment".into());
         }
         Ok(Segment {
             file,
+            max_line,
             pass: PassSet::default(),
             splitter: LineSplitter::new(0),
             counts,
@@ -613,6 +742,8 @@ impl Segment {
 #[derive(Default)]
 pub struct IndexBuilder {
     files: Vec<InputFile>,
+    /// The line limit of the segments merged.
+    max_line: Option<usize>,
     lines_before: Vec<u64>,
     counts: Counts,
     skips: BTreeMap<SkipReason, SkipStat>,
@@ -647,6 +778,8 @@ impl IndexBuilder {
 
     /// Merges the next segment (the segments of a file in order, the files in order).
     pub fn merge(&mut self, segment: Segment) {
+        let max_line = *self.max_line.get_or_insert(segment.max_line);
+        assert_eq!(max_line, segment.max_line, "segments of one index share a line limit");
         let base = self.lines_before[segment.file as usize];
         self.lines_before[segment.file as usize] += segment.counts.lines;
         let c = &mut self.counts;
@@ -669,32 +802,26 @@ impl IndexBuilder {
             }
         }
         // Successes in the segment's order of first success, so global ranks follow the file.
-        let mut list = segment.pipelines.list;
-        list.sort_by_key(|p| p.success.map_or(u64::MAX, |s| s.first_rank));
-        for p in list {
-            let Pipeline {
-                id,
-                stages,
-                has_input,
-                success,
-            } = p;
-            let target = self.pipelines.entry_owned(id);
-            if target.stages.is_empty() {
-                target.stages = stages;
-            } else {
-                target.stages.extend(stages);
+        let from = segment.pipelines;
+        let mut order: Vec<u32> = (0..from.len() as u32).collect();
+        order.sort_by_key(|&i| from.list[i as usize].success().map_or(u64::MAX, |(rank, _)| rank));
+        for i in order {
+            let p = &from.list[i as usize];
+            let t = self.pipelines.entry(from.text(p), p.numeric);
+            let target = &mut self.pipelines.list[t];
+            if p.stage_count > 0 {
+                if target.stage_count == 0 {
+                    target.first_file = p.first_file;
+                    target.first_offset = p.first_offset;
+                }
+                target.stage_count += p.stage_count;
+                target.end_file = p.end_file;
+                target.end_offset = p.end_offset;
             }
-            target.has_input |= has_input;
-            if let Some(s) = success {
-                match &mut target.success {
-                    Some(existing) => existing.line = s.line,
-                    None => {
-                        target.success = Some(Success {
-                            first_rank: self.next_rank,
-                            line: s.line,
-                        });
-                        self.next_rank += 1;
-                    }
+            target.has_input |= p.has_input;
+            if let Some((_, line)) = p.success() {
+                if target.add_success(self.next_rank, line) {
+                    self.next_rank += 1;
                 }
             }
         }
@@ -711,13 +838,13 @@ impl IndexBuilder {
             completion_entries: self.counts.completion_entries,
             successful_completions: self.counts.successful_completions,
             skipped: self.skips.into_iter().map(|(r, s)| (r.name().to_owned(), s)).collect(),
-            pipelines: self.pipelines.list.len() as u64,
+            pipelines: self.pipelines.len() as u64,
             ..AuditSummary::default()
         };
-        for p in &self.pipelines.list {
-            if p.success.is_some() {
+        for p in self.pipelines.list() {
+            if p.success().is_some() {
                 summary.successful_pipelines += 1;
-                if p.stages.is_empty() {
+                if p.stage_count == 0 {
                     summary.successful_without_stages += 1;
                 } else if !p.has_input {
                     summary.successful_without_input += 1;
@@ -727,8 +854,9 @@ impl IndexBuilder {
             }
         }
         AuditIndex {
+            max_line: self.max_line.unwrap_or(DEFAULT_MAX_LINE),
             files: self.files,
-            pipelines: self.pipelines.list,
+            pipelines: self.pipelines,
             summary,
         }
     }
@@ -818,7 +946,9 @@ impl AuditScanner {
 /// The result of pass 1: the audit files, each pipeline's status and line ranges, the summary.
 pub struct AuditIndex {
     pub(crate) files: Vec<InputFile>,
-    pub(crate) pipelines: Vec<Pipeline>,
+    /// The line limit pass 1 used (pass 2 splits lines the same way).
+    pub(crate) max_line: usize,
+    pub(crate) pipelines: Pipelines,
     pub(crate) summary: AuditSummary,
 }
 
@@ -831,6 +961,12 @@ impl AuditIndex {
     /// The audit files read, with sizes and digests.
     pub fn files(&self) -> &[InputFile] {
         &self.files
+    }
+
+    /// Frees the pipeline table once the test set is built; the summary and the files stay
+    /// (they are all the report needs). A later [`AuditIndex::select`] then finds no candidate.
+    pub fn release_pipelines(&mut self) {
+        self.pipelines = Pipelines::default();
     }
 }
 
@@ -917,13 +1053,16 @@ mod tests {
     fn integer_pipeline_ids_are_kept_as_integers() {
         let idx = scan(r#"{"pipeline_id":531386,"stage_id":"s","input":"x"}"#);
         assert_eq!(
-            idx.pipelines[0].id,
+            idx.pipelines.id(&idx.pipelines.list()[0]),
             PipelineId {
                 text: "531386".into(),
                 numeric: true
             }
         );
-        assert_eq!(serde_json::to_string(&idx.pipelines[0].id).unwrap(), "531386");
+        assert_eq!(
+            serde_json::to_string(&idx.pipelines.id(&idx.pipelines.list()[0])).unwrap(),
+            "531386"
+        );
         let idx = scan(r#"{"pipeline_id":0,"stage_id":"s"}"#);
         assert_eq!(idx.summary().skipped["no_pipeline_id"].count, 1);
     }
@@ -952,13 +1091,16 @@ mod tests {
             (
                 idx.summary().clone(),
                 idx.pipelines
+                    .list()
                     .iter()
                     .map(|p| {
                         (
-                            p.id.clone(),
-                            p.stages.clone(),
+                            idx.pipelines.id(p),
+                            p.stage_count,
+                            p.first_stage(),
+                            p.stages_end(),
                             p.has_input,
-                            p.success.map(|s| (s.first_rank, s.line)),
+                            p.success(),
                         )
                     })
                     .collect::<Vec<_>>(),
@@ -968,7 +1110,7 @@ mod tests {
         assert!(Segment::from_bytes(b"DGS1\0").is_err());
         assert!(Segment::from_bytes(b"nope").is_err());
         let mut huge = b"DGS1".to_vec();
-        huge.extend_from_slice(&[0u8; 52]);
+        huge.extend_from_slice(&[0u8; 60]);
         huge.extend_from_slice(&u32::MAX.to_le_bytes());
         assert!(
             Segment::from_bytes(&huge).is_err(),

@@ -4,12 +4,14 @@
 //! need; the shell reads just those lines (positioned reads, `File.slice`) and feeds them to a
 //! [`TestSetBuilder`], which assembles the cases.
 
-use crate::audit::{AuditIndex, LineRef, PipelineId};
+use crate::audit::{classify_line, AuditIndex, Kind, LineRef, PipelineId, Pos};
 use crate::json::{parse_object_line, Scalar};
+use crate::lines::{LineSplitter, Piece};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 
 /// How the test set is sized.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -32,16 +34,34 @@ impl Default for TestSetPolicy {
     }
 }
 
-/// One line pass 2 needs.
+/// A byte range of an audit file that pass 2 reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NeededLine {
-    /// Where the line is.
-    pub at: LineRef,
-    case: u32,
-    completion: bool,
+pub struct ReadRange {
+    /// Index of the audit file.
+    pub file: u32,
+    /// First byte (always the start of a line).
+    pub start: u64,
+    /// End of the last line wanted (before its line ending), or [`TO_END`].
+    pub end: u64,
 }
 
-/// The chosen pipelines and the lines pass 2 must read for them, sorted by file and offset.
+/// A [`ReadRange::end`] meaning "to the end of the file".
+pub const TO_END: u64 = u64::MAX;
+
+/// Ranges closer than this are read as one (fewer reads; the lines between are skipped).
+const MERGE_GAP: u64 = 64 << 10;
+
+/// What pass 2 must find for one chosen pipeline.
+#[derive(Debug, Clone)]
+struct Wanted {
+    id: PipelineId,
+    completion: LineRef,
+    first_stage: Pos,
+    stages_end: Pos,
+    stage_count: u64,
+}
+
+/// The chosen pipelines and the byte ranges pass 2 must read for them.
 #[derive(Debug, Clone)]
 pub struct Selection {
     /// Successful pipelines with stage entries and an input.
@@ -52,14 +72,14 @@ pub struct Selection {
     pub insufficient: bool,
     /// The policy it was made with.
     pub policy: TestSetPolicy,
-    chosen: Vec<u32>,
-    lines: Vec<NeededLine>,
+    chosen: Vec<Wanted>,
+    ranges: Vec<ReadRange>,
 }
 
 impl Selection {
-    /// The lines to read, in file then offset order; feed them to [`TestSetBuilder::feed`].
-    pub fn lines(&self) -> &[NeededLine] {
-        &self.lines
+    /// The ranges to read, in file then offset order, none overlapping.
+    pub fn ranges(&self) -> &[ReadRange] {
+        &self.ranges
     }
 
     /// Number of cases chosen.
@@ -75,24 +95,56 @@ impl Selection {
 
 /// The sample key of a pipeline: `sha256("<seed>:<pipeline_id>")`.
 pub fn sample_key(seed: u64, id: &PipelineId) -> [u8; 32] {
+    sample_key_of(seed, &id.text)
+}
+
+fn sample_key_of(seed: u64, id: &str) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(seed.to_string().as_bytes());
     h.update(b":");
-    h.update(id.text.as_bytes());
+    h.update(id.as_bytes());
     h.finalize().into()
+}
+
+/// The ranges that cover a span of stage lines from `first` to `end` (files in between whole).
+fn span_ranges(first: Pos, end: Pos, out: &mut Vec<ReadRange>) {
+    for file in first.file..=end.file {
+        out.push(ReadRange {
+            file,
+            start: if file == first.file { first.offset } else { 0 },
+            end: if file == end.file { end.offset } else { TO_END },
+        });
+    }
+}
+
+/// Sorts ranges and merges those that overlap or lie within [`MERGE_GAP`] of each other.
+fn merge_ranges(mut ranges: Vec<ReadRange>) -> Vec<ReadRange> {
+    ranges.sort_by_key(|r| (r.file, r.start));
+    let mut out: Vec<ReadRange> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if last.file == r.file && r.start <= last.end.saturating_add(MERGE_GAP) => {
+                last.end = last.end.max(r.end);
+            }
+            _ => out.push(r),
+        }
+    }
+    out
 }
 
 impl AuditIndex {
     /// Chooses the test cases: candidates in order of first successful completion, emptied when
     /// fewer than `min_samples`, and sampled to the `max_samples` smallest sample keys.
     pub fn select(&self, policy: &TestSetPolicy) -> Selection {
-        let mut chosen: Vec<u32> = (0..self.pipelines.len() as u32)
+        let table = &self.pipelines;
+        let list = table.list();
+        let mut chosen: Vec<u32> = (0..list.len() as u32)
             .filter(|&i| {
-                let p = &self.pipelines[i as usize];
-                p.success.is_some() && !p.stages.is_empty() && p.has_input
+                let p = &list[i as usize];
+                p.success().is_some() && p.stage_count > 0 && p.has_input
             })
             .collect();
-        chosen.sort_by_key(|&i| self.pipelines[i as usize].success.map(|s| s.first_rank));
+        chosen.sort_by_key(|&i| list[i as usize].success().map(|(rank, _)| rank));
         let candidates = chosen.len();
         let insufficient = candidates < policy.min_samples;
         let mut sampled = false;
@@ -102,7 +154,7 @@ impl AuditIndex {
             let mut keyed: Vec<([u8; 32], usize, u32)> = chosen
                 .iter()
                 .enumerate()
-                .map(|(order, &i)| (sample_key(policy.seed, &self.pipelines[i as usize].id), order, i))
+                .map(|(order, &i)| (sample_key_of(policy.seed, table.text(&list[i as usize])), order, i))
                 .collect();
             keyed.sort_unstable();
             keyed.truncate(max);
@@ -110,29 +162,34 @@ impl AuditIndex {
             chosen = keyed.into_iter().map(|(_, _, i)| i).collect();
             sampled = true;
         }
-        let mut lines = Vec::new();
-        for (case, &i) in chosen.iter().enumerate() {
-            let p = &self.pipelines[i as usize];
-            let success = p.success.expect("candidates are successful");
-            lines.push(NeededLine {
-                at: success.line,
-                case: case as u32,
-                completion: true,
-            });
-            lines.extend(p.stages.iter().map(|&at| NeededLine {
-                at,
-                case: case as u32,
-                completion: false,
-            }));
-        }
-        lines.sort_by_key(|l| l.at);
+        let mut ranges = Vec::new();
+        let chosen: Vec<Wanted> = chosen
+            .iter()
+            .map(|&i| {
+                let p = &list[i as usize];
+                let (_, completion) = p.success().expect("candidates are successful");
+                ranges.push(ReadRange {
+                    file: completion.file,
+                    start: completion.offset,
+                    end: completion.offset + completion.len as u64,
+                });
+                span_ranges(p.first_stage(), p.stages_end(), &mut ranges);
+                Wanted {
+                    id: table.id(p),
+                    completion,
+                    first_stage: p.first_stage(),
+                    stages_end: p.stages_end(),
+                    stage_count: p.stage_count,
+                }
+            })
+            .collect();
         Selection {
             candidates,
             sampled,
             insufficient,
             policy: policy.clone(),
             chosen,
-            lines,
+            ranges: merge_ranges(ranges),
         }
     }
 }
@@ -229,32 +286,51 @@ pub enum TestSetError {
         /// Byte offset of the line.
         offset: u64,
     },
-    /// A needed line was never fed.
-    #[error("audit file {file}: the line at byte {offset} was not read in pass 2")]
+    /// A range was not read whole.
+    #[error("audit file {file}: the bytes from {offset} were not read in pass 2")]
     NotFed {
         /// File name.
         file: String,
-        /// Byte offset of the line.
+        /// Byte offset where reading stopped.
         offset: u64,
     },
+}
+
+/// What a stage line gives its case, kept until the case is assembled in line order.
+struct StageLine {
+    at: Pos,
+    /// The input it carries (the first stage with one gives the case's) and its `input_hash`.
+    input: Option<(Box<RawValue>, Option<Box<RawValue>>)>,
+    /// `stage_id` (raw JSON) and `output`.
+    output: Option<(Box<RawValue>, Box<RawValue>)>,
 }
 
 #[derive(Default)]
 struct Partial {
     completion: Option<(Box<RawValue>, Box<RawValue>, Box<RawValue>)>,
-    input: Option<(Box<RawValue>, Option<Box<RawValue>>)>,
-    outputs: StageOutputs,
+    stages: Vec<StageLine>,
 }
 
-/// Builds the cases from the lines a [`Selection`] lists (pass 2). It keeps what it needs of
-/// the index, so it does not borrow it.
+/// A range being read: its line splitter and the bytes fed so far.
+struct Reading {
+    splitter: LineSplitter,
+    fed: u64,
+    done: bool,
+}
+
+/// Builds the cases from the ranges a [`Selection`] lists (pass 2). Each range is fed in order
+/// (in chunks cut anywhere); ranges may be fed in any order, even interleaved. Every line in a
+/// range is classified as in pass 1: the chosen pipelines' stage lines inside their spans and
+/// their winning completions are used, the others skipped. It keeps what it needs of the index,
+/// so it does not borrow it.
 pub struct TestSetBuilder {
     selection: Selection,
-    ids: Vec<PipelineId>,
     file_names: Vec<String>,
+    max_line: usize,
+    by_id: HashMap<Box<str>, u32>,
+    by_completion: HashMap<(u32, u64), u32>,
     cases: Vec<Partial>,
-    fed: Vec<bool>,
-    warnings: Vec<String>,
+    reading: Vec<Option<Reading>>,
 }
 
 fn null() -> Box<RawValue> {
@@ -273,20 +349,24 @@ impl TestSetBuilder {
     /// A builder for the selection made from `index`.
     pub fn new(index: &AuditIndex, selection: Selection) -> Self {
         let cases = (0..selection.chosen.len()).map(|_| Partial::default()).collect();
-        let fed = vec![false; selection.lines.len()];
-        let ids = selection
-            .chosen
-            .iter()
-            .map(|&i| index.pipelines[i as usize].id.clone())
+        let by_id = (0..selection.chosen.len() as u32)
+            .map(|c| (selection.chosen[c as usize].id.text.clone(), c))
             .collect();
-        let file_names = index.files.iter().map(|f| f.name.clone()).collect();
+        let by_completion = (0..selection.chosen.len() as u32)
+            .map(|c| {
+                let at = selection.chosen[c as usize].completion;
+                ((at.file, at.offset), c)
+            })
+            .collect();
+        let reading = (0..selection.ranges.len()).map(|_| None).collect();
         TestSetBuilder {
+            file_names: index.files.iter().map(|f| f.name.clone()).collect(),
+            max_line: index.max_line,
             selection,
-            ids,
-            file_names,
+            by_id,
+            by_completion,
             cases,
-            fed,
-            warnings: Vec::new(),
+            reading,
         }
     }
 
@@ -295,26 +375,136 @@ impl TestSetBuilder {
         &self.selection
     }
 
-    /// Feeds the bytes of `selection.lines()[i]` (without line ending).
-    pub fn feed(&mut self, i: usize, bytes: &[u8]) -> Result<(), TestSetError> {
-        let needed = self.selection.lines[i];
-        let changed = || TestSetError::Changed {
-            file: self.file_names[needed.at.file as usize].clone(),
-            offset: needed.at.offset,
-        };
-        if bytes.len() != needed.at.len as usize {
-            return Err(changed());
+    /// The ranges to read ([`Selection::ranges`]).
+    pub fn ranges(&self) -> &[ReadRange] {
+        &self.selection.ranges
+    }
+
+    fn changed(&self, file: u32, offset: u64) -> TestSetError {
+        TestSetError::Changed {
+            file: self.file_names[file as usize].clone(),
+            offset,
         }
-        let pipeline_id = &self.ids[needed.case as usize];
+    }
+
+    /// Feeds the next bytes of range `i` (its bytes in order, from its start).
+    ///
+    /// # Panics
+    /// When `i` is not a range of the selection.
+    pub fn push(&mut self, i: usize, chunk: &[u8]) -> Result<(), TestSetError> {
+        let range = self.selection.ranges[i];
+        let mut reading = match self.reading[i].take() {
+            Some(r) if r.done => {
+                self.reading[i] = Some(r);
+                return Err(self.changed(range.file, range.start));
+            }
+            Some(r) => r,
+            None => Reading {
+                splitter: LineSplitter::starting_at(range.start, self.max_line),
+                fed: 0,
+                done: false,
+            },
+        };
+        let room = range.end.saturating_sub(range.start).saturating_sub(reading.fed);
+        let chunk = &chunk[..chunk.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
+        reading.fed += chunk.len() as u64;
+        let mut result = Ok(());
+        reading.splitter.push(chunk, |piece| {
+            if result.is_ok() {
+                result = self.line(range.file, piece);
+            }
+        });
+        self.reading[i] = Some(reading);
+        result
+    }
+
+    /// Ends range `i`: it must have been fed whole (a range to the end of its file, to the end).
+    pub fn end_range(&mut self, i: usize) -> Result<(), TestSetError> {
+        let range = self.selection.ranges[i];
+        let mut reading = self.reading[i].take().unwrap_or(Reading {
+            splitter: LineSplitter::starting_at(range.start, self.max_line),
+            fed: 0,
+            done: false,
+        });
+        if reading.done || (range.end != TO_END && reading.fed != range.end - range.start) {
+            let at = range.start + reading.fed;
+            self.reading[i] = Some(reading);
+            return Err(TestSetError::NotFed {
+                file: self.file_names[range.file as usize].clone(),
+                offset: at,
+            });
+        }
+        let mut result = Ok(());
+        reading.splitter.finish(|piece| {
+            if result.is_ok() {
+                result = self.line(range.file, piece);
+            }
+        });
+        reading.done = true;
+        self.reading[i] = Some(reading);
+        result
+    }
+
+    /// One line of a range: a chosen pipeline's winning completion, one of its stage lines
+    /// (inside its span), or neither.
+    fn line(&mut self, file: u32, piece: Piece<'_>) -> Result<(), TestSetError> {
+        let Piece::Line(line) = piece else {
+            return Ok(());
+        };
+        let at = Pos {
+            file,
+            offset: line.offset,
+        };
+        if let Some(&case) = self.by_completion.get(&(file, line.offset)) {
+            return self.completion(case, at, line.bytes);
+        }
+        let Ok(entry) = classify_line(line.bytes) else {
+            return Ok(());
+        };
+        if !matches!(entry.kind, Kind::Stage { .. }) {
+            return Ok(());
+        }
+        let (text, _) = entry.id_text();
+        let Some(&case) = self.by_id.get(&*text) else {
+            return Ok(());
+        };
+        let wanted = &self.selection.chosen[case as usize];
+        if at < wanted.first_stage || at > wanted.stages_end {
+            return Ok(());
+        }
+        self.stage(case, at, line.bytes)
+    }
+
+    fn completion(&mut self, case: u32, at: Pos, bytes: &[u8]) -> Result<(), TestSetError> {
+        let wanted = &self.selection.chosen[case as usize];
+        if bytes.len() != wanted.completion.len as usize || self.cases[case as usize].completion.is_some() {
+            return Err(self.changed(at.file, at.offset));
+        }
         let mut id = Scalar::Absent;
-        let (mut template, mut verdict, mut reward, mut stage_id, mut output) = (None, None, None, None, None);
-        let (mut input, mut input_hash, mut snapshot_input) = (None, None, None);
+        let (mut template, mut verdict, mut reward) = (None, None, None);
         parse_object_line(bytes, |key, v| {
             match key {
                 "pipeline_id" => id = v.scalar()?,
                 "template_id" => template = Some(v.raw()?),
                 "verdict" => verdict = Some(v.raw()?),
                 "episode_reward" => reward = Some(v.raw()?),
+                _ => v.skip()?,
+            }
+            Ok(())
+        })
+        .map_err(|_| self.changed(at.file, at.offset))?;
+        if PipelineId::from_scalar(&id).ok().as_ref() != Some(&wanted.id) {
+            return Err(self.changed(at.file, at.offset));
+        }
+        self.cases[case as usize].completion = Some((owned(template), owned(verdict), owned(reward)));
+        Ok(())
+    }
+
+    fn stage(&mut self, case: u32, at: Pos, bytes: &[u8]) -> Result<(), TestSetError> {
+        let (mut stage_id, mut output) = (None, None);
+        let (mut input, mut input_hash, mut snapshot_input) = (None, None, None);
+        parse_object_line(bytes, |key, v| {
+            match key {
                 "stage_id" => stage_id = Some(v.raw()?),
                 "output" => output = Some(v.raw()?),
                 "input" => input = Some(v.raw()?),
@@ -334,85 +524,98 @@ impl TestSetBuilder {
             }
             Ok(())
         })
-        .map_err(|_| changed())?;
-        if PipelineId::from_scalar(&id).ok().as_ref() != Some(pipeline_id) {
-            return Err(changed());
-        }
-        let case = &mut self.cases[needed.case as usize];
-        if needed.completion {
-            case.completion = Some((owned(template), owned(verdict), owned(reward)));
+        .map_err(|_| self.changed(at.file, at.offset))?;
+        let chosen = if is_set(&snapshot_input) {
+            snapshot_input
+        } else if is_set(&input) {
+            input
         } else {
-            if case.input.is_none() {
-                let chosen = if is_set(&snapshot_input) {
-                    snapshot_input
-                } else if is_set(&input) {
-                    input
-                } else {
-                    None
-                };
-                if let Some(text) = chosen {
-                    let hash = input_hash.filter(|h| h.get() != "null").map(|h| h.to_owned());
-                    case.input = Some((text.to_owned(), hash));
-                }
-            }
-            if let Some(sid) = stage_id.filter(|r| r.get() != "null") {
-                let key = match serde_json::from_str::<String>(sid.get()) {
-                    Ok(s) => s,
-                    Err(_) => {
-                        let text = sid.get().trim().to_owned();
-                        self.warnings.push(format!(
-                            "pipeline {}: stage_id {text} is not a string; its output is keyed \"{text}\"",
-                            pipeline_id
-                        ));
-                        text
-                    }
-                };
-                case.outputs.insert(key, owned(output));
-            }
-        }
-        self.fed[i] = true;
+            None
+        };
+        let input = chosen.map(|text| {
+            let hash = input_hash.filter(|h| h.get() != "null").map(|h| h.to_owned());
+            (text.to_owned(), hash)
+        });
+        let output = stage_id
+            .filter(|r| r.get() != "null")
+            .map(|sid| (sid.to_owned(), owned(output)));
+        self.cases[case as usize].stages.push(StageLine { at, input, output });
         Ok(())
     }
 
-    /// The finished test set; every listed line must have been fed.
+    /// The finished test set; every range must have been read whole and ended.
     pub fn finish(self) -> Result<TestSet, TestSetError> {
-        if let Some(i) = self.fed.iter().position(|f| !f) {
-            let at = self.selection.lines[i].at;
-            return Err(TestSetError::NotFed {
-                file: self.file_names[at.file as usize].clone(),
-                offset: at.offset,
-            });
+        for (i, r) in self.reading.iter().enumerate() {
+            if !r.as_ref().is_some_and(|r| r.done) {
+                let range = self.selection.ranges[i];
+                return Err(TestSetError::NotFed {
+                    file: self.file_names[range.file as usize].clone(),
+                    offset: range.start + r.as_ref().map_or(0, |r| r.fed),
+                });
+            }
         }
+        let mut warnings = Vec::new();
         let mut cases = Vec::with_capacity(self.cases.len());
-        let mut first_line: Vec<Option<LineRef>> = vec![None; self.cases.len()];
-        for l in self.selection.lines.iter().rev() {
-            first_line[l.case as usize] = Some(l.at);
-        }
-        for (n, (partial, id)) in self.cases.into_iter().zip(self.ids).enumerate() {
-            let at = first_line[n].expect("every case has a completion line");
-            let not_found = || TestSetError::Changed {
+        for (partial, wanted) in self.cases.into_iter().zip(self.selection.chosen) {
+            let changed = |at: Pos| TestSetError::Changed {
                 file: self.file_names[at.file as usize].clone(),
                 offset: at.offset,
             };
-            let (template_id, expected_verdict, episode_reward) = partial.completion.ok_or_else(not_found)?;
-            let (input_text, input_hash) = partial.input.ok_or_else(not_found)?;
+            let completion_at = Pos {
+                file: wanted.completion.file,
+                offset: wanted.completion.offset,
+            };
+            let (template_id, expected_verdict, episode_reward) =
+                partial.completion.ok_or_else(|| changed(completion_at))?;
+            let mut stages = partial.stages;
+            if stages.len() as u64 != wanted.stage_count {
+                return Err(changed(wanted.first_stage));
+            }
+            stages.sort_by_key(|s| s.at);
+            let mut input = None;
+            let mut outputs = StageOutputs::default();
+            for stage in stages {
+                if input.is_none() {
+                    input = stage.input;
+                }
+                if let Some((sid, output)) = stage.output {
+                    let key = match serde_json::from_str::<String>(sid.get()) {
+                        Ok(s) => s,
+                        Err(_) => {
+                            let text = sid.get().trim().to_owned();
+                            warnings.push((
+                                stage.at,
+                                format!(
+                                    "pipeline {}: stage_id {text} is not a string; its output is keyed \"{text}\"",
+                                    wanted.id
+                                ),
+                            ));
+                            text
+                        }
+                    };
+                    outputs.insert(key, output);
+                }
+            }
+            let (input_text, input_hash) = input.ok_or_else(|| changed(wanted.first_stage))?;
             cases.push(TestCase {
-                pipeline_id: id,
+                pipeline_id: wanted.id,
                 template_id,
                 input_text,
                 expected_verdict,
-                expected_stage_outputs: partial.outputs,
+                expected_stage_outputs: outputs,
                 episode_reward,
                 input_hash,
             });
         }
+        // Warnings in the order of their lines in the log.
+        warnings.sort_by_key(|(at, _)| *at);
         Ok(TestSet {
             cases,
             candidates: self.selection.candidates,
             sampled: self.selection.sampled,
             insufficient: self.selection.insufficient,
             policy: self.selection.policy,
-            warnings: self.warnings,
+            warnings: warnings.into_iter().map(|(_, w)| w).collect(),
         })
     }
 }
@@ -421,12 +624,13 @@ impl TestSetBuilder {
 pub fn build_from_memory(index: &AuditIndex, files: &[&[u8]], policy: &TestSetPolicy) -> Result<TestSet, TestSetError> {
     let selection = index.select(policy);
     let mut builder = TestSetBuilder::new(index, selection);
-    for i in 0..builder.selection().lines().len() {
-        let at = builder.selection().lines()[i].at;
-        let file = files[at.file as usize];
-        let start = at.offset as usize;
-        let line = file.get(start..start + at.len as usize).unwrap_or(&[]);
-        builder.feed(i, line)?;
+    for i in 0..builder.ranges().len() {
+        let r = builder.ranges()[i];
+        let file = files[r.file as usize];
+        let start = (r.start as usize).min(file.len());
+        let end = usize::try_from(r.end).unwrap_or(usize::MAX).min(file.len());
+        builder.push(i, &file[start..end.max(start)])?;
+        builder.end_range(i)?;
     }
     builder.finish()
 }

@@ -1,8 +1,9 @@
 //! The WebAssembly API for the page and for JS embedders: one class, `GateSession`.
 //!
 //! Bytes and plain objects in, plain objects out. The audit log is streamed in chunks (pass 1),
-//! then the session lists the few lines pass 2 needs (`neededLines`), which the caller reads
-//! with `File.slice` and feeds back (`feedLine`); embedders holding the whole file in memory
+//! then the session lists the byte ranges pass 2 needs (`neededRanges`: the spans of the chosen
+//! pipelines), which the caller reads with `File.slice` and feeds back (`feedRange`,
+//! `endRange`); embedders holding the whole file in memory
 //! call `buildTestSet([bytes])` instead. Nothing here touches the DOM, the network or a clock.
 
 use crate::attest::keys;
@@ -10,7 +11,7 @@ use crate::audit::{AuditIndex, AuditScanner, IndexBuilder, InputFile, Segment, D
 use crate::decision::{GatePolicy, PolicyInput};
 use crate::report::{evaluate, GateInputs, GateReport};
 use crate::sniff::sniff;
-use crate::testset::{TestSet, TestSetBuilder};
+use crate::testset::{TestSet, TestSetBuilder, TO_END};
 use crate::trajectory::{parse_trajectories, Trajectories};
 use crate::verdicts::{parse_verdicts, Verdicts};
 use serde::Serialize;
@@ -160,7 +161,7 @@ impl GateSession {
     }
 
     /// Replaces the policy and says what must be redone: `"rescan"` (pass verdicts changed: push
-    /// the audit log again), `"rebuild"` (test-set size or seed changed: call `neededLines`
+    /// the audit log again), `"rebuild"` (test-set size or seed changed: call `neededRanges`
     /// again) or `"ready"` (call `evaluate`).
     #[wasm_bindgen(js_name = setPolicy, unchecked_return_type = "PolicyChange")]
     pub fn set_policy(
@@ -327,44 +328,59 @@ impl GateSession {
         summary
     }
 
-    /// The lines pass 2 needs, as a flat array `[file, offset, length, …]` (file = index of the
-    /// audit file in the order begun). Read each and pass it to `feedLine` with its position.
-    #[wasm_bindgen(js_name = neededLines)]
-    pub fn needed_lines(&mut self) -> Result<Vec<f64>, JsError> {
+    /// The byte ranges pass 2 reads, as a flat array `[file, start, end, …]` (file = index of
+    /// the audit file in the order begun; end = -1: to the end of the file). Read each range
+    /// and feed its bytes in order with `feedRange` (ranges may be read concurrently), then
+    /// `endRange`.
+    #[wasm_bindgen(js_name = neededRanges)]
+    pub fn needed_ranges(&mut self) -> Result<Vec<f64>, JsError> {
         let index = self
             .index
             .as_ref()
             .ok_or_else(|| into_error("the audit log is not loaded"))?;
         let selection = index.select(&self.policy.test_set);
         let flat = selection
-            .lines()
+            .ranges()
             .iter()
-            .flat_map(|l| [l.at.file as f64, l.at.offset as f64, l.at.len as f64])
+            .flat_map(|r| {
+                let end = if r.end == TO_END { -1.0 } else { r.end as f64 };
+                [r.file as f64, r.start as f64, end]
+            })
             .collect();
         self.builder = Some(TestSetBuilder::new(index, selection));
         Ok(flat)
     }
 
-    /// Feeds line `i` of `neededLines` (its bytes, without the line ending).
-    #[wasm_bindgen(js_name = feedLine)]
-    pub fn feed_line(&mut self, i: usize, bytes: &[u8]) -> Result<(), JsError> {
+    fn range_builder(&mut self, i: usize) -> Result<&mut TestSetBuilder, JsError> {
         let builder = self
             .builder
             .as_mut()
-            .ok_or_else(|| into_error("call neededLines first"))?;
-        if i >= builder.selection().lines().len() {
-            return Err(into_error(format!("line {i} was not asked for")));
+            .ok_or_else(|| into_error("call neededRanges first"))?;
+        if i >= builder.ranges().len() {
+            return Err(into_error(format!("range {i} was not asked for")));
         }
-        builder.feed(i, bytes).map_err(into_error)
+        Ok(builder)
     }
 
-    /// Finishes pass 2 after every needed line was fed.
+    /// Feeds the next bytes of range `i` of `neededRanges`.
+    #[wasm_bindgen(js_name = feedRange)]
+    pub fn feed_range(&mut self, i: usize, bytes: &[u8]) -> Result<(), JsError> {
+        self.range_builder(i)?.push(i, bytes).map_err(into_error)
+    }
+
+    /// Ends range `i` once all its bytes were fed.
+    #[wasm_bindgen(js_name = endRange)]
+    pub fn end_range(&mut self, i: usize) -> Result<(), JsError> {
+        self.range_builder(i)?.end_range(i).map_err(into_error)
+    }
+
+    /// Finishes pass 2 after every range was read and ended.
     #[wasm_bindgen(js_name = finishTestSet, unchecked_return_type = "TestSetInfo")]
     pub fn finish_test_set(&mut self) -> Result<JsValue, JsError> {
         let builder = self
             .builder
             .take()
-            .ok_or_else(|| into_error("call neededLines first"))?;
+            .ok_or_else(|| into_error("call neededRanges first"))?;
         let ts = builder.finish().map_err(into_error)?;
         let info = to_js(&test_set_info(&ts));
         self.test_set = Some(ts);

@@ -334,7 +334,7 @@ fn all_cores_and_tiny_segments_give_the_single_threaded_report_on_every_fixture(
         let single = run(&one).stdout;
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
             .args(&many)
-            .env("DEPLOY_GATE_MIN_SEGMENT", "4096")
+            .env("DEPLOY_GATE_SEGMENT", "4096")
             .output()
             .unwrap();
         assert_eq!(

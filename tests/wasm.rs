@@ -23,7 +23,8 @@ fn reference_policy() -> JsValue {
     js(r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.0, "traj_tol": 0.05, "on_insufficient": "approve"}"#)
 }
 
-/// Streams the fixture in small chunks, then feeds pass 2 line by line, as the page does.
+/// Streams the fixture in small chunks, then reads pass 2's ranges in
+/// chunks, as the page does.
 fn loaded_session() -> GateSession {
     let mut s = GateSession::new(reference_policy()).unwrap();
     s.begin_audit("audit.jsonl");
@@ -31,10 +32,15 @@ fn loaded_session() -> GateSession {
         s.push_audit(chunk).unwrap();
     }
     s.finish_audit().unwrap();
-    let flat = s.needed_lines().unwrap();
-    for (i, line) in flat.chunks(3).enumerate() {
-        let (offset, len) = (line[1] as usize, line[2] as usize);
-        s.feed_line(i, &AUDIT[offset..offset + len]).unwrap();
+    let flat = s.needed_ranges().unwrap();
+    // Read the ranges last to first, each in small chunks: the order does not matter.
+    for (i, range) in flat.chunks(3).enumerate().rev() {
+        let start = range[1] as usize;
+        let end = if range[2] < 0.0 { AUDIT.len() } else { range[2] as usize };
+        for chunk in AUDIT[start..end].chunks(97) {
+            s.feed_range(i, chunk).unwrap();
+        }
+        s.end_range(i).unwrap();
     }
     s.finish_test_set().unwrap();
     s.add_verdicts("old", OLD, "old_verdicts.jsonl").unwrap();

@@ -156,65 +156,101 @@ async function scanAudit(id) {
   return session.finishSegmentedAudit();
 }
 
+/** Reads a plain file's range [start, end) and feeds it to pass 2 (large ranges streamed). */
+async function feedPlainRange(file, i, start, end, onBytes) {
+  if (end - start <= 4 << 20) {
+    const bytes = new Uint8Array(await file.slice(start, end).arrayBuffer());
+    if (cancelled()) throw new Cancelled();
+    session.feedRange(i, bytes);
+    onBytes(bytes.length);
+  } else {
+    const reader = file.slice(start, end).stream().getReader();
+    try {
+      for (;;) {
+        if (cancelled()) throw new Cancelled();
+        const { done, value } = await reader.read();
+        if (done) break;
+        session.feedRange(i, value);
+        onBytes(value.length);
+      }
+    } catch (e) {
+      reader.cancel().catch(() => {});
+      throw e;
+    }
+  }
+  session.endRange(i);
+}
+
+/** Pass 2: reads the ranges of the chosen pipelines (several at once) and builds the test set. */
 async function buildTestSet(id) {
-  const flat = session.neededLines();
+  const flat = session.neededRanges();
   const count = flat.length / 3;
-  let fed = 0;
-  const post = () => fed % 200 === 0 && progress(id, "lines", fed, count);
+  const endOf = (i) => (flat[3 * i + 2] < 0 ? auditFiles[flat[3 * i]].size : flat[3 * i + 2]);
+  let total = 0;
+  for (let i = 0; i < count; i++) if (!gzipped[flat[3 * i]]) total += endOf(i) - flat[3 * i + 1];
+  let done = 0;
+  let lastPost = 0;
+  const onBytes = (n) => {
+    done += n;
+    const now = performance.now();
+    if (now - lastPost > 100) {
+      lastPost = now;
+      progress(id, "ranges", Math.min(done, total), total);
+    }
+  };
   for (const [no, file] of auditFiles.entries()) {
     const wanted = [];
     for (let i = 0; i < count; i++) if (flat[3 * i] === no) wanted.push(i);
     if (!wanted.length) continue;
     if (!gzipped[no]) {
-      // Read the lines 64 at a time, concurrently; feed them in order.
-      for (let k = 0; k < wanted.length; k += 64) {
-        if (cancelled()) throw new Cancelled();
-        const batch = wanted.slice(k, k + 64);
-        const bytes = await Promise.all(batch.map((i) => file.slice(flat[3 * i + 1], flat[3 * i + 1] + flat[3 * i + 2]).arrayBuffer()));
-        batch.forEach((i, j) => {
-          session.feedLine(i, new Uint8Array(bytes[j]));
-          fed++;
-          post();
-        });
-      }
+      // Eight ranges in flight at a time; each is fed in order, the ranges in any order.
+      let next = 0;
+      const lane = async () => {
+        while (next < wanted.length) {
+          const i = wanted[next++];
+          await feedPlainRange(file, i, flat[3 * i + 1], endOf(i), onBytes);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(8, wanted.length) }, lane));
       continue;
     }
-    // A gzip file: decompress again and copy out the needed lines (they are in offset order).
+    // A gzip file: decompress again, skipping to each range (they are in offset order).
     const reader = open(file, true, { raw: 0 }).getReader();
-    let pos = 0;
-    let chunk = new Uint8Array(0);
-    let chunkStart = 0;
-    for (const i of wanted) {
-      const offset = flat[3 * i + 1];
-      const len = flat[3 * i + 2];
-      const line = new Uint8Array(len);
-      let filled = 0;
-      while (filled < len) {
+    try {
+      let chunk = new Uint8Array(0);
+      let chunkStart = 0;
+      let ended = false;
+      const more = async () => {
         if (cancelled()) throw new Cancelled();
-        if (pos >= chunkStart + chunk.length) {
-          const { done, value } = await reader.read();
-          if (done) throw new Error(`${file.name} changed while it was read`);
-          chunkStart += chunk.length;
-          chunk = value;
-          continue;
+        const { done, value } = await reader.read();
+        if (done) {
+          ended = true;
+          return;
         }
-        const at = pos - chunkStart;
-        if (pos < offset) {
-          pos = Math.min(offset, chunkStart + chunk.length);
-          continue;
+        chunkStart += chunk.length;
+        chunk = value;
+      };
+      for (const i of wanted) {
+        const start = flat[3 * i + 1];
+        const end = flat[3 * i + 2] < 0 ? Infinity : flat[3 * i + 2];
+        while (!ended && chunkStart + chunk.length <= start) await more();
+        let pos = start;
+        while (pos < end && !ended) {
+          if (pos >= chunkStart + chunk.length) {
+            await more();
+            continue;
+          }
+          const piece = chunk.subarray(pos - chunkStart, Math.min(chunk.length, end - chunkStart));
+          session.feedRange(i, piece);
+          pos += piece.length;
         }
-        const take = Math.min(len - filled, chunk.length - at);
-        line.set(chunk.subarray(at, at + take), filled);
-        filled += take;
-        pos += take;
+        session.endRange(i);
       }
-      session.feedLine(i, line);
-      fed++;
-      post();
+    } finally {
+      reader.cancel().catch(() => {});
     }
-    reader.cancel().catch(() => {});
   }
-  progress(id, "lines", count, count);
+  progress(id, "ranges", total, total);
   return session.finishTestSet();
 }
 

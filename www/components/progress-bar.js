@@ -20,10 +20,10 @@ export class ProgressBar extends HTMLElement {
   }
 
   update({ phase, loaded, total }) {
-    if (phase === "lines") {
+    if (phase === "ranges") {
       this.bar.max = Math.max(1, total);
       this.bar.value = loaded;
-      this.label.textContent = `Building the test set: ${loaded} of ${total} lines`;
+      this.label.textContent = `Building the test set: ${bytes(loaded)} of ${bytes(total)} read again`;
       return;
     }
     const seconds = (performance.now() - this.started) / 1000;

@@ -251,7 +251,7 @@ fn input_error(path: &Path, e: InputError) -> anyhow::Error {
     anyhow!("{} ({}){line}: {}", path.display(), e.role, e.message)
 }
 
-/// Pass 1 over the audit files (all cores), then pass 2 over just the needed lines.
+/// Pass 1 over the audit files (all cores), then pass 2 over just the chosen pipelines' ranges.
 fn build_test_set(paths: &[PathBuf], policy: &GatePolicy, threads: usize) -> Result<(AuditIndex, TestSet)> {
     crate::read::build_test_set(
         paths,
@@ -289,7 +289,9 @@ fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport
 
 /// Reads every input and evaluates the gate.
 pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<GateReport> {
-    let (index, ts) = build_test_set(inputs.audit, policy, inputs.threads)?;
+    let (mut index, ts) = build_test_set(inputs.audit, policy, inputs.threads)?;
+    // The pipeline table is not needed any more: free it before the verdict files are read.
+    index.release_pipelines();
     // Keep whole records only for the test cases: the rest are counted, not stored.
     let keep: std::collections::HashSet<String> = ts.cases.iter().map(|c| c.pipeline_id.text.to_string()).collect();
     let verdicts = |role: &str, path: &Path| -> Result<Verdicts> {

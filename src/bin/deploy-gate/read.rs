@@ -1,6 +1,7 @@
 //! Reads audit logs for the core: pass 1 split at newlines into segments scanned on all cores
-//! (and the file hashed on its own thread), pass 2 with positioned reads of just the needed
-//! lines. Gzip-compressed logs (detected by their magic bytes) stream through both passes.
+//! and merged in file order as they finish (the file hashed on its own thread), pass 2 with
+//! positioned reads of just the chosen pipelines' ranges. Gzip-compressed logs (detected by
+//! their magic bytes) stream through both passes.
 
 use anyhow::{anyhow, Context, Result};
 use deploy_gate::audit::{AuditIndex, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
@@ -8,9 +9,12 @@ use deploy_gate::compat::PassSet;
 use deploy_gate::testset::{TestSet, TestSetBuilder, TestSetPolicy};
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Condvar, Mutex};
 
 /// Read size.
 const CHUNK: usize = 4 << 20;
@@ -20,22 +24,22 @@ const CHUNK: usize = 4 << 20;
 pub struct ReadOptions {
     /// Threads scanning segments (at least 1).
     pub threads: usize,
-    /// Files smaller than twice this are not split.
-    pub min_segment: u64,
+    /// Segment size: a file is cut at the first newline after every multiple of it.
+    pub segment: u64,
 }
 
 impl ReadOptions {
-    /// `threads` (0 = every core) and the minimum segment size from `DEPLOY_GATE_MIN_SEGMENT`
-    /// (bytes, default 8 MiB; the tests set it low to split small files).
+    /// `threads` (0 = every core) and the segment size from `DEPLOY_GATE_SEGMENT` (bytes,
+    /// default 32 MiB; the tests set it low to split small files).
     pub fn new(threads: usize) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let min_segment = std::env::var("DEPLOY_GATE_MIN_SEGMENT")
+        let segment = std::env::var("DEPLOY_GATE_SEGMENT")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(8 << 20);
+            .unwrap_or(32 << 20);
         ReadOptions {
             threads: if threads == 0 { cores } else { threads },
-            min_segment: min_segment.max(1),
+            segment: segment.max(1),
         }
     }
 }
@@ -93,8 +97,7 @@ fn segment_starts(f: &File, len: u64, parts: u64) -> Result<Vec<u64>> {
     Ok(starts)
 }
 
-fn scan_range(f: &File, path: &Path, segment: &mut Segment, start: u64, end: u64) -> Result<()> {
-    let mut buf = vec![0u8; CHUNK.min((end - start) as usize).max(1)];
+fn scan_range(f: &File, path: &Path, segment: &mut Segment, buf: &mut [u8], start: u64, end: u64) -> Result<()> {
     let mut at = start;
     while at < end {
         let want = buf.len().min((end - at) as usize);
@@ -129,38 +132,88 @@ pub fn hash_file(path: &Path) -> Result<String> {
     Ok(hex::encode(h.finalize()))
 }
 
-/// Pass 1 over a plain file: segments on `threads` threads, the sha256 on another.
-fn scan_plain(path: &Path, file_no: u32, pass: &PassSet, opts: ReadOptions) -> Result<(Vec<Segment>, u64, String)> {
+/// Pass 1 over a plain file: segments scanned by `threads` threads from a shared queue and
+/// merged into `builder` in file order as they finish; the sha256 on another thread.
+fn scan_plain(
+    path: &Path,
+    file_no: u32,
+    pass: &PassSet,
+    opts: ReadOptions,
+    builder: &mut IndexBuilder,
+) -> Result<(u64, String)> {
     let f = File::open(path).with_context(|| format!("cannot open audit log {}", path.display()))?;
     let len = f.metadata()?.len();
-    let parts = (len / opts.min_segment).clamp(1, opts.threads as u64);
-    let starts = segment_starts(&f, len, parts)?;
+    let starts = segment_starts(&f, len, len.div_ceil(opts.segment).max(1))?;
     let ends: Vec<u64> = starts.iter().skip(1).copied().chain([len]).collect();
+    let threads = opts.threads.clamp(1, starts.len());
+    // A thread waits rather than run further than this many segments ahead of the merge, so
+    // finished segments waiting to be merged stay few.
+    let ahead = 2 * threads + 2;
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let merged = (Mutex::new(0usize), Condvar::new());
     std::thread::scope(|scope| {
         let hasher = scope.spawn(|| hash_file(path));
-        let workers: Vec<_> = starts
-            .iter()
-            .zip(&ends)
-            .map(|(&start, &end)| {
-                let f = &f;
-                scope.spawn(move || -> Result<Segment> {
-                    let mut segment = Segment::new(pass.clone(), DEFAULT_MAX_LINE, file_no, start);
-                    scan_range(f, path, &mut segment, start, end)?;
-                    Ok(segment)
-                })
-            })
-            .collect();
-        let segments = workers
-            .into_iter()
-            .map(|w| w.join().expect("a scan thread panicked"))
-            .collect::<Result<Vec<_>>>()?;
+        let (tx, rx) = mpsc::channel::<(usize, Result<Segment>)>();
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (f, starts, ends, next, stop, merged) = (&f, &starts, &ends, &next, &stop, &merged);
+            scope.spawn(move || {
+                let mut buf = vec![0u8; CHUNK];
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= starts.len() {
+                        break;
+                    }
+                    let mut done = merged.0.lock().expect("no panic holds the lock");
+                    while i >= *done + ahead && !stop.load(Ordering::Relaxed) {
+                        done = merged.1.wait(done).expect("no panic holds the lock");
+                    }
+                    drop(done);
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let mut segment = Segment::new(pass.clone(), DEFAULT_MAX_LINE, file_no, starts[i]);
+                    let result = scan_range(f, path, &mut segment, &mut buf, starts[i], ends[i]).map(|()| segment);
+                    if tx.send((i, result)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending = BTreeMap::new();
+        let mut want = 0;
+        let mut failure = None;
+        for (i, result) in rx {
+            match result {
+                Ok(segment) if failure.is_none() => {
+                    pending.insert(i, segment);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    stop.store(true, Ordering::Relaxed);
+                    merged.1.notify_all();
+                }
+            }
+            while let Some(segment) = pending.remove(&want) {
+                builder.merge(segment);
+                want += 1;
+                *merged.0.lock().expect("no panic holds the lock") = want;
+                merged.1.notify_all();
+            }
+        }
         let sha = hasher.join().expect("the hash thread panicked")?;
-        Ok((segments, len, sha))
+        match failure {
+            Some(e) => Err(e),
+            None => Ok((len, sha)),
+        }
     })
 }
 
 /// Pass 1 over a gzip file: one stream, decompressed as it is read, never whole in memory.
-fn scan_gzip(path: &Path, file_no: u32, pass: &PassSet) -> Result<(Vec<Segment>, u64, String)> {
+fn scan_gzip(path: &Path, file_no: u32, pass: &PassSet, builder: &mut IndexBuilder) -> Result<(u64, String)> {
     let file = File::open(path).with_context(|| format!("cannot open audit log {}", path.display()))?;
     let mut tee = HashingReader {
         inner: file,
@@ -184,7 +237,8 @@ fn scan_gzip(path: &Path, file_no: u32, pass: &PassSet) -> Result<(Vec<Segment>,
     // Hash whatever follows the last gzip member too, so the digest is the file's.
     std::io::copy(&mut tee, &mut std::io::sink())?;
     segment.finish();
-    Ok((vec![segment], tee.bytes, hex::encode(tee.sha.finalize())))
+    builder.merge(segment);
+    Ok((tee.bytes, hex::encode(tee.sha.finalize())))
 }
 
 struct HashingReader<R> {
@@ -214,21 +268,43 @@ pub fn scan(paths: &[PathBuf], pass: &PassSet, opts: ReadOptions) -> Result<(Aud
             sha256: String::new(),
         });
         let gz = is_gzip(path)?;
-        let (segments, len, sha) = if gz {
-            scan_gzip(path, no, pass)?
+        let (len, sha) = if gz {
+            scan_gzip(path, no, pass, &mut builder)?
         } else {
-            scan_plain(path, no, pass, opts)?
+            scan_plain(path, no, pass, opts, &mut builder)?
         };
         builder.set_file_digest(no, len, sha);
-        for s in segments {
-            builder.merge(s);
-        }
         gzipped.push(gz);
     }
     Ok((builder.finish(), gzipped))
 }
 
-/// Pass 1, the selection, then pass 2 over just the needed lines.
+/// Feeds range `i` from `read` (which fills a buffer from the range's next bytes, 0 at the
+/// end of the file) and ends it.
+fn feed_range(
+    builder: &mut TestSetBuilder,
+    i: usize,
+    buf: &mut [u8],
+    path: &Path,
+    mut read: impl FnMut(&mut [u8]) -> std::io::Result<usize>,
+) -> Result<()> {
+    let range = builder.ranges()[i];
+    let mut left = range.end.saturating_sub(range.start);
+    while left > 0 {
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = read(&mut buf[..want]).with_context(|| format!("cannot read {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        builder
+            .push(i, &buf[..n])
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        left -= n as u64;
+    }
+    builder.end_range(i).map_err(|e| anyhow!("{}: {e}", path.display()))
+}
+
+/// Pass 1, the selection, then pass 2 over just the chosen pipelines' ranges.
 pub fn build_test_set(
     paths: &[PathBuf],
     pass: &PassSet,
@@ -238,46 +314,38 @@ pub fn build_test_set(
     let (index, gzipped) = scan(paths, pass, opts)?;
     let selection = index.select(policy);
     let mut builder = TestSetBuilder::new(&index, selection);
-    let lines: Vec<_> = builder.selection().lines().iter().map(|l| l.at).collect();
+    let ranges = builder.ranges().to_vec();
+    let mut buf = vec![0u8; CHUNK];
     for (no, path) in paths.iter().enumerate() {
-        let wanted: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].file as usize == no).collect();
+        let wanted: Vec<usize> = (0..ranges.len()).filter(|&i| ranges[i].file as usize == no).collect();
         if wanted.is_empty() {
             continue;
         }
-        let changed = || anyhow!("{} changed while it was read (it is shorter now)", path.display());
         if gzipped[no] {
-            // Decompress again and copy out the needed lines (they are in offset order).
+            // Decompress again, skipping to each range (they are in offset order).
             let mut gz = MultiGzDecoder::new(File::open(path)?);
             let mut pos = 0u64;
-            let mut line = Vec::new();
-            let mut skip_buf = vec![0u8; CHUNK];
             for &i in &wanted {
-                let at = lines[i];
-                while pos < at.offset {
-                    let n = ((at.offset - pos) as usize).min(skip_buf.len());
-                    gz.read_exact(&mut skip_buf[..n]).map_err(|_| changed())?;
-                    pos += n as u64;
+                let start = ranges[i].start;
+                if pos < start {
+                    let skipped = std::io::copy(&mut (&mut gz).take(start - pos), &mut std::io::sink())?;
+                    pos += skipped;
                 }
-                line.resize(at.len as usize, 0);
-                gz.read_exact(&mut line).map_err(|_| changed())?;
-                pos += at.len as u64;
-                builder.feed(i, &line).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+                feed_range(&mut builder, i, &mut buf, path, |b| {
+                    let n = gz.read(b)?;
+                    pos += n as u64;
+                    Ok(n)
+                })?;
             }
         } else {
             let f = File::open(path).with_context(|| format!("cannot reopen {}", path.display()))?;
-            let mut line = Vec::new();
             for &i in &wanted {
-                let at = lines[i];
-                line.resize(at.len as usize, 0);
-                let mut got = 0;
-                while got < line.len() {
-                    let n = read_at(&f, &mut line[got..], at.offset + got as u64)?;
-                    if n == 0 {
-                        return Err(changed());
-                    }
-                    got += n;
-                }
-                builder.feed(i, &line).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+                let mut at = ranges[i].start;
+                feed_range(&mut builder, i, &mut buf, path, |b| {
+                    let n = read_at(&f, b, at)?;
+                    at += n as u64;
+                    Ok(n)
+                })?;
             }
         }
     }
