@@ -5,7 +5,7 @@
 //! of the chosen pipelines (see [`crate::testset`]).
 
 use crate::compat::PassSet;
-use crate::json::{parse_object_line, NotObject, Scalar};
+use crate::json::{read_object_line, NotObject, Scalar};
 use crate::lines::{LineSplitter, Piece};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use serde::{Serialize, Serializer};
@@ -514,8 +514,7 @@ impl Entry<'_> {
 
 /// Classifies one audit line (pass 1, and pass 2 again inside the spans it reads).
 pub(crate) fn classify_line(bytes: &[u8]) -> Result<Entry<'_>, SkipReason> {
-    let mut f = Fields::default();
-    parse_object_line(bytes, |key, v| {
+    let f = read_object_line(bytes, |f: &mut Fields<'_>, key, v| {
         match key {
             "pipeline_id" => f.pipeline_id = v.scalar()?,
             "is_complete" => {

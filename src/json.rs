@@ -268,6 +268,30 @@ pub fn parse_object_line<'de>(
     on_entry: impl FnMut(&str, &mut dyn ValueSink<'de>) -> Result<(), String>,
 ) -> Result<(), NotObject> {
     let text = simdutf8::basic::from_utf8(line).map_err(|_| NotObject::InvalidUtf8)?;
+    parse_object_text(text, on_entry)
+}
+
+/// Reads one line as a JSON object into a state built by `on_entry` for each top-level entry:
+/// the same result as [`parse_object_line`], through the fast path of [`crate::skim`] when the
+/// line allows it (`on_entry` then starts again from a fresh state if serde must read it).
+pub fn read_object_line<'de, S: Default>(
+    line: &'de [u8],
+    mut on_entry: impl FnMut(&mut S, &str, &mut dyn ValueSink<'de>) -> Result<(), String>,
+) -> Result<S, NotObject> {
+    let text = simdutf8::basic::from_utf8(line).map_err(|_| NotObject::InvalidUtf8)?;
+    let mut state = S::default();
+    if crate::skim::parse_object(text, &mut |k, v| on_entry(&mut state, k, v)).is_ok() {
+        return Ok(state);
+    }
+    let mut state = S::default();
+    parse_object_text(text, |k, v| on_entry(&mut state, k, v))?;
+    Ok(state)
+}
+
+fn parse_object_text<'de>(
+    text: &'de str,
+    on_entry: impl FnMut(&str, &mut dyn ValueSink<'de>) -> Result<(), String>,
+) -> Result<(), NotObject> {
     let mut de = serde_json::Deserializer::from_str(text);
     match visit_object(&mut de, on_entry).and_then(|is_obj| de.end().map(|_| is_obj)) {
         Ok(true) => Ok(()),

@@ -4,9 +4,9 @@
 //! files, reads a clock or draws entropy; the CLI (`src/bin/deploy-gate/`) and the wasm shell
 //! (`wasm`) do that and pass the results in.
 //!
-//! The flow: [`audit`] scans the audit log (pass 1, in segments that can run in parallel) into
-//! an index of line ranges; [`testset`] chooses the cases and builds them from just their lines
-//! (pass 2); [`verdicts`] and [`trajectory`] read the models' results; [`scoring`], [`stats`]
+//! The flow: [`audit`] scans the audit log (pass 1, in segments that can run in parallel; lines
+//! read through the fast path of [`skim`]) into an index with one record per pipeline;
+//! [`testset`] chooses the cases and builds them from just their pipelines' spans (pass 2); [`verdicts`] and [`trajectory`] read the models' results; [`scoring`], [`stats`]
 //! and [`decision`] score and decide; [`report`] assembles the GateReport; [`attest`] signs and
 //! verifies the decision; [`deploy`] edits the serving config.
 #![deny(missing_docs)]
@@ -22,6 +22,7 @@ pub mod json;
 pub mod lines;
 pub mod report;
 pub mod scoring;
+pub mod skim;
 pub mod sniff;
 pub mod stats;
 pub mod testset;
