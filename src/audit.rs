@@ -315,7 +315,8 @@ impl Pipeline {
 #[derive(Default)]
 pub(crate) struct Pipelines {
     hasher: DefaultHashBuilder,
-    table: HashTable<u32>,
+    /// `(index, 32-bit hash of the id)`: the table grows without reading the records.
+    table: HashTable<(u32, u32)>,
     list: Vec<Pipeline>,
     ids: Vec<u8>,
 }
@@ -346,13 +347,18 @@ impl Pipelines {
 
     /// The index of the pipeline with this id text, inserted if new.
     fn entry(&mut self, text: &str, numeric: bool) -> usize {
-        let hash = self.hasher.hash_one(text.as_bytes());
+        let short = (self.hasher.hash_one(text.as_bytes()) >> 32) as u32;
+        // The table's hash, made from the 32 bits kept: its top bits and its low bits are used.
+        let spread = |h: u32| (u64::from(h) << 32) | u64::from(h);
         let (list, ids) = (&self.list, &self.ids);
         let text_of = |i: u32| {
             let p = &list[i as usize];
             &ids[p.id_start as usize..p.id_start as usize + p.id_len as usize]
         };
-        if let Some(&i) = self.table.find(hash, |&i| text_of(i) == text.as_bytes()) {
+        if let Some(&(i, _)) = self
+            .table
+            .find(spread(short), |&(i, h)| h == short && text_of(i) == text.as_bytes())
+        {
             return i as usize;
         }
         let i = self.list.len();
@@ -360,11 +366,8 @@ impl Pipelines {
         self.list
             .push(Pipeline::new(self.ids.len() as u64, text.len() as u32, numeric));
         self.ids.extend_from_slice(text.as_bytes());
-        let (hasher, list, ids) = (&self.hasher, &self.list, &self.ids);
-        self.table.insert_unique(hash, index, |&j| {
-            let p = &list[j as usize];
-            hasher.hash_one(&ids[p.id_start as usize..][..p.id_len as usize])
-        });
+        self.table
+            .insert_unique(spread(short), (index, short), |&(_, h)| spread(h));
         i
     }
 }

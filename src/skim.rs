@@ -199,6 +199,7 @@ impl<'de> Cursor<'de, '_> {
     }
 
     /// A string at the cursor: its content's byte range and whether it had escapes.
+    #[inline]
     fn string(&mut self) -> Result<(usize, usize, bool), Bail> {
         self.eat(b'"')?;
         let start = self.pos;
@@ -225,6 +226,7 @@ impl<'de> Cursor<'de, '_> {
     }
 
     /// A string without escapes (a key, or a string the caller reads).
+    #[inline]
     fn plain_string(&mut self) -> Result<&'de str, Bail> {
         let (start, end, escaped) = self.string()?;
         if escaped {
@@ -450,7 +452,7 @@ impl<'de> ValueSink<'de> for Sink<'_, 'de, '_> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use crate::json::parse_object_line;

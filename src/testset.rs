@@ -156,7 +156,10 @@ impl AuditIndex {
                 .enumerate()
                 .map(|(order, &i)| (sample_key_of(policy.seed, table.text(&list[i as usize])), order, i))
                 .collect();
-            keyed.sort_unstable();
+            // The `max` smallest keys (keys are distinct: the order index breaks any tie).
+            if max > 0 {
+                keyed.select_nth_unstable(max - 1);
+            }
             keyed.truncate(max);
             keyed.sort_unstable_by_key(|&(_, order, _)| order);
             chosen = keyed.into_iter().map(|(_, _, i)| i).collect();

@@ -384,3 +384,50 @@ fn gzip_audit_logs_stream_through_both_passes() {
     ts_args[2] = s(&fixture.join("audit.jsonl"));
     assert_eq!(gz_ts, run(&ts_args).stdout);
 }
+
+#[test]
+fn one_reader_feeding_many_segments_gives_the_single_threaded_test_set() {
+    // Every fixture's log in one file: 6 MB, with lines of every shape.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("all.jsonl");
+    let mut all = Vec::new();
+    for case in parity_cases() {
+        all.extend_from_slice(&std::fs::read(case.join("audit.jsonl")).unwrap());
+        if all.last() != Some(&b'\n') {
+            all.push(b'\n');
+        }
+    }
+    std::fs::write(&log, &all).unwrap();
+    let args = |threads: &str| -> Vec<String> {
+        [
+            "test-set",
+            "--audit",
+            log.to_str().unwrap(),
+            "--max-samples",
+            "none",
+            "--threads",
+            threads,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let single = run(&args("1"));
+    assert!(single.status.success());
+    assert!(single.stdout.len() > 100_000, "the test set is not trivial");
+    // Segments of one line each, of 4 KiB, and larger than a read chunk, on 1 to 5 threads.
+    for (segment, threads) in [
+        ("1", "3"),
+        ("4096", "2"),
+        ("4096", "5"),
+        ("700000", "2"),
+        ("700000", "1"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+            .args(args(threads))
+            .env("DEPLOY_GATE_SEGMENT", segment)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stdout == single.stdout, "segment {segment}, {threads} threads");
+    }
+}

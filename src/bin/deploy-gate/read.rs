@@ -1,7 +1,8 @@
-//! Reads audit logs for the core: pass 1 split at newlines into segments scanned on all cores
-//! and merged in file order as they finish (the file hashed on its own thread), pass 2 with
-//! positioned reads of just the chosen pipelines' ranges. Gzip-compressed logs (detected by
-//! their magic bytes) stream through both passes.
+//! Reads audit logs for the core. Pass 1: one thread reads each file once, in order, and hashes
+//! it; the chunks it reads go (shared, not copied) to scan threads, each scanning whole segments
+//! cut at newlines, merged in file order as they finish. Pass 2: positioned reads of just the
+//! chosen pipelines' ranges. Gzip-compressed logs (detected by their magic bytes) stream through
+//! both passes.
 
 use anyhow::{anyhow, Context, Result};
 use deploy_gate::audit::{AuditIndex, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
@@ -13,11 +14,10 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Condvar, Mutex};
+use std::sync::{mpsc, Arc};
 
-/// Read size.
-const CHUNK: usize = 4 << 20;
+/// Read size (small enough that a chunk is still in cache when a scan thread reads it).
+const CHUNK: usize = 512 << 10;
 
 /// How the audit files are read.
 #[derive(Debug, Clone, Copy)]
@@ -97,24 +97,6 @@ fn segment_starts(f: &File, len: u64, parts: u64) -> Result<Vec<u64>> {
     Ok(starts)
 }
 
-fn scan_range(f: &File, path: &Path, segment: &mut Segment, buf: &mut [u8], start: u64, end: u64) -> Result<()> {
-    let mut at = start;
-    while at < end {
-        let want = buf.len().min((end - at) as usize);
-        let n = read_at(f, &mut buf[..want], at).with_context(|| format!("cannot read {}", path.display()))?;
-        if n == 0 {
-            return Err(anyhow!(
-                "{} changed while it was read (it is shorter now)",
-                path.display()
-            ));
-        }
-        segment.push(&buf[..n]);
-        at += n as u64;
-    }
-    segment.finish();
-    Ok(())
-}
-
 /// The sha256 (hex) of a file, streamed.
 pub fn hash_file(path: &Path) -> Result<String> {
     let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
@@ -132,8 +114,29 @@ pub fn hash_file(path: &Path) -> Result<String> {
     Ok(hex::encode(h.finalize()))
 }
 
-/// Pass 1 over a plain file: segments scanned by `threads` threads from a shared queue and
-/// merged into `builder` in file order as they finish; the sha256 on another thread.
+/// A buffer that goes back to its pool when dropped.
+struct Pooled {
+    buf: Vec<u8>,
+    pool: mpsc::Sender<Vec<u8>>,
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        // The pool is gone once reading ended; the buffer is then simply freed.
+        let _ = self.pool.send(std::mem::take(&mut self.buf));
+    }
+}
+
+/// A chunk of the file as read once, shared by the segments it overlaps.
+type Chunk = Arc<Pooled>;
+
+/// What a scan thread is sent: `(segment, chunk, range of the chunk that belongs to it)`, in
+/// file order; `None` as the chunk ends the segment.
+type Piece = (usize, Option<(Chunk, std::ops::Range<usize>)>);
+
+/// Pass 1 over a plain file. One thread reads the file once, in order, and hashes each chunk;
+/// the chunks go, without copying, to `threads` scan threads, segment `k` to thread
+/// `k % threads`. Finished segments are merged into `builder` in file order as they arrive.
 fn scan_plain(
     path: &Path,
     file_no: u32,
@@ -146,69 +149,103 @@ fn scan_plain(
     let starts = segment_starts(&f, len, len.div_ceil(opts.segment).max(1))?;
     let ends: Vec<u64> = starts.iter().skip(1).copied().chain([len]).collect();
     let threads = opts.threads.clamp(1, starts.len());
-    // A thread waits rather than run further than this many segments ahead of the merge, so
-    // finished segments waiting to be merged stay few.
-    let ahead = 2 * threads + 2;
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let merged = (Mutex::new(0usize), Condvar::new());
+    let chunk_size = CHUNK.min(opts.segment.max(4096) as usize);
+    let (starts, ends, f) = (&starts, &ends, &f);
     std::thread::scope(|scope| {
-        let hasher = scope.spawn(|| hash_file(path));
-        let (tx, rx) = mpsc::channel::<(usize, Result<Segment>)>();
+        let (done_tx, done_rx) = mpsc::channel::<(usize, Segment)>();
+        let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+        let mut lanes = Vec::new();
         for _ in 0..threads {
-            let tx = tx.clone();
-            let (f, starts, ends, next, stop, merged) = (&f, &starts, &ends, &next, &stop, &merged);
+            let (tx, rx) = mpsc::sync_channel::<Piece>(4);
+            lanes.push(tx);
+            let done_tx = done_tx.clone();
             scope.spawn(move || {
-                let mut buf = vec![0u8; CHUNK];
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= starts.len() {
-                        break;
-                    }
-                    let mut done = merged.0.lock().expect("no panic holds the lock");
-                    while i >= *done + ahead && !stop.load(Ordering::Relaxed) {
-                        done = merged.1.wait(done).expect("no panic holds the lock");
-                    }
-                    drop(done);
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let mut segment = Segment::new(pass.clone(), DEFAULT_MAX_LINE, file_no, starts[i]);
-                    let result = scan_range(f, path, &mut segment, &mut buf, starts[i], ends[i]).map(|()| segment);
-                    if tx.send((i, result)).is_err() {
-                        break;
+                let mut open: Option<(usize, Segment)> = None;
+                for (k, piece) in rx {
+                    let (_, segment) = open
+                        .get_or_insert_with(|| (k, Segment::new(pass.clone(), DEFAULT_MAX_LINE, file_no, starts[k])));
+                    match piece {
+                        Some((chunk, range)) => {
+                            segment.push(&chunk.buf[range]);
+                        }
+                        None => {
+                            let (k, mut segment) = open.take().expect("a segment is open");
+                            segment.finish();
+                            if done_tx.send((k, segment)).is_err() {
+                                return;
+                            }
+                        }
                     }
                 }
             });
         }
-        drop(tx);
+        // A fixed pool of buffers: the reader waits for one to come back rather than allocate.
+        for _ in 0..4 * threads + 4 {
+            free_tx.send(vec![0u8; chunk_size]).expect("the receiver is alive");
+        }
+        drop(done_tx);
+        let reader = scope.spawn(move || -> Result<String> {
+            let free_rx = free_rx;
+            let mut sha = Sha256::new();
+            let mut at = 0u64;
+            // The first segment that has not been ended yet.
+            let mut first = 0usize;
+            while at < len {
+                let mut buf = free_rx.recv().map_err(|_| anyhow!("the scan threads stopped"))?;
+                buf.resize(chunk_size, 0);
+                let want = buf.len().min((len - at) as usize);
+                let n = read_at(f, &mut buf[..want], at).with_context(|| format!("cannot read {}", path.display()))?;
+                if n == 0 {
+                    return Err(anyhow!(
+                        "{} changed while it was read (it is shorter now)",
+                        path.display()
+                    ));
+                }
+                buf.truncate(n);
+                sha.update(&buf);
+                let chunk = Arc::new(Pooled {
+                    buf,
+                    pool: free_tx.clone(),
+                });
+                let end = at + n as u64;
+                let mut k = first;
+                while k < starts.len() && starts[k] < end {
+                    let from = starts[k].max(at);
+                    let to = ends[k].min(end);
+                    if from < to {
+                        let range = (from - at) as usize..(to - at) as usize;
+                        if lanes[k % threads].send((k, Some((chunk.clone(), range)))).is_err() {
+                            return Err(anyhow!("a scan thread stopped"));
+                        }
+                    }
+                    if ends[k] <= end {
+                        if lanes[k % threads].send((k, None)).is_err() {
+                            return Err(anyhow!("a scan thread stopped"));
+                        }
+                        first = k + 1;
+                    }
+                    k += 1;
+                }
+                drop(chunk);
+                at = end;
+            }
+            drop(lanes);
+            Ok(hex::encode(sha.finalize()))
+        });
         let mut pending = BTreeMap::new();
         let mut want = 0;
-        let mut failure = None;
-        for (i, result) in rx {
-            match result {
-                Ok(segment) if failure.is_none() => {
-                    pending.insert(i, segment);
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    failure.get_or_insert(e);
-                    stop.store(true, Ordering::Relaxed);
-                    merged.1.notify_all();
-                }
-            }
+        for (k, segment) in done_rx {
+            pending.insert(k, segment);
             while let Some(segment) = pending.remove(&want) {
                 builder.merge(segment);
                 want += 1;
-                *merged.0.lock().expect("no panic holds the lock") = want;
-                merged.1.notify_all();
             }
         }
-        let sha = hasher.join().expect("the hash thread panicked")?;
-        match failure {
-            Some(e) => Err(e),
-            None => Ok((len, sha)),
+        let sha = reader.join().expect("the reading thread panicked")?;
+        if want != starts.len() {
+            return Err(anyhow!("{}: a scan thread stopped early", path.display()));
         }
+        Ok((len, sha))
     })
 }
 
