@@ -171,7 +171,14 @@ export class GateSession {
      */
     removeInput(role: string): void;
     /**
-     * Gives a segmented audit file's size and sha256 (hex).
+     * Gives an audit file's sha256 (hex) after the audit log was scanned (`finishAudit` or
+     * `finishSegmentedAudit`): the decision can be shown before the digest is in, but a
+     * report is only signed once every input has one.
+     */
+    setAuditDigest(file: number, sha256: string): void;
+    /**
+     * Gives a segmented audit file's size and sha256 (hex; `""` when it is given later with
+     * `setAuditDigest`).
      */
     setAuditFileDigest(file: number, size: number, sha256: string): void;
     /**
@@ -297,6 +304,7 @@ export interface InitOutput {
     readonly gatesession_policy: (a: number) => [number, number, number];
     readonly gatesession_pushAudit: (a: number, b: number, c: number) => [number, number];
     readonly gatesession_removeInput: (a: number, b: number, c: number) => [number, number];
+    readonly gatesession_setAuditDigest: (a: number, b: number, c: number, d: number) => [number, number];
     readonly gatesession_setAuditFileDigest: (a: number, b: number, c: number, d: number, e: number) => [number, number];
     readonly gatesession_setAuditSha256: (a: number, b: number, c: number, d: number) => [number, number];
     readonly gatesession_setHashing: (a: number, b: number) => void;

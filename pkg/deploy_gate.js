@@ -297,7 +297,24 @@ export class GateSession {
         }
     }
     /**
-     * Gives a segmented audit file's size and sha256 (hex).
+     * Gives an audit file's sha256 (hex) after the audit log was scanned (`finishAudit` or
+     * `finishSegmentedAudit`): the decision can be shown before the digest is in, but a
+     * report is only signed once every input has one.
+     * @param {number} file
+     * @param {string} sha256
+     */
+    setAuditDigest(file, sha256) {
+        const val2 = +file;
+        const ptr0 = passStringToWasm0(sha256, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.gatesession_setAuditDigest(this.__wbg_ptr, val2, ptr0, len0);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
+    }
+    /**
+     * Gives a segmented audit file's size and sha256 (hex; `""` when it is given later with
+     * `setAuditDigest`).
      * @param {number} file
      * @param {number} size
      * @param {string} sha256

@@ -25,6 +25,7 @@ export const gatesession_passVerdicts: (a: number) => [number, number];
 export const gatesession_policy: (a: number) => [number, number, number];
 export const gatesession_pushAudit: (a: number, b: number, c: number) => [number, number];
 export const gatesession_removeInput: (a: number, b: number, c: number) => [number, number];
+export const gatesession_setAuditDigest: (a: number, b: number, c: number, d: number) => [number, number];
 export const gatesession_setAuditFileDigest: (a: number, b: number, c: number, d: number, e: number) => [number, number];
 export const gatesession_setAuditSha256: (a: number, b: number, c: number, d: number) => [number, number];
 export const gatesession_setHashing: (a: number, b: number) => void;

@@ -965,6 +965,12 @@ impl AuditIndex {
         &self.files
     }
 
+    /// Sets audit file `file`'s sha256 (hex) when it was computed after pass 1 (the page hashes
+    /// in another worker and shows the decision before the digest is in).
+    pub fn set_file_sha256(&mut self, file: usize, sha256: String) {
+        self.files[file].sha256 = sha256;
+    }
+
     /// Frees the pipeline table once the test set is built; the summary and the files stay
     /// (they are all the report needs). A later [`AuditIndex::select`] then finds no candidate.
     pub fn release_pipelines(&mut self) {

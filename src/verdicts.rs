@@ -7,7 +7,7 @@
 
 use crate::audit::{InputFile, PipelineId};
 use crate::error::InputError;
-use crate::json::{parse_object_line, NotObject, Scalar, ValueSink};
+use crate::json::{parse_object_line, read_object_line, NotObject, Scalar, ValueSink};
 use crate::lines::{split_all, Piece};
 use hashbrown::{DefaultHashBuilder, HashMap};
 use serde::Serialize;
@@ -304,14 +304,13 @@ fn parse(
                 if failure.is_some() || line.bytes.iter().all(u8::is_ascii_whitespace) {
                     return;
                 }
-                let mut f = RecordFields::default();
-                let parsed = parse_object_line(line.bytes, |k, v| record_entry(&mut f, k, v))
+                let parsed = read_object_line(line.bytes, record_entry)
                     .map_err(|e| match e {
                         NotObject::InvalidUtf8 => "invalid UTF-8".to_owned(),
                         NotObject::NotJson => "not valid JSON".to_owned(),
                         NotObject::NotObject => "not a JSON object".to_owned(),
                     })
-                    .and_then(|()| finish_record(f));
+                    .and_then(finish_record);
                 match parsed {
                     Ok(Parsed::Record(id, rec)) => out.insert(id, rec),
                     Ok(Parsed::StageEntry) => out.ignored_stage_entries += 1,

@@ -97,6 +97,11 @@ fn start() {
     console_error_panic_hook::set_once();
 }
 
+/// A sha256 as lowercase hex: 64 hex digits (or `sha256:` and them).
+fn sha256_hex(text: &str) -> Result<String, JsError> {
+    crate::attest::parse_digest(text).map_err(|_| into_error(format!("`{text}` is not a sha256 (64 hex digits)")))
+}
+
 fn into_error(msg: impl std::fmt::Display) -> JsError {
     JsError::new(&msg.to_string())
 }
@@ -208,10 +213,7 @@ impl GateSession {
             .scanner
             .as_mut()
             .ok_or_else(|| into_error("no audit file was begun"))?;
-        if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(into_error("a sha256 is 64 hex digits"));
-        }
-        scanner.set_file_sha256(file, sha256.to_ascii_lowercase());
+        scanner.set_file_sha256(file, sha256_hex(sha256)?);
         Ok(())
     }
 
@@ -263,17 +265,39 @@ impl GateSession {
         Ok(())
     }
 
-    /// Gives a segmented audit file's size and sha256 (hex).
+    /// Gives an audit file's sha256 (hex) after the audit log was scanned (`finishAudit` or
+    /// `finishSegmentedAudit`): the decision can be shown before the digest is in, but a
+    /// report is only signed once every input has one.
+    #[wasm_bindgen(js_name = setAuditDigest)]
+    pub fn set_audit_digest(&mut self, file: u32, sha256: &str) -> Result<(), JsError> {
+        let index = self
+            .index
+            .as_mut()
+            .ok_or_else(|| into_error("the audit log is not loaded"))?;
+        if file as usize >= index.files().len() {
+            return Err(into_error(format!("there is no audit file {file}")));
+        }
+        index.set_file_sha256(file as usize, sha256_hex(sha256)?);
+        Ok(())
+    }
+
+    /// Gives a segmented audit file's size and sha256 (hex; `""` when it is given later with
+    /// `setAuditDigest`).
     #[wasm_bindgen(js_name = setAuditFileDigest)]
     pub fn set_audit_file_digest(&mut self, file: u32, size: f64, sha256: &str) -> Result<(), JsError> {
         let b = self
             .segmented
             .as_mut()
             .ok_or_else(|| into_error("call beginSegmentedAudit first"))?;
-        if file as usize >= b.file_count() || sha256.len() != 64 || !sha256.bytes().all(|c| c.is_ascii_hexdigit()) {
-            return Err(into_error("an unknown file, or a sha256 that is not 64 hex digits"));
+        if file as usize >= b.file_count() {
+            return Err(into_error(format!("there is no audit file {file}")));
         }
-        b.set_file_digest(file, size as u64, sha256.to_ascii_lowercase());
+        let sha256 = if sha256.is_empty() {
+            String::new()
+        } else {
+            sha256_hex(sha256)?
+        };
+        b.set_file_digest(file, size as u64, sha256);
         Ok(())
     }
 

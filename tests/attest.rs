@@ -289,3 +289,20 @@ fn two_person_approval() {
     };
     assert!(cosign(&first, &other, &b).unwrap_err().to_string().contains("report"));
 }
+
+#[test]
+fn a_report_with_an_input_whose_sha256_is_not_in_yet_is_not_signed() {
+    for sha in ["", "pending", &"0".repeat(63)] {
+        let mut r = report(true);
+        r["inputs"][0]["sha256"] = json!(sha);
+        let claim = Claim {
+            report: &r,
+            model_name: "agent-7b",
+            model_sha256: MODEL,
+            target: "file:config.yaml",
+            time_verified: NOW,
+        };
+        let err = sign(&claim, &key(1)).unwrap_err().to_string();
+        assert!(err.contains("audit.jsonl has no sha256"), "{err}");
+    }
+}

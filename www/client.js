@@ -12,6 +12,11 @@ export class GateClient {
   }
 
   receive(msg) {
+    if (msg.id === undefined) {
+      // A notice not tied to a request (the audit digests are in).
+      if (this.onNotice) this.onNotice(msg);
+      return;
+    }
     const entry = this.pending.get(msg.id);
     if (!entry) return;
     if (msg.type === "progress") {

@@ -22,6 +22,11 @@ export class DeployGateViewer extends HTMLElement {
     if (this.client) return;
     ensureStyles();
     this.client = new GateClient();
+    this.client.onNotice = (msg) => {
+      if (msg.type !== "digests") return;
+      if (msg.error) this.fail(new Error(`Cannot compute the audit log's sha256: ${msg.error}`));
+      else this.chain = this.chain.then(() => this.refreshDigests()).catch((e) => this.fail(e));
+    };
     this.loaded = { audit: [], old_verdicts: null, new_verdicts: null, old_trajectories: null, new_trajectories: null };
     this.files = [];
     this.generation = 0;
@@ -75,6 +80,7 @@ export class DeployGateViewer extends HTMLElement {
   /** Runs tasks one after another; each change invalidates the decision on screen. */
   schedule(task) {
     this.generation++;
+    this.report = null;
     this.results.clear();
     this.signPanel.hidden = true;
     this.chain = this.chain.then(task).catch((e) => this.fail(e));
@@ -151,7 +157,26 @@ export class DeployGateViewer extends HTMLElement {
     this.status.textContent = "";
     this.results.show(result.report, result.cases);
     this.signPanel.hidden = false;
+    this.showDigestState();
     this.dispatchEvent(new CustomEvent("dg-decision", { bubbles: true, detail: { report: result.report } }));
+  }
+
+  /** Exports and signing wait while an audit file's sha256 is still being computed. */
+  showDigestState() {
+    const pending = this.report.inputs.some((f) => !f.sha256);
+    this.results.setDigestPending(pending);
+    this.signPanel.setDigestPending(pending);
+  }
+
+  /** The digests are in: take the report again (same decision, now with every sha256). */
+  async refreshDigests() {
+    if (!this.report || !this.report.inputs.some((f) => !f.sha256)) return;
+    const generation = this.generation;
+    const result = await this.client.call("evaluate");
+    if (!result || generation !== this.generation) return;
+    this.report = result.report;
+    this.json = result.json;
+    this.showDigestState();
   }
 
   async loadExample() {

@@ -1,6 +1,8 @@
 // The only module that touches the wasm package. It streams files into a GateSession and
 // answers {id, type, payload} with {id, ok, result | error}; while it streams it posts
-// {id, type: "progress", phase, loaded, total}.
+// {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
+// worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
+// audit file's digest is in the session (or {type: "digests", error}).
 import init, { GateSession, SegmentScanner, generateKeyPair, keyInfo, signDecision, verifyEnvelope } from "../pkg/deploy_gate.js";
 
 const ready = init();
@@ -66,6 +68,8 @@ function helper(script, job, onProgress) {
 }
 
 function stopHelpers() {
+  auditEpoch++;
+  digestCache = new WeakMap();
   for (const [worker, reject] of helpers) {
     worker.terminate();
     reject(new Cancelled());
@@ -95,6 +99,40 @@ async function segmentStarts(file, parts) {
   return starts;
 }
 
+/** Each audit File's sha256 (hex), computed once per File by a hash worker. */
+let digestCache = new WeakMap();
+/** Bumped by every scan: digests arriving for an older scan are dropped. */
+let auditEpoch = 0;
+
+function digestOf(file) {
+  let digest = digestCache.get(file);
+  if (!digest) {
+    digest = helper("./hash-worker.js", { file }).then((r) => r.sha256);
+    digestCache.set(file, digest);
+    digest.catch(() => digestCache.delete(file));
+  }
+  return digest;
+}
+
+/** Puts the digests into the session when they are all in, then tells the page. */
+function whenDigested(files) {
+  const epoch = ++auditEpoch;
+  Promise.all(files.map(digestOf)).then(
+    (digests) => {
+      if (epoch !== auditEpoch) return;
+      try {
+        digests.forEach((sha256, no) => session.setAuditDigest(no, sha256));
+        postMessage({ type: "digests" });
+      } catch (e) {
+        postMessage({ type: "digests", error: String(e && e.message ? e.message : e) });
+      }
+    },
+    (e) => {
+      if (epoch === auditEpoch && !(e instanceof Cancelled)) postMessage({ type: "digests", error: String(e && e.message ? e.message : e) });
+    },
+  );
+}
+
 /** Files at least this large are scanned by several workers. */
 const PARALLEL_FROM = 32 << 20;
 
@@ -113,16 +151,18 @@ async function scanAudit(id) {
   session.removeInput("audit");
   session.beginSegmentedAudit();
   const pass = session.passVerdicts();
-  // One core hashes; the others scan (several workers only on machines with 3+ cores, unless
-  // the viewer's scan-workers attribute asks for them).
-  const workers = scanWorkers > 0 ? scanWorkers : Math.max(1, Math.min(8, (navigator.hardwareConcurrency || 2) - 1));
+  // The decision does not wait for the sha256 (see whenDigested). With 3 or more cores, one
+  // hashes while the others scan; with 2, both scan and the hash follows. The viewer's
+  // scan-workers attribute overrides the number of scan workers.
+  const cores = navigator.hardwareConcurrency || 2;
+  const workers = scanWorkers > 0 ? scanWorkers : Math.max(1, Math.min(8, cores >= 3 ? cores - 1 : cores));
+  auditEpoch++;
+  if (cores > workers) for (const file of auditFiles) digestOf(file).catch(() => {}); // awaited in whenDigested
   gzipped = [];
   for (const [no, file] of auditFiles.entries()) {
     session.addAuditFile(file.name);
     const gzip = await isGzip(file);
     gzipped.push(gzip);
-    const hash = helper("./hash-worker.js", { file });
-    hash.catch(() => {}); // awaited below; a cancel before that must not be an unhandled rejection
     let segments;
     if (!gzip && workers > 1 && file.size >= PARALLEL_FROM) {
       const starts = await segmentStarts(file, workers);
@@ -150,10 +190,12 @@ async function scanAudit(id) {
       segments = [scanner.finish()];
     }
     for (const segment of segments) session.mergeSegment(segment);
-    session.setAuditFileDigest(no, file.size, (await hash).sha256);
+    session.setAuditFileDigest(no, file.size, "");
   }
   progress(id, "scan", total, total);
-  return session.finishSegmentedAudit();
+  const summary = session.finishSegmentedAudit();
+  whenDigested(auditFiles);
+  return summary;
 }
 
 /** Reads a plain file's range [start, end) and feeds it to pass 2 (large ranges streamed). */
@@ -203,7 +245,7 @@ async function buildTestSet(id) {
     for (let i = 0; i < count; i++) if (flat[3 * i] === no) wanted.push(i);
     if (!wanted.length) continue;
     if (!gzipped[no]) {
-      // Eight ranges in flight at a time; each is fed in order, the ranges in any order.
+      // Sixteen ranges in flight at a time; each is fed in order, the ranges in any order.
       let next = 0;
       const lane = async () => {
         while (next < wanted.length) {
@@ -211,7 +253,7 @@ async function buildTestSet(id) {
           await feedPlainRange(file, i, flat[3 * i + 1], endOf(i), onBytes);
         }
       };
-      await Promise.all(Array.from({ length: Math.min(8, wanted.length) }, lane));
+      await Promise.all(Array.from({ length: Math.min(16, wanted.length) }, lane));
       continue;
     }
     // A gzip file: decompress again, skipping to each range (they are in offset order).
@@ -288,6 +330,7 @@ const handlers = {
     auditFiles = files;
     scanWorkers = Number(workers) || 0;
     if (files.length === 0) {
+      auditEpoch++;
       session.removeInput("audit");
       return null;
     }

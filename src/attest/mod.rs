@@ -100,6 +100,17 @@ fn check_report(report: &Value) -> Result<bool, SignError> {
     if !report.get("policy").is_some_and(Value::is_object) || !report.get("inputs").is_some_and(Value::is_array) {
         return Err(SignError::Report("no policy or inputs".into()));
     }
+    // Every input must be pinned by its digest: a statement naming an input without one would
+    // vouch for a file nobody can check.
+    for input in report["inputs"].as_array().expect("checked") {
+        let sha = input.get("sha256").and_then(Value::as_str).unwrap_or("");
+        if sha.len() != 64 || parse_digest(sha).is_err() {
+            let name = input.get("name").and_then(Value::as_str).unwrap_or("?");
+            return Err(SignError::Report(format!(
+                "input {name} has no sha256 yet (it is still being computed, or the report was edited)"
+            )));
+        }
+    }
     Ok(approved)
 }
 

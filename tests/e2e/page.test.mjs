@@ -189,6 +189,14 @@ test("a 200 MB log streams through three scan workers with one progress bar whil
   const shown = await decision(page, 180000);
   const cli = JSON.parse(cliReport(dir, {}));
   assert.deepEqual(shown, { approved: cli.decision.approved, reason: cli.decision.reason, numCases: cli.decision.num_cases });
+  // The decision does not wait for the log's sha256; the exported report does, and then it
+  // lists the log as the CLI does (sha256 included).
+  const exported = JSON.parse(await downloadText(page, '[data-testid="export-report"]'));
+  assert.deepEqual(exported.inputs[0], cli.inputs[0]);
+  assert.match(exported.inputs[0].sha256, /^[0-9a-f]{64}$/);
+  assert.deepEqual(exported.audit, cli.audit);
+  assert.equal(await page.locator('[data-testid="digest-status"]').textContent(), "");
+  assert.equal(await page.locator('[data-testid="sign"]').isDisabled(), false);
   const updates = await page.evaluate(() => [...window.__progress].filter((t) => t.includes("MB/s")).length);
   assert.ok(updates >= 2, `progress updated ${updates} time(s)`);
   assert.ok(typedWhileBusy, "the input took keystrokes while the log was being read");

@@ -59,7 +59,8 @@ export class ResultsView extends HTMLElement {
       h("p", { class: "dg-muted", "data-testid": "rule" }, ruleSentence(report)),
       h("p", { class: "dg-muted" }, "Reason: ", h("code", {}, d.reason), " · test cases: ", h("strong", { "data-testid": "num-cases" }, String(d.num_cases))),
     );
-    const exports = h("div", { class: "dg-exports" }, exportButton("report", "Download report JSON"), exportButton("testset", "Download test set JSONL"), exportButton("markdown", "Copy Markdown summary"));
+    this.digestNote = h("span", { class: "dg-muted", "data-testid": "digest-status", "aria-live": "polite" });
+    const exports = h("div", { class: "dg-exports" }, exportButton("report", "Download report JSON"), exportButton("testset", "Download test set JSONL"), exportButton("markdown", "Copy Markdown summary"), this.digestNote);
 
     const o = report.verdicts.old;
     const n = report.verdicts.new;
@@ -142,6 +143,15 @@ export class ResultsView extends HTMLElement {
     );
     const warnings = report.warnings.length ? h("section", { class: "dg-panel dg-warnings" }, h("h3", {}, "Warnings"), h("ul", {}, report.warnings.map((w) => h("li", {}, w)))) : null;
     this.replaceChildren(banner, exports, h("div", { class: "dg-cards" }, taskCard, trajCard), templates, casesPanel, quality, warnings);
+  }
+
+  /** While the audit log's sha256 is being computed, the exports that carry it wait. */
+  setDigestPending(pending) {
+    for (const kind of ["report", "markdown"]) {
+      const button = this.querySelector(`[data-testid="export-${kind}"]`);
+      if (button) button.disabled = pending;
+    }
+    if (this.digestNote) this.digestNote.textContent = pending ? "Computing the audit log's sha256 (the report and the summary carry it)…" : "";
   }
 
   clear() {

@@ -21,7 +21,7 @@ export class SignPanel extends HTMLElement {
       field("model_name", "Model name", "agent-7b-v2"),
       field("model_digest", "Model digest", "sha256:… (deploy-gate digest PATH)"),
       field("target", "Target", "the config path the deploy step is given"),
-      h("div", {}, h("button", { type: "submit", class: "dg-button", "data-testid": "sign" }, "Sign and download decision.dsse.json")),
+      h("div", {}, (this.signButton = h("button", { type: "submit", class: "dg-button", "data-testid": "sign" }, "Sign and download decision.dsse.json"))),
       this.status,
     );
     this.form.addEventListener("submit", (e) => {
@@ -34,6 +34,13 @@ export class SignPanel extends HTMLElement {
       if (e.dataTransfer && e.dataTransfer.files[0]) this.loadKey(e.dataTransfer.files[0]);
     });
     this.append(h("h3", {}, "Sign the decision"), h("p", { class: "dg-muted" }, "The deploy step (deploy-gate apply) verifies this signature before it deploys or keeps the old model."), this.form);
+  }
+
+  /** The statement pins every input by its sha256: signing waits until the audit log's is in. */
+  setDigestPending(pending) {
+    if (!this.signButton) return;
+    this.signButton.disabled = pending;
+    this.status.textContent = pending ? "Waiting for the audit log's sha256 (the signed statement pins every input by its digest)…" : "";
   }
 
   async loadKey(file) {
