@@ -305,8 +305,13 @@ pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<G
             .map(Some)
             .map_err(|e| input_error(path, e))
     };
-    let old = verdicts("old_verdicts", inputs.old_verdicts)?;
-    let new = verdicts("new_verdicts", inputs.new_verdicts)?;
+    // The two verdict files are read side by side.
+    let (old, new) = std::thread::scope(|scope| {
+        let old = scope.spawn(|| verdicts("old_verdicts", inputs.old_verdicts));
+        let new = verdicts("new_verdicts", inputs.new_verdicts);
+        (old.join().expect("the verdict thread panicked"), new)
+    });
+    let (old, new) = (old?, new?);
     let old_t = trajectories("old_trajectories", inputs.old_trajectories)?;
     let new_t = trajectories("new_trajectories", inputs.new_trajectories)?;
     Ok(evaluate(
