@@ -96,19 +96,33 @@ impl Verdicts {
     }
 
     fn insert(&mut self, id: PipelineId, record: VerdictRecord) {
-        self.records += 1;
-        if self.keep.as_ref().is_some_and(|keep| !keep.contains(&*id.text)) {
-            let id_hash = stable_hash(id.text.as_bytes(), 0);
-            let rec_hash = stable_hash(record.verdict.as_deref().unwrap_or("\u{0}null").as_bytes(), 1)
-                ^ stable_hash(record.error.as_deref().unwrap_or("\u{0}none").as_bytes(), 2);
-            if let Some(old) = self.others.insert(id_hash, rec_hash) {
-                self.duplicates += 1;
-                if old != rec_hash {
-                    self.conflict(&id.text);
-                }
-            }
+        if self.counted_only(&id.text, record.verdict.as_deref(), record.error.as_deref()) {
             return;
         }
+        self.insert_kept(id, record);
+    }
+
+    /// Counts a record whose id is not kept (see [`parse_verdicts_keeping`]) from hashes, and
+    /// says so; false (nothing counted) when the id is kept. Nothing is allocated.
+    fn counted_only(&mut self, id: &str, verdict: Option<&str>, error: Option<&str>) -> bool {
+        if !self.keep.as_ref().is_some_and(|keep| !keep.contains(id)) {
+            return false;
+        }
+        self.records += 1;
+        let id_hash = stable_hash(id.as_bytes(), 0);
+        let rec_hash = stable_hash(verdict.unwrap_or("\u{0}null").as_bytes(), 1)
+            ^ stable_hash(error.unwrap_or("\u{0}none").as_bytes(), 2);
+        if let Some(old) = self.others.insert(id_hash, rec_hash) {
+            self.duplicates += 1;
+            if old != rec_hash {
+                self.conflict(id);
+            }
+        }
+        true
+    }
+
+    fn insert_kept(&mut self, id: PipelineId, record: VerdictRecord) {
+        self.records += 1;
         match self.by_id.get_mut(&*id.text) {
             Some(existing) => {
                 self.duplicates += 1;
@@ -205,6 +219,39 @@ fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'
 enum Parsed {
     Record(PipelineId, VerdictRecord),
     StageEntry,
+}
+
+/// Reads a record into `out`, allocating only for the ids it keeps.
+fn add_record(out: &mut Verdicts, f: RecordFields<'_>) -> Result<(), String> {
+    if f.stage && !f.completion {
+        out.ignored_stage_entries += 1;
+        return Ok(());
+    }
+    // The common case, without allocating: a string id that is not kept, with a string or null
+    // verdict and a string or null error (anything else goes through `finish_record`).
+    if let Scalar::Str(id) = &f.id {
+        let verdict = match &f.verdict {
+            Some(Scalar::Str(v)) => Some(Some(&**v)),
+            Some(Scalar::Null) | None => Some(None),
+            _ => None,
+        };
+        let error = match &f.error {
+            Scalar::Absent | Scalar::Null => Some(None),
+            Scalar::Str(e) => Some(Some(&**e)),
+            _ => None,
+        };
+        if let (Some(v), Some(e)) = (verdict, error) {
+            let valid = !id.is_empty() && (f.verdict.is_some() || e.is_some());
+            if valid && out.counted_only(id, v, e) {
+                return Ok(());
+            }
+        }
+    }
+    match finish_record(f)? {
+        Parsed::Record(id, rec) => out.insert(id, rec),
+        Parsed::StageEntry => out.ignored_stage_entries += 1,
+    }
+    Ok(())
 }
 
 fn finish_record(f: RecordFields<'_>) -> Result<Parsed, String> {
@@ -304,17 +351,15 @@ fn parse(
                 if failure.is_some() || line.bytes.iter().all(u8::is_ascii_whitespace) {
                     return;
                 }
-                let parsed = read_object_line(line.bytes, record_entry)
+                let added = read_object_line(line.bytes, record_entry)
                     .map_err(|e| match e {
                         NotObject::InvalidUtf8 => "invalid UTF-8".to_owned(),
                         NotObject::NotJson => "not valid JSON".to_owned(),
                         NotObject::NotObject => "not a JSON object".to_owned(),
                     })
-                    .and_then(finish_record);
-                match parsed {
-                    Ok(Parsed::Record(id, rec)) => out.insert(id, rec),
-                    Ok(Parsed::StageEntry) => out.ignored_stage_entries += 1,
-                    Err(msg) => failure = Some(err(Some(line.number), msg)),
+                    .and_then(|f| add_record(&mut out, f));
+                if let Err(msg) = added {
+                    failure = Some(err(Some(line.number), msg));
                 }
             });
             if let Some(e) = failure {
@@ -501,6 +546,44 @@ mod tests {
         assert_eq!((v.records, v.duplicates), (4, 2));
         assert_eq!(v.conflicting, vec!["b".to_owned()]);
         assert_eq!(get(&v, "b").unwrap().error.as_deref(), Some("timeout"));
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    proptest::proptest! {
+        #[test]
+        fn keeping_some_ids_agrees_with_keeping_all(
+            records in proptest::collection::vec((0u8..6, 0u8..5, 0u8..4), 0..40),
+            kept in proptest::collection::vec(0u8..6, 0..3),
+        ) {
+            let id = |n: u8| if n == 5 { "17".to_owned() } else { format!("\"p{n}\"") };
+            let verdicts = ["", ",\"verdict\":\"PASS\"", ",\"verdict\":null", ",\"verdict\":3", ",\"verdict\":\"FAIL\""];
+            let errors = ["", ",\"error\":null", ",\"error\":\"boom\"", ",\"error\":\"\""];
+            let text: String = records
+                .iter()
+                .map(|&(i, v, e)| format!("{{\"pipeline_id\":{}{}{}}}\n", id(i), verdicts[v as usize], errors[e as usize]))
+                .collect();
+            let keep: std::collections::HashSet<String> =
+                kept.iter().map(|&n| id(n).trim_matches('"').to_owned()).collect();
+            let all = parse_verdicts("old_verdicts", "v", text.as_bytes());
+            let some = parse_verdicts_keeping("old_verdicts", "v", text.as_bytes(), keep.clone());
+            match (all, some) {
+                (Ok(all), Ok(some)) => {
+                    proptest::prop_assert_eq!(
+                        (some.records, some.duplicates, some.len()),
+                        (all.records, all.duplicates, all.len())
+                    );
+                    let (mut a, mut b) = (all.conflicting.clone(), some.conflicting.clone());
+                    a.sort();
+                    b.sort();
+                    proptest::prop_assert_eq!(a, b);
+                    for k in &keep {
+                        proptest::prop_assert_eq!(get(&some, k), get(&all, k));
+                    }
+                }
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => proptest::prop_assert!(false, "{:?} vs {:?}", a.is_ok(), b.is_ok()),
+            }
+        }
     }
 
     #[test]
