@@ -1,18 +1,16 @@
 // Scans one newline-aligned part of an audit file (pass 1) and returns the segment:
 // {file, no, start, end, pass} → {progress: bytes}… then {segment: ArrayBuffer} | {error}.
 import init, { SegmentScanner } from "../pkg/deploy_gate.js";
+import { chunks } from "./chunks.js";
 
 onmessage = async (event) => {
   const { file, no, start, end, pass } = event.data;
   try {
     await init();
     const scanner = new SegmentScanner(pass, no, start);
-    const reader = file.slice(start, end).stream().getReader();
     let done = 0;
     let last = 0;
-    for (;;) {
-      const { done: finished, value } = await reader.read();
-      if (finished) break;
+    for await (const value of chunks(file.slice(start, end))) {
       scanner.push(value);
       done += value.byteLength;
       const now = performance.now();

@@ -4,6 +4,7 @@
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
 import init, { GateSession, SegmentScanner, generateKeyPair, keyInfo, signDecision, verifyEnvelope } from "../pkg/deploy_gate.js";
+import { chunks } from "./chunks.js";
 
 const ready = init();
 let session = null;
@@ -173,19 +174,29 @@ async function scanAudit(id) {
       segments = results.map((r) => new Uint8Array(r.segment));
     } else {
       const scanner = new SegmentScanner(pass, no, 0);
-      const counter = { raw: 0 };
-      const reader = open(file, gzip, counter).getReader();
-      try {
-        for (;;) {
-          if (cancelled()) throw new Cancelled();
-          const { done, value } = await reader.read();
-          if (done) break;
-          scanner.push(value);
-          report(`${no}`, counter.raw);
+      if (gzip) {
+        const counter = { raw: 0 };
+        const reader = open(file, true, counter).getReader();
+        try {
+          for (;;) {
+            if (cancelled()) throw new Cancelled();
+            const { done, value } = await reader.read();
+            if (done) break;
+            scanner.push(value);
+            report(`${no}`, counter.raw);
+          }
+        } catch (e) {
+          reader.cancel().catch(() => {});
+          throw e;
         }
-      } catch (e) {
-        reader.cancel().catch(() => {});
-        throw e;
+      } else {
+        let raw = 0;
+        for await (const value of chunks(file, cancelled)) {
+          scanner.push(value);
+          raw += value.byteLength;
+          report(`${no}`, raw);
+        }
+        if (cancelled()) throw new Cancelled();
       }
       segments = [scanner.finish()];
     }
@@ -206,19 +217,11 @@ async function feedPlainRange(file, i, start, end, onBytes) {
     session.feedRange(i, bytes);
     onBytes(bytes.length);
   } else {
-    const reader = file.slice(start, end).stream().getReader();
-    try {
-      for (;;) {
-        if (cancelled()) throw new Cancelled();
-        const { done, value } = await reader.read();
-        if (done) break;
-        session.feedRange(i, value);
-        onBytes(value.length);
-      }
-    } catch (e) {
-      reader.cancel().catch(() => {});
-      throw e;
+    for await (const value of chunks(file.slice(start, end), cancelled)) {
+      session.feedRange(i, value);
+      onBytes(value.length);
     }
+    if (cancelled()) throw new Cancelled();
   }
   session.endRange(i);
 }
