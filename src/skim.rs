@@ -36,12 +36,12 @@ fn index_specials(bytes: &[u8], bits: &mut [u64]) -> bool {
     }
     let rest = blocks.remainder();
     if !rest.is_empty() {
-        let mut word = 0u64;
-        for (i, &b) in rest.iter().enumerate() {
-            word |= u64::from((b == b'"') | (b == b'\\')) << i;
-            control |= b < 0x20;
-        }
-        bits[bits.len() - 1] = word;
+        // The last bytes, padded with spaces (neither special nor control).
+        let mut tail = [b' '; 64];
+        tail[..rest.len()].copy_from_slice(rest);
+        let (b, c) = simd::block_bits(&tail);
+        bits[bits.len() - 1] = b;
+        control |= c;
     }
     !control
 }
@@ -63,25 +63,8 @@ mod simd {
         let (flip, limit) = (_mm_set1_epi8(i8::MIN), _mm_set1_epi8((0x20i32 - 128) as i8));
         let (mut bits, mut control) = (0u64, 0i32);
         for (k, c) in block.chunks_exact(16).enumerate() {
-            let a: [u8; 16] = c.try_into().expect("16 bytes");
-            let v = _mm_set_epi8(
-                a[15] as i8,
-                a[14] as i8,
-                a[13] as i8,
-                a[12] as i8,
-                a[11] as i8,
-                a[10] as i8,
-                a[9] as i8,
-                a[8] as i8,
-                a[7] as i8,
-                a[6] as i8,
-                a[5] as i8,
-                a[4] as i8,
-                a[3] as i8,
-                a[2] as i8,
-                a[1] as i8,
-                a[0] as i8,
-            );
+            // SAFETY: `c` is 16 readable bytes; the load has no alignment requirement.
+            let v = unsafe { _mm_loadu_si128(c.as_ptr().cast::<__m128i>()) };
             let special = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
             control |= _mm_movemask_epi8(_mm_cmplt_epi8(_mm_xor_si128(v, flip), limit));
             bits |= u64::from(_mm_movemask_epi8(special) as u16) << (16 * k);
