@@ -95,7 +95,7 @@ struct AuditArgs {
         value_delimiter = ','
     )]
     pass_verdicts: Vec<String>,
-    /// Threads reading the audit log (0: every core).
+    /// Threads scanning the audit log (0: one per core; one more thread reads and hashes it).
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
 }
