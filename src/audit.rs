@@ -5,7 +5,7 @@
 //! of the chosen pipelines (see [`crate::testset`]).
 
 use crate::compat::PassSet;
-use crate::json::{read_object_line, NotObject, Scalar};
+use crate::json::{nested_field, read_object_line, NotObject, Scalar};
 use crate::lines::{LineSplitter, Piece};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use serde::{Serialize, Serializer};
@@ -532,17 +532,7 @@ pub(crate) fn classify_line(bytes: &[u8]) -> Result<Entry<'_>, SkipReason> {
             "verdict" => f.verdict = Some(v.scalar()?),
             "error" => f.error_set = v.flag()?,
             "input" => f.input_set = v.flag()?,
-            "state_snapshot" => {
-                f.snapshot_input_set = false;
-                v.object(&mut |k, inner| {
-                    if k == "input_text" {
-                        f.snapshot_input_set = inner.flag()?;
-                        Ok(())
-                    } else {
-                        inner.skip()
-                    }
-                })?;
-            }
+            "state_snapshot" => f.snapshot_input_set = nested_field(v, "input_text", |s| s.flag())? == Some(true),
             _ => v.skip()?,
         }
         Ok(())

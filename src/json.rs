@@ -251,6 +251,25 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
     }
 }
 
+/// Reads field `key` of the object value in `v` with `read` (the last one, if repeated),
+/// skipping the object's other fields; `None` when it has no such field or is not an object.
+pub fn nested_field<'de, T>(
+    v: &mut dyn ValueSink<'de>,
+    key: &str,
+    mut read: impl FnMut(&mut dyn ValueSink<'de>) -> Result<T, String>,
+) -> Result<Option<T>, String> {
+    let mut found = None;
+    v.object(&mut |k, inner| {
+        if k == key {
+            found = Some(read(inner)?);
+            Ok(())
+        } else {
+            inner.skip()
+        }
+    })?;
+    Ok(found)
+}
+
 /// How a line failed to be a JSON object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotObject {

@@ -276,24 +276,44 @@ impl<'de> Cursor<'de, '_> {
         }
     }
 
-    fn enter(&mut self) -> Result<(), Bail> {
+    /// Opens a container (`{` or `[`); true when it is empty (and closed already).
+    fn open(&mut self, open: u8, close: u8) -> Result<bool, Bail> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            Err(Bail)
-        } else {
-            Ok(())
+            return Err(Bail);
+        }
+        self.eat(open)?;
+        self.spaces();
+        let empty = self.peek() == Some(close);
+        if empty {
+            self.pos += 1;
+            self.depth -= 1;
+        }
+        Ok(empty)
+    }
+
+    /// After an element: a comma (false, another element follows) or the close (true).
+    fn next_or_close(&mut self, close: u8) -> Result<bool, Bail> {
+        self.spaces();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                self.spaces();
+                Ok(false)
+            }
+            Some(c) if c == close => {
+                self.pos += 1;
+                self.depth -= 1;
+                Ok(true)
+            }
+            _ => Err(Bail),
         }
     }
 
     /// An object at the cursor; with a callback, each entry goes to it (which must consume the
     /// value), otherwise the values are skipped.
     fn object(&mut self, mut on_entry: Option<&mut OnEntry<'_, 'de>>) -> Result<(), Bail> {
-        self.enter()?;
-        self.eat(b'{')?;
-        self.spaces();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            self.depth -= 1;
+        if self.open(b'{', b'}')? {
             return Ok(());
         }
         loop {
@@ -314,45 +334,20 @@ impl<'de> Cursor<'de, '_> {
                 }
                 None => self.skip()?,
             }
-            self.spaces();
-            match self.peek() {
-                Some(b',') => {
-                    self.pos += 1;
-                    self.spaces();
-                }
-                Some(b'}') => {
-                    self.pos += 1;
-                    self.depth -= 1;
-                    return Ok(());
-                }
-                _ => return Err(Bail),
+            if self.next_or_close(b'}')? {
+                return Ok(());
             }
         }
     }
 
     fn array(&mut self) -> Result<(), Bail> {
-        self.enter()?;
-        self.eat(b'[')?;
-        self.spaces();
-        if self.peek() == Some(b']') {
-            self.pos += 1;
-            self.depth -= 1;
+        if self.open(b'[', b']')? {
             return Ok(());
         }
         loop {
             self.skip()?;
-            self.spaces();
-            match self.peek() {
-                Some(b',') => {
-                    self.pos += 1;
-                    self.spaces();
-                }
-                Some(b']') => {
-                    self.pos += 1;
-                    self.depth -= 1;
-                    return Ok(());
-                }
-                _ => return Err(Bail),
+            if self.next_or_close(b']')? {
+                return Ok(());
             }
         }
     }

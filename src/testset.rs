@@ -5,7 +5,7 @@
 //! [`TestSetBuilder`], which assembles the cases.
 
 use crate::audit::{classify_line, AuditIndex, Kind, LineRef, PipelineId, Pos};
-use crate::json::{parse_object_line, Scalar};
+use crate::json::{nested_field, parse_object_line, Scalar};
 use crate::lines::{LineSplitter, Piece};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -512,17 +512,7 @@ impl TestSetBuilder {
                 "output" => output = Some(v.raw()?),
                 "input" => input = Some(v.raw()?),
                 "input_hash" => input_hash = Some(v.raw()?),
-                "state_snapshot" => {
-                    snapshot_input = None;
-                    v.object(&mut |k, inner| {
-                        if k == "input_text" {
-                            snapshot_input = Some(inner.raw()?);
-                            Ok(())
-                        } else {
-                            inner.skip()
-                        }
-                    })?;
-                }
+                "state_snapshot" => snapshot_input = nested_field(v, "input_text", |s| s.raw())?,
                 _ => v.skip()?,
             }
             Ok(())
