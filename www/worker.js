@@ -49,7 +49,8 @@ function open(file, gzip, counter) {
 /** Helper workers running now, each with the function that fails its request. */
 const helpers = new Map();
 
-/** Runs a helper worker for one job; cancel terminates it and fails the job. */
+/** Runs a helper worker for one job; cancel terminates it and fails the job. The promise has a
+ * `stop()` that does the same for this job alone. */
 function helper(script, job, onProgress) {
   const worker = new Worker(new URL(script, import.meta.url), { type: "module" });
   const done = new Promise((resolve, reject) => {
@@ -62,15 +63,23 @@ function helper(script, job, onProgress) {
     worker.onerror = (e) => reject(new Error(e.message || `${script} failed`));
   });
   worker.postMessage(job);
-  return done.finally(() => {
+  const result = done.finally(() => {
     worker.terminate();
     helpers.delete(worker);
   });
+  result.stop = () => {
+    const reject = helpers.get(worker);
+    if (!reject) return;
+    worker.terminate();
+    helpers.delete(worker);
+    reject(new Cancelled());
+  };
+  return result;
 }
 
 function stopHelpers() {
   auditEpoch++;
-  digestCache = new WeakMap();
+  digestCache = new Map();
   for (const [worker, reject] of helpers) {
     worker.terminate();
     reject(new Cancelled());
@@ -101,18 +110,28 @@ async function segmentStarts(file, parts) {
 }
 
 /** Each audit File's sha256 (hex), computed once per File by a hash worker. */
-let digestCache = new WeakMap();
+let digestCache = new Map();
 /** Bumped by every scan: digests arriving for an older scan are dropped. */
 let auditEpoch = 0;
 
 function digestOf(file) {
-  let digest = digestCache.get(file);
-  if (!digest) {
-    digest = helper("./hash-worker.js", { file }).then((r) => r.sha256);
-    digestCache.set(file, digest);
-    digest.catch(() => digestCache.delete(file));
+  let entry = digestCache.get(file);
+  if (!entry) {
+    const job = helper("./hash-worker.js", { file });
+    entry = { digest: job.then((r) => r.sha256), stop: job.stop };
+    digestCache.set(file, entry);
+    entry.digest.catch(() => digestCache.get(file) === entry && digestCache.delete(file));
   }
-  return digest;
+  return entry.digest;
+}
+
+/** Stops hashing files that are no longer among the audit files (a log replaced by another). */
+function forgetDigests(keep) {
+  for (const [file, entry] of digestCache) {
+    if (keep.includes(file)) continue;
+    entry.stop();
+    digestCache.delete(file);
+  }
 }
 
 /** Puts the digests into the session when they are all in, then tells the page. */
@@ -158,6 +177,7 @@ async function scanAudit(id) {
   const cores = navigator.hardwareConcurrency || 2;
   const workers = scanWorkers > 0 ? scanWorkers : Math.max(1, Math.min(8, cores >= 3 ? cores - 1 : cores));
   auditEpoch++;
+  forgetDigests(auditFiles);
   if (cores > workers) for (const file of auditFiles) digestOf(file).catch(() => {}); // awaited in whenDigested
   gzipped = [];
   for (const [no, file] of auditFiles.entries()) {
@@ -334,6 +354,7 @@ const handlers = {
     scanWorkers = Number(workers) || 0;
     if (files.length === 0) {
       auditEpoch++;
+      forgetDigests([]);
       session.removeInput("audit");
       return null;
     }

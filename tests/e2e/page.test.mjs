@@ -213,3 +213,24 @@ test("a 200 MB log streams through three scan workers with one progress bar whil
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
+
+test("an audit log replaced while its sha256 is being computed: the report and signing use the new log's digest", async () => {
+  const big = generated("200M");
+  const page = await openPage(env);
+  await page.setInputFiles('[data-testid="file-input"]', ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl"].map((f) => path.join(big, f)));
+  await decision(page, 180000);
+  // Replace the log at once (its digest is most likely still being computed) with a small one.
+  const small = path.join(FIXTURES, "approved", "audit.jsonl");
+  await page.click('[data-testid="file-entry"] >> nth=0 >> button');
+  await page.setInputFiles('[data-testid="file-input"]', small);
+  await page.locator('[data-testid="decision"]').waitFor();
+  const report = JSON.parse(await downloadText(page, '[data-testid="export-report"]'));
+  const audit = report.inputs.find((f) => f.role === "audit");
+  const want = (await import("node:crypto")).createHash("sha256").update(fs.readFileSync(small)).digest("hex");
+  assert.equal(audit.name, "audit.jsonl");
+  assert.equal(audit.bytes, fs.statSync(small).size);
+  assert.equal(audit.sha256, want);
+  assert.equal(await page.locator('[data-testid="sign"]').isDisabled(), false);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
