@@ -431,3 +431,50 @@ fn one_reader_feeding_many_segments_gives_the_single_threaded_test_set() {
         assert!(out.stdout == single.stdout, "segment {segment}, {threads} threads");
     }
 }
+
+#[test]
+fn a_log_cut_into_three_files_plain_or_gzip_gives_the_test_set_of_the_whole() {
+    use std::io::Write;
+    // The real-writer fixture cut at two line boundaries: pipelines run across the files, so
+    // pass 2 reads spans that start in one file and end in another.
+    let dir = tempfile::tempdir().unwrap();
+    let whole_path = parity_dir().join("real-writer-shape").join("audit.jsonl");
+    let whole = std::fs::read(&whole_path).unwrap();
+    let cut = |at: usize| at + whole[at..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    let (a, b) = (cut(whole.len() / 3), cut(2 * whole.len() / 3));
+    let parts = [&whole[..a], &whole[a..b], &whole[b..]];
+    let args = |paths: &[String]| -> Vec<String> {
+        let mut v: Vec<String> = ["test-set", "--max-samples", "none", "--min-samples", "1"]
+            .map(String::from)
+            .to_vec();
+        for p in paths {
+            v.extend(["--audit".to_owned(), p.clone()]);
+        }
+        v
+    };
+    let single = run(&args(&[whole_path.to_str().unwrap().to_owned()]));
+    assert!(single.status.success());
+    for gzip in [false, true] {
+        let paths: Vec<String> = parts
+            .iter()
+            .enumerate()
+            .map(|(i, part)| {
+                let path = dir.path().join(format!("part{i}-{gzip}.jsonl"));
+                if gzip {
+                    let mut enc = flate2::write::GzEncoder::new(
+                        std::fs::File::create(&path).unwrap(),
+                        flate2::Compression::fast(),
+                    );
+                    enc.write_all(part).unwrap();
+                    enc.finish().unwrap();
+                } else {
+                    std::fs::write(&path, part).unwrap();
+                }
+                path.to_str().unwrap().to_owned()
+            })
+            .collect();
+        let out = run(&args(&paths));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stdout == single.stdout, "gzip: {gzip}");
+    }
+}
