@@ -257,13 +257,27 @@ impl Pipeline {
 
     /// Counts a stage line (they come in stream order).
     fn add_stage(&mut self, at: LineRef) {
-        if self.stage_count == 0 {
-            self.first_file = at.file;
-            self.first_offset = at.offset;
+        let start = Pos {
+            file: at.file,
+            offset: at.offset,
+        };
+        let end = Pos {
+            file: at.file,
+            offset: at.offset + at.len as u64,
+        };
+        self.add_stages(start, end, 1);
+    }
+
+    /// Counts `count` stage lines from `first` to `end`, which come after those already counted.
+    fn add_stages(&mut self, first: Pos, end: Pos, count: u64) {
+        if count == 0 {
+            return;
         }
-        self.stage_count += 1;
-        self.end_file = at.file;
-        self.end_offset = at.offset + at.len as u64;
+        if self.stage_count == 0 {
+            (self.first_file, self.first_offset) = (first.file, first.offset);
+        }
+        self.stage_count += count;
+        (self.end_file, self.end_offset) = (end.file, end.offset);
     }
 
     /// Where the first stage line starts (meaningful when `stage_count > 0`).
@@ -801,15 +815,7 @@ impl IndexBuilder {
             let p = &from.list[i as usize];
             let t = self.pipelines.entry(from.text(p), p.numeric);
             let target = &mut self.pipelines.list[t];
-            if p.stage_count > 0 {
-                if target.stage_count == 0 {
-                    target.first_file = p.first_file;
-                    target.first_offset = p.first_offset;
-                }
-                target.stage_count += p.stage_count;
-                target.end_file = p.end_file;
-                target.end_offset = p.end_offset;
-            }
+            target.add_stages(p.first_stage(), p.stages_end(), p.stage_count);
             target.has_input |= p.has_input;
             if let Some((_, line)) = p.success() {
                 if target.add_success(self.next_rank, line) {

@@ -373,60 +373,57 @@ struct Sink<'c, 'de, 's> {
     used: bool,
 }
 
+/// The callbacks' error type is `String`; a bail travels through them as an empty one.
+impl From<Bail> for String {
+    fn from(_: Bail) -> String {
+        String::new()
+    }
+}
+
 impl<'de> ValueSink<'de> for Sink<'_, 'de, '_> {
     fn scalar(&mut self) -> Result<Scalar<'de>, String> {
         self.used = true;
         let c = &mut *self.cursor;
-        let value = match c.peek().ok_or_else(String::new)? {
-            b'"' => Scalar::Str(Cow::Borrowed(c.plain_string().map_err(|_| String::new())?)),
-            b't' => c
-                .literal(b"true")
-                .map(|()| Scalar::Bool(true))
-                .map_err(|_| String::new())?,
-            b'f' => c
-                .literal(b"false")
-                .map(|()| Scalar::Bool(false))
-                .map_err(|_| String::new())?,
-            b'n' => c.literal(b"null").map(|()| Scalar::Null).map_err(|_| String::new())?,
-            b'{' | b'[' => c.skip().map(|()| Scalar::Composite).map_err(|_| String::new())?,
-            _ => match c.number() {
-                Ok(Some(n)) => Scalar::Int(n),
-                _ => return Err(String::new()),
-            },
-        };
-        Ok(value)
+        Ok(match c.peek().ok_or(Bail)? {
+            b'"' => Scalar::Str(Cow::Borrowed(c.plain_string()?)),
+            b't' => c.literal(b"true").map(|()| Scalar::Bool(true))?,
+            b'f' => c.literal(b"false").map(|()| Scalar::Bool(false))?,
+            b'n' => c.literal(b"null").map(|()| Scalar::Null)?,
+            b'{' | b'[' => c.skip().map(|()| Scalar::Composite)?,
+            _ => Scalar::Int(c.number()?.ok_or(Bail)?),
+        })
     }
 
     fn raw(&mut self) -> Result<&'de serde_json::value::RawValue, String> {
-        Err(String::new())
+        Err(Bail.into())
     }
 
     fn flag(&mut self) -> Result<bool, String> {
         self.used = true;
         let c = &mut *self.cursor;
         if c.peek() == Some(b'n') {
-            c.literal(b"null").map(|()| false).map_err(|_| String::new())
+            Ok(c.literal(b"null").map(|()| false)?)
         } else {
-            c.skip().map(|()| true).map_err(|_| String::new())
+            Ok(c.skip().map(|()| true)?)
         }
     }
 
     fn skip(&mut self) -> Result<(), String> {
         self.used = true;
-        self.cursor.skip().map_err(|_| String::new())
+        Ok(self.cursor.skip()?)
     }
 
     fn object(&mut self, on_entry: &mut OnEntry<'_, 'de>) -> Result<bool, String> {
         self.used = true;
         let c = &mut *self.cursor;
-        match c.peek() {
-            Some(b'{') => c.object(Some(on_entry)).map(|()| true).map_err(|_| String::new()),
+        Ok(match c.peek() {
+            Some(b'{') => c.object(Some(on_entry)).map(|()| true)?,
             // serde_json reads a string here in full (refusing lone surrogates in escapes).
-            Some(b'"') => c.plain_string().map(|_| false).map_err(|_| String::new()),
+            Some(b'"') => c.plain_string().map(|_| false)?,
             // It reads a number in full too (and may refuse it): leave it to serde.
-            Some(b'-' | b'0'..=b'9') | None => Err(String::new()),
-            Some(_) => c.skip().map(|()| false).map_err(|_| String::new()),
-        }
+            Some(b'-' | b'0'..=b'9') | None => return Err(Bail.into()),
+            Some(_) => c.skip().map(|()| false)?,
+        })
     }
 }
 

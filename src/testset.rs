@@ -329,11 +329,10 @@ struct Reading {
 pub struct TestSetBuilder {
     selection: Selection,
     file_names: Vec<String>,
-    max_line: usize,
     by_id: HashMap<Box<str>, u32>,
     by_completion: HashMap<(u32, u64), u32>,
     cases: Vec<Partial>,
-    reading: Vec<Option<Reading>>,
+    reading: Vec<Reading>,
 }
 
 fn null() -> Box<RawValue> {
@@ -361,10 +360,17 @@ impl TestSetBuilder {
                 ((at.file, at.offset), c)
             })
             .collect();
-        let reading = (0..selection.ranges.len()).map(|_| None).collect();
+        let reading = selection
+            .ranges
+            .iter()
+            .map(|r| Reading {
+                splitter: LineSplitter::starting_at(r.start, index.max_line),
+                fed: 0,
+                done: false,
+            })
+            .collect();
         TestSetBuilder {
             file_names: index.files.iter().map(|f| f.name.clone()).collect(),
-            max_line: index.max_line,
             selection,
             by_id,
             by_completion,
@@ -396,55 +402,47 @@ impl TestSetBuilder {
     /// When `i` is not a range of the selection.
     pub fn push(&mut self, i: usize, chunk: &[u8]) -> Result<(), TestSetError> {
         let range = self.selection.ranges[i];
-        let mut reading = match self.reading[i].take() {
-            Some(r) if r.done => {
-                self.reading[i] = Some(r);
-                return Err(self.changed(range.file, range.start));
-            }
-            Some(r) => r,
-            None => Reading {
-                splitter: LineSplitter::starting_at(range.start, self.max_line),
-                fed: 0,
-                done: false,
-            },
-        };
+        let reading = &mut self.reading[i];
+        if reading.done {
+            return Err(self.changed(range.file, range.start));
+        }
         let room = range.end.saturating_sub(range.start).saturating_sub(reading.fed);
         let chunk = &chunk[..chunk.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
         reading.fed += chunk.len() as u64;
-        let mut result = Ok(());
-        reading.splitter.push(chunk, |piece| {
-            if result.is_ok() {
-                result = self.line(range.file, piece);
-            }
-        });
-        self.reading[i] = Some(reading);
-        result
+        self.split(i, |splitter, emit| splitter.push(chunk, emit))
     }
 
     /// Ends range `i`: it must have been fed whole (a range to the end of its file, to the end).
     pub fn end_range(&mut self, i: usize) -> Result<(), TestSetError> {
         let range = self.selection.ranges[i];
-        let mut reading = self.reading[i].take().unwrap_or(Reading {
-            splitter: LineSplitter::starting_at(range.start, self.max_line),
-            fed: 0,
-            done: false,
-        });
+        let reading = &self.reading[i];
         if reading.done || (range.end != TO_END && reading.fed != range.end - range.start) {
-            let at = range.start + reading.fed;
-            self.reading[i] = Some(reading);
             return Err(TestSetError::NotFed {
                 file: self.file_names[range.file as usize].clone(),
-                offset: at,
+                offset: range.start + reading.fed,
             });
         }
+        let result = self.split(i, |splitter, emit| splitter.finish(emit));
+        self.reading[i].done = true;
+        result
+    }
+
+    /// Runs range `i`'s line splitter (`push` or `finish`), handing each line to `line`; the
+    /// first error stops the handing.
+    fn split(
+        &mut self,
+        i: usize,
+        run: impl FnOnce(&mut LineSplitter, &mut dyn FnMut(Piece<'_>)),
+    ) -> Result<(), TestSetError> {
+        let file = self.selection.ranges[i].file;
+        let mut splitter = std::mem::replace(&mut self.reading[i].splitter, LineSplitter::new(0));
         let mut result = Ok(());
-        reading.splitter.finish(|piece| {
+        run(&mut splitter, &mut |piece| {
             if result.is_ok() {
-                result = self.line(range.file, piece);
+                result = self.line(file, piece);
             }
         });
-        reading.done = true;
-        self.reading[i] = Some(reading);
+        self.reading[i].splitter = splitter;
         result
     }
 
@@ -538,12 +536,11 @@ impl TestSetBuilder {
 
     /// The finished test set; every range must have been read whole and ended.
     pub fn finish(self) -> Result<TestSet, TestSetError> {
-        for (i, r) in self.reading.iter().enumerate() {
-            if !r.as_ref().is_some_and(|r| r.done) {
-                let range = self.selection.ranges[i];
+        for (r, range) in self.reading.iter().zip(&self.selection.ranges) {
+            if !r.done {
                 return Err(TestSetError::NotFed {
                     file: self.file_names[range.file as usize].clone(),
-                    offset: range.start + r.as_ref().map_or(0, |r| r.fed),
+                    offset: range.start + r.fed,
                 });
             }
         }

@@ -96,33 +96,19 @@ impl Verdicts {
     }
 
     fn insert(&mut self, id: PipelineId, record: VerdictRecord) {
-        if self.counted_only(&id.text, record.verdict.as_deref(), record.error.as_deref()) {
+        self.records += 1;
+        if self.keep.as_ref().is_some_and(|keep| !keep.contains(&*id.text)) {
+            let id_hash = stable_hash(id.text.as_bytes(), 0);
+            let rec_hash = stable_hash(record.verdict.as_deref().unwrap_or("\u{0}null").as_bytes(), 1)
+                ^ stable_hash(record.error.as_deref().unwrap_or("\u{0}none").as_bytes(), 2);
+            if let Some(old) = self.others.insert(id_hash, rec_hash) {
+                self.duplicates += 1;
+                if old != rec_hash {
+                    self.conflict(&id.text);
+                }
+            }
             return;
         }
-        self.insert_kept(id, record);
-    }
-
-    /// Counts a record whose id is not kept (see [`parse_verdicts_keeping`]) from hashes, and
-    /// says so; false (nothing counted) when the id is kept. Nothing is allocated.
-    fn counted_only(&mut self, id: &str, verdict: Option<&str>, error: Option<&str>) -> bool {
-        if !self.keep.as_ref().is_some_and(|keep| !keep.contains(id)) {
-            return false;
-        }
-        self.records += 1;
-        let id_hash = stable_hash(id.as_bytes(), 0);
-        let rec_hash = stable_hash(verdict.unwrap_or("\u{0}null").as_bytes(), 1)
-            ^ stable_hash(error.unwrap_or("\u{0}none").as_bytes(), 2);
-        if let Some(old) = self.others.insert(id_hash, rec_hash) {
-            self.duplicates += 1;
-            if old != rec_hash {
-                self.conflict(id);
-            }
-        }
-        true
-    }
-
-    fn insert_kept(&mut self, id: PipelineId, record: VerdictRecord) {
-        self.records += 1;
         match self.by_id.get_mut(&*id.text) {
             Some(existing) => {
                 self.duplicates += 1;
@@ -219,39 +205,6 @@ fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'
 enum Parsed {
     Record(PipelineId, VerdictRecord),
     StageEntry,
-}
-
-/// Reads a record into `out`, allocating only for the ids it keeps.
-fn add_record(out: &mut Verdicts, f: RecordFields<'_>) -> Result<(), String> {
-    if f.stage && !f.completion {
-        out.ignored_stage_entries += 1;
-        return Ok(());
-    }
-    // The common case, without allocating: a string id that is not kept, with a string or null
-    // verdict and a string or null error (anything else goes through `finish_record`).
-    if let Scalar::Str(id) = &f.id {
-        let verdict = match &f.verdict {
-            Some(Scalar::Str(v)) => Some(Some(&**v)),
-            Some(Scalar::Null) | None => Some(None),
-            _ => None,
-        };
-        let error = match &f.error {
-            Scalar::Absent | Scalar::Null => Some(None),
-            Scalar::Str(e) => Some(Some(&**e)),
-            _ => None,
-        };
-        if let (Some(v), Some(e)) = (verdict, error) {
-            let valid = !id.is_empty() && (f.verdict.is_some() || e.is_some());
-            if valid && out.counted_only(id, v, e) {
-                return Ok(());
-            }
-        }
-    }
-    match finish_record(f)? {
-        Parsed::Record(id, rec) => out.insert(id, rec),
-        Parsed::StageEntry => out.ignored_stage_entries += 1,
-    }
-    Ok(())
 }
 
 fn finish_record(f: RecordFields<'_>) -> Result<Parsed, String> {
@@ -351,15 +304,17 @@ fn parse(
                 if failure.is_some() || line.bytes.iter().all(u8::is_ascii_whitespace) {
                     return;
                 }
-                let added = read_object_line(line.bytes, record_entry)
+                let parsed = read_object_line(line.bytes, record_entry)
                     .map_err(|e| match e {
                         NotObject::InvalidUtf8 => "invalid UTF-8".to_owned(),
                         NotObject::NotJson => "not valid JSON".to_owned(),
                         NotObject::NotObject => "not a JSON object".to_owned(),
                     })
-                    .and_then(|f| add_record(&mut out, f));
-                if let Err(msg) = added {
-                    failure = Some(err(Some(line.number), msg));
+                    .and_then(finish_record);
+                match parsed {
+                    Ok(Parsed::Record(id, rec)) => out.insert(id, rec),
+                    Ok(Parsed::StageEntry) => out.ignored_stage_entries += 1,
+                    Err(msg) => failure = Some(err(Some(line.number), msg)),
                 }
             });
             if let Some(e) = failure {
