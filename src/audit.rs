@@ -5,7 +5,7 @@
 //! of the chosen pipelines (see [`crate::testset`]).
 
 use crate::compat::PassSet;
-use crate::json::{nested_field, read_object_line, NotObject, Scalar};
+use crate::json::{nested_field, read_object_text, NotObject, Scalar};
 use crate::lines::{LineSplitter, Piece};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use serde::{Serialize, Serializer};
@@ -465,7 +465,7 @@ impl Segment {
                     offset: line.offset,
                     len: line.bytes.len() as u32,
                 };
-                if let Err(reason) = self.classify(line.bytes, at) {
+                if let Err(reason) = self.classify(line.text(), at) {
                     self.skip(reason, line.number);
                 }
             }
@@ -480,8 +480,8 @@ impl Segment {
         }
     }
 
-    fn classify(&mut self, bytes: &[u8], at: LineRef) -> Result<(), SkipReason> {
-        let entry = classify_line(bytes)?;
+    fn classify(&mut self, text: Option<&str>, at: LineRef) -> Result<(), SkipReason> {
+        let entry = classify_line(text)?;
         let (text, numeric) = entry.id_text();
         match &entry.kind {
             Kind::Completion { done, verdict } => {
@@ -530,8 +530,10 @@ impl Entry<'_> {
 }
 
 /// Classifies one audit line (pass 1, and pass 2 again inside the spans it reads).
-pub(crate) fn classify_line(bytes: &[u8]) -> Result<Entry<'_>, SkipReason> {
-    let f = read_object_line(bytes, |f: &mut Fields<'_>, key, v| {
+/// `text` is the line, `None` when it is not valid UTF-8.
+pub(crate) fn classify_line(text: Option<&str>) -> Result<Entry<'_>, SkipReason> {
+    let text = text.ok_or(SkipReason::InvalidUtf8)?;
+    let f = read_object_text(text, |f: &mut Fields<'_>, key, v| {
         match key {
             "pipeline_id" => f.pipeline_id = v.scalar()?,
             "is_complete" => {

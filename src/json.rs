@@ -295,9 +295,17 @@ pub fn parse_object_line<'de>(
 /// line allows it (`on_entry` then starts again from a fresh state if serde must read it).
 pub fn read_object_line<'de, S: Default>(
     line: &'de [u8],
-    mut on_entry: impl FnMut(&mut S, &str, &mut dyn ValueSink<'de>) -> Result<(), String>,
+    on_entry: impl FnMut(&mut S, &str, &mut dyn ValueSink<'de>) -> Result<(), String>,
 ) -> Result<S, NotObject> {
     let text = simdutf8::basic::from_utf8(line).map_err(|_| NotObject::InvalidUtf8)?;
+    read_object_text(text, on_entry)
+}
+
+/// [`read_object_line`] for a line already known to be text.
+pub fn read_object_text<'de, S: Default>(
+    text: &'de str,
+    mut on_entry: impl FnMut(&mut S, &str, &mut dyn ValueSink<'de>) -> Result<(), String>,
+) -> Result<S, NotObject> {
     let mut state = S::default();
     if crate::skim::parse_object(text, &mut |k, v| on_entry(&mut state, k, v)).is_ok() {
         return Ok(state);

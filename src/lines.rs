@@ -1,6 +1,6 @@
 //! Splits pushed byte chunks into lines, independent of where the chunks were cut.
 
-use memchr::memchr_iter;
+use memchr::{memchr, memchr_iter, memrchr};
 
 /// The UTF-8 byte order mark, stripped from the start of a file.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -10,10 +10,20 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 pub struct Line<'a> {
     /// The content without `\n`, without a trailing `\r` and (line 1 only) without a BOM.
     pub bytes: &'a [u8],
+    /// The same content as text when the splitter already knows it is valid UTF-8 (it checks
+    /// the complete lines of each chunk at once, which is much cheaper than line by line).
+    checked: Option<&'a str>,
     /// 1-based line number in its file.
     pub number: u64,
     /// Byte offset of `bytes` in the file.
     pub offset: u64,
+}
+
+impl<'a> Line<'a> {
+    /// The line as text, or `None` when it is not valid UTF-8.
+    pub fn text(&self) -> Option<&'a str> {
+        self.checked.or_else(|| simdutf8::basic::from_utf8(self.bytes).ok())
+    }
 }
 
 /// What the splitter hands out for each line: a line, or the notice that one was too long.
@@ -71,6 +81,20 @@ impl LineSplitter {
 
     /// Feeds the next chunk; `emit` is called for each line completed by it.
     pub fn push(&mut self, chunk: &[u8], mut emit: impl FnMut(Piece<'_>)) {
+        // The lines that lie whole in this chunk, checked as UTF-8 in one go: from its start
+        // (or from after its first newline when a line is carried in) to its last newline.
+        let whole_from = if self.carry.is_empty() && self.skipping.is_none() {
+            Some(0)
+        } else {
+            memchr(b'\n', chunk).map(|nl| nl + 1)
+        };
+        let whole = match (whole_from, memrchr(b'\n', chunk)) {
+            (Some(from), Some(last)) if from <= last => simdutf8::basic::from_utf8(&chunk[from..=last])
+                .ok()
+                .map(|text| (from, text)),
+            _ => None,
+        };
+        let checked = |from: usize, to: usize| whole.and_then(|(at, text)| text.get(from.checked_sub(at)?..to - at));
         let mut rest_from = 0;
         for nl in memchr_iter(b'\n', chunk) {
             let segment = &chunk[rest_from..nl];
@@ -82,7 +106,7 @@ impl LineSplitter {
                 });
                 self.advance(len);
             } else if self.carry.is_empty() {
-                self.emit_line(segment, &mut emit);
+                self.emit_line(segment, checked(rest_from, nl), &mut emit);
             } else {
                 let mut carry = std::mem::take(&mut self.carry);
                 if carry.len() + segment.len() > self.max_line {
@@ -94,7 +118,7 @@ impl LineSplitter {
                     self.advance(len);
                 } else {
                     carry.extend_from_slice(segment);
-                    self.emit_line(&carry, &mut emit);
+                    self.emit_line(&carry, None, &mut emit);
                 }
                 carry.clear();
                 self.carry = carry;
@@ -122,22 +146,27 @@ impl LineSplitter {
             self.advance(len);
         } else if !self.carry.is_empty() {
             let carry = std::mem::take(&mut self.carry);
-            self.emit_line(&carry, &mut emit);
+            self.emit_line(&carry, None, &mut emit);
         }
     }
 
-    fn emit_line(&mut self, raw: &[u8], emit: &mut impl FnMut(Piece<'_>)) {
+    /// Emits a line; `checked` is `raw` as text when it is known to be valid UTF-8.
+    fn emit_line(&mut self, raw: &[u8], checked: Option<&str>, emit: &mut impl FnMut(Piece<'_>)) {
         let mut bytes = raw;
         let mut offset = self.line_start;
+        let mut from = 0;
         if self.line_start == 0 && bytes.starts_with(BOM) {
             bytes = &bytes[BOM.len()..];
             offset += BOM.len() as u64;
+            from = BOM.len();
         }
         if let [head @ .., b'\r'] = bytes {
             bytes = head;
         }
         emit(Piece::Line(Line {
             bytes,
+            // The BOM is a whole character and `\r` one byte, so both cuts fall on boundaries.
+            checked: checked.and_then(|text| text.get(from..from + bytes.len())),
             number: self.number,
             offset,
         }));
@@ -195,6 +224,43 @@ mod tests {
         let bytes: Vec<&[u8]> = data.chunks(1).collect();
         assert_eq!(lines(&bytes, 100), whole);
         assert_eq!(whole.last().unwrap().2, "last");
+    }
+
+    /// The text a line carries is its bytes as UTF-8, wherever the chunks were cut: through a
+    /// character, through an invalid line, next to a BOM or a `\r`.
+    #[test]
+    fn line_text_is_checked_wherever_chunks_are_cut() {
+        let data: &[u8] =
+            b"\xEF\xBB\xBF\xC3\xA9a\r\nbad \xFF\xFE\n\xE6\x9D\xB1\xE4\xBA\xAC\n\nz\xF0\x9F\x9A\x80\r\nend \xC3";
+        let texts = |chunks: &[&[u8]]| {
+            let mut out = Vec::new();
+            let mut s = LineSplitter::new(100);
+            let mut take = |p: Piece<'_>| {
+                if let Piece::Line(l) = p {
+                    assert_eq!(l.text(), std::str::from_utf8(l.bytes).ok(), "line {}", l.number);
+                    out.push((l.number, l.text().map(str::to_owned)));
+                }
+            };
+            for c in chunks {
+                s.push(c, &mut take);
+            }
+            s.finish(&mut take);
+            out
+        };
+        let whole = texts(&[data]);
+        assert_eq!(whole.len(), 6);
+        assert_eq!(whole[0].1.as_deref(), Some("\u{e9}a"));
+        assert_eq!(whole[1].1, None);
+        assert_eq!(whole[5].1, None);
+        for a in 0..=data.len() {
+            for b in a..=data.len() {
+                assert_eq!(
+                    texts(&[&data[..a], &data[a..b], &data[b..]]),
+                    whole,
+                    "cut at {a} and {b}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -459,7 +459,7 @@ impl TestSetBuilder {
         if let Some(&case) = self.by_completion.get(&(file, line.offset)) {
             return self.completion(case, at, line.bytes);
         }
-        let Ok(entry) = classify_line(line.bytes) else {
+        let Ok(entry) = classify_line(line.text()) else {
             return Ok(());
         };
         if !matches!(entry.kind, Kind::Stage { .. }) {

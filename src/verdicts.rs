@@ -7,7 +7,7 @@
 
 use crate::audit::{InputFile, PipelineId};
 use crate::error::InputError;
-use crate::json::{parse_object_line, read_object_line, NotObject, Scalar, ValueSink};
+use crate::json::{parse_object_line, read_object_text, NotObject, Scalar, ValueSink};
 use crate::lines::{split_all, Piece};
 use hashbrown::{DefaultHashBuilder, HashMap};
 use serde::Serialize;
@@ -61,6 +61,8 @@ pub struct Verdicts {
     /// their record (to count them and spot conflicting duplicates without storing them).
     others: HashMap<u64, u64, DefaultHashBuilder>,
     keep: Option<std::collections::HashSet<String>>,
+    /// The [`stable_hash`]es of the ids in `keep`: most ids are ruled out by their hash alone.
+    keep_hashes: hashbrown::HashSet<u64, DefaultHashBuilder>,
 }
 
 impl Verdicts {
@@ -97,8 +99,10 @@ impl Verdicts {
 
     fn insert(&mut self, id: PipelineId, record: VerdictRecord) {
         self.records += 1;
-        if self.keep.as_ref().is_some_and(|keep| !keep.contains(&*id.text)) {
-            let id_hash = stable_hash(id.text.as_bytes(), 0);
+        let id_hash = stable_hash(id.text.as_bytes(), 0);
+        let kept =
+            |keep: &std::collections::HashSet<String>| self.keep_hashes.contains(&id_hash) && keep.contains(&*id.text);
+        if self.keep.as_ref().is_some_and(|keep| !kept(keep)) {
             let rec_hash = stable_hash(record.verdict.as_deref().unwrap_or("\u{0}null").as_bytes(), 1)
                 ^ stable_hash(record.error.as_deref().unwrap_or("\u{0}none").as_bytes(), 2);
             if let Some(old) = self.others.insert(id_hash, rec_hash) {
@@ -126,14 +130,24 @@ impl Verdicts {
     }
 }
 
-/// A 64-bit hash that is the same in every run and on every platform (FNV-1a, seeded).
+/// A 64-bit hash that is the same in every run and on every platform: eight bytes at a time
+/// (little-endian), multiplied and rotated, then the length and a final mix (MurmurHash3's).
 fn stable_hash(bytes: &[u8], seed: u64) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let step = |h: u64, word: u64| (h ^ word).wrapping_mul(K).rotate_left(31);
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ seed.wrapping_mul(K);
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        h = step(h, u64::from_le_bytes(word.try_into().expect("8 bytes")));
     }
-    h
+    let mut tail = [0u8; 8];
+    tail[..words.remainder().len()].copy_from_slice(words.remainder());
+    h = step(h, u64::from_le_bytes(tail)) ^ bytes.len() as u64;
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
 }
 
 /// Describes a file for the report: role, base name, size and sha256.
@@ -294,17 +308,23 @@ fn parse(
         ignored_stage_entries: 0,
         by_id: HashMap::default(),
         others: HashMap::default(),
+        keep_hashes: keep.iter().flatten().map(|id| stable_hash(id.as_bytes(), 0)).collect(),
         keep,
     };
     match format {
         VerdictFormat::Jsonl => {
+            if out.keep.is_some() {
+                // About one record per line: size the table of the others once.
+                out.others.reserve(memchr::memchr_iter(b'\n', bytes).count() + 1);
+            }
             let mut failure = None;
             split_all(bytes, usize::MAX, |piece| {
                 let Piece::Line(line) = piece else { return };
                 if failure.is_some() || line.bytes.iter().all(u8::is_ascii_whitespace) {
                     return;
                 }
-                let parsed = read_object_line(line.bytes, record_entry)
+                let parsed = (line.text().ok_or(NotObject::InvalidUtf8))
+                    .and_then(|text| read_object_text(text, record_entry))
                     .map_err(|e| match e {
                         NotObject::InvalidUtf8 => "invalid UTF-8".to_owned(),
                         NotObject::NotJson => "not valid JSON".to_owned(),
