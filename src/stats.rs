@@ -293,25 +293,63 @@ fn index(rng: &mut ChaCha20Rng, n: usize) -> usize {
     ((rng.next_u64() as u128 * n as u128) >> 64) as usize
 }
 
+/// The [`RESAMPLES`] deltas of [`bootstrap_delta`] in resample order, computed in `parts`
+/// parts side by side. Each resample draws exactly `old.len() + new.len()` 64-bit numbers, so
+/// a part starts its own generator at its first resample's place in the one seeded stream:
+/// the deltas are the same, bit for bit, for any number of parts.
+fn resample_parts(old: &[f64], new: &[f64], seed: u64, parts: usize) -> Vec<f64> {
+    let per_part = RESAMPLES.div_ceil(parts.max(1));
+    let part = |first: usize| {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        // Two 32-bit words per draw.
+        rng.set_word_pos((first * (old.len() + new.len()) * 2) as u128);
+        let mut deltas = Vec::with_capacity(per_part);
+        for _ in first..(first + per_part).min(RESAMPLES) {
+            let mut sum_old = 0.0;
+            for _ in 0..old.len() {
+                sum_old += old[index(&mut rng, old.len())];
+            }
+            let mut sum_new = 0.0;
+            for _ in 0..new.len() {
+                sum_new += new[index(&mut rng, new.len())];
+            }
+            deltas.push(sum_new / new.len() as f64 - sum_old / old.len() as f64);
+        }
+        deltas
+    };
+    let firsts: Vec<usize> = (0..RESAMPLES).step_by(per_part).collect();
+    #[cfg(not(target_arch = "wasm32"))]
+    if firsts.len() > 1 {
+        return std::thread::scope(|scope| {
+            let handles: Vec<_> = firsts.iter().map(|&f| scope.spawn(move || part(f))).collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("a resampling thread panicked"))
+                .collect()
+        });
+    }
+    firsts.into_iter().flat_map(part).collect()
+}
+
+/// How many threads the resampling may use: the machine's cores natively, one in wasm.
+fn parallelism() -> usize {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        1
+    }
+}
+
 /// Percentile bootstrap interval for `mean(new) − mean(old)` of two independent samples,
 /// seeded ChaCha20, [`RESAMPLES`] resamples. `None` when either sample is empty.
 pub fn bootstrap_delta(old: &[f64], new: &[f64], confidence: f64, seed: u64) -> Option<DeltaInterval> {
     if old.is_empty() || new.is_empty() {
         return None;
     }
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let mut deltas = Vec::with_capacity(RESAMPLES);
-    for _ in 0..RESAMPLES {
-        let mut sum_old = 0.0;
-        for _ in 0..old.len() {
-            sum_old += old[index(&mut rng, old.len())];
-        }
-        let mut sum_new = 0.0;
-        for _ in 0..new.len() {
-            sum_new += new[index(&mut rng, new.len())];
-        }
-        deltas.push(sum_new / new.len() as f64 - sum_old / old.len() as f64);
-    }
+    let mut deltas = resample_parts(old, new, seed, parallelism());
     deltas.sort_by(f64::total_cmp);
     let alpha = 1.0 - confidence;
     Some(DeltaInterval {
@@ -339,6 +377,32 @@ pub fn cases_needed(discordance: f64, tolerance: f64, confidence: f64) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Resampling in parts gives the deltas of one sequential pass, bit for bit.
+    #[test]
+    fn resampling_in_parts_is_the_sequential_stream() {
+        let old: Vec<f64> = (0..37).map(|i| (i as f64 * 0.37).sin()).collect();
+        let new: Vec<f64> = (0..23).map(|i| (i as f64 * 0.11).cos()).collect();
+        let one = resample_parts(&old, &new, 7, 1);
+        // The sequential pass written out, as a reference for the one-part result.
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        let first: Vec<f64> = (0..3)
+            .map(|_| {
+                let o: f64 = (0..old.len()).map(|_| old[index(&mut rng, old.len())]).sum();
+                let n: f64 = (0..new.len()).map(|_| new[index(&mut rng, new.len())]).sum();
+                n / new.len() as f64 - o / old.len() as f64
+            })
+            .collect();
+        assert_eq!(one.len(), RESAMPLES);
+        assert_eq!(one[..3], first[..]);
+        for parts in [2, 3, 7, 64] {
+            let split = resample_parts(&old, &new, 7, parts);
+            assert!(
+                one.iter().zip(&split).all(|(a, b)| a.to_bits() == b.to_bits()) && split.len() == one.len(),
+                "{parts} parts differ"
+            );
+        }
+    }
 
     #[test]
     fn normal_quantiles() {

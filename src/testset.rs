@@ -95,15 +95,44 @@ impl Selection {
 
 /// The sample key of a pipeline: `sha256("<seed>:<pipeline_id>")`.
 pub fn sample_key(seed: u64, id: &PipelineId) -> [u8; 32] {
-    sample_key_of(seed, &id.text)
+    sample_key_of(&seed_prefix(seed), &id.text)
 }
 
-fn sample_key_of(seed: u64, id: &str) -> [u8; 32] {
+/// The hash state after `"<seed>:"`, shared by every key of one seed.
+fn seed_prefix(seed: u64) -> Sha256 {
     let mut h = Sha256::new();
     h.update(seed.to_string().as_bytes());
     h.update(b":");
+    h
+}
+
+fn sample_key_of(prefix: &Sha256, id: &str) -> [u8; 32] {
+    let mut h = prefix.clone();
     h.update(id.as_bytes());
     h.finalize().into()
+}
+
+/// `f` of every item, in order; natively the items are split among the machine's cores.
+fn in_parts<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Below this many items a thread costs more than it saves.
+        if threads > 1 && items.len() >= 4096 {
+            let f = &f;
+            return std::thread::scope(|scope| {
+                let parts: Vec<_> = items
+                    .chunks(items.len().div_ceil(threads))
+                    .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|p| p.join().expect("a sampling thread panicked"))
+                    .collect()
+            });
+        }
+    }
+    items.iter().map(f).collect()
 }
 
 /// The ranges that cover a span of stage lines from `first` to `end` (files in between whole).
@@ -144,27 +173,31 @@ impl AuditIndex {
                 p.success().is_some() && p.stage_count > 0 && p.has_input
             })
             .collect();
-        chosen.sort_by_key(|&i| list[i as usize].success().map(|(rank, _)| rank));
+        let rank = |i: u32| list[i as usize].success().map_or(u64::MAX, |(rank, _)| rank);
         let candidates = chosen.len();
         let insufficient = candidates < policy.min_samples;
         let mut sampled = false;
         if insufficient {
             chosen.clear();
         } else if let Some(max) = policy.max_samples.filter(|&m| candidates > m) {
-            let mut keyed: Vec<([u8; 32], usize, u32)> = chosen
-                .iter()
-                .enumerate()
-                .map(|(order, &i)| (sample_key_of(policy.seed, table.text(&list[i as usize])), order, i))
+            let prefix = seed_prefix(policy.seed);
+            let keys = in_parts(&chosen, |&i| sample_key_of(&prefix, table.text(&list[i as usize])));
+            let mut keyed: Vec<([u8; 32], u64, u32)> = keys
+                .into_iter()
+                .zip(&chosen)
+                .map(|(key, &i)| (key, rank(i), i))
                 .collect();
-            // The `max` smallest keys (keys are distinct: the order index breaks any tie).
+            // The `max` smallest keys (keys are distinct: the rank, distinct too, breaks any tie,
+            // as the order of first success does).
             if max > 0 {
                 keyed.select_nth_unstable(max - 1);
             }
             keyed.truncate(max);
-            keyed.sort_unstable_by_key(|&(_, order, _)| order);
             chosen = keyed.into_iter().map(|(_, _, i)| i).collect();
             sampled = true;
         }
+        // In order of first success (ranks are distinct, so an unstable sort gives the one order).
+        chosen.sort_unstable_by_key(|&i| rank(i));
         let mut ranges = Vec::new();
         let chosen: Vec<Wanted> = chosen
             .iter()
@@ -623,4 +656,27 @@ pub fn build_from_memory(index: &AuditIndex, files: &[&[u8]], policy: &TestSetPo
         builder.end_range(i)?;
     }
     builder.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_in_parts_keeps_the_order() {
+        for n in [0, 5, 4095, 4096, 10_001] {
+            let items: Vec<u64> = (0..n).collect();
+            let want: Vec<u64> = items.iter().map(|x| x * 3 + 1).collect();
+            assert_eq!(in_parts(&items, |x| x * 3 + 1), want, "{n} items");
+        }
+    }
+
+    #[test]
+    fn sample_keys_are_sha256_of_seed_and_id() {
+        let prefix = seed_prefix(42);
+        let want: [u8; 32] = Sha256::digest(b"42:p-1").into();
+        assert_eq!(sample_key_of(&prefix, "p-1"), want);
+        // The shared prefix state is not changed by use.
+        assert_eq!(sample_key_of(&prefix, "p-1"), want);
+    }
 }

@@ -184,9 +184,17 @@ fn scan_plain(
             free_tx.send(vec![0u8; chunk_size]).expect("the receiver is alive");
         }
         drop(done_tx);
-        let reader = scope.spawn(move || -> Result<String> {
-            let free_rx = free_rx;
+        // The hash has a thread of its own: on the reading thread it would be the longest chain.
+        let (hash_tx, hash_rx) = mpsc::sync_channel::<Chunk>(4 * threads + 4);
+        let hasher = scope.spawn(move || {
             let mut sha = Sha256::new();
+            for chunk in hash_rx {
+                sha.update(&chunk.buf);
+            }
+            hex::encode(sha.finalize())
+        });
+        let reader = scope.spawn(move || -> Result<()> {
+            let free_rx = free_rx;
             let mut at = 0u64;
             // The first segment that has not been ended yet.
             let mut first = 0usize;
@@ -202,11 +210,13 @@ fn scan_plain(
                     ));
                 }
                 buf.truncate(n);
-                sha.update(&buf);
                 let chunk = Arc::new(Pooled {
                     buf,
                     pool: free_tx.clone(),
                 });
+                if hash_tx.send(chunk.clone()).is_err() {
+                    return Err(anyhow!("the hashing thread stopped"));
+                }
                 let end = at + n as u64;
                 let mut k = first;
                 while k < starts.len() && starts[k] < end {
@@ -230,7 +240,7 @@ fn scan_plain(
                 at = end;
             }
             drop(lanes);
-            Ok(hex::encode(sha.finalize()))
+            Ok(())
         });
         let mut pending = BTreeMap::new();
         let mut want = 0;
@@ -241,7 +251,8 @@ fn scan_plain(
                 want += 1;
             }
         }
-        let sha = reader.join().expect("the reading thread panicked")?;
+        reader.join().expect("the reading thread panicked")?;
+        let sha = hasher.join().expect("the hashing thread panicked");
         if want != starts.len() {
             return Err(anyhow!("{}: a scan thread stopped early", path.display()));
         }
