@@ -181,12 +181,9 @@ impl AuditIndex {
             chosen.clear();
         } else if let Some(max) = policy.max_samples.filter(|&m| candidates > m) {
             let prefix = seed_prefix(policy.seed);
-            let keys = in_parts(&chosen, |&i| sample_key_of(&prefix, table.text(&list[i as usize])));
-            let mut keyed: Vec<([u8; 32], u64, u32)> = keys
-                .into_iter()
-                .zip(&chosen)
-                .map(|(key, &i)| (key, rank(i), i))
-                .collect();
+            let mut keyed: Vec<([u8; 32], u64, u32)> = in_parts(&chosen, |&i| {
+                (sample_key_of(&prefix, table.text(&list[i as usize])), rank(i), i)
+            });
             // The `max` smallest keys (keys are distinct: the rank, distinct too, breaks any tie,
             // as the order of first success does).
             if max > 0 {

@@ -30,13 +30,13 @@ pub struct ReadOptions {
 
 impl ReadOptions {
     /// `threads` (0 = every core) and the segment size from `DEPLOY_GATE_SEGMENT` (bytes,
-    /// default 16 MiB; the tests set it low to split small files).
+    /// default 4 MiB; the tests set it low to split small files).
     pub fn new(threads: usize) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let segment = std::env::var("DEPLOY_GATE_SEGMENT")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(16 << 20);
+            .unwrap_or(4 << 20);
         ReadOptions {
             threads: if threads == 0 { cores } else { threads },
             segment: segment.max(1),
