@@ -25,12 +25,31 @@ type OnEntry<'f, 'de> = dyn FnMut(&str, &mut dyn ValueSink<'de>) -> Result<(), S
 const STACK_BLOCKS: usize = 64;
 
 /// Fills `bits` (one word per 64 bytes, bit i for byte i) with the positions of quotes and
-/// backslashes; false when a byte below 0x20 is present.
+/// backslashes; false when a byte below 0x20 is present. On x86_64 it uses the widest vectors
+/// the processor has (AVX-512BW, AVX2, or the baseline SSE2), chosen once per line.
 fn index_specials(bytes: &[u8], bits: &mut [u64]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512bw") {
+            // SAFETY: the processor has AVX-512BW (checked just above).
+            return unsafe { simd::index_avx512(bytes, bits) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2 (checked just above).
+            return unsafe { simd::index_avx2(bytes, bits) };
+        }
+    }
+    index_with(bytes, bits, simd::block_bits)
+}
+
+/// The loop of [`index_specials`] around one flavour of block classifier (inlined into each
+/// flavour's function, so the classifier is compiled with that flavour's features).
+#[inline(always)]
+fn index_with(bytes: &[u8], bits: &mut [u64], block_bits: impl Fn(&[u8; 64]) -> (u64, bool)) -> bool {
     let mut control = false;
     let mut blocks = bytes.chunks_exact(64);
     for (word, block) in bits.iter_mut().zip(&mut blocks) {
-        let (b, c) = simd::block_bits(block.try_into().expect("64 bytes"));
+        let (b, c) = block_bits(block.try_into().expect("64 bytes"));
         *word = b;
         control |= c;
     }
@@ -39,7 +58,7 @@ fn index_specials(bytes: &[u8], bits: &mut [u64]) -> bool {
         // The last bytes, padded with spaces (neither special nor control).
         let mut tail = [b' '; 64];
         tail[..rest.len()].copy_from_slice(rest);
-        let (b, c) = simd::block_bits(&tail);
+        let (b, c) = block_bits(&tail);
         bits[bits.len() - 1] = b;
         control |= c;
     }
@@ -49,6 +68,11 @@ fn index_specials(bytes: &[u8], bits: &mut [u64]) -> bool {
 /// Classifies 64 bytes at once: the quote-or-backslash bits and whether a byte is below 0x20.
 mod simd {
     #[cfg(target_arch = "x86_64")]
+    use super::index_with;
+    #[cfg(target_arch = "x86_64")]
+    use std::arch::x86_64::*;
+
+    #[cfg(target_arch = "x86_64")]
     pub fn block_bits(block: &[u8; 64]) -> (u64, bool) {
         // SAFETY: SSE2 is part of the x86_64 baseline, so the feature is always present.
         unsafe { sse2(block) }
@@ -56,8 +80,7 @@ mod simd {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "sse2")]
-    fn sse2(block: &[u8; 64]) -> (u64, bool) {
-        use std::arch::x86_64::*;
+    pub fn sse2(block: &[u8; 64]) -> (u64, bool) {
         let (quote, backslash) = (_mm_set1_epi8(b'"' as i8), _mm_set1_epi8(b'\\' as i8));
         // Bytes below 0x20, compared as signed after flipping the top bit.
         let (flip, limit) = (_mm_set1_epi8(i8::MIN), _mm_set1_epi8((0x20i32 - 128) as i8));
@@ -70,6 +93,44 @@ mod simd {
             bits |= u64::from(_mm_movemask_epi8(special) as u16) << (16 * k);
         }
         (bits, control != 0)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub fn avx2(block: &[u8; 64]) -> (u64, bool) {
+        let (quote, backslash) = (_mm256_set1_epi8(b'"' as i8), _mm256_set1_epi8(b'\\' as i8));
+        let (flip, limit) = (_mm256_set1_epi8(i8::MIN), _mm256_set1_epi8((0x20i32 - 128) as i8));
+        let (mut bits, mut control) = (0u64, 0i32);
+        for (k, c) in block.chunks_exact(32).enumerate() {
+            // SAFETY: `c` is 32 readable bytes; the load has no alignment requirement.
+            let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()) };
+            let special = _mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, backslash));
+            control |= _mm256_movemask_epi8(_mm256_cmpgt_epi8(limit, _mm256_xor_si256(v, flip)));
+            bits |= u64::from(_mm256_movemask_epi8(special) as u32) << (32 * k);
+        }
+        (bits, control != 0)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512bw")]
+    pub fn avx512(block: &[u8; 64]) -> (u64, bool) {
+        // SAFETY: `block` is 64 readable bytes; the load has no alignment requirement.
+        let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
+        let bits = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8))
+            | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8));
+        (bits, _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)) != 0)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub fn index_avx2(bytes: &[u8], bits: &mut [u64]) -> bool {
+        index_with(bytes, bits, |b| avx2(b))
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512bw")]
+    pub fn index_avx512(bytes: &[u8], bits: &mut [u64]) -> bool {
+        index_with(bytes, bits, |b| avx512(b))
     }
 
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -467,6 +528,40 @@ mod tests {
         } else {
             None
         }
+    }
+
+    /// Every vector flavour the processor has classifies blocks as the plain byte loop does.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn vector_flavours_agree_with_the_byte_loop() {
+        let plain = |block: &[u8; 64]| {
+            let bits = (0..64).fold(0u64, |b, i| b | (u64::from(block[i] == b'"' || block[i] == b'\\') << i));
+            (bits, block.iter().any(|&b| b < 0x20))
+        };
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        // Mostly the bytes that matter (quote, backslash, both sides of 0x20 and of 0x80).
+        let byte = prop_oneof![
+            prop::sample::select(vec![b'"', b'\\', 0x1f, 0x20, 0x00, 0x7f, 0x80, 0xff, b'a']),
+            any::<u8>()
+        ];
+        runner
+            .run(&prop::array::uniform32((byte.clone(), byte)), |pairs| {
+                let mut block = [0u8; 64];
+                for (i, (a, b)) in pairs.iter().enumerate() {
+                    (block[2 * i], block[2 * i + 1]) = (*a, *b);
+                }
+                let want = plain(&block);
+                // SAFETY: SSE2 is in the x86_64 baseline; the others run only when present.
+                prop_assert_eq!(unsafe { simd::sse2(&block) }, want);
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    prop_assert_eq!(unsafe { simd::avx2(&block) }, want);
+                }
+                if std::arch::is_x86_feature_detected!("avx512bw") {
+                    prop_assert_eq!(unsafe { simd::avx512(&block) }, want);
+                }
+                Ok(())
+            })
+            .unwrap();
     }
 
     #[test]
