@@ -478,3 +478,67 @@ fn a_log_cut_into_three_files_plain_or_gzip_gives_the_test_set_of_the_whole() {
         assert!(out.stdout == single.stdout, "gzip: {gzip}");
     }
 }
+
+/// Every input's digest in the report is the sha256 of the file as given, whichever way the
+/// log was read: hashed on its own thread while the scan threads share the chunks, in segments
+/// smaller or larger than a read chunk, plain or gzip.
+#[test]
+fn the_report_carries_the_sha256_of_each_input_as_given() {
+    use sha2::{Digest, Sha256};
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    // Every fixture's log in one file: 6 MB, many read chunks.
+    let mut all = Vec::new();
+    for case in parity_cases() {
+        all.extend_from_slice(&std::fs::read(case.join("audit.jsonl")).unwrap());
+        if all.last() != Some(&b'\n') {
+            all.push(b'\n');
+        }
+    }
+    let plain = dir.path().join("all.jsonl");
+    std::fs::write(&plain, &all).unwrap();
+    let gz = dir.path().join("all.jsonl.gz");
+    let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+    enc.write_all(&all).unwrap();
+    enc.finish().unwrap();
+    let fixture = parity_dir().join("approved");
+    for (log, segment, threads) in [
+        (&plain, "700000", "2"),
+        (&plain, "4096", "3"),
+        (&plain, "64000000", "1"),
+        (&gz, "4096", "2"),
+    ] {
+        let mut args = with_flag(evaluate_args(&fixture), "--threads", threads);
+        let i = args.iter().position(|a| a == "--audit").unwrap();
+        args[i + 1] = s(log);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+            .args(&args)
+            .env("DEPLOY_GATE_SEGMENT", segment)
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let inputs = report["inputs"].as_array().unwrap();
+        assert!(inputs.len() >= 3, "{inputs:?}");
+        for input in inputs {
+            let name = input["name"].as_str().unwrap();
+            let path = if input["role"] == "audit" {
+                log.clone()
+            } else {
+                let flag = format!("--{}", input["role"].as_str().unwrap().replace('_', "-"));
+                let j = args
+                    .iter()
+                    .position(|a| *a == flag)
+                    .unwrap_or_else(|| panic!("no {flag}"));
+                std::path::PathBuf::from(&args[j + 1])
+            };
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(input["bytes"].as_u64(), Some(bytes.len() as u64), "{name}");
+            assert_eq!(
+                input["sha256"].as_str(),
+                Some(hex::encode(Sha256::digest(&bytes)).as_str()),
+                "{name}, segment {segment}, {threads} threads"
+            );
+        }
+    }
+}
