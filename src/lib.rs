@@ -20,6 +20,7 @@ pub mod error;
 pub mod gate;
 pub mod json;
 pub mod lines;
+mod parallel;
 pub mod report;
 pub mod scoring;
 pub mod skim;

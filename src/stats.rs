@@ -318,29 +318,7 @@ fn resample_parts(old: &[f64], new: &[f64], seed: u64, parts: usize) -> Vec<f64>
         deltas
     };
     let firsts: Vec<usize> = (0..RESAMPLES).step_by(per_part).collect();
-    #[cfg(not(target_arch = "wasm32"))]
-    if firsts.len() > 1 {
-        return std::thread::scope(|scope| {
-            let handles: Vec<_> = firsts.iter().map(|&f| scope.spawn(move || part(f))).collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("a resampling thread panicked"))
-                .collect()
-        });
-    }
-    firsts.into_iter().flat_map(part).collect()
-}
-
-/// How many threads the resampling may use: the machine's cores natively, one in wasm.
-fn parallelism() -> usize {
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    }
-    #[cfg(target_arch = "wasm32")]
-    {
-        1
-    }
+    crate::parallel::map(&firsts, 2, |&first| part(first)).concat()
 }
 
 /// Percentile bootstrap interval for `mean(new) − mean(old)` of two independent samples,
@@ -349,7 +327,7 @@ pub fn bootstrap_delta(old: &[f64], new: &[f64], confidence: f64, seed: u64) -> 
     if old.is_empty() || new.is_empty() {
         return None;
     }
-    let mut deltas = resample_parts(old, new, seed, parallelism());
+    let mut deltas = resample_parts(old, new, seed, crate::parallel::threads());
     deltas.sort_by(f64::total_cmp);
     let alpha = 1.0 - confidence;
     Some(DeltaInterval {

@@ -112,29 +112,6 @@ fn sample_key_of(prefix: &Sha256, id: &str) -> [u8; 32] {
     h.finalize().into()
 }
 
-/// `f` of every item, in order; natively the items are split among the machine's cores.
-fn in_parts<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        // Below this many items a thread costs more than it saves.
-        if threads > 1 && items.len() >= 4096 {
-            let f = &f;
-            return std::thread::scope(|scope| {
-                let parts: Vec<_> = items
-                    .chunks(items.len().div_ceil(threads))
-                    .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
-                    .collect();
-                parts
-                    .into_iter()
-                    .flat_map(|p| p.join().expect("a sampling thread panicked"))
-                    .collect()
-            });
-        }
-    }
-    items.iter().map(f).collect()
-}
-
 /// The ranges that cover a span of stage lines from `first` to `end` (files in between whole).
 fn span_ranges(first: Pos, end: Pos, out: &mut Vec<ReadRange>) {
     for file in first.file..=end.file {
@@ -181,7 +158,8 @@ impl AuditIndex {
             chosen.clear();
         } else if let Some(max) = policy.max_samples.filter(|&m| candidates > m) {
             let prefix = seed_prefix(policy.seed);
-            let mut keyed: Vec<([u8; 32], u64, u32)> = in_parts(&chosen, |&i| {
+            // On all cores from a few thousand candidates (below, a thread costs more than it saves).
+            let mut keyed: Vec<([u8; 32], u64, u32)> = crate::parallel::map(&chosen, 4096, |&i| {
                 (sample_key_of(&prefix, table.text(&list[i as usize])), rank(i), i)
             });
             // The `max` smallest keys (keys are distinct: the rank, distinct too, breaks any tie,
@@ -658,15 +636,6 @@ pub fn build_from_memory(index: &AuditIndex, files: &[&[u8]], policy: &TestSetPo
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn work_in_parts_keeps_the_order() {
-        for n in [0, 5, 4095, 4096, 10_001] {
-            let items: Vec<u64> = (0..n).collect();
-            let want: Vec<u64> = items.iter().map(|x| x * 3 + 1).collect();
-            assert_eq!(in_parts(&items, |x| x * 3 + 1), want, "{n} items");
-        }
-    }
 
     #[test]
     fn sample_keys_are_sha256_of_seed_and_id() {
