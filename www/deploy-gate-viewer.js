@@ -77,13 +77,18 @@ export class DeployGateViewer extends HTMLElement {
     this.schedule(() => this.client.call("init", { policy: initial }));
   }
 
-  /** Runs tasks one after another; each change invalidates the decision on screen. */
+  /** Runs tasks one after another; each change invalidates the decision on screen. After each,
+   * the worker may start hashing the audit log (it waits for the decision on 2 cores). */
   schedule(task) {
     this.generation++;
     this.report = null;
     this.results.clear();
     this.signPanel.hidden = true;
-    this.chain = this.chain.then(task).catch((e) => this.fail(e));
+    this.chain = this.chain
+      .then(task)
+      .catch((e) => this.fail(e))
+      .then(() => this.client.call("digests"))
+      .catch(() => {});
     return this.chain;
   }
 

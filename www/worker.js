@@ -11,6 +11,8 @@ let session = null;
 let auditFiles = [];
 let gzipped = [];
 let scanWorkers = 0;
+/** A scan whose digests are to be computed once the page has its decision (see `digests`). */
+let digestsDeferred = false;
 // Every request gets an epoch when it arrives; "cancel" cancels every request received before it.
 let requestEpoch = 0;
 let cancelEpoch = 0;
@@ -168,12 +170,15 @@ async function scanAudit(id) {
       progress(id, "scan", [...read.values()].reduce((a, b) => a + b, 0), total);
     }
   };
+  digestsDeferred = false;
   session.removeInput("audit");
   session.beginSegmentedAudit();
   const pass = session.passVerdicts();
   // The decision does not wait for the sha256 (see whenDigested). With 3 or more cores, one
-  // hashes while the others scan; with 2, both scan and the hash follows. The viewer's
-  // scan-workers attribute overrides the number of scan workers.
+  // hashes while the others scan; with 2, both scan and the hash starts once the decision is
+  // on screen (the viewer then asks for `digests`), so it does not slow pass 2, the verdict
+  // files and the evaluation down. The viewer's scan-workers attribute overrides the number
+  // of scan workers.
   const cores = navigator.hardwareConcurrency || 2;
   const workers = scanWorkers > 0 ? scanWorkers : Math.max(1, Math.min(8, cores >= 3 ? cores - 1 : cores));
   auditEpoch++;
@@ -225,7 +230,8 @@ async function scanAudit(id) {
   }
   progress(id, "scan", total, total);
   const summary = session.finishSegmentedAudit();
-  whenDigested(auditFiles);
+  digestsDeferred = cores <= workers;
+  if (!digestsDeferred) whenDigested(auditFiles);
   return summary;
 }
 
@@ -354,6 +360,7 @@ const handlers = {
     scanWorkers = Number(workers) || 0;
     if (files.length === 0) {
       auditEpoch++;
+      digestsDeferred = false;
       forgetDigests([]);
       session.removeInput("audit");
       return null;
@@ -380,6 +387,14 @@ const handlers = {
   },
   async remove({ role }) {
     session.removeInput(role);
+    return null;
+  },
+  /** Starts the audit digests a scan deferred (the viewer asks after each of its tasks). */
+  async digests() {
+    if (digestsDeferred) {
+      digestsDeferred = false;
+      whenDigested(auditFiles);
+    }
     return null;
   },
   async evaluate() {
