@@ -207,6 +207,38 @@ fn the_sample_is_the_smallest_sha256_keys_listed_in_audit_order() {
     );
 }
 
+/// Enough candidates that the sample keys are computed on all cores: the same rule holds.
+#[test]
+fn a_large_sample_is_the_smallest_sha256_keys_listed_in_audit_order() {
+    let n = 6000;
+    let p = GatePolicy {
+        test_set: TestSetPolicy {
+            min_samples: 1,
+            max_samples: Some(150),
+            seed: 11,
+        },
+        ..GatePolicy::default()
+    };
+    let ts = build(&many(n), &p);
+    assert!(ts.sampled);
+    let key = |i: &usize| {
+        sample_key(
+            11,
+            &deploy_gate::audit::PipelineId {
+                text: format!("p{i:03}").into(),
+                numeric: false,
+            },
+        )
+    };
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(key);
+    let mut want: Vec<usize> = order[..150].to_vec();
+    // Listed in audit order, which here is the order of the numbers.
+    want.sort();
+    let want: Vec<String> = want.iter().map(|i| format!("p{i:03}")).collect();
+    assert_eq!(ids(&ts), want);
+}
+
 #[test]
 fn the_sample_does_not_depend_on_file_order_and_stays_stable_as_the_log_grows() {
     let p = GatePolicy {
