@@ -16,8 +16,8 @@ pub(crate) fn threads() -> usize {
 /// `f` of every item, in order. With at least `min_items` items and more than one thread, the
 /// items are cut into one run per thread and the runs computed side by side.
 pub(crate) fn map<T: Sync, R: Send>(items: &[T], min_items: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    // (In wasm `threads()` is 1, so the scoped threads are never spawned there.)
     let threads = threads();
-    #[cfg(not(target_arch = "wasm32"))]
     if threads > 1 && items.len() >= min_items.max(2) {
         let f = &f;
         return std::thread::scope(|scope| {
@@ -30,7 +30,6 @@ pub(crate) fn map<T: Sync, R: Send>(items: &[T], min_items: usize, f: impl Fn(&T
                 .collect()
         });
     }
-    let _ = (threads, min_items);
     items.iter().map(f).collect()
 }
 

@@ -32,6 +32,13 @@ fn policy(min: usize, max: Option<usize>) -> GatePolicy {
     }
 }
 
+/// At most `max` cases, sampled with `seed`.
+fn sampling(max: usize, seed: u64) -> GatePolicy {
+    let mut p = policy(1, Some(max));
+    p.test_set.seed = seed;
+    p
+}
+
 fn build(text: &str, policy: &GatePolicy) -> TestSet {
     test_set_in_memory(&[("audit.jsonl", text.as_bytes())], policy)
         .unwrap()
@@ -170,14 +177,7 @@ fn many(n: usize) -> String {
 #[test]
 fn the_sample_is_the_smallest_sha256_keys_listed_in_audit_order() {
     let text = many(50);
-    let p = GatePolicy {
-        test_set: TestSetPolicy {
-            min_samples: 1,
-            max_samples: Some(10),
-            seed: 7,
-        },
-        ..GatePolicy::default()
-    };
+    let p = sampling(10, 7);
     let ts = build(&text, &p);
     assert!(ts.sampled);
     let mut all: Vec<String> = (0..50).map(|i| format!("p{i:03}")).collect();
@@ -211,14 +211,7 @@ fn the_sample_is_the_smallest_sha256_keys_listed_in_audit_order() {
 #[test]
 fn a_large_sample_is_the_smallest_sha256_keys_listed_in_audit_order() {
     let n = 6000;
-    let p = GatePolicy {
-        test_set: TestSetPolicy {
-            min_samples: 1,
-            max_samples: Some(150),
-            seed: 11,
-        },
-        ..GatePolicy::default()
-    };
+    let p = sampling(150, 11);
     let ts = build(&many(n), &p);
     assert!(ts.sampled);
     let key = |i: &usize| {
@@ -241,14 +234,7 @@ fn a_large_sample_is_the_smallest_sha256_keys_listed_in_audit_order() {
 
 #[test]
 fn the_sample_does_not_depend_on_file_order_and_stays_stable_as_the_log_grows() {
-    let p = GatePolicy {
-        test_set: TestSetPolicy {
-            min_samples: 1,
-            max_samples: Some(10),
-            seed: 3,
-        },
-        ..GatePolicy::default()
-    };
+    let p = sampling(10, 3);
     let forward = build(&many(60), &p);
     let text = many(60);
     let lines: Vec<&str> = text.lines().collect();

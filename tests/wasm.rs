@@ -25,6 +25,14 @@ fn reference_policy() -> JsValue {
 
 /// Streams the fixture in small chunks, then reads pass 2's ranges in
 /// chunks, as the page does.
+/// Both models' verdicts and trajectories, under the short role names.
+fn add_results(s: &mut GateSession) {
+    s.add_verdicts("old", OLD, "old_verdicts.jsonl").unwrap();
+    s.add_verdicts("new", NEW, "new_verdicts.jsonl").unwrap();
+    s.add_trajectories("old", OLD_T, "old_trajectories.jsonl").unwrap();
+    s.add_trajectories("new", NEW_T, "new_trajectories.jsonl").unwrap();
+}
+
 fn loaded_session() -> GateSession {
     let mut s = GateSession::new(reference_policy()).unwrap();
     s.begin_audit("audit.jsonl");
@@ -163,10 +171,7 @@ fn hashing_in_another_worker_gives_the_same_report() {
     assert!(s.set_audit_sha256(0, "not hex").is_err());
     s.finish_audit().unwrap();
     s.build_test_set(vec![js_sys::Uint8Array::from(AUDIT)]).unwrap();
-    s.add_verdicts("old", OLD, "old_verdicts.jsonl").unwrap();
-    s.add_verdicts("new", NEW, "new_verdicts.jsonl").unwrap();
-    s.add_trajectories("old", OLD_T, "old_trajectories.jsonl").unwrap();
-    s.add_trajectories("new", NEW_T, "new_trajectories.jsonl").unwrap();
+    add_results(&mut s);
     assert_eq!(s.evaluate_json().unwrap(), reference);
 }
 
@@ -203,9 +208,6 @@ fn segments_scanned_apart_and_merged_give_the_same_report() {
         .unwrap();
     s.finish_segmented_audit().unwrap();
     s.build_test_set(vec![js_sys::Uint8Array::from(AUDIT)]).unwrap();
-    s.add_verdicts("old", OLD, "old_verdicts.jsonl").unwrap();
-    s.add_verdicts("new", NEW, "new_verdicts.jsonl").unwrap();
-    s.add_trajectories("old", OLD_T, "old_trajectories.jsonl").unwrap();
-    s.add_trajectories("new", NEW_T, "new_trajectories.jsonl").unwrap();
+    add_results(&mut s);
     assert_eq!(s.evaluate_json().unwrap(), reference);
 }
