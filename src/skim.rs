@@ -21,166 +21,406 @@ pub struct Bail;
 /// The entry callback, as [`crate::json::parse_object_line`] takes it.
 type OnEntry<'f, 'de> = dyn FnMut(&str, &mut dyn ValueSink<'de>) -> Result<(), String> + 'f;
 
-/// Lines up to this many 64-byte blocks keep their bitmaps on the stack.
-const STACK_BLOCKS: usize = 64;
+/// What one 64-byte block holds: bit i set for a quote (a backslash, a byte below 0x20) at
+/// byte i.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Block {
+    quotes: u64,
+    backslashes: u64,
+    control: u64,
+}
 
-/// Fills `bits` (one word per 64 bytes, bit i for byte i) with the positions of quotes and
-/// backslashes; false when a byte below 0x20 is present. On x86_64 it uses the widest vectors
-/// the processor has (AVX-512BW, AVX2, or the baseline SSE2), chosen once per line.
-fn index_specials(bytes: &[u8], bits: &mut [u64]) -> bool {
+/// The bitmaps of a line, one word per 64 bytes, bit i for byte i.
+struct Index<'s> {
+    /// The quotes no escape takes: where strings open and close.
+    quotes: &'s [u64],
+    /// Every backslash (a string holding one has escapes).
+    backslashes: &'s [u64],
+}
+
+/// Fills the bitmaps of `bytes`; false when a byte below 0x20 is present, or an escape that
+/// is not one of JSON's. On x86_64 it uses the widest vectors the processor has (AVX-512BW,
+/// AVX2, or the baseline SSE2), chosen once per line.
+fn index_specials(bytes: &[u8], quotes: &mut [u64], backslashes: &mut [u64]) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512bw") {
             // SAFETY: the processor has AVX-512BW (checked just above).
-            return unsafe { simd::index_avx512(bytes, bits) };
+            return unsafe { simd::index_avx512(bytes, quotes, backslashes) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor has AVX2 (checked just above).
-            return unsafe { simd::index_avx2(bytes, bits) };
+            return unsafe { simd::index_avx2(bytes, quotes, backslashes) };
         }
     }
-    index_with(bytes, bits, simd::block_bits)
+    index_with(bytes, quotes, backslashes, simd::block_bits, simd::escape_set)
 }
 
 /// The loop of [`index_specials`] around one flavour of block classifier (inlined into each
 /// flavour's function, so the classifier is compiled with that flavour's features).
 #[inline(always)]
-fn index_with(bytes: &[u8], bits: &mut [u64], block_bits: impl Fn(&[u8; 64]) -> (u64, bool)) -> bool {
-    let mut control = false;
+fn index_with(
+    bytes: &[u8],
+    quotes: &mut [u64],
+    backslashes: &mut [u64],
+    classify: impl Fn(&[u8; 64]) -> Block,
+    escape_set: impl Fn(&[u8; 64]) -> EscapeSet,
+) -> bool {
+    let mut state = Resolve {
+        carry: false,
+        valid: true,
+        control: 0,
+    };
     let mut blocks = bytes.chunks_exact(64);
-    for (word, block) in bits.iter_mut().zip(&mut blocks) {
-        let (b, c) = block_bits(block.try_into().expect("64 bytes"));
-        *word = b;
-        control |= c;
+    for (w, block) in (&mut blocks).enumerate() {
+        let block: &[u8; 64] = block.try_into().expect("64 bytes");
+        (quotes[w], backslashes[w]) = state.word(bytes, w, block, classify(block), &escape_set);
     }
     let rest = blocks.remainder();
     if !rest.is_empty() {
         // The last bytes, padded with spaces (neither special nor control).
         let mut tail = [b' '; 64];
         tail[..rest.len()].copy_from_slice(rest);
-        let (b, c) = block_bits(&tail);
-        bits[bits.len() - 1] = b;
-        control |= c;
+        let w = bytes.len() / 64;
+        (quotes[w], backslashes[w]) = state.word(bytes, w, &tail, classify(&tail), &escape_set);
     }
-    !control
+    // A line ending in a backslash escapes a byte of the padding: a space, not an escape.
+    state.valid && state.control == 0
 }
 
-/// Classifies 64 bytes at once: the quote-or-backslash bits and whether a byte is below 0x20.
+/// The escapes of a line, resolved block after block.
+struct Resolve {
+    /// Whether the next block's first byte is escaped.
+    carry: bool,
+    /// Whether every escape so far is one of JSON's.
+    valid: bool,
+    /// Nonzero once a byte below 0x20 was seen.
+    control: u64,
+}
+
+impl Resolve {
+    /// The words of block `w` (`bytes` from `w * 64`, `block` as classified): its quotes that
+    /// no escape takes, and its backslashes.
+    #[inline(always)]
+    fn word(
+        &mut self,
+        line: &[u8],
+        w: usize,
+        bytes: &[u8; 64],
+        block: Block,
+        escape_set: impl Fn(&[u8; 64]) -> EscapeSet,
+    ) -> (u64, u64) {
+        self.control |= block.control;
+        if block.backslashes == 0 && !self.carry {
+            return (block.quotes, 0);
+        }
+        let escaped = escaped_bytes(block.backslashes, &mut self.carry);
+        if escaped != 0 {
+            let set = escape_set(bytes);
+            self.valid &= escaped & !set.simple & !set.unicode == 0;
+            // `\u` takes four hex digits (read from the line: they may run into the next block).
+            let mut unicode = escaped & set.unicode;
+            while unicode != 0 {
+                let i = w * 64 + unicode.trailing_zeros() as usize;
+                self.valid &= line.get(i + 1..i + 5).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+                unicode &= unicode - 1;
+            }
+        }
+        (block.quotes & !escaped, block.backslashes)
+    }
+}
+
+/// Which bytes of a block may end an escape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EscapeSet {
+    /// `"`, `/`, `b`, `f`, `n`, `r` and `t`.
+    simple: u64,
+    /// `u`.
+    unicode: u64,
+}
+
+/// The bytes that end JSON's two-byte escapes (the escaped backslash aside).
+const SIMPLE_ESCAPES: [u8; 7] = *b"\"/bfnrt";
+
+const EVEN_BITS: u64 = 0x5555_5555_5555_5555;
+
+/// The bytes that end an escape after an odd run of backslashes (the `n` of `\n`, the quote of
+/// `\"`; the escaped backslashes inside a run are left out, they are always valid), given the
+/// block's backslashes and whether its first byte is escaped (`carry`, updated for the next
+/// block).
+///
+/// A run of backslashes from bit `s` of length `n` escapes bit `s + n` when `n` is odd. Adding
+/// its start bit to the run carries through it and sets bit `s + n`; `n` is odd when `s` and
+/// `s + n` differ in parity. Runs starting on even and on odd bits are added apart, so each
+/// sum's carries stop at the ends of its own runs.
+#[inline(always)]
+fn escaped_bytes(backslashes: u64, carry: &mut bool) -> u64 {
+    let first = u64::from(*carry);
+    // An escaped backslash in bit 0 starts nothing; an escaped other byte is an escape's end.
+    let runs = backslashes & !first;
+    let first_end = first & !backslashes;
+    let starts = runs & !(runs << 1);
+    let (even_sum, _) = runs.overflowing_add(starts & EVEN_BITS);
+    let (odd_sum, odd_out) = runs.overflowing_add(starts & !EVEN_BITS);
+    // A run reaching bit 63 escapes the next block's first byte when it started on an odd bit.
+    *carry = odd_out;
+    ((even_sum & !runs & !EVEN_BITS) | (odd_sum & !runs & EVEN_BITS)) | first_end
+}
+
+/// The first set bit at or after `from`.
+#[inline]
+fn next_bit(words: &[u64], from: usize) -> Option<usize> {
+    let mut word = from / 64;
+    let mut bits = *words.get(word)? & (!0u64 << (from % 64));
+    while bits == 0 {
+        word += 1;
+        bits = *words.get(word)?;
+    }
+    Some(word * 64 + bits.trailing_zeros() as usize)
+}
+
+/// Whether a bit in `from..to` is set.
+#[inline]
+fn any_bit(words: &[u64], from: usize, to: usize) -> bool {
+    if from >= to {
+        return false;
+    }
+    let (first, last) = (from / 64, (to - 1) / 64);
+    let low = !0u64 << (from % 64);
+    let high = !0u64 >> (63 - (to - 1) % 64);
+    if first == last {
+        words[first] & low & high != 0
+    } else {
+        words[first] & low != 0 || words[first + 1..last].iter().any(|&w| w != 0) || words[last] & high != 0
+    }
+}
+
+/// Classifies 64 bytes at once: the quotes, the backslashes, and whether a byte is below 0x20.
 mod simd {
+    use super::{Block, EscapeSet, SIMPLE_ESCAPES};
     #[cfg(target_arch = "x86_64")]
     use super::index_with;
     #[cfg(target_arch = "x86_64")]
     use std::arch::x86_64::*;
 
     #[cfg(target_arch = "x86_64")]
-    pub fn block_bits(block: &[u8; 64]) -> (u64, bool) {
+    pub fn block_bits(block: &[u8; 64]) -> Block {
         // SAFETY: SSE2 is part of the x86_64 baseline, so the feature is always present.
         unsafe { sse2(block) }
     }
 
     #[cfg(target_arch = "x86_64")]
+    pub fn escape_set(block: &[u8; 64]) -> EscapeSet {
+        // SAFETY: SSE2 is part of the x86_64 baseline, so the feature is always present.
+        unsafe { sse2_escapes(block) }
+    }
+
+    #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "sse2")]
-    pub fn sse2(block: &[u8; 64]) -> (u64, bool) {
-        let (quote, backslash) = (_mm_set1_epi8(b'"' as i8), _mm_set1_epi8(b'\\' as i8));
-        // Bytes below 0x20, compared as signed after flipping the top bit.
-        let (flip, limit) = (_mm_set1_epi8(i8::MIN), _mm_set1_epi8((0x20i32 - 128) as i8));
-        let (mut bits, mut control) = (0u64, 0i32);
+    pub fn sse2_escapes(block: &[u8; 64]) -> EscapeSet {
+        let mut set = EscapeSet { simple: 0, unicode: 0 };
         for (k, c) in block.chunks_exact(16).enumerate() {
             // SAFETY: `c` is 16 readable bytes; the load has no alignment requirement.
             let v = unsafe { _mm_loadu_si128(c.as_ptr().cast::<__m128i>()) };
-            let special = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
-            control |= _mm_movemask_epi8(_mm_cmplt_epi8(_mm_xor_si128(v, flip), limit));
-            bits |= u64::from(_mm_movemask_epi8(special) as u16) << (16 * k);
+            let simple = SIMPLE_ESCAPES
+                .iter()
+                .fold(_mm_setzero_si128(), |m, &e| _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8(e as i8))));
+            set.simple |= u64::from(_mm_movemask_epi8(simple) as u16) << (16 * k);
+            set.unicode |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'u' as i8))) as u16) << (16 * k);
         }
-        (bits, control != 0)
+        set
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "sse2")]
+    pub fn sse2(block: &[u8; 64]) -> Block {
+        let (quote, backslash) = (_mm_set1_epi8(b'"' as i8), _mm_set1_epi8(b'\\' as i8));
+        // Bytes below 0x20, compared as signed after flipping the top bit.
+        let (flip, limit) = (_mm_set1_epi8(i8::MIN), _mm_set1_epi8((0x20i32 - 128) as i8));
+        let (mut quotes, mut backslashes, mut control) = (0u64, 0u64, 0u64);
+        for (k, c) in block.chunks_exact(16).enumerate() {
+            // SAFETY: `c` is 16 readable bytes; the load has no alignment requirement.
+            let v = unsafe { _mm_loadu_si128(c.as_ptr().cast::<__m128i>()) };
+            quotes |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) as u16) << (16 * k);
+            backslashes |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)) as u16) << (16 * k);
+            control |= u64::from(_mm_movemask_epi8(_mm_cmplt_epi8(_mm_xor_si128(v, flip), limit)) as u16) << (16 * k);
+        }
+        Block {
+            quotes,
+            backslashes,
+            control,
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    pub fn avx2(block: &[u8; 64]) -> (u64, bool) {
+    pub fn avx2(block: &[u8; 64]) -> Block {
         let (quote, backslash) = (_mm256_set1_epi8(b'"' as i8), _mm256_set1_epi8(b'\\' as i8));
         let (flip, limit) = (_mm256_set1_epi8(i8::MIN), _mm256_set1_epi8((0x20i32 - 128) as i8));
-        let (mut bits, mut control) = (0u64, 0i32);
+        let (mut quotes, mut backslashes, mut control) = (0u64, 0u64, 0u64);
         for (k, c) in block.chunks_exact(32).enumerate() {
             // SAFETY: `c` is 32 readable bytes; the load has no alignment requirement.
             let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()) };
-            let special = _mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, backslash));
-            control |= _mm256_movemask_epi8(_mm256_cmpgt_epi8(limit, _mm256_xor_si256(v, flip)));
-            bits |= u64::from(_mm256_movemask_epi8(special) as u32) << (32 * k);
+            quotes |= u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, quote)) as u32) << (32 * k);
+            backslashes |= u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, backslash)) as u32) << (32 * k);
+            let below = _mm256_cmpgt_epi8(limit, _mm256_xor_si256(v, flip));
+            control |= u64::from(_mm256_movemask_epi8(below) as u32) << (32 * k);
         }
-        (bits, control != 0)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512bw")]
-    pub fn avx512(block: &[u8; 64]) -> (u64, bool) {
-        // SAFETY: `block` is 64 readable bytes; the load has no alignment requirement.
-        let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
-        let bits = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8))
-            | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8));
-        (bits, _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)) != 0)
+        Block {
+            quotes,
+            backslashes,
+            control,
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    pub fn index_avx2(bytes: &[u8], bits: &mut [u64]) -> bool {
-        index_with(bytes, bits, |b| avx2(b))
+    pub fn avx2_escapes(block: &[u8; 64]) -> EscapeSet {
+        let mut set = EscapeSet { simple: 0, unicode: 0 };
+        for (k, c) in block.chunks_exact(32).enumerate() {
+            // SAFETY: `c` is 32 readable bytes; the load has no alignment requirement.
+            let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()) };
+            let simple = SIMPLE_ESCAPES.iter().fold(_mm256_setzero_si256(), |m, &e| {
+                _mm256_or_si256(m, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(e as i8)))
+            });
+            set.simple |= u64::from(_mm256_movemask_epi8(simple) as u32) << (32 * k);
+            let unicode = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'u' as i8));
+            set.unicode |= u64::from(_mm256_movemask_epi8(unicode) as u32) << (32 * k);
+        }
+        set
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512bw")]
-    pub fn index_avx512(bytes: &[u8], bits: &mut [u64]) -> bool {
-        index_with(bytes, bits, |b| avx512(b))
+    pub fn avx512_escapes(block: &[u8; 64]) -> EscapeSet {
+        // SAFETY: `block` is 64 readable bytes; the load has no alignment requirement.
+        let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
+        EscapeSet {
+            simple: SIMPLE_ESCAPES
+                .iter()
+                .fold(0, |m, &e| m | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(e as i8))),
+            unicode: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'u' as i8)),
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512bw")]
+    pub fn avx512(block: &[u8; 64]) -> Block {
+        // SAFETY: `block` is 64 readable bytes; the load has no alignment requirement.
+        let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
+        Block {
+            quotes: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8)),
+            backslashes: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8)),
+            control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub fn index_avx2(bytes: &[u8], quotes: &mut [u64], backslashes: &mut [u64]) -> bool {
+        index_with(bytes, quotes, backslashes, |b| avx2(b), |b| avx2_escapes(b))
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512bw")]
+    pub fn index_avx512(bytes: &[u8], quotes: &mut [u64], backslashes: &mut [u64]) -> bool {
+        index_with(bytes, quotes, backslashes, |b| avx512(b), |b| avx512_escapes(b))
     }
 
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    pub fn block_bits(block: &[u8; 64]) -> (u64, bool) {
+    pub fn block_bits(block: &[u8; 64]) -> Block {
         use core::arch::wasm32::*;
         let (quote, backslash, limit) = (u8x16_splat(b'"'), u8x16_splat(b'\\'), u8x16_splat(0x20));
-        let (mut bits, mut control) = (0u64, false);
+        let (mut quotes, mut backslashes, mut control) = (0u64, 0u64, 0u64);
         for (k, c) in block.chunks_exact(16).enumerate() {
             let a: [u8; 16] = c.try_into().expect("16 bytes");
             let v = u8x16(
                 a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15],
             );
-            let special = v128_or(u8x16_eq(v, quote), u8x16_eq(v, backslash));
-            control |= v128_any_true(u8x16_lt(v, limit));
-            bits |= u64::from(u8x16_bitmask(special)) << (16 * k);
+            quotes |= u64::from(u8x16_bitmask(u8x16_eq(v, quote))) << (16 * k);
+            backslashes |= u64::from(u8x16_bitmask(u8x16_eq(v, backslash))) << (16 * k);
+            control |= u64::from(u8x16_bitmask(u8x16_lt(v, limit))) << (16 * k);
         }
-        (bits, control)
+        Block {
+            quotes,
+            backslashes,
+            control,
+        }
+    }
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    pub fn escape_set(block: &[u8; 64]) -> EscapeSet {
+        use core::arch::wasm32::*;
+        let mut set = EscapeSet { simple: 0, unicode: 0 };
+        for (k, c) in block.chunks_exact(16).enumerate() {
+            let a: [u8; 16] = c.try_into().expect("16 bytes");
+            let v = u8x16(
+                a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15],
+            );
+            let simple = SIMPLE_ESCAPES
+                .iter()
+                .fold(u8x16_splat(0), |m, &e| v128_or(m, u8x16_eq(v, u8x16_splat(e))));
+            set.simple |= u64::from(u8x16_bitmask(simple)) << (16 * k);
+            set.unicode |= u64::from(u8x16_bitmask(u8x16_eq(v, u8x16_splat(b'u')))) << (16 * k);
+        }
+        set
     }
 
     #[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
-    pub fn block_bits(block: &[u8; 64]) -> (u64, bool) {
-        let (mut bits, mut control) = (0u64, false);
-        for (i, &b) in block.iter().enumerate() {
-            bits |= u64::from((b == b'"') | (b == b'\\')) << i;
-            control |= b < 0x20;
+    pub fn escape_set(block: &[u8; 64]) -> EscapeSet {
+        let mut set = EscapeSet { simple: 0, unicode: 0 };
+        for (i, byte) in block.iter().enumerate() {
+            set.simple |= u64::from(SIMPLE_ESCAPES.contains(byte)) << i;
+            set.unicode |= u64::from(*byte == b'u') << i;
         }
-        (bits, control)
+        set
+    }
+
+    #[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
+    pub fn block_bits(block: &[u8; 64]) -> Block {
+        let mut b = Block {
+            quotes: 0,
+            backslashes: 0,
+            control: 0,
+        };
+        for (i, &byte) in block.iter().enumerate() {
+            b.quotes |= u64::from(byte == b'"') << i;
+            b.backslashes |= u64::from(byte == b'\\') << i;
+            b.control |= u64::from(byte < 0x20) << i;
+        }
+        b
     }
 }
 
 /// Visits the entries of a one-line JSON object, as [`crate::json::parse_object_line`] does
 /// after UTF-8 validation; `Err(Bail)` when the line needs serde_json.
 pub fn parse_object<'de>(text: &'de str, on_entry: &mut OnEntry<'_, 'de>) -> Result<(), Bail> {
+    // The bitmaps go in this thread's scratch words (taken, so a callback that parses another
+    // line gets words of its own), filled afresh for each line rather than zeroed.
+    let mut words = SCRATCH.take();
+    let parsed = parse_indexed(text, &mut words, on_entry);
+    SCRATCH.set(words);
+    parsed
+}
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+fn parse_indexed<'de>(text: &'de str, words: &mut Vec<u64>, on_entry: &mut OnEntry<'_, 'de>) -> Result<(), Bail> {
     let bytes = text.as_bytes();
     let blocks = bytes.len().div_ceil(64);
-    let mut stack = [0u64; STACK_BLOCKS];
-    let mut heap = Vec::new();
-    let specials = if blocks <= STACK_BLOCKS {
-        &mut stack[..blocks]
-    } else {
-        heap.resize(blocks, 0);
-        &mut heap[..]
-    };
-    if !index_specials(bytes, specials) {
+    if words.len() < 2 * blocks {
+        words.resize(2 * blocks, 0);
+    }
+    let (quotes, backslashes) = words[..2 * blocks].split_at_mut(blocks);
+    if !index_specials(bytes, quotes, backslashes) {
         return Err(Bail);
     }
     let mut c = Cursor {
         text,
         bytes,
-        specials,
+        index: Index { quotes, backslashes },
         pos: 0,
         depth: 0,
     };
@@ -200,25 +440,12 @@ pub fn parse_object<'de>(text: &'de str, on_entry: &mut OnEntry<'_, 'de>) -> Res
 struct Cursor<'de, 's> {
     text: &'de str,
     bytes: &'de [u8],
-    /// Where the quotes and backslashes are (see [`index_specials`]).
-    specials: &'s [u64],
+    index: Index<'s>,
     pos: usize,
     depth: u32,
 }
 
 impl<'de> Cursor<'de, '_> {
-    /// The position of the next quote or backslash at or after `from`.
-    #[inline]
-    fn next_special(&self, from: usize) -> Option<usize> {
-        let mut word = from / 64;
-        let mut bits = *self.specials.get(word)? & (!0u64 << (from % 64));
-        while bits == 0 {
-            word += 1;
-            bits = *self.specials.get(word)?;
-        }
-        Some(word * 64 + bits.trailing_zeros() as usize)
-    }
-
     #[inline]
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
@@ -242,38 +469,22 @@ impl<'de> Cursor<'de, '_> {
         }
     }
 
-    /// A string at the cursor: its content's byte range and whether it had escapes.
+    /// A string at the cursor (its escapes were checked with the index): its content's byte
+    /// range.
     #[inline]
-    fn string(&mut self) -> Result<(usize, usize, bool), Bail> {
+    fn string(&mut self) -> Result<(usize, usize), Bail> {
         self.eat(b'"')?;
         let start = self.pos;
-        let mut escaped = false;
-        loop {
-            self.pos = self.next_special(self.pos).ok_or(Bail)?;
-            if self.bytes[self.pos] == b'"' {
-                self.pos += 1;
-                return Ok((start, self.pos - 1, escaped));
-            }
-            escaped = true;
-            match self.bytes.get(self.pos + 1) {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.pos += 2,
-                Some(b'u') => {
-                    let hex = self.bytes.get(self.pos + 2..self.pos + 6).ok_or(Bail)?;
-                    if !hex.iter().all(u8::is_ascii_hexdigit) {
-                        return Err(Bail);
-                    }
-                    self.pos += 6;
-                }
-                _ => return Err(Bail),
-            }
-        }
+        let end = next_bit(self.index.quotes, start).ok_or(Bail)?;
+        self.pos = end + 1;
+        Ok((start, end))
     }
 
     /// A string without escapes (a key, or a string the caller reads).
     #[inline]
     fn plain_string(&mut self) -> Result<&'de str, Bail> {
-        let (start, end, escaped) = self.string()?;
-        if escaped {
+        let (start, end) = self.string()?;
+        if any_bit(self.index.backslashes, start, end) {
             return Err(Bail);
         }
         let text = self.text;
@@ -535,8 +746,12 @@ mod tests {
     #[test]
     fn vector_flavours_agree_with_the_byte_loop() {
         let plain = |block: &[u8; 64]| {
-            let bits = (0..64).fold(0u64, |b, i| b | (u64::from(block[i] == b'"' || block[i] == b'\\') << i));
-            (bits, block.iter().any(|&b| b < 0x20))
+            let bits = |c: u8| (0..64).fold(0u64, |b, i| b | (u64::from(block[i] == c) << i));
+            Block {
+                quotes: bits(b'"'),
+                backslashes: bits(b'\\'),
+                control: (0..64).fold(0u64, |m, i| m | (u64::from(block[i] < 0x20) << i)),
+            }
         };
         let mut runner = proptest::test_runner::TestRunner::deterministic();
         // Mostly the bytes that matter (quote, backslash, both sides of 0x20 and of 0x80).
@@ -559,6 +774,59 @@ mod tests {
                 if std::arch::is_x86_feature_detected!("avx512bw") {
                     prop_assert_eq!(unsafe { simd::avx512(&block) }, want);
                 }
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    /// The escapes found with bit arithmetic, block by block, are the ones a byte-by-byte walk
+    /// finds, whatever the runs of backslashes and wherever they cross a block's edge.
+    #[test]
+    fn escapes_found_by_arithmetic_are_those_of_a_walk() {
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let byte = prop::sample::select(vec![b'\\', b'\\', b'\\', b'"', b'n', b'x']);
+        runner
+            .run(&prop::collection::vec(byte, 0..400), |bytes| {
+                // The walk: a backslash that is not escaped escapes the byte after it.
+                let mut want = vec![0u64; bytes.len().div_ceil(64) + 1];
+                let mut escaped = false;
+                for (i, &b) in bytes.iter().enumerate() {
+                    if escaped && b != b'\\' {
+                        want[i / 64] |= 1 << (i % 64);
+                    }
+                    escaped = !escaped && b == b'\\';
+                }
+                if escaped {
+                    want[bytes.len() / 64] |= 1 << (bytes.len() % 64);
+                }
+                let mut got = vec![0u64; want.len()];
+                let mut carry = false;
+                for (w, word) in got.iter_mut().enumerate() {
+                    let backslashes = (0..64).fold(0u64, |m, i| {
+                        m | (u64::from(bytes.get(w * 64 + i) == Some(&b'\\')) << i)
+                    });
+                    *word = escaped_bytes(backslashes, &mut carry);
+                }
+                prop_assert_eq!(got, want);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    /// Strings full of escapes, crossing blocks at every offset, are skipped as serde reads them.
+    #[test]
+    fn long_escaped_strings_take_the_fast_path() {
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let text = "[\\\\\"a\u{e9}\n/]{0,150}";
+        runner
+            .run(&(0usize..70, text, text), |(pad, a, b)| {
+                let line = format!(
+                    "{{\"x{}\": {}, \"y\": [{}, \"\\u00E9\\/\"], \"s\": \"plain\"}}",
+                    "p".repeat(pad),
+                    serde_json::to_string(&a).unwrap(),
+                    serde_json::to_string(&b).unwrap()
+                );
+                prop_assert!(agree(line.as_bytes()).is_some(), "{}", line);
                 Ok(())
             })
             .unwrap();
@@ -588,6 +856,10 @@ mod tests {
             b"{\"a\": 01}",
             b"{\"a\": 1,}",
             b"{\"a\": \"x\\q\"}",
+            b"{\"a\": \"x\\u12G4\"}",
+            b"{\"a\": \"x\\u12\"}",
+            b"{\"a\": \"x\\\\\\\"}",
+            b"{\"a\": \"x\"}\\",
             b"[1]",
             b"{\"a\": 1} x",
             b"{\"a\": tru}",
