@@ -1,11 +1,13 @@
 //! Writes a deterministic synthetic audit log and matching verdict files, for benchmarks and
 //! the bundled example.
 //!
-//! `cargo run --release --example gen_audit -- --size 1G --out DIR [--seed N]` writes
+//! `cargo run --release --example gen_audit -- --size 1G --out DIR [--seed N] [--ascii]` writes
 //! `DIR/audit.jsonl` (about SIZE bytes: both entry shapes, unicode text, interleaved
 //! pipelines, retried stages, failed runs and a few malformed lines), `DIR/old_verdicts.jsonl`,
 //! `DIR/new_verdicts.jsonl`, `DIR/old_trajectories.jsonl` and `DIR/new_trajectories.jsonl`.
-//! The same arguments always give the same bytes.
+//! With `--ascii`, strings escape every non-ASCII character as `\uXXXX`, as Python's
+//! `json.dumps` does by default (and so the Decide engine's audit log). The same arguments
+//! always give the same bytes.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -83,8 +85,25 @@ fn text(rng: &mut Rng, words: u64) -> String {
     s
 }
 
+/// Whether strings are written ASCII only (`--ascii`).
+static ASCII: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn json_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap()
+    let json = serde_json::to_string(s).unwrap();
+    if !ASCII.load(std::sync::atomic::Ordering::Relaxed) || json.is_ascii() {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 32);
+    for c in json.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                write!(out, "\\u{unit:04x}").unwrap();
+            }
+        }
+    }
+    out
 }
 
 fn uuid(rng: &mut Rng) -> String {
@@ -200,6 +219,7 @@ fn main() -> std::io::Result<()> {
     let size = parse_size(&arg("--size").unwrap_or_else(|| "10M".into()));
     let dir = std::path::PathBuf::from(arg("--out").unwrap_or_else(|| ".".into()));
     let seed: u64 = arg("--seed").map_or(1, |s| s.parse().expect("--seed is a number"));
+    ASCII.store(args.iter().any(|a| a == "--ascii"), std::sync::atomic::Ordering::Relaxed);
     std::fs::create_dir_all(&dir)?;
     let mut rng = Rng(seed);
     let mut audit = BufWriter::with_capacity(1 << 20, File::create(dir.join("audit.jsonl"))?);

@@ -4,18 +4,25 @@
 # of `deploy-gate evaluate`, MB/s of the wasm core under node on one core, the seconds the page
 # needs in headless Chromium, and — when ../shared/seeds/deployment_gate.py is there — the
 # reference implementation's time and peak RSS. Usage: scripts/bench.sh [SIZE]   (default 1G;
-# RUNS=N sets how many times `evaluate` runs, default 7, of which the median is printed)
+# RUNS=N sets how many times `evaluate` runs, default 7, of which the median is printed;
+# ASCII=1 uses a log whose strings escape non-ASCII as \uXXXX, as Python's json.dumps writes
+# by default, generated once in bench-data[-SIZE]-ascii/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-1G}
 data=bench-data
 [ "$size" = 1G ] || data="bench-data-$size"
+gen_flags=()
+if [ -n "${ASCII:-}" ]; then
+  data="$data-ascii"
+  gen_flags=(--ascii)
+fi
 
 scripts/setup.sh
 cargo build --release --bins --examples 2>/dev/null
 scripts/build-wasm.sh >/dev/null 2>&1
 if [ ! -f "$data/audit.jsonl" ]; then
-  ./target/release/examples/gen_audit --size "$size" --out "$data"
+  ./target/release/examples/gen_audit --size "$size" --out "$data" "${gen_flags[@]}"
 fi
 bytes=$(stat -c %s "$data/audit.jsonl")
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
