@@ -219,7 +219,10 @@ fn main() -> std::io::Result<()> {
     let size = parse_size(&arg("--size").unwrap_or_else(|| "10M".into()));
     let dir = std::path::PathBuf::from(arg("--out").unwrap_or_else(|| ".".into()));
     let seed: u64 = arg("--seed").map_or(1, |s| s.parse().expect("--seed is a number"));
-    ASCII.store(args.iter().any(|a| a == "--ascii"), std::sync::atomic::Ordering::Relaxed);
+    ASCII.store(
+        args.iter().any(|a| a == "--ascii"),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     std::fs::create_dir_all(&dir)?;
     let mut rng = Rng(seed);
     let mut audit = BufWriter::with_capacity(1 << 20, File::create(dir.join("audit.jsonl"))?);

@@ -122,7 +122,9 @@ impl Resolve {
             let mut unicode = escaped & set.unicode;
             while unicode != 0 {
                 let i = w * 64 + unicode.trailing_zeros() as usize;
-                self.valid &= line.get(i + 1..i + 5).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+                self.valid &= line
+                    .get(i + 1..i + 5)
+                    .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
                 unicode &= unicode - 1;
             }
         }
@@ -197,9 +199,9 @@ fn any_bit(words: &[u64], from: usize, to: usize) -> bool {
 
 /// Classifies 64 bytes at once: the quotes, the backslashes, and whether a byte is below 0x20.
 mod simd {
-    use super::{Block, EscapeSet, SIMPLE_ESCAPES};
     #[cfg(target_arch = "x86_64")]
     use super::index_with;
+    use super::{Block, EscapeSet, SIMPLE_ESCAPES};
     #[cfg(target_arch = "x86_64")]
     use std::arch::x86_64::*;
 
@@ -222,11 +224,12 @@ mod simd {
         for (k, c) in block.chunks_exact(16).enumerate() {
             // SAFETY: `c` is 16 readable bytes; the load has no alignment requirement.
             let v = unsafe { _mm_loadu_si128(c.as_ptr().cast::<__m128i>()) };
-            let simple = SIMPLE_ESCAPES
-                .iter()
-                .fold(_mm_setzero_si128(), |m, &e| _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8(e as i8))));
+            let simple = SIMPLE_ESCAPES.iter().fold(_mm_setzero_si128(), |m, &e| {
+                _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8(e as i8)))
+            });
             set.simple |= u64::from(_mm_movemask_epi8(simple) as u16) << (16 * k);
-            set.unicode |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'u' as i8))) as u16) << (16 * k);
+            set.unicode |=
+                u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'u' as i8))) as u16) << (16 * k);
         }
         set
     }
@@ -802,9 +805,8 @@ mod tests {
                 let mut got = vec![0u64; want.len()];
                 let mut carry = false;
                 for (w, word) in got.iter_mut().enumerate() {
-                    let backslashes = (0..64).fold(0u64, |m, i| {
-                        m | (u64::from(bytes.get(w * 64 + i) == Some(&b'\\')) << i)
-                    });
+                    let backslashes =
+                        (0..64).fold(0u64, |m, i| m | (u64::from(bytes.get(w * 64 + i) == Some(&b'\\')) << i));
                     *word = escaped_bytes(backslashes, &mut carry);
                 }
                 prop_assert_eq!(got, want);
