@@ -781,10 +781,16 @@ mod tests {
                 control: (0..64).fold(0u64, |m, i| m | (u64::from(block[i] < 0x20) << i)),
             }
         };
+        let plain_escapes = |block: &[u8; 64]| EscapeSet {
+            simple: (0..64).fold(0u64, |m, i| m | (u64::from(SIMPLE_ESCAPES.contains(&block[i])) << i)),
+            unicode: (0..64).fold(0u64, |m, i| m | (u64::from(block[i] == b'u') << i)),
+        };
         let mut runner = proptest::test_runner::TestRunner::deterministic();
-        // Mostly the bytes that matter (quote, backslash, both sides of 0x20 and of 0x80).
+        // Mostly the bytes that matter (quote, backslash, both sides of 0x20 and of 0x80, the
+        // escape letters and their neighbours).
         let byte = prop_oneof![
             prop::sample::select(vec![b'"', b'\\', 0x1f, 0x20, 0x00, 0x7f, 0x80, 0xff, b'a']),
+            prop::sample::select(b"/bfnrtuvUBN.0".to_vec()),
             any::<u8>()
         ];
         runner
@@ -793,14 +799,53 @@ mod tests {
                 for (i, (a, b)) in pairs.iter().enumerate() {
                     (block[2 * i], block[2 * i + 1]) = (*a, *b);
                 }
-                let want = plain(&block);
+                let (want, want_escapes) = (plain(&block), plain_escapes(&block));
                 // SAFETY: SSE2 is in the x86_64 baseline; the others run only when present.
                 prop_assert_eq!(unsafe { simd::sse2(&block) }, want);
+                prop_assert_eq!(unsafe { simd::sse2_escapes(&block) }, want_escapes);
                 if std::arch::is_x86_feature_detected!("avx2") {
                     prop_assert_eq!(unsafe { simd::avx2(&block) }, want);
+                    prop_assert_eq!(unsafe { simd::avx2_escapes(&block) }, want_escapes);
                 }
                 if std::arch::is_x86_feature_detected!("avx512bw") {
                     prop_assert_eq!(unsafe { simd::avx512(&block) }, want);
+                    prop_assert_eq!(unsafe { simd::avx512_escapes(&block) }, want_escapes);
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    /// Every flavour indexes whole lines alike: the quotes no escape takes, the backslashes,
+    /// and whether the line's escapes and bytes pass.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn vector_flavours_index_lines_alike() {
+        let index = |bytes: &[u8], flavour: u8| {
+            let blocks = bytes.len().div_ceil(64);
+            let (mut q, mut b) = (vec![0u64; blocks], vec![0u64; blocks]);
+            // SAFETY: each flavour runs only when the processor has it (checked by the caller).
+            let ok = match flavour {
+                0 => index_with(bytes, &mut q, &mut b, simd::block_bits, simd::escape_set),
+                1 => unsafe { simd::index_avx2(bytes, &mut q, &mut b) },
+                _ => unsafe { simd::index_avx512(bytes, &mut q, &mut b) },
+            };
+            (ok, q, b)
+        };
+        let mut flavours = vec![0];
+        if std::arch::is_x86_feature_detected!("avx2") {
+            flavours.push(1);
+        }
+        if std::arch::is_x86_feature_detected!("avx512bw") {
+            flavours.push(2);
+        }
+        let byte = prop::sample::select(b"\\\\\\\"\"nu0aF/ \t".to_vec());
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        runner
+            .run(&prop::collection::vec(byte, 0..300), |bytes| {
+                let want = index(&bytes, 0);
+                for &f in &flavours[1..] {
+                    prop_assert_eq!(index(&bytes, f), want.clone(), "flavour {}", f);
                 }
                 Ok(())
             })
