@@ -399,12 +399,18 @@ mod simd {
 /// after UTF-8 validation; `Err(Bail)` when the line needs serde_json.
 pub fn parse_object<'de>(text: &'de str, on_entry: &mut OnEntry<'_, 'de>) -> Result<(), Bail> {
     // The bitmaps go in this thread's scratch words (taken, so a callback that parses another
-    // line gets words of its own), filled afresh for each line rather than zeroed.
+    // line gets words of its own), filled afresh for each line rather than zeroed. Words for a
+    // very long line are freed after it, not kept for the thread's lifetime.
     let mut words = SCRATCH.take();
     let parsed = parse_indexed(text, &mut words, on_entry);
-    SCRATCH.set(words);
+    if words.capacity() <= SCRATCH_KEPT {
+        SCRATCH.set(words);
+    }
     parsed
 }
+
+/// The most scratch words a thread keeps between lines (those of a 64 KiB line: 16 KiB).
+const SCRATCH_KEPT: usize = 2 * 1024;
 
 thread_local! {
     static SCRATCH: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
