@@ -919,6 +919,12 @@ mod tests {
             .replace("\"state_snapshot\"", "\"osnap\"")
             .replace("\"cost_usd\"", "\"fcost\"");
         assert!(agree(renamed.as_bytes()).is_some());
+        // Lines longer than the scratch a thread keeps, then a short one again.
+        for n in [100_000, 3_000, 200_000] {
+            let long = format!("{{\"x\": \"{}\\n\", \"s\": \"ok\"}}", "ab\\\"".repeat(n / 4));
+            assert_eq!(agree(long.as_bytes()).map(|log| log.len()), Some(2), "{n}");
+        }
+        assert!(agree(line).is_some());
     }
 
     #[test]
