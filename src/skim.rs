@@ -53,19 +53,29 @@ fn index_specials(bytes: &[u8], quotes: &mut [u64], backslashes: &mut [u64]) -> 
             return unsafe { simd::index_avx2(bytes, quotes, backslashes) };
         }
     }
-    index_with(bytes, quotes, backslashes, simd::block_bits, simd::escape_set)
+    index_with(bytes, quotes, backslashes, simd::eq_any, simd::control)
 }
 
-/// The loop of [`index_specials`] around one flavour of block classifier (inlined into each
-/// flavour's function, so the classifier is compiled with that flavour's features).
+/// The loop of [`index_specials`] around one vector flavour (inlined into each flavour's
+/// function, so the flavour's code is compiled with its features): `eq_any` gives the bytes of
+/// a block equal to any of some values, `control` those below 0x20.
 #[inline(always)]
 fn index_with(
     bytes: &[u8],
     quotes: &mut [u64],
     backslashes: &mut [u64],
-    classify: impl Fn(&[u8; 64]) -> Block,
-    escape_set: impl Fn(&[u8; 64]) -> EscapeSet,
+    eq_any: impl Fn(&[u8; 64], &[u8]) -> u64,
+    control: impl Fn(&[u8; 64]) -> u64,
 ) -> bool {
+    let classify = |block: &[u8; 64]| Block {
+        quotes: eq_any(block, b"\""),
+        backslashes: eq_any(block, b"\\"),
+        control: control(block),
+    };
+    let escape_set = |block: &[u8; 64]| EscapeSet {
+        simple: eq_any(block, &SIMPLE_ESCAPES),
+        unicode: eq_any(block, b"u"),
+    };
     let mut state = Resolve {
         carry: false,
         valid: true,
@@ -74,7 +84,7 @@ fn index_with(
     let mut blocks = bytes.chunks_exact(64);
     for (w, block) in (&mut blocks).enumerate() {
         let block: &[u8; 64] = block.try_into().expect("64 bytes");
-        (quotes[w], backslashes[w]) = state.word(bytes, w, block, classify(block), &escape_set);
+        (quotes[w], backslashes[w]) = state.word(bytes, w, block, classify(block), escape_set);
     }
     let rest = blocks.remainder();
     if !rest.is_empty() {
@@ -82,7 +92,7 @@ fn index_with(
         let mut tail = [b' '; 64];
         tail[..rest.len()].copy_from_slice(rest);
         let w = bytes.len() / 64;
-        (quotes[w], backslashes[w]) = state.word(bytes, w, &tail, classify(&tail), &escape_set);
+        (quotes[w], backslashes[w]) = state.word(bytes, w, &tail, classify(&tail), escape_set);
     }
     // A line ending in a backslash escapes a byte of the padding: a space, not an escape.
     state.valid && state.control == 0
@@ -197,201 +207,166 @@ fn any_bit(words: &[u64], from: usize, to: usize) -> bool {
     }
 }
 
-/// Classifies 64 bytes at once: the quotes, the backslashes, and whether a byte is below 0x20.
+/// The vector flavours: the bytes of a 64-byte block equal to any of `values`, and the bytes
+/// below 0x20 (bit i for byte i).
 mod simd {
     #[cfg(target_arch = "x86_64")]
     use super::index_with;
-    use super::{Block, EscapeSet, SIMPLE_ESCAPES};
     #[cfg(target_arch = "x86_64")]
     use std::arch::x86_64::*;
 
     #[cfg(target_arch = "x86_64")]
-    pub fn block_bits(block: &[u8; 64]) -> Block {
+    pub fn eq_any(block: &[u8; 64], values: &[u8]) -> u64 {
         // SAFETY: SSE2 is part of the x86_64 baseline, so the feature is always present.
-        unsafe { sse2(block) }
+        unsafe { sse2_eq_any(block, values) }
     }
 
     #[cfg(target_arch = "x86_64")]
-    pub fn escape_set(block: &[u8; 64]) -> EscapeSet {
+    pub fn control(block: &[u8; 64]) -> u64 {
         // SAFETY: SSE2 is part of the x86_64 baseline, so the feature is always present.
-        unsafe { sse2_escapes(block) }
+        unsafe { sse2_control(block) }
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "sse2")]
-    pub fn sse2_escapes(block: &[u8; 64]) -> EscapeSet {
-        let mut set = EscapeSet { simple: 0, unicode: 0 };
+    pub fn sse2_eq_any(block: &[u8; 64], values: &[u8]) -> u64 {
+        let mut bits = 0u64;
         for (k, c) in block.chunks_exact(16).enumerate() {
             // SAFETY: `c` is 16 readable bytes; the load has no alignment requirement.
             let v = unsafe { _mm_loadu_si128(c.as_ptr().cast::<__m128i>()) };
-            let simple = SIMPLE_ESCAPES.iter().fold(_mm_setzero_si128(), |m, &e| {
-                _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8(e as i8)))
+            let any = values.iter().fold(_mm_setzero_si128(), |m, &x| {
+                _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8(x as i8)))
             });
-            set.simple |= u64::from(_mm_movemask_epi8(simple) as u16) << (16 * k);
-            set.unicode |=
-                u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'u' as i8))) as u16) << (16 * k);
+            bits |= u64::from(_mm_movemask_epi8(any) as u16) << (16 * k);
         }
-        set
+        bits
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "sse2")]
-    pub fn sse2(block: &[u8; 64]) -> Block {
-        let (quote, backslash) = (_mm_set1_epi8(b'"' as i8), _mm_set1_epi8(b'\\' as i8));
+    pub fn sse2_control(block: &[u8; 64]) -> u64 {
         // Bytes below 0x20, compared as signed after flipping the top bit.
         let (flip, limit) = (_mm_set1_epi8(i8::MIN), _mm_set1_epi8((0x20i32 - 128) as i8));
-        let (mut quotes, mut backslashes, mut control) = (0u64, 0u64, 0u64);
+        let mut bits = 0u64;
         for (k, c) in block.chunks_exact(16).enumerate() {
             // SAFETY: `c` is 16 readable bytes; the load has no alignment requirement.
             let v = unsafe { _mm_loadu_si128(c.as_ptr().cast::<__m128i>()) };
-            quotes |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) as u16) << (16 * k);
-            backslashes |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)) as u16) << (16 * k);
-            control |= u64::from(_mm_movemask_epi8(_mm_cmplt_epi8(_mm_xor_si128(v, flip), limit)) as u16) << (16 * k);
+            bits |= u64::from(_mm_movemask_epi8(_mm_cmplt_epi8(_mm_xor_si128(v, flip), limit)) as u16) << (16 * k);
         }
-        Block {
-            quotes,
-            backslashes,
-            control,
-        }
+        bits
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    pub fn avx2(block: &[u8; 64]) -> Block {
-        let (quote, backslash) = (_mm256_set1_epi8(b'"' as i8), _mm256_set1_epi8(b'\\' as i8));
-        let (flip, limit) = (_mm256_set1_epi8(i8::MIN), _mm256_set1_epi8((0x20i32 - 128) as i8));
-        let (mut quotes, mut backslashes, mut control) = (0u64, 0u64, 0u64);
+    pub fn avx2_eq_any(block: &[u8; 64], values: &[u8]) -> u64 {
+        let mut bits = 0u64;
         for (k, c) in block.chunks_exact(32).enumerate() {
             // SAFETY: `c` is 32 readable bytes; the load has no alignment requirement.
             let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()) };
-            quotes |= u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, quote)) as u32) << (32 * k);
-            backslashes |= u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, backslash)) as u32) << (32 * k);
-            let below = _mm256_cmpgt_epi8(limit, _mm256_xor_si256(v, flip));
-            control |= u64::from(_mm256_movemask_epi8(below) as u32) << (32 * k);
-        }
-        Block {
-            quotes,
-            backslashes,
-            control,
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    pub fn avx2_escapes(block: &[u8; 64]) -> EscapeSet {
-        let mut set = EscapeSet { simple: 0, unicode: 0 };
-        for (k, c) in block.chunks_exact(32).enumerate() {
-            // SAFETY: `c` is 32 readable bytes; the load has no alignment requirement.
-            let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()) };
-            let simple = SIMPLE_ESCAPES.iter().fold(_mm256_setzero_si256(), |m, &e| {
-                _mm256_or_si256(m, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(e as i8)))
+            let any = values.iter().fold(_mm256_setzero_si256(), |m, &x| {
+                _mm256_or_si256(m, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(x as i8)))
             });
-            set.simple |= u64::from(_mm256_movemask_epi8(simple) as u32) << (32 * k);
-            let unicode = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'u' as i8));
-            set.unicode |= u64::from(_mm256_movemask_epi8(unicode) as u32) << (32 * k);
+            bits |= u64::from(_mm256_movemask_epi8(any) as u32) << (32 * k);
         }
-        set
+        bits
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub fn avx2_control(block: &[u8; 64]) -> u64 {
+        let (flip, limit) = (_mm256_set1_epi8(i8::MIN), _mm256_set1_epi8((0x20i32 - 128) as i8));
+        let mut bits = 0u64;
+        for (k, c) in block.chunks_exact(32).enumerate() {
+            // SAFETY: `c` is 32 readable bytes; the load has no alignment requirement.
+            let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()) };
+            let below = _mm256_cmpgt_epi8(limit, _mm256_xor_si256(v, flip));
+            bits |= u64::from(_mm256_movemask_epi8(below) as u32) << (32 * k);
+        }
+        bits
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512bw")]
-    pub fn avx512_escapes(block: &[u8; 64]) -> EscapeSet {
+    pub fn avx512_eq_any(block: &[u8; 64], values: &[u8]) -> u64 {
         // SAFETY: `block` is 64 readable bytes; the load has no alignment requirement.
         let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
-        EscapeSet {
-            simple: SIMPLE_ESCAPES
-                .iter()
-                .fold(0, |m, &e| m | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(e as i8))),
-            unicode: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'u' as i8)),
-        }
+        values
+            .iter()
+            .fold(0, |m, &x| m | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(x as i8)))
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512bw")]
-    pub fn avx512(block: &[u8; 64]) -> Block {
+    pub fn avx512_control(block: &[u8; 64]) -> u64 {
         // SAFETY: `block` is 64 readable bytes; the load has no alignment requirement.
         let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
-        Block {
-            quotes: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8)),
-            backslashes: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8)),
-            control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
-        }
+        _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20))
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     pub fn index_avx2(bytes: &[u8], quotes: &mut [u64], backslashes: &mut [u64]) -> bool {
-        index_with(bytes, quotes, backslashes, |b| avx2(b), |b| avx2_escapes(b))
+        index_with(
+            bytes,
+            quotes,
+            backslashes,
+            |b, v| avx2_eq_any(b, v),
+            |b| avx2_control(b),
+        )
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512bw")]
     pub fn index_avx512(bytes: &[u8], quotes: &mut [u64], backslashes: &mut [u64]) -> bool {
-        index_with(bytes, quotes, backslashes, |b| avx512(b), |b| avx512_escapes(b))
-    }
-
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    pub fn block_bits(block: &[u8; 64]) -> Block {
-        use core::arch::wasm32::*;
-        let (quote, backslash, limit) = (u8x16_splat(b'"'), u8x16_splat(b'\\'), u8x16_splat(0x20));
-        let (mut quotes, mut backslashes, mut control) = (0u64, 0u64, 0u64);
-        for (k, c) in block.chunks_exact(16).enumerate() {
-            let a: [u8; 16] = c.try_into().expect("16 bytes");
-            let v = u8x16(
-                a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15],
-            );
-            quotes |= u64::from(u8x16_bitmask(u8x16_eq(v, quote))) << (16 * k);
-            backslashes |= u64::from(u8x16_bitmask(u8x16_eq(v, backslash))) << (16 * k);
-            control |= u64::from(u8x16_bitmask(u8x16_lt(v, limit))) << (16 * k);
-        }
-        Block {
+        index_with(
+            bytes,
             quotes,
             backslashes,
-            control,
-        }
+            |b, v| avx512_eq_any(b, v),
+            |b| avx512_control(b),
+        )
     }
 
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    pub fn escape_set(block: &[u8; 64]) -> EscapeSet {
-        use core::arch::wasm32::*;
-        let mut set = EscapeSet { simple: 0, unicode: 0 };
-        for (k, c) in block.chunks_exact(16).enumerate() {
+    use core::arch::wasm32::*;
+
+    /// The 16-byte lanes of a block.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    fn lanes(block: &[u8; 64]) -> impl Iterator<Item = (usize, v128)> + '_ {
+        block.chunks_exact(16).enumerate().map(|(k, c)| {
             let a: [u8; 16] = c.try_into().expect("16 bytes");
             let v = u8x16(
                 a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15],
             );
-            let simple = SIMPLE_ESCAPES
+            (k, v)
+        })
+    }
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    pub fn eq_any(block: &[u8; 64], values: &[u8]) -> u64 {
+        lanes(block).fold(0, |bits, (k, v)| {
+            let any = values
                 .iter()
-                .fold(u8x16_splat(0), |m, &e| v128_or(m, u8x16_eq(v, u8x16_splat(e))));
-            set.simple |= u64::from(u8x16_bitmask(simple)) << (16 * k);
-            set.unicode |= u64::from(u8x16_bitmask(u8x16_eq(v, u8x16_splat(b'u')))) << (16 * k);
-        }
-        set
+                .fold(u8x16_splat(0), |m, &x| v128_or(m, u8x16_eq(v, u8x16_splat(x))));
+            bits | u64::from(u8x16_bitmask(any)) << (16 * k)
+        })
+    }
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    pub fn control(block: &[u8; 64]) -> u64 {
+        lanes(block).fold(0, |bits, (k, v)| {
+            bits | u64::from(u8x16_bitmask(u8x16_lt(v, u8x16_splat(0x20)))) << (16 * k)
+        })
     }
 
     #[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
-    pub fn escape_set(block: &[u8; 64]) -> EscapeSet {
-        let mut set = EscapeSet { simple: 0, unicode: 0 };
-        for (i, byte) in block.iter().enumerate() {
-            set.simple |= u64::from(SIMPLE_ESCAPES.contains(byte)) << i;
-            set.unicode |= u64::from(*byte == b'u') << i;
-        }
-        set
+    pub fn eq_any(block: &[u8; 64], values: &[u8]) -> u64 {
+        (0..64).fold(0, |bits, i| bits | u64::from(values.contains(&block[i])) << i)
     }
 
     #[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
-    pub fn block_bits(block: &[u8; 64]) -> Block {
-        let mut b = Block {
-            quotes: 0,
-            backslashes: 0,
-            control: 0,
-        };
-        for (i, &byte) in block.iter().enumerate() {
-            b.quotes |= u64::from(byte == b'"') << i;
-            b.backslashes |= u64::from(byte == b'\\') << i;
-            b.control |= u64::from(byte < 0x20) << i;
-        }
-        b
+    pub fn control(block: &[u8; 64]) -> u64 {
+        (0..64).fold(0, |bits, i| bits | u64::from(block[i] < 0x20) << i)
     }
 }
 
@@ -805,17 +780,32 @@ mod tests {
                 for (i, (a, b)) in pairs.iter().enumerate() {
                     (block[2 * i], block[2 * i + 1]) = (*a, *b);
                 }
-                let (want, want_escapes) = (plain(&block), plain_escapes(&block));
+                let want = (plain(&block), plain_escapes(&block));
+                // What a flavour makes of the block, from its two primitives.
+                let flavour = |eq_any: &dyn Fn(&[u8], &[u8; 64]) -> u64, control: u64| {
+                    let block_bits = Block {
+                        quotes: eq_any(b"\"", &block),
+                        backslashes: eq_any(b"\\", &block),
+                        control,
+                    };
+                    let escapes = EscapeSet {
+                        simple: eq_any(&SIMPLE_ESCAPES, &block),
+                        unicode: eq_any(b"u", &block),
+                    };
+                    (block_bits, escapes)
+                };
                 // SAFETY: SSE2 is in the x86_64 baseline; the others run only when present.
-                prop_assert_eq!(unsafe { simd::sse2(&block) }, want);
-                prop_assert_eq!(unsafe { simd::sse2_escapes(&block) }, want_escapes);
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    prop_assert_eq!(unsafe { simd::avx2(&block) }, want);
-                    prop_assert_eq!(unsafe { simd::avx2_escapes(&block) }, want_escapes);
-                }
-                if std::arch::is_x86_feature_detected!("avx512bw") {
-                    prop_assert_eq!(unsafe { simd::avx512(&block) }, want);
-                    prop_assert_eq!(unsafe { simd::avx512_escapes(&block) }, want_escapes);
+                unsafe {
+                    let got = flavour(&|v, b| simd::sse2_eq_any(b, v), simd::sse2_control(&block));
+                    prop_assert_eq!(got, want);
+                    if std::arch::is_x86_feature_detected!("avx2") {
+                        let got = flavour(&|v, b| simd::avx2_eq_any(b, v), simd::avx2_control(&block));
+                        prop_assert_eq!(got, want);
+                    }
+                    if std::arch::is_x86_feature_detected!("avx512bw") {
+                        let got = flavour(&|v, b| simd::avx512_eq_any(b, v), simd::avx512_control(&block));
+                        prop_assert_eq!(got, want);
+                    }
                 }
                 Ok(())
             })
@@ -832,7 +822,7 @@ mod tests {
             let (mut q, mut b) = (vec![0u64; blocks], vec![0u64; blocks]);
             // SAFETY: each flavour runs only when the processor has it (checked by the caller).
             let ok = match flavour {
-                0 => index_with(bytes, &mut q, &mut b, simd::block_bits, simd::escape_set),
+                0 => index_with(bytes, &mut q, &mut b, simd::eq_any, simd::control),
                 1 => unsafe { simd::index_avx2(bytes, &mut q, &mut b) },
                 _ => unsafe { simd::index_avx512(bytes, &mut q, &mut b) },
             };
