@@ -61,6 +61,14 @@ fn id_text<'a>(value: &'a Scalar<'_>) -> Result<(std::borrow::Cow<'a, str>, bool
     }
 }
 
+/// [`id_text`] of a value given up: a string is moved, not copied.
+pub(crate) fn into_id_text(value: Scalar<'_>) -> Result<std::borrow::Cow<'_, str>, SkipReason> {
+    match value {
+        Scalar::Str(s) if !s.is_empty() => Ok(s),
+        other => id_text(&other).map(|(text, _)| std::borrow::Cow::Owned(text.into_owned())),
+    }
+}
+
 impl std::fmt::Display for PipelineId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)

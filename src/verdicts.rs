@@ -5,13 +5,14 @@
 //! or CSV/TSV with `pipeline_id` and `verdict` columns. `{pipeline_id, error}` records a
 //! runner failure. The format is detected from the content.
 
-use crate::audit::{InputFile, PipelineId};
+use crate::audit::{into_id_text, InputFile, PipelineId};
 use crate::error::InputError;
 use crate::json::{parse_object_line, read_object_text, NotObject, Scalar, ValueSink};
 use crate::lines::{split_all, Piece};
 use hashbrown::{DefaultHashBuilder, HashMap};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 
 /// How many conflicting ids are listed in the report.
 const CONFLICTS_LISTED: usize = 10;
@@ -97,37 +98,49 @@ impl Verdicts {
         }
     }
 
-    fn insert(&mut self, id: PipelineId, record: VerdictRecord) {
+    /// Counts a record, and keeps it when its id is kept (only then is it copied).
+    fn insert(&mut self, record: RecordRef<'_>) {
         self.records += 1;
-        let id_hash = stable_hash(id.text.as_bytes(), 0);
+        let RecordRef { id, verdict, error } = record;
+        let id_hash = stable_hash(id.as_bytes(), 0);
         let kept =
-            |keep: &std::collections::HashSet<String>| self.keep_hashes.contains(&id_hash) && keep.contains(&*id.text);
+            |keep: &std::collections::HashSet<String>| self.keep_hashes.contains(&id_hash) && keep.contains(&*id);
         if self.keep.as_ref().is_some_and(|keep| !kept(keep)) {
-            let rec_hash = stable_hash(record.verdict.as_deref().unwrap_or("\u{0}null").as_bytes(), 1)
-                ^ stable_hash(record.error.as_deref().unwrap_or("\u{0}none").as_bytes(), 2);
+            let rec_hash = stable_hash(verdict.as_deref().unwrap_or("\u{0}null").as_bytes(), 1)
+                ^ stable_hash(error.as_deref().unwrap_or("\u{0}none").as_bytes(), 2);
             if let Some(old) = self.others.insert(id_hash, rec_hash) {
                 self.duplicates += 1;
                 if old != rec_hash {
-                    self.conflict(&id.text);
+                    self.conflict(&id);
                 }
             }
             return;
         }
-        match self.by_id.get_mut(&*id.text) {
+        let owned = |verdict: Option<Cow<'_, str>>, error: Option<Cow<'_, str>>| VerdictRecord {
+            verdict: verdict.map(Cow::into_owned),
+            error: error.map(Cow::into_owned),
+        };
+        match self.by_id.get_mut(&*id) {
             Some(existing) => {
                 self.duplicates += 1;
-                if *existing != record {
-                    *existing = record;
-                    self.conflict(&id.text);
-                } else {
-                    *existing = record;
+                if existing.verdict.as_deref() != verdict.as_deref() || existing.error.as_deref() != error.as_deref() {
+                    *existing = owned(verdict, error);
+                    self.conflict(&id);
                 }
             }
             None => {
-                self.by_id.insert(id.text.into_string(), record);
+                self.by_id.insert(id.into_owned(), owned(verdict, error));
             }
         }
     }
+}
+
+/// A record as read: the id's text and the record, borrowed from the file where they can be
+/// (a record is copied only when it is kept).
+struct RecordRef<'a> {
+    id: Cow<'a, str>,
+    verdict: Option<Cow<'a, str>>,
+    error: Option<Cow<'a, str>>,
 }
 
 /// A 64-bit hash that is the same in every run and on every platform: eight bytes at a time
@@ -161,23 +174,23 @@ pub fn describe(role: &str, name: &str, bytes: &[u8]) -> InputFile {
 }
 
 /// Text of a verdict-like value: strings as they are, numbers as written; `Err` for others.
-fn verdict_text(value: Scalar<'_>) -> Result<Option<String>, String> {
+fn verdict_text(value: Scalar<'_>) -> Result<Option<Cow<'_, str>>, String> {
     match value {
         Scalar::Absent | Scalar::Null => Ok(None),
-        Scalar::Str(s) => Ok(Some(s.into_owned())),
-        Scalar::Int(i) => Ok(Some(i.to_string())),
-        Scalar::Float(f) => Ok(Some(f.to_string())),
+        Scalar::Str(s) => Ok(Some(s)),
+        Scalar::Int(i) => Ok(Some(i.to_string().into())),
+        Scalar::Float(f) => Ok(Some(f.to_string().into())),
         other => Err(format!("verdict is {}, expected a string", other.kind())),
     }
 }
 
-fn error_text(value: Scalar<'_>) -> Option<String> {
+fn error_text(value: Scalar<'_>) -> Option<Cow<'_, str>> {
     match value {
         Scalar::Absent | Scalar::Null => None,
-        Scalar::Str(s) => Some(s.into_owned()),
-        Scalar::Int(i) => Some(i.to_string()),
-        Scalar::Float(f) => Some(f.to_string()),
-        Scalar::Bool(b) => Some(b.to_string()),
+        Scalar::Str(s) => Some(s),
+        Scalar::Int(i) => Some(i.to_string().into()),
+        Scalar::Float(f) => Some(f.to_string().into()),
+        Scalar::Bool(b) => Some(b.to_string().into()),
         Scalar::Composite => Some("(structured error)".into()),
     }
 }
@@ -216,29 +229,29 @@ fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'
 }
 
 /// What a record turned out to be.
-enum Parsed {
-    Record(PipelineId, VerdictRecord),
+enum Parsed<'a> {
+    Record(RecordRef<'a>),
     StageEntry,
 }
 
-fn finish_record(f: RecordFields<'_>) -> Result<Parsed, String> {
+fn finish_record(f: RecordFields<'_>) -> Result<Parsed<'_>, String> {
     if f.stage && !f.completion {
         return Ok(Parsed::StageEntry);
     }
-    let id = PipelineId::from_scalar(&f.id).map_err(|_| match f.id {
-        Scalar::Absent => "no pipeline_id".to_owned(),
-        ref other => format!(
-            "pipeline_id is {}, expected a non-empty string or integer",
-            other.kind()
-        ),
-    })?;
+    let id = match f.id {
+        Scalar::Absent => return Err("no pipeline_id".to_owned()),
+        id => {
+            let kind = id.kind();
+            into_id_text(id).map_err(|_| format!("pipeline_id is {kind}, expected a non-empty string or integer"))?
+        }
+    };
     let error = error_text(f.error);
     let verdict = match f.verdict {
         Some(v) => verdict_text(v)?,
         None if error.is_some() => None,
         None => return Err("record has neither a verdict nor an error".into()),
     };
-    Ok(Parsed::Record(id, VerdictRecord { verdict, error }))
+    Ok(Parsed::Record(RecordRef { id, verdict, error }))
 }
 
 fn strip_bom(bytes: &[u8]) -> &[u8] {
@@ -332,7 +345,7 @@ fn parse(
                     })
                     .and_then(finish_record);
                 match parsed {
-                    Ok(Parsed::Record(id, rec)) => out.insert(id, rec),
+                    Ok(Parsed::Record(record)) => out.insert(record),
                     Ok(Parsed::StageEntry) => out.ignored_stage_entries += 1,
                     Err(msg) => failure = Some(err(Some(line.number), msg)),
                 }
@@ -355,7 +368,7 @@ fn parse(
                     .and_then(|()| finish_record(f))
                     .map_err(|m| err(None, format!("element {n}: {m}")))?;
                 match parsed {
-                    Parsed::Record(id, rec) => out.insert(id, rec),
+                    Parsed::Record(record) => out.insert(record),
                     Parsed::StageEntry => out.ignored_stage_entries += 1,
                 }
             }
@@ -368,10 +381,15 @@ fn parse(
                 )
             })?;
             for (key, raw) in map {
-                let id = PipelineId::from_scalar(&Scalar::Str(key.as_str().into()))
-                    .map_err(|_| err(None, "an empty pipeline id".into()))?;
-                let record = map_value(raw.get()).map_err(|m| err(None, format!("pipeline {key}: {m}")))?;
-                out.insert(id, record);
+                if key.is_empty() {
+                    return Err(err(None, "an empty pipeline id".into()));
+                }
+                let (verdict, error) = map_value(raw.get()).map_err(|m| err(None, format!("pipeline {key}: {m}")))?;
+                out.insert(RecordRef {
+                    id: Cow::Borrowed(&key),
+                    verdict,
+                    error,
+                });
             }
         }
         VerdictFormat::Csv | VerdictFormat::Tsv => read_delimited(&mut out, body, role, name)?,
@@ -391,8 +409,9 @@ fn parse_map(body: &[u8]) -> Result<Vec<(String, &serde_json::value::RawValue)>,
     Ok(entries)
 }
 
-/// A map value: a verdict (string, number, null), or an object `{verdict, error}`.
-fn map_value(raw: &str) -> Result<VerdictRecord, String> {
+/// A map value: a verdict (string, number, null), or an object `{verdict, error}`; gives
+/// the verdict and the error.
+fn map_value(raw: &str) -> Result<(Option<Cow<'_, str>>, Option<Cow<'_, str>>), String> {
     if raw.trim_start().starts_with('{') {
         let (mut verdict, mut error) = (None, Scalar::Absent);
         parse_object_line(raw.as_bytes(), |k, v| {
@@ -410,13 +429,10 @@ fn map_value(raw: &str) -> Result<VerdictRecord, String> {
             None if error.is_some() => None,
             None => return Err("the object has neither a verdict nor an error".into()),
         };
-        return Ok(VerdictRecord { verdict, error });
+        return Ok((verdict, error));
     }
     let value: Scalar<'_> = serde_json::from_str(raw).map_err(|e| e.to_string())?;
-    Ok(VerdictRecord {
-        verdict: verdict_text(value)?,
-        error: None,
-    })
+    Ok((verdict_text(value)?, None))
 }
 
 fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Result<(), InputError> {
@@ -444,17 +460,11 @@ fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Re
         let line = row.position().map(|p| p.line());
         let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty());
         let id = cell(Some(id_col)).ok_or_else(|| err(line, "empty pipeline_id".into()))?;
-        let record = VerdictRecord {
-            verdict: cell(verdict_col).map(str::to_owned),
-            error: cell(error_col).map(str::to_owned),
-        };
-        out.insert(
-            PipelineId {
-                text: id.into(),
-                numeric: false,
-            },
-            record,
-        );
+        out.insert(RecordRef {
+            id: Cow::Borrowed(id),
+            verdict: cell(verdict_col).map(Cow::Borrowed),
+            error: cell(error_col).map(Cow::Borrowed),
+        });
     }
     Ok(())
 }
