@@ -409,9 +409,11 @@ fn parse_map(body: &[u8]) -> Result<Vec<(String, &serde_json::value::RawValue)>,
     Ok(entries)
 }
 
-/// A map value: a verdict (string, number, null), or an object `{verdict, error}`; gives
-/// the verdict and the error.
-fn map_value(raw: &str) -> Result<(Option<Cow<'_, str>>, Option<Cow<'_, str>>), String> {
+/// A record's verdict and error.
+type VerdictAndError<'a> = (Option<Cow<'a, str>>, Option<Cow<'a, str>>);
+
+/// A map value: a verdict (string, number, null), or an object `{verdict, error}`.
+fn map_value(raw: &str) -> Result<VerdictAndError<'_>, String> {
     if raw.trim_start().starts_with('{') {
         let (mut verdict, mut error) = (None, Scalar::Absent);
         parse_object_line(raw.as_bytes(), |k, v| {
