@@ -16,6 +16,17 @@ pub(crate) fn threads() -> usize {
 /// `f` of every item, in order. With at least `min_items` items and more than one thread, the
 /// items are cut into one run per thread and the runs computed side by side.
 pub(crate) fn map<T: Sync, R: Send>(items: &[T], min_items: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let runs = map_runs(items, min_items, |run| run.iter().map(&f).collect::<Vec<R>>());
+    let mut all = Vec::with_capacity(items.len());
+    for run in runs {
+        all.extend(run);
+    }
+    all
+}
+
+/// `f` of each run of `items`, in order: one run per thread, side by side, with at least
+/// `min_items` items and more than one thread; else one run of them all.
+pub(crate) fn map_runs<T: Sync, R: Send>(items: &[T], min_items: usize, f: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
     // (In wasm `threads()` is 1, so the scoped threads are never spawned there.)
     let threads = threads();
     if threads > 1 && items.len() >= min_items.max(2) {
@@ -23,14 +34,14 @@ pub(crate) fn map<T: Sync, R: Send>(items: &[T], min_items: usize, f: impl Fn(&T
         return std::thread::scope(|scope| {
             let runs: Vec<_> = items
                 .chunks(items.len().div_ceil(threads))
-                .map(|run| scope.spawn(move || run.iter().map(f).collect::<Vec<R>>()))
+                .map(|run| scope.spawn(move || f(run)))
                 .collect();
             runs.into_iter()
-                .flat_map(|run| run.join().expect("a worker thread panicked"))
+                .map(|run| run.join().expect("a worker thread panicked"))
                 .collect()
         });
     }
-    items.iter().map(f).collect()
+    vec![f(items)]
 }
 
 #[cfg(test)]

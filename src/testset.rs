@@ -158,17 +158,27 @@ impl AuditIndex {
             chosen.clear();
         } else if let Some(max) = policy.max_samples.filter(|&m| candidates > m) {
             let prefix = seed_prefix(policy.seed);
-            // On all cores from a few thousand candidates (below, a thread costs more than it saves).
-            let mut keyed: Vec<([u8; 32], u64, u32)> = crate::parallel::map(&chosen, 4096, |&i| {
-                (sample_key_of(&prefix, table.text(&list[i as usize])), rank(i), i)
-            });
             // The `max` smallest keys (keys are distinct: the rank, distinct too, breaks any tie,
             // as the order of first success does).
-            if max > 0 {
-                keyed.select_nth_unstable(max - 1);
-            }
-            keyed.truncate(max);
-            chosen = keyed.into_iter().map(|(_, _, i)| i).collect();
+            let smallest = |mut keyed: Vec<([u8; 32], u64, u32)>| {
+                if keyed.len() > max {
+                    if max > 0 {
+                        keyed.select_nth_unstable(max - 1);
+                    }
+                    keyed.truncate(max);
+                }
+                keyed
+            };
+            // On all cores from a few thousand candidates (below, a thread costs more than it
+            // saves). Each run keeps its own `max` smallest, among which are those of them all.
+            let runs = crate::parallel::map_runs(&chosen, 4096, |run| {
+                smallest(
+                    run.iter()
+                        .map(|&i| (sample_key_of(&prefix, table.text(&list[i as usize])), rank(i), i))
+                        .collect(),
+                )
+            });
+            chosen = smallest(runs.concat()).into_iter().map(|(_, _, i)| i).collect();
             sampled = true;
         }
         // In order of first success (ranks are distinct, so an unstable sort gives the one order).

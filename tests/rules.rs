@@ -207,13 +207,12 @@ fn the_sample_is_the_smallest_sha256_keys_listed_in_audit_order() {
     );
 }
 
-/// Enough candidates that the sample keys are computed on all cores: the same rule holds.
+/// Enough candidates that the sample keys are computed on all cores, each run keeping its own
+/// smallest keys: the same rule holds, for samples smaller and larger than a run.
 #[test]
 fn a_large_sample_is_the_smallest_sha256_keys_listed_in_audit_order() {
     let n = 6000;
-    let p = sampling(150, 11);
-    let ts = build(&many(n), &p);
-    assert!(ts.sampled);
+    let text = many(n);
     let key = |i: &usize| {
         sample_key(
             11,
@@ -225,11 +224,15 @@ fn a_large_sample_is_the_smallest_sha256_keys_listed_in_audit_order() {
     };
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(key);
-    let mut want: Vec<usize> = order[..150].to_vec();
-    // Listed in audit order, which here is the order of the numbers.
-    want.sort();
-    let want: Vec<String> = want.iter().map(|i| format!("p{i:03}")).collect();
-    assert_eq!(ids(&ts), want);
+    for max in [1, 150, 4000, n - 1] {
+        let ts = build(&text, &sampling(max, 11));
+        assert!(ts.sampled);
+        let mut want: Vec<usize> = order[..max].to_vec();
+        // Listed in audit order, which here is the order of the numbers.
+        want.sort();
+        let want: Vec<String> = want.iter().map(|i| format!("p{i:03}")).collect();
+        assert_eq!(ids(&ts), want, "max_samples {max}");
+    }
 }
 
 #[test]
