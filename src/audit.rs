@@ -333,6 +333,12 @@ impl Pipeline {
     }
 }
 
+/// The table's hash of a pipeline, made from the 32 bits of its id's hash it keeps: its top
+/// bits and its low bits are used.
+fn spread(h: u32) -> u64 {
+    (u64::from(h) << 32) | u64::from(h)
+}
+
 /// Pipelines by id: fixed-size records, their ids in one arena, a hash table of indices.
 #[derive(Default)]
 pub(crate) struct Pipelines {
@@ -368,10 +374,15 @@ impl Pipelines {
     }
 
     /// The index of the pipeline with this id text, inserted if new.
+    /// Room for `more` pipelines whose ids take about `id_bytes` bytes in all.
+    fn reserve(&mut self, more: usize, id_bytes: usize) {
+        self.list.reserve(more);
+        self.ids.reserve(id_bytes);
+        self.table.reserve(more, |&(_, h)| spread(h));
+    }
+
     fn entry(&mut self, text: &str, numeric: bool) -> usize {
         let short = (self.hasher.hash_one(text.as_bytes()) >> 32) as u32;
-        // The table's hash, made from the 32 bits kept: its top bits and its low bits are used.
-        let spread = |h: u32| (u64::from(h) << 32) | u64::from(h);
         let (list, ids) = (&self.list, &self.ids);
         let text_of = |i: u32| {
             let p = &list[i as usize];
@@ -790,6 +801,17 @@ impl IndexBuilder {
     /// Files declared so far.
     pub fn file_count(&self) -> usize {
         self.files.len()
+    }
+
+    /// Pipelines merged so far, and the bytes of their ids.
+    pub fn pipeline_count(&self) -> (usize, usize) {
+        (self.pipelines.len(), self.pipelines.ids.len())
+    }
+
+    /// Makes room for about `pipelines` more pipelines whose ids take about `id_bytes` bytes,
+    /// so that the table is not grown (and copied) again and again while segments are merged.
+    pub fn reserve(&mut self, pipelines: usize, id_bytes: usize) {
+        self.pipelines.reserve(pipelines, id_bytes);
     }
 
     /// Merges the next segment (the segments of a file in order, the files in order).

@@ -151,6 +151,7 @@ fn scan_plain(
     let threads = opts.threads.clamp(1, starts.len());
     let chunk_size = CHUNK.min(opts.segment.max(4096) as usize);
     let (starts, ends, f) = (&starts, &ends, &f);
+    let before = builder.pipeline_count();
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<(usize, Segment)>();
         let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
@@ -248,6 +249,9 @@ fn scan_plain(
             pending.insert(k, segment);
             while let Some(segment) = pending.remove(&want) {
                 builder.merge(segment);
+                if want == 0 {
+                    reserve_like_first_segment(builder, before, ends[0], len);
+                }
                 want += 1;
             }
         }
@@ -258,6 +262,19 @@ fn scan_plain(
         }
         Ok((len, sha))
     })
+}
+
+/// Once the first segment of a file (its first `first` of `len` bytes) is merged: room for as
+/// many pipelines again in the rest as that segment held per byte, and a tenth more (at most
+/// one per 64 bytes), so the index is not grown and copied again and again while merging.
+/// `before` is what the index held before the file.
+fn reserve_like_first_segment(builder: &mut IndexBuilder, before: (usize, usize), first: u64, len: u64) {
+    let (pipelines, id_bytes) = builder.pipeline_count();
+    let scale = |n: usize| {
+        let rest = (n as f64 * (len - first) as f64 / first.max(1) as f64 * 1.1) as u64;
+        rest.min(len / 64) as usize
+    };
+    builder.reserve(scale(pipelines - before.0), scale(id_bytes - before.1));
 }
 
 /// Pass 1 over a gzip file: one stream, decompressed as it is read, never whole in memory.
