@@ -373,7 +373,6 @@ impl Pipelines {
         self.list.len()
     }
 
-    /// The index of the pipeline with this id text, inserted if new.
     /// Room for `more` pipelines whose ids take about `id_bytes` bytes in all.
     fn reserve(&mut self, more: usize, id_bytes: usize) {
         self.list.reserve(more);
@@ -381,6 +380,7 @@ impl Pipelines {
         self.table.reserve(more, |&(_, h)| spread(h));
     }
 
+    /// The index of the pipeline with this id text, inserted if new.
     fn entry(&mut self, text: &str, numeric: bool) -> usize {
         let short = (self.hasher.hash_one(text.as_bytes()) >> 32) as u32;
         let (list, ids) = (&self.list, &self.ids);
