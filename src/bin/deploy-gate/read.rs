@@ -73,7 +73,7 @@ fn read_at(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
 /// after it.
 fn segment_starts(f: &File, len: u64, parts: u64) -> Result<Vec<u64>> {
     let mut starts = vec![0u64];
-    let mut buf = vec![0u8; 64 << 10];
+    let mut buf = vec![0u8; 4 << 10];
     for i in 1..parts {
         let mut at = len * i / parts;
         if at <= *starts.last().expect("not empty") {
