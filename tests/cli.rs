@@ -433,6 +433,51 @@ fn one_reader_feeding_many_segments_gives_the_single_threaded_test_set() {
 }
 
 #[test]
+fn cuts_inside_lines_longer_than_the_read_at_a_cut_give_the_single_threaded_test_set() {
+    // Every line of a fixture padded to over 9 KB: each 4 KiB cut lands inside a line longer
+    // than what is read at a cut to find the next line start.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("long.jsonl");
+    let text = std::fs::read_to_string(parity_dir().join("approved/audit.jsonl")).unwrap();
+    let mut padded = String::new();
+    for (n, line) in text.lines().enumerate() {
+        // (The fixture's lines that are not JSON objects stay as they are.)
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(serde_json::Value::Object(mut v)) => {
+                v.insert("padding".into(), "x".repeat(9000 + n % 5000).into());
+                padded.push_str(&serde_json::Value::Object(v).to_string());
+            }
+            _ => padded.push_str(line),
+        }
+        padded.push('\n');
+    }
+    std::fs::write(&log, &padded).unwrap();
+    let args = |threads: &str| -> Vec<String> {
+        [
+            "test-set",
+            "--audit",
+            log.to_str().unwrap(),
+            "--max-samples",
+            "none",
+            "--threads",
+            threads,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let single = run(&args("1"));
+    assert!(single.status.success());
+    assert!(!single.stdout.is_empty());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+        .args(args("3"))
+        .env("DEPLOY_GATE_SEGMENT", "4096")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout == single.stdout);
+}
+
+#[test]
 fn a_log_cut_into_three_files_plain_or_gzip_gives_the_test_set_of_the_whole() {
     use std::io::Write;
     // The real-writer fixture cut at two line boundaries: pipelines run across the files, so
