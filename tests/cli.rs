@@ -398,6 +398,23 @@ fn one_reader_feeding_many_segments_gives_the_single_threaded_test_set() {
         }
     }
     std::fs::write(&log, &all).unwrap();
+    // Segments of one line each, of 4 KiB, and larger than a read chunk, on 1 to 5 threads.
+    let single = segmented_test_sets_match(
+        &log,
+        &[
+            ("1", "3"),
+            ("4096", "2"),
+            ("4096", "5"),
+            ("700000", "2"),
+            ("700000", "1"),
+        ],
+    );
+    assert!(single.len() > 100_000, "the test set is not trivial");
+}
+
+/// Checks that the `test-set` of `log` (every candidate) read in segments of each given size on
+/// the given threads is the one of a single thread; gives the latter.
+fn segmented_test_sets_match(log: &Path, splits: &[(&str, &str)]) -> Vec<u8> {
     let args = |threads: &str| -> Vec<String> {
         [
             "test-set",
@@ -413,15 +430,7 @@ fn one_reader_feeding_many_segments_gives_the_single_threaded_test_set() {
     };
     let single = run(&args("1"));
     assert!(single.status.success());
-    assert!(single.stdout.len() > 100_000, "the test set is not trivial");
-    // Segments of one line each, of 4 KiB, and larger than a read chunk, on 1 to 5 threads.
-    for (segment, threads) in [
-        ("1", "3"),
-        ("4096", "2"),
-        ("4096", "5"),
-        ("700000", "2"),
-        ("700000", "1"),
-    ] {
+    for &(segment, threads) in splits {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
             .args(args(threads))
             .env("DEPLOY_GATE_SEGMENT", segment)
@@ -430,6 +439,7 @@ fn one_reader_feeding_many_segments_gives_the_single_threaded_test_set() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         assert!(out.stdout == single.stdout, "segment {segment}, {threads} threads");
     }
+    single.stdout
 }
 
 #[test]
@@ -452,29 +462,7 @@ fn cuts_inside_lines_longer_than_the_read_at_a_cut_give_the_single_threaded_test
         padded.push('\n');
     }
     std::fs::write(&log, &padded).unwrap();
-    let args = |threads: &str| -> Vec<String> {
-        [
-            "test-set",
-            "--audit",
-            log.to_str().unwrap(),
-            "--max-samples",
-            "none",
-            "--threads",
-            threads,
-        ]
-        .map(String::from)
-        .to_vec()
-    };
-    let single = run(&args("1"));
-    assert!(single.status.success());
-    assert!(!single.stdout.is_empty());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
-        .args(args("3"))
-        .env("DEPLOY_GATE_SEGMENT", "4096")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.stdout == single.stdout);
+    assert!(!segmented_test_sets_match(&log, &[("4096", "3")]).is_empty());
 }
 
 #[test]
