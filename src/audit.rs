@@ -808,10 +808,18 @@ impl IndexBuilder {
         (self.pipelines.len(), self.pipelines.ids.len())
     }
 
-    /// Makes room for about `pipelines` more pipelines whose ids take about `id_bytes` bytes,
-    /// so that the table is not grown (and copied) again and again while segments are merged.
-    pub fn reserve(&mut self, pipelines: usize, id_bytes: usize) {
-        self.pipelines.reserve(pipelines, id_bytes);
+    /// Once the first `done` of a file's `len` bytes are merged (`before`: what
+    /// [`IndexBuilder::pipeline_count`] gave before the file): makes room for as many pipelines
+    /// again in the rest as those bytes held per byte, and a tenth more (at most one per 64
+    /// bytes), so that the table is not grown and copied again and again while merging.
+    pub fn reserve_for_rest(&mut self, before: (usize, usize), done: u64, len: u64) {
+        let (pipelines, id_bytes) = self.pipeline_count();
+        let scale = |n: usize| {
+            let rest = (n as f64 * len.saturating_sub(done) as f64 / done.max(1) as f64 * 1.1) as u64;
+            rest.min(len / 64) as usize
+        };
+        self.pipelines
+            .reserve(scale(pipelines - before.0), scale(id_bytes - before.1));
     }
 
     /// Merges the next segment (the segments of a file in order, the files in order).

@@ -250,7 +250,7 @@ fn scan_plain(
             while let Some(segment) = pending.remove(&want) {
                 builder.merge(segment);
                 if want == 0 {
-                    reserve_like_first_segment(builder, before, ends[0], len);
+                    builder.reserve_for_rest(before, ends[0], len);
                 }
                 want += 1;
             }
@@ -262,19 +262,6 @@ fn scan_plain(
         }
         Ok((len, sha))
     })
-}
-
-/// Once the first segment of a file (its first `first` of `len` bytes) is merged: room for as
-/// many pipelines again in the rest as that segment held per byte, and a tenth more (at most
-/// one per 64 bytes), so the index is not grown and copied again and again while merging.
-/// `before` is what the index held before the file.
-fn reserve_like_first_segment(builder: &mut IndexBuilder, before: (usize, usize), first: u64, len: u64) {
-    let (pipelines, id_bytes) = builder.pipeline_count();
-    let scale = |n: usize| {
-        let rest = (n as f64 * (len - first) as f64 / first.max(1) as f64 * 1.1) as u64;
-        rest.min(len / 64) as usize
-    };
-    builder.reserve(scale(pipelines - before.0), scale(id_bytes - before.1));
 }
 
 /// Pass 1 over a gzip file: one stream, decompressed as it is read, never whole in memory.
