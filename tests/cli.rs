@@ -185,6 +185,40 @@ fn bad_input_names_the_file_and_line_and_exits_1() {
 }
 
 #[test]
+fn an_audit_log_that_is_not_a_regular_file_is_refused_by_name() {
+    // Pass 2 reads the log again, which a pipe cannot do; it is refused before it is opened
+    // (no writer ever opens this one).
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("audit.fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for path in [s(&fifo), s(dir.path())] {
+        let out = run(&["test-set".into(), "--audit".into(), path.clone()]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("{path}: not a regular file")), "{err}");
+    }
+}
+
+#[test]
+fn an_empty_audit_log_reads_as_no_lines_either_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write(dir.path(), "empty.jsonl", "");
+    for map in READ_MODES {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+            .args(["test-set", "--audit", &empty, "--min-samples", "0"])
+            .env("DEPLOY_GATE_MMAP", map)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
 fn usage_errors_exit_1() {
     for args in [
         vec!["evaluate", "--audit", "a.jsonl"],
@@ -332,19 +366,26 @@ fn all_cores_and_tiny_segments_give_the_single_threaded_report_on_every_fixture(
         let one = with_flag(evaluate_args(&dir), "--threads", "1");
         let many = with_flag(evaluate_args(&dir), "--threads", "4");
         let single = run(&one).stdout;
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
-            .args(&many)
-            .env("DEPLOY_GATE_SEGMENT", "4096")
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&single),
-            "{}",
-            dir.display()
-        );
+        for map in READ_MODES {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+                .args(&many)
+                .env("DEPLOY_GATE_SEGMENT", "4096")
+                .env("DEPLOY_GATE_MMAP", map)
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&single),
+                "{}, DEPLOY_GATE_MMAP={map}",
+                dir.display()
+            );
+        }
     }
 }
+
+/// The two ways pass 1 reads a plain file, as `DEPLOY_GATE_MMAP` chooses them: mapped into
+/// memory (the default on Unix) and copied in chunks.
+const READ_MODES: [&str; 2] = ["1", "0"];
 
 #[test]
 fn gzip_audit_logs_stream_through_both_passes() {
@@ -431,13 +472,19 @@ fn segmented_test_sets_match(log: &Path, splits: &[(&str, &str)]) -> Vec<u8> {
     let single = run(&args("1"));
     assert!(single.status.success());
     for &(segment, threads) in splits {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
-            .args(args(threads))
-            .env("DEPLOY_GATE_SEGMENT", segment)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.stdout == single.stdout, "segment {segment}, {threads} threads");
+        for map in READ_MODES {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+                .args(args(threads))
+                .env("DEPLOY_GATE_SEGMENT", segment)
+                .env("DEPLOY_GATE_MMAP", map)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.stdout == single.stdout,
+                "segment {segment}, {threads} threads, DEPLOY_GATE_MMAP={map}"
+            );
+        }
     }
     single.stdout
 }
@@ -535,11 +582,12 @@ fn the_report_carries_the_sha256_of_each_input_as_given() {
     enc.write_all(&all).unwrap();
     enc.finish().unwrap();
     let fixture = parity_dir().join("approved");
-    for (log, segment, threads) in [
-        (&plain, "700000", "2"),
-        (&plain, "4096", "3"),
-        (&plain, "64000000", "1"),
-        (&gz, "4096", "2"),
+    for (log, segment, threads, map) in [
+        (&plain, "700000", "2", "1"),
+        (&plain, "4096", "3", "1"),
+        (&plain, "4096", "3", "0"),
+        (&plain, "64000000", "1", "1"),
+        (&gz, "4096", "2", "1"),
     ] {
         let mut args = with_flag(evaluate_args(&fixture), "--threads", threads);
         let i = args.iter().position(|a| a == "--audit").unwrap();
@@ -547,6 +595,7 @@ fn the_report_carries_the_sha256_of_each_input_as_given() {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
             .args(&args)
             .env("DEPLOY_GATE_SEGMENT", segment)
+            .env("DEPLOY_GATE_MMAP", map)
             .output()
             .unwrap();
         let report: serde_json::Value = serde_json::from_slice(&out.stdout)

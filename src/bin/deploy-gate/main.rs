@@ -3,6 +3,8 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
+#[cfg(unix)]
+mod mapped;
 #[cfg(not(target_arch = "wasm32"))]
 mod read;
 #[cfg(not(target_arch = "wasm32"))]

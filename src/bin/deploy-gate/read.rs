@@ -1,6 +1,8 @@
-//! Reads audit logs for the core. Pass 1: one thread reads each file once, in order, and hashes
-//! it; the chunks it reads go (shared, not copied) to scan threads, each scanning whole segments
-//! cut at newlines, merged in file order as they finish. Pass 2: positioned reads of just the
+//! Reads audit logs for the core. Pass 1 cuts each plain file into segments at newlines,
+//! scans them on several threads while another thread hashes the file, and merges them in file
+//! order as they finish. On Unix the file is mapped into memory for this (see `mapped`);
+//! otherwise, or when it cannot be mapped, one thread reads it once, in order, and the chunks
+//! go (shared, not copied) to the hashing and scan threads. Pass 2: positioned reads of just the
 //! chosen pipelines' ranges. Gzip-compressed logs (detected by their magic bytes) stream through
 //! both passes.
 
@@ -17,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 
 /// Read size (small enough that a chunk is still in cache when a scan thread reads it).
-const CHUNK: usize = 512 << 10;
+pub const CHUNK: usize = 512 << 10;
 
 /// How the audit files are read.
 #[derive(Debug, Clone, Copy)]
@@ -26,11 +28,14 @@ pub struct ReadOptions {
     pub threads: usize,
     /// Segment size: a file is cut at the first newline after every multiple of it.
     pub segment: u64,
+    /// Whether pass 1 maps plain files into memory (on Unix) rather than copying them.
+    pub map: bool,
 }
 
 impl ReadOptions {
-    /// `threads` (0 = every core) and the segment size from `DEPLOY_GATE_SEGMENT` (bytes,
-    /// default 4 MiB; the tests set it low to split small files).
+    /// `threads` (0 = every core), the segment size from `DEPLOY_GATE_SEGMENT` (bytes,
+    /// default 4 MiB; the tests set it low to split small files), and memory maps unless
+    /// `DEPLOY_GATE_MMAP` is `0` (the tests check both ways of reading).
     pub fn new(threads: usize) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let segment = std::env::var("DEPLOY_GATE_SEGMENT")
@@ -40,6 +45,7 @@ impl ReadOptions {
         ReadOptions {
             threads: if threads == 0 { cores } else { threads },
             segment: segment.max(1),
+            map: std::env::var_os("DEPLOY_GATE_MMAP").is_none_or(|v| v != "0"),
         }
     }
 }
@@ -134,9 +140,77 @@ type Chunk = Arc<Pooled>;
 /// file order; `None` as the chunk ends the segment.
 type Piece = (usize, Option<(Chunk, std::ops::Range<usize>)>);
 
-/// Pass 1 over a plain file. One thread reads the file once, in order, and hashes each chunk;
-/// the chunks go, without copying, to `threads` scan threads, segment `k` to thread
-/// `k % threads`. Finished segments are merged into `builder` in file order as they arrive.
+/// A plain file cut into segments for pass 1.
+pub struct Plan<'a> {
+    pub path: &'a Path,
+    file_no: u32,
+    pass: &'a PassSet,
+    pub len: u64,
+    /// Where each segment starts and ends.
+    pub starts: Vec<u64>,
+    pub ends: Vec<u64>,
+    /// Scan threads (at most one per segment).
+    pub threads: usize,
+    /// Read (or, mapped, push) size: [`CHUNK`], or the segment size when that is smaller.
+    pub chunk: usize,
+}
+
+impl Plan<'_> {
+    pub fn segment(&self, k: usize) -> Segment {
+        Segment::new(self.pass.clone(), DEFAULT_MAX_LINE, self.file_no, self.starts[k])
+    }
+}
+
+/// Merges the finished segments of a file into the index in file order, whatever order they
+/// finish in.
+pub struct InOrder<'b> {
+    builder: &'b mut IndexBuilder,
+    pending: BTreeMap<usize, Segment>,
+    /// Segments merged so far (the next one to merge).
+    merged: usize,
+    /// What [`IndexBuilder::pipeline_count`] gave before this file.
+    before: (usize, usize),
+}
+
+impl<'b> InOrder<'b> {
+    pub fn new(builder: &'b mut IndexBuilder) -> Self {
+        let before = builder.pipeline_count();
+        InOrder {
+            builder,
+            pending: BTreeMap::new(),
+            merged: 0,
+            before,
+        }
+    }
+
+    pub fn add(&mut self, plan: &Plan, k: usize, segment: Segment) {
+        self.pending.insert(k, segment);
+        while let Some(segment) = self.pending.remove(&self.merged) {
+            self.builder.merge(segment);
+            if self.merged == 0 {
+                self.builder.reserve_for_rest(self.before, plan.ends[0], plan.len);
+            }
+            self.merged += 1;
+        }
+    }
+
+    /// Where the segments not merged yet start (the file's length once all are).
+    pub fn frontier(&self, plan: &Plan) -> u64 {
+        plan.starts.get(self.merged).copied().unwrap_or(plan.len)
+    }
+
+    pub fn check_complete(&self, plan: &Plan) -> Result<()> {
+        if self.merged == plan.starts.len() {
+            Ok(())
+        } else {
+            Err(anyhow!("{}: a scan thread stopped early", plan.path.display()))
+        }
+    }
+}
+
+/// Pass 1 over a plain (regular) file: cut into segments at newlines, scanned on
+/// `opts.threads` threads while another hashes the file, merged in file order. The file is
+/// mapped into memory where it can be, and read in chunks otherwise.
 fn scan_plain(
     path: &Path,
     file_no: u32,
@@ -148,10 +222,41 @@ fn scan_plain(
     let len = f.metadata()?.len();
     let starts = segment_starts(&f, len, len.div_ceil(opts.segment).max(1))?;
     let ends: Vec<u64> = starts.iter().skip(1).copied().chain([len]).collect();
-    let threads = opts.threads.clamp(1, starts.len());
-    let chunk_size = CHUNK.min(opts.segment.max(4096) as usize);
-    let (starts, ends, f) = (&starts, &ends, &f);
-    let before = builder.pipeline_count();
+    let plan = Plan {
+        path,
+        file_no,
+        pass,
+        len,
+        threads: opts.threads.clamp(1, starts.len()),
+        chunk: CHUNK.min(opts.segment.max(4096) as usize),
+        starts,
+        ends,
+    };
+    if len == 0 {
+        // One empty segment, as an empty gzip stream gives (no thread has anything to read).
+        let mut segment = plan.segment(0);
+        segment.finish();
+        builder.merge(segment);
+        return Ok((0, hex::encode(Sha256::digest(b""))));
+    }
+    #[cfg(unix)]
+    if opts.map {
+        // A file that cannot be mapped (some file systems) is read in chunks instead.
+        if let Ok(map) = crate::mapped::Mapping::new(&f, len) {
+            let _guard = crate::mapped::TruncationGuard::new(path)?;
+            return crate::mapped::scan(&plan, &map, builder);
+        }
+    }
+    scan_copied(&plan, &f, builder)
+}
+
+/// Pass 1 over a file read in chunks. One thread reads the file once, in order; another hashes
+/// each chunk; the chunks go, without copying, to the scan threads, segment `k` to thread
+/// `k % threads`.
+fn scan_copied(plan: &Plan, f: &File, builder: &mut IndexBuilder) -> Result<(u64, String)> {
+    let (path, len, threads) = (plan.path, plan.len, plan.threads);
+    let (starts, ends) = (&plan.starts, &plan.ends);
+    let chunk_size = plan.chunk;
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<(usize, Segment)>();
         let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
@@ -163,8 +268,7 @@ fn scan_plain(
             scope.spawn(move || {
                 let mut open: Option<(usize, Segment)> = None;
                 for (k, piece) in rx {
-                    let (_, segment) = open
-                        .get_or_insert_with(|| (k, Segment::new(pass.clone(), DEFAULT_MAX_LINE, file_no, starts[k])));
+                    let (_, segment) = open.get_or_insert_with(|| (k, plan.segment(k)));
                     match piece {
                         Some((chunk, range)) => {
                             segment.push(&chunk.buf[range]);
@@ -243,23 +347,13 @@ fn scan_plain(
             drop(lanes);
             Ok(())
         });
-        let mut pending = BTreeMap::new();
-        let mut want = 0;
+        let mut in_order = InOrder::new(builder);
         for (k, segment) in done_rx {
-            pending.insert(k, segment);
-            while let Some(segment) = pending.remove(&want) {
-                builder.merge(segment);
-                if want == 0 {
-                    builder.reserve_for_rest(before, ends[0], len);
-                }
-                want += 1;
-            }
+            in_order.add(plan, k, segment);
         }
         reader.join().expect("the reading thread panicked")?;
         let sha = hasher.join().expect("the hashing thread panicked");
-        if want != starts.len() {
-            return Err(anyhow!("{}: a scan thread stopped early", path.display()));
-        }
+        in_order.check_complete(plan)?;
         Ok((len, sha))
     })
 }
@@ -319,6 +413,14 @@ pub fn scan(paths: &[PathBuf], pass: &PassSet, opts: ReadOptions) -> Result<(Aud
             bytes: 0,
             sha256: String::new(),
         });
+        // (Checked without opening it: opening a pipe would wait for a writer.)
+        let meta = std::fs::metadata(path).with_context(|| format!("cannot open audit log {}", path.display()))?;
+        if !meta.is_file() {
+            return Err(anyhow!(
+                "{}: not a regular file; an audit log is read twice (to index it, then for the chosen pipelines), so a pipe, a device or a directory will not do: save it to a file (a .jsonl.gz is read as it is)",
+                path.display()
+            ));
+        }
         let gz = is_gzip(path)?;
         let (len, sha) = if gz {
             scan_gzip(path, no, pass, &mut builder)?
