@@ -115,7 +115,8 @@ extern "C" fn on_sigbus(_: libc::c_int) {
 /// a message naming `path` and exit status 1, instead of the shell's "Bus error".
 pub struct TruncationGuard {
     previous: libc::sigaction,
-    message: Box<[u8]>,
+    /// What `MESSAGE` points to (kept alive, never read here).
+    _message: Box<[u8]>,
     _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
 
@@ -142,7 +143,7 @@ impl TruncationGuard {
         }
         Ok(TruncationGuard {
             previous,
-            message,
+            _message: message,
             _one_at_a_time: one_at_a_time,
         })
     }
@@ -154,9 +155,8 @@ impl Drop for TruncationGuard {
         unsafe {
             libc::sigaction(libc::SIGBUS, &self.previous, std::ptr::null_mut());
         }
+        // The fields, the message among them, are dropped after this, when no handler reads it.
         MESSAGE.store(std::ptr::null_mut(), Ordering::Release);
-        // (`self.message` is freed after this, once the handler can no longer read it.)
-        let _ = &self.message;
     }
 }
 
