@@ -195,6 +195,7 @@ impl<'b> InOrder<'b> {
     }
 
     /// Where the segments not merged yet start (the file's length once all are).
+    #[cfg_attr(not(unix), allow(dead_code))]
     pub fn frontier(&self, plan: &Plan) -> u64 {
         plan.starts.get(self.merged).copied().unwrap_or(plan.len)
     }
