@@ -91,6 +91,11 @@ impl Selection {
     pub fn is_empty(&self) -> bool {
         self.chosen.is_empty()
     }
+
+    /// The chosen pipelines' ids, in case order: the test set's ids once pass 2 has read them.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.chosen.iter().map(|w| &*w.id.text)
+    }
 }
 
 /// The sample key of a pipeline: `sha256("<seed>:<pipeline_id>")`.

@@ -289,11 +289,20 @@ fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport
 
 /// Reads every input and evaluates the gate.
 pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<GateReport> {
-    let (mut index, ts) = build_test_set(inputs.audit, policy, inputs.threads)?;
+    let crate::read::Chosen {
+        mut index,
+        selection,
+        gzipped,
+    } = crate::read::choose(
+        inputs.audit,
+        &policy.pass_verdicts,
+        &policy.test_set,
+        crate::read::ReadOptions::new(inputs.threads),
+    )?;
     // The pipeline table is not needed any more: free it before the verdict files are read.
     index.release_pipelines();
     // Keep whole records only for the test cases: the rest are counted, not stored.
-    let keep: std::collections::HashSet<String> = ts.cases.iter().map(|c| c.pipeline_id.text.to_string()).collect();
+    let keep: std::collections::HashSet<String> = selection.ids().map(str::to_owned).collect();
     let verdicts = |role: &str, path: &Path| -> Result<Verdicts> {
         let bytes = read_input(path, "verdict file")?;
         parse_verdicts_keeping(role, &file_name(path), &bytes, keep.clone()).map_err(|e| input_error(path, e))
@@ -305,13 +314,15 @@ pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<G
             .map(Some)
             .map_err(|e| input_error(path, e))
     };
-    // The two verdict files are read side by side.
-    let (old, new) = std::thread::scope(|scope| {
+    // The two verdict files are read side by side, while pass 2 reads the test cases.
+    let (ts, old, new) = std::thread::scope(|scope| {
         let old = scope.spawn(|| verdicts("old_verdicts", inputs.old_verdicts));
-        let new = verdicts("new_verdicts", inputs.new_verdicts);
-        (old.join().expect("the verdict thread panicked"), new)
+        let new = scope.spawn(|| verdicts("new_verdicts", inputs.new_verdicts));
+        let ts = crate::read::read_chosen(inputs.audit, &index, selection, &gzipped);
+        let joined = |h: std::thread::ScopedJoinHandle<'_, _>| h.join().expect("a verdict thread panicked");
+        (ts, joined(old), joined(new))
     });
-    let (old, new) = (old?, new?);
+    let (ts, old, new) = (ts?, old?, new?);
     let old_t = trajectories("old_trajectories", inputs.old_trajectories)?;
     let new_t = trajectories("new_trajectories", inputs.new_trajectories)?;
     Ok(evaluate(

@@ -9,7 +9,7 @@
 use anyhow::{anyhow, Context, Result};
 use deploy_gate::audit::{AuditIndex, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
 use deploy_gate::compat::PassSet;
-use deploy_gate::testset::{TestSet, TestSetBuilder, TestSetPolicy};
+use deploy_gate::testset::{Selection, TestSet, TestSetBuilder, TestSetPolicy};
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -466,9 +466,39 @@ pub fn build_test_set(
     policy: &TestSetPolicy,
     opts: ReadOptions,
 ) -> Result<(AuditIndex, TestSet)> {
+    let Chosen {
+        index,
+        selection,
+        gzipped,
+    } = choose(paths, pass, policy, opts)?;
+    let ts = read_chosen(paths, &index, selection, &gzipped)?;
+    Ok((index, ts))
+}
+
+/// What pass 1 and the selection give: the index, the chosen pipelines, and which files are
+/// gzip-compressed.
+pub struct Chosen {
+    pub index: AuditIndex,
+    pub selection: Selection,
+    pub gzipped: Vec<bool>,
+}
+
+/// Pass 1 and the selection.
+pub fn choose(paths: &[PathBuf], pass: &PassSet, policy: &TestSetPolicy, opts: ReadOptions) -> Result<Chosen> {
     let (index, gzipped) = scan(paths, pass, opts)?;
     let selection = index.select(policy);
-    let mut builder = TestSetBuilder::new(&index, selection);
+    Ok(Chosen {
+        index,
+        selection,
+        gzipped,
+    })
+}
+
+/// Pass 2: reads just the ranges of `selection` in `paths` (the files pass 1 read into `index`,
+/// `gzipped` as it found them) into the test set. It needs the index's files, not its pipeline
+/// table, which may be released before.
+pub fn read_chosen(paths: &[PathBuf], index: &AuditIndex, selection: Selection, gzipped: &[bool]) -> Result<TestSet> {
+    let mut builder = TestSetBuilder::new(index, selection);
     let ranges = builder.ranges().to_vec();
     let mut buf = vec![0u8; CHUNK];
     for (no, path) in paths.iter().enumerate() {
@@ -504,6 +534,5 @@ pub fn build_test_set(
             }
         }
     }
-    let ts = builder.finish().map_err(|e| anyhow!("{e}"))?;
-    Ok((index, ts))
+    builder.finish().map_err(|e| anyhow!("{e}"))
 }
