@@ -204,6 +204,36 @@ fn an_audit_log_that_is_not_a_regular_file_is_refused_by_name() {
 }
 
 #[test]
+fn a_verdict_file_may_be_a_pipe() {
+    // Verdict files are read once, so a pipe will do (it is read, not mapped); the report is
+    // the one of the file, digest and all.
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = parity_dir().join("approved");
+    let args = evaluate_args(&fixture);
+    let from_file = run(&args);
+    let fifo = dir.path().join("old_verdicts.jsonl");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let writer = {
+        let (fifo, text) = (fifo.clone(), std::fs::read(fixture.join("old_verdicts.jsonl")).unwrap());
+        std::thread::spawn(move || std::fs::write(fifo, text).unwrap())
+    };
+    let mut piped = args.clone();
+    let i = piped.iter().position(|a| a == "--old-verdicts").unwrap();
+    piped[i + 1] = s(&fifo);
+    let from_pipe = run(&piped);
+    writer.join().unwrap();
+    assert_eq!(from_pipe.status.code(), from_file.status.code());
+    assert_eq!(
+        String::from_utf8_lossy(&from_pipe.stdout),
+        String::from_utf8_lossy(&from_file.stdout)
+    );
+}
+
+#[test]
 fn an_empty_audit_log_reads_as_no_lines_either_way() {
     let dir = tempfile::tempdir().unwrap();
     let empty = write(dir.path(), "empty.jsonl", "");

@@ -261,10 +261,6 @@ fn build_test_set(paths: &[PathBuf], policy: &GatePolicy, threads: usize) -> Res
     )
 }
 
-fn read_input(path: &Path, what: &str) -> Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))
-}
-
 /// The input files of one evaluation.
 pub struct InputPaths<'a> {
     pub audit: &'a [PathBuf],
@@ -304,12 +300,12 @@ pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<G
     // Keep whole records only for the test cases: the rest are counted, not stored.
     let keep: std::collections::HashSet<String> = selection.ids().map(str::to_owned).collect();
     let verdicts = |role: &str, path: &Path| -> Result<Verdicts> {
-        let bytes = read_input(path, "verdict file")?;
+        let bytes = crate::read::read_whole(path, "verdict file")?;
         parse_verdicts_keeping(role, &file_name(path), &bytes, keep.clone()).map_err(|e| input_error(path, e))
     };
     let trajectories = |role: &str, path: Option<&Path>| -> Result<Option<Trajectories>> {
         let Some(path) = path else { return Ok(None) };
-        let bytes = read_input(path, "trajectory file")?;
+        let bytes = crate::read::read_whole(path, "trajectory file")?;
         parse_trajectories(role, &file_name(path), &bytes)
             .map(Some)
             .map_err(|e| input_error(path, e))

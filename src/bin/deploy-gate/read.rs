@@ -103,6 +103,41 @@ fn segment_starts(f: &File, len: u64, parts: u64) -> Result<Vec<u64>> {
     Ok(starts)
 }
 
+/// A whole input file in memory: mapped where it can be (Unix, a regular file, not empty,
+/// `DEPLOY_GATE_MMAP` not `0`), read otherwise.
+pub enum Contents {
+    #[cfg(unix)]
+    Mapped(crate::mapped::Mapping),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for Contents {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            #[cfg(unix)]
+            Contents::Mapped(map) => map.bytes(),
+            Contents::Read(bytes) => bytes,
+        }
+    }
+}
+
+/// The whole of file `path` (`what` it is, for the error).
+pub fn read_whole(path: &Path, what: &str) -> Result<Contents> {
+    let cannot = || format!("cannot read {what} {}", path.display());
+    let mut f = File::open(path).with_context(cannot)?;
+    let meta = f.metadata().with_context(cannot)?;
+    #[cfg(unix)]
+    if meta.is_file() && meta.len() > 0 && ReadOptions::new(1).map {
+        if let Ok(map) = crate::mapped::Mapping::new(&f, meta.len(), path) {
+            return Ok(Contents::Mapped(map));
+        }
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    f.read_to_end(&mut bytes).with_context(cannot)?;
+    Ok(Contents::Read(bytes))
+}
+
 /// The sha256 (hex) of a file, streamed.
 pub fn hash_file(path: &Path) -> Result<String> {
     let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
@@ -243,8 +278,7 @@ fn scan_plain(
     #[cfg(unix)]
     if opts.map {
         // A file that cannot be mapped (some file systems) is read in chunks instead.
-        if let Ok(map) = crate::mapped::Mapping::new(&f, len) {
-            let _guard = crate::mapped::TruncationGuard::new(path)?;
+        if let Ok(map) = crate::mapped::Mapping::new(&f, len, path) {
             return crate::mapped::scan(&plan, &map, builder);
         }
     }
