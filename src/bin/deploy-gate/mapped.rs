@@ -92,9 +92,10 @@ impl Mapping {
     }
 
     /// Gives back the whole pages of `from..to` (the process keeps no page of it; the file's
-    /// pages stay in the page cache). Reading them again afterwards is allowed and maps them
-    /// again, so a release too early costs time, never data.
-    pub fn release(&self, from: usize, to: usize) {
+    /// pages stay in the page cache); gives where they end, `to` rounded down to a page, which
+    /// is where the next release of what follows starts. Reading them again afterwards is
+    /// allowed and maps them again, so a release too early costs time, never data.
+    pub fn release(&self, from: usize, to: usize) -> usize {
         let from = from.div_ceil(self.page) * self.page;
         let to = to.min(self.len) / self.page * self.page;
         if from < to {
@@ -104,6 +105,7 @@ impl Mapping {
                 libc::madvise(self.ptr.cast::<u8>().add(from).cast(), to - from, libc::MADV_DONTNEED);
             }
         }
+        to
     }
 }
 
@@ -342,22 +344,21 @@ pub fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Result<(u
             }
             hex::encode(sha.finalize())
         });
-        let mut in_order = InOrder::new(builder);
+        let mut in_order = InOrder::new(plan, builder);
         let mut released = 0u64;
         for (k, segment) in done_rx {
-            in_order.add(plan, k, segment);
-            let scanned = in_order.frontier(plan);
+            in_order.add(k, segment);
+            let scanned = in_order.frontier();
             let marks = progress.set(|m| m.scanned = scanned);
             let done = marks.scanned.min(marks.hashed);
             if done >= released + RELEASE {
-                map.release(released as usize, done as usize);
-                released = done;
+                released = map.release(released as usize, done as usize) as u64;
             }
         }
         // (Should a scan thread have stopped early, the hashing thread must not wait for it.)
         progress.set(|m| m.scanned = plan.len);
         let sha = hasher.join().expect("the hashing thread panicked");
-        in_order.check_complete(plan)?;
+        in_order.check_complete()?;
         Ok((plan.len, sha))
     })
 }
@@ -389,7 +390,8 @@ mod tests {
         assert_eq!(map.bytes(), &data[..]);
         // Unaligned ends, a range past the end, and an empty range.
         for (from, to) in [(1, 300_001), (0, data.len()), (999_999, 2_000_000), (5000, 5000)] {
-            map.release(from, to);
+            let end = map.release(from, to);
+            assert_eq!(end, to.min(data.len()) / map.page * map.page);
             assert_eq!(map.bytes(), &data[..]);
         }
     }

@@ -199,6 +199,7 @@ impl Plan<'_> {
 /// Merges the finished segments of a file into the index in file order, whatever order they
 /// finish in.
 pub struct InOrder<'b> {
+    plan: &'b Plan<'b>,
     builder: &'b mut IndexBuilder,
     pending: BTreeMap<usize, Segment>,
     /// Segments merged so far (the next one to merge).
@@ -208,9 +209,10 @@ pub struct InOrder<'b> {
 }
 
 impl<'b> InOrder<'b> {
-    pub fn new(builder: &'b mut IndexBuilder) -> Self {
+    pub fn new(plan: &'b Plan<'b>, builder: &'b mut IndexBuilder) -> Self {
         let before = builder.pipeline_count();
         InOrder {
+            plan,
             builder,
             pending: BTreeMap::new(),
             merged: 0,
@@ -218,12 +220,13 @@ impl<'b> InOrder<'b> {
         }
     }
 
-    pub fn add(&mut self, plan: &Plan, k: usize, segment: Segment) {
+    pub fn add(&mut self, k: usize, segment: Segment) {
         self.pending.insert(k, segment);
         while let Some(segment) = self.pending.remove(&self.merged) {
             self.builder.merge(segment);
             if self.merged == 0 {
-                self.builder.reserve_for_rest(self.before, plan.ends[0], plan.len);
+                self.builder
+                    .reserve_for_rest(self.before, self.plan.ends[0], self.plan.len);
             }
             self.merged += 1;
         }
@@ -231,15 +234,15 @@ impl<'b> InOrder<'b> {
 
     /// Where the segments not merged yet start (the file's length once all are).
     #[cfg_attr(not(unix), allow(dead_code))]
-    pub fn frontier(&self, plan: &Plan) -> u64 {
-        plan.starts.get(self.merged).copied().unwrap_or(plan.len)
+    pub fn frontier(&self) -> u64 {
+        self.plan.starts.get(self.merged).copied().unwrap_or(self.plan.len)
     }
 
-    pub fn check_complete(&self, plan: &Plan) -> Result<()> {
-        if self.merged == plan.starts.len() {
+    pub fn check_complete(&self) -> Result<()> {
+        if self.merged == self.plan.starts.len() {
             Ok(())
         } else {
-            Err(anyhow!("{}: a scan thread stopped early", plan.path.display()))
+            Err(anyhow!("{}: a scan thread stopped early", self.plan.path.display()))
         }
     }
 }
@@ -382,13 +385,13 @@ fn scan_copied(plan: &Plan, f: &File, builder: &mut IndexBuilder) -> Result<(u64
             drop(lanes);
             Ok(())
         });
-        let mut in_order = InOrder::new(builder);
+        let mut in_order = InOrder::new(plan, builder);
         for (k, segment) in done_rx {
-            in_order.add(plan, k, segment);
+            in_order.add(k, segment);
         }
         reader.join().expect("the reading thread panicked")?;
         let sha = hasher.join().expect("the hashing thread panicked");
-        in_order.check_complete(plan)?;
+        in_order.check_complete()?;
         Ok((len, sha))
     })
 }
