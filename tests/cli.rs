@@ -184,17 +184,22 @@ fn bad_input_names_the_file_and_line_and_exits_1() {
     assert!(String::from_utf8_lossy(&out.stderr).contains(&missing));
 }
 
+/// A named pipe at `path`.
+fn mkfifo(path: &Path) -> std::path::PathBuf {
+    assert!(std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap()
+        .success());
+    path.to_path_buf()
+}
+
 #[test]
 fn an_audit_log_that_is_not_a_regular_file_is_refused_by_name() {
     // Pass 2 reads the log again, which a pipe cannot do; it is refused before it is opened
     // (no writer ever opens this one).
     let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("audit.fifo");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    let fifo = mkfifo(&dir.path().join("audit.fifo"));
     for path in [s(&fifo), s(dir.path())] {
         let out = run(&["test-set".into(), "--audit".into(), path.clone()]);
         assert_eq!(out.status.code(), Some(1));
@@ -211,12 +216,7 @@ fn a_verdict_file_may_be_a_pipe() {
     let fixture = parity_dir().join("approved");
     let args = evaluate_args(&fixture);
     let from_file = run(&args);
-    let fifo = dir.path().join("old_verdicts.jsonl");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    let fifo = mkfifo(&dir.path().join("old_verdicts.jsonl"));
     let writer = {
         let (fifo, text) = (fifo.clone(), std::fs::read(fixture.join("old_verdicts.jsonl")).unwrap());
         std::thread::spawn(move || std::fs::write(fifo, text).unwrap())
