@@ -543,6 +543,64 @@ fn cuts_inside_lines_longer_than_the_read_at_a_cut_give_the_single_threaded_test
 }
 
 #[test]
+fn a_segment_longer_than_the_read_window_gives_the_single_threaded_test_set() {
+    // One 17 MiB line in a log cut every 4 KiB: the segment holding it is longer than how far
+    // the mapped scan's hashing and scan threads may run ahead of each other (16 MiB), which
+    // must hold neither of them up for good. Each run gets a minute.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("long-line.jsonl");
+    let text = std::fs::read_to_string(parity_dir().join("approved/audit.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    for (n, line) in lines.iter().cycle().take(4 * lines.len()).enumerate() {
+        if n == 2 * lines.len() {
+            out.push_str(&format!(
+                "{{\"pipeline_id\": \"long\", \"stage_id\": \"s\", \"padding\": \"{}\"}}\n",
+                "x".repeat(17 << 20)
+            ));
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    std::fs::write(&log, out).unwrap();
+    let out_path = dir.path().join("test-set.jsonl");
+    let test_set = |threads: &str, segment: &str, map: &str| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+            .args([
+                "test-set",
+                "--audit",
+                &s(&log),
+                "--max-samples",
+                "none",
+                "--threads",
+                threads,
+            ])
+            // (To a file: a full stdout pipe would hold the child up while this polls.)
+            .args(["--out", &s(&out_path)])
+            .env("DEPLOY_GATE_SEGMENT", segment)
+            .env("DEPLOY_GATE_MMAP", map)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                child.kill().unwrap();
+                panic!("{threads} threads, segment {segment}, DEPLOY_GATE_MMAP={map}: still running after a minute");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(child.wait().unwrap().success());
+        std::fs::read(&out_path).unwrap()
+    };
+    let single = test_set("1", "4096", "0");
+    assert!(!single.is_empty());
+    for map in READ_MODES {
+        assert!(test_set("3", "4096", map) == single, "DEPLOY_GATE_MMAP={map}");
+    }
+}
+
+#[test]
 fn a_log_cut_into_three_files_plain_or_gzip_gives_the_test_set_of_the_whole() {
     use std::io::Write;
     // The real-writer fixture cut at two line boundaries: pipelines run across the files, so
