@@ -215,6 +215,17 @@ mod simd {
     #[cfg(target_arch = "x86_64")]
     use std::arch::x86_64::*;
 
+    /// The bits of a block from its `W`-byte lanes: `lane` gives a lane's bits (bit i for its
+    /// byte i), placed at the lane's offset.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn by_lanes<const W: usize>(block: &[u8; 64], lane: impl Fn(&[u8]) -> u64) -> u64 {
+        block
+            .chunks_exact(W)
+            .enumerate()
+            .fold(0, |bits, (k, c)| bits | lane(c) << (W * k))
+    }
+
     #[cfg(target_arch = "x86_64")]
     pub fn eq_any(block: &[u8; 64], values: &[u8]) -> u64 {
         // SAFETY: SSE2 is part of the x86_64 baseline, so the feature is always present.
@@ -230,16 +241,14 @@ mod simd {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "sse2")]
     pub fn sse2_eq_any(block: &[u8; 64], values: &[u8]) -> u64 {
-        let mut bits = 0u64;
-        for (k, c) in block.chunks_exact(16).enumerate() {
+        by_lanes::<16>(block, |c| {
             // SAFETY: `c` is 16 readable bytes; the load has no alignment requirement.
             let v = unsafe { _mm_loadu_si128(c.as_ptr().cast::<__m128i>()) };
             let any = values.iter().fold(_mm_setzero_si128(), |m, &x| {
                 _mm_or_si128(m, _mm_cmpeq_epi8(v, _mm_set1_epi8(x as i8)))
             });
-            bits |= u64::from(_mm_movemask_epi8(any) as u16) << (16 * k);
-        }
-        bits
+            u64::from(_mm_movemask_epi8(any) as u16)
+        })
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -247,42 +256,35 @@ mod simd {
     pub fn sse2_control(block: &[u8; 64]) -> u64 {
         // Bytes below 0x20, compared as signed after flipping the top bit.
         let (flip, limit) = (_mm_set1_epi8(i8::MIN), _mm_set1_epi8((0x20i32 - 128) as i8));
-        let mut bits = 0u64;
-        for (k, c) in block.chunks_exact(16).enumerate() {
+        by_lanes::<16>(block, |c| {
             // SAFETY: `c` is 16 readable bytes; the load has no alignment requirement.
             let v = unsafe { _mm_loadu_si128(c.as_ptr().cast::<__m128i>()) };
-            bits |= u64::from(_mm_movemask_epi8(_mm_cmplt_epi8(_mm_xor_si128(v, flip), limit)) as u16) << (16 * k);
-        }
-        bits
+            u64::from(_mm_movemask_epi8(_mm_cmplt_epi8(_mm_xor_si128(v, flip), limit)) as u16)
+        })
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     pub fn avx2_eq_any(block: &[u8; 64], values: &[u8]) -> u64 {
-        let mut bits = 0u64;
-        for (k, c) in block.chunks_exact(32).enumerate() {
+        by_lanes::<32>(block, |c| {
             // SAFETY: `c` is 32 readable bytes; the load has no alignment requirement.
             let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()) };
             let any = values.iter().fold(_mm256_setzero_si256(), |m, &x| {
                 _mm256_or_si256(m, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(x as i8)))
             });
-            bits |= u64::from(_mm256_movemask_epi8(any) as u32) << (32 * k);
-        }
-        bits
+            u64::from(_mm256_movemask_epi8(any) as u32)
+        })
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     pub fn avx2_control(block: &[u8; 64]) -> u64 {
         let (flip, limit) = (_mm256_set1_epi8(i8::MIN), _mm256_set1_epi8((0x20i32 - 128) as i8));
-        let mut bits = 0u64;
-        for (k, c) in block.chunks_exact(32).enumerate() {
+        by_lanes::<32>(block, |c| {
             // SAFETY: `c` is 32 readable bytes; the load has no alignment requirement.
             let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()) };
-            let below = _mm256_cmpgt_epi8(limit, _mm256_xor_si256(v, flip));
-            bits |= u64::from(_mm256_movemask_epi8(below) as u32) << (32 * k);
-        }
-        bits
+            u64::from(_mm256_movemask_epi8(_mm256_cmpgt_epi8(limit, _mm256_xor_si256(v, flip))) as u32)
+        })
     }
 
     #[cfg(target_arch = "x86_64")]
