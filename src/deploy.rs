@@ -100,38 +100,80 @@ fn quote(value: &str) -> String {
     serde_json::to_string(value).expect("strings serialize")
 }
 
-/// The bridge's change: `default_model` = the model path, `backend` = the backend.
-pub fn deploy_config(config: &str, model_path: &str, backend: &str) -> Result<String, ConfigError> {
-    if !BACKENDS.contains(&backend) {
-        return Err(ConfigError::Backend(backend.to_owned()));
+/// What a deploy changes in the serving config (the upstream bridge's `deploy_trained_model`).
+#[derive(Debug, Clone, Copy)]
+pub struct Change<'a> {
+    /// The trained model's path, as given; it is written normalised ([`normalize_model_path`]).
+    pub model_path: &'a str,
+    /// One of [`BACKENDS`].
+    pub backend: &'a str,
+    /// `(stage, model path)`: `model` is set on each named stage (upstream's `stage_model_map`).
+    pub stage_models: &'a [(String, String)],
+}
+
+/// The path as upstream writes it: Python's `str(Path(p))`.
+pub fn normalize_model_path(path: &str) -> String {
+    // Interim: the YAML-parser rewrite replaces this with the exact rule.
+    path.to_owned()
+}
+
+/// The backup's file name for a config file name, as upstream names it:
+/// `Path(name).with_suffix(".yaml.backup")`.
+pub fn backup_file_name(config_file_name: &str) -> String {
+    // Interim: the YAML-parser rewrite replaces this with the exact rule.
+    format!("{config_file_name}.backup")
+}
+
+/// The backup name deploy-gate used before it matched upstream (`NAME.backup`); `rollback`
+/// also looks for it.
+pub fn legacy_backup_file_name(config_file_name: &str) -> String {
+    format!("{config_file_name}.backup")
+}
+
+/// The bridge's change applied to a config's bytes: `default_model` = the normalised model
+/// path, `backend` = the backend, `model` on each named stage.
+pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, ConfigError> {
+    if !BACKENDS.contains(&change.backend) {
+        return Err(ConfigError::Backend(change.backend.to_owned()));
     }
-    set_top_level(config, &[("default_model", model_path), ("backend", backend)])
+    let text = std::str::from_utf8(config).map_err(|_| ConfigError::NotAMapping(1))?;
+    let path = normalize_model_path(change.model_path);
+    set_top_level(text, &[("default_model", &path), ("backend", change.backend)]).map(String::into_bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn deploy(config: &str, model: &str, backend: &str) -> Result<String, ConfigError> {
+        let change = Change {
+            model_path: model,
+            backend,
+            stage_models: &[],
+        };
+        deploy_config(config.as_bytes(), &change).map(|b| String::from_utf8(b).unwrap())
+    }
+
     #[test]
     fn replaces_keys_and_keeps_everything_else() {
         let config = "# gateway config\nbackend: transformers  # was vllm\ndefault_model:\n  /models/old\nstages:\n  plan:\n    model: small\n\nlog_level: info\n";
-        let got = deploy_config(config, "/models/new", "vllm").unwrap();
+        let got = deploy(config, "/models/new", "vllm").unwrap();
         assert_eq!(got, "# gateway config\nbackend: \"vllm\"\ndefault_model: \"/models/new\"\nstages:\n  plan:\n    model: small\n\nlog_level: info\n");
     }
 
     #[test]
     fn appends_missing_keys_and_keeps_crlf() {
-        let got = deploy_config("a: 1\r\nb: [1, 2]\r\n", "/m", "api").unwrap();
+        let got = deploy("a: 1\r\nb: [1, 2]\r\n", "/m", "api").unwrap();
         assert_eq!(
             got,
             "a: 1\r\nb: [1, 2]\r\ndefault_model: \"/m\"\r\nbackend: \"api\"\r\n"
         );
         assert_eq!(
-            deploy_config("", "/m", "api").unwrap(),
+            deploy("", "/m", "api").unwrap(),
             "default_model: \"/m\"\nbackend: \"api\"\n"
         );
         assert_eq!(
-            deploy_config("x: 1", "/m", "api").unwrap(),
+            deploy("x: 1", "/m", "api").unwrap(),
             "x: 1\ndefault_model: \"/m\"\nbackend: \"api\"\n"
         );
     }
@@ -139,7 +181,7 @@ mod tests {
     #[test]
     fn nested_keys_of_the_same_name_are_left_alone() {
         let config = "stages:\n  s1:\n    default_model: keep\ndefault_model: old\n";
-        let got = deploy_config(config, "/new", "transformers").unwrap();
+        let got = deploy(config, "/new", "transformers").unwrap();
         assert!(
             got.starts_with("stages:\n  s1:\n    default_model: keep\ndefault_model: \"/new\"\n"),
             "{got}"
@@ -154,15 +196,15 @@ mod tests {
 
     #[test]
     fn refuses_what_it_cannot_edit_safely() {
-        assert_eq!(deploy_config("{a: 1}\n", "/m", "api"), Err(ConfigError::NotAMapping(1)));
+        assert_eq!(deploy("{a: 1}\n", "/m", "api"), Err(ConfigError::NotAMapping(1)));
         assert_eq!(
-            deploy_config("a: 1\n---\nb: 2\n", "/m", "api"),
+            deploy("a: 1\n---\nb: 2\n", "/m", "api"),
             Err(ConfigError::MultiDocument(2))
         );
         assert_eq!(
-            deploy_config("a: 1\n", "/m", "tensorrt"),
+            deploy("a: 1\n", "/m", "tensorrt"),
             Err(ConfigError::Backend("tensorrt".into()))
         );
-        assert!(deploy_config("---\na: 1\n", "/m", "api").is_ok());
+        assert!(deploy("---\na: 1\n", "/m", "api").is_ok());
     }
 }

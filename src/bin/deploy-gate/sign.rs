@@ -10,7 +10,7 @@ use deploy_gate::attest::keys::{
 use deploy_gate::attest::{cosign, directory_digest, parse_digest, sign, time, verify, Claim, Requirements, Verified};
 use deploy_gate::compat::PassSet;
 use deploy_gate::decision::{GatePolicy, Mode, OnInsufficient};
-use deploy_gate::deploy::{deploy_config, BACKENDS};
+use deploy_gate::deploy::{deploy_config, Change, BACKENDS};
 use deploy_gate::testset::TestSetPolicy;
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -527,11 +527,14 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         } else {
             let original =
                 fs::read(&args.config).with_context(|| format!("cannot read config {}", args.config.display()))?;
-            let text = std::str::from_utf8(&original).map_err(|_| anyhow!("{} is not UTF-8", args.config.display()))?;
-            let updated = deploy_config(text, &model_path, &args.backend)
-                .map_err(|e| anyhow!("{}: {e}", args.config.display()))?;
+            let change = Change {
+                model_path: &model_path,
+                backend: &args.backend,
+                stage_models: &[],
+            };
+            let updated = deploy_config(&original, &change).map_err(|e| anyhow!("{}: {e}", args.config.display()))?;
             atomic_write(&backup_path(&args.config), &original)?;
-            atomic_write(&args.config, updated.as_bytes())?;
+            atomic_write(&args.config, &updated)?;
         }
     } else if !args.rollback_cmd.is_empty() {
         run_program(&args.rollback_cmd, &env, "rollback")?;
