@@ -9,6 +9,7 @@
 pub mod dsse;
 pub mod jcs;
 pub mod keys;
+pub mod ledger;
 pub mod time;
 
 use dsse::{Envelope, Signature, PAYLOAD_TYPE};

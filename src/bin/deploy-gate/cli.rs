@@ -64,7 +64,7 @@ enum Command {
     Verify(crate::sign::VerifyArgs),
     /// Verify, then deploy (PASSED) or keep the old model (FAILED). Exit 0: deployed. 3: kept
     /// the old model. 2: verification failed. 1: usage or I/O.
-    Apply(crate::sign::ApplyArgs),
+    Apply(crate::apply::ApplyArgs),
     /// Restore the config saved by the last `apply` (CONFIG.backup).
     Rollback {
         /// The serving config.
@@ -238,8 +238,8 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Digest { path } => crate::sign::digest(&path),
         Command::Sign(args) => crate::sign::sign_cmd(&args),
         Command::Verify(args) => crate::sign::verify_cmd(&args),
-        Command::Apply(args) => crate::sign::apply_cmd(&args),
-        Command::Rollback { config } => crate::sign::rollback_cmd(&config),
+        Command::Apply(args) => crate::apply::apply_cmd(&args),
+        Command::Rollback { config } => crate::apply::rollback_cmd(&config),
     }
 }
 

@@ -2,6 +2,8 @@
 //! built) it is an empty program.
 
 #[cfg(not(target_arch = "wasm32"))]
+mod apply;
+#[cfg(not(target_arch = "wasm32"))]
 mod cli;
 #[cfg(unix)]
 mod mapped;

@@ -1,6 +1,7 @@
-//! The signing and deploy commands: keygen, digest, sign, verify, apply, rollback.
+//! The signing commands: keygen, digest, sign, verify (apply and rollback are in `apply`).
 
-use crate::cli::{evaluate_inputs, EXIT_BLOCKED, EXIT_OK};
+use crate::apply::read_ledger;
+use crate::cli::{evaluate_inputs, EXIT_OK};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use deploy_gate::attest::dsse::Envelope;
@@ -10,20 +11,17 @@ use deploy_gate::attest::keys::{
 use deploy_gate::attest::{cosign, directory_digest, parse_digest, sign, time, verify, Claim, Requirements, Verified};
 use deploy_gate::compat::PassSet;
 use deploy_gate::decision::{GatePolicy, Mode, OnInsufficient};
-use deploy_gate::deploy::{deploy_config, Change, BACKENDS};
 use deploy_gate::testset::TestSetPolicy;
 use serde_json::{json, Value};
-use std::collections::HashSet;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Exit code: the envelope failed verification.
 pub const EXIT_INVALID: u8 = 2;
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -202,7 +200,7 @@ pub struct TrustArgs {
     max_age: i64,
     /// The ledger of applied decisions: one already in it is refused.
     #[arg(long, value_name = "FILE")]
-    ledger: Option<PathBuf>,
+    pub(crate) ledger: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -241,29 +239,8 @@ pub struct VerifyArgs {
     new_trajectories: Option<PathBuf>,
 }
 
-fn read_ledger(path: Option<&Path>) -> Result<HashSet<String>> {
-    let Some(path) = path else {
-        return Ok(HashSet::new());
-    };
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read the ledger {}", path.display())),
-    };
-    let mut seen = HashSet::new();
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let v: Value =
-            serde_json::from_str(line).map_err(|_| anyhow!("ledger {} line {}: not JSON", path.display(), n + 1))?;
-        let digest = v["payload_sha256"]
-            .as_str()
-            .ok_or_else(|| anyhow!("ledger {} line {}: no payload_sha256", path.display(), n + 1))?;
-        seen.insert(digest.to_owned());
-    }
-    Ok(seen)
-}
-
 /// Runs every check; `Ok(Err(..))` is a verification failure (exit 2), `Err` an I/O problem.
-fn check(envelope: &Path, trust: &TrustArgs, digest: &str, target: &str) -> Result<Result<Verified, (String, String)>> {
+pub(crate) fn check(envelope: &Path, trust: &TrustArgs, digest: &str, target: &str) -> Result<Result<Verified, (String, String)>> {
     let bytes = fs::read(envelope).with_context(|| format!("cannot read envelope {}", envelope.display()))?;
     let mut trusted = Vec::new();
     for path in &trust.trusted_key {
@@ -284,7 +261,7 @@ fn check(envelope: &Path, trust: &TrustArgs, digest: &str, target: &str) -> Resu
     Ok(verify(&bytes, &req).map_err(|e| (e.check().to_owned(), e.to_string())))
 }
 
-fn summary(v: &Verified) -> Value {
+pub(crate) fn summary(v: &Verified) -> Value {
     json!({
         "valid": true,
         "verification_result": if v.approved { "PASSED" } else { "FAILED" },
@@ -299,7 +276,7 @@ fn summary(v: &Verified) -> Value {
     })
 }
 
-fn invalid(check: &str, message: &str) -> u8 {
+pub(crate) fn invalid(check: &str, message: &str) -> u8 {
     println!("{}", json!({"valid": false, "check": check, "message": message}));
     eprintln!("deploy-gate: verification failed ({check}): {message}");
     EXIT_INVALID
@@ -398,176 +375,5 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
             ""
         }
     );
-    Ok(EXIT_OK)
-}
-
-// ---------------------------------------------------------------- apply, rollback
-
-fn parse_backend(s: &str) -> Result<String, String> {
-    if BACKENDS.contains(&s) {
-        Ok(s.to_owned())
-    } else {
-        Err(format!("`{s}`: one of transformers, vllm, api"))
-    }
-}
-
-#[derive(Args)]
-pub struct ApplyArgs {
-    /// The envelope (decision.dsse.json).
-    envelope: PathBuf,
-    #[command(flatten)]
-    trust: TrustArgs,
-    /// The model to deploy (file or directory); its digest must be the statement's subject.
-    #[arg(long, value_name = "PATH")]
-    model_path: PathBuf,
-    /// The serving config (YAML) the built-in deploy edits.
-    #[arg(long, value_name = "CONFIG.yaml")]
-    config: PathBuf,
-    /// The target the decision must name (default: the config path as given).
-    #[arg(long, value_name = "URI")]
-    target: Option<String>,
-    /// The serving backend to set.
-    #[arg(long, default_value = "transformers", value_parser = parse_backend)]
-    backend: String,
-    /// Run PROGRAM ARG… instead of the built-in deploy (end the list with `;`). Values are
-    /// passed in DEPLOY_GATE_* environment variables, never through a shell.
-    #[arg(long, value_name = "PROGRAM ARG…", num_args = 1.., value_terminator = ";", allow_hyphen_values = true)]
-    deploy_cmd: Vec<String>,
-    /// Run PROGRAM ARG… when the decision keeps the old model (end the list with `;`).
-    #[arg(long, value_name = "PROGRAM ARG…", num_args = 1.., value_terminator = ";", allow_hyphen_values = true)]
-    rollback_cmd: Vec<String>,
-    /// Verify and say what would be done, without doing it.
-    #[arg(long)]
-    dry_run: bool,
-}
-
-fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| anyhow!("{} is not a file path", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.deploy-gate-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let mut f = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    if let Ok(meta) = fs::metadata(path) {
-        fs::set_permissions(&tmp, meta.permissions())?;
-    }
-    fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
-    Ok(())
-}
-
-fn backup_path(config: &Path) -> PathBuf {
-    PathBuf::from(format!("{}.backup", config.display()))
-}
-
-fn run_program(argv: &[String], env: &[(&str, String)], what: &str) -> Result<()> {
-    let status = Command::new(&argv[0])
-        .args(&argv[1..])
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .status()
-        .with_context(|| format!("cannot run the {what} command `{}`", argv[0]))?;
-    if !status.success() {
-        bail!("the {what} command `{}` failed ({status})", argv[0]);
-    }
-    Ok(())
-}
-
-pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
-    let digest = model_digest(&args.model_path)?;
-    let target = args.target.clone().unwrap_or_else(|| args.config.display().to_string());
-    let v = match check(&args.envelope, &args.trust, &digest, &target)? {
-        Ok(v) => v,
-        Err((check, message)) => return Ok(invalid(&check, &message)),
-    };
-    let model_path = args.model_path.display().to_string();
-    let env = [
-        (
-            "DEPLOY_GATE_DECISION",
-            if v.approved { "PASSED" } else { "FAILED" }.to_owned(),
-        ),
-        ("DEPLOY_GATE_REASON", v.reason.clone()),
-        ("DEPLOY_GATE_MODEL_PATH", model_path.clone()),
-        ("DEPLOY_GATE_MODEL_NAME", v.model_name.clone()),
-        ("DEPLOY_GATE_MODEL_DIGEST", format!("sha256:{}", v.model_sha256)),
-        ("DEPLOY_GATE_CONFIG", args.config.display().to_string()),
-        ("DEPLOY_GATE_TARGET", v.target.clone()),
-        ("DEPLOY_GATE_BACKEND", args.backend.clone()),
-        ("DEPLOY_GATE_SIGNERS", v.signers.join(",")),
-        ("DEPLOY_GATE_PAYLOAD_SHA256", v.payload_sha256.clone()),
-    ];
-    let (result, code) = if v.approved {
-        ("deployed", EXIT_OK)
-    } else {
-        ("kept_old", EXIT_BLOCKED)
-    };
-    if args.dry_run {
-        eprintln!(
-            "deploy-gate: dry run — verified; would {} ({})",
-            if v.approved {
-                "deploy the new model"
-            } else {
-                "keep the old model"
-            },
-            v.reason
-        );
-        println!("{}", serde_json::to_string_pretty(&summary(&v))?);
-        return Ok(code);
-    }
-    if v.approved {
-        if !args.deploy_cmd.is_empty() {
-            run_program(&args.deploy_cmd, &env, "deploy")?;
-        } else {
-            let original =
-                fs::read(&args.config).with_context(|| format!("cannot read config {}", args.config.display()))?;
-            let change = Change {
-                model_path: &model_path,
-                backend: &args.backend,
-                stage_models: &[],
-            };
-            let updated = deploy_config(&original, &change).map_err(|e| anyhow!("{}: {e}", args.config.display()))?;
-            atomic_write(&backup_path(&args.config), &original)?;
-            atomic_write(&args.config, &updated)?;
-        }
-    } else if !args.rollback_cmd.is_empty() {
-        run_program(&args.rollback_cmd, &env, "rollback")?;
-    }
-    if let Some(ledger) = &args.trust.ledger {
-        let entry = json!({
-            "payload_sha256": v.payload_sha256, "applied_at": time::format_rfc3339(now()), "result": result,
-            "model": v.model_name, "model_digest": format!("sha256:{}", v.model_sha256), "target": v.target, "signers": v.signers,
-        });
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(ledger)
-            .with_context(|| format!("cannot open the ledger {}", ledger.display()))?;
-        writeln!(f, "{entry}").with_context(|| format!("cannot append to the ledger {}", ledger.display()))?;
-        f.sync_all()?;
-    }
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&json!({"result": result, "decision": summary(&v)}))?
-    );
-    if v.approved {
-        eprintln!("deploy-gate: DEPLOYED {} ({}) — {}", v.model_name, model_path, v.reason);
-    } else {
-        eprintln!("deploy-gate: KEPT the old model — {}", v.reason);
-    }
-    Ok(code)
-}
-
-pub fn rollback_cmd(config: &Path) -> Result<u8> {
-    let backup = backup_path(config);
-    let bytes = fs::read(&backup).with_context(|| format!("no backup to restore: cannot read {}", backup.display()))?;
-    atomic_write(config, &bytes)?;
-    eprintln!("deploy-gate: restored {} from {}", config.display(), backup.display());
     Ok(EXIT_OK)
 }

@@ -1,0 +1,329 @@
+//! The ledger of applied decisions, sans-IO: one JSON object per line, parsed and formatted here;
+//! the shell opens, locks, appends and syncs the file.
+//!
+//! Every entry names the decision (`payload_sha256`) and a `result`. A deploy that edits a
+//! config writes an `intent` entry (with the sha256 of the config before and after) before it
+//! replaces the config, and a `deployed` entry after; an apply interrupted between the two leaves
+//! the intent as the decision's last entry, and the next apply resolves it by comparing the
+//! config's bytes with the recorded hashes ([`resolve`]). A decision's state is its last entry's
+//! result: any entry but `not_deployed` means it was applied (or may have been) and is not
+//! applied again.
+//!
+//! Each entry is one line ending in `\n`, written with one `write`. A last line without a newline
+//! is a write that was cut short (a crash or a full disk): [`parse`] reports it as
+//! [`Tail::Torn`] with the length of the complete part, so the shell can cut it off, or, if it is
+//! a whole entry that only lacks its newline, as [`Tail::Unterminated`] so the shell can end it.
+//! A complete line that is not an entry is corruption and an error naming the line.
+
+use serde::{Deserialize, Serialize};
+
+/// What an entry says happened to its decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The new model was deployed (the config replaced, or the deploy command succeeded).
+    Deployed,
+    /// The decision kept the old model.
+    KeptOld,
+    /// A deploy was started: the config is about to be replaced (or the command run).
+    Intent,
+    /// A started deploy did not happen: the config still holds the bytes before. The decision
+    /// may be applied again.
+    NotDeployed,
+    /// A started deploy's outcome cannot be known (the config holds neither the bytes before
+    /// nor after, or a deploy command was interrupted). The decision is not applied again.
+    Unknown,
+}
+
+impl Outcome {
+    /// The word written in the ledger.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Deployed => "deployed",
+            Outcome::KeptOld => "kept_old",
+            Outcome::Intent => "intent",
+            Outcome::NotDeployed => "not_deployed",
+            Outcome::Unknown => "unknown",
+        }
+    }
+}
+
+/// One ledger line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The sha256 (hex) of the decision's statement bytes.
+    pub payload_sha256: String,
+    /// What happened.
+    pub result: Outcome,
+    /// When, RFC 3339 UTC.
+    pub applied_at: String,
+    /// The model name the decision's subject gives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `sha256:<hex>` of the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_digest: Option<String>,
+    /// The decision's target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The key ids that signed it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signers: Vec<String>,
+    /// The config file that was (to be) replaced, after following symlinks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// The backup of the config before the deploy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup: Option<String>,
+    /// sha256 (hex) of the config's bytes before the deploy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_sha256_before: Option<String>,
+    /// sha256 (hex) of the config's bytes after the deploy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_sha256_after: Option<String>,
+    /// `config` (the built-in edit) or `command` (a deploy or rollback command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// Written by a later apply that resolved this decision's interrupted intent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recovered: bool,
+}
+
+impl Entry {
+    /// An entry with only the required fields.
+    pub fn new(payload_sha256: &str, result: Outcome, applied_at: &str) -> Entry {
+        Entry {
+            payload_sha256: payload_sha256.to_owned(),
+            result,
+            applied_at: applied_at.to_owned(),
+            model: None,
+            model_digest: None,
+            target: None,
+            signers: Vec::new(),
+            config: None,
+            backup: None,
+            config_sha256_before: None,
+            config_sha256_after: None,
+            action: None,
+            recovered: false,
+        }
+    }
+
+    /// The entry as one whole line, ending in `\n`, to be written with one `write`.
+    pub fn to_line(&self) -> Vec<u8> {
+        let mut line = serde_json::to_vec(self).expect("an entry serializes");
+        line.push(b'\n');
+        line
+    }
+}
+
+/// The end of the ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tail {
+    /// The file is empty or ends in `\n`.
+    Clean,
+    /// The last line is a whole entry without its `\n` (it is in [`Ledger::entries`]): a `\n`
+    /// must be written before the next entry.
+    Unterminated,
+    /// The last line, without `\n`, is not an entry: a write cut short. It is not in
+    /// [`Ledger::entries`]; the complete part is `complete_len` bytes.
+    Torn {
+        /// Its line number (1-based).
+        line: usize,
+        /// Its length in bytes.
+        bytes: usize,
+    },
+}
+
+/// A parsed ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ledger {
+    /// The entries, in file order.
+    pub entries: Vec<Entry>,
+    /// How the file ends.
+    pub tail: Tail,
+    /// The length of the file up to the end of its last complete line.
+    pub complete_len: usize,
+}
+
+/// A complete ledger line that is not an entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct LedgerError {
+    /// The line number (1-based).
+    pub line: usize,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+fn entry(line: &[u8], n: usize) -> Result<Entry, LedgerError> {
+    let text = std::str::from_utf8(line).map_err(|_| LedgerError {
+        line: n,
+        message: "not UTF-8".into(),
+    })?;
+    serde_json::from_str(text.trim_end_matches('\r')).map_err(|e| LedgerError {
+        line: n,
+        message: format!("not a ledger entry ({e})"),
+    })
+}
+
+/// Parses a ledger's bytes. Blank lines are skipped.
+pub fn parse(bytes: &[u8]) -> Result<Ledger, LedgerError> {
+    let mut entries = Vec::new();
+    let mut start = 0;
+    let mut n = 0;
+    while start < bytes.len() {
+        n += 1;
+        let Some(end) = memchr::memchr(b'\n', &bytes[start..]).map(|i| start + i) else {
+            let line = &bytes[start..];
+            return Ok(match entry(line, n) {
+                Ok(e) => {
+                    entries.push(e);
+                    Ledger {
+                        entries,
+                        tail: Tail::Unterminated,
+                        complete_len: bytes.len(),
+                    }
+                }
+                Err(_) if line.iter().all(u8::is_ascii_whitespace) => Ledger {
+                    entries,
+                    tail: Tail::Clean,
+                    complete_len: bytes.len(),
+                },
+                Err(_) => Ledger {
+                    entries,
+                    tail: Tail::Torn {
+                        line: n,
+                        bytes: line.len(),
+                    },
+                    complete_len: start,
+                },
+            });
+        };
+        let line = &bytes[start..end];
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            entries.push(entry(line, n)?);
+        }
+        start = end + 1;
+    }
+    Ok(Ledger {
+        entries,
+        tail: Tail::Clean,
+        complete_len: bytes.len(),
+    })
+}
+
+impl Ledger {
+    /// The decision's last entry.
+    pub fn last(&self, payload_sha256: &str) -> Option<&Entry> {
+        self.entries.iter().rev().find(|e| e.payload_sha256 == payload_sha256)
+    }
+
+    /// Whether the decision was applied, or may have been (an unresolved intent): its last entry
+    /// is anything but `not_deployed`.
+    pub fn applied(&self, payload_sha256: &str) -> bool {
+        self.last(payload_sha256)
+            .is_some_and(|e| e.result != Outcome::NotDeployed)
+    }
+
+    /// The intents not followed by an outcome of their decision, in file order.
+    pub fn pending(&self) -> Vec<&Entry> {
+        let mut out: Vec<&Entry> = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if e.result == Outcome::Intent
+                && !self.entries[i + 1..]
+                    .iter()
+                    .any(|later| later.payload_sha256 == e.payload_sha256)
+            {
+                out.push(e);
+            }
+        }
+        out
+    }
+}
+
+/// What an interrupted intent turned out to be, from the config's bytes now (their sha256):
+/// `deployed` if they are the bytes after, `not_deployed` if the bytes before, else `unknown`.
+/// An intent without hashes (a deploy command) is `unknown`.
+pub fn resolve(intent: &Entry, config_sha256_now: Option<&str>) -> Outcome {
+    match (
+        config_sha256_now,
+        intent.config_sha256_after.as_deref(),
+        intent.config_sha256_before.as_deref(),
+    ) {
+        (Some(now), Some(after), _) if now == after => Outcome::Deployed,
+        (Some(now), _, Some(before)) if now == before => Outcome::NotDeployed,
+        _ => Outcome::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(payload: &str, result: Outcome) -> Vec<u8> {
+        Entry::new(payload, result, "2026-12-01T00:00:00Z").to_line()
+    }
+
+    #[test]
+    fn one_line_per_entry_round_trips_and_keeps_old_entries_readable() {
+        let mut e = Entry::new("ab", Outcome::Intent, "2026-12-01T00:00:00Z");
+        e.config_sha256_before = Some("00".into());
+        let bytes = e.to_line();
+        assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 1);
+        assert_eq!(parse(&bytes).unwrap().entries, vec![e]);
+        // An entry as earlier versions wrote it.
+        let old = br#"{"payload_sha256":"cd","applied_at":"2026-11-01T00:00:00Z","result":"deployed","model":"m","model_digest":"sha256:00","target":"t","signers":["k"]}
+"#;
+        let l = parse(old).unwrap();
+        assert_eq!(l.tail, Tail::Clean);
+        assert!(l.applied("cd") && !l.applied("ab"));
+    }
+
+    #[test]
+    fn a_torn_last_line_is_reported_with_the_complete_length() {
+        let mut bytes = line("a", Outcome::Deployed);
+        let good = bytes.len();
+        bytes.extend_from_slice(br#"{"payload_sha256":"b","res"#);
+        let l = parse(&bytes).unwrap();
+        assert_eq!(l.tail, Tail::Torn { line: 2, bytes: 26 });
+        assert_eq!(l.complete_len, good);
+        assert_eq!(l.entries.len(), 1);
+    }
+
+    #[test]
+    fn a_whole_last_entry_without_newline_is_unterminated() {
+        let mut bytes = line("a", Outcome::Deployed);
+        bytes.pop();
+        let l = parse(&bytes).unwrap();
+        assert_eq!((l.tail, l.entries.len()), (Tail::Unterminated, 1));
+    }
+
+    #[test]
+    fn a_bad_complete_line_is_an_error_naming_it() {
+        let mut bytes = line("a", Outcome::Deployed);
+        bytes.extend_from_slice(b"\nnot json\n");
+        assert_eq!(parse(&bytes).unwrap_err().line, 3);
+    }
+
+    #[test]
+    fn the_last_entry_decides_and_intents_resolve_by_hash() {
+        let mut bytes = line("a", Outcome::Intent);
+        bytes.extend(line("a", Outcome::NotDeployed));
+        bytes.extend(line("b", Outcome::Intent));
+        let l = parse(&bytes).unwrap();
+        assert!(!l.applied("a"), "a deploy that did not happen may be retried");
+        assert!(l.applied("b"), "an unresolved intent may have deployed");
+        assert_eq!(l.pending().len(), 1);
+        let mut i = Entry::new("b", Outcome::Intent, "t");
+        i.config_sha256_before = Some("old".into());
+        i.config_sha256_after = Some("new".into());
+        assert_eq!(resolve(&i, Some("new")), Outcome::Deployed);
+        assert_eq!(resolve(&i, Some("old")), Outcome::NotDeployed);
+        assert_eq!(resolve(&i, Some("other")), Outcome::Unknown);
+        assert_eq!(resolve(&i, None), Outcome::Unknown);
+        i.config_sha256_before = Some("same".into());
+        i.config_sha256_after = Some("same".into());
+        assert_eq!(resolve(&i, Some("same")), Outcome::Deployed);
+    }
+}
