@@ -276,7 +276,7 @@ fn sign_verify_reproduce_apply_replay_and_rollback() {
         CONFIG,
         "a byte-identical backup"
     );
-    let entry: Value = serde_json::from_str(fs::read_to_string(&ledger).unwrap().lines().next().unwrap()).unwrap();
+    let entry: Value = serde_json::from_str(fs::read_to_string(&ledger).unwrap().lines().last().unwrap()).unwrap();
     assert_eq!(entry["result"], "deployed");
 
     let out = run(&apply);

@@ -87,6 +87,10 @@ pub struct Entry {
     /// Written by a later apply that resolved this decision's interrupted intent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recovered: bool,
+    /// The config held this deploy's bytes already, so nothing was written (the decision was
+    /// deployed to it through another ledger, or an earlier decision deployed the same model).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unchanged: bool,
 }
 
 impl Entry {
@@ -106,6 +110,7 @@ impl Entry {
             config_sha256_after: None,
             action: None,
             recovered: false,
+            unchanged: false,
         }
     }
 

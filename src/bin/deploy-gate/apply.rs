@@ -29,6 +29,10 @@
 //!    Crash after: the next apply finds the "after" bytes, records `deployed` and says so.
 //! 6. Append the `deployed` entry. If that fails, the model IS deployed and the intent says so:
 //!    exit 4 with that message, and the next apply records it.
+//!
+//! A config that holds this deploy's bytes already is not written at all (no backup either):
+//! the decision is recorded as deployed, `unchanged`. So a second ledger used with one config
+//! cannot replace its backup by the new config.
 
 use crate::cli::{EXIT_BLOCKED, EXIT_OK};
 use crate::sign::{check, invalid, model_digest, now, summary, TrustArgs};
@@ -543,7 +547,9 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     let ledger_path = args.trust.ledger.clone().unwrap_or_else(|| paths.default_ledger());
 
     if args.dry_run {
-        let v = match check(&args.envelope, &args.trust, &digest, &target)? {
+        let mut trust = args.trust.clone();
+        trust.ledger = None;
+        let v = match check(&args.envelope, &trust, &digest, &target)? {
             Ok(v) => v,
             Err((check, message)) => return Ok(invalid(&check, &message)),
         };
@@ -573,7 +579,10 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     remove_stale_temps(&dir_of(&paths.backup), &file_name_of(&paths.backup)?)?;
     resolve_pending(&mut ledger, &paths)?;
 
-    let v = match check(&args.envelope, &args.trust, &digest, &target)? {
+    // The replay check is made here, against the ledger read under its lock.
+    let mut trust = args.trust.clone();
+    trust.ledger = None;
+    let v = match check(&args.envelope, &trust, &digest, &target)? {
         Ok(v) => v,
         Err((check, message)) => return Ok(invalid(&check, &message)),
     };
@@ -661,6 +670,26 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         stage_models: &args.stage_model,
     };
     let updated = deploy_config(&original, &change).map_err(|e| anyhow!("{}: {e}", paths.given.display()))?;
+
+    if updated == original {
+        // Deployed already (through another ledger, or the same model by an earlier decision):
+        // nothing to write, and the backup keeps the config from before that deploy.
+        let mut done = entry_for(&v, Outcome::Deployed);
+        done.action = Some("config".into());
+        done.config = Some(paths.real.display().to_string());
+        done.config_sha256_before = Some(sha256_hex(&original));
+        done.config_sha256_after = Some(sha256_hex(&updated));
+        done.unchanged = true;
+        ledger.append(&done)?;
+        crash_point(args, Step::OutcomeLogged);
+        report(&v, "deployed", &ledger.path, json!({"unchanged": true}))?;
+        eprintln!(
+            "deploy-gate: DEPLOYED {} ({model_path}) — {} holds this deploy already: unchanged, backup left as it was",
+            v.model_name,
+            paths.given.display()
+        );
+        return Ok(EXIT_OK);
+    }
 
     let mut backup = TempFile::create(&dir_of(&paths.backup), &file_name_of(&paths.backup)?, &meta)?;
     backup.write_synced(&original)?;

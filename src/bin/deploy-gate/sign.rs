@@ -187,7 +187,7 @@ pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
 
 // ---------------------------------------------------------------- verify
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct TrustArgs {
     /// A trusted public key (SPKI PEM); repeat for several. Only these keys' signatures count.
     #[arg(long, value_name = "PUB.pem", required = true)]
