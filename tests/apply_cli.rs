@@ -339,7 +339,8 @@ fn assert_truthful(config: &Path, ledger: &Path, context: &str) {
 
 /// The next apply after an interruption: it reports and completes, or refuses as a replay when
 /// the config was replaced already (saying the model IS deployed).
-fn assert_next_apply_completes(config: &Path, ledger: &Path, context: &str) {
+/// Returns whether it deployed.
+fn assert_next_apply_completes(config: &Path, ledger: &Path, context: &str) -> bool {
     let was_new = fs::read(config).unwrap() == new_config();
     let out = apply(config, Some(ledger), &[]);
     if was_new {
@@ -350,6 +351,7 @@ fn assert_next_apply_completes(config: &Path, ledger: &Path, context: &str) {
         assert_eq!(out.status.code(), Some(0), "{context}: {}", stderr(&out));
     }
     assert_deployed_once(config, ledger);
+    !was_new
 }
 
 #[test]
@@ -419,36 +421,100 @@ fn next(x: &mut u64) -> u64 {
 
 #[test]
 fn kill_9_at_random_moments_leaves_a_truthful_state_and_the_next_apply_completes() {
-    let mut seed = seed();
+    let seed0 = seed();
     let (dir, config) = fresh();
     let ledger = dir.path().join("ledger.jsonl");
-    // How long one apply takes here.
-    let start = Instant::now();
-    assert_eq!(apply(&config, Some(&ledger), &[]).status.code(), Some(0));
-    let whole = start.elapsed().as_micros() as u64;
-    let (mut before, mut after) = (0, 0);
-    let budget = Instant::now();
-    let mut i = 0;
-    while i < 100 || (i < 400 && budget.elapsed() < Duration::from_secs(6)) {
+    // How long one apply takes here (the fastest of three), and when it writes its first file.
+    let args = apply_args(&config, Some(&ledger), &[]);
+    let timed = |args: &[String]| {
         fs::write(&config, CONFIG).unwrap();
         let _ = fs::remove_file(&ledger);
-        let _ = fs::remove_file(backup_of(&config));
-        let mut child = spawn(&config, Some(&ledger), &[]);
-        std::thread::sleep(Duration::from_micros(next(&mut seed) % (whole + whole / 8)));
-        let _ = child.kill();
-        child.wait().unwrap();
-        let context = format!("iteration {i}");
-        assert_truthful(&config, &ledger, &context);
-        if fs::read(&config).unwrap() == new_config() {
-            after += 1;
-        } else {
-            before += 1;
-        }
-        assert_next_apply_completes(&config, &ledger, &context);
-        i += 1;
-    }
-    eprintln!("{i} kills: {before} before the config was replaced, {after} after (one apply: {whole} µs)");
-    assert!(before > 0 && after > 0, "kills landed on both sides: {before} / {after}");
+        let start = Instant::now();
+        let out = run(args);
+        (out, start.elapsed().as_micros() as u64)
+    };
+    let whole = (0..3).map(|_| timed(&args).1).min().unwrap();
+    let mut stop_early = args.clone();
+    stop_early.extend(["--fail-at".into(), "backup-written".into()]);
+    let (out, writing) = timed(&stop_early);
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT));
+    // Three workers, each in its own directory, kill applies until together they have made at
+    // least 100 kills (more while the time budget lasts).
+    let budget = Instant::now();
+    let total = std::sync::atomic::AtomicUsize::new(0);
+    let counts: Vec<[usize; 4]> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..3u64)
+            .map(|w| {
+                let total = &total;
+                scope.spawn(move || {
+                    let mut seed = seed0 ^ (w + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let (dir, config) = fresh();
+                    let ledger = dir.path().join("ledger.jsonl");
+                    // [nothing written, intent (old config), intent (new config), deployed]
+                    let mut seen = [0usize; 4];
+                    // The window follows how long this worker's own full applies take (the
+                    // machine's load changes it), keeping the first write at the same share.
+                    let mut whole = whole;
+                    let writing_share = writing as f64 / whole as f64;
+                    loop {
+                        let done = total.load(std::sync::atomic::Ordering::SeqCst);
+                        if done >= 100 && (done >= 300 || budget.elapsed() > Duration::from_secs(3)) {
+                            break;
+                        }
+                        total.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        fs::write(&config, CONFIG).unwrap();
+                        let _ = fs::remove_file(&ledger);
+                        let _ = fs::remove_file(backup_of(&config));
+                        let mut child = spawn(&config, Some(&ledger), &[]);
+                        // Three kills in four land from shortly before the first write to just
+                        // after the end; the others anywhere.
+                        let r = next(&mut seed);
+                        let end = whole + whole / 8;
+                        let at = if r % 4 == 0 {
+                            r / 4 % end
+                        } else {
+                            let from = (whole as f64 * writing_share * 0.75) as u64;
+                            from + r / 4 % end.saturating_sub(from).max(1)
+                        };
+                        std::thread::sleep(Duration::from_micros(at));
+                        let _ = child.kill();
+                        child.wait().unwrap();
+                        let context = format!("worker {w}, kill after {at} µs");
+                        assert_truthful(&config, &ledger, &context);
+                        let (entries, _) = ledger_entries(&ledger);
+                        let results = results_of(&entries, &signed().payload_sha256);
+                        let replaced = fs::read(&config).unwrap() == new_config();
+                        seen[match (results.last().map(String::as_str), replaced) {
+                            (None, _) => 0,
+                            (Some("intent"), false) => 1,
+                            (Some("intent"), true) => 2,
+                            _ => 3,
+                        }] += 1;
+                        let start = Instant::now();
+                        if assert_next_apply_completes(&config, &ledger, &context) {
+                            whole = (whole * 3 + start.elapsed().as_micros() as u64) / 4;
+                        }
+                    }
+                    seen
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let sum = counts.iter().fold([0; 4], |mut a, c| {
+        (0..4).for_each(|i| a[i] += c[i]);
+        a
+    });
+    eprintln!(
+        "{} kills: {} before any write to the ledger, {} with an intent and the old config, {} with an intent and the new config, {} after the deployed entry (one apply: {whole} µs, first write at {writing} µs)",
+        sum.iter().sum::<usize>(),
+        sum[0],
+        sum[1],
+        sum[2],
+        sum[3]
+    );
+    assert!(sum.iter().sum::<usize>() >= 100);
+    assert!(sum[0] > 0 && sum[3] > 0, "kills landed before and after: {sum:?}");
 }
 
 // ---------------------------------------------------------------- item 5: ledger failures
