@@ -152,9 +152,7 @@ fn ledger_entries(path: &Path) -> (Vec<Value>, bool) {
     let entries = complete
         .lines()
         .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l).unwrap_or_else(|e| panic!("{} line {}: {e}: {l}", path.display(), i + 1))
-        })
+        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{} line {}: {e}: {l}", path.display(), i + 1)))
         .collect();
     (entries, torn)
 }
@@ -174,8 +172,7 @@ fn temps_in(dir: &Path) -> Vec<String> {
         .filter(|n| {
             // This version's names, and the `.NAME.deploy-gate-PID` of earlier ones.
             n.contains(".deploy-gate-tmp-")
-                || n
-                    .rsplit_once(".deploy-gate-")
+                || n.rsplit_once(".deploy-gate-")
                     .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
         })
         .collect()
@@ -193,7 +190,11 @@ fn fresh() -> (tempfile::TempDir, PathBuf) {
 /// `deployed` entry, every ledger line whole, no temporary file.
 fn assert_deployed_once(config: &Path, ledger: &Path) {
     let payload = &signed().payload_sha256;
-    assert_eq!(fs::read(config).unwrap(), new_config(), "the config holds the new bytes");
+    assert_eq!(
+        fs::read(config).unwrap(),
+        new_config(),
+        "the config holds the new bytes"
+    );
     assert_eq!(
         fs::read(backup_of(config)).unwrap(),
         CONFIG.as_bytes(),
@@ -325,9 +326,15 @@ fn assert_truthful(config: &Path, ledger: &Path, context: &str) {
     }
     let (entries, _) = ledger_entries(ledger);
     let results = results_of(&entries, payload);
-    assert!(results.iter().filter(|r| *r == "deployed").count() <= 1, "{context}: {results:?}");
+    assert!(
+        results.iter().filter(|r| *r == "deployed").count() <= 1,
+        "{context}: {results:?}"
+    );
     if results.last().map(String::as_str) == Some("deployed") {
-        assert_eq!(now, new, "{context}: the ledger says deployed only when the config was replaced");
+        assert_eq!(
+            now, new,
+            "{context}: the ledger says deployed only when the config was replaced"
+        );
     }
     if now == new {
         assert!(
@@ -370,7 +377,11 @@ fn every_crash_point_leaves_a_truthful_state_that_the_next_apply_resolves() {
         let replaced = matches!(*step, "config-renamed" | "outcome-logged");
         assert_eq!(fs::read(&config).unwrap() == new_config(), replaced, "{step}");
         if *step == "backup-written" || *step == "config-written" {
-            assert_eq!(temps_in(dir.path()).len(), 1, "{step}: a crash leaves its temporary file");
+            assert_eq!(
+                temps_in(dir.path()).len(),
+                1,
+                "{step}: a crash leaves its temporary file"
+            );
         }
         let next = apply(&config, Some(&ledger), &[]);
         let err = stderr(&next);
@@ -384,7 +395,10 @@ fn every_crash_point_leaves_a_truthful_state_that_the_next_apply_resolves() {
                 assert_eq!(next.status.code(), Some(0), "{step}: {err}");
             }
             "config-renamed" => {
-                assert!(err.contains("DID replace") && err.contains("IS deployed"), "{step}: {err}");
+                assert!(
+                    err.contains("DID replace") && err.contains("IS deployed"),
+                    "{step}: {err}"
+                );
                 assert_eq!(next.status.code(), Some(2), "{step}: {err}");
             }
             "outcome-logged" => assert_eq!(next.status.code(), Some(2), "{step}: {err}"),
@@ -470,7 +484,7 @@ fn kill_9_at_random_moments_leaves_a_truthful_state_and_the_next_apply_completes
                         // after the end; the others anywhere.
                         let r = next(&mut seed);
                         let end = whole + whole / 8;
-                        let at = if r % 4 == 0 {
+                        let at = if r.is_multiple_of(4) {
                             r / 4 % end
                         } else {
                             let from = (whole as f64 * writing_share * 0.75) as u64;
@@ -755,7 +769,11 @@ fn a_full_disk_keeps_the_old_config_leaves_no_temporary_file_and_names_the_file(
         match out.status.code() {
             Some(0) => assert_deployed_once(&config, &ledger),
             Some(1) => {
-                assert_eq!(fs::read(&config).unwrap(), CONFIG.as_bytes(), "{pages}: old config intact");
+                assert_eq!(
+                    fs::read(&config).unwrap(),
+                    CONFIG.as_bytes(),
+                    "{pages}: old config intact"
+                );
                 assert!(err.contains("NOT deployed") || results.is_empty(), "{pages}: {err}");
                 assert!(err.contains(&s(&mnt)), "{pages}: the error names the file: {err}");
                 assert!(!results.iter().any(|r| r == "deployed"), "{results:?}");
@@ -768,11 +786,7 @@ fn a_full_disk_keeps_the_old_config_leaves_no_temporary_file_and_names_the_file(
             }
             c => panic!("{pages}: exit {c:?}: {err}"),
         }
-        assert_eq!(
-            temps_in(&mnt),
-            Vec::<String>::new(),
-            "{pages}: no temporary file left"
-        );
+        assert_eq!(temps_in(&mnt), Vec::<String>::new(), "{pages}: no temporary file left");
         if let Ok(b) = fs::read(backup_of(&config)) {
             assert_eq!(b, CONFIG.as_bytes());
         }
@@ -784,7 +798,10 @@ fn a_full_disk_keeps_the_old_config_leaves_no_temporary_file_and_names_the_file(
             assert_deployed_once(&config, &ledger);
         }
     }
-    assert!(failed_at_backup && failed_at_config, "the disk filled up at both writes");
+    assert!(
+        failed_at_backup && failed_at_config,
+        "the disk filled up at both writes"
+    );
 }
 
 #[test]
@@ -799,7 +816,11 @@ fn symlinks_planted_at_predictable_temporary_names_are_never_written_through() {
     let mut probe = probe;
     probe.wait().unwrap();
     for p in pid..pid + 3000 {
-        for name in ["config.yaml", "config.yaml.backup", &*backup_of(&config).file_name().unwrap().to_string_lossy()] {
+        for name in [
+            "config.yaml",
+            "config.yaml.backup",
+            &*backup_of(&config).file_name().unwrap().to_string_lossy(),
+        ] {
             let _ = std::os::unix::fs::symlink(&victim, dir.path().join(format!(".{name}.deploy-gate-{p}")));
         }
     }
@@ -807,9 +828,16 @@ fn symlinks_planted_at_predictable_temporary_names_are_never_written_through() {
     std::os::unix::fs::symlink(&victim, backup_of(&config)).unwrap();
     let out = apply(&config, Some(&ledger), &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(fs::read_to_string(&victim).unwrap(), "VICTIM", "nothing written through a link");
+    assert_eq!(
+        fs::read_to_string(&victim).unwrap(),
+        "VICTIM",
+        "nothing written through a link"
+    );
     let backup = fs::symlink_metadata(backup_of(&config)).unwrap();
-    assert!(backup.file_type().is_file(), "the planted link at the backup's name is replaced, not followed");
+    assert!(
+        backup.file_type().is_file(),
+        "the planted link at the backup's name is replaced, not followed"
+    );
     assert_eq!(fs::read(backup_of(&config)).unwrap(), CONFIG.as_bytes());
     assert_eq!(fs::read(&config).unwrap(), new_config());
 }
@@ -829,8 +857,19 @@ fn a_0600_configs_backup_and_replacement_keep_its_mode_and_owner() {
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         for file in [backup_of(&config), config.clone()] {
             let m = fs::metadata(&file).unwrap();
-            assert_eq!(m.mode() & 0o777, mode, "{}: mode {:o}", file.display(), m.mode() & 0o777);
-            assert_eq!((m.uid(), m.gid()), (want.uid(), want.gid()), "{}: owner", file.display());
+            assert_eq!(
+                m.mode() & 0o777,
+                mode,
+                "{}: mode {:o}",
+                file.display(),
+                m.mode() & 0o777
+            );
+            assert_eq!(
+                (m.uid(), m.gid()),
+                (want.uid(), want.gid()),
+                "{}: owner",
+                file.display()
+            );
         }
     }
 }
@@ -850,14 +889,25 @@ fn a_symlinked_config_is_updated_where_it_points_and_the_links_stay() {
     let ledger = dir.path().join("ledger.jsonl");
     let out = apply(&config, Some(&ledger), &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(fs::read_link(&config).unwrap(), Path::new("..data/config.yaml"), "the link stays");
+    assert_eq!(
+        fs::read_link(&config).unwrap(),
+        Path::new("..data/config.yaml"),
+        "the link stays"
+    );
     assert_eq!(
         fs::read_link(dir.path().join("..data")).unwrap(),
         Path::new("..2026_12_01_08_00_00.000000001")
     );
-    assert_eq!(fs::read(stamp.join("config.yaml")).unwrap(), new_config(), "the file it points to is updated");
+    assert_eq!(
+        fs::read(stamp.join("config.yaml")).unwrap(),
+        new_config(),
+        "the file it points to is updated"
+    );
     let backup = backup_of(&config);
-    assert!(fs::symlink_metadata(&backup).unwrap().is_file(), "the backup is beside the path as given");
+    assert!(
+        fs::symlink_metadata(&backup).unwrap().is_file(),
+        "the backup is beside the path as given"
+    );
     assert_eq!(fs::read(&backup).unwrap(), CONFIG.as_bytes());
     assert_eq!(temps_in(dir.path()), Vec::<String>::new());
     assert_eq!(temps_in(&stamp), Vec::<String>::new());
@@ -883,7 +933,10 @@ fn a_symlinked_config_is_updated_where_it_points_and_the_links_stay() {
     assert_eq!(fs::read_link(alt.join("serving")).unwrap(), opt.join("serving.yaml"));
     assert_eq!(fs::read(opt.join("serving.yaml")).unwrap(), new_config());
     assert_eq!(fs::read(backup_of(&config)).unwrap(), CONFIG.as_bytes());
-    assert!(default_ledger(&opt.join("serving.yaml")).exists(), "the default ledger is beside the file itself");
+    assert!(
+        default_ledger(&opt.join("serving.yaml")).exists(),
+        "the default ledger is beside the file itself"
+    );
 }
 
 // ---------------------------------------------------------------- CLI wiring
@@ -896,7 +949,11 @@ fn rollback_restores_the_upstream_named_backup_or_else_the_legacy_one_and_says_w
     let out = apply(&config, None, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let upstream = dir.path().join(backup_file_name("serving.yml"));
-    assert_eq!(fs::read(&upstream).unwrap(), CONFIG.as_bytes(), "upstream's backup name");
+    assert_eq!(
+        fs::read(&upstream).unwrap(),
+        CONFIG.as_bytes(),
+        "upstream's backup name"
+    );
     let out = run(&["rollback".into(), "--config".into(), s(&config)]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains(&s(&upstream)), "{}", stderr(&out));

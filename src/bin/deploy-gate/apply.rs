@@ -188,7 +188,8 @@ impl ConfigPaths {
     }
 
     fn default_ledger(&self) -> PathBuf {
-        self.real_dir.join(format!("{}.deploy-gate-ledger.jsonl", self.real_name))
+        self.real_dir
+            .join(format!("{}.deploy-gate-ledger.jsonl", self.real_name))
     }
 }
 
@@ -398,10 +399,7 @@ impl LedgerFile {
         };
         let problem = match written {
             Ok(n) if n == bytes.len() => None,
-            Ok(n) => Some(format!(
-                "only {n} of {} bytes written (is the disk full?)",
-                bytes.len()
-            )),
+            Ok(n) => Some(format!("only {n} of {} bytes written (is the disk full?)", bytes.len())),
             Err(e) => Some(e.to_string()),
         };
         if let Some(problem) = problem {
@@ -556,7 +554,11 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         if read_ledger(Some(&ledger_path))?.contains(&v.payload_sha256) {
             return Ok(invalid(
                 "replayed",
-                &format!("decision {} is in the ledger {} already", v.payload_sha256, ledger_path.display()),
+                &format!(
+                    "decision {} is in the ledger {} already",
+                    v.payload_sha256,
+                    ledger_path.display()
+                ),
             ));
         }
         eprintln!(
@@ -572,7 +574,21 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         return Ok(if v.approved { EXIT_OK } else { EXIT_BLOCKED });
     }
 
-    let _config_lock = lock_config(&paths)?;
+    let _config_lock = match lock_config(&paths) {
+        Ok(lock) => Some(lock),
+        // A deploy command does not write beside the config, which may be read-only (a
+        // ConfigMap mount); the ledger's lock still holds.
+        Err(e)
+            if !args.deploy_cmd.is_empty()
+                && e.downcast_ref::<io::Error>()
+                    .and_then(io::Error::raw_os_error)
+                    .is_some_and(|c| [libc::EROFS, libc::EACCES, libc::EPERM].contains(&c)) =>
+        {
+            eprintln!("deploy-gate: warning: {e:#}; only the ledger is locked");
+            None
+        }
+        Err(e) => return Err(e),
+    };
     let mut ledger = LedgerFile::open_locked(&ledger_path)?;
     crash_point(args, Step::Locked);
     remove_stale_temps(&paths.real_dir, &paths.real_name)?;

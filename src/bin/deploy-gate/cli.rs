@@ -62,10 +62,11 @@ enum Command {
     /// Verify a signed decision. Exit 0: valid (whatever the decision). 2: invalid, with the
     /// failing check named. 1: usage or I/O.
     Verify(crate::sign::VerifyArgs),
-    /// Verify, then deploy (PASSED) or keep the old model (FAILED). Exit 0: deployed. 3: kept
-    /// the old model. 2: verification failed. 1: usage or I/O.
+    /// Verify, then deploy (PASSED) or keep the old model (FAILED), once per decision. Exit 0:
+    /// deployed. 3: kept the old model. 2: verification failed (or applied already). 4:
+    /// deployed, but the ledger could not record it. 1: usage or I/O (nothing deployed).
     Apply(crate::apply::ApplyArgs),
-    /// Restore the config saved by the last `apply` (CONFIG.backup).
+    /// Restore the config saved by the last `apply` (upstream's backup name, else NAME.backup).
     Rollback {
         /// The serving config.
         #[arg(long, value_name = "CONFIG.yaml")]

@@ -240,7 +240,12 @@ pub struct VerifyArgs {
 }
 
 /// Runs every check; `Ok(Err(..))` is a verification failure (exit 2), `Err` an I/O problem.
-pub(crate) fn check(envelope: &Path, trust: &TrustArgs, digest: &str, target: &str) -> Result<Result<Verified, (String, String)>> {
+pub(crate) fn check(
+    envelope: &Path,
+    trust: &TrustArgs,
+    digest: &str,
+    target: &str,
+) -> Result<Result<Verified, (String, String)>> {
     let bytes = fs::read(envelope).with_context(|| format!("cannot read envelope {}", envelope.display()))?;
     let mut trusted = Vec::new();
     for path in &trust.trusted_key {
