@@ -416,6 +416,26 @@ fn every_crash_point_leaves_a_truthful_state_that_the_next_apply_resolves() {
     }
 }
 
+#[test]
+fn an_interrupted_intent_on_a_config_changed_since_is_recorded_unknown_and_not_applied_again() {
+    let (dir, config) = fresh();
+    let ledger = dir.path().join("ledger.jsonl");
+    let out = apply(&config, Some(&ledger), &["--fail-at", "intent-logged"]);
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT));
+    let edited = "# edited by hand after the crash\nbackend: api\n";
+    fs::write(&config, edited).unwrap();
+    let out = apply(&config, Some(&ledger), &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("neither the bytes before nor after") && err.contains("replayed"),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(&config).unwrap(), edited, "the config is left alone");
+    let (entries, _) = ledger_entries(&ledger);
+    assert_eq!(results_of(&entries, &signed().payload_sha256), ["intent", "unknown"]);
+}
+
 fn seed() -> u64 {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -665,10 +665,11 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
             let mut failed = intent.clone();
             failed.result = Outcome::NotDeployed;
             failed.applied_at = time::format_rfc3339(now());
-            if let Err(le) = ledger.append(&failed) {
-                eprintln!("deploy-gate: {le:#}");
-            }
-            return Err(e);
+            let recorded = match ledger.append(&failed) {
+                Ok(()) => "recorded as not deployed".to_owned(),
+                Err(le) => format!("{le:#}; the next apply records it as unknown"),
+            };
+            return Err(e.context(format!("NOT deployed ({recorded})")));
         }
         return finish(args, &v, &mut ledger, intent, &model_path, json!({}));
     }
