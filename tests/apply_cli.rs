@@ -725,14 +725,16 @@ fn each_ledger_entry_is_one_write_of_a_whole_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let trace = fs::read_to_string(&trace).unwrap();
-    let fd = trace
-        .lines()
-        .find(|l| l.contains(&format!("\"{}\"", s(&ledger))) && l.contains("O_APPEND"))
-        .and_then(|l| l.rsplit("= ").next())
-        .unwrap_or_else(|| panic!("no O_APPEND open of the ledger: {trace}"))
-        .trim()
-        .to_owned();
-    let writes = trace.lines().filter(|l| l.contains(&format!("write({fd}, "))).count();
+    let lines: Vec<&str> = trace.lines().collect();
+    let open = lines
+        .iter()
+        .position(|l| l.contains(&format!("\"{}\"", s(&ledger))) && l.contains("O_APPEND"))
+        .unwrap_or_else(|| panic!("no O_APPEND open of the ledger: {trace}"));
+    let fd = lines[open].rsplit("= ").next().unwrap().trim().to_owned();
+    let writes = lines[open..]
+        .iter()
+        .filter(|l| l.contains(&format!("write({fd}, ")))
+        .count();
     assert_eq!(writes, 2, "one write for the intent, one for the deployed entry");
 }
 

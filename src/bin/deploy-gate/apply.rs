@@ -646,7 +646,13 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         if !args.rollback_cmd.is_empty() {
             run_program(&args.rollback_cmd, &env, "rollback")?;
         }
-        ledger.append(&entry_for(&v, Outcome::KeptOld))?;
+        ledger
+            .append(&entry_for(&v, Outcome::KeptOld))
+            .context(if args.rollback_cmd.is_empty() {
+                "KEPT the old model (nothing was changed), but the ledger could not record the decision"
+            } else {
+                "KEPT the old model (the rollback command ran), but the ledger could not record the decision"
+            })?;
         crash_point(args, Step::OutcomeLogged);
         report(&v, "kept_old", &ledger.path, json!({}))?;
         eprintln!("deploy-gate: KEPT the old model — {}", v.reason);
