@@ -305,6 +305,42 @@ mod tests {
     }
 
     #[test]
+    fn a_write_cut_at_any_byte_leaves_the_whole_entries_before_it() {
+        let entries: Vec<Entry> = (0..3)
+            .map(|i| Entry::new(&format!("{i:064x}"), Outcome::Deployed, "2026-12-01T00:00:00Z"))
+            .collect();
+        let bytes: Vec<u8> = entries.iter().flat_map(Entry::to_line).collect();
+        let ends: Vec<usize> = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'\n')
+            .map(|(i, _)| i + 1)
+            .collect();
+        for cut in 0..=bytes.len() {
+            let l = parse(&bytes[..cut]).unwrap();
+            let whole = ends.iter().filter(|&&e| e <= cut).count();
+            if ends.contains(&cut) || cut == 0 {
+                assert_eq!((l.entries.len(), &l.tail), (whole, &Tail::Clean), "cut at {cut}");
+            } else if ends.contains(&(cut + 1)) {
+                // Only the newline is missing.
+                assert_eq!(
+                    (l.entries.len(), &l.tail),
+                    (whole + 1, &Tail::Unterminated),
+                    "cut at {cut}"
+                );
+            } else {
+                assert_eq!(l.entries.len(), whole, "cut at {cut}");
+                assert!(
+                    matches!(l.tail, Tail::Torn { line, .. } if line == whole + 1),
+                    "cut at {cut}"
+                );
+                assert_eq!(l.complete_len, ends.get(whole.wrapping_sub(1)).copied().unwrap_or(0));
+            }
+            assert_eq!(&l.entries[..], &entries[..l.entries.len()]);
+        }
+    }
+
+    #[test]
     fn a_bad_complete_line_is_an_error_naming_it() {
         let mut bytes = line("a", Outcome::Deployed);
         bytes.extend_from_slice(b"\nnot json\n");

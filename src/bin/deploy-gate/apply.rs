@@ -354,6 +354,10 @@ impl LedgerFile {
             .open(path)
             .with_context(|| format!("cannot open the ledger {} for appending", path.display()))?;
         flock(&file, path, "ledger")?;
+        if file.metadata().is_ok_and(|m| m.len() == 0) {
+            // Perhaps just created: make its name durable before anything relies on it.
+            sync_dir(&dir_of(path))?;
+        }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
             .with_context(|| format!("cannot read the ledger {}", path.display()))?;
@@ -681,11 +685,15 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     }
 
     // The built-in edit.
-    let meta = fs::metadata(&paths.real).with_context(|| format!("cannot read config {}", paths.given.display()))?;
+    let cannot_read = || format!("cannot read config {}", paths.given.display());
+    let mut file = File::open(&paths.real).with_context(cannot_read)?;
+    let meta = file.metadata().with_context(cannot_read)?;
     if !meta.is_file() {
         bail!("config {} is not a regular file", paths.given.display());
     }
-    let original = fs::read(&paths.real).with_context(|| format!("cannot read config {}", paths.given.display()))?;
+    let mut original = Vec::new();
+    file.read_to_end(&mut original).with_context(cannot_read)?;
+    drop(file);
     let given_model_path = args.model_path.to_string_lossy();
     let change = Change {
         model_path: &given_model_path,
