@@ -349,7 +349,24 @@ fn assert_truthful(config: &Path, ledger: &Path, context: &str) {
 /// Returns whether it deployed.
 fn assert_next_apply_completes(config: &Path, ledger: &Path, context: &str) -> bool {
     let was_new = fs::read(config).unwrap() == new_config();
+    let (entries, _) = ledger_entries(ledger);
+    let interrupted = results_of(&entries, &signed().payload_sha256)
+        .last()
+        .map(String::as_str)
+        == Some("intent");
     let out = apply(config, Some(ledger), &[]);
+    if interrupted {
+        let want = if was_new {
+            "DID replace"
+        } else {
+            "recorded as not deployed"
+        };
+        assert!(
+            stderr(&out).contains("interrupted apply") && stderr(&out).contains(want),
+            "{context}: the interrupted apply is reported: {}",
+            stderr(&out)
+        );
+    }
     if was_new {
         assert_eq!(out.status.code(), Some(2), "{context}: {}", stderr(&out));
         assert!(stderr(&out).contains("replayed"), "{context}: {}", stderr(&out));
