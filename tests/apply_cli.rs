@@ -453,6 +453,46 @@ fn an_interrupted_intent_on_a_config_changed_since_is_recorded_unknown_and_not_a
     assert_eq!(results_of(&entries, &signed().payload_sha256), ["intent", "unknown"]);
 }
 
+#[test]
+fn an_interrupted_deploy_command_is_recorded_unknown_and_not_run_again() {
+    let (dir, config) = fresh();
+    let ledger = dir.path().join("ledger.jsonl");
+    let runs = dir.path().join("runs");
+    let cmd = [
+        "--deploy-cmd",
+        "/bin/sh",
+        "-c",
+        "echo run >> \"$0\"",
+        &*s(&runs).leak(),
+        ";",
+    ];
+    let mut crashed = cmd.to_vec();
+    crashed.extend(["--fail-at", "intent-logged"]);
+    let out = apply(&config, Some(&ledger), &crashed);
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT));
+    let out = apply(&config, Some(&ledger), &cmd);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("outcome is unknown"), "{err}");
+    assert!(!runs.exists(), "the command is not run again");
+    let (entries, _) = ledger_entries(&ledger);
+    assert_eq!(results_of(&entries, &signed().payload_sha256), ["intent", "unknown"]);
+    // A command that fails: not deployed, and the decision may be retried.
+    let (dir, config) = fresh();
+    let ledger = dir.path().join("ledger.jsonl");
+    let out = apply(&config, Some(&ledger), &["--deploy-cmd", "/bin/false", ";"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("NOT deployed"), "{}", stderr(&out));
+    let out = apply(&config, Some(&ledger), &cmd);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read_to_string(&runs).unwrap(), "run\n");
+    let (entries, _) = ledger_entries(&ledger);
+    assert_eq!(
+        results_of(&entries, &signed().payload_sha256),
+        ["intent", "not_deployed", "intent", "deployed"]
+    );
+}
+
 fn seed() -> u64 {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
