@@ -46,6 +46,7 @@ fn check(envelope: &[u8], trusted: &[VerifyingKey], threshold: usize) -> Result<
             now: NOW,
             max_age: 24 * 3600,
             already_applied: &|_| false,
+            limits: Default::default(),
         },
     )
 }
@@ -206,6 +207,7 @@ fn each_tampering_is_rejected_with_its_own_check() {
             now: NOW,
             max_age: 86400,
             already_applied: &ledger,
+            limits: Default::default(),
         },
     );
     assert_eq!(rejected(replay), "replayed");

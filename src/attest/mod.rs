@@ -9,12 +9,16 @@
 pub mod dsse;
 pub mod jcs;
 pub mod keys;
+pub mod strict;
 pub mod time;
 
 use dsse::{Envelope, Signature, PAYLOAD_TYPE};
 use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 
 /// `_type` of an in-toto Statement v1.
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
@@ -169,7 +173,9 @@ pub fn cosign(existing: &Envelope, claim: &Claim<'_>, key: &SigningKey) -> Resul
         return Err(cosign_err("its payloadType is not an in-toto statement"));
     }
     let payload = dsse::decode(&existing.payload).ok_or_else(|| cosign_err("its payload is not base64"))?;
-    let found: Value = serde_json::from_slice(&payload).map_err(|_| cosign_err("its payload is not JSON"))?;
+    // Read as the verifier reads it: a statement with a duplicate key means different things
+    // to different parsers, and must not gain a signature.
+    let found = strict::from_slice(&payload).map_err(|e| SignError::Cosign(format!("its payload: {e}")))?;
     let mut wanted = statement(claim)?;
     wanted["predicate"]["timeVerified"] = found["predicate"]["timeVerified"].clone();
     for (what, pointer) in [
@@ -193,14 +199,60 @@ pub fn cosign(existing: &Envelope, claim: &Claim<'_>, key: &SigningKey) -> Resul
     Ok(out)
 }
 
+/// The default most bytes of a statement (the decoded payload): 64 MiB. A report of the
+/// default 200 samples is about 100 KB; one of every case of a large log (`--max-samples
+/// none`) is about 300 bytes a case, so this holds some 200,000 cases.
+pub const DEFAULT_MAX_STATEMENT_BYTES: usize = 64 << 20;
+/// The most signatures an envelope may carry: every one may cost a hash of the whole
+/// statement per trusted key, and a real envelope has one per reviewer.
+pub const MAX_SIGNATURES: usize = 32;
+/// Room in an envelope beyond its base64 payload: signatures, key ids, whitespace.
+const ENVELOPE_OVERHEAD: usize = 64 << 10;
+
+/// Sizes and counts an envelope may not exceed; each is checked before the work it bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most bytes of the envelope file.
+    pub envelope_bytes: usize,
+    /// The most bytes of the statement (the decoded payload).
+    pub statement_bytes: usize,
+    /// The most signatures in the envelope.
+    pub signatures: usize,
+}
+
+impl Limits {
+    /// The limits for statements of at most `statement_bytes`: the envelope may have 1.5 times
+    /// as many bytes plus 64 KiB (base64 makes the payload 4/3 as long), and
+    /// [`MAX_SIGNATURES`] signatures.
+    pub fn for_statement_bytes(statement_bytes: usize) -> Limits {
+        Limits {
+            envelope_bytes: statement_bytes
+                .saturating_add(statement_bytes / 2)
+                .saturating_add(ENVELOPE_OVERHEAD),
+            statement_bytes,
+            signatures: MAX_SIGNATURES,
+        }
+    }
+}
+
+impl Default for Limits {
+    /// [`DEFAULT_MAX_STATEMENT_BYTES`] (64 MiB) statements, 96 MiB + 64 KiB envelopes, 32
+    /// signatures.
+    fn default() -> Limits {
+        Limits::for_statement_bytes(DEFAULT_MAX_STATEMENT_BYTES)
+    }
+}
+
 /// What a verifier requires.
 pub struct Requirements<'a> {
-    /// The only keys whose signatures count.
+    /// The only keys whose signatures count. The same public key given more than once (in
+    /// another file or spelling) is one key.
     pub trusted: &'a [VerifyingKey],
-    /// How many distinct trusted keys must have signed (at least 1).
+    /// How many distinct trusted keys must have signed (at least 1; more than the distinct
+    /// trusted keys is refused).
     pub threshold: usize,
     /// The sha256 (hex) of the artifact about to be deployed; `None` skips the check (the page
-    /// without a digest entered).
+    /// without a digest entered), and then the statement must name exactly one subject.
     pub subject_sha256: Option<&'a str>,
     /// The deployment target; `None` skips the check.
     pub target: Option<&'a str>,
@@ -210,14 +262,50 @@ pub struct Requirements<'a> {
     pub max_age: i64,
     /// Whether a statement (by its payload sha256) was applied already (the ledger).
     pub already_applied: &'a dyn Fn(&str) -> bool,
+    /// Size and count limits ([`Limits::default`] unless raised).
+    pub limits: Limits,
 }
 
 /// Why an envelope was rejected; each check has its own variant, in the order they run.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum VerifyError {
+    /// The threshold is more than the distinct trusted keys: no envelope can meet it.
+    #[error(
+        "a threshold of {required} can never be met: the trusted keys given are {distinct} distinct public key(s)"
+    )]
+    Threshold {
+        /// The threshold.
+        required: usize,
+        /// Distinct public keys among the trusted keys.
+        distinct: usize,
+    },
+    /// The envelope has more bytes than the limit (nothing of it was read).
+    #[error("the envelope is {bytes} bytes, more than the limit of {limit} bytes")]
+    EnvelopeSize {
+        /// Its size.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// Not a DSSE envelope (JSON shape, base64 payload, at least one signature).
     #[error("not a DSSE envelope: {0}")]
     Envelope(String),
+    /// The envelope has more signatures than the limit (none was checked).
+    #[error("the envelope has {count} signatures, more than the limit of {limit}")]
+    SignatureCount {
+        /// How many it has.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The payload decodes to more bytes than the limit (it was not decoded).
+    #[error("the statement is {bytes} bytes, more than the limit of {limit} bytes")]
+    StatementSize {
+        /// Its decoded size.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// Fewer distinct trusted keys verified than the threshold.
     #[error("{verified} of the required {required} trusted signature(s) verified")]
     Signature {
@@ -229,6 +317,9 @@ pub enum VerifyError {
     /// The payload type is not an in-toto statement.
     #[error("payloadType is `{0}`, not {PAYLOAD_TYPE}")]
     PayloadType(String),
+    /// The statement has an object with a key twice: parsers disagree on what it says.
+    #[error("the statement is ambiguous: {0}")]
+    DuplicateKey(strict::StrictJsonError),
     /// The statement's `_type` is wrong (or the payload is not a statement).
     #[error("not an in-toto Statement v1: {0}")]
     StatementType(String),
@@ -243,6 +334,16 @@ pub enum VerifyError {
         /// The statement's digest(s).
         found: String,
     },
+    /// Several different subjects could be the one meant: none is chosen.
+    #[error("the statement names {count} different subjects that could be meant ({names}); {hint}")]
+    AmbiguousSubject {
+        /// How many.
+        count: usize,
+        /// Their names and digests.
+        names: String,
+        /// What would settle it.
+        hint: &'static str,
+    },
     /// The target is not the one being deployed to.
     #[error("the statement is for target `{found}`, not `{expected}`")]
     Target {
@@ -251,6 +352,9 @@ pub enum VerifyError {
         /// The statement's `resourceUri`.
         found: String,
     },
+    /// `timeVerified` is not an RFC 3339 date-time of a real time.
+    #[error("timeVerified: {0}")]
+    Time(time::TimeError),
     /// `timeVerified` is older than the maximum age.
     #[error("the decision is {age_seconds} s old, older than the maximum {max_seconds} s")]
     TooOld {
@@ -274,13 +378,20 @@ impl VerifyError {
     /// The name of the failed check.
     pub fn check(&self) -> &'static str {
         match self {
+            VerifyError::Threshold { .. } => "threshold",
+            VerifyError::EnvelopeSize { .. } => "envelope_size",
             VerifyError::Envelope(_) => "envelope",
+            VerifyError::SignatureCount { .. } => "signature_count",
+            VerifyError::StatementSize { .. } => "statement_size",
             VerifyError::Signature { .. } => "signature",
             VerifyError::PayloadType(_) => "payload_type",
+            VerifyError::DuplicateKey(_) => "duplicate_key",
             VerifyError::StatementType(_) => "statement_type",
             VerifyError::Predicate(_) => "predicate",
             VerifyError::SubjectDigest { .. } => "subject_digest",
+            VerifyError::AmbiguousSubject { .. } => "ambiguous_subject",
             VerifyError::Target { .. } => "target",
+            VerifyError::Time(_) => "time",
             VerifyError::TooOld { .. } => "too_old",
             VerifyError::FromTheFuture { .. } => "from_the_future",
             VerifyError::Replayed(_) => "replayed",
@@ -295,16 +406,19 @@ pub struct Verified {
     pub statement: Value,
     /// sha256 of the payload bytes (the ledger key).
     pub payload_sha256: String,
-    /// Key ids of the trusted keys whose signatures verified.
+    /// Key ids of the trusted keys whose signatures verified, each key once.
     pub signers: Vec<String>,
     /// `verificationResult == "PASSED"`.
     pub approved: bool,
     /// The decision's reason string.
     pub reason: String,
-    /// The subject (model) name.
+    /// The name of the subject that matched the artifact (the only subject when no artifact
+    /// digest was required).
     pub model_name: String,
-    /// The subject digest, hex.
+    /// That subject's digest, lowercase hex.
     pub model_sha256: String,
+    /// That subject's position in the statement's `subject` list.
+    pub subject_index: usize,
     /// `resourceUri`.
     pub target: String,
     /// `timeVerified`, Unix seconds.
@@ -318,34 +432,174 @@ impl Verified {
     }
 }
 
+/// The envelope as read for verification: the payload borrowed from the input when it can be,
+/// the signatures only delimited (each is decoded once their number is known to be allowed).
+/// Serde's derive refuses a repeated field.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Incoming<'a> {
+    payload_type: String,
+    #[serde(borrow)]
+    payload: Cow<'a, str>,
+    #[serde(borrow)]
+    signatures: Vec<&'a RawValue>,
+}
+
+/// The trusted keys, each public key once (compared as curve points, so that two encodings
+/// of one key are one key).
+fn distinct_keys(trusted: &[VerifyingKey]) -> Vec<&VerifyingKey> {
+    let mut seen: Vec<[u8; 32]> = Vec::with_capacity(trusted.len());
+    let mut keys = Vec::with_capacity(trusted.len());
+    for key in trusted {
+        let point = key.to_edwards().compress().to_bytes();
+        if !seen.contains(&point) {
+            seen.push(point);
+            keys.push(key);
+        }
+    }
+    keys
+}
+
+/// The subject the deploy is about: the one whose digest is the artifact's, or the only one.
+fn choose_subject(subjects: &[Value], expected: Option<&str>) -> Result<(usize, String, String), VerifyError> {
+    let entries: Vec<(usize, String, String)> = subjects
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let digest = s.pointer("/digest/sha256").and_then(Value::as_str)?;
+            let name = s.get("name").and_then(Value::as_str).unwrap_or("");
+            Some((i, name.to_owned(), digest.to_ascii_lowercase()))
+        })
+        .collect();
+    let candidates: Vec<&(usize, String, String)> = match expected {
+        Some(expected) => {
+            let expected = expected.to_ascii_lowercase();
+            let matching: Vec<_> = entries.iter().filter(|e| e.2 == expected).collect();
+            if matching.is_empty() {
+                let found: Vec<&str> = entries.iter().map(|e| e.2.as_str()).collect();
+                return Err(VerifyError::SubjectDigest {
+                    expected,
+                    found: found.join(", "),
+                });
+            }
+            matching
+        }
+        None => entries.iter().collect(),
+    };
+    let mut distinct: Vec<&(usize, String, String)> = Vec::new();
+    for c in &candidates {
+        if !distinct.iter().any(|d| (&d.1, &d.2) == (&c.1, &c.2)) {
+            distinct.push(c);
+        }
+    }
+    match distinct.as_slice() {
+        [] => Err(VerifyError::StatementType("no subject with a sha256 digest".into())),
+        [only] => Ok((*only).clone()),
+        several => Err(VerifyError::AmbiguousSubject {
+            count: several.len(),
+            names: several
+                .iter()
+                .map(|(_, name, digest)| format!("`{name}` sha256:{digest}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            hint: if expected.is_some() {
+                "their digests are the same but their names differ"
+            } else {
+                "give the artifact's digest to say which one is deployed"
+            },
+        }),
+    }
+}
+
 /// Verifies an envelope's bytes against the requirements, in the order of DESIGN "Verify".
+///
+/// Limits come first, each before the work it bounds: the envelope's size before it is
+/// parsed, the number of signatures before any is decoded, the statement's size (from the
+/// payload's length) before it is decoded.
 pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified, VerifyError> {
-    // 1. Envelope shape.
-    let env: Envelope = serde_json::from_slice(envelope_bytes).map_err(|e| VerifyError::Envelope(e.to_string()))?;
-    let payload = dsse::decode(&env.payload).ok_or_else(|| VerifyError::Envelope("payload is not base64".into()))?;
+    let required = req.threshold.max(1);
+    let trusted = distinct_keys(req.trusted);
+    if required > trusted.len() {
+        return Err(VerifyError::Threshold {
+            required,
+            distinct: trusted.len(),
+        });
+    }
+    let limits = &req.limits;
+    // 1. Envelope size, shape and signature count.
+    if envelope_bytes.len() > limits.envelope_bytes {
+        return Err(VerifyError::EnvelopeSize {
+            bytes: envelope_bytes.len(),
+            limit: limits.envelope_bytes,
+        });
+    }
+    let env: Incoming<'_> = serde_json::from_slice(envelope_bytes).map_err(|e| VerifyError::Envelope(e.to_string()))?;
     if env.signatures.is_empty() {
         return Err(VerifyError::Envelope("no signatures".into()));
     }
-    // 2. Signatures, against the trusted keys only (keyid is a hint, never a filter); each
-    //    trusted key counts once, whatever the number of signatures it made.
-    let message = dsse::pae(&env.payload_type, &payload);
+    if env.signatures.len() > limits.signatures {
+        return Err(VerifyError::SignatureCount {
+            count: env.signatures.len(),
+            limit: limits.signatures,
+        });
+    }
+    let signatures = env
+        .signatures
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            serde_json::from_str::<Signature>(raw.get())
+                .map_err(|e| VerifyError::Envelope(format!("signature {}: {e}", i + 1)))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let payload_len = dsse::decoded_len(&env.payload)
+        .ok_or_else(|| VerifyError::Envelope("payload is not base64 (its length)".into()))?;
+    if payload_len > limits.statement_bytes {
+        return Err(VerifyError::StatementSize {
+            bytes: payload_len,
+            limit: limits.statement_bytes,
+        });
+    }
+    // The PAE message, with the payload decoded in place after its header.
+    let mut message = dsse::pae_header(&env.payload_type, payload_len);
+    let header_len = message.len();
+    message.reserve_exact(payload_len + 3);
+    if !dsse::decode_into(&env.payload, &mut message) || message.len() != header_len + payload_len {
+        return Err(VerifyError::Envelope("payload is not base64".into()));
+    }
+    drop(env.payload);
+    let payload = &message[header_len..];
+    // 2. Signatures, against the trusted keys only. The keyid only orders the tries (the key
+    //    it names first), it never excludes a key; each distinct key counts once, whatever the
+    //    number of signatures it made, and a repeated signature is checked once.
+    let keyids: Vec<String> = trusted.iter().map(|k| keys::keyid(k)).collect();
+    let mut counted = vec![false; trusted.len()];
+    let mut seen: Vec<[u8; 64]> = Vec::new();
     let mut signers: Vec<String> = Vec::new();
-    let mut counted = vec![false; req.trusted.len()];
-    for sig in &env.signatures {
-        let Some(bytes) = dsse::decode(&sig.sig) else {
+    for sig in &signatures {
+        if dsse::decoded_len(&sig.sig) != Some(64) {
+            continue;
+        }
+        let Some(bytes) = dsse::decode(&sig.sig).and_then(|b| <[u8; 64]>::try_from(b).ok()) else {
             continue;
         };
-        let Ok(sig) = ed25519_dalek::Signature::from_slice(&bytes) else {
+        if seen.contains(&bytes) {
             continue;
-        };
-        for (i, key) in req.trusted.iter().enumerate() {
-            if !counted[i] && key.verify_strict(&message, &sig).is_ok() {
+        }
+        seen.push(bytes);
+        let signature = ed25519_dalek::Signature::from_bytes(&bytes);
+        let hinted = keyids.iter().position(|id| *id == sig.keyid);
+        let order = hinted
+            .into_iter()
+            .chain((0..trusted.len()).filter(|&i| Some(i) != hinted));
+        for i in order {
+            if !counted[i] && trusted[i].verify_strict(&message, &signature).is_ok() {
                 counted[i] = true;
-                signers.push(keys::keyid(key));
+                signers.push(keyids[i].clone());
+                break;
             }
         }
     }
-    let required = req.threshold.max(1);
     if signers.len() < required {
         return Err(VerifyError::Signature {
             verified: signers.len(),
@@ -356,9 +610,12 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
     if env.payload_type != PAYLOAD_TYPE {
         return Err(VerifyError::PayloadType(env.payload_type));
     }
-    // 4. Statement and predicate types.
-    let statement: Value = serde_json::from_slice(&payload)
-        .map_err(|e| VerifyError::StatementType(format!("payload is not JSON: {e}")))?;
+    // 4. The statement, read strictly (a key twice anywhere is refused), and its types.
+    let statement = match strict::from_slice(payload) {
+        Ok(v) => v,
+        Err(e @ strict::StrictJsonError::DuplicateKey { .. }) => return Err(VerifyError::DuplicateKey(e)),
+        Err(e) => return Err(VerifyError::StatementType(format!("payload is not JSON: {e}"))),
+    };
     let found_type = statement.get("_type").and_then(Value::as_str).unwrap_or("");
     if found_type != STATEMENT_TYPE {
         return Err(VerifyError::StatementType(format!("_type is `{found_type}`")));
@@ -380,8 +637,6 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
     };
     let target = field("resourceUri")?.to_owned();
     let time_text = field("timeVerified")?;
-    let time_verified = time::parse_rfc3339(time_text)
-        .ok_or_else(|| VerifyError::Predicate(format!("timeVerified `{time_text}` is not RFC 3339")))?;
     let report_approved = pred
         .pointer("/https:~1~1deploy-gate.dev~1report~1v1/decision/approved")
         .and_then(Value::as_bool);
@@ -400,21 +655,8 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
         .and_then(Value::as_array)
         .filter(|s| !s.is_empty())
         .ok_or_else(|| VerifyError::StatementType("no subject".into()))?;
-    let digests: Vec<String> = subjects
-        .iter()
-        .filter_map(|s| s.pointer("/digest/sha256").and_then(Value::as_str))
-        .map(str::to_ascii_lowercase)
-        .collect();
-    // 5. Subject digest.
-    if let Some(expected) = req.subject_sha256 {
-        let expected = expected.to_ascii_lowercase();
-        if !digests.contains(&expected) {
-            return Err(VerifyError::SubjectDigest {
-                expected,
-                found: digests.join(", "),
-            });
-        }
-    }
+    // 5. Subject: the one whose digest is the artifact's (or the only one, without a digest).
+    let (subject_index, model_name, model_sha256) = choose_subject(subjects, req.subject_sha256)?;
     // 6. Target.
     if let Some(expected) = req.target {
         if expected != target {
@@ -424,13 +666,14 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
             });
         }
     }
-    // 7. Time.
-    if time_verified > req.now + MAX_SKEW_SECONDS {
+    // 7. Time: a real RFC 3339 time, within the maximum age, not in the future.
+    let time_verified = time::parse_rfc3339(time_text).map_err(VerifyError::Time)?;
+    if time_verified > req.now.saturating_add(MAX_SKEW_SECONDS) {
         return Err(VerifyError::FromTheFuture {
-            ahead_seconds: time_verified - req.now,
+            ahead_seconds: time_verified.saturating_sub(req.now),
         });
     }
-    let age = req.now - time_verified;
+    let age = req.now.saturating_sub(time_verified);
     if age > req.max_age {
         return Err(VerifyError::TooOld {
             age_seconds: age,
@@ -438,13 +681,14 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
         });
     }
     // 8. Replay.
-    let payload_sha256 = hex::encode(Sha256::digest(&payload));
+    let payload_sha256 = hex::encode(Sha256::digest(payload));
     if (req.already_applied)(&payload_sha256) {
         return Err(VerifyError::Replayed(payload_sha256));
     }
     Ok(Verified {
-        model_name: subjects[0].get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
-        model_sha256: digests.first().cloned().unwrap_or_default(),
+        model_name,
+        model_sha256,
+        subject_index,
         statement,
         payload_sha256,
         signers,

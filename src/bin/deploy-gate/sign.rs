@@ -7,7 +7,10 @@ use deploy_gate::attest::dsse::Envelope;
 use deploy_gate::attest::keys::{
     keyid, private_pem, public_pem, read_private_pem, read_public_pem, signing_key_from_seed,
 };
-use deploy_gate::attest::{cosign, directory_digest, parse_digest, sign, time, verify, Claim, Requirements, Verified};
+use deploy_gate::attest::{
+    cosign, directory_digest, parse_digest, sign, time, verify, Claim, Limits, Requirements, Verified, VerifyError,
+    DEFAULT_MAX_STATEMENT_BYTES,
+};
 use deploy_gate::compat::PassSet;
 use deploy_gate::decision::{GatePolicy, Mode, OnInsufficient};
 use deploy_gate::deploy::{deploy_config, Change, BACKENDS};
@@ -15,7 +18,7 @@ use deploy_gate::testset::TestSetPolicy;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -28,6 +31,26 @@ fn now() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+/// A size in bytes: a number, optionally with a binary suffix (`K`/`KiB`, `M`/`MiB`, `G`/`GiB`).
+fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(split);
+    let unit: usize = match suffix.trim() {
+        "" | "B" => 1,
+        "K" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        _ => return Err(format!("`{s}`: a size in bytes, e.g. 65536, 512K, 64M or 1G")),
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("`{s}`: a size in bytes, e.g. 65536, 512K, 64M or 1G"))
 }
 
 fn parse_max_age(s: &str) -> Result<i64, String> {
@@ -203,6 +226,46 @@ pub struct TrustArgs {
     /// The ledger of applied decisions: one already in it is refused.
     #[arg(long, value_name = "FILE")]
     ledger: Option<PathBuf>,
+    /// The largest statement accepted (the decoded payload; the envelope may be 1.5 times as
+    /// large plus 64 KiB). Default 64M.
+    #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_MAX_STATEMENT_BYTES, value_parser = parse_size, hide_default_value = true)]
+    max_statement_size: usize,
+}
+
+/// Reads an envelope, refusing one over the size limit before reading it.
+fn read_envelope(path: &Path, limit: usize) -> Result<Result<Vec<u8>, (String, String)>> {
+    let file = File::open(path).with_context(|| format!("cannot read envelope {}", path.display()))?;
+    let size = file
+        .metadata()
+        .with_context(|| format!("cannot read envelope {}", path.display()))?
+        .len();
+    let too_big = |bytes: u64| {
+        let e = VerifyError::EnvelopeSize {
+            bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+            limit,
+        };
+        (
+            e.check().to_owned(),
+            format!("{}: {e} (--max-statement-size raises it)", path.display()),
+        )
+    };
+    if size > limit as u64 {
+        return Ok(Err(too_big(size)));
+    }
+    // The size of a pipe is not known beforehand: read one byte past the limit at most.
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read envelope {}", path.display()))?;
+    if bytes.len() > limit {
+        let (check, _) = too_big(bytes.len() as u64);
+        let message = format!(
+            "{}: the envelope is more than the limit of {limit} bytes (--max-statement-size raises it)",
+            path.display()
+        );
+        return Ok(Err((check, message)));
+    }
+    Ok(Ok(bytes))
 }
 
 #[derive(Args)]
@@ -264,7 +327,11 @@ fn read_ledger(path: Option<&Path>) -> Result<HashSet<String>> {
 
 /// Runs every check; `Ok(Err(..))` is a verification failure (exit 2), `Err` an I/O problem.
 fn check(envelope: &Path, trust: &TrustArgs, digest: &str, target: &str) -> Result<Result<Verified, (String, String)>> {
-    let bytes = fs::read(envelope).with_context(|| format!("cannot read envelope {}", envelope.display()))?;
+    let limits = Limits::for_statement_bytes(trust.max_statement_size);
+    let bytes = match read_envelope(envelope, limits.envelope_bytes)? {
+        Ok(bytes) => bytes,
+        Err(failed) => return Ok(Err(failed)),
+    };
     let mut trusted = Vec::new();
     for path in &trust.trusted_key {
         trusted
@@ -280,6 +347,7 @@ fn check(envelope: &Path, trust: &TrustArgs, digest: &str, target: &str) -> Resu
         now: now(),
         max_age: trust.max_age,
         already_applied: &applied,
+        limits,
     };
     Ok(verify(&bytes, &req).map_err(|e| (e.check().to_owned(), e.to_string())))
 }
@@ -292,6 +360,7 @@ fn summary(v: &Verified) -> Value {
         "reason": v.reason,
         "model": v.model_name,
         "model_digest": format!("sha256:{}", v.model_sha256),
+        "subject_index": v.subject_index,
         "target": v.target,
         "time_verified": time::format_rfc3339(v.time_verified),
         "signers": v.signers,
