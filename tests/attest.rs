@@ -484,6 +484,6 @@ fn limits_are_checked_before_the_work_they_bound() {
     let d = deploy_gate::attest::Limits::default();
     assert_eq!(
         (d.statement_bytes, d.envelope_bytes, d.signatures),
-        (64 << 20, (96 << 20) + (64 << 10), 32)
+        (64 << 20, (96 << 20) + (64 << 10), 16)
     );
 }

@@ -460,14 +460,14 @@ fn with_junk_signatures(st: &Setup, name: &str, junk: usize) -> PathBuf {
 #[test]
 fn signature_lists_over_the_limit_are_refused_before_any_is_checked() {
     let st = setup();
-    // 32 signatures (the limit), the good one last: valid.
-    valid(&st.verify(&with_junk_signatures(&st, "32.dsse.json", 31), &[]));
+    // 16 signatures (the limit), the good one last: valid.
+    valid(&st.verify(&with_junk_signatures(&st, "16.dsse.json", 15), &[]));
     let message = refused(
-        &st.verify(&with_junk_signatures(&st, "33.dsse.json", 32), &[]),
+        &st.verify(&with_junk_signatures(&st, "17.dsse.json", 16), &[]),
         "signature_count",
     );
     assert!(
-        message.contains("33 signatures") && message.contains("limit of 32"),
+        message.contains("17 signatures") && message.contains("limit of 16"),
         "{message}"
     );
     let many = with_junk_signatures(&st, "100001.dsse.json", 100_000);
