@@ -442,6 +442,12 @@ fn a_duplicate_key_in_the_statement_is_refused_and_never_cosigned() {
     };
     let refused = cosign(&env, &claim, &key(2)).unwrap_err().to_string();
     assert!(refused.contains("verificationResult"), "{refused}");
+    // In the envelope itself, a field twice is not an envelope.
+    let good = String::from_utf8(signed(true, &k, NOW)).unwrap();
+    let twice = good.replacen("\"payload\":", "\"payload\":\"e30=\",\"payload\":", 1);
+    let err = check(twice.as_bytes(), &[k.verifying_key()], 1).unwrap_err();
+    assert_eq!(err.check(), "envelope");
+    assert!(err.to_string().contains("duplicate field `payload`"), "{err}");
 }
 
 #[test]
