@@ -528,6 +528,44 @@ fn envelopes_and_statements_over_the_size_limits_are_refused_before_they_are_rea
     valid(&st.verify(&envelope, &["--max-statement-size", &padded.len().to_string()]));
     let out = st.verify(&envelope, &["--max-statement-size", "lots"]);
     assert_eq!(out.status.code(), Some(1), "a bad size is a usage error");
+
+    // From a pipe, whose size is not known beforehand: read up to the limit, then refused.
+    let fifo = st.dir.path().join("envelope.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let writer = {
+        let (fifo, bytes) = (fifo.clone(), fs::read(&envelope).unwrap());
+        std::thread::spawn(move || {
+            use std::io::Write;
+            // The reader stops early: a broken pipe is expected.
+            let _ = fs::OpenOptions::new()
+                .write(true)
+                .open(&fifo)
+                .and_then(|mut f| f.write_all(&bytes));
+        })
+    };
+    let message = refused(&st.verify(&fifo, &["--max-statement-size", &half]), "envelope_size");
+    assert!(message.contains("more than the limit of"), "{message}");
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_threshold_no_envelope_can_meet_is_refused_before_the_envelope_is_read() {
+    let st = setup();
+    let missing = st.dir.path().join("no-such-envelope.json");
+    let a = s(&st.public);
+    let message = refused(
+        &st.verify(
+            &missing,
+            &["--threshold", "2", "--trusted-key", &a, "--trusted-key", &a],
+        ),
+        "threshold",
+    );
+    assert!(message.contains("threshold of 2"), "{message}");
+    // With a reachable threshold, the missing file is an I/O error (exit 1) naming it.
+    let out = st.verify(&missing, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no-such-envelope.json"), "{}", stderr(&out));
 }
 
 // ------------------------------------------------------------------------------ item 19

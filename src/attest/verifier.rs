@@ -78,6 +78,19 @@ pub struct Requirements<'a> {
     pub limits: Limits,
 }
 
+impl Requirements<'_> {
+    /// `Err(VerifyError::Threshold)` when no envelope could meet the threshold: it is more
+    /// than the distinct trusted keys. [`verify`] checks it first; a caller may check it
+    /// before reading an envelope at all.
+    pub fn check_threshold(&self) -> Result<(), VerifyError> {
+        let (required, distinct) = (self.threshold.max(1), distinct_keys(self.trusted).len());
+        if required > distinct {
+            return Err(VerifyError::Threshold { required, distinct });
+        }
+        Ok(())
+    }
+}
+
 /// Why an envelope was rejected; each check has its own variant, in the order they run.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum VerifyError {
@@ -329,14 +342,9 @@ fn choose_subject(subjects: &[Value], expected: Option<&str>) -> Result<(usize, 
 /// parsed, the number of signatures before any is decoded, the statement's size (from the
 /// payload's length) before it is decoded.
 pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified, VerifyError> {
+    req.check_threshold()?;
     let required = req.threshold.max(1);
     let trusted = distinct_keys(req.trusted);
-    if required > trusted.len() {
-        return Err(VerifyError::Threshold {
-            required,
-            distinct: trusted.len(),
-        });
-    }
     let limits = &req.limits;
     // 1. Envelope size, shape and signature count.
     if envelope_bytes.len() > limits.envelope_bytes {

@@ -232,38 +232,33 @@ pub struct TrustArgs {
     max_statement_size: usize,
 }
 
-/// Reads an envelope, refusing one over the size limit before reading it.
+/// Reads an envelope, refusing one over the size limit before reading it (a pipe, whose size
+/// is not known beforehand, is read up to one byte past the limit).
 fn read_envelope(path: &Path, limit: usize) -> Result<Result<Vec<u8>, (String, String)>> {
-    let file = File::open(path).with_context(|| format!("cannot read envelope {}", path.display()))?;
-    let size = file
-        .metadata()
-        .with_context(|| format!("cannot read envelope {}", path.display()))?
-        .len();
-    let too_big = |bytes: u64| {
+    let context = || format!("cannot read envelope {}", path.display());
+    let file = File::open(path).with_context(context)?;
+    let size = file.metadata().with_context(context)?.len();
+    let check = || VerifyError::EnvelopeSize { bytes: 0, limit }.check().to_owned();
+    if size > limit as u64 {
         let e = VerifyError::EnvelopeSize {
-            bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+            bytes: usize::try_from(size).unwrap_or(usize::MAX),
             limit,
         };
-        (
-            e.check().to_owned(),
+        return Ok(Err((
+            check(),
             format!("{}: {e} (--max-statement-size raises it)", path.display()),
-        )
-    };
-    if size > limit as u64 {
-        return Ok(Err(too_big(size)));
+        )));
     }
-    // The size of a pipe is not known beforehand: read one byte past the limit at most.
     let mut bytes = Vec::with_capacity(size as usize);
     file.take(limit as u64 + 1)
         .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read envelope {}", path.display()))?;
+        .with_context(context)?;
     if bytes.len() > limit {
-        let (check, _) = too_big(bytes.len() as u64);
         let message = format!(
             "{}: the envelope is more than the limit of {limit} bytes (--max-statement-size raises it)",
             path.display()
         );
-        return Ok(Err((check, message)));
+        return Ok(Err((check(), message)));
     }
     Ok(Ok(bytes))
 }
@@ -327,11 +322,6 @@ fn read_ledger(path: Option<&Path>) -> Result<HashSet<String>> {
 
 /// Runs every check; `Ok(Err(..))` is a verification failure (exit 2), `Err` an I/O problem.
 fn check(envelope: &Path, trust: &TrustArgs, digest: &str, target: &str) -> Result<Result<Verified, (String, String)>> {
-    let limits = Limits::for_statement_bytes(trust.max_statement_size);
-    let bytes = match read_envelope(envelope, limits.envelope_bytes)? {
-        Ok(bytes) => bytes,
-        Err(failed) => return Ok(Err(failed)),
-    };
     let mut trusted = Vec::new();
     for path in &trust.trusted_key {
         trusted
@@ -347,9 +337,18 @@ fn check(envelope: &Path, trust: &TrustArgs, digest: &str, target: &str) -> Resu
         now: now(),
         max_age: trust.max_age,
         already_applied: &applied,
-        limits,
+        limits: Limits::for_statement_bytes(trust.max_statement_size),
     };
-    Ok(verify(&bytes, &req).map_err(|e| (e.check().to_owned(), e.to_string())))
+    let failed = |e: VerifyError| (e.check().to_owned(), e.to_string());
+    // A threshold no envelope can meet is refused before the envelope is read.
+    if let Err(e) = req.check_threshold() {
+        return Ok(Err(failed(e)));
+    }
+    let bytes = match read_envelope(envelope, req.limits.envelope_bytes)? {
+        Ok(bytes) => bytes,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    Ok(verify(&bytes, &req).map_err(failed))
 }
 
 fn summary(v: &Verified) -> Value {
