@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 
 /// The default most bytes of a statement (the decoded payload): 64 MiB. A report of the
-/// default 200 samples is about 100 KB; one of every case of a large log (`--max-samples
+/// default 200 samples is under 100 KB; one of every case of a large log (`--max-samples
 /// none`) is about 300 bytes a case, so this holds some 200,000 cases.
 pub const DEFAULT_MAX_STATEMENT_BYTES: usize = 64 << 20;
 /// The most signatures an envelope may carry: every one may cost a hash of the whole
