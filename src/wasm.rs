@@ -657,6 +657,7 @@ pub fn verify_envelope(
         now: opts.now as i64,
         max_age: opts.max_age_seconds.map_or(24 * 3600, |s| s as i64),
         already_applied: &never,
+        limits: crate::attest::Limits::default(),
     };
     let result = match crate::attest::verify(envelope, &req) {
         Ok(v) => serde_json::json!({

@@ -46,6 +46,7 @@ fn check(envelope: &[u8], trusted: &[VerifyingKey], threshold: usize) -> Result<
             now: NOW,
             max_age: 24 * 3600,
             already_applied: &|_| false,
+            limits: Default::default(),
         },
     )
 }
@@ -206,6 +207,7 @@ fn each_tampering_is_rejected_with_its_own_check() {
             now: NOW,
             max_age: 86400,
             already_applied: &ledger,
+            limits: Default::default(),
         },
     );
     assert_eq!(rejected(replay), "replayed");
@@ -305,4 +307,189 @@ fn a_report_with_an_input_whose_sha256_is_not_in_yet_is_not_signed() {
         let err = sign(&claim, &key(1)).unwrap_err().to_string();
         assert!(err.contains("audit.jsonl has no sha256"), "{err}");
     }
+}
+
+/// The statement of `signed(true, k, time)` with its subject list replaced, re-signed by `k`.
+fn with_subjects(k: &SigningKey, subjects: Value) -> Vec<u8> {
+    let good: Envelope = serde_json::from_slice(&signed(true, k, NOW)).unwrap();
+    let mut statement: Value = serde_json::from_slice(&dsse::decode(&good.payload).unwrap()).unwrap();
+    statement["subject"] = subjects;
+    let payload = serde_json::to_vec(&statement).unwrap();
+    let sig = ed25519_dalek::Signer::sign(k, &dsse::pae(dsse::PAYLOAD_TYPE, &payload));
+    serde_json::to_vec(&Envelope {
+        payload_type: dsse::PAYLOAD_TYPE.into(),
+        payload: dsse::encode(&payload),
+        signatures: vec![dsse::Signature {
+            keyid: String::new(),
+            sig: dsse::encode(&sig.to_bytes()),
+        }],
+    })
+    .unwrap()
+}
+
+fn without_digest(envelope: &[u8], trusted: &[VerifyingKey]) -> Result<Verified, VerifyError> {
+    verify(
+        envelope,
+        &Requirements {
+            trusted,
+            threshold: 1,
+            subject_sha256: None,
+            target: None,
+            now: NOW,
+            max_age: 24 * 3600,
+            already_applied: &|_| false,
+            limits: Default::default(),
+        },
+    )
+}
+
+#[test]
+fn the_matched_subject_is_reported_and_without_a_digest_only_a_single_one() {
+    let k = key(1);
+    let trusted = [k.verifying_key()];
+    let decoy = "cd".repeat(32);
+    let two = with_subjects(
+        &k,
+        json!([{"name": "decoy", "digest": {"sha256": decoy}}, {"name": "agent-7b", "digest": {"sha256": MODEL.to_uppercase()}}]),
+    );
+    let v = check(&two, &trusted, 1).unwrap();
+    assert_eq!(
+        (v.model_name.as_str(), v.model_sha256.as_str(), v.subject_index),
+        ("agent-7b", MODEL, 1)
+    );
+    // Without an artifact digest (the page before one is entered) nothing says which subject is
+    // meant: several are refused, a single one is reported.
+    assert_eq!(rejected(without_digest(&two, &trusted)), "ambiguous_subject");
+    let v = without_digest(&signed(true, &k, NOW), &trusted).unwrap();
+    assert_eq!((v.model_name.as_str(), v.subject_index), ("agent-7b", 0));
+    let repeated = with_subjects(
+        &k,
+        json!([{"name": "agent-7b", "digest": {"sha256": MODEL}}, {"name": "agent-7b", "digest": {"sha256": MODEL}}]),
+    );
+    assert_eq!(
+        without_digest(&repeated, &trusted).unwrap().subject_index,
+        0,
+        "one subject listed twice"
+    );
+    let nameless = with_subjects(
+        &k,
+        json!([{"name": "x"}, {"name": "agent-7b", "digest": {"sha512": "00"}}]),
+    );
+    assert_eq!(
+        rejected(without_digest(&nameless, &trusted)),
+        "statement_type",
+        "no subject with a sha256"
+    );
+}
+
+#[test]
+fn the_same_key_twice_is_one_key_and_an_unreachable_threshold_is_refused() {
+    let k = key(1);
+    let env = signed(true, &k, NOW);
+    let twice = [k.verifying_key(), k.verifying_key()];
+    assert_eq!(
+        check(&env, &twice, 2).unwrap_err(),
+        VerifyError::Threshold {
+            required: 2,
+            distinct: 1
+        }
+    );
+    assert_eq!(check(&env, &twice, 1).unwrap().signers, vec![keyid(&k.verifying_key())]);
+    let three = [k.verifying_key(), key(2).verifying_key(), k.verifying_key()];
+    assert_eq!(
+        check(&env, &three, 2).unwrap_err(),
+        VerifyError::Signature {
+            verified: 1,
+            required: 2
+        }
+    );
+}
+
+#[test]
+fn a_duplicate_key_in_the_statement_is_refused_and_never_cosigned() {
+    let k = key(1);
+    let good: Envelope = serde_json::from_slice(&signed(true, &k, NOW)).unwrap();
+    let text = String::from_utf8(dsse::decode(&good.payload).unwrap()).unwrap();
+    let doubled = text.replacen(
+        "\"verificationResult\":\"PASSED\"",
+        "\"verificationResult\":\"FAILED\",\"verificationResult\":\"PASSED\"",
+        1,
+    );
+    assert_ne!(doubled, text);
+    let payload = doubled.into_bytes();
+    let sig = ed25519_dalek::Signer::sign(&k, &dsse::pae(dsse::PAYLOAD_TYPE, &payload));
+    let env = Envelope {
+        payload_type: dsse::PAYLOAD_TYPE.into(),
+        payload: dsse::encode(&payload),
+        signatures: vec![dsse::Signature {
+            keyid: keyid(&k.verifying_key()),
+            sig: dsse::encode(&sig.to_bytes()),
+        }],
+    };
+    let err = check(&serde_json::to_vec(&env).unwrap(), &[k.verifying_key()], 1).unwrap_err();
+    assert_eq!(err.check(), "duplicate_key");
+    assert!(
+        err.to_string().contains("`verificationResult`") && err.to_string().contains("`/predicate`"),
+        "{err}"
+    );
+    let r = report(true);
+    let claim = Claim {
+        report: &r,
+        model_name: "agent-7b",
+        model_sha256: MODEL,
+        target: "file:config.yaml",
+        time_verified: NOW,
+    };
+    let refused = cosign(&env, &claim, &key(2)).unwrap_err().to_string();
+    assert!(refused.contains("verificationResult"), "{refused}");
+    // In the envelope itself, a field twice is not an envelope.
+    let good = String::from_utf8(signed(true, &k, NOW)).unwrap();
+    let twice = good.replacen("\"payload\":", "\"payload\":\"e30=\",\"payload\":", 1);
+    let err = check(twice.as_bytes(), &[k.verifying_key()], 1).unwrap_err();
+    assert_eq!(err.check(), "envelope");
+    assert!(err.to_string().contains("duplicate field `payload`"), "{err}");
+}
+
+#[test]
+fn limits_are_checked_before_the_work_they_bound() {
+    let k = key(1);
+    let env = signed(true, &k, NOW);
+    let trusted = [k.verifying_key()];
+    let at = |limits: deploy_gate::attest::Limits| {
+        verify(
+            &env,
+            &Requirements {
+                trusted: &trusted,
+                threshold: 1,
+                subject_sha256: Some(MODEL),
+                target: Some("file:config.yaml"),
+                now: NOW,
+                max_age: 86400,
+                already_applied: &|_| false,
+                limits,
+            },
+        )
+    };
+    let payload_len = dsse::decode(&serde_json::from_slice::<Envelope>(&env).unwrap().payload)
+        .unwrap()
+        .len();
+    let exact = deploy_gate::attest::Limits {
+        envelope_bytes: env.len(),
+        statement_bytes: payload_len,
+        signatures: 1,
+    };
+    assert!(at(exact).is_ok(), "limits are inclusive");
+    let smaller = |f: fn(&mut deploy_gate::attest::Limits)| {
+        let mut l = exact;
+        f(&mut l);
+        rejected(at(l))
+    };
+    assert_eq!(smaller(|l| l.envelope_bytes -= 1), "envelope_size");
+    assert_eq!(smaller(|l| l.statement_bytes -= 1), "statement_size");
+    assert_eq!(smaller(|l| l.signatures = 0), "signature_count");
+    let d = deploy_gate::attest::Limits::default();
+    assert_eq!(
+        (d.statement_bytes, d.envelope_bytes, d.signatures),
+        (64 << 20, (96 << 20) + (64 << 10), 16)
+    );
 }

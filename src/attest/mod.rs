@@ -10,10 +10,14 @@ pub mod dsse;
 pub mod jcs;
 pub mod keys;
 pub mod ledger;
+pub mod strict;
 pub mod time;
+mod verifier;
+
+pub use verifier::{verify, Limits, Requirements, Verified, VerifyError, DEFAULT_MAX_STATEMENT_BYTES, MAX_SIGNATURES};
 
 use dsse::{Envelope, Signature, PAYLOAD_TYPE};
-use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+use ed25519_dalek::{Signer, SigningKey};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -170,7 +174,9 @@ pub fn cosign(existing: &Envelope, claim: &Claim<'_>, key: &SigningKey) -> Resul
         return Err(cosign_err("its payloadType is not an in-toto statement"));
     }
     let payload = dsse::decode(&existing.payload).ok_or_else(|| cosign_err("its payload is not base64"))?;
-    let found: Value = serde_json::from_slice(&payload).map_err(|_| cosign_err("its payload is not JSON"))?;
+    // Read as the verifier reads it: a statement with a duplicate key means different things
+    // to different parsers, and must not gain a signature.
+    let found = strict::from_slice(&payload).map_err(|e| SignError::Cosign(format!("its payload: {e}")))?;
     let mut wanted = statement(claim)?;
     wanted["predicate"]["timeVerified"] = found["predicate"]["timeVerified"].clone();
     for (what, pointer) in [
@@ -192,266 +198,4 @@ pub fn cosign(existing: &Envelope, claim: &Claim<'_>, key: &SigningKey) -> Resul
     let mut out = existing.clone();
     out.signatures.push(signature(key, &payload));
     Ok(out)
-}
-
-/// What a verifier requires.
-pub struct Requirements<'a> {
-    /// The only keys whose signatures count.
-    pub trusted: &'a [VerifyingKey],
-    /// How many distinct trusted keys must have signed (at least 1).
-    pub threshold: usize,
-    /// The sha256 (hex) of the artifact about to be deployed; `None` skips the check (the page
-    /// without a digest entered).
-    pub subject_sha256: Option<&'a str>,
-    /// The deployment target; `None` skips the check.
-    pub target: Option<&'a str>,
-    /// Now, Unix seconds.
-    pub now: i64,
-    /// The oldest acceptable `timeVerified`, as an age in seconds.
-    pub max_age: i64,
-    /// Whether a statement (by its payload sha256) was applied already (the ledger).
-    pub already_applied: &'a dyn Fn(&str) -> bool,
-}
-
-/// Why an envelope was rejected; each check has its own variant, in the order they run.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum VerifyError {
-    /// Not a DSSE envelope (JSON shape, base64 payload, at least one signature).
-    #[error("not a DSSE envelope: {0}")]
-    Envelope(String),
-    /// Fewer distinct trusted keys verified than the threshold.
-    #[error("{verified} of the required {required} trusted signature(s) verified")]
-    Signature {
-        /// Distinct trusted keys whose signature verified.
-        verified: usize,
-        /// The threshold.
-        required: usize,
-    },
-    /// The payload type is not an in-toto statement.
-    #[error("payloadType is `{0}`, not {PAYLOAD_TYPE}")]
-    PayloadType(String),
-    /// The statement's `_type` is wrong (or the payload is not a statement).
-    #[error("not an in-toto Statement v1: {0}")]
-    StatementType(String),
-    /// The predicate is not a VSA, or is incomplete.
-    #[error("predicate: {0}")]
-    Predicate(String),
-    /// The subject digest is not the artifact's.
-    #[error("the statement is for sha256:{found}, not for the artifact sha256:{expected}")]
-    SubjectDigest {
-        /// The artifact's digest.
-        expected: String,
-        /// The statement's digest(s).
-        found: String,
-    },
-    /// The target is not the one being deployed to.
-    #[error("the statement is for target `{found}`, not `{expected}`")]
-    Target {
-        /// The target given.
-        expected: String,
-        /// The statement's `resourceUri`.
-        found: String,
-    },
-    /// `timeVerified` is older than the maximum age.
-    #[error("the decision is {age_seconds} s old, older than the maximum {max_seconds} s")]
-    TooOld {
-        /// Its age.
-        age_seconds: i64,
-        /// The maximum.
-        max_seconds: i64,
-    },
-    /// `timeVerified` is in the future beyond the allowed clock skew.
-    #[error("the decision is dated {ahead_seconds} s in the future")]
-    FromTheFuture {
-        /// How far ahead.
-        ahead_seconds: i64,
-    },
-    /// The ledger shows this statement applied already.
-    #[error("this decision was applied already (ledger entry sha256:{0})")]
-    Replayed(String),
-}
-
-impl VerifyError {
-    /// The name of the failed check.
-    pub fn check(&self) -> &'static str {
-        match self {
-            VerifyError::Envelope(_) => "envelope",
-            VerifyError::Signature { .. } => "signature",
-            VerifyError::PayloadType(_) => "payload_type",
-            VerifyError::StatementType(_) => "statement_type",
-            VerifyError::Predicate(_) => "predicate",
-            VerifyError::SubjectDigest { .. } => "subject_digest",
-            VerifyError::Target { .. } => "target",
-            VerifyError::TooOld { .. } => "too_old",
-            VerifyError::FromTheFuture { .. } => "from_the_future",
-            VerifyError::Replayed(_) => "replayed",
-        }
-    }
-}
-
-/// A verified decision: everything a deploy step needs, taken from the verified payload.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Verified {
-    /// The statement, as signed.
-    pub statement: Value,
-    /// sha256 of the payload bytes (the ledger key).
-    pub payload_sha256: String,
-    /// Key ids of the trusted keys whose signatures verified.
-    pub signers: Vec<String>,
-    /// `verificationResult == "PASSED"`.
-    pub approved: bool,
-    /// The decision's reason string.
-    pub reason: String,
-    /// The subject (model) name.
-    pub model_name: String,
-    /// The subject digest, hex.
-    pub model_sha256: String,
-    /// `resourceUri`.
-    pub target: String,
-    /// `timeVerified`, Unix seconds.
-    pub time_verified: i64,
-}
-
-impl Verified {
-    /// The GateReport inside the statement.
-    pub fn report(&self) -> &Value {
-        &self.statement["predicate"][REPORT_KEY]
-    }
-}
-
-/// Verifies an envelope's bytes against the requirements, in the order of DESIGN "Verify".
-pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified, VerifyError> {
-    // 1. Envelope shape.
-    let env: Envelope = serde_json::from_slice(envelope_bytes).map_err(|e| VerifyError::Envelope(e.to_string()))?;
-    let payload = dsse::decode(&env.payload).ok_or_else(|| VerifyError::Envelope("payload is not base64".into()))?;
-    if env.signatures.is_empty() {
-        return Err(VerifyError::Envelope("no signatures".into()));
-    }
-    // 2. Signatures, against the trusted keys only (keyid is a hint, never a filter); each
-    //    trusted key counts once, whatever the number of signatures it made.
-    let message = dsse::pae(&env.payload_type, &payload);
-    let mut signers: Vec<String> = Vec::new();
-    let mut counted = vec![false; req.trusted.len()];
-    for sig in &env.signatures {
-        let Some(bytes) = dsse::decode(&sig.sig) else {
-            continue;
-        };
-        let Ok(sig) = ed25519_dalek::Signature::from_slice(&bytes) else {
-            continue;
-        };
-        for (i, key) in req.trusted.iter().enumerate() {
-            if !counted[i] && key.verify_strict(&message, &sig).is_ok() {
-                counted[i] = true;
-                signers.push(keys::keyid(key));
-            }
-        }
-    }
-    let required = req.threshold.max(1);
-    if signers.len() < required {
-        return Err(VerifyError::Signature {
-            verified: signers.len(),
-            required,
-        });
-    }
-    // 3. Payload type (authenticated by the signature through PAE).
-    if env.payload_type != PAYLOAD_TYPE {
-        return Err(VerifyError::PayloadType(env.payload_type));
-    }
-    // 4. Statement and predicate types.
-    let statement: Value = serde_json::from_slice(&payload)
-        .map_err(|e| VerifyError::StatementType(format!("payload is not JSON: {e}")))?;
-    let found_type = statement.get("_type").and_then(Value::as_str).unwrap_or("");
-    if found_type != STATEMENT_TYPE {
-        return Err(VerifyError::StatementType(format!("_type is `{found_type}`")));
-    }
-    let predicate_type = statement.get("predicateType").and_then(Value::as_str).unwrap_or("");
-    if predicate_type != PREDICATE_TYPE {
-        return Err(VerifyError::Predicate(format!("predicateType is `{predicate_type}`")));
-    }
-    let pred = &statement["predicate"];
-    let field = |name: &str| {
-        pred.get(name)
-            .and_then(Value::as_str)
-            .ok_or_else(|| VerifyError::Predicate(format!("no `{name}`")))
-    };
-    let approved = match field("verificationResult")? {
-        "PASSED" => true,
-        "FAILED" => false,
-        other => return Err(VerifyError::Predicate(format!("verificationResult is `{other}`"))),
-    };
-    let target = field("resourceUri")?.to_owned();
-    let time_text = field("timeVerified")?;
-    let time_verified = time::parse_rfc3339(time_text)
-        .ok_or_else(|| VerifyError::Predicate(format!("timeVerified `{time_text}` is not RFC 3339")))?;
-    let report_approved = pred
-        .pointer("/https:~1~1deploy-gate.dev~1report~1v1/decision/approved")
-        .and_then(Value::as_bool);
-    if report_approved != Some(approved) {
-        return Err(VerifyError::Predicate(
-            "the report's decision does not match verificationResult".into(),
-        ));
-    }
-    let reason = pred
-        .pointer("/https:~1~1deploy-gate.dev~1report~1v1/decision/reason")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let subjects = statement
-        .get("subject")
-        .and_then(Value::as_array)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| VerifyError::StatementType("no subject".into()))?;
-    let digests: Vec<String> = subjects
-        .iter()
-        .filter_map(|s| s.pointer("/digest/sha256").and_then(Value::as_str))
-        .map(str::to_ascii_lowercase)
-        .collect();
-    // 5. Subject digest.
-    if let Some(expected) = req.subject_sha256 {
-        let expected = expected.to_ascii_lowercase();
-        if !digests.contains(&expected) {
-            return Err(VerifyError::SubjectDigest {
-                expected,
-                found: digests.join(", "),
-            });
-        }
-    }
-    // 6. Target.
-    if let Some(expected) = req.target {
-        if expected != target {
-            return Err(VerifyError::Target {
-                expected: expected.to_owned(),
-                found: target,
-            });
-        }
-    }
-    // 7. Time.
-    if time_verified > req.now + MAX_SKEW_SECONDS {
-        return Err(VerifyError::FromTheFuture {
-            ahead_seconds: time_verified - req.now,
-        });
-    }
-    let age = req.now - time_verified;
-    if age > req.max_age {
-        return Err(VerifyError::TooOld {
-            age_seconds: age,
-            max_seconds: req.max_age,
-        });
-    }
-    // 8. Replay.
-    let payload_sha256 = hex::encode(Sha256::digest(&payload));
-    if (req.already_applied)(&payload_sha256) {
-        return Err(VerifyError::Replayed(payload_sha256));
-    }
-    Ok(Verified {
-        model_name: subjects[0].get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
-        model_sha256: digests.first().cloned().unwrap_or_default(),
-        statement,
-        payload_sha256,
-        signers,
-        approved,
-        reason,
-        target,
-        time_verified,
-    })
 }

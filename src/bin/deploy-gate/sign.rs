@@ -8,13 +8,16 @@ use deploy_gate::attest::dsse::Envelope;
 use deploy_gate::attest::keys::{
     keyid, private_pem, public_pem, read_private_pem, read_public_pem, signing_key_from_seed,
 };
-use deploy_gate::attest::{cosign, directory_digest, parse_digest, sign, time, verify, Claim, Requirements, Verified};
+use deploy_gate::attest::{
+    cosign, directory_digest, parse_digest, sign, time, verify, Claim, Limits, Requirements, Verified, VerifyError,
+    DEFAULT_MAX_STATEMENT_BYTES,
+};
 use deploy_gate::compat::PassSet;
 use deploy_gate::decision::{GatePolicy, Mode, OnInsufficient};
 use deploy_gate::testset::TestSetPolicy;
 use serde_json::{json, Value};
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -26,6 +29,26 @@ pub(crate) fn now() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+/// A size in bytes: a number, optionally with a binary suffix (`K`/`KiB`, `M`/`MiB`, `G`/`GiB`).
+fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(split);
+    let unit: usize = match suffix.trim() {
+        "" | "B" => 1,
+        "K" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        _ => return Err(format!("`{s}`: a size in bytes, e.g. 65536, 512K, 64M or 1G")),
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("`{s}`: a size in bytes, e.g. 65536, 512K, 64M or 1G"))
 }
 
 fn parse_max_age(s: &str) -> Result<i64, String> {
@@ -201,6 +224,41 @@ pub struct TrustArgs {
     /// The ledger of applied decisions: one already in it is refused.
     #[arg(long, value_name = "FILE")]
     pub(crate) ledger: Option<PathBuf>,
+    /// The largest statement accepted (the decoded payload; the envelope may be 1.5 times as
+    /// large plus 64 KiB). Default 64M.
+    #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_MAX_STATEMENT_BYTES, value_parser = parse_size, hide_default_value = true)]
+    max_statement_size: usize,
+}
+
+/// Reads an envelope, refusing one over the size limit before reading it (a pipe, whose size
+/// is not known beforehand, is read up to one byte past the limit).
+fn read_envelope(path: &Path, limit: usize) -> Result<Result<Vec<u8>, (String, String)>> {
+    let context = || format!("cannot read envelope {}", path.display());
+    let file = File::open(path).with_context(context)?;
+    let size = file.metadata().with_context(context)?.len();
+    let check = || VerifyError::EnvelopeSize { bytes: 0, limit }.check().to_owned();
+    if size > limit as u64 {
+        let e = VerifyError::EnvelopeSize {
+            bytes: usize::try_from(size).unwrap_or(usize::MAX),
+            limit,
+        };
+        return Ok(Err((
+            check(),
+            format!("{}: {e} (--max-statement-size raises it)", path.display()),
+        )));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .with_context(context)?;
+    if bytes.len() > limit {
+        let message = format!(
+            "{}: the envelope is more than the limit of {limit} bytes (--max-statement-size raises it)",
+            path.display()
+        );
+        return Ok(Err((check(), message)));
+    }
+    Ok(Ok(bytes))
 }
 
 #[derive(Args)]
@@ -246,7 +304,6 @@ pub(crate) fn check(
     digest: &str,
     target: &str,
 ) -> Result<Result<Verified, (String, String)>> {
-    let bytes = fs::read(envelope).with_context(|| format!("cannot read envelope {}", envelope.display()))?;
     let mut trusted = Vec::new();
     for path in &trust.trusted_key {
         trusted
@@ -262,8 +319,18 @@ pub(crate) fn check(
         now: now(),
         max_age: trust.max_age,
         already_applied: &applied,
+        limits: Limits::for_statement_bytes(trust.max_statement_size),
     };
-    Ok(verify(&bytes, &req).map_err(|e| (e.check().to_owned(), e.to_string())))
+    let failed = |e: VerifyError| (e.check().to_owned(), e.to_string());
+    // A threshold no envelope can meet is refused before the envelope is read.
+    if let Err(e) = req.check_threshold() {
+        return Ok(Err(failed(e)));
+    }
+    let bytes = match read_envelope(envelope, req.limits.envelope_bytes)? {
+        Ok(bytes) => bytes,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    Ok(verify(&bytes, &req).map_err(failed))
 }
 
 pub(crate) fn summary(v: &Verified) -> Value {
@@ -274,6 +341,7 @@ pub(crate) fn summary(v: &Verified) -> Value {
         "reason": v.reason,
         "model": v.model_name,
         "model_digest": format!("sha256:{}", v.model_sha256),
+        "subject_index": v.subject_index,
         "target": v.target,
         "time_verified": time::format_rfc3339(v.time_verified),
         "signers": v.signers,
