@@ -24,6 +24,75 @@ pub fn upper(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// Python's `repr(x)` of a float: the shortest digits that read back as `x`, in fixed
+/// notation when the decimal exponent is in `-4..16` (`0.0001`, `1e+16`, `1e-05`, `100.0`),
+/// else scientific with a signed exponent of at least two digits; `inf`, `-inf`, `nan`.
+pub fn py_float_repr(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    // `{:e}` gives the shortest round-trip digits as `d.ddde-5` / `de16`.
+    let sci = format!("{:e}", x.abs());
+    let (mantissa, exp) = sci.split_once('e').expect("`{:e}` writes an exponent");
+    let exp: i32 = exp.parse().expect("`{:e}` writes a decimal exponent");
+    let digits: String = mantissa.chars().filter(|&c| c != '.').collect();
+    let mut out = String::with_capacity(digits.len() + 8);
+    if x.is_sign_negative() {
+        out.push('-');
+    }
+    if (-4..16).contains(&exp) {
+        if exp < 0 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+            out.push_str(&digits);
+        } else {
+            let int_len = exp as usize + 1;
+            if digits.len() <= int_len {
+                out.push_str(&digits);
+                out.extend(std::iter::repeat_n('0', int_len - digits.len()));
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..int_len]);
+                out.push('.');
+                out.push_str(&digits[int_len..]);
+            }
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push_str(if exp < 0 { "e-" } else { "e+" });
+        out.push_str(&format!("{:02}", exp.unsigned_abs()));
+    }
+    out
+}
+
+/// The reference's text of a JSON number, `str(v or "")` after Python's `json` read it from
+/// `literal` (JSON number grammar): an integer in decimal at any size, a float as
+/// [`py_float_repr`] of its correctly rounded value (`1e400` is `inf`), zero (`0`, `-0`,
+/// `0.0`, `-0.0`, `1e-400`) as `""`, being falsy.
+pub fn py_number_text(literal: &str) -> Cow<'_, str> {
+    let digits = literal.strip_prefix('-').unwrap_or(literal);
+    if digits.bytes().all(|b| b.is_ascii_digit()) {
+        return if digits.bytes().all(|b| b == b'0') {
+            Cow::Borrowed("")
+        } else {
+            Cow::Borrowed(literal)
+        };
+    }
+    match literal.parse::<f64>() {
+        Ok(x) if x == 0.0 => Cow::Borrowed(""),
+        Ok(x) => Cow::Owned(py_float_repr(x)),
+        // Not a number literal: the caller checked the grammar, so this is not reached.
+        Err(_) => Cow::Borrowed(literal),
+    }
+}
+
 /// The set of verdicts that count as a successful run (compared after upper-casing).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PassSet {

@@ -4,10 +4,16 @@
 //! entries are ignored), a JSON array of such objects, a JSON object `{pipeline_id: verdict}`,
 //! or CSV/TSV with `pipeline_id` and `verdict` columns. `{pipeline_id, error}` records a
 //! runner failure. The format is detected from the content.
+//!
+//! A JSON verdict is made text as the reference makes it (`str(v or "")`, see
+//! [`PyText`]): `9` is `"9"`, `1e16` is `"1e+16"`, `true` is `"True"`, `0` and `false` are
+//! `""`; an object or an array is kept as such and fails its case. Each file is read in one
+//! pass that keeps only the records of the ids asked for (see [`parse_verdicts_keeping`]).
 
 use crate::audit::{into_id_text, InputFile, PipelineId};
 use crate::error::InputError;
-use crate::json::{parse_object_line, read_object_text, NotObject, Scalar, ValueSink};
+use crate::compat::py_float_repr;
+use crate::json::{parse_object_line, read_object_text, visit_array, NotObject, PyText, Scalar, ValueSink};
 use crate::lines::{split_all, Piece};
 use hashbrown::{DefaultHashBuilder, HashMap};
 use serde::Serialize;
@@ -34,12 +40,14 @@ pub enum VerdictFormat {
 }
 
 /// What a model answered for one pipeline.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct VerdictRecord {
-    /// The verdict (`None`: null or absent).
+    /// The verdict as the reference makes it text (`None`: null, absent, or an object or array).
     pub verdict: Option<String>,
     /// The runner's error, when it failed.
     pub error: Option<String>,
+    /// The verdict is an object or an array: the case fails, counted apart.
+    pub composite: bool,
 }
 
 /// A parsed verdict file.
@@ -102,11 +110,17 @@ impl Verdicts {
     fn insert(&mut self, record: RecordRef<'_>) {
         self.records += 1;
         let RecordRef { id, verdict, error } = record;
+        let (verdict, composite) = match verdict {
+            Some(PyText::Text(t)) => (Some(t), false),
+            Some(PyText::Composite) => (None, true),
+            Some(PyText::Null) | None => (None, false),
+        };
         let id_hash = stable_hash(id.as_bytes(), 0);
         let kept =
             |keep: &std::collections::HashSet<String>| self.keep_hashes.contains(&id_hash) && keep.contains(&*id);
         if self.keep.as_ref().is_some_and(|keep| !kept(keep)) {
-            let rec_hash = stable_hash(verdict.as_deref().unwrap_or("\u{0}null").as_bytes(), 1)
+            let no_verdict = if composite { "\u{0}composite" } else { "\u{0}null" };
+            let rec_hash = stable_hash(verdict.as_deref().unwrap_or(no_verdict).as_bytes(), 1)
                 ^ stable_hash(error.as_deref().unwrap_or("\u{0}none").as_bytes(), 2);
             if let Some(old) = self.others.insert(id_hash, rec_hash) {
                 self.duplicates += 1;
@@ -116,20 +130,21 @@ impl Verdicts {
             }
             return;
         }
-        let owned = |verdict: Option<Cow<'_, str>>, error: Option<Cow<'_, str>>| VerdictRecord {
+        let record = VerdictRecord {
             verdict: verdict.map(Cow::into_owned),
             error: error.map(Cow::into_owned),
+            composite,
         };
         match self.by_id.get_mut(&*id) {
             Some(existing) => {
                 self.duplicates += 1;
-                if existing.verdict.as_deref() != verdict.as_deref() || existing.error.as_deref() != error.as_deref() {
-                    *existing = owned(verdict, error);
+                if *existing != record {
+                    *existing = record;
                     self.conflict(&id);
                 }
             }
             None => {
-                self.by_id.insert(id.into_owned(), owned(verdict, error));
+                self.by_id.insert(id.into_owned(), record);
             }
         }
     }
@@ -139,7 +154,8 @@ impl Verdicts {
 /// (a record is copied only when it is kept).
 struct RecordRef<'a> {
     id: Cow<'a, str>,
-    verdict: Option<Cow<'a, str>>,
+    /// `None` when the record has no verdict.
+    verdict: Option<PyText<'a>>,
     error: Option<Cow<'a, str>>,
 }
 
@@ -173,23 +189,12 @@ pub fn describe(role: &str, name: &str, bytes: &[u8]) -> InputFile {
     }
 }
 
-/// Text of a verdict-like value: strings as they are, numbers as written; `Err` for others.
-fn verdict_text(value: Scalar<'_>) -> Result<Option<Cow<'_, str>>, String> {
-    match value {
-        Scalar::Absent | Scalar::Null => Ok(None),
-        Scalar::Str(s) => Ok(Some(s)),
-        Scalar::Int(i) => Ok(Some(i.to_string().into())),
-        Scalar::Float(f) => Ok(Some(f.to_string().into())),
-        other => Err(format!("verdict is {}, expected a string", other.kind())),
-    }
-}
-
 fn error_text(value: Scalar<'_>) -> Option<Cow<'_, str>> {
     match value {
         Scalar::Absent | Scalar::Null => None,
         Scalar::Str(s) => Some(s),
         Scalar::Int(i) => Some(i.to_string().into()),
-        Scalar::Float(f) => Some(f.to_string().into()),
+        Scalar::Float(f) => Some(py_float_repr(f).into()),
         Scalar::Bool(b) => Some(b.to_string().into()),
         Scalar::Composite => Some("(structured error)".into()),
     }
@@ -199,7 +204,7 @@ fn error_text(value: Scalar<'_>) -> Option<Cow<'_, str>> {
 #[derive(Default)]
 struct RecordFields<'a> {
     id: Scalar<'a>,
-    verdict: Option<Scalar<'a>>,
+    verdict: Option<PyText<'a>>,
     error: Scalar<'a>,
     completion: bool,
     stage: bool,
@@ -208,7 +213,7 @@ struct RecordFields<'a> {
 fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), String> {
     match key {
         "pipeline_id" => f.id = v.scalar()?,
-        "verdict" => f.verdict = Some(v.scalar()?),
+        "verdict" => f.verdict = Some(v.text()?),
         "error" => f.error = v.scalar()?,
         "is_complete" => {
             f.completion = true;
@@ -246,12 +251,14 @@ fn finish_record(f: RecordFields<'_>) -> Result<Parsed<'_>, String> {
         }
     };
     let error = error_text(f.error);
-    let verdict = match f.verdict {
-        Some(v) => verdict_text(v)?,
-        None if error.is_some() => None,
-        None => return Err("record has neither a verdict nor an error".into()),
-    };
-    Ok(Parsed::Record(RecordRef { id, verdict, error }))
+    if f.verdict.is_none() && error.is_none() {
+        return Err("record has neither a verdict nor an error".into());
+    }
+    Ok(Parsed::Record(RecordRef {
+        id,
+        verdict: f.verdict,
+        error,
+    }))
 }
 
 fn strip_bom(bytes: &[u8]) -> &[u8] {
@@ -355,41 +362,45 @@ fn parse(
             }
         }
         VerdictFormat::JsonArray => {
-            let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body).map_err(|e| {
-                err(
-                    Some(e.line() as u64),
-                    format!("not a JSON array of verdict records: {e}"),
-                )
-            })?;
-            for (n, item) in items.into_iter().enumerate() {
+            // One element at a time: nothing of the file is held but the records kept.
+            let text = simdutf8::basic::from_utf8(body)
+                .map_err(|_| err(None, "not a JSON array of verdict records: invalid UTF-8".into()))?;
+            let mut failure = None;
+            let mut de = serde_json::Deserializer::from_str(text);
+            let read = visit_array(&mut de, |n, item| {
                 let mut f = RecordFields::default();
                 let parsed = parse_object_line(item.get().as_bytes(), |k, v| record_entry(&mut f, k, v))
                     .map_err(|_| "array element is not a JSON object".to_owned())
                     .and_then(|()| finish_record(f))
-                    .map_err(|m| err(None, format!("element {n}: {m}")))?;
+                    .map_err(|m| failure.insert(format!("element {n}: {m}")).clone())?;
                 match parsed {
                     Parsed::Record(record) => out.insert(record),
                     Parsed::StageEntry => out.ignored_stage_entries += 1,
                 }
+                Ok(())
+            })
+            .and_then(|()| de.end());
+            if let Err(e) = read {
+                let msg = failure.unwrap_or_else(|| format!("not a JSON array of verdict records: {e}"));
+                return Err(err(Some(e.line() as u64), msg));
             }
         }
         VerdictFormat::JsonMap => {
-            let map = parse_map(body).map_err(|e| {
-                err(
-                    Some(e.line() as u64),
-                    format!("not JSONL, nor a JSON object of verdicts: {e}"),
-                )
-            })?;
-            for (key, raw) in map {
-                if key.is_empty() {
-                    return Err(err(None, "an empty pipeline id".into()));
-                }
-                let (verdict, error) = map_value(raw.get()).map_err(|m| err(None, format!("pipeline {key}: {m}")))?;
-                out.insert(RecordRef {
-                    id: Cow::Borrowed(&key),
-                    verdict,
-                    error,
-                });
+            // One entry at a time, as in the array.
+            let text = simdutf8::basic::from_utf8(body)
+                .map_err(|_| err(None, "not JSONL, nor a JSON object of verdicts: invalid UTF-8".into()))?;
+            let mut failure = None;
+            let mut de = serde_json::Deserializer::from_str(text);
+            let read = crate::json::visit_object(&mut de, |key, v| {
+                let raw = v.raw()?;
+                let record = map_record(key, raw.get()).map_err(|m| failure.insert(m).clone())?;
+                out.insert(record);
+                Ok(())
+            })
+            .and_then(|_| de.end());
+            if let Err(e) = read {
+                let msg = failure.unwrap_or_else(|| format!("not JSONL, nor a JSON object of verdicts: {e}"));
+                return Err(err(Some(e.line() as u64), msg));
             }
         }
         VerdictFormat::Csv | VerdictFormat::Tsv => read_delimited(&mut out, body, role, name)?,
@@ -397,44 +408,38 @@ fn parse(
     Ok(out)
 }
 
-fn parse_map(body: &[u8]) -> Result<Vec<(String, &serde_json::value::RawValue)>, serde_json::Error> {
-    let text = std::str::from_utf8(body).map_err(|_| serde::de::Error::custom("invalid UTF-8"))?;
-    let mut entries = Vec::new();
-    let mut de = serde_json::Deserializer::from_str(text);
-    crate::json::visit_object(&mut de, |k, v| {
-        entries.push((k.to_owned(), v.raw()?));
-        Ok(())
-    })?;
-    de.end()?;
-    Ok(entries)
-}
-
-/// A record's verdict and error.
-type VerdictAndError<'a> = (Option<Cow<'a, str>>, Option<Cow<'a, str>>);
-
-/// A map value: a verdict (string, number, null), or an object `{verdict, error}`.
-fn map_value(raw: &str) -> Result<VerdictAndError<'_>, String> {
-    if raw.trim_start().starts_with('{') {
-        let (mut verdict, mut error) = (None, Scalar::Absent);
-        parse_object_line(raw.as_bytes(), |k, v| {
-            match k {
-                "verdict" => verdict = Some(v.scalar()?),
-                "error" => error = v.scalar()?,
-                _ => v.skip()?,
-            }
-            Ok(())
-        })
-        .map_err(|_| "not a JSON object".to_owned())?;
-        let error = error_text(error);
-        let verdict = match verdict {
-            Some(v) => verdict_text(v)?,
-            None if error.is_some() => None,
-            None => return Err("the object has neither a verdict nor an error".into()),
-        };
-        return Ok((verdict, error));
+/// A map entry: its value is a verdict (any JSON value), or an object `{verdict, error}`.
+fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, String> {
+    if key.is_empty() {
+        return Err("an empty pipeline id".into());
     }
-    let value: Scalar<'_> = serde_json::from_str(raw).map_err(|e| e.to_string())?;
-    Ok((verdict_text(value)?, None))
+    let in_pipeline = |m: String| format!("pipeline {key}: {m}");
+    if !raw.trim_start().starts_with('{') {
+        return Ok(RecordRef {
+            id: Cow::Borrowed(key),
+            verdict: Some(PyText::of_raw(raw).map_err(in_pipeline)?),
+            error: None,
+        });
+    }
+    let (mut verdict, mut error) = (None, Scalar::Absent);
+    parse_object_line(raw.as_bytes(), |k, v| {
+        match k {
+            "verdict" => verdict = Some(v.text()?),
+            "error" => error = v.scalar()?,
+            _ => v.skip()?,
+        }
+        Ok(())
+    })
+    .map_err(|_| in_pipeline("not a JSON object".to_owned()))?;
+    let error = error_text(error);
+    if verdict.is_none() && error.is_none() {
+        return Err(in_pipeline("the object has neither a verdict nor an error".into()));
+    }
+    Ok(RecordRef {
+        id: Cow::Borrowed(key),
+        verdict,
+        error,
+    })
 }
 
 fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Result<(), InputError> {
@@ -464,7 +469,7 @@ fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Re
         let id = cell(Some(id_col)).ok_or_else(|| err(line, "empty pipeline_id".into()))?;
         out.insert(RecordRef {
             id: Cow::Borrowed(id),
-            verdict: cell(verdict_col).map(Cow::Borrowed),
+            verdict: cell(verdict_col).map(|v| PyText::Text(Cow::Borrowed(v))),
             error: cell(error_col).map(Cow::Borrowed),
         });
     }
@@ -512,8 +517,58 @@ mod tests {
         assert_eq!(get(&map, "c").unwrap().verdict.as_deref(), Some("7"));
         let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": {\"score\": 1}}").unwrap_err();
         assert!(e.to_string().contains("pipeline a: the object has neither"), "{e}");
-        let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": [1]}").unwrap_err();
-        assert!(e.to_string().contains("pipeline a"), "{e}");
+        let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": 1, \"\": 2}").unwrap_err();
+        assert_eq!(e.to_string(), "m.json (old_verdicts) line 1: an empty pipeline id");
+    }
+
+    /// Each format reads a verdict as the reference's `str(v or "")` (checked with CPython's
+    /// `json.loads`), and an object or an array is a verdict of its own kind, never an error.
+    #[test]
+    fn verdicts_are_the_references_text_in_every_format() {
+        let values = [
+            ("9", Some("9")),
+            ("12345678901234567890123", Some("12345678901234567890123")),
+            ("-7", Some("-7")),
+            ("0", Some("")),
+            ("-0", Some("")),
+            ("0.0", Some("")),
+            ("-0.0", Some("")),
+            ("1.0", Some("1.0")),
+            ("1e16", Some("1e+16")),
+            ("1E-5", Some("1e-05")),
+            ("0.1", Some("0.1")),
+            ("1e400", Some("inf")),
+            ("true", Some("True")),
+            ("false", Some("")),
+            ("\"\"", Some("")),
+            ("\"Pass\"", Some("Pass")),
+            ("null", None),
+        ];
+        for (json, want) in values {
+            let jsonl = parse(&format!("{{\"pipeline_id\": \"a\", \"verdict\": {json}}}\n"));
+            let array = parse(&format!("[{{\"pipeline_id\": \"a\", \"verdict\": {json}}}]"));
+            let map = parse(&format!("{{\"a\": {json}}}"));
+            let map_object = parse(&format!("{{\"a\": {{\"verdict\": {json}}}}}"));
+            for v in [&jsonl, &array, &map, &map_object] {
+                let record = get(v, "a").unwrap();
+                assert_eq!((record.verdict.as_deref(), record.composite), (want, false), "{json} ({:?})", v.format);
+            }
+        }
+        for json in ["[]", "[\"PASS\"]", "{}", "{\"verdict\": \"PASS\"}"] {
+            let jsonl = parse(&format!("{{\"pipeline_id\": \"a\", \"verdict\": {json}}}\n"));
+            let array = parse(&format!("[{{\"pipeline_id\": \"a\", \"verdict\": {json}}}]"));
+            let map_object = parse(&format!("{{\"a\": {{\"verdict\": {json}}}}}"));
+            for v in [&jsonl, &array, &map_object] {
+                let record = get(v, "a").unwrap();
+                assert_eq!((record.verdict.as_deref(), record.composite), (None, true), "{json} ({:?})", v.format);
+            }
+        }
+        // A bare array as a map value is a composite verdict too.
+        assert!(get(&parse("{\"a\": [1], \"b\": \"PASS\"}"), "a").unwrap().composite);
+        // CSV cells are text already.
+        let csv = parse("pipeline_id,verdict\na,9\nb,True\nc,0\n");
+        assert_eq!(get(&csv, "a").unwrap().verdict.as_deref(), Some("9"));
+        assert_eq!(get(&csv, "c").unwrap().verdict.as_deref(), Some("0"));
     }
 
     #[test]
@@ -621,14 +676,16 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.to_string(), "new.jsonl (new_verdicts) line 3: not valid JSON");
-        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\",\"verdict\":true}").unwrap_err();
+        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":[1],\"verdict\":true}").unwrap_err();
         assert_eq!(e.line, Some(1));
-        assert!(e.message.contains("boolean"), "{e}");
+        assert!(e.message.contains("pipeline_id is an array or object"), "{e}");
         let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\"}").unwrap_err();
         assert!(e.message.contains("neither"), "{e}");
         let e = parse_verdicts("new_verdicts", "n", b"id,verdict\na,PASS\n").unwrap_err();
         assert!(e.message.contains("pipeline_id"), "{e}");
         let e = parse_verdicts("new_verdicts", "n", b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]").unwrap_err();
-        assert!(e.message.contains("element 1"), "{e}");
+        assert_eq!(e.to_string(), "n (new_verdicts) line 2: element 1: array element is not a JSON object");
+        let e = parse_verdicts("new_verdicts", "n", b"{\"a\": \"P\",\n \"b\": {\"latency\": 3}}").unwrap_err();
+        assert_eq!(e.to_string(), "n (new_verdicts) line 2: pipeline b: the object has neither a verdict nor an error");
     }
 }
