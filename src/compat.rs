@@ -34,8 +34,20 @@ pub fn py_float_repr(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "inf" } else { "-inf" }.into();
     }
-    // `{:e}` gives the shortest round-trip digits as `d.ddde-5` / `de16`.
-    let sci = format!("{:e}", x.abs());
+    // `{:e}` gives as few digits as read back as `x`; when several decimals of that length
+    // do, Python's (David Gay's) takes the nearest to `x`, ties to even, which is `x`
+    // correctly rounded to that length (`{:.N$e}` formats the exact value, ties to even)
+    // unless that one reads back as another double.
+    let shortest = format!("{:e}", x.abs());
+    let len = shortest
+        .split_once('e')
+        .map_or(0, |(m, _)| m.len() - usize::from(m.len() > 1));
+    let nearest = format!("{:.*e}", len.saturating_sub(1), x.abs());
+    let sci = if nearest.parse::<f64>() == Ok(x.abs()) {
+        nearest
+    } else {
+        shortest
+    };
     let (mantissa, exp) = sci.split_once('e').expect("`{:e}` writes an exponent");
     let exp: i32 = exp.parse().expect("`{:e}` writes a decimal exponent");
     let digits: String = mantissa.chars().filter(|&c| c != '.').collect();

@@ -11,8 +11,8 @@
 //! pass that keeps only the records of the ids asked for (see [`parse_verdicts_keeping`]).
 
 use crate::audit::{into_id_text, InputFile, PipelineId};
-use crate::error::InputError;
 use crate::compat::py_float_repr;
+use crate::error::InputError;
 use crate::json::{parse_object_line, read_object_text, visit_array, NotObject, PyText, Scalar, ValueSink};
 use crate::lines::{split_all, Piece};
 use hashbrown::{DefaultHashBuilder, HashMap};
@@ -551,7 +551,12 @@ mod tests {
             let map_object = parse(&format!("{{\"a\": {{\"verdict\": {json}}}}}"));
             for v in [&jsonl, &array, &map, &map_object] {
                 let record = get(v, "a").unwrap();
-                assert_eq!((record.verdict.as_deref(), record.composite), (want, false), "{json} ({:?})", v.format);
+                assert_eq!(
+                    (record.verdict.as_deref(), record.composite),
+                    (want, false),
+                    "{json} ({:?})",
+                    v.format
+                );
             }
         }
         for json in ["[]", "[\"PASS\"]", "{}", "{\"verdict\": \"PASS\"}"] {
@@ -560,7 +565,12 @@ mod tests {
             let map_object = parse(&format!("{{\"a\": {{\"verdict\": {json}}}}}"));
             for v in [&jsonl, &array, &map_object] {
                 let record = get(v, "a").unwrap();
-                assert_eq!((record.verdict.as_deref(), record.composite), (None, true), "{json} ({:?})", v.format);
+                assert_eq!(
+                    (record.verdict.as_deref(), record.composite),
+                    (None, true),
+                    "{json} ({:?})",
+                    v.format
+                );
             }
         }
         // A bare array as a map value is a composite verdict too.
@@ -684,8 +694,14 @@ mod tests {
         let e = parse_verdicts("new_verdicts", "n", b"id,verdict\na,PASS\n").unwrap_err();
         assert!(e.message.contains("pipeline_id"), "{e}");
         let e = parse_verdicts("new_verdicts", "n", b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]").unwrap_err();
-        assert_eq!(e.to_string(), "n (new_verdicts) line 2: element 1: array element is not a JSON object");
+        assert_eq!(
+            e.to_string(),
+            "n (new_verdicts) line 2: element 1: array element is not a JSON object"
+        );
         let e = parse_verdicts("new_verdicts", "n", b"{\"a\": \"P\",\n \"b\": {\"latency\": 3}}").unwrap_err();
-        assert_eq!(e.to_string(), "n (new_verdicts) line 2: pipeline b: the object has neither a verdict nor an error");
+        assert_eq!(
+            e.to_string(),
+            "n (new_verdicts) line 2: pipeline b: the object has neither a verdict nor an error"
+        );
     }
 }
