@@ -66,9 +66,12 @@ pub struct Verdicts {
     /// Audit-log stage entries found in a JSONL verdict file and ignored.
     pub ignored_stage_entries: usize,
     by_id: HashMap<String, VerdictRecord, DefaultHashBuilder>,
-    /// Ids not kept (see [`parse_verdicts_keeping`]), by a 64-bit hash of the id, with a hash of
-    /// their record (to count them and spot conflicting duplicates without storing them).
-    others: HashMap<u64, u64, DefaultHashBuilder>,
+    /// The records of ids not kept (see [`parse_verdicts_keeping`]) while the file is read: a
+    /// 64-bit hash of the id and one of the record, 16 bytes a record (to count them and spot
+    /// conflicting duplicates without storing them); sorted and counted once it is read.
+    others: Vec<(u64, u64)>,
+    /// Distinct ids among the others.
+    others_distinct: usize,
     keep: Option<std::collections::HashSet<String>>,
     /// The [`stable_hash`]es of the ids in `keep`: most ids are ruled out by their hash alone.
     keep_hashes: hashbrown::HashSet<u64, DefaultHashBuilder>,
@@ -82,7 +85,7 @@ impl Verdicts {
 
     /// Distinct pipeline ids with a record (kept or not).
     pub fn len(&self) -> usize {
-        self.by_id.len() + self.others.len()
+        self.by_id.len() + self.others_distinct
     }
 
     /// True when the file has no record.
@@ -92,7 +95,7 @@ impl Verdicts {
 
     /// Distinct ids with a record that are not in `ids`.
     pub fn count_outside(&self, ids: &std::collections::HashSet<&str>) -> usize {
-        self.by_id.keys().filter(|id| !ids.contains(id.as_str())).count() + self.others.len()
+        self.by_id.keys().filter(|id| !ids.contains(id.as_str())).count() + self.others_distinct
     }
 
     /// The conflicting ids as listed in the report (the first few).
@@ -106,30 +109,27 @@ impl Verdicts {
         }
     }
 
+    /// Whether records of this id are kept whole.
+    fn is_kept(&self, id: &str, id_hash: u64) -> bool {
+        self.keep
+            .as_ref()
+            .is_none_or(|keep| self.keep_hashes.contains(&id_hash) && keep.contains(id))
+    }
+
     /// Counts a record, and keeps it when its id is kept (only then is it copied).
     fn insert(&mut self, record: RecordRef<'_>) {
         self.records += 1;
+        let id_hash = stable_hash(record.id.as_bytes(), 0);
+        if !self.is_kept(&record.id, id_hash) {
+            self.others.push((id_hash, record.hash()));
+            return;
+        }
         let RecordRef { id, verdict, error } = record;
         let (verdict, composite) = match verdict {
             Some(PyText::Text(t)) => (Some(t), false),
             Some(PyText::Composite) => (None, true),
             Some(PyText::Null) | None => (None, false),
         };
-        let id_hash = stable_hash(id.as_bytes(), 0);
-        let kept =
-            |keep: &std::collections::HashSet<String>| self.keep_hashes.contains(&id_hash) && keep.contains(&*id);
-        if self.keep.as_ref().is_some_and(|keep| !kept(keep)) {
-            let no_verdict = if composite { "\u{0}composite" } else { "\u{0}null" };
-            let rec_hash = stable_hash(verdict.as_deref().unwrap_or(no_verdict).as_bytes(), 1)
-                ^ stable_hash(error.as_deref().unwrap_or("\u{0}none").as_bytes(), 2);
-            if let Some(old) = self.others.insert(id_hash, rec_hash) {
-                self.duplicates += 1;
-                if old != rec_hash {
-                    self.conflict(&id);
-                }
-            }
-            return;
-        }
         let record = VerdictRecord {
             verdict: verdict.map(Cow::into_owned),
             error: error.map(Cow::into_owned),
@@ -148,6 +148,43 @@ impl Verdicts {
             }
         }
     }
+
+    /// Counts the others once the file is read (distinct ids, duplicates) and frees their
+    /// hashes; the id hashes of those whose duplicates disagree.
+    fn finish_others(&mut self) -> hashbrown::HashSet<u64, DefaultHashBuilder> {
+        let mut others = std::mem::take(&mut self.others);
+        others.sort_unstable();
+        let mut conflicting = hashbrown::HashSet::default();
+        for group in others.chunk_by(|a, b| a.0 == b.0) {
+            self.others_distinct += 1;
+            self.duplicates += group.len() - 1;
+            if group.iter().any(|r| r.1 != group[0].1) {
+                conflicting.insert(group[0].0);
+            }
+        }
+        conflicting
+    }
+}
+
+/// Lists conflicting ids in file order when some of them were not kept: the file is read a
+/// second time, following only the kept ids and those of `others`.
+struct Replay<'v> {
+    verdicts: &'v mut Verdicts,
+    others: hashbrown::HashSet<u64, DefaultHashBuilder>,
+    last: HashMap<u64, u64, DefaultHashBuilder>,
+}
+
+impl Replay<'_> {
+    fn record(&mut self, record: &RecordRef<'_>) {
+        let id_hash = stable_hash(record.id.as_bytes(), 0);
+        if !self.others.contains(&id_hash) && !self.verdicts.is_kept(&record.id, id_hash) {
+            return;
+        }
+        let rec_hash = record.hash();
+        if self.last.insert(id_hash, rec_hash).is_some_and(|old| old != rec_hash) {
+            self.verdicts.conflict(&record.id);
+        }
+    }
 }
 
 /// A record as read: the id's text and the record, borrowed from the file where they can be
@@ -157,6 +194,18 @@ struct RecordRef<'a> {
     /// `None` when the record has no verdict.
     verdict: Option<PyText<'a>>,
     error: Option<Cow<'a, str>>,
+}
+
+impl RecordRef<'_> {
+    /// A hash of the verdict and the error (equal records, equal hashes).
+    fn hash(&self) -> u64 {
+        let verdict = match &self.verdict {
+            Some(PyText::Text(t)) => t,
+            Some(PyText::Composite) => "\u{0}composite",
+            Some(PyText::Null) | None => "\u{0}null",
+        };
+        stable_hash(verdict.as_bytes(), 1) ^ stable_hash(self.error.as_deref().unwrap_or("\u{0}none").as_bytes(), 2)
+    }
 }
 
 /// A 64-bit hash that is the same in every run and on every platform: eight bytes at a time
@@ -288,7 +337,6 @@ fn parse(
     bytes: &[u8],
     keep: Option<std::collections::HashSet<String>>,
 ) -> Result<Verdicts, InputError> {
-    let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
     let body = strip_bom(bytes);
     let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
     let format = match first {
@@ -327,16 +375,44 @@ fn parse(
         conflicting: Vec::new(),
         ignored_stage_entries: 0,
         by_id: HashMap::default(),
-        others: HashMap::default(),
+        others: Vec::new(),
+        others_distinct: 0,
         keep_hashes: keep.iter().flatten().map(|id| stable_hash(id.as_bytes(), 0)).collect(),
         keep,
     };
+    read_records(format, bytes, role, name, &mut |parsed| match parsed {
+        Parsed::Record(record) => out.insert(record),
+        Parsed::StageEntry => out.ignored_stage_entries += 1,
+    })?;
+    let others = out.finish_others();
+    if !others.is_empty() {
+        out.conflicting.clear();
+        let mut replay = Replay {
+            verdicts: &mut out,
+            others,
+            last: HashMap::default(),
+        };
+        read_records(format, bytes, role, name, &mut |parsed| {
+            if let Parsed::Record(record) = parsed {
+                replay.record(&record);
+            }
+        })?;
+    }
+    Ok(out)
+}
+
+/// Reads the records of a file in `format`, handing each to `on` as it is read.
+fn read_records(
+    format: VerdictFormat,
+    bytes: &[u8],
+    role: &str,
+    name: &str,
+    on: &mut dyn FnMut(Parsed<'_>),
+) -> Result<(), InputError> {
+    let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
+    let body = strip_bom(bytes);
     match format {
         VerdictFormat::Jsonl => {
-            if out.keep.is_some() {
-                // About one record per line: size the table of the others once.
-                out.others.reserve(memchr::memchr_iter(b'\n', bytes).count() + 1);
-            }
             let mut failure = None;
             split_all(bytes, usize::MAX, |piece| {
                 let Piece::Line(line) = piece else { return };
@@ -352,8 +428,7 @@ fn parse(
                     })
                     .and_then(finish_record);
                 match parsed {
-                    Ok(Parsed::Record(record)) => out.insert(record),
-                    Ok(Parsed::StageEntry) => out.ignored_stage_entries += 1,
+                    Ok(parsed) => on(parsed),
                     Err(msg) => failure = Some(err(Some(line.number), msg)),
                 }
             });
@@ -373,10 +448,7 @@ fn parse(
                     .map_err(|_| "array element is not a JSON object".to_owned())
                     .and_then(|()| finish_record(f))
                     .map_err(|m| failure.insert(format!("element {n}: {m}")).clone())?;
-                match parsed {
-                    Parsed::Record(record) => out.insert(record),
-                    Parsed::StageEntry => out.ignored_stage_entries += 1,
-                }
+                on(parsed);
                 Ok(())
             })
             .and_then(|()| de.end());
@@ -394,7 +466,7 @@ fn parse(
             let read = crate::json::visit_object(&mut de, |key, v| {
                 let raw = v.raw()?;
                 let record = map_record(key, raw.get()).map_err(|m| failure.insert(m).clone())?;
-                out.insert(record);
+                on(Parsed::Record(record));
                 Ok(())
             })
             .and_then(|_| de.end());
@@ -403,9 +475,9 @@ fn parse(
                 return Err(err(Some(e.line() as u64), msg));
             }
         }
-        VerdictFormat::Csv | VerdictFormat::Tsv => read_delimited(&mut out, body, role, name)?,
+        VerdictFormat::Csv | VerdictFormat::Tsv => read_delimited(format, body, role, name, on)?,
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A map entry: its value is a verdict (any JSON value), or an object `{verdict, error}`.
@@ -442,9 +514,15 @@ fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, String> {
     })
 }
 
-fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Result<(), InputError> {
+fn read_delimited(
+    format: VerdictFormat,
+    body: &[u8],
+    role: &str,
+    name: &str,
+    on: &mut dyn FnMut(Parsed<'_>),
+) -> Result<(), InputError> {
     let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
-    let delimiter = if out.format == VerdictFormat::Tsv { b'\t' } else { b',' };
+    let delimiter = if format == VerdictFormat::Tsv { b'\t' } else { b',' };
     let mut reader = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(body);
     let headers = reader
         .headers()
@@ -462,16 +540,20 @@ fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Re
     if verdict_col.is_none() && error_col.is_none() {
         return Err(err(Some(1), "the header has no `verdict` (or `error`) column".into()));
     }
-    for row in reader.records() {
-        let row = row.map_err(|e| err(e.position().map(|p| p.line()), e.to_string()))?;
+    // One row buffer for the whole file.
+    let mut row = csv::StringRecord::new();
+    while reader
+        .read_record(&mut row)
+        .map_err(|e| err(e.position().map(|p| p.line()), e.to_string()))?
+    {
         let line = row.position().map(|p| p.line());
         let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty());
         let id = cell(Some(id_col)).ok_or_else(|| err(line, "empty pipeline_id".into()))?;
-        out.insert(RecordRef {
+        on(Parsed::Record(RecordRef {
             id: Cow::Borrowed(id),
             verdict: cell(verdict_col).map(|v| PyText::Text(Cow::Borrowed(v))),
             error: cell(error_col).map(Cow::Borrowed),
-        });
+        }));
     }
     Ok(())
 }
@@ -624,10 +706,8 @@ mod tests {
                         (some.records, some.duplicates, some.len()),
                         (all.records, all.duplicates, all.len())
                     );
-                    let (mut a, mut b) = (all.conflicting.clone(), some.conflicting.clone());
-                    a.sort();
-                    b.sort();
-                    proptest::prop_assert_eq!(a, b);
+                    // The same conflicts, in the same order (of first conflict in the file).
+                    proptest::prop_assert_eq!(&all.conflicting, &some.conflicting);
                     for k in &keep {
                         proptest::prop_assert_eq!(get(&some, k), get(&all, k));
                     }
@@ -656,11 +736,8 @@ mod tests {
             (all.records, all.duplicates, all.len())
         );
         assert_eq!((some.len(), some.duplicates), (3, 3));
-        let mut a = all.conflicting.clone();
-        let mut b = some.conflicting.clone();
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
+        assert_eq!(all.conflicting, some.conflicting);
+        assert_eq!(some.conflicting, ["y", "a"]);
         assert_eq!(get(&some, "a"), get(&all, "a"));
         assert_eq!(get(&some, "x"), None, "not kept");
         let test_set: std::collections::HashSet<&str> = ["a"].into();
