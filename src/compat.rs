@@ -98,8 +98,14 @@ pub fn py_number_text(literal: &str) -> Cow<'_, str> {
         };
     }
     match literal.parse::<f64>() {
-        Ok(x) if x == 0.0 => Cow::Borrowed(""),
-        Ok(x) => Cow::Owned(py_float_repr(x)),
+        // `0.0` and `-0.0` (and what underflows to them) are falsy.
+        Ok(x) => {
+            if x == 0.0 {
+                Cow::Borrowed("")
+            } else {
+                Cow::Owned(py_float_repr(x))
+            }
+        }
         // Not a number literal: the caller checked the grammar, so this is not reached.
         Err(_) => Cow::Borrowed(literal),
     }
@@ -162,6 +168,32 @@ mod tests {
         assert_eq!(round4(99.0 / 121.0), 0.8182);
         assert_eq!(round4(0.0), 0.0);
         assert!(round4(-0.00001).is_sign_negative());
+    }
+
+    #[test]
+    fn float_repr_is_pythons() {
+        // Values checked against CPython 3.11 `repr(float)`.
+        for (x, want) in [
+            (1.0, "1.0"),
+            (0.1, "0.1"),
+            (1e16, "1e+16"),
+            (9999999999999998.0, "9999999999999998.0"),
+            (1e-4, "0.0001"),
+            (1e-5, "1e-05"),
+            (-2.5e-5, "-2.5e-05"),
+            (1.5e300, "1.5e+300"),
+            (5e-324, "5e-324"),
+            (-0.0, "-0.0"),
+            (f64::INFINITY, "inf"),
+            (-810560520728366.25, "-810560520728366.2"),
+        ] {
+            assert_eq!(py_float_repr(x), want);
+        }
+        assert_eq!(py_number_text("-0"), "");
+        assert_eq!(py_number_text("0e7"), "");
+        assert_eq!(py_number_text("1e-400"), "");
+        assert_eq!(py_number_text("1E2"), "100.0");
+        assert_eq!(py_number_text("-12345678901234567890123"), "-12345678901234567890123");
     }
 
     #[test]
