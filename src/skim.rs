@@ -951,6 +951,27 @@ mod tests {
     }
 
     #[test]
+    fn numbers_are_read_on_the_fast_path_correctly_rounded() {
+        // serde_json's default parsing is one ulp off on the third; `float_roundtrip` is not.
+        let line =
+            br#"{"s": 1.5, "sa": -1, "sb": 0.10957860598549463, "sc": -0, "sd": 2E-3, "va": 9, "vb": 1e16, "vc": 0.0}"#;
+        let got = agree(line).expect("the fast path reads it");
+        assert_eq!(
+            got,
+            [
+                "s=Float(1.5)",
+                "sa=Int(-1)",
+                "sb=Float(0.10957860598549463)",
+                "sc=Float(-0.0)",
+                "sd=Float(0.002)",
+                "va=Text(\"9\")",
+                "vb=Text(\"1e+16\")",
+                "vc=Text(\"\")",
+            ]
+        );
+    }
+
+    #[test]
     fn unusual_lines_are_left_to_serde() {
         for line in [
             &b"{\"a\":\t1}"[..],
