@@ -185,7 +185,8 @@ mod tests {
             (5e-324, "5e-324"),
             (-0.0, "-0.0"),
             (f64::INFINITY, "inf"),
-            (-810560520728366.25, "-810560520728366.2"),
+            // Exactly halfway between the two shortest decimals: the even one.
+            (-810560520728366.0 - 0.25, "-810560520728366.2"),
         ] {
             assert_eq!(py_float_repr(x), want);
         }
