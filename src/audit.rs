@@ -5,7 +5,7 @@
 //! of the chosen pipelines (see [`crate::testset`]).
 
 use crate::compat::PassSet;
-use crate::json::{nested_field, read_object_text, NotObject, Scalar};
+use crate::json::{nested_field, read_object_text, NotObject, PyText, Scalar};
 use crate::lines::{LineSplitter, Piece};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use serde::{Serialize, Serializer};
@@ -208,7 +208,7 @@ struct Fields<'a> {
     is_complete: bool,
     completion_name: bool,
     has_stage_key: bool,
-    verdict: Option<Scalar<'a>>,
+    verdict: Option<PyText<'a>>,
     error_set: bool,
     input_set: bool,
     snapshot_input_set: bool,
@@ -505,7 +505,7 @@ impl Segment {
         match &entry.kind {
             Kind::Completion { done, verdict } => {
                 self.counts.completion_entries += 1;
-                let passed = matches!(verdict, Some(Scalar::Str(v)) if self.pass.contains(v));
+                let passed = matches!(verdict, Some(PyText::Text(v)) if self.pass.contains(v));
                 if *done && passed {
                     self.counts.successful_completions += 1;
                     let i = self.pipelines.entry(&text, numeric);
@@ -537,8 +537,9 @@ pub(crate) struct Entry<'a> {
 pub(crate) enum Kind<'a> {
     /// A stage entry; `has_input` when it carries `input` or `state_snapshot.input_text`.
     Stage { has_input: bool },
-    /// A completion entry; `done` when `is_complete` is `true` and `error` is unset.
-    Completion { done: bool, verdict: Option<Scalar<'a>> },
+    /// A completion entry; `done` when `is_complete` is `true` and `error` is unset; its
+    /// verdict as the reference makes it text.
+    Completion { done: bool, verdict: Option<PyText<'a>> },
 }
 
 impl Entry<'_> {
@@ -564,7 +565,7 @@ pub(crate) fn classify_line(text: Option<&str>) -> Result<Entry<'_>, SkipReason>
                 f.has_stage_key = true;
                 v.skip()?;
             }
-            "verdict" => f.verdict = Some(v.scalar()?),
+            "verdict" => f.verdict = Some(v.text()?),
             "error" => f.error_set = v.flag()?,
             "input" => f.input_set = v.flag()?,
             "state_snapshot" => f.snapshot_input_set = nested_field(v, "input_text", |s| s.flag())? == Some(true),

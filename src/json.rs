@@ -52,6 +52,42 @@ impl Scalar<'_> {
     }
 }
 
+/// A value made text as the reference makes a verdict text, `str(v or "")`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PyText<'a> {
+    /// `null` (Python's `None`).
+    Null,
+    /// A string as it is, an integer in decimal, a float as Python's `repr`, `true` as
+    /// `True`; a falsy value (`0`, `0.0`, `false`, `""`) as `""` (see [`crate::compat`]).
+    Text(Cow<'a, str>),
+    /// An object or an array.
+    Composite,
+}
+
+impl<'a> PyText<'a> {
+    /// The reference's text of one JSON value (`raw` is its JSON text).
+    pub fn of_raw(raw: &'a str) -> Result<PyText<'a>, String> {
+        let raw = raw.trim_matches([' ', '\t', '\n', '\r']);
+        Ok(match raw.as_bytes().first() {
+            Some(b'"') => PyText::Text(serde_json::from_str::<Key<'a>>(raw).map_err(|e| e.to_string())?.0),
+            Some(b'n') => PyText::Null,
+            Some(b't') => PyText::Text(Cow::Borrowed("True")),
+            Some(b'f') => PyText::Text(Cow::Borrowed("")),
+            Some(b'{' | b'[') => PyText::Composite,
+            Some(_) => PyText::Text(crate::compat::py_number_text(raw)),
+            None => return Err("no value".into()),
+        })
+    }
+
+    /// The text, unless null or composite.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            PyText::Text(t) => Some(t),
+            PyText::Null | PyText::Composite => None,
+        }
+    }
+}
+
 impl<'de> de::Deserialize<'de> for Scalar<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(ScalarVisitor)
@@ -122,10 +158,40 @@ where
     d.deserialize_any(ObjectVisitor { on_entry })
 }
 
+/// Visits an array's elements with `on_element(index, raw element)`, one at a time (nothing
+/// of the array is kept); a callback error stops it. A non-array is an error.
+pub fn visit_array<'de, D, F>(d: D, on_element: F) -> Result<(), D::Error>
+where
+    D: Deserializer<'de>,
+    F: FnMut(usize, &'de serde_json::value::RawValue) -> Result<(), String>,
+{
+    struct Elements<F>(F);
+    impl<'de, F> Visitor<'de> for Elements<F>
+    where
+        F: FnMut(usize, &'de serde_json::value::RawValue) -> Result<(), String>,
+    {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON array")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+            let mut n = 0;
+            while let Some(item) = seq.next_element::<&'de serde_json::value::RawValue>()? {
+                (self.0)(n, item).map_err(de::Error::custom)?;
+                n += 1;
+            }
+            Ok(())
+        }
+    }
+    d.deserialize_seq(Elements(on_element))
+}
+
 /// Reads the value of the current map entry as a `T`.
 pub trait ValueSink<'de> {
     /// Reads the current value as a [`Scalar`].
     fn scalar(&mut self) -> Result<Scalar<'de>, String>;
+    /// Reads the current value as the reference makes it text (see [`PyText`]).
+    fn text(&mut self) -> Result<PyText<'de>, String>;
     /// Reads the current value as raw JSON text.
     fn raw(&mut self) -> Result<&'de serde_json::value::RawValue, String>;
     /// Reads whether the current value is set (not null), discarding it.
@@ -147,6 +213,13 @@ struct MapSink<'a, A> {
 impl<'de, A: MapAccess<'de>> ValueSink<'de> for MapSink<'_, A> {
     fn scalar(&mut self) -> Result<Scalar<'de>, String> {
         self.map.next_value::<Scalar<'de>>().map_err(|e| e.to_string())
+    }
+    fn text(&mut self) -> Result<PyText<'de>, String> {
+        let raw = self
+            .map
+            .next_value::<&'de serde_json::value::RawValue>()
+            .map_err(|e| e.to_string())?;
+        PyText::of_raw(raw.get())
     }
     fn raw(&mut self) -> Result<&'de serde_json::value::RawValue, String> {
         self.map

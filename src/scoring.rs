@@ -45,6 +45,10 @@ pub struct CaseOutcome {
     pub old_missing: bool,
     /// The new verdict file has no verdict for this case (or a null one).
     pub new_missing: bool,
+    /// The old verdict is an object or an array (the case fails).
+    pub old_composite: bool,
+    /// The new verdict is an object or an array (the case fails).
+    pub new_composite: bool,
     /// The old model's runner failed on this case.
     pub old_errored: bool,
     /// The new model's runner failed on this case.
@@ -72,6 +76,8 @@ pub struct ModelCounts {
     pub missing: usize,
     /// Cases whose runner failed.
     pub errored: usize,
+    /// Cases whose verdict is an object or an array (they fail).
+    pub composite: usize,
     /// `round(passed / cases, 4)`; `null` for an empty test set.
     pub pass_rate: Option<f64>,
     /// Records in the verdict file.
@@ -125,6 +131,7 @@ struct Judged {
     verdict: Option<String>,
     pass: bool,
     missing: bool,
+    composite: bool,
     error: Option<String>,
 }
 
@@ -133,22 +140,33 @@ fn judge(expected_upper: &str, record: Option<&VerdictRecord>) -> Judged {
         Some(VerdictRecord {
             error: Some(e),
             verdict,
+            ..
         }) => Judged {
             verdict: verdict.clone(),
             pass: false,
             missing: false,
+            composite: false,
             error: Some(e.clone()),
         },
         Some(VerdictRecord { verdict: Some(v), .. }) => Judged {
             pass: *upper(v) == *expected_upper,
             verdict: Some(v.clone()),
             missing: false,
+            composite: false,
+            error: None,
+        },
+        Some(VerdictRecord { composite: true, .. }) => Judged {
+            verdict: None,
+            pass: false,
+            missing: false,
+            composite: true,
             error: None,
         },
         _ => Judged {
             verdict: None,
             pass: false,
             missing: true,
+            composite: false,
             error: None,
         },
     }
@@ -157,21 +175,23 @@ fn judge(expected_upper: &str, record: Option<&VerdictRecord>) -> Judged {
 fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], old: bool, in_test_set: &HashSet<&str>) -> ModelCounts {
     let pick = |c: &CaseOutcome| {
         if old {
-            (c.old_pass, c.old_missing, c.old_errored)
+            (c.old_pass, c.old_missing, c.old_errored, c.old_composite)
         } else {
-            (c.new_pass, c.new_missing, c.new_errored)
+            (c.new_pass, c.new_missing, c.new_errored, c.new_composite)
         }
     };
     let passed = cases.iter().filter(|c| pick(c).0).count();
     let missing = cases.iter().filter(|c| pick(c).1).count();
     let errored = cases.iter().filter(|c| pick(c).2).count();
+    let composite = cases.iter().filter(|c| pick(c).3).count();
     ModelCounts {
         format: verdicts.format,
         cases: cases.len(),
         passed,
-        wrong: cases.len() - passed - missing - errored,
+        wrong: cases.len() - passed - missing - errored - composite,
         missing,
         errored,
+        composite,
         pass_rate: pass_rate(passed, cases.len()),
         records: verdicts.records,
         extra: verdicts.count_outside(in_test_set),
@@ -205,6 +225,8 @@ pub fn score(test_set: &TestSet, old: &Verdicts, new: &Verdicts) -> Scoring {
             old_pass: o.pass,
             new_pass: n.pass,
             status,
+            old_composite: o.composite,
+            new_composite: n.composite,
             old_missing: o.missing,
             new_missing: n.missing,
             old_errored: o.error.is_some(),

@@ -264,9 +264,13 @@ pub struct TestCase {
 }
 
 impl TestCase {
-    /// The expected verdict as text (empty unless a string).
+    /// The expected verdict as the reference makes it text (`str(v or "")`: a number as
+    /// Python prints it, `True`; empty when null, falsy or an object or array).
     pub fn expected_text(&self) -> String {
-        serde_json::from_str::<String>(self.expected_verdict.get()).unwrap_or_default()
+        crate::json::PyText::of_raw(self.expected_verdict.get())
+            .ok()
+            .and_then(|t| t.as_text().map(str::to_owned))
+            .unwrap_or_default()
     }
 }
 

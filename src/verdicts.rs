@@ -4,10 +4,16 @@
 //! entries are ignored), a JSON array of such objects, a JSON object `{pipeline_id: verdict}`,
 //! or CSV/TSV with `pipeline_id` and `verdict` columns. `{pipeline_id, error}` records a
 //! runner failure. The format is detected from the content.
+//!
+//! A JSON verdict is made text as the reference makes it (`str(v or "")`, see
+//! [`PyText`]): `9` is `"9"`, `1e16` is `"1e+16"`, `true` is `"True"`, `0` and `false` are
+//! `""`; an object or an array is kept as such and fails its case. Each file is read in one
+//! pass that keeps only the records of the ids asked for (see [`parse_verdicts_keeping`]).
 
 use crate::audit::{into_id_text, InputFile, PipelineId};
+use crate::compat::py_float_repr;
 use crate::error::InputError;
-use crate::json::{parse_object_line, read_object_text, NotObject, Scalar, ValueSink};
+use crate::json::{parse_object_line, read_object_text, visit_array, NotObject, PyText, Scalar, ValueSink};
 use crate::lines::{split_all, Piece};
 use hashbrown::{DefaultHashBuilder, HashMap};
 use serde::Serialize;
@@ -34,12 +40,14 @@ pub enum VerdictFormat {
 }
 
 /// What a model answered for one pipeline.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct VerdictRecord {
-    /// The verdict (`None`: null or absent).
+    /// The verdict as the reference makes it text (`None`: null, absent, or an object or array).
     pub verdict: Option<String>,
     /// The runner's error, when it failed.
     pub error: Option<String>,
+    /// The verdict is an object or an array: the case fails, counted apart.
+    pub composite: bool,
 }
 
 /// A parsed verdict file.
@@ -58,9 +66,12 @@ pub struct Verdicts {
     /// Audit-log stage entries found in a JSONL verdict file and ignored.
     pub ignored_stage_entries: usize,
     by_id: HashMap<String, VerdictRecord, DefaultHashBuilder>,
-    /// Ids not kept (see [`parse_verdicts_keeping`]), by a 64-bit hash of the id, with a hash of
-    /// their record (to count them and spot conflicting duplicates without storing them).
-    others: HashMap<u64, u64, DefaultHashBuilder>,
+    /// The records of ids not kept (see [`parse_verdicts_keeping`]) while the file is read: a
+    /// 64-bit hash of the id and one of the record, 16 bytes a record (to count them and spot
+    /// conflicting duplicates without storing them); sorted and counted once it is read.
+    others: Vec<(u64, u64)>,
+    /// Distinct ids among the others.
+    others_distinct: usize,
     keep: Option<std::collections::HashSet<String>>,
     /// The [`stable_hash`]es of the ids in `keep`: most ids are ruled out by their hash alone.
     keep_hashes: hashbrown::HashSet<u64, DefaultHashBuilder>,
@@ -74,7 +85,7 @@ impl Verdicts {
 
     /// Distinct pipeline ids with a record (kept or not).
     pub fn len(&self) -> usize {
-        self.by_id.len() + self.others.len()
+        self.by_id.len() + self.others_distinct
     }
 
     /// True when the file has no record.
@@ -84,7 +95,7 @@ impl Verdicts {
 
     /// Distinct ids with a record that are not in `ids`.
     pub fn count_outside(&self, ids: &std::collections::HashSet<&str>) -> usize {
-        self.by_id.keys().filter(|id| !ids.contains(id.as_str())).count() + self.others.len()
+        self.by_id.keys().filter(|id| !ids.contains(id.as_str())).count() + self.others_distinct
     }
 
     /// The conflicting ids as listed in the report (the first few).
@@ -98,39 +109,80 @@ impl Verdicts {
         }
     }
 
+    /// Whether records of this id are kept whole.
+    fn is_kept(&self, id: &str, id_hash: u64) -> bool {
+        self.keep
+            .as_ref()
+            .is_none_or(|keep| self.keep_hashes.contains(&id_hash) && keep.contains(id))
+    }
+
     /// Counts a record, and keeps it when its id is kept (only then is it copied).
     fn insert(&mut self, record: RecordRef<'_>) {
         self.records += 1;
-        let RecordRef { id, verdict, error } = record;
-        let id_hash = stable_hash(id.as_bytes(), 0);
-        let kept =
-            |keep: &std::collections::HashSet<String>| self.keep_hashes.contains(&id_hash) && keep.contains(&*id);
-        if self.keep.as_ref().is_some_and(|keep| !kept(keep)) {
-            let rec_hash = stable_hash(verdict.as_deref().unwrap_or("\u{0}null").as_bytes(), 1)
-                ^ stable_hash(error.as_deref().unwrap_or("\u{0}none").as_bytes(), 2);
-            if let Some(old) = self.others.insert(id_hash, rec_hash) {
-                self.duplicates += 1;
-                if old != rec_hash {
-                    self.conflict(&id);
-                }
-            }
+        let id_hash = stable_hash(record.id.as_bytes(), 0);
+        if !self.is_kept(&record.id, id_hash) {
+            self.others.push((id_hash, record.hash()));
             return;
         }
-        let owned = |verdict: Option<Cow<'_, str>>, error: Option<Cow<'_, str>>| VerdictRecord {
+        let RecordRef { id, verdict, error } = record;
+        let (verdict, composite) = match verdict {
+            Some(PyText::Text(t)) => (Some(t), false),
+            Some(PyText::Composite) => (None, true),
+            Some(PyText::Null) | None => (None, false),
+        };
+        let record = VerdictRecord {
             verdict: verdict.map(Cow::into_owned),
             error: error.map(Cow::into_owned),
+            composite,
         };
         match self.by_id.get_mut(&*id) {
             Some(existing) => {
                 self.duplicates += 1;
-                if existing.verdict.as_deref() != verdict.as_deref() || existing.error.as_deref() != error.as_deref() {
-                    *existing = owned(verdict, error);
+                if *existing != record {
+                    *existing = record;
                     self.conflict(&id);
                 }
             }
             None => {
-                self.by_id.insert(id.into_owned(), owned(verdict, error));
+                self.by_id.insert(id.into_owned(), record);
             }
+        }
+    }
+
+    /// Counts the others once the file is read (distinct ids, duplicates) and frees their
+    /// hashes; the id hashes of those whose duplicates disagree.
+    fn finish_others(&mut self) -> hashbrown::HashSet<u64, DefaultHashBuilder> {
+        let mut others = std::mem::take(&mut self.others);
+        others.sort_unstable();
+        let mut conflicting = hashbrown::HashSet::default();
+        for group in others.chunk_by(|a, b| a.0 == b.0) {
+            self.others_distinct += 1;
+            self.duplicates += group.len() - 1;
+            if group.iter().any(|r| r.1 != group[0].1) {
+                conflicting.insert(group[0].0);
+            }
+        }
+        conflicting
+    }
+}
+
+/// Lists conflicting ids in file order when some of them were not kept: the file is read a
+/// second time, following only the kept ids and those of `others`.
+struct Replay<'v> {
+    verdicts: &'v mut Verdicts,
+    others: hashbrown::HashSet<u64, DefaultHashBuilder>,
+    last: HashMap<u64, u64, DefaultHashBuilder>,
+}
+
+impl Replay<'_> {
+    fn record(&mut self, record: &RecordRef<'_>) {
+        let id_hash = stable_hash(record.id.as_bytes(), 0);
+        if !self.others.contains(&id_hash) && !self.verdicts.is_kept(&record.id, id_hash) {
+            return;
+        }
+        let rec_hash = record.hash();
+        if self.last.insert(id_hash, rec_hash).is_some_and(|old| old != rec_hash) {
+            self.verdicts.conflict(&record.id);
         }
     }
 }
@@ -139,8 +191,21 @@ impl Verdicts {
 /// (a record is copied only when it is kept).
 struct RecordRef<'a> {
     id: Cow<'a, str>,
-    verdict: Option<Cow<'a, str>>,
+    /// `None` when the record has no verdict.
+    verdict: Option<PyText<'a>>,
     error: Option<Cow<'a, str>>,
+}
+
+impl RecordRef<'_> {
+    /// A hash of the verdict and the error (equal records, equal hashes).
+    fn hash(&self) -> u64 {
+        let verdict = match &self.verdict {
+            Some(PyText::Text(t)) => t,
+            Some(PyText::Composite) => "\u{0}composite",
+            Some(PyText::Null) | None => "\u{0}null",
+        };
+        stable_hash(verdict.as_bytes(), 1) ^ stable_hash(self.error.as_deref().unwrap_or("\u{0}none").as_bytes(), 2)
+    }
 }
 
 /// A 64-bit hash that is the same in every run and on every platform: eight bytes at a time
@@ -173,23 +238,12 @@ pub fn describe(role: &str, name: &str, bytes: &[u8]) -> InputFile {
     }
 }
 
-/// Text of a verdict-like value: strings as they are, numbers as written; `Err` for others.
-fn verdict_text(value: Scalar<'_>) -> Result<Option<Cow<'_, str>>, String> {
-    match value {
-        Scalar::Absent | Scalar::Null => Ok(None),
-        Scalar::Str(s) => Ok(Some(s)),
-        Scalar::Int(i) => Ok(Some(i.to_string().into())),
-        Scalar::Float(f) => Ok(Some(f.to_string().into())),
-        other => Err(format!("verdict is {}, expected a string", other.kind())),
-    }
-}
-
 fn error_text(value: Scalar<'_>) -> Option<Cow<'_, str>> {
     match value {
         Scalar::Absent | Scalar::Null => None,
         Scalar::Str(s) => Some(s),
         Scalar::Int(i) => Some(i.to_string().into()),
-        Scalar::Float(f) => Some(f.to_string().into()),
+        Scalar::Float(f) => Some(py_float_repr(f).into()),
         Scalar::Bool(b) => Some(b.to_string().into()),
         Scalar::Composite => Some("(structured error)".into()),
     }
@@ -199,7 +253,7 @@ fn error_text(value: Scalar<'_>) -> Option<Cow<'_, str>> {
 #[derive(Default)]
 struct RecordFields<'a> {
     id: Scalar<'a>,
-    verdict: Option<Scalar<'a>>,
+    verdict: Option<PyText<'a>>,
     error: Scalar<'a>,
     completion: bool,
     stage: bool,
@@ -208,7 +262,7 @@ struct RecordFields<'a> {
 fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), String> {
     match key {
         "pipeline_id" => f.id = v.scalar()?,
-        "verdict" => f.verdict = Some(v.scalar()?),
+        "verdict" => f.verdict = Some(v.text()?),
         "error" => f.error = v.scalar()?,
         "is_complete" => {
             f.completion = true;
@@ -246,12 +300,14 @@ fn finish_record(f: RecordFields<'_>) -> Result<Parsed<'_>, String> {
         }
     };
     let error = error_text(f.error);
-    let verdict = match f.verdict {
-        Some(v) => verdict_text(v)?,
-        None if error.is_some() => None,
-        None => return Err("record has neither a verdict nor an error".into()),
-    };
-    Ok(Parsed::Record(RecordRef { id, verdict, error }))
+    if f.verdict.is_none() && error.is_none() {
+        return Err("record has neither a verdict nor an error".into());
+    }
+    Ok(Parsed::Record(RecordRef {
+        id,
+        verdict: f.verdict,
+        error,
+    }))
 }
 
 fn strip_bom(bytes: &[u8]) -> &[u8] {
@@ -281,7 +337,6 @@ fn parse(
     bytes: &[u8],
     keep: Option<std::collections::HashSet<String>>,
 ) -> Result<Verdicts, InputError> {
-    let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
     let body = strip_bom(bytes);
     let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
     let format = match first {
@@ -320,16 +375,44 @@ fn parse(
         conflicting: Vec::new(),
         ignored_stage_entries: 0,
         by_id: HashMap::default(),
-        others: HashMap::default(),
+        others: Vec::new(),
+        others_distinct: 0,
         keep_hashes: keep.iter().flatten().map(|id| stable_hash(id.as_bytes(), 0)).collect(),
         keep,
     };
+    read_records(format, bytes, role, name, &mut |parsed| match parsed {
+        Parsed::Record(record) => out.insert(record),
+        Parsed::StageEntry => out.ignored_stage_entries += 1,
+    })?;
+    let others = out.finish_others();
+    if !others.is_empty() {
+        out.conflicting.clear();
+        let mut replay = Replay {
+            verdicts: &mut out,
+            others,
+            last: HashMap::default(),
+        };
+        read_records(format, bytes, role, name, &mut |parsed| {
+            if let Parsed::Record(record) = parsed {
+                replay.record(&record);
+            }
+        })?;
+    }
+    Ok(out)
+}
+
+/// Reads the records of a file in `format`, handing each to `on` as it is read.
+fn read_records(
+    format: VerdictFormat,
+    bytes: &[u8],
+    role: &str,
+    name: &str,
+    on: &mut dyn FnMut(Parsed<'_>),
+) -> Result<(), InputError> {
+    let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
+    let body = strip_bom(bytes);
     match format {
         VerdictFormat::Jsonl => {
-            if out.keep.is_some() {
-                // About one record per line: size the table of the others once.
-                out.others.reserve(memchr::memchr_iter(b'\n', bytes).count() + 1);
-            }
             let mut failure = None;
             split_all(bytes, usize::MAX, |piece| {
                 let Piece::Line(line) = piece else { return };
@@ -345,8 +428,7 @@ fn parse(
                     })
                     .and_then(finish_record);
                 match parsed {
-                    Ok(Parsed::Record(record)) => out.insert(record),
-                    Ok(Parsed::StageEntry) => out.ignored_stage_entries += 1,
+                    Ok(parsed) => on(parsed),
                     Err(msg) => failure = Some(err(Some(line.number), msg)),
                 }
             });
@@ -355,91 +437,92 @@ fn parse(
             }
         }
         VerdictFormat::JsonArray => {
-            let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body).map_err(|e| {
-                err(
-                    Some(e.line() as u64),
-                    format!("not a JSON array of verdict records: {e}"),
-                )
-            })?;
-            for (n, item) in items.into_iter().enumerate() {
+            // One element at a time: nothing of the file is held but the records kept.
+            let text = simdutf8::basic::from_utf8(body)
+                .map_err(|_| err(None, "not a JSON array of verdict records: invalid UTF-8".into()))?;
+            let mut failure = None;
+            let mut de = serde_json::Deserializer::from_str(text);
+            let read = visit_array(&mut de, |n, item| {
                 let mut f = RecordFields::default();
                 let parsed = parse_object_line(item.get().as_bytes(), |k, v| record_entry(&mut f, k, v))
                     .map_err(|_| "array element is not a JSON object".to_owned())
                     .and_then(|()| finish_record(f))
-                    .map_err(|m| err(None, format!("element {n}: {m}")))?;
-                match parsed {
-                    Parsed::Record(record) => out.insert(record),
-                    Parsed::StageEntry => out.ignored_stage_entries += 1,
-                }
+                    .map_err(|m| failure.insert(format!("element {n}: {m}")).clone())?;
+                on(parsed);
+                Ok(())
+            })
+            .and_then(|()| de.end());
+            if let Err(e) = read {
+                let msg = failure.unwrap_or_else(|| format!("not a JSON array of verdict records: {e}"));
+                return Err(err(Some(e.line() as u64), msg));
             }
         }
         VerdictFormat::JsonMap => {
-            let map = parse_map(body).map_err(|e| {
-                err(
-                    Some(e.line() as u64),
-                    format!("not JSONL, nor a JSON object of verdicts: {e}"),
-                )
-            })?;
-            for (key, raw) in map {
-                if key.is_empty() {
-                    return Err(err(None, "an empty pipeline id".into()));
-                }
-                let (verdict, error) = map_value(raw.get()).map_err(|m| err(None, format!("pipeline {key}: {m}")))?;
-                out.insert(RecordRef {
-                    id: Cow::Borrowed(&key),
-                    verdict,
-                    error,
-                });
+            // One entry at a time, as in the array.
+            let text = simdutf8::basic::from_utf8(body)
+                .map_err(|_| err(None, "not JSONL, nor a JSON object of verdicts: invalid UTF-8".into()))?;
+            let mut failure = None;
+            let mut de = serde_json::Deserializer::from_str(text);
+            let read = crate::json::visit_object(&mut de, |key, v| {
+                let raw = v.raw()?;
+                let record = map_record(key, raw.get()).map_err(|m| failure.insert(m).clone())?;
+                on(Parsed::Record(record));
+                Ok(())
+            })
+            .and_then(|_| de.end());
+            if let Err(e) = read {
+                let msg = failure.unwrap_or_else(|| format!("not JSONL, nor a JSON object of verdicts: {e}"));
+                return Err(err(Some(e.line() as u64), msg));
             }
         }
-        VerdictFormat::Csv | VerdictFormat::Tsv => read_delimited(&mut out, body, role, name)?,
+        VerdictFormat::Csv | VerdictFormat::Tsv => read_delimited(format, body, role, name, on)?,
     }
-    Ok(out)
+    Ok(())
 }
 
-fn parse_map(body: &[u8]) -> Result<Vec<(String, &serde_json::value::RawValue)>, serde_json::Error> {
-    let text = std::str::from_utf8(body).map_err(|_| serde::de::Error::custom("invalid UTF-8"))?;
-    let mut entries = Vec::new();
-    let mut de = serde_json::Deserializer::from_str(text);
-    crate::json::visit_object(&mut de, |k, v| {
-        entries.push((k.to_owned(), v.raw()?));
+/// A map entry: its value is a verdict (any JSON value), or an object `{verdict, error}`.
+fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, String> {
+    if key.is_empty() {
+        return Err("an empty pipeline id".into());
+    }
+    let in_pipeline = |m: String| format!("pipeline {key}: {m}");
+    if !raw.trim_start().starts_with('{') {
+        return Ok(RecordRef {
+            id: Cow::Borrowed(key),
+            verdict: Some(PyText::of_raw(raw).map_err(in_pipeline)?),
+            error: None,
+        });
+    }
+    let (mut verdict, mut error) = (None, Scalar::Absent);
+    parse_object_line(raw.as_bytes(), |k, v| {
+        match k {
+            "verdict" => verdict = Some(v.text()?),
+            "error" => error = v.scalar()?,
+            _ => v.skip()?,
+        }
         Ok(())
-    })?;
-    de.end()?;
-    Ok(entries)
-}
-
-/// A record's verdict and error.
-type VerdictAndError<'a> = (Option<Cow<'a, str>>, Option<Cow<'a, str>>);
-
-/// A map value: a verdict (string, number, null), or an object `{verdict, error}`.
-fn map_value(raw: &str) -> Result<VerdictAndError<'_>, String> {
-    if raw.trim_start().starts_with('{') {
-        let (mut verdict, mut error) = (None, Scalar::Absent);
-        parse_object_line(raw.as_bytes(), |k, v| {
-            match k {
-                "verdict" => verdict = Some(v.scalar()?),
-                "error" => error = v.scalar()?,
-                _ => v.skip()?,
-            }
-            Ok(())
-        })
-        .map_err(|_| "not a JSON object".to_owned())?;
-        let error = error_text(error);
-        let verdict = match verdict {
-            Some(v) => verdict_text(v)?,
-            None if error.is_some() => None,
-            None => return Err("the object has neither a verdict nor an error".into()),
-        };
-        return Ok((verdict, error));
+    })
+    .map_err(|_| in_pipeline("not a JSON object".to_owned()))?;
+    let error = error_text(error);
+    if verdict.is_none() && error.is_none() {
+        return Err(in_pipeline("the object has neither a verdict nor an error".into()));
     }
-    let value: Scalar<'_> = serde_json::from_str(raw).map_err(|e| e.to_string())?;
-    Ok((verdict_text(value)?, None))
+    Ok(RecordRef {
+        id: Cow::Borrowed(key),
+        verdict,
+        error,
+    })
 }
 
-fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Result<(), InputError> {
+fn read_delimited(
+    format: VerdictFormat,
+    body: &[u8],
+    role: &str,
+    name: &str,
+    on: &mut dyn FnMut(Parsed<'_>),
+) -> Result<(), InputError> {
     let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
-    let delimiter = if out.format == VerdictFormat::Tsv { b'\t' } else { b',' };
+    let delimiter = if format == VerdictFormat::Tsv { b'\t' } else { b',' };
     let mut reader = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(body);
     let headers = reader
         .headers()
@@ -457,16 +540,20 @@ fn read_delimited(out: &mut Verdicts, body: &[u8], role: &str, name: &str) -> Re
     if verdict_col.is_none() && error_col.is_none() {
         return Err(err(Some(1), "the header has no `verdict` (or `error`) column".into()));
     }
-    for row in reader.records() {
-        let row = row.map_err(|e| err(e.position().map(|p| p.line()), e.to_string()))?;
+    // One row buffer for the whole file.
+    let mut row = csv::StringRecord::new();
+    while reader
+        .read_record(&mut row)
+        .map_err(|e| err(e.position().map(|p| p.line()), e.to_string()))?
+    {
         let line = row.position().map(|p| p.line());
         let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty());
         let id = cell(Some(id_col)).ok_or_else(|| err(line, "empty pipeline_id".into()))?;
-        out.insert(RecordRef {
+        on(Parsed::Record(RecordRef {
             id: Cow::Borrowed(id),
-            verdict: cell(verdict_col).map(Cow::Borrowed),
+            verdict: cell(verdict_col).map(|v| PyText::Text(Cow::Borrowed(v))),
             error: cell(error_col).map(Cow::Borrowed),
-        });
+        }));
     }
     Ok(())
 }
@@ -512,8 +599,68 @@ mod tests {
         assert_eq!(get(&map, "c").unwrap().verdict.as_deref(), Some("7"));
         let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": {\"score\": 1}}").unwrap_err();
         assert!(e.to_string().contains("pipeline a: the object has neither"), "{e}");
-        let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": [1]}").unwrap_err();
-        assert!(e.to_string().contains("pipeline a"), "{e}");
+        let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": 1, \"\": 2}").unwrap_err();
+        assert_eq!(e.to_string(), "m.json (old_verdicts) line 1: an empty pipeline id");
+    }
+
+    /// Each format reads a verdict as the reference's `str(v or "")` (checked with CPython's
+    /// `json.loads`), and an object or an array is a verdict of its own kind, never an error.
+    #[test]
+    fn verdicts_are_the_references_text_in_every_format() {
+        let values = [
+            ("9", Some("9")),
+            ("12345678901234567890123", Some("12345678901234567890123")),
+            ("-7", Some("-7")),
+            ("0", Some("")),
+            ("-0", Some("")),
+            ("0.0", Some("")),
+            ("-0.0", Some("")),
+            ("1.0", Some("1.0")),
+            ("1e16", Some("1e+16")),
+            ("1E-5", Some("1e-05")),
+            ("0.1", Some("0.1")),
+            ("1e400", Some("inf")),
+            ("true", Some("True")),
+            ("false", Some("")),
+            ("\"\"", Some("")),
+            ("\"Pass\"", Some("Pass")),
+            ("null", None),
+        ];
+        for (json, want) in values {
+            let jsonl = parse(&format!("{{\"pipeline_id\": \"a\", \"verdict\": {json}}}\n"));
+            let array = parse(&format!("[{{\"pipeline_id\": \"a\", \"verdict\": {json}}}]"));
+            let map = parse(&format!("{{\"a\": {json}}}"));
+            let map_object = parse(&format!("{{\"a\": {{\"verdict\": {json}}}}}"));
+            for v in [&jsonl, &array, &map, &map_object] {
+                let record = get(v, "a").unwrap();
+                assert_eq!(
+                    (record.verdict.as_deref(), record.composite),
+                    (want, false),
+                    "{json} ({:?})",
+                    v.format
+                );
+            }
+        }
+        for json in ["[]", "[\"PASS\"]", "{}", "{\"verdict\": \"PASS\"}"] {
+            let jsonl = parse(&format!("{{\"pipeline_id\": \"a\", \"verdict\": {json}}}\n"));
+            let array = parse(&format!("[{{\"pipeline_id\": \"a\", \"verdict\": {json}}}]"));
+            let map_object = parse(&format!("{{\"a\": {{\"verdict\": {json}}}}}"));
+            for v in [&jsonl, &array, &map_object] {
+                let record = get(v, "a").unwrap();
+                assert_eq!(
+                    (record.verdict.as_deref(), record.composite),
+                    (None, true),
+                    "{json} ({:?})",
+                    v.format
+                );
+            }
+        }
+        // A bare array as a map value is a composite verdict too.
+        assert!(get(&parse("{\"a\": [1], \"b\": \"PASS\"}"), "a").unwrap().composite);
+        // CSV cells are text already.
+        let csv = parse("pipeline_id,verdict\na,9\nb,True\nc,0\n");
+        assert_eq!(get(&csv, "a").unwrap().verdict.as_deref(), Some("9"));
+        assert_eq!(get(&csv, "c").unwrap().verdict.as_deref(), Some("0"));
     }
 
     #[test]
@@ -559,10 +706,8 @@ mod tests {
                         (some.records, some.duplicates, some.len()),
                         (all.records, all.duplicates, all.len())
                     );
-                    let (mut a, mut b) = (all.conflicting.clone(), some.conflicting.clone());
-                    a.sort();
-                    b.sort();
-                    proptest::prop_assert_eq!(a, b);
+                    // The same conflicts, in the same order (of first conflict in the file).
+                    proptest::prop_assert_eq!(&all.conflicting, &some.conflicting);
                     for k in &keep {
                         proptest::prop_assert_eq!(get(&some, k), get(&all, k));
                     }
@@ -591,11 +736,8 @@ mod tests {
             (all.records, all.duplicates, all.len())
         );
         assert_eq!((some.len(), some.duplicates), (3, 3));
-        let mut a = all.conflicting.clone();
-        let mut b = some.conflicting.clone();
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
+        assert_eq!(all.conflicting, some.conflicting);
+        assert_eq!(some.conflicting, ["y", "a"]);
         assert_eq!(get(&some, "a"), get(&all, "a"));
         assert_eq!(get(&some, "x"), None, "not kept");
         let test_set: std::collections::HashSet<&str> = ["a"].into();
@@ -621,14 +763,22 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.to_string(), "new.jsonl (new_verdicts) line 3: not valid JSON");
-        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\",\"verdict\":true}").unwrap_err();
+        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":[1],\"verdict\":true}").unwrap_err();
         assert_eq!(e.line, Some(1));
-        assert!(e.message.contains("boolean"), "{e}");
+        assert!(e.message.contains("pipeline_id is an array or object"), "{e}");
         let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\"}").unwrap_err();
         assert!(e.message.contains("neither"), "{e}");
         let e = parse_verdicts("new_verdicts", "n", b"id,verdict\na,PASS\n").unwrap_err();
         assert!(e.message.contains("pipeline_id"), "{e}");
         let e = parse_verdicts("new_verdicts", "n", b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]").unwrap_err();
-        assert!(e.message.contains("element 1"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "n (new_verdicts) line 2: element 1: array element is not a JSON object"
+        );
+        let e = parse_verdicts("new_verdicts", "n", b"{\"a\": \"P\",\n \"b\": {\"latency\": 3}}").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "n (new_verdicts) line 2: pipeline b: the object has neither a verdict nor an error"
+        );
     }
 }
