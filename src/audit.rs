@@ -25,8 +25,9 @@ const COMPLETE_STAGE_NAME: &str = "__pipeline_complete__";
 /// A pipeline id: a non-empty string, or an integer as the reference accepts it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PipelineId {
-    /// The id as text (an integer in decimal).
-    pub text: Box<str>,
+    /// The id as text (an integer in decimal). Shared: the test case, its outcome and the
+    /// report's rows hold one copy of a (possibly long) id between them.
+    pub text: std::sync::Arc<str>,
     /// True when the log wrote it as a JSON integer (it is written back as one).
     pub numeric: bool,
 }

@@ -504,10 +504,13 @@ pub fn build_test_set(
     opts: ReadOptions,
 ) -> Result<(AuditIndex, TestSet)> {
     let Chosen {
-        index,
+        mut index,
         selection,
         gzipped,
     } = choose(paths, pass, policy, opts)?;
+    // Pass 2 needs the files, not the pipeline table (nor the ids in it, which the selection
+    // has copied for its cases).
+    index.release_pipelines();
     let ts = read_chosen(paths, &index, selection, &gzipped)?;
     Ok((index, ts))
 }
