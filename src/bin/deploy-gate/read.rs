@@ -188,11 +188,39 @@ pub struct Plan<'a> {
     pub threads: usize,
     /// Read (or, mapped, push) size: [`CHUNK`], or the segment size when that is smaller.
     pub chunk: usize,
+    /// Lines longer than this are skipped.
+    max_line: usize,
 }
 
-impl Plan<'_> {
+impl<'a> Plan<'a> {
+    /// The plan for file `f` (opened from `path`, number `file_no`): its segments, threads and
+    /// read size from `opts`, lines longer than `max_line` skipped.
+    pub fn new(
+        path: &'a Path,
+        file_no: u32,
+        pass: &'a PassSet,
+        f: &File,
+        opts: ReadOptions,
+        max_line: usize,
+    ) -> Result<Plan<'a>> {
+        let len = f.metadata()?.len();
+        let starts = segment_starts(f, len, len.div_ceil(opts.segment).max(1))?;
+        let ends: Vec<u64> = starts.iter().skip(1).copied().chain([len]).collect();
+        Ok(Plan {
+            path,
+            file_no,
+            pass,
+            len,
+            threads: opts.threads.clamp(1, starts.len()),
+            chunk: CHUNK.min(opts.segment.max(4096) as usize),
+            starts,
+            ends,
+            max_line,
+        })
+    }
+
     pub fn segment(&self, k: usize) -> Segment {
-        Segment::new(self.pass.clone(), DEFAULT_MAX_LINE, self.file_no, self.starts[k])
+        Segment::new(self.pass.clone(), self.max_line, self.file_no, self.starts[k])
     }
 }
 
@@ -232,12 +260,6 @@ impl<'b> InOrder<'b> {
         }
     }
 
-    /// Where the segments not merged yet start (the file's length once all are).
-    #[cfg_attr(not(unix), allow(dead_code))]
-    pub fn frontier(&self) -> u64 {
-        self.plan.starts.get(self.merged).copied().unwrap_or(self.plan.len)
-    }
-
     pub fn check_complete(&self) -> Result<()> {
         if self.merged == self.plan.starts.len() {
             Ok(())
@@ -259,18 +281,7 @@ fn scan_plain(
 ) -> Result<(u64, String)> {
     let f = File::open(path).with_context(|| format!("cannot open audit log {}", path.display()))?;
     let len = f.metadata()?.len();
-    let starts = segment_starts(&f, len, len.div_ceil(opts.segment).max(1))?;
-    let ends: Vec<u64> = starts.iter().skip(1).copied().chain([len]).collect();
-    let plan = Plan {
-        path,
-        file_no,
-        pass,
-        len,
-        threads: opts.threads.clamp(1, starts.len()),
-        chunk: CHUNK.min(opts.segment.max(4096) as usize),
-        starts,
-        ends,
-    };
+    let plan = Plan::new(path, file_no, pass, &f, opts, DEFAULT_MAX_LINE)?;
     if len == 0 {
         // One empty segment, as an empty gzip stream gives (no thread has anything to read).
         let mut segment = plan.segment(0);
