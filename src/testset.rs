@@ -154,7 +154,7 @@ impl AuditIndex {
         let mut chosen: Vec<u32> = (0..list.len() as u32)
             .filter(|&i| {
                 let p = &list[i as usize];
-                p.success().is_some() && p.stage_count > 0 && p.has_input
+                p.success().is_some() && p.stage_count() > 0 && p.has_input()
             })
             .collect();
         let rank = |i: u32| list[i as usize].success().map_or(u64::MAX, |(rank, _)| rank);
@@ -177,13 +177,18 @@ impl AuditIndex {
                 keyed
             };
             // On all cores from a few thousand candidates (below, a thread costs more than it
-            // saves). Each run keeps its own `max` smallest, among which are those of them all.
+            // saves). Each run keeps its own `max` smallest, among which are those of them all,
+            // and holds no more than about twice as many keys at once however long it is.
             let runs = crate::parallel::map_runs(&chosen, 4096, |run| {
-                smallest(
-                    run.iter()
-                        .map(|&i| (sample_key_of(&prefix, table.text(&list[i as usize])), rank(i), i))
-                        .collect(),
-                )
+                let room = run.len().min(max.saturating_mul(2).max(4096));
+                let mut keyed = Vec::with_capacity(room);
+                for &i in run {
+                    if keyed.len() == room {
+                        keyed = smallest(keyed);
+                    }
+                    keyed.push((sample_key_of(&prefix, table.text(&list[i as usize])), rank(i), i));
+                }
+                smallest(keyed)
             });
             chosen = smallest(runs.concat()).into_iter().map(|(_, _, i)| i).collect();
             sampled = true;
@@ -207,7 +212,7 @@ impl AuditIndex {
                     completion,
                     first_stage: p.first_stage(),
                     stages_end: p.stages_end(),
-                    stage_count: p.stage_count,
+                    stage_count: p.stage_count(),
                 }
             })
             .collect();

@@ -170,3 +170,23 @@ fn a_chosen_id_is_kept_once_from_the_selection_to_the_scores() {
         "scoring had {peak} bytes live at once for {id_bytes} bytes of ids"
     );
 }
+
+#[test]
+fn the_index_costs_a_fixed_record_per_pipeline_and_its_id_once() {
+    // 200,000 one-line pipelines with 24-byte ids, scanned as one segment (as the page reads a
+    // file): the index is that segment's table, not a copy of it.
+    let n = 200_000;
+    let log: String = (0..n)
+        .map(|k| format!("{{\"pipeline_id\": \"pipeline-{k:015}\", \"stage_id\": \"s0\", \"input\": \"i\"}}\n"))
+        .collect();
+    let (index, peak) = peak_of(|| scan_all(&[("a.jsonl", log.as_bytes())], PassSet::default()));
+    assert_eq!(index.summary().pipelines, n as u64);
+    let per_pipeline = peak / n;
+    println!("{per_pipeline} bytes per pipeline at the peak");
+    // A 64-byte record and an 8-byte hash slot (each table grown by doubling, so up to twice
+    // that at its peak) and the 24-byte id.
+    assert!(
+        per_pipeline <= 2 * (64 + 8 * 8 / 7) + 2 * 24,
+        "{per_pipeline} bytes live per pipeline at the peak of pass 1"
+    );
+}
