@@ -239,6 +239,9 @@ struct Marks {
     at: Vec<Option<u64>>,
     /// The next segment to be taken.
     next: usize,
+    /// Where the segments not merged yet start: no segment is taken more than [`WINDOW`] past
+    /// it, so the finished segments waiting to be merged stay few.
+    merged: u64,
     hashed: u64,
     /// Pages before this have been given back.
     released: u64,
@@ -293,8 +296,8 @@ impl Progress<'_> {
         !marks.stop
     }
 
-    /// Gives scan thread `t` the next segment once its start is within the window (`None`: no
-    /// segment is left, or a thread panicked).
+    /// Gives scan thread `t` the next segment once its start is within the window past both the
+    /// merged segments and the hash (`None`: no segment is left, or a thread panicked).
     fn take(&self, t: usize) -> Option<usize> {
         let mut marks = self.lock();
         loop {
@@ -302,7 +305,7 @@ impl Progress<'_> {
             if marks.stop || k >= self.starts.len() {
                 return None;
             }
-            if self.starts[k] < self.scanned(&marks).min(marks.hashed) + WINDOW {
+            if self.starts[k] < marks.merged.min(marks.hashed) + WINDOW {
                 marks.at[t] = Some(self.starts[k]);
                 marks.next += 1;
                 return Some(k);
@@ -348,6 +351,7 @@ pub fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Result<(u
         marks: Mutex::new(Marks {
             at: vec![None; plan.threads],
             next: 0,
+            merged: 0,
             hashed: 0,
             released: 0,
             stop: false,
@@ -406,9 +410,12 @@ pub fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Result<(u
         let mut in_order = InOrder::new(plan, builder);
         for (k, segment) in done_rx {
             in_order.add(k, segment);
+            let merged = in_order.frontier();
+            progress.set(|m| m.merged = merged);
         }
         // (Should a scan thread have stopped early, the hashing thread must not wait for it.)
         progress.set(|m| {
+            m.merged = plan.len;
             m.next = plan.starts.len();
             m.at.iter_mut().for_each(|a| *a = None);
         });

@@ -260,6 +260,12 @@ impl<'b> InOrder<'b> {
         }
     }
 
+    /// Where the segments not merged yet start (the file's length once all are).
+    #[cfg_attr(not(unix), allow(dead_code))]
+    pub fn frontier(&self) -> u64 {
+        self.plan.starts.get(self.merged).copied().unwrap_or(self.plan.len)
+    }
+
     pub fn check_complete(&self) -> Result<()> {
         if self.merged == self.plan.starts.len() {
             Ok(())
