@@ -91,7 +91,7 @@ fn pass_2_keeps_one_output_per_stage_id_not_every_stage_line() {
     // One pipeline with 16,000 stage lines of about 1 KB (16 MB) over 4 stage ids, in two
     // files (so in two ranges, read last first), and 20 small pipelines.
     let pad = "x".repeat(1000);
-    let mut files = vec![String::new(), String::new()];
+    let mut files = [String::new(), String::new()];
     for i in 0..16_000 {
         files[i / 8_000].push_str(&stage(
             "big",
