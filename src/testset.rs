@@ -350,18 +350,6 @@ struct Partial {
 }
 
 impl Partial {
-    /// Bytes held by this case's kept values (keys, outputs, input), for tests of the bound.
-    fn retained(&self) -> usize {
-        let raw = |r: &RawValue| r.get().len();
-        let completion = self.completion.as_ref().map_or(0, |(t, v, e)| raw(t) + raw(v) + raw(e));
-        let input = self
-            .input
-            .as_ref()
-            .map_or(0, |(_, text, hash)| raw(text) + hash.as_deref().map_or(0, raw));
-        let slots: usize = self.slots.iter().map(|s| s.key.len() + raw(&s.output)).sum();
-        completion + input + slots
-    }
-
     /// Takes one stage line's output for `key` at `at`.
     fn output(&mut self, hasher: &DefaultHashBuilder, key: String, at: Pos, output: Box<RawValue>, string_id: bool) {
         let hash = hasher.hash_one(key.as_bytes());
@@ -478,13 +466,6 @@ impl TestSetBuilder {
     /// The ranges to read ([`Selection::ranges`]).
     pub fn ranges(&self) -> &[ReadRange] {
         &self.selection.ranges
-    }
-
-    /// Bytes of JSON text the builder keeps for the cases so far (keys, outputs, inputs and the
-    /// completions' fields, not the ids, which the selection holds): what the test set will
-    /// hold, whatever the number of lines read.
-    pub fn kept_bytes(&self) -> usize {
-        self.cases.iter().map(Partial::retained).sum()
     }
 
     fn changed(&self, file: u32, offset: u64) -> TestSetError {
@@ -728,6 +709,36 @@ pub fn build_from_memory(index: &AuditIndex, files: &[&[u8]], policy: &TestSetPo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stage_id_that_is_not_a_string_keys_by_its_text_with_one_warning_per_key() {
+        let log = [
+            r#"{"pipeline_id": "p", "stage_id": 5, "input": "in", "output": "a"}"#,
+            r#"{"pipeline_id": "p", "stage_id": "s", "output": "b"}"#,
+            r#"{"pipeline_id": "p", "stage_id": 5 , "output": "c"}"#,
+            r#"{"pipeline_id": "p", "stage_id": "5", "output": "d"}"#,
+            r#"{"pipeline_id": "p", "stage_id": null, "output": "e"}"#,
+            r#"{"pipeline_id": "p", "is_complete": true, "verdict": "PASS"}"#,
+        ]
+        .join("\n");
+        let index = crate::audit::scan_all(&[("a.jsonl", log.as_bytes())], crate::compat::PassSet::default());
+        let policy = TestSetPolicy {
+            min_samples: 1,
+            ..TestSetPolicy::default()
+        };
+        let ts = build_from_memory(&index, &[log.as_bytes()], &policy).unwrap();
+        let outputs: Vec<(&str, &str)> = ts.cases[0]
+            .expected_stage_outputs
+            .0
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.get()))
+            .collect();
+        assert_eq!(outputs, [("5", r#""d""#), ("s", r#""b""#)]);
+        assert_eq!(
+            ts.warnings,
+            [r#"pipeline p: stage_id 5 is not a string; its output is keyed "5""#]
+        );
+    }
 
     #[test]
     fn sample_keys_are_sha256_of_seed_and_id() {

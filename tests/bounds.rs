@@ -1,6 +1,6 @@
-//! Memory bounds of pass 2, the selection and the scoring, measured with an allocator that
-//! counts the bytes live on the calling thread: what a step holds must follow from what its
-//! result holds, not from the number or the size of the lines read.
+//! Memory bounds of pass 1, the selection, pass 2 and the scoring, measured with an allocator
+//! that counts the bytes live in the process (the tests take turns): what a step holds must
+//! follow from what its result holds, not from the number or the size of the lines read.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -10,27 +10,24 @@ use deploy_gate::scoring::score;
 use deploy_gate::testset::{TestSet, TestSetBuilder, TestSetPolicy, TO_END};
 use deploy_gate::verdicts::parse_verdicts;
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Mutex;
 
-/// The system allocator, counting per thread the bytes live and their peak.
+/// The system allocator, counting the bytes live and their peak.
 struct Counting;
 
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+/// Held by each test while it measures, so that the others' allocations do not count.
+static TURN: Mutex<()> = Mutex::new(());
 
 fn count(delta: isize) {
-    // (`try_with`: a thread's counters are gone while it exits.)
-    let _ = LIVE.try_with(|live| {
-        let now = live.get() + delta;
-        live.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-    });
+    let now = LIVE.fetch_add(delta, Ordering::Relaxed) + delta;
+    PEAK.fetch_max(now, Ordering::Relaxed);
 }
 
-// SAFETY: every call is passed on to the system allocator unchanged; the counters are plain
-// thread-local cells that never allocate.
+// SAFETY: every call is passed on to the system allocator unchanged; the counters are atomics
+// that never allocate.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count(layout.size() as isize);
@@ -52,13 +49,18 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-/// Runs `f` and gives its result and the most bytes it had live at once beyond what was live
-/// when it started (on this thread).
+/// Taken by each test for its whole run.
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `f` and gives its result and the most bytes live at once beyond what was live when it
+/// started (the threads it starts count too; the caller holds [`turn`]).
 fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(base));
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
     let out = f();
-    (out, (PEAK.with(Cell::get) - base).max(0) as usize)
+    (out, (PEAK.load(Ordering::Relaxed) - base).max(0) as usize)
 }
 
 /// Pass 2 over in-memory files, each range fed in `chunk`-byte pieces, the ranges in reverse
@@ -88,6 +90,7 @@ fn complete(id: &str) -> String {
 
 #[test]
 fn pass_2_keeps_one_output_per_stage_id_not_every_stage_line() {
+    let _turn = turn();
     // One pipeline with 16,000 stage lines of about 1 KB (16 MB) over 4 stage ids, in two
     // files (so in two ranges, read last first), and 20 small pipelines.
     let pad = "x".repeat(1000);
@@ -137,6 +140,7 @@ fn pass_2_keeps_one_output_per_stage_id_not_every_stage_line() {
 
 #[test]
 fn a_chosen_id_is_kept_once_from_the_selection_to_the_scores() {
+    let _turn = turn();
     // 24 pipelines with 256 KiB ids: 6 MiB of ids, which the test set must hold once, and the
     // scores (one outcome per case, sharing the case's id) must not copy again.
     let ids: Vec<String> = (0..24)
@@ -173,6 +177,7 @@ fn a_chosen_id_is_kept_once_from_the_selection_to_the_scores() {
 
 #[test]
 fn the_index_costs_a_fixed_record_per_pipeline_and_its_id_once() {
+    let _turn = turn();
     // 200,000 one-line pipelines with 24-byte ids, scanned as one segment (as the page reads a
     // file): the index is that segment's table, not a copy of it.
     let n = 200_000;
@@ -189,4 +194,23 @@ fn the_index_costs_a_fixed_record_per_pipeline_and_its_id_once() {
         per_pipeline <= 2 * (64 + 8 * 8 / 7) + 2 * 24,
         "{per_pipeline} bytes live per pipeline at the peak of pass 1"
     );
+}
+
+#[test]
+fn sampling_holds_a_bounded_number_of_keys_however_many_candidates() {
+    let _turn = turn();
+    // 200,000 candidates sampled down to 200: one 48-byte key per candidate gathered at once
+    // would be 9.6 MB; each sampling run holds at most about 2·200 keys (at least 4096).
+    let n = 200_000;
+    let mut log = String::new();
+    for k in 0..n {
+        let id = format!("p{k}");
+        log.push_str(&stage(&id, "s0", "o", true));
+        log.push_str(&complete(&id));
+    }
+    let index = scan_all(&[("a.jsonl", log.as_bytes())], PassSet::default());
+    let (selection, peak) = peak_of(|| index.select(&TestSetPolicy::default()));
+    assert_eq!((selection.candidates, selection.len()), (n, 200));
+    // The candidates' indices (4 bytes each), the runs' keys, and the chosen ids.
+    assert!(peak < 4 * n + (2 << 20), "the selection had {peak} bytes live at once");
 }
