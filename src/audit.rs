@@ -881,10 +881,20 @@ impl IndexBuilder {
             }
         }
         if self.pipelines.len() == 0 && self.next_rank == 0 {
-            // The first segment with pipelines: its table, records and ranks are the index's
-            // as they are (a file read as one segment is not copied into a second table).
-            self.pipelines = segment.pipelines;
-            self.next_rank = segment.next_rank;
+            // The first segment with pipelines: its table and records become the index's (a
+            // file read as one segment is not copied into a second table), the ranks numbered
+            // again in their order as a merge does (so a segment from the wire with ranks that
+            // repeat or skip gives the same index either way).
+            let mut pipelines = segment.pipelines;
+            let mut order: Vec<(u64, u32)> = (0..pipelines.len() as u32)
+                .filter_map(|i| pipelines.list[i as usize].success().map(|(rank, _)| (rank, i)))
+                .collect();
+            order.sort_unstable();
+            for (rank, &(_, i)) in order.iter().enumerate() {
+                pipelines.list[i as usize].first_rank = rank as u32;
+            }
+            self.next_rank = order.len() as u64;
+            self.pipelines = pipelines;
             return;
         }
         // Successes in the segment's order of first success, so global ranks follow the file.
