@@ -25,8 +25,9 @@ const COMPLETE_STAGE_NAME: &str = "__pipeline_complete__";
 /// A pipeline id: a non-empty string, or an integer as the reference accepts it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PipelineId {
-    /// The id as text (an integer in decimal).
-    pub text: Box<str>,
+    /// The id as text (an integer in decimal). Shared: the test case, its outcome and the
+    /// report's rows hold one copy of a (possibly long) id between them.
+    pub text: std::sync::Arc<str>,
     /// True when the log wrote it as a JSON integer (it is written back as one).
     pub numeric: bool,
 }
@@ -227,31 +228,37 @@ const NO_SUCCESS: u64 = u64::MAX;
 pub(crate) struct Pipeline {
     id_start: u64,
     id_len: u32,
-    numeric: bool,
-    /// A stage line carries an input.
-    pub has_input: bool,
-    /// Stage lines seen.
-    pub stage_count: u64,
+    /// Stage lines seen, in the low 62 bits; the top two are [`NUMERIC`] and [`HAS_INPUT`].
+    stages_and_flags: u64,
     first_file: u32,
     end_file: u32,
     first_offset: u64,
     end_offset: u64,
-    /// Rank of the first successful completion among all pipelines.
-    first_rank: u64,
+    /// Rank of the first successful completion among all pipelines (there are fewer than
+    /// 2^32 pipelines).
+    first_rank: u32,
     success_file: u32,
     success_len: u32,
     /// Offset of the winning (last) successful completion, or [`NO_SUCCESS`].
     success_offset: u64,
 }
 
+/// [`Pipeline::stages_and_flags`]: the id was written as an integer.
+const NUMERIC: u64 = 1 << 63;
+/// [`Pipeline::stages_and_flags`]: a stage line carries an input.
+const HAS_INPUT: u64 = 1 << 62;
+/// [`Pipeline::stages_and_flags`]: the stage count.
+const STAGES: u64 = HAS_INPUT - 1;
+
+// The record's size is what the index costs per pipeline, besides its id and its hash slot.
+const _: () = assert!(std::mem::size_of::<Pipeline>() == 64);
+
 impl Pipeline {
     fn new(id_start: u64, id_len: u32, numeric: bool) -> Self {
         Pipeline {
             id_start,
             id_len,
-            numeric,
-            has_input: false,
-            stage_count: 0,
+            stages_and_flags: if numeric { NUMERIC } else { 0 },
             first_file: 0,
             end_file: 0,
             first_offset: 0,
@@ -281,11 +288,37 @@ impl Pipeline {
         if count == 0 {
             return;
         }
-        if self.stage_count == 0 {
+        if self.stage_count() == 0 {
             (self.first_file, self.first_offset) = (first.file, first.offset);
         }
-        self.stage_count += count;
+        self.set_stage_count(self.stage_count() + count);
         (self.end_file, self.end_offset) = (end.file, end.offset);
+    }
+
+    /// Stage lines seen.
+    pub fn stage_count(&self) -> u64 {
+        self.stages_and_flags & STAGES
+    }
+
+    fn set_stage_count(&mut self, count: u64) {
+        // (2^62 stage lines are more than any file holds.)
+        self.stages_and_flags = (self.stages_and_flags & !STAGES) | count.min(STAGES);
+    }
+
+    /// The id was written as an integer.
+    pub fn numeric(&self) -> bool {
+        self.stages_and_flags & NUMERIC != 0
+    }
+
+    /// A stage line carries an input.
+    pub fn has_input(&self) -> bool {
+        self.stages_and_flags & HAS_INPUT != 0
+    }
+
+    fn add_input(&mut self, has_input: bool) {
+        if has_input {
+            self.stages_and_flags |= HAS_INPUT;
+        }
     }
 
     /// Where the first stage line starts (meaningful when `stage_count > 0`).
@@ -307,7 +340,7 @@ impl Pipeline {
     /// The rank of its first successful completion and the line of its last one.
     pub fn success(&self) -> Option<(u64, LineRef)> {
         (self.success_offset != NO_SUCCESS).then_some((
-            self.first_rank,
+            u64::from(self.first_rank),
             LineRef {
                 file: self.success_file,
                 offset: self.success_offset,
@@ -326,7 +359,7 @@ impl Pipeline {
     fn add_success(&mut self, rank: u64, line: LineRef) -> bool {
         let first = self.success_offset == NO_SUCCESS;
         if first {
-            self.first_rank = rank;
+            self.first_rank = u32::try_from(rank).expect("fewer than 4 billion pipelines");
         }
         self.set_success_line(line);
         first
@@ -360,7 +393,7 @@ impl Pipelines {
     pub fn id(&self, p: &Pipeline) -> PipelineId {
         PipelineId {
             text: self.text(p).into(),
-            numeric: p.numeric,
+            numeric: p.numeric(),
         }
     }
 
@@ -519,7 +552,7 @@ impl Segment {
                 let i = self.pipelines.entry(&text, numeric);
                 let p = &mut self.pipelines.list[i];
                 p.add_stage(at);
-                p.has_input |= *has_input;
+                p.add_input(*has_input);
             }
         }
         Ok(())
@@ -682,16 +715,16 @@ impl Segment {
             let text = self.pipelines.text(p);
             out.extend_from_slice(&(text.len() as u32).to_le_bytes());
             out.extend_from_slice(text.as_bytes());
-            out.push(p.numeric as u8);
-            out.push(p.has_input as u8);
+            out.push(p.numeric() as u8);
+            out.push(p.has_input() as u8);
             for v in [p.first_file, p.end_file, p.success_file, p.success_len] {
                 out.extend_from_slice(&v.to_le_bytes());
             }
             for v in [
-                p.stage_count,
+                p.stage_count(),
                 p.first_offset,
                 p.end_offset,
-                p.first_rank,
+                u64::from(p.first_rank),
                 p.success_offset,
             ] {
                 out.extend_from_slice(&v.to_le_bytes());
@@ -739,15 +772,15 @@ impl Segment {
                 return Err("a pipeline listed twice".into());
             }
             let p = &mut pipelines.list[i];
-            p.has_input = w.u8()? == 1;
+            p.add_input(w.u8()? == 1);
             p.first_file = w.u32()?;
             p.end_file = w.u32()?;
             p.success_file = w.u32()?;
             p.success_len = w.u32()?;
-            p.stage_count = w.u64()?;
+            p.set_stage_count(w.u64()?);
             p.first_offset = w.u64()?;
             p.end_offset = w.u64()?;
-            p.first_rank = w.u64()?;
+            p.first_rank = u32::try_from(w.u64()?).map_err(|_| "a rank too large")?;
             p.success_offset = w.u64()?;
         }
         if w.at != bytes.len() {
@@ -848,16 +881,33 @@ impl IndexBuilder {
                 }
             }
         }
+        if self.pipelines.len() == 0 && self.next_rank == 0 {
+            // The first segment with pipelines: its table and records become the index's (a
+            // file read as one segment is not copied into a second table), the ranks numbered
+            // again in their order as a merge does (so a segment from the wire with ranks that
+            // repeat or skip gives the same index either way).
+            let mut pipelines = segment.pipelines;
+            let mut order: Vec<(u64, u32)> = (0..pipelines.len() as u32)
+                .filter_map(|i| pipelines.list[i as usize].success().map(|(rank, _)| (rank, i)))
+                .collect();
+            order.sort_unstable();
+            for (rank, &(_, i)) in order.iter().enumerate() {
+                pipelines.list[i as usize].first_rank = rank as u32;
+            }
+            self.next_rank = order.len() as u64;
+            self.pipelines = pipelines;
+            return;
+        }
         // Successes in the segment's order of first success, so global ranks follow the file.
         let from = segment.pipelines;
         let mut order: Vec<u32> = (0..from.len() as u32).collect();
         order.sort_by_key(|&i| from.list[i as usize].success().map_or(u64::MAX, |(rank, _)| rank));
         for i in order {
             let p = &from.list[i as usize];
-            let t = self.pipelines.entry(from.text(p), p.numeric);
+            let t = self.pipelines.entry(from.text(p), p.numeric());
             let target = &mut self.pipelines.list[t];
-            target.add_stages(p.first_stage(), p.stages_end(), p.stage_count);
-            target.has_input |= p.has_input;
+            target.add_stages(p.first_stage(), p.stages_end(), p.stage_count());
+            target.add_input(p.has_input());
             if let Some((_, line)) = p.success() {
                 if target.add_success(self.next_rank, line) {
                     self.next_rank += 1;
@@ -883,9 +933,9 @@ impl IndexBuilder {
         for p in self.pipelines.list() {
             if p.success().is_some() {
                 summary.successful_pipelines += 1;
-                if p.stage_count == 0 {
+                if p.stage_count() == 0 {
                     summary.successful_without_stages += 1;
-                } else if !p.has_input {
+                } else if !p.has_input() {
                     summary.successful_without_input += 1;
                 } else {
                     summary.candidates += 1;
@@ -1141,10 +1191,10 @@ mod tests {
                     .map(|p| {
                         (
                             idx.pipelines.id(p),
-                            p.stage_count,
+                            p.stage_count(),
                             p.first_stage(),
                             p.stages_end(),
-                            p.has_input,
+                            p.has_input(),
                             p.success(),
                         )
                     })

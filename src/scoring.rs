@@ -6,7 +6,8 @@ use crate::testset::TestSet;
 use crate::verdicts::{VerdictFormat, VerdictRecord, Verdicts};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
 
 /// How a case moved from the old model to the new one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -246,24 +247,31 @@ pub fn score(test_set: &TestSet, old: &Verdicts, new: &Verdicts) -> Scoring {
     }
 }
 
+/// The per-template table, in order of each template's first case. Templates are told apart by
+/// their JSON text as in the log.
 fn templates(cases: &[CaseOutcome]) -> Vec<TemplateRow> {
-    let mut order: Vec<(&str, usize, usize, usize, &RawValue)> = Vec::new();
+    template_rows(cases, |c| c.template_id.get())
+}
+
+/// [`templates`] with the key of a case given: one hash lookup per case, so linear in the
+/// number of cases however many templates there are (a test counts the key comparisons).
+fn template_rows<'c, K: Hash + Eq>(cases: &'c [CaseOutcome], key: impl Fn(&'c CaseOutcome) -> K) -> Vec<TemplateRow> {
+    let mut order: Vec<(usize, usize, usize, &RawValue)> = Vec::new();
+    let mut rows: HashMap<K, usize> = HashMap::new();
     for c in cases {
-        let key = c.template_id.get();
-        let row = match order.iter_mut().position(|r| r.0 == key) {
-            Some(i) => &mut order[i],
-            None => {
-                order.push((key, 0, 0, 0, &c.template_id));
-                order.last_mut().expect("just pushed")
-            }
-        };
-        row.1 += 1;
-        row.2 += c.old_pass as usize;
-        row.3 += c.new_pass as usize;
+        let next = order.len();
+        let i = *rows.entry(key(c)).or_insert(next);
+        if i == next {
+            order.push((0, 0, 0, &c.template_id));
+        }
+        let row = &mut order[i];
+        row.0 += 1;
+        row.1 += c.old_pass as usize;
+        row.2 += c.new_pass as usize;
     }
     order
         .into_iter()
-        .map(|(_, n, old, new, id)| {
+        .map(|(n, old, new, id)| {
             let old_rate = pass_rate(old, n).unwrap_or(0.0);
             let new_rate = pass_rate(new, n).unwrap_or(0.0);
             TemplateRow {
@@ -275,4 +283,110 @@ fn templates(cases: &[CaseOutcome]) -> Vec<TemplateRow> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::hash::Hasher;
+
+    fn case(template: &str, old_pass: bool, new_pass: bool) -> CaseOutcome {
+        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+        CaseOutcome {
+            pipeline_id: PipelineId {
+                text: "p".into(),
+                numeric: false,
+            },
+            template_id: raw(template),
+            expected: raw("\"PASS\""),
+            old_verdict: None,
+            new_verdict: None,
+            old_pass,
+            new_pass,
+            status: CaseStatus::BothFail,
+            old_missing: false,
+            new_missing: false,
+            old_errored: false,
+            new_errored: false,
+            old_error: None,
+            new_error: None,
+        }
+    }
+
+    #[test]
+    fn template_rows_come_in_order_of_first_case_keyed_by_their_json_text() {
+        let cases = [
+            case("\"b\"", true, false),
+            case("\"a\"", true, true),
+            case("\"b\"", false, true),
+            case("\"\\u0061\"", false, false),
+            case("null", true, true),
+            case("\"a\"", false, true),
+        ];
+        let rows: Vec<(String, usize, f64, f64)> = templates(&cases)
+            .into_iter()
+            .map(|r| (r.template_id.get().to_owned(), r.n, r.old_pass_rate, r.new_pass_rate))
+            .collect();
+        let want = [
+            ("\"b\"", 2, 0.5, 0.5),
+            ("\"a\"", 2, 0.5, 1.0),
+            ("\"\\u0061\"", 1, 0.0, 0.0),
+            ("null", 1, 1.0, 1.0),
+        ];
+        let want: Vec<(String, usize, f64, f64)> = want.iter().map(|&(t, n, o, w)| (t.to_owned(), n, o, w)).collect();
+        assert_eq!(rows, want);
+    }
+
+    /// A template key that counts how often it is compared.
+    struct Counted<'a> {
+        text: &'a str,
+        compared: &'a Cell<u64>,
+    }
+
+    impl PartialEq for Counted<'_> {
+        fn eq(&self, other: &Self) -> bool {
+            self.compared.set(self.compared.get() + 1);
+            self.text == other.text
+        }
+    }
+
+    impl Eq for Counted<'_> {}
+
+    impl Hash for Counted<'_> {
+        fn hash<H: Hasher>(&self, h: &mut H) {
+            self.text.hash(h);
+        }
+    }
+
+    #[test]
+    fn the_template_table_compares_a_bounded_number_of_keys_per_case() {
+        // 20,000 distinct templates, then each once more: a search through the rows seen so far
+        // compares about 3·10^8 keys; the table compares each case's key about once.
+        let n = 20_000;
+        let texts: Vec<String> = (0..n).map(|i| format!("\"tpl-{i}\"")).collect();
+        let cases: Vec<CaseOutcome> = texts
+            .iter()
+            .chain(texts.iter().rev())
+            .enumerate()
+            .map(|(k, t)| case(t, k % 2 == 0, k % 3 == 0))
+            .collect();
+        let compared = Cell::new(0);
+        let rows = template_rows(&cases, |c| Counted {
+            text: c.template_id.get(),
+            compared: &compared,
+        });
+        assert_eq!(rows.len(), n);
+        assert!(rows.iter().all(|r| r.n == 2));
+        assert!(rows
+            .iter()
+            .map(|r| r.template_id.get())
+            .eq(texts.iter().map(String::as_str)));
+        assert!(
+            compared.get() <= 2 * cases.len() as u64,
+            "{} key comparisons for {} cases",
+            compared.get(),
+            cases.len()
+        );
+    }
 }

@@ -7,11 +7,13 @@
 use crate::audit::{classify_line, AuditIndex, Kind, LineRef, PipelineId, Pos};
 use crate::json::{nested_field, parse_object_line, Scalar};
 use crate::lines::{LineSplitter, Piece};
+use hashbrown::{DefaultHashBuilder, HashTable};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 /// How the test set is sized.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -152,7 +154,7 @@ impl AuditIndex {
         let mut chosen: Vec<u32> = (0..list.len() as u32)
             .filter(|&i| {
                 let p = &list[i as usize];
-                p.success().is_some() && p.stage_count > 0 && p.has_input
+                p.success().is_some() && p.stage_count() > 0 && p.has_input()
             })
             .collect();
         let rank = |i: u32| list[i as usize].success().map_or(u64::MAX, |(rank, _)| rank);
@@ -175,13 +177,18 @@ impl AuditIndex {
                 keyed
             };
             // On all cores from a few thousand candidates (below, a thread costs more than it
-            // saves). Each run keeps its own `max` smallest, among which are those of them all.
+            // saves). Each run keeps its own `max` smallest, among which are those of them all,
+            // and holds no more than about twice as many keys at once however long it is.
             let runs = crate::parallel::map_runs(&chosen, 4096, |run| {
-                smallest(
-                    run.iter()
-                        .map(|&i| (sample_key_of(&prefix, table.text(&list[i as usize])), rank(i), i))
-                        .collect(),
-                )
+                let room = run.len().min(max.saturating_mul(2).max(4096));
+                let mut keyed = Vec::with_capacity(room);
+                for &i in run {
+                    if keyed.len() == room {
+                        keyed = smallest(keyed);
+                    }
+                    keyed.push((sample_key_of(&prefix, table.text(&list[i as usize])), rank(i), i));
+                }
+                smallest(keyed)
             });
             chosen = smallest(runs.concat()).into_iter().map(|(_, _, i)| i).collect();
             sampled = true;
@@ -205,7 +212,7 @@ impl AuditIndex {
                     completion,
                     first_stage: p.first_stage(),
                     stages_end: p.stages_end(),
-                    stage_count: p.stage_count,
+                    stage_count: p.stage_count(),
                 }
             })
             .collect();
@@ -223,15 +230,6 @@ impl AuditIndex {
 /// A stage-output map that keeps the order in which stage ids first appeared.
 #[derive(Debug, Clone, Default)]
 pub struct StageOutputs(pub Vec<(String, Box<RawValue>)>);
-
-impl StageOutputs {
-    fn insert(&mut self, key: String, value: Box<RawValue>) {
-        match self.0.iter_mut().find(|(k, _)| *k == key) {
-            Some(slot) => slot.1 = value,
-            None => self.0.push((key, value)),
-        }
-    }
-}
 
 impl Serialize for StageOutputs {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -326,19 +324,69 @@ pub enum TestSetError {
     },
 }
 
-/// What a stage line gives its case, kept until the case is assembled in line order.
-struct StageLine {
-    at: Pos,
-    /// The input it carries (the first stage with one gives the case's) and its `input_hash`.
-    input: Option<(Box<RawValue>, Option<Box<RawValue>>)>,
-    /// `stage_id` (raw JSON) and `output`.
-    output: Option<(Box<RawValue>, Box<RawValue>)>,
+/// One stage key of a case being read: where it first appeared and the output of its last
+/// line so far (lines may come in any order, so positions decide).
+struct Slot {
+    key: String,
+    /// The first line (file order) with this key: the key's place in the output map.
+    first: Pos,
+    /// The line whose output is kept: the last so far.
+    last: Pos,
+    output: Box<RawValue>,
+    /// The first line whose `stage_id` is not a string but gave this key (it is warned about).
+    not_a_string: Option<Pos>,
 }
 
+/// What pass 2 has kept of a case so far: only what the case holds (the winning completion's
+/// fields, the first input, one output per stage key), never the stage lines themselves, so its
+/// memory does not grow with the lines read.
 #[derive(Default)]
 struct Partial {
     completion: Option<(Box<RawValue>, Box<RawValue>, Box<RawValue>)>,
-    stages: Vec<StageLine>,
+    /// Stage lines seen (checked against pass 1's count).
+    stage_lines: u64,
+    /// The input of the first stage line (file order) that carries one, and its `input_hash`.
+    input: Option<(Pos, Box<RawValue>, Option<Box<RawValue>>)>,
+    /// The stage keys, in no particular order (sorted by `first` at the end).
+    slots: Vec<Slot>,
+    /// Indices into `slots`, by key.
+    by_key: HashTable<u32>,
+}
+
+impl Partial {
+    /// Takes one stage line's output for `key` at `at`.
+    fn output(&mut self, hasher: &DefaultHashBuilder, key: String, at: Pos, output: Box<RawValue>, string_id: bool) {
+        let hash = hasher.hash_one(key.as_bytes());
+        let slots = &mut self.slots;
+        let found = self.by_key.find(hash, |&i| slots[i as usize].key == key).copied();
+        let not_a_string = (!string_id).then_some(at);
+        match found {
+            Some(i) => {
+                let slot = &mut slots[i as usize];
+                slot.first = slot.first.min(at);
+                if at > slot.last {
+                    slot.last = at;
+                    slot.output = output;
+                }
+                slot.not_a_string = match (slot.not_a_string, not_a_string) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+            }
+            None => {
+                let i = u32::try_from(slots.len()).expect("fewer than 4 billion stage keys");
+                slots.push(Slot {
+                    key,
+                    first: at,
+                    last: at,
+                    output,
+                    not_a_string,
+                });
+                self.by_key
+                    .insert_unique(hash, i, |&j| hasher.hash_one(slots[j as usize].key.as_bytes()));
+            }
+        }
+    }
 }
 
 /// A range being read: its line splitter and the bytes fed so far.
@@ -356,7 +404,9 @@ struct Reading {
 pub struct TestSetBuilder {
     selection: Selection,
     file_names: Vec<String>,
-    by_id: HashMap<Box<str>, u32>,
+    hasher: DefaultHashBuilder,
+    /// Cases by their pipeline id (the ids stay in the selection: not copied).
+    by_id: HashTable<u32>,
     by_completion: HashMap<(u32, u64), u32>,
     cases: Vec<Partial>,
     reading: Vec<Reading>,
@@ -378,9 +428,14 @@ impl TestSetBuilder {
     /// A builder for the selection made from `index`.
     pub fn new(index: &AuditIndex, selection: Selection) -> Self {
         let cases = (0..selection.chosen.len()).map(|_| Partial::default()).collect();
-        let by_id = (0..selection.chosen.len() as u32)
-            .map(|c| (selection.chosen[c as usize].id.text.clone(), c))
-            .collect();
+        let hasher = DefaultHashBuilder::default();
+        let mut by_id = HashTable::with_capacity(selection.chosen.len());
+        for (c, wanted) in selection.chosen.iter().enumerate() {
+            let hash = hasher.hash_one(wanted.id.text.as_bytes());
+            by_id.insert_unique(hash, c as u32, |&i: &u32| {
+                hasher.hash_one(selection.chosen[i as usize].id.text.as_bytes())
+            });
+        }
         let by_completion = (0..selection.chosen.len() as u32)
             .map(|c| {
                 let at = selection.chosen[c as usize].completion;
@@ -399,6 +454,7 @@ impl TestSetBuilder {
         TestSetBuilder {
             file_names: index.files.iter().map(|f| f.name.clone()).collect(),
             selection,
+            hasher,
             by_id,
             by_completion,
             cases,
@@ -493,7 +549,11 @@ impl TestSetBuilder {
             return Ok(());
         }
         let (text, _) = entry.id_text();
-        let Some(&case) = self.by_id.get(&*text) else {
+        let chosen = &self.selection.chosen;
+        let found = self.by_id.find(self.hasher.hash_one(text.as_bytes()), |&c| {
+            *chosen[c as usize].id.text == *text
+        });
+        let Some(&case) = found else {
             return Ok(());
         };
         let wanted = &self.selection.chosen[case as usize];
@@ -550,14 +610,21 @@ impl TestSetBuilder {
         } else {
             None
         };
-        let input = chosen.map(|text| {
-            let hash = input_hash.filter(|h| h.get() != "null").map(|h| h.to_owned());
-            (text.to_owned(), hash)
-        });
-        let output = stage_id
-            .filter(|r| r.get() != "null")
-            .map(|sid| (sid.to_owned(), owned(output)));
-        self.cases[case as usize].stages.push(StageLine { at, input, output });
+        let partial = &mut self.cases[case as usize];
+        partial.stage_lines += 1;
+        if let Some(text) = chosen {
+            if partial.input.as_ref().is_none_or(|(first, _, _)| at < *first) {
+                let hash = input_hash.filter(|h| h.get() != "null").map(|h| h.to_owned());
+                partial.input = Some((at, text.to_owned(), hash));
+            }
+        }
+        if let Some(sid) = stage_id.filter(|r| r.get() != "null") {
+            let (key, string_id) = match serde_json::from_str::<String>(sid.get()) {
+                Ok(s) => (s, true),
+                Err(_) => (sid.get().trim().to_owned(), false),
+            };
+            partial.output(&self.hasher, key, at, owned(output), string_id);
+        }
         Ok(())
     }
 
@@ -584,35 +651,26 @@ impl TestSetBuilder {
             };
             let (template_id, expected_verdict, episode_reward) =
                 partial.completion.ok_or_else(|| changed(completion_at))?;
-            let mut stages = partial.stages;
-            if stages.len() as u64 != wanted.stage_count {
+            if partial.stage_lines != wanted.stage_count {
                 return Err(changed(wanted.first_stage));
             }
-            stages.sort_by_key(|s| s.at);
-            let mut input = None;
-            let mut outputs = StageOutputs::default();
-            for stage in stages {
-                if input.is_none() {
-                    input = stage.input;
+            let mut slots = partial.slots;
+            slots.sort_unstable_by_key(|slot| slot.first);
+            let mut outputs = StageOutputs(Vec::with_capacity(slots.len()));
+            for slot in slots {
+                if let Some(at) = slot.not_a_string {
+                    let text = &slot.key;
+                    warnings.push((
+                        at,
+                        format!(
+                            "pipeline {}: stage_id {text} is not a string; its output is keyed \"{text}\"",
+                            wanted.id
+                        ),
+                    ));
                 }
-                if let Some((sid, output)) = stage.output {
-                    let key = match serde_json::from_str::<String>(sid.get()) {
-                        Ok(s) => s,
-                        Err(_) => {
-                            let text = sid.get().trim().to_owned();
-                            warnings.push((
-                                stage.at,
-                                format!(
-                                    "pipeline {}: stage_id {text} is not a string; its output is keyed \"{text}\"",
-                                    wanted.id
-                                ),
-                            ));
-                            text
-                        }
-                    };
-                    outputs.insert(key, output);
-                }
+                outputs.0.push((slot.key, slot.output));
             }
+            let input = partial.input.map(|(_, text, hash)| (text, hash));
             let (input_text, input_hash) = input.ok_or_else(|| changed(wanted.first_stage))?;
             cases.push(TestCase {
                 pipeline_id: wanted.id,
@@ -655,6 +713,36 @@ pub fn build_from_memory(index: &AuditIndex, files: &[&[u8]], policy: &TestSetPo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stage_id_that_is_not_a_string_keys_by_its_text_with_one_warning_per_key() {
+        let log = [
+            r#"{"pipeline_id": "p", "stage_id": 5, "input": "in", "output": "a"}"#,
+            r#"{"pipeline_id": "p", "stage_id": "s", "output": "b"}"#,
+            r#"{"pipeline_id": "p", "stage_id": 5 , "output": "c"}"#,
+            r#"{"pipeline_id": "p", "stage_id": "5", "output": "d"}"#,
+            r#"{"pipeline_id": "p", "stage_id": null, "output": "e"}"#,
+            r#"{"pipeline_id": "p", "is_complete": true, "verdict": "PASS"}"#,
+        ]
+        .join("\n");
+        let index = crate::audit::scan_all(&[("a.jsonl", log.as_bytes())], crate::compat::PassSet::default());
+        let policy = TestSetPolicy {
+            min_samples: 1,
+            ..TestSetPolicy::default()
+        };
+        let ts = build_from_memory(&index, &[log.as_bytes()], &policy).unwrap();
+        let outputs: Vec<(&str, &str)> = ts.cases[0]
+            .expected_stage_outputs
+            .0
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.get()))
+            .collect();
+        assert_eq!(outputs, [("5", r#""d""#), ("s", r#""b""#)]);
+        assert_eq!(
+            ts.warnings,
+            [r#"pipeline p: stage_id 5 is not a string; its output is keyed "5""#]
+        );
+    }
 
     #[test]
     fn sample_keys_are_sha256_of_seed_and_id() {

@@ -300,9 +300,9 @@ pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<G
     index.release_pipelines();
     // Keep whole records only for the test cases: the rest are counted, not stored.
     let keep: std::collections::HashSet<String> = selection.ids().map(str::to_owned).collect();
-    let verdicts = |role: &str, path: &Path| -> Result<Verdicts> {
+    let verdicts = |role: &str, path: &Path, keep| -> Result<Verdicts> {
         let bytes = crate::read::read_whole(path, "verdict file")?;
-        parse_verdicts_keeping(role, &file_name(path), &bytes, keep.clone()).map_err(|e| input_error(path, e))
+        parse_verdicts_keeping(role, &file_name(path), &bytes, keep).map_err(|e| input_error(path, e))
     };
     let trajectories = |role: &str, path: Option<&Path>| -> Result<Option<Trajectories>> {
         let Some(path) = path else { return Ok(None) };
@@ -313,8 +313,10 @@ pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<G
     };
     // The two verdict files are read side by side, while pass 2 reads the test cases.
     let (ts, old, new) = std::thread::scope(|scope| {
-        let old = scope.spawn(|| verdicts("old_verdicts", inputs.old_verdicts));
-        let new = scope.spawn(|| verdicts("new_verdicts", inputs.new_verdicts));
+        // (One copy of the ids for each file, the second being the set itself.)
+        let old_keep = keep.clone();
+        let old = scope.spawn(|| verdicts("old_verdicts", inputs.old_verdicts, old_keep));
+        let new = scope.spawn(|| verdicts("new_verdicts", inputs.new_verdicts, keep));
         let ts = crate::read::read_chosen(inputs.audit, &index, selection, &gzipped);
         let joined = |h: std::thread::ScopedJoinHandle<'_, _>| h.join().expect("a verdict thread panicked");
         (ts, joined(old), joined(new))

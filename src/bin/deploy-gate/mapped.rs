@@ -231,22 +231,45 @@ fn install_handler() -> std::io::Result<()> {
     installed.map_err(std::io::Error::from_raw_os_error)
 }
 
-/// How far through a mapped file the hashing thread and (in file order) the scan threads are.
-#[derive(Debug, Clone, Copy)]
+/// How far through a mapped file the hashing thread and the scan threads are.
+#[derive(Debug, Clone)]
 struct Marks {
-    scanned: u64,
+    /// Where each scan thread is reading (the next byte it will push), `None` while it has no
+    /// segment.
+    at: Vec<Option<u64>>,
+    /// The next segment to be taken.
+    next: usize,
+    /// Where the segments not merged yet start: no segment is taken more than [`WINDOW`] past
+    /// it, so the finished segments waiting to be merged stay few.
+    merged: u64,
     hashed: u64,
+    /// Pages before this have been given back.
+    released: u64,
     /// A thread panicked: nobody waits any more.
     stop: bool,
 }
 
+impl Marks {
+    /// Where the scan threads are: no byte before it is needed by any of them any more (the
+    /// segments before are finished, or their threads are past it; a long line is carried in
+    /// the segment's own buffer, not read again from the map).
+    fn scanned(&self, starts: &[u64], len: u64) -> u64 {
+        let untaken = starts.get(self.next).copied().unwrap_or(len);
+        self.at.iter().flatten().fold(untaken, |low, &at| low.min(at))
+    }
+}
+
 /// The marks, shared, with a way to wait for them to move. Neither the hashing thread nor a
-/// scan thread starts reading more than [`WINDOW`] past what the other side has finished, so
-/// the pages in use at once stay within about two windows, and what both have finished can be
-/// released as they go.
-struct Progress {
+/// scan thread reads more than [`WINDOW`] past what the other side has finished — a scan
+/// thread checks this before each piece it pushes, not only at the start of a segment, so a
+/// segment that is one long line is held to the window too — and what both have finished is
+/// given back as they go.
+struct Progress<'a> {
     marks: Mutex<Marks>,
     moved: Condvar,
+    map: &'a Mapping,
+    starts: &'a [u64],
+    len: u64,
 }
 
 /// How far ahead of the other side the hashing thread and the scan threads may read.
@@ -254,36 +277,64 @@ const WINDOW: u64 = 16 << 20;
 /// Finished pages are given back this many bytes at a time.
 const RELEASE: u64 = 8 << 20;
 
-impl Progress {
+impl Progress<'_> {
     fn lock(&self) -> MutexGuard<'_, Marks> {
         self.marks.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Waits until `ok` holds; false when a thread panicked meanwhile.
-    fn wait_for(&self, ok: impl Fn(&Marks) -> bool) -> bool {
+    fn scanned(&self, marks: &Marks) -> u64 {
+        marks.scanned(self.starts, self.len)
+    }
+
+    /// Waits until `ok` holds (given the marks and where the scan threads are); false when a
+    /// thread panicked meanwhile.
+    fn wait_for(&self, ok: impl Fn(&Marks, u64) -> bool) -> bool {
         let mut marks = self.lock();
-        while !marks.stop && !ok(&marks) {
+        while !marks.stop && !ok(&marks, self.scanned(&marks)) {
             marks = self.moved.wait(marks).unwrap_or_else(|e| e.into_inner());
         }
         !marks.stop
     }
 
-    /// Changes the marks and wakes whoever waits; gives the new marks.
-    fn set(&self, change: impl FnOnce(&mut Marks)) -> Marks {
-        let marks = {
+    /// Gives scan thread `t` the next segment once its start is within the window past both the
+    /// merged segments and the hash (`None`: no segment is left, or a thread panicked).
+    fn take(&self, t: usize) -> Option<usize> {
+        let mut marks = self.lock();
+        loop {
+            let k = marks.next;
+            if marks.stop || k >= self.starts.len() {
+                return None;
+            }
+            if self.starts[k] < marks.merged.min(marks.hashed) + WINDOW {
+                marks.at[t] = Some(self.starts[k]);
+                marks.next += 1;
+                return Some(k);
+            }
+            marks = self.moved.wait(marks).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Changes the marks, gives back the pages both sides have finished (a [`RELEASE`] at a
+    /// time, or all of them at the end), and wakes whoever waits; gives what `change` gives.
+    fn set<T>(&self, change: impl FnOnce(&mut Marks) -> T) -> T {
+        let out = {
             let mut marks = self.lock();
-            change(&mut marks);
-            *marks
+            let out = change(&mut marks);
+            let done = self.scanned(&marks).min(marks.hashed);
+            if done >= marks.released + RELEASE || (done == self.len && done > marks.released) {
+                marks.released = self.map.release(marks.released as usize, done as usize) as u64;
+            }
+            out
         };
         self.moved.notify_all();
-        marks
+        out
     }
 }
 
 /// Held by each thread of a mapped scan: should the thread panic, the others stop waiting on it.
-struct StopOnPanic<'a>(&'a Progress);
+struct StopOnPanic<'a, 'b>(&'a Progress<'b>);
 
-impl Drop for StopOnPanic<'_> {
+impl Drop for StopOnPanic<'_, '_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.0.set(|m| m.stop = true);
@@ -292,37 +343,49 @@ impl Drop for StopOnPanic<'_> {
 }
 
 /// Pass 1 over a mapped file: each scan thread takes the next segment and scans it straight
-/// from the map; the hashing thread hashes the map in order; the main thread merges, and gives
-/// back the pages that both sides have finished.
+/// from the map; the hashing thread hashes the map in order; the main thread merges. Each
+/// gives back the pages that both sides have finished as it moves its mark.
 pub fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Result<(u64, String)> {
     let bytes = map.bytes();
-    let next = AtomicUsize::new(0);
     let progress = Progress {
         marks: Mutex::new(Marks {
-            scanned: 0,
+            at: vec![None; plan.threads],
+            next: 0,
+            merged: 0,
             hashed: 0,
+            released: 0,
             stop: false,
         }),
         moved: Condvar::new(),
+        map,
+        starts: &plan.starts,
+        len: plan.len,
     };
-    let (next, progress) = (&next, &progress);
+    let progress = &progress;
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<(usize, Segment)>();
-        for _ in 0..plan.threads {
+        for t in 0..plan.threads {
             let done_tx = done_tx.clone();
             scope.spawn(move || {
                 let _stop = StopOnPanic(progress);
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&start) = plan.starts.get(k) else { return };
-                    if !progress.wait_for(|m| start < m.scanned.min(m.hashed) + WINDOW) {
-                        return;
-                    }
+                while let Some(k) = progress.take(t) {
                     let mut segment = plan.segment(k);
-                    for piece in bytes[start as usize..plan.ends[k] as usize].chunks(plan.chunk) {
-                        segment.push(piece);
+                    let (start, end) = (plan.starts[k], plan.ends[k]);
+                    let mut at = start;
+                    while at < end {
+                        // (The first piece was allowed when the segment was taken.)
+                        if at > start {
+                            progress.set(|m| m.at[t] = Some(at));
+                            if !progress.wait_for(|m, _| at < m.hashed + WINDOW) {
+                                return;
+                            }
+                        }
+                        let to = end.min(at + plan.chunk as u64);
+                        segment.push(&bytes[at as usize..to as usize]);
+                        at = to;
                     }
                     segment.finish();
+                    progress.set(|m| m.at[t] = None);
                     if done_tx.send((k, segment)).is_err() {
                         return;
                     }
@@ -335,7 +398,7 @@ pub fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Result<(u
             let mut sha = Sha256::new();
             let mut at = 0u64;
             for piece in bytes.chunks(plan.chunk) {
-                if !progress.wait_for(|m| at < m.scanned + WINDOW) {
+                if !progress.wait_for(|_, scanned| at < scanned + WINDOW) {
                     break;
                 }
                 sha.update(piece);
@@ -345,18 +408,17 @@ pub fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Result<(u
             hex::encode(sha.finalize())
         });
         let mut in_order = InOrder::new(plan, builder);
-        let mut released = 0u64;
         for (k, segment) in done_rx {
             in_order.add(k, segment);
-            let scanned = in_order.frontier();
-            let marks = progress.set(|m| m.scanned = scanned);
-            let done = marks.scanned.min(marks.hashed);
-            if done >= released + RELEASE {
-                released = map.release(released as usize, done as usize) as u64;
-            }
+            let merged = in_order.frontier();
+            progress.set(|m| m.merged = merged);
         }
         // (Should a scan thread have stopped early, the hashing thread must not wait for it.)
-        progress.set(|m| m.scanned = plan.len);
+        progress.set(|m| {
+            m.merged = plan.len;
+            m.next = plan.starts.len();
+            m.at.iter_mut().for_each(|a| *a = None);
+        });
         let sha = hasher.join().expect("the hashing thread panicked");
         in_order.check_complete()?;
         Ok((plan.len, sha))
@@ -456,6 +518,72 @@ mod tests {
             "{err}"
         );
         assert!(!err.contains(&one.path().display().to_string()), "{err}");
+    }
+
+    /// The process's peak resident memory (`VmHWM`), in bytes.
+    fn peak_rss() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() << 10
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_mapped_file_that_is_one_long_line_does_not_stay_resident() {
+        const LEN: u64 = 96 << 20;
+        if let Some(path) = std::env::var_os(CHILD) {
+            // The child: pass 1 over the mapped file, lines over 1 MiB skipped; its peak RSS.
+            let path = PathBuf::from(path);
+            let f = File::open(&path).unwrap();
+            let map = Mapping::new(&f, LEN, &path).unwrap();
+            let pass = deploy_gate::compat::PassSet::default();
+            let opts = crate::read::ReadOptions {
+                threads: 2,
+                segment: 4 << 20,
+                map: true,
+            };
+            let plan = Plan::new(&path, 0, &pass, &f, opts, 1 << 20).unwrap();
+            assert_eq!(plan.starts.len(), 1, "no newline, one segment");
+            let mut builder = IndexBuilder::new();
+            builder.add_file(deploy_gate::audit::InputFile {
+                role: "audit".into(),
+                name: "one-line.jsonl".into(),
+                bytes: 0,
+                sha256: String::new(),
+            });
+            let (len, sha) = scan(&plan, &map, &mut builder).unwrap();
+            assert_eq!(len, LEN);
+            let summary = builder.finish().summary().clone();
+            assert_eq!((summary.lines, summary.skipped["line_too_long"].count), (1, 1));
+            println!("sha256 {sha} peak {}", peak_rss());
+            return;
+        }
+        // A file of LEN bytes and no newline: 96 MiB of `x`.
+        let mut tmp = tempfile::NamedTempFile::new().unwrap();
+        let block = vec![b'x'; 1 << 20];
+        let mut sha = Sha256::new();
+        for _ in 0..LEN >> 20 {
+            tmp.write_all(&block).unwrap();
+            sha.update(&block);
+        }
+        tmp.flush().unwrap();
+        let out = child(
+            "a_mapped_file_that_is_one_long_line_does_not_stay_resident",
+            tmp.path().to_str().unwrap(),
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        let report = stdout.lines().find_map(|l| l.strip_prefix("sha256 ")).unwrap();
+        let (digest, peak) = report.split_once(" peak ").unwrap();
+        assert_eq!(digest, hex::encode(sha.finalize()));
+        let peak: u64 = peak.parse().unwrap();
+        // The windows (16 MiB ahead each side, released 8 MiB at a time) and the process's own
+        // memory, well under the file's 96 MiB.
+        assert!(
+            peak < 64 << 20,
+            "peak RSS {} MiB for a 96 MiB one-line file",
+            peak >> 20
+        );
     }
 
     #[test]

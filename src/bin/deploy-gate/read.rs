@@ -188,11 +188,39 @@ pub struct Plan<'a> {
     pub threads: usize,
     /// Read (or, mapped, push) size: [`CHUNK`], or the segment size when that is smaller.
     pub chunk: usize,
+    /// Lines longer than this are skipped.
+    max_line: usize,
 }
 
-impl Plan<'_> {
+impl<'a> Plan<'a> {
+    /// The plan for file `f` (opened from `path`, number `file_no`): its segments, threads and
+    /// read size from `opts`, lines longer than `max_line` skipped.
+    pub fn new(
+        path: &'a Path,
+        file_no: u32,
+        pass: &'a PassSet,
+        f: &File,
+        opts: ReadOptions,
+        max_line: usize,
+    ) -> Result<Plan<'a>> {
+        let len = f.metadata()?.len();
+        let starts = segment_starts(f, len, len.div_ceil(opts.segment).max(1))?;
+        let ends: Vec<u64> = starts.iter().skip(1).copied().chain([len]).collect();
+        Ok(Plan {
+            path,
+            file_no,
+            pass,
+            len,
+            threads: opts.threads.clamp(1, starts.len()),
+            chunk: CHUNK.min(opts.segment.max(4096) as usize),
+            starts,
+            ends,
+            max_line,
+        })
+    }
+
     pub fn segment(&self, k: usize) -> Segment {
-        Segment::new(self.pass.clone(), DEFAULT_MAX_LINE, self.file_no, self.starts[k])
+        Segment::new(self.pass.clone(), self.max_line, self.file_no, self.starts[k])
     }
 }
 
@@ -259,18 +287,7 @@ fn scan_plain(
 ) -> Result<(u64, String)> {
     let f = File::open(path).with_context(|| format!("cannot open audit log {}", path.display()))?;
     let len = f.metadata()?.len();
-    let starts = segment_starts(&f, len, len.div_ceil(opts.segment).max(1))?;
-    let ends: Vec<u64> = starts.iter().skip(1).copied().chain([len]).collect();
-    let plan = Plan {
-        path,
-        file_no,
-        pass,
-        len,
-        threads: opts.threads.clamp(1, starts.len()),
-        chunk: CHUNK.min(opts.segment.max(4096) as usize),
-        starts,
-        ends,
-    };
+    let plan = Plan::new(path, file_no, pass, &f, opts, DEFAULT_MAX_LINE)?;
     if len == 0 {
         // One empty segment, as an empty gzip stream gives (no thread has anything to read).
         let mut segment = plan.segment(0);
@@ -504,10 +521,13 @@ pub fn build_test_set(
     opts: ReadOptions,
 ) -> Result<(AuditIndex, TestSet)> {
     let Chosen {
-        index,
+        mut index,
         selection,
         gzipped,
     } = choose(paths, pass, policy, opts)?;
+    // Pass 2 needs the files, not the pipeline table (nor the ids in it, which the selection
+    // has copied for its cases).
+    index.release_pipelines();
     let ts = read_chosen(paths, &index, selection, &gzipped)?;
     Ok((index, ts))
 }
