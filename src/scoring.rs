@@ -309,6 +309,8 @@ mod tests {
             new_missing: false,
             old_errored: false,
             new_errored: false,
+            old_composite: false,
+            new_composite: false,
             old_error: None,
             new_error: None,
         }
