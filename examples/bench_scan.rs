@@ -62,7 +62,7 @@ fn main() {
 fn verdicts(path: &str) {
     let bytes = std::fs::read(path).expect("the verdict file");
     // Keep a few ids, as `evaluate` keeps the test set's.
-    let keep: std::collections::HashSet<String> = (0..200).map(|i| format!("p-{i}")).collect();
+    let keep: deploy_gate::verdicts::KeepSet = (0..200).map(|i| format!("p-{i}").into()).collect();
     for _ in 0..3 {
         let t = Instant::now();
         let v = deploy_gate::verdicts::parse_verdicts_keeping("old_verdicts", "v", &bytes, keep.clone())

@@ -98,6 +98,11 @@ impl Selection {
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.chosen.iter().map(|w| &*w.id.text)
     }
+
+    /// The same ids as shared strings (cloning one costs a reference count, not its bytes).
+    pub fn shared_ids(&self) -> impl Iterator<Item = &std::sync::Arc<str>> {
+        self.chosen.iter().map(|w| &w.id.text)
+    }
 }
 
 /// The sample key of a pipeline: `sha256("<seed>:<pipeline_id>")`.

@@ -16,6 +16,11 @@ use crate::error::InputError;
 use crate::json::{parse_object_line, read_object_text, visit_array, NotObject, PyText, Scalar, ValueSink};
 use crate::lines::{split_all, Piece};
 use hashbrown::{DefaultHashBuilder, HashMap};
+use std::sync::Arc;
+
+/// The ids whose records are kept whole: the test set's, shared with it (an id is not copied
+/// again for each verdict file, which matters when ids are long).
+pub type KeepSet = std::collections::HashSet<Arc<str>>;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
@@ -65,14 +70,15 @@ pub struct Verdicts {
     pub conflicting: Vec<String>,
     /// Audit-log stage entries found in a JSONL verdict file and ignored.
     pub ignored_stage_entries: usize,
-    by_id: HashMap<String, VerdictRecord, DefaultHashBuilder>,
+    /// Kept records by id; a kept id shares the caller's copy (see [`parse_verdicts_keeping`]).
+    by_id: HashMap<Arc<str>, VerdictRecord, DefaultHashBuilder>,
     /// The records of ids not kept (see [`parse_verdicts_keeping`]) while the file is read: a
     /// 64-bit hash of the id and one of the record, 16 bytes a record (to count them and spot
     /// conflicting duplicates without storing them); sorted and counted once it is read.
     others: Vec<(u64, u64)>,
     /// Distinct ids among the others.
     others_distinct: usize,
-    keep: Option<std::collections::HashSet<String>>,
+    keep: Option<KeepSet>,
     /// The [`stable_hash`]es of the ids in `keep`: most ids are ruled out by their hash alone.
     keep_hashes: hashbrown::HashSet<u64, DefaultHashBuilder>,
 }
@@ -95,7 +101,7 @@ impl Verdicts {
 
     /// Distinct ids with a record that are not in `ids`.
     pub fn count_outside(&self, ids: &std::collections::HashSet<&str>) -> usize {
-        self.by_id.keys().filter(|id| !ids.contains(id.as_str())).count() + self.others_distinct
+        self.by_id.keys().filter(|id| !ids.contains(&***id)).count() + self.others_distinct
     }
 
     /// The conflicting ids as listed in the report (the first few).
@@ -144,7 +150,11 @@ impl Verdicts {
                 }
             }
             None => {
-                self.by_id.insert(id.into_owned(), record);
+                let shared = match self.keep.as_ref().and_then(|keep| keep.get(&*id)) {
+                    Some(kept) => Arc::clone(kept),
+                    None => Arc::from(&*id),
+                };
+                self.by_id.insert(shared, record);
             }
         }
     }
@@ -322,21 +332,11 @@ pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, 
 /// Reads a verdict file keeping whole records only for the ids in `keep` (the test set's);
 /// the others are counted (records, duplicates, conflicts, extras) from hashes, so memory stays
 /// small when a verdict file covers every pipeline of a large log.
-pub fn parse_verdicts_keeping(
-    role: &str,
-    name: &str,
-    bytes: &[u8],
-    keep: std::collections::HashSet<String>,
-) -> Result<Verdicts, InputError> {
+pub fn parse_verdicts_keeping(role: &str, name: &str, bytes: &[u8], keep: KeepSet) -> Result<Verdicts, InputError> {
     parse(role, name, bytes, Some(keep))
 }
 
-fn parse(
-    role: &str,
-    name: &str,
-    bytes: &[u8],
-    keep: Option<std::collections::HashSet<String>>,
-) -> Result<Verdicts, InputError> {
+fn parse(role: &str, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<Verdicts, InputError> {
     let body = strip_bom(bytes);
     let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
     let format = match first {
@@ -696,8 +696,8 @@ mod tests {
                 .iter()
                 .map(|&(i, v, e)| format!("{{\"pipeline_id\":{}{}{}}}\n", id(i), verdicts[v as usize], errors[e as usize]))
                 .collect();
-            let keep: std::collections::HashSet<String> =
-                kept.iter().map(|&n| id(n).trim_matches('"').to_owned()).collect();
+            let keep: KeepSet =
+                kept.iter().map(|&n| Arc::from(id(n).trim_matches('"'))).collect();
             let all = parse_verdicts("old_verdicts", "v", text.as_bytes());
             let some = parse_verdicts_keeping("old_verdicts", "v", text.as_bytes(), keep.clone());
             match (all, some) {
@@ -729,7 +729,7 @@ mod tests {
             "{\"pipeline_id\":\"a\",\"verdict\":\"FAIL\"}\n",
         );
         let all = parse(text);
-        let keep: std::collections::HashSet<String> = ["a".to_owned()].into();
+        let keep: KeepSet = [Arc::from("a")].into();
         let some = parse_verdicts_keeping("old_verdicts", "v", text.as_bytes(), keep).unwrap();
         assert_eq!(
             (some.records, some.duplicates, some.len()),

@@ -9,7 +9,7 @@ use deploy_gate::error::InputError;
 use deploy_gate::report::{evaluate, GateInputs, GateReport};
 use deploy_gate::testset::{TestSet, TestSetPolicy};
 use deploy_gate::trajectory::{parse_trajectories, Trajectories};
-use deploy_gate::verdicts::{parse_verdicts_keeping, Verdicts};
+use deploy_gate::verdicts::{parse_verdicts_keeping, KeepSet, Verdicts};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -299,7 +299,7 @@ pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<G
     // The pipeline table is not needed any more: free it before the verdict files are read.
     index.release_pipelines();
     // Keep whole records only for the test cases: the rest are counted, not stored.
-    let keep: std::collections::HashSet<String> = selection.ids().map(str::to_owned).collect();
+    let keep: KeepSet = selection.shared_ids().cloned().collect();
     let verdicts = |role: &str, path: &Path, keep| -> Result<Verdicts> {
         let bytes = crate::read::read_whole(path, "verdict file")?;
         parse_verdicts_keeping(role, &file_name(path), &bytes, keep).map_err(|e| input_error(path, e))
