@@ -32,7 +32,7 @@ export interface TestCase {
 export interface InputFile { role: string; name: string; bytes: number; sha256: string; }
 export interface ModelCounts {
     format: "jsonl" | "json_array" | "json_map" | "csv" | "tsv"; cases: number; passed: number; wrong: number;
-    missing: number; errored: number; pass_rate: number | null; records: number; extra: number;
+    missing: number; errored: number; composite: number; pass_rate: number | null; records: number; extra: number;
     duplicates: number; conflicting: number; conflicting_ids: string[]; ignored_stage_entries: number;
 }
 export interface TrajectoryInfo { results: number; skipped_without_judge: number; mean: number | null; composites: number[]; }
@@ -47,7 +47,7 @@ export interface CaseOutcome {
     pipeline_id: string | number; template_id: unknown; expected: unknown; old_verdict: string | null;
     new_verdict: string | null; old_pass: boolean; new_pass: boolean;
     status: "regressed" | "improved" | "both_pass" | "both_fail"; old_missing: boolean; new_missing: boolean;
-    old_errored: boolean; new_errored: boolean; old_error?: string; new_error?: string;
+    old_composite: boolean; new_composite: boolean; old_errored: boolean; new_errored: boolean; old_error?: string; new_error?: string;
 }
 export interface TemplateRow { template_id: unknown; n: number; old_pass_rate: number; new_pass_rate: number; delta: number; }
 export interface GateReport {
