@@ -204,6 +204,22 @@ impl<'a> Editor<'a> {
         let last_end = existing.last().map(|&(k, v)| self.doc.nodes[k].end.max(self.doc.nodes[v].end));
         if node.flow {
             let text = inline_entries(entries);
+            // After an empty last value, past its `:` (`{a: }`).
+            let last_end = last_end.map(|at| {
+                let mut q = at;
+                while q < b.len() && matches!(b[q], b' ' | b'\t') {
+                    q += 1;
+                }
+                if q < b.len() && b[q] == b':' {
+                    q += 1;
+                    while q < b.len() && matches!(b[q], b' ' | b'\t') {
+                        q += 1;
+                    }
+                    q
+                } else {
+                    at
+                }
+            });
             match last_end {
                 Some(at) => self.splices.push(Splice { start: at, end: at, text: format!(", {text}"), rank: 1 }),
                 None => {
@@ -268,6 +284,8 @@ impl<'a> Editor<'a> {
     fn move_anchors(&mut self) -> Result<(), ConfigError> {
         let inside = |r: &[(usize, usize)], s: usize, e: usize| r.iter().any(|&(a, b)| a <= s && e <= b && a < b);
         let replaced = self.replaced.clone();
+        // Moved nodes: their old range and where their copy went.
+        let mut moved: Vec<(usize, usize, usize)> = Vec::new();
         for (id, node) in self.doc.nodes.iter().enumerate() {
             if node.anchor == 0 || !inside(&replaced, node.start, node.end) {
                 continue;
@@ -279,6 +297,22 @@ impl<'a> Editor<'a> {
                 .filter(|n| matches!(n.kind, Kind::Alias(t) if t == id) && !inside(&replaced, n.start, n.end))
                 .min_by_key(|n| n.start);
             let Some(alias) = first_alias else { continue };
+            // An anchor inside a node already moved went with its copy.
+            if let Some(&(_, _, copy_at)) = moved.iter().find(|&&(s, e, _)| s <= node.start && node.end <= e) {
+                if alias.start > copy_at {
+                    continue;
+                }
+                return Err(ConfigError::Unsupported {
+                    what: format!(
+                        "the replaced value's anchor `&{}` is used at line {} before the value it is in can be moved",
+                        alias_name(&self.text[alias.start..alias.end]),
+                        alias.line
+                    ),
+                    line: node.line,
+                    column: node.column,
+                });
+            }
+            moved.push((node.start, node.end, alias.start));
             let own = &self.text[node.start..node.end];
             let text = if !own.contains(['\n', '\r']) {
                 own.to_owned()

@@ -321,7 +321,6 @@ pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, Conf
         }
     }
     let out = editor.finish()?;
-    eprintln!("---OUT---\n{out}---END---");
     let reparsed = tree::parse(&out).map_err(|e| ConfigError::Unverified(format!("the edited config does not load: {e}")))?;
     let want = check::expected(check::load(&doc), root_replaced, &path, change.backend, &stages);
     let got = check::load(&reparsed).ok_or_else(|| ConfigError::Unverified("the edited config is empty".into()))?;

@@ -439,6 +439,22 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
     let mut keys: Vec<HashMap<String, usize>> = Vec::new();
     let mut documents = 0;
     let mut prev_end = 0;
+    // Anchor names defined so far: YAML 1.2 lets a name be defined again, YAML 1.1 readers
+    // (PyYAML) refuse it.
+    let mut anchor_names: HashMap<String, usize> = HashMap::new();
+    let mut name_anchor = |text: &str, start: usize, line: usize, column: usize| -> Result<(), ConfigError> {
+        let Some(at) = text[start..].find('&') else { return Ok(()) };
+        let name: String =
+            text[start + at + 1..].chars().take_while(|c| !c.is_whitespace() && !",[]{}".contains(*c)).collect();
+        if let Some(first) = anchor_names.insert(name.clone(), line) {
+            return Err(ConfigError::Unsupported {
+                what: format!("anchor `&{name}` is defined again (first at line {first}); YAML 1.1 readers such as upstream's refuse that"),
+                line,
+                column,
+            });
+        }
+        Ok(())
+    };
 
     for event in Parser::new_from_str(text) {
         let (event, span): (Event, Span) = event.map_err(|e| ConfigError::Syntax {
@@ -521,6 +537,9 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 let indent = if flow || !is_map { 0 } else { line_column(text, e).1 - 1 };
                 let (line, column) = line_column(text, start);
                 check_tag(tag.as_deref(), line, column)?;
+                if anchor != 0 {
+                    name_anchor(text, start, line, column)?;
+                }
                 nodes.push(Node {
                     kind: if is_map { Kind::Map(Vec::new()) } else { Kind::Seq(Vec::new()) },
                     start,
@@ -568,6 +587,9 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 }
             }
             let anchor = node.anchor;
+            if anchor != 0 {
+                name_anchor(text, node.start, line, column)?;
+            }
             nodes.push(node);
             let id = nodes.len() - 1;
             if anchor != 0 {
@@ -576,6 +598,22 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
             attach(text, &mut nodes, &mut stack, &mut keys, &mut root, id)?;
         }
         prev_end = prev_end.max(e);
+    }
+    if root.is_none() {
+        // PyYAML fails on a document end marker with no document before it.
+        let mut offset = 0;
+        for (n, line) in text.split_inclusive('\n').enumerate() {
+            let bare = line.trim_start_matches('\u{feff}');
+            if bare.starts_with("...") && bare[3..].starts_with([' ', '\t', '\r', '\n']) || bare == "..." {
+                let _ = offset;
+                return Err(ConfigError::Syntax {
+                    line: n + 1,
+                    column: 1,
+                    message: "a document end marker (`...`) with no document before it (upstream's loader fails on it)".into(),
+                });
+            }
+            offset += line.len();
+        }
     }
     Ok(Doc { nodes, root })
 }
