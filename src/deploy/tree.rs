@@ -601,21 +601,73 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
     }
     if root.is_none() {
         // PyYAML fails on a document end marker with no document before it.
-        let mut offset = 0;
         for (n, line) in text.split_inclusive('\n').enumerate() {
             let bare = line.trim_start_matches('\u{feff}');
-            if bare.starts_with("...") && bare[3..].starts_with([' ', '\t', '\r', '\n']) || bare == "..." {
-                let _ = offset;
+            if bare == "..." || bare.starts_with("...") && bare[3..].starts_with([' ', '\t', '\r', '\n']) {
                 return Err(ConfigError::Syntax {
                     line: n + 1,
                     column: 1,
                     message: "a document end marker (`...`) with no document before it (upstream's loader fails on it)".into(),
                 });
             }
-            offset += line.len();
         }
     }
-    Ok(Doc { nodes, root })
+    let doc = Doc { nodes, root };
+    check_characters(text, &doc)?;
+    Ok(doc)
+}
+
+/// What YAML 1.1 readers such as PyYAML refuse and `saphyr-parser` lets through: characters
+/// outside YAML's printable set, and tabs anywhere but in quoted or block scalars and comments;
+/// and the line breaks only YAML 1.1 has (NEL, LS, PS), which the two read differently.
+fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
+    let syntax = |at: usize, message: String| {
+        let (line, column) = line_column(text, at);
+        ConfigError::Syntax { line, column, message }
+    };
+    if let Some((at, c)) = text.char_indices().find(|&(_, c)| {
+        !matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+    }) {
+        return Err(syntax(at, format!("character U+{:04X} is not allowed in YAML", c as u32)));
+    }
+    if let Some(at) = text.find(['\u{85}', '\u{2028}', '\u{2029}']) {
+        let c = text[at..].chars().next().expect("found");
+        return Err(syntax(
+            at,
+            format!("character U+{:04X} is a line break to YAML 1.1 readers (upstream's) and not to YAML 1.2 ones", c as u32),
+        ));
+    }
+    if !text.contains('\t') {
+        return Ok(());
+    }
+    // Byte ranges of scalars: quoted and block ones may hold tabs.
+    let mut scalars: Vec<(usize, usize, bool)> = doc
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            Kind::Scalar { plain, .. } if n.end > n.start => Some((n.start, n.end, !*plain)),
+            _ => None,
+        })
+        .collect();
+    scalars.sort_unstable();
+    let in_scalar = |at: usize| {
+        let i = scalars.partition_point(|&(s, _, _)| s <= at);
+        i.checked_sub(1).map(|i| scalars[i]).filter(|&(_, e, _)| at < e)
+    };
+    let b = text.as_bytes();
+    for (at, _) in text.match_indices('\t') {
+        if in_scalar(at).is_some_and(|(_, _, may_hold_tabs)| may_hold_tabs) {
+            continue;
+        }
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let in_comment = (line_start..at).any(|h| {
+            b[h] == b'#' && (h == line_start || matches!(b[h - 1], b' ' | b'\t')) && in_scalar(h).is_none()
+        });
+        if !in_comment {
+            return Err(syntax(at, "a tab outside quoted or block scalars and comments (YAML 1.1 readers such as upstream's refuse it)".into()));
+        }
+    }
+    Ok(())
 }
 
 fn check_tag(tag: Option<&str>, line: usize, column: usize) -> Result<(), ConfigError> {
