@@ -339,3 +339,56 @@ fn paths_and_backup_names_are_pythons() {
     }
     assert!(failures.is_empty(), "{} of {}:\n{}", failures.len(), paths.len(), failures.join("\n"));
 }
+
+fn deploy(config: &str, model: &str, stages: &[(&str, &str)]) -> Result<String, String> {
+    let stages: Vec<(String, String)> = stages.iter().map(|(s, p)| (s.to_string(), p.to_string())).collect();
+    let change = Change { model_path: model, backend: "vllm", stage_models: &stages };
+    deploy_config(config.as_bytes(), &change).map(|b| String::from_utf8(b).unwrap()).map_err(|e| e.to_string())
+}
+
+/// Item 9: an anchored `default_model` used elsewhere, and a top-level sequence.
+#[test]
+fn item_9_no_config_that_no_longer_loads_and_no_deploy_into_a_sequence() {
+    let config = "default_model: &base /models/old\njudge_model: *base\n";
+    let after = deploy(config, "/models/new", &[]).expect("deploys");
+    assert_eq!(after, "default_model: \"/models/new\"\njudge_model: &base /models/old\nbackend: \"vllm\"\n");
+    let mut c = case(config, &[]);
+    c.model = "/models/new".into();
+    let failures = check_against_oracle(&[c]);
+    assert!(failures.is_empty(), "{failures:?}");
+
+    let got = deploy("- default_model: a\n- b\n", "/m", &[]);
+    assert!(got.as_ref().is_err_and(|e| e.contains("line 1, column 1") && e.contains("sequence")), "{got:?}");
+}
+
+/// Item 10: a byte-order mark, a `%YAML 1.1` directive, a flow mapping.
+#[test]
+fn item_10_configs_upstream_deploys_are_deployed() {
+    let cases = [
+        ("\u{feff}default_model: old\nbackend: api\n", "\u{feff}default_model: \"/n\"\nbackend: \"vllm\"\n"),
+        ("%YAML 1.1\n---\ndefault_model: old\n", "%YAML 1.1\n---\ndefault_model: \"/n\"\nbackend: \"vllm\"\n"),
+        ("{default_model: old, backend: api}\n", "{default_model: \"/n\", backend: \"vllm\"}\n"),
+    ];
+    for (before, want) in cases {
+        assert_eq!(deploy(before, "/n", &[]).as_deref(), Ok(want), "{before:?}");
+    }
+    let corpus: Vec<Case> = cases.iter().map(|(b, _)| Case { model: "/n".into(), ..case(b, &[]) }).collect();
+    let failures = check_against_oracle(&corpus);
+    assert!(failures.is_empty(), "{failures:?}");
+}
+
+/// Item 11: upstream's backup name, path normalisation and stage map.
+#[test]
+fn item_11_names_and_values_are_upstreams() {
+    assert_eq!(backup_file_name("serving.yml"), "serving.yaml.backup");
+    assert_eq!(backup_file_name("gateway"), "gateway.yaml.backup");
+    assert_eq!(normalize_model_path("./models/new/"), "models/new");
+    assert_eq!(normalize_model_path("models//new"), "models/new");
+    assert_eq!(
+        deploy("default_model: a\nstages:\n  plan:\n    model: small\n", "./models//new/", &[("plan", "/p"), ("eval", "/e")]).as_deref(),
+        Ok("default_model: \"models/new\"\nstages:\n  plan:\n    model: \"/p\"\n  eval:\n    model: \"/e\"\nbackend: \"vllm\"\n")
+    );
+    let c = Case { stages: vec![("plan".into(), "/p".into()), ("eval".into(), "/e".into())], ..case("default_model: a\nstages:\n  plan:\n    model: small\n", &[]) };
+    let failures = check_against_oracle(&[c]);
+    assert!(failures.is_empty(), "{failures:?}");
+}
