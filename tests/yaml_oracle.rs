@@ -25,9 +25,17 @@ fn oracle(request: &Value) -> Vec<Value> {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("python3 runs (scripts/setup.sh installs it with PyYAML)");
-    child.stdin.take().unwrap().write_all(request.to_string().as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(request.to_string().as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "the oracle failed: is PyYAML installed (pip install pyyaml)?");
+    assert!(
+        out.status.success(),
+        "the oracle failed: is PyYAML installed (pip install pyyaml)?"
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -52,7 +60,10 @@ fn case(before: &str, stages: &[(&str, &str)]) -> Case {
 }
 
 fn refused(before: &str, stages: &[(&str, &str)], why: &'static str) -> Case {
-    Case { unsafe_because: Some(why), ..case(before, stages) }
+    Case {
+        unsafe_because: Some(why),
+        ..case(before, stages)
+    }
 }
 
 fn corpus() -> Vec<Case> {
@@ -161,7 +172,10 @@ fn corpus() -> Vec<Case> {
         refused("base: &b {stages: {plan: {model: a}}}\n<<: *b\n", plan, "stages only from a merge key"),
         refused("stages:\n  <<: {plan: {model: a}}\n", plan, "a stage only from a merge key"),
     ];
-    for path in ["yes", "1e3", "~", "#x", "a: b", "null", "0x10", "'q'", "\"d\"", "a\\b", "tab\t", "nl\nx", "é", "- x", "[1]", "&a", "*a", "!t", "%x", "", ".", "//srv", "///srv", "../x/.", "\u{85}", "\u{2028}", "\u{7f}", "x\u{0}"] {
+    for path in [
+        "yes", "1e3", "~", "#x", "a: b", "null", "0x10", "'q'", "\"d\"", "a\\b", "tab\t", "nl\nx", "é", "- x", "[1]",
+        "&a", "*a", "!t", "%x", "", ".", "//srv", "///srv", "../x/.", "\u{85}", "\u{2028}", "\u{7f}", "x\u{0}",
+    ] {
         let mut c = case("default_model: old\nstages: {plan: {}}\n", &[]);
         c.stages = vec![("plan".into(), path.into())];
         c.model = path.into();
@@ -211,7 +225,13 @@ fn config_from_parts() -> impl Strategy<Value = (String, Vec<(String, String)>)>
     ];
     (
         prop::collection::vec(entry, 0..7),
-        prop_oneof![Just(""), Just("\u{feff}"), Just("%YAML 1.1\n---\n"), Just("---\n"), Just("# head\n")],
+        prop_oneof![
+            Just(""),
+            Just("\u{feff}"),
+            Just("%YAML 1.1\n---\n"),
+            Just("---\n"),
+            Just("# head\n")
+        ],
         prop_oneof![Just(""), Just("...\n"), Just("# tail\n")],
         any::<bool>(),
         stages,
@@ -221,7 +241,10 @@ fn config_from_parts() -> impl Strategy<Value = (String, Vec<(String, String)>)>
             if crlf {
                 text = text.replace('\n', "\r\n");
             }
-            (text, stages.into_iter().map(|(s, p)| (s.to_owned(), p.to_owned())).collect())
+            (
+                text,
+                stages.into_iter().map(|(s, p)| (s.to_owned(), p.to_owned())).collect(),
+            )
         })
 }
 
@@ -230,7 +253,11 @@ fn check_against_oracle(cases: &[Case]) -> Vec<String> {
     let results: Vec<Result<String, String>> = cases
         .iter()
         .map(|c| {
-            let change = Change { model_path: &c.model, backend: c.backend, stage_models: &c.stages };
+            let change = Change {
+                model_path: &c.model,
+                backend: c.backend,
+                stage_models: &c.stages,
+            };
             deploy_config(c.before.as_bytes(), &change)
                 .map(|b| String::from_utf8(b).expect("UTF-8 out"))
                 .map_err(|e| e.to_string())
@@ -247,15 +274,27 @@ fn check_against_oracle(cases: &[Case]) -> Vec<String> {
         let upstream_ok = v["upstream_ok"].as_bool().unwrap();
         let duplicates = v["duplicates"].as_bool().unwrap();
         let problem = match r {
-            Ok(after) if !upstream_ok => Some(format!("deployed, but upstream fails ({}); after: {after:?}", v["upstream_error"])),
+            Ok(after) if !upstream_ok => Some(format!(
+                "deployed, but upstream fails ({}); after: {after:?}",
+                v["upstream_error"]
+            )),
             Ok(_) if duplicates => Some("deployed a config with duplicate keys".to_owned()),
-            Ok(_) if c.unsafe_because.is_some() => Some(format!("deployed, expected a refusal ({})", c.unsafe_because.unwrap())),
-            Ok(after) => v["difference"].as_str().map(|d| format!("loads differently from upstream's change: {d}; after: {after:?}")),
-            Err(e) if upstream_ok && !duplicates && c.unsafe_because.is_none() => Some(format!("refused ({e}), but upstream deploys it")),
+            Ok(_) if c.unsafe_because.is_some() => {
+                Some(format!("deployed, expected a refusal ({})", c.unsafe_because.unwrap()))
+            }
+            Ok(after) => v["difference"]
+                .as_str()
+                .map(|d| format!("loads differently from upstream's change: {d}; after: {after:?}")),
+            Err(e) if upstream_ok && !duplicates && c.unsafe_because.is_none() => {
+                Some(format!("refused ({e}), but upstream deploys it"))
+            }
             Err(_) => None,
         };
         if let Some(p) = problem {
-            failures.push(format!("{:?} (model {:?}, stages {:?}): {p}", c.before, c.model, c.stages));
+            failures.push(format!(
+                "{:?} (model {:?}, stages {:?}): {p}",
+                c.before, c.model, c.stages
+            ));
         }
     }
     failures
@@ -265,19 +304,36 @@ fn check_against_oracle(cases: &[Case]) -> Vec<String> {
 fn the_corpus_loads_in_pyyaml_as_upstreams_change() {
     let cases = corpus();
     let failures = check_against_oracle(&cases);
-    assert!(failures.is_empty(), "{} of {} cases:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn generated_configs_load_in_pyyaml_as_upstreams_change_and_edits_are_idempotent() {
-    let mut runner = TestRunner::new_with_rng(Config { cases: 400, ..Config::default() }, TestRng::deterministic_rng(proptest::test_runner::RngAlgorithm::ChaCha));
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases: 400,
+            ..Config::default()
+        },
+        TestRng::deterministic_rng(proptest::test_runner::RngAlgorithm::ChaCha),
+    );
     let seen = std::cell::RefCell::new(Vec::new());
     runner
         .run(&config_from_parts(), |(text, stages)| {
-            let change = Change { model_path: "./models//new/", backend: "api", stage_models: &stages };
+            let change = Change {
+                model_path: "./models//new/",
+                backend: "api",
+                stage_models: &stages,
+            };
             if let Ok(after) = deploy_config(text.as_bytes(), &change) {
                 // Deploying the same change again changes nothing.
-                let again = deploy_config(&after, &change).map_err(|e| TestCaseError::fail(format!("{e}: {:?}", String::from_utf8_lossy(&after))))?;
+                let again = deploy_config(&after, &change)
+                    .map_err(|e| TestCaseError::fail(format!("{e}: {:?}", String::from_utf8_lossy(&after))))?;
                 prop_assert_eq!(String::from_utf8_lossy(&again), String::from_utf8_lossy(&after));
                 // Every comment line is still there.
                 for line in text.lines().filter(|l| l.trim_start().starts_with('#')) {
@@ -296,12 +352,20 @@ fn generated_configs_load_in_pyyaml_as_upstreams_change_and_edits_are_idempotent
         .unwrap();
     let cases = seen.into_inner();
     let failures = check_against_oracle(&cases);
-    assert!(failures.is_empty(), "{} of {} cases:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 /// Strings made of path pieces, deterministic.
 fn path_strings() -> Vec<String> {
-    let pieces = ["a", "b", ".", "..", "/", "//", "x.y", ".e", "é", " ", "-", "~", "a.", "yml", ".yaml"];
+    let pieces = [
+        "a", "b", ".", "..", "/", "//", "x.y", ".e", "é", " ", "-", "~", "a.", "yml", ".yaml",
+    ];
     let mut out = vec![String::new()];
     let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
     for _ in 0..3000 {
@@ -329,21 +393,40 @@ fn paths_and_backup_names_are_pythons() {
     let mut failures = Vec::new();
     for (p, v) in paths.iter().zip(&verdicts) {
         if normalize_model_path(p) != v[0].as_str().unwrap() {
-            failures.push(format!("str(Path({p:?})) = {}, deploy-gate {:?}", v[0], normalize_model_path(p)));
+            failures.push(format!(
+                "str(Path({p:?})) = {}, deploy-gate {:?}",
+                v[0],
+                normalize_model_path(p)
+            ));
         }
         if let Some(backup) = v[1].as_str() {
             if backup_file_name(p) != backup {
-                failures.push(format!("with_suffix({p:?}) = {backup:?}, deploy-gate {:?}", backup_file_name(p)));
+                failures.push(format!(
+                    "with_suffix({p:?}) = {backup:?}, deploy-gate {:?}",
+                    backup_file_name(p)
+                ));
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {}:\n{}", failures.len(), paths.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {}:\n{}",
+        failures.len(),
+        paths.len(),
+        failures.join("\n")
+    );
 }
 
 fn deploy(config: &str, model: &str, stages: &[(&str, &str)]) -> Result<String, String> {
     let stages: Vec<(String, String)> = stages.iter().map(|(s, p)| (s.to_string(), p.to_string())).collect();
-    let change = Change { model_path: model, backend: "vllm", stage_models: &stages };
-    deploy_config(config.as_bytes(), &change).map(|b| String::from_utf8(b).unwrap()).map_err(|e| e.to_string())
+    let change = Change {
+        model_path: model,
+        backend: "vllm",
+        stage_models: &stages,
+    };
+    deploy_config(config.as_bytes(), &change)
+        .map(|b| String::from_utf8(b).unwrap())
+        .map_err(|e| e.to_string())
 }
 
 /// Item 9: an anchored `default_model` used elsewhere, and a top-level sequence.
@@ -351,28 +434,50 @@ fn deploy(config: &str, model: &str, stages: &[(&str, &str)]) -> Result<String, 
 fn item_9_no_config_that_no_longer_loads_and_no_deploy_into_a_sequence() {
     let config = "default_model: &base /models/old\njudge_model: *base\n";
     let after = deploy(config, "/models/new", &[]).expect("deploys");
-    assert_eq!(after, "default_model: \"/models/new\"\njudge_model: &base /models/old\nbackend: \"vllm\"\n");
+    assert_eq!(
+        after,
+        "default_model: \"/models/new\"\njudge_model: &base /models/old\nbackend: \"vllm\"\n"
+    );
     let mut c = case(config, &[]);
     c.model = "/models/new".into();
     let failures = check_against_oracle(&[c]);
     assert!(failures.is_empty(), "{failures:?}");
 
     let got = deploy("- default_model: a\n- b\n", "/m", &[]);
-    assert!(got.as_ref().is_err_and(|e| e.contains("line 1, column 1") && e.contains("sequence")), "{got:?}");
+    assert!(
+        got.as_ref()
+            .is_err_and(|e| e.contains("line 1, column 1") && e.contains("sequence")),
+        "{got:?}"
+    );
 }
 
 /// Item 10: a byte-order mark, a `%YAML 1.1` directive, a flow mapping.
 #[test]
 fn item_10_configs_upstream_deploys_are_deployed() {
     let cases = [
-        ("\u{feff}default_model: old\nbackend: api\n", "\u{feff}default_model: \"/n\"\nbackend: \"vllm\"\n"),
-        ("%YAML 1.1\n---\ndefault_model: old\n", "%YAML 1.1\n---\ndefault_model: \"/n\"\nbackend: \"vllm\"\n"),
-        ("{default_model: old, backend: api}\n", "{default_model: \"/n\", backend: \"vllm\"}\n"),
+        (
+            "\u{feff}default_model: old\nbackend: api\n",
+            "\u{feff}default_model: \"/n\"\nbackend: \"vllm\"\n",
+        ),
+        (
+            "%YAML 1.1\n---\ndefault_model: old\n",
+            "%YAML 1.1\n---\ndefault_model: \"/n\"\nbackend: \"vllm\"\n",
+        ),
+        (
+            "{default_model: old, backend: api}\n",
+            "{default_model: \"/n\", backend: \"vllm\"}\n",
+        ),
     ];
     for (before, want) in cases {
         assert_eq!(deploy(before, "/n", &[]).as_deref(), Ok(want), "{before:?}");
     }
-    let corpus: Vec<Case> = cases.iter().map(|(b, _)| Case { model: "/n".into(), ..case(b, &[]) }).collect();
+    let corpus: Vec<Case> = cases
+        .iter()
+        .map(|(b, _)| Case {
+            model: "/n".into(),
+            ..case(b, &[])
+        })
+        .collect();
     let failures = check_against_oracle(&corpus);
     assert!(failures.is_empty(), "{failures:?}");
 }
@@ -388,7 +493,10 @@ fn item_11_names_and_values_are_upstreams() {
         deploy("default_model: a\nstages:\n  plan:\n    model: small\n", "./models//new/", &[("plan", "/p"), ("eval", "/e")]).as_deref(),
         Ok("default_model: \"models/new\"\nstages:\n  plan:\n    model: \"/p\"\n  eval:\n    model: \"/e\"\nbackend: \"vllm\"\n")
     );
-    let c = Case { stages: vec![("plan".into(), "/p".into()), ("eval".into(), "/e".into())], ..case("default_model: a\nstages:\n  plan:\n    model: small\n", &[]) };
+    let c = Case {
+        stages: vec![("plan".into(), "/p".into()), ("eval".into(), "/e".into())],
+        ..case("default_model: a\nstages:\n  plan:\n    model: small\n", &[])
+    };
     let failures = check_against_oracle(&[c]);
     assert!(failures.is_empty(), "{failures:?}");
 }

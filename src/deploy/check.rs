@@ -39,16 +39,27 @@ impl Scalar {
 impl Value {
     /// A string written double-quoted.
     pub fn quoted(s: &str) -> Value {
-        Value::Scalar(Rc::new(Scalar { plain: false, tag: None, value: s.to_owned() }))
+        Value::Scalar(Rc::new(Scalar {
+            plain: false,
+            tag: None,
+            value: s.to_owned(),
+        }))
     }
 
     /// A key as [`super::edit::key_text`] writes it.
     pub fn key(s: &str) -> Value {
-        Value::Scalar(Rc::new(Scalar { plain: super::edit::key_is_plain(s), tag: None, value: s.to_owned() }))
+        Value::Scalar(Rc::new(Scalar {
+            plain: super::edit::key_is_plain(s),
+            tag: None,
+            value: s.to_owned(),
+        }))
     }
 
     pub fn new_map() -> Value {
-        Value::Map(Rc::new(RefCell::new(Collection { tag: None, items: Vec::new() })))
+        Value::Map(Rc::new(RefCell::new(Collection {
+            tag: None,
+            items: Vec::new(),
+        })))
     }
 
     fn key_id(&self) -> Option<String> {
@@ -73,22 +84,34 @@ fn load_node(doc: &Doc, id: usize, memo: &mut Vec<Option<Value>>) -> Value {
     let node = &doc.nodes[id];
     match &node.kind {
         Kind::Scalar { value, plain } => {
-            let v = Value::Scalar(Rc::new(Scalar { plain: *plain, tag: node.tag.clone(), value: value.clone() }));
+            let v = Value::Scalar(Rc::new(Scalar {
+                plain: *plain,
+                tag: node.tag.clone(),
+                value: value.clone(),
+            }));
             memo[id] = Some(v.clone());
             v
         }
         Kind::Seq(items) => {
-            let rc = Rc::new(RefCell::new(Collection { tag: node.tag.clone(), items: Vec::new() }));
+            let rc = Rc::new(RefCell::new(Collection {
+                tag: node.tag.clone(),
+                items: Vec::new(),
+            }));
             memo[id] = Some(Value::Seq(rc.clone()));
             let loaded: Vec<Value> = items.iter().map(|&i| load_node(doc, i, memo)).collect();
             rc.borrow_mut().items = loaded;
             Value::Seq(rc)
         }
         Kind::Map(entries) => {
-            let rc = Rc::new(RefCell::new(Collection { tag: node.tag.clone(), items: Vec::new() }));
+            let rc = Rc::new(RefCell::new(Collection {
+                tag: node.tag.clone(),
+                items: Vec::new(),
+            }));
             memo[id] = Some(Value::Map(rc.clone()));
-            let loaded: Vec<(Value, Value)> =
-                entries.iter().map(|&(k, v)| (load_node(doc, k, memo), load_node(doc, v, memo))).collect();
+            let loaded: Vec<(Value, Value)> = entries
+                .iter()
+                .map(|&(k, v)| (load_node(doc, k, memo), load_node(doc, v, memo)))
+                .collect();
             rc.borrow_mut().items = loaded;
             Value::Map(rc)
         }
@@ -99,7 +122,12 @@ fn load_node(doc: &Doc, id: usize, memo: &mut Vec<Option<Value>>) -> Value {
 fn get(map: &Value, key: &str) -> Option<Value> {
     let Value::Map(m) = map else { return None };
     let want = format!("s:{key}");
-    let found = m.borrow().items.iter().find(|(k, _)| k.key_id().as_deref() == Some(&want)).map(|(_, v)| v.clone());
+    let found = m
+        .borrow()
+        .items
+        .iter()
+        .find(|(k, _)| k.key_id().as_deref() == Some(&want))
+        .map(|(_, v)| v.clone());
     found
 }
 
@@ -183,9 +211,8 @@ fn show(v: &Value) -> String {
     match v {
         Value::Scalar(s) => {
             let mut text = format!("{:?}", s.value);
-            if text.len() > 60 {
-                text.truncate(text.floor_char_boundary(57));
-                text.push_str("...");
+            if text.chars().count() > 60 {
+                text = text.chars().take(57).chain("...".chars()).collect();
             }
             match &s.tag {
                 Some(t) => format!("{t} {text}"),
@@ -234,7 +261,11 @@ fn eq(want: &Value, got: &Value, path: &str, assumed: &mut HashSet<(usize, usize
                     Value::Scalar(s) => format!("`{}`", s.value),
                     other => show(other),
                 };
-                let here = if path == "the top level" { name } else { format!("{path}.{name}") };
+                let here = if path == "the top level" {
+                    name
+                } else {
+                    format!("{path}.{name}")
+                };
                 eq(ka, kb, &format!("{here} (the key)"), assumed)?;
                 eq(va, vb, &here, assumed)?;
             }

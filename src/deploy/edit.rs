@@ -80,7 +80,11 @@ fn inline(value: &New) -> String {
 }
 
 fn inline_entries(entries: &[(String, New)]) -> String {
-    entries.iter().map(|(k, v)| format!("{}: {}", key_text(k), inline(v))).collect::<Vec<_>>().join(", ")
+    entries
+        .iter()
+        .map(|(k, v)| format!("{}: {}", key_text(k), inline(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn block(entries: &[(String, New)], indent: usize, nl: &str, out: &mut String) {
@@ -122,7 +126,13 @@ impl<'a> Editor<'a> {
             Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
             _ => "\n",
         };
-        Editor { text, doc, nl, splices: Vec::new(), replaced: Vec::new() }
+        Editor {
+            text,
+            doc,
+            nl,
+            splices: Vec::new(),
+            replaced: Vec::new(),
+        }
     }
 
     fn position(&self, at: usize) -> (usize, usize) {
@@ -158,11 +168,26 @@ impl<'a> Editor<'a> {
                 q += 1;
             }
             if q < b.len() && b[q] == b':' {
-                self.splices.push(Splice { start: q + 1, end: q + 1, text: format!(" {text}"), rank: 0 });
+                self.splices.push(Splice {
+                    start: q + 1,
+                    end: q + 1,
+                    text: format!(" {text}"),
+                    rank: 0,
+                });
             } else if key.is_some() {
-                self.splices.push(Splice { start: node.start, end: node.start, text: format!(": {text}"), rank: 0 });
+                self.splices.push(Splice {
+                    start: node.start,
+                    end: node.start,
+                    text: format!(": {text}"),
+                    rank: 0,
+                });
             } else {
-                self.splices.push(Splice { start: node.start, end: node.start, text, rank: REPLACE });
+                self.splices.push(Splice {
+                    start: node.start,
+                    end: node.start,
+                    text,
+                    rank: REPLACE,
+                });
             }
             return Ok(());
         }
@@ -186,12 +211,22 @@ impl<'a> Editor<'a> {
                 }
                 let sep = if start == q + 1 { " " } else { "" };
                 self.replaced.push((node.start, node.end));
-                self.splices.push(Splice { start, end, text: format!("{sep}{text}"), rank: REPLACE });
+                self.splices.push(Splice {
+                    start,
+                    end,
+                    text: format!("{sep}{text}"),
+                    rank: REPLACE,
+                });
                 return Ok(());
             }
         }
         self.replaced.push((node.start, node.end));
-        self.splices.push(Splice { start, end, text, rank: REPLACE });
+        self.splices.push(Splice {
+            start,
+            end,
+            text,
+            rank: REPLACE,
+        });
         Ok(())
     }
 
@@ -199,9 +234,13 @@ impl<'a> Editor<'a> {
     /// mapping on new lines after its last entry at its indentation.
     fn add_entries(&mut self, map: usize, entries: &[(String, New)]) -> Result<(), ConfigError> {
         let node = &self.doc.nodes[map];
-        let Kind::Map(existing) = &node.kind else { unreachable!("a mapping") };
+        let Kind::Map(existing) = &node.kind else {
+            unreachable!("a mapping")
+        };
         let b = self.text.as_bytes();
-        let last_end = existing.last().map(|&(k, v)| self.doc.nodes[k].end.max(self.doc.nodes[v].end));
+        let last_end = existing
+            .last()
+            .map(|&(k, v)| self.doc.nodes[k].end.max(self.doc.nodes[v].end));
         if node.flow {
             let text = inline_entries(entries);
             // After an empty last value, past its `:` (`{a: }`).
@@ -221,13 +260,30 @@ impl<'a> Editor<'a> {
                 }
             });
             match last_end {
-                Some(at) => self.splices.push(Splice { start: at, end: at, text: format!(", {text}"), rank: 1 }),
+                Some(at) => self.splices.push(Splice {
+                    start: at,
+                    end: at,
+                    text: format!(", {text}"),
+                    rank: 1,
+                }),
                 None => {
-                    let open = self.text[node.start..].find('{').map(|i| node.start + i + 1).ok_or_else(|| {
-                        let (line, column) = self.position(node.start);
-                        ConfigError::Unsupported { what: "a flow mapping without `{`".into(), line, column }
-                    })?;
-                    self.splices.push(Splice { start: open, end: open, text, rank: 1 });
+                    let open = self.text[node.start..]
+                        .find('{')
+                        .map(|i| node.start + i + 1)
+                        .ok_or_else(|| {
+                            let (line, column) = self.position(node.start);
+                            ConfigError::Unsupported {
+                                what: "a flow mapping without `{`".into(),
+                                line,
+                                column,
+                            }
+                        })?;
+                    self.splices.push(Splice {
+                        start: open,
+                        end: open,
+                        text,
+                        rank: 1,
+                    });
                 }
             }
             return Ok(());
@@ -247,7 +303,12 @@ impl<'a> Editor<'a> {
             }
         };
         block(entries, indent, self.nl, &mut text);
-        self.splices.push(Splice { start: insert_at, end: insert_at, text, rank: REPLACE - 1 - indent.min(REPLACE - 2) });
+        self.splices.push(Splice {
+            start: insert_at,
+            end: insert_at,
+            text,
+            rank: REPLACE - 1 - indent.min(REPLACE - 2),
+        });
         Ok(())
     }
 
@@ -259,7 +320,12 @@ impl<'a> Editor<'a> {
             text.push_str(self.nl);
         }
         block(entries, 0, self.nl, &mut text);
-        self.splices.push(Splice { start: self.text.len(), end: self.text.len(), text, rank: 0 });
+        self.splices.push(Splice {
+            start: self.text.len(),
+            end: self.text.len(),
+            text,
+            rank: 0,
+        });
     }
 
     /// Replaces the top-level node (null or another empty value) with a mapping.
@@ -271,7 +337,12 @@ impl<'a> Editor<'a> {
                 text.push_str(self.nl);
             }
             block(entries, 0, self.nl, &mut text);
-            self.splices.push(Splice { start: node.start, end: node.start, text, rank: 0 });
+            self.splices.push(Splice {
+                start: node.start,
+                end: node.start,
+                text,
+                rank: 0,
+            });
             Ok(())
         } else {
             self.replace_value(None, root, &New::Map(entries.to_vec()))
@@ -319,7 +390,10 @@ impl<'a> Editor<'a> {
             } else {
                 match &node.kind {
                     Kind::Scalar { value, plain: false }
-                        if node.tag.as_deref().is_none_or(|t| t == "!" || t == "tag:yaml.org,2002:str") =>
+                        if node
+                            .tag
+                            .as_deref()
+                            .is_none_or(|t| t == "!" || t == "tag:yaml.org,2002:str") =>
                     {
                         let name = alias_name(&self.text[alias.start..alias.end]);
                         let tag = if node.tag.is_some() { "!!str " } else { "" };
@@ -339,7 +413,12 @@ impl<'a> Editor<'a> {
                     }
                 }
             };
-            self.splices.push(Splice { start: alias.start, end: alias.end, text, rank: REPLACE });
+            self.splices.push(Splice {
+                start: alias.start,
+                end: alias.end,
+                text,
+                rank: REPLACE,
+            });
         }
         Ok(())
     }
@@ -355,7 +434,11 @@ impl<'a> Editor<'a> {
         for s in &splices {
             if s.start < at {
                 let (line, column) = self.position(s.start);
-                return Err(ConfigError::Unsupported { what: "two changes overlap".into(), line, column });
+                return Err(ConfigError::Unsupported {
+                    what: "two changes overlap".into(),
+                    line,
+                    column,
+                });
             }
             out.push_str(&self.text[at..s.start]);
             out.push_str(&s.text);

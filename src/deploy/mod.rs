@@ -239,17 +239,29 @@ impl Plan {
 }
 
 fn stages_map(stages: &[(String, String)]) -> New {
-    New::Map(stages.iter().map(|(s, p)| (s.clone(), New::Map(vec![("model".to_owned(), New::Str(p.clone()))]))).collect())
+    New::Map(
+        stages
+            .iter()
+            .map(|(s, p)| (s.clone(), New::Map(vec![("model".to_owned(), New::Str(p.clone()))])))
+            .collect(),
+    )
 }
 
 /// A collection the loader builds as a plain list or dict (no tag, `!`, `!!seq`, `!!map`).
 fn plain_collection(tag: Option<&str>) -> bool {
-    matches!(tag, None | Some("!" | "tag:yaml.org,2002:seq" | "tag:yaml.org,2002:map"))
+    matches!(
+        tag,
+        None | Some("!" | "tag:yaml.org,2002:seq" | "tag:yaml.org,2002:map")
+    )
 }
 
 fn unsupported(doc: &tree::Doc, id: usize, what: String) -> ConfigError {
     let node = &doc.nodes[id];
-    ConfigError::Unsupported { what, line: node.line, column: node.column }
+    ConfigError::Unsupported {
+        what,
+        line: node.line,
+        column: node.column,
+    }
 }
 
 /// The bridge's change applied to a config's bytes: `default_model` = the normalised model
@@ -286,7 +298,14 @@ pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, Conf
             match &node.kind {
                 tree::Kind::Map(_) => {
                     if !plain_collection(node.tag.as_deref()) {
-                        return Err(unsupported(&doc, root, format!("the top-level mapping is tagged `{}`", node.tag.clone().unwrap_or_default())));
+                        return Err(unsupported(
+                            &doc,
+                            root,
+                            format!(
+                                "the top-level mapping is tagged `{}`",
+                                node.tag.clone().unwrap_or_default()
+                            ),
+                        ));
                     }
                     root_replaced = false;
                     let mut plan = Plan::default();
@@ -315,13 +334,18 @@ pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, Conf
                     editor.replace_root(root, &entries)?;
                 }
                 _ => {
-                    return Err(ConfigError::NotAMapping { found: doc.describe(root), line: node.line, column: node.column });
+                    return Err(ConfigError::NotAMapping {
+                        found: doc.describe(root),
+                        line: node.line,
+                        column: node.column,
+                    });
                 }
             }
         }
     }
     let out = editor.finish()?;
-    let reparsed = tree::parse(&out).map_err(|e| ConfigError::Unverified(format!("the edited config does not load: {e}")))?;
+    let reparsed =
+        tree::parse(&out).map_err(|e| ConfigError::Unverified(format!("the edited config does not load: {e}")))?;
     let want = check::expected(check::load(&doc), root_replaced, &path, change.backend, &stages);
     let got = check::load(&reparsed).ok_or_else(|| ConfigError::Unverified("the edited config is empty".into()))?;
     check::compare(&want, &got).map_err(ConfigError::Unverified)?;
@@ -332,7 +356,11 @@ pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, Conf
 fn plan_stages(doc: &tree::Doc, root: usize, stages: &[(String, String)], plan: &mut Plan) -> Result<(), ConfigError> {
     let Some((_, value)) = doc.get(root, "stages") else {
         if doc.has_merge(root) {
-            return Err(unsupported(doc, root, "`stages` would come from a merge key (`<<`); set it explicitly".into()));
+            return Err(unsupported(
+                doc,
+                root,
+                "`stages` would come from a merge key (`<<`); set it explicitly".into(),
+            ));
         }
         plan.set(root, "stages", stages_map(stages));
         return Ok(());
@@ -340,7 +368,11 @@ fn plan_stages(doc: &tree::Doc, root: usize, stages: &[(String, String)], plan: 
     let target = doc.resolve(value);
     let node = &doc.nodes[target];
     if !plain_collection(node.tag.as_deref()) && !matches!(node.kind, tree::Kind::Scalar { .. }) {
-        return Err(unsupported(doc, target, format!("`stages` is tagged `{}`", node.tag.clone().unwrap_or_default())));
+        return Err(unsupported(
+            doc,
+            target,
+            format!("`stages` is tagged `{}`", node.tag.clone().unwrap_or_default()),
+        ));
     }
     match &node.kind {
         tree::Kind::Seq(items) if !items.is_empty() => {
@@ -352,19 +384,30 @@ fn plan_stages(doc: &tree::Doc, root: usize, stages: &[(String, String)], plan: 
                 }
                 let Some((_, id)) = doc.get(item, "id") else {
                     if doc.has_merge(item) {
-                        return Err(unsupported(doc, item, "this stage's `id` would come from a merge key (`<<`)".into()));
+                        return Err(unsupported(
+                            doc,
+                            item,
+                            "this stage's `id` would come from a merge key (`<<`)".into(),
+                        ));
                     }
                     continue;
                 };
                 let Some(key) = doc.key_id(id) else {
                     let id_node = &doc.nodes[doc.resolve(id)];
                     return Err(ConfigError::UnhashableKey {
-                        found: if matches!(id_node.kind, tree::Kind::Map(_)) { "mapping" } else { "sequence" },
+                        found: if matches!(id_node.kind, tree::Kind::Map(_)) {
+                            "mapping"
+                        } else {
+                            "sequence"
+                        },
                         line: doc.nodes[id].line,
                         column: doc.nodes[id].column,
                     });
                 };
-                if let Some((_, path)) = key.strip_prefix("s:").and_then(|name| stages.iter().find(|(s, _)| s == name)) {
+                if let Some((_, path)) = key
+                    .strip_prefix("s:")
+                    .and_then(|name| stages.iter().find(|(s, _)| s == name))
+                {
                     plan.set(item, "model", New::Str(path.clone()));
                 }
             }
@@ -383,7 +426,11 @@ fn plan_stages(doc: &tree::Doc, root: usize, stages: &[(String, String)], plan: 
                             });
                         }
                         if !plain_collection(doc.nodes[stage_node].tag.as_deref()) {
-                            return Err(unsupported(doc, stage_node, format!("stage `{stage}` is a tagged mapping")));
+                            return Err(unsupported(
+                                doc,
+                                stage_node,
+                                format!("stage `{stage}` is a tagged mapping"),
+                            ));
                         }
                         plan.set(stage_node, "model", New::Str(path.clone()));
                     }
@@ -395,7 +442,11 @@ fn plan_stages(doc: &tree::Doc, root: usize, stages: &[(String, String)], plan: 
                                 format!("stage `{stage}` would come from a merge key (`<<`); set it explicitly"),
                             ));
                         }
-                        plan.set(target, stage, New::Map(vec![("model".to_owned(), New::Str(path.clone()))]));
+                        plan.set(
+                            target,
+                            stage,
+                            New::Map(vec![("model".to_owned(), New::Str(path.clone()))]),
+                        );
                     }
                 }
             }

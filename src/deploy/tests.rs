@@ -1,7 +1,11 @@
 use super::*;
 
 fn change<'a>(model: &'a str, backend: &'a str, stages: &'a [(String, String)]) -> Change<'a> {
-    Change { model_path: model, backend, stage_models: stages }
+    Change {
+        model_path: model,
+        backend,
+        stage_models: stages,
+    }
 }
 
 fn deploy(config: &str, model: &str, backend: &str) -> Result<String, ConfigError> {
@@ -29,7 +33,10 @@ fn adds_missing_keys_in_block_style_with_the_files_line_ending() {
         deploy("a: 1\r\nb: [1, 2]  # c\r\n", "/m", "api").unwrap(),
         "a: 1\r\nb: [1, 2]  # c\r\ndefault_model: \"/m\"\r\nbackend: \"api\"\r\n"
     );
-    assert_eq!(deploy("x: 1", "/m", "api").unwrap(), "x: 1\ndefault_model: \"/m\"\nbackend: \"api\"\n");
+    assert_eq!(
+        deploy("x: 1", "/m", "api").unwrap(),
+        "x: 1\ndefault_model: \"/m\"\nbackend: \"api\"\n"
+    );
     // After the last entry, before the comments and the document end that follow it.
     assert_eq!(
         deploy("---\nx:\n  y: 1\n# trailing\n...\n", "/m", "api").unwrap(),
@@ -40,11 +47,26 @@ fn adds_missing_keys_in_block_style_with_the_files_line_ending() {
 #[test]
 fn empty_and_comment_only_configs_become_a_mapping_as_upstream_does() {
     // upstream: `yaml.safe_load(f) or {}`
-    assert_eq!(deploy("", "/m", "api").unwrap(), "default_model: \"/m\"\nbackend: \"api\"\n");
-    assert_eq!(deploy("# nothing yet", "/m", "api").unwrap(), "# nothing yet\ndefault_model: \"/m\"\nbackend: \"api\"\n");
-    assert_eq!(deploy("---\n", "/m", "api").unwrap(), "---\ndefault_model: \"/m\"\nbackend: \"api\"\n");
-    assert_eq!(deploy("--- ~\n", "/m", "api").unwrap(), "--- {default_model: \"/m\", backend: \"api\"}\n");
-    assert_eq!(deploy("[]\n", "/m", "api").unwrap(), "{default_model: \"/m\", backend: \"api\"}\n");
+    assert_eq!(
+        deploy("", "/m", "api").unwrap(),
+        "default_model: \"/m\"\nbackend: \"api\"\n"
+    );
+    assert_eq!(
+        deploy("# nothing yet", "/m", "api").unwrap(),
+        "# nothing yet\ndefault_model: \"/m\"\nbackend: \"api\"\n"
+    );
+    assert_eq!(
+        deploy("---\n", "/m", "api").unwrap(),
+        "---\ndefault_model: \"/m\"\nbackend: \"api\"\n"
+    );
+    assert_eq!(
+        deploy("--- ~\n", "/m", "api").unwrap(),
+        "--- {default_model: \"/m\", backend: \"api\"}\n"
+    );
+    assert_eq!(
+        deploy("[]\n", "/m", "api").unwrap(),
+        "{default_model: \"/m\", backend: \"api\"}\n"
+    );
 }
 
 #[test]
@@ -63,7 +85,12 @@ fn a_block_collection_value_is_replaced_whole() {
         "default_model: \"x\"\nnext: 1\nbackend: \"api\"\n"
     );
     assert_eq!(
-        deploy("default_model:  # the model\n  name: a\n  rev: 2\nbackend: api\n", "x", "api").unwrap(),
+        deploy(
+            "default_model:  # the model\n  name: a\n  rev: 2\nbackend: api\n",
+            "x",
+            "api"
+        )
+        .unwrap(),
         "default_model:  # the model\n  \"x\"\nbackend: \"api\"\n"
     );
 }
@@ -71,7 +98,12 @@ fn a_block_collection_value_is_replaced_whole() {
 #[test]
 fn block_scalars_as_old_values() {
     assert_eq!(
-        deploy("default_model: |\n  /models/old\n\nbackend: >-\n  vllm\n  x\nz: 1\n", "/n", "api").unwrap(),
+        deploy(
+            "default_model: |\n  /models/old\n\nbackend: >-\n  vllm\n  x\nz: 1\n",
+            "/n",
+            "api"
+        )
+        .unwrap(),
         "default_model: \"/n\"\n\nbackend: \"api\"\nz: 1\n"
     );
     assert_eq!(
@@ -113,7 +145,17 @@ fn an_anchor_on_a_replaced_value_moves_to_its_first_alias() {
 #[test]
 fn an_anchor_that_cannot_move_is_refused() {
     let got = deploy("default_model: &m\n  a: 1\n  b: 2\njudge: *m\n", "/n", "api");
-    assert!(matches!(got, Err(ConfigError::Unsupported { line: 1, column: 16, .. })), "{got:?}");
+    assert!(
+        matches!(
+            got,
+            Err(ConfigError::Unsupported {
+                line: 1,
+                column: 16,
+                ..
+            })
+        ),
+        "{got:?}"
+    );
 }
 
 // Item 9: the old reader "deployed" into a top-level sequence; upstream fails on it.
@@ -121,13 +163,28 @@ fn an_anchor_that_cannot_move_is_refused() {
 fn a_top_level_sequence_or_scalar_is_refused() {
     assert_eq!(
         deploy("- a\n- b\n", "/m", "api"),
-        Err(ConfigError::NotAMapping { found: "a sequence", line: 1, column: 1 })
+        Err(ConfigError::NotAMapping {
+            found: "a sequence",
+            line: 1,
+            column: 1
+        })
     );
     assert_eq!(
         deploy("# c\n--- just a string\n", "/m", "api"),
-        Err(ConfigError::NotAMapping { found: "a scalar", line: 2, column: 5 })
+        Err(ConfigError::NotAMapping {
+            found: "a scalar",
+            line: 2,
+            column: 5
+        })
     );
-    assert_eq!(deploy("true\n", "/m", "api"), Err(ConfigError::NotAMapping { found: "a scalar", line: 1, column: 1 }));
+    assert_eq!(
+        deploy("true\n", "/m", "api"),
+        Err(ConfigError::NotAMapping {
+            found: "a scalar",
+            line: 1,
+            column: 1
+        })
+    );
 }
 
 // Item 10: the old reader refused these valid configs.
@@ -137,19 +194,34 @@ fn a_byte_order_mark_a_directive_and_a_flow_mapping_deploy() {
         deploy("\u{feff}default_model: old\nbackend: api\n", "/n", "vllm").unwrap(),
         "\u{feff}default_model: \"/n\"\nbackend: \"vllm\"\n"
     );
-    assert_eq!(deploy("\u{feff}x: 1\n", "/n", "vllm").unwrap(), "\u{feff}x: 1\ndefault_model: \"/n\"\nbackend: \"vllm\"\n");
+    assert_eq!(
+        deploy("\u{feff}x: 1\n", "/n", "vllm").unwrap(),
+        "\u{feff}x: 1\ndefault_model: \"/n\"\nbackend: \"vllm\"\n"
+    );
     assert_eq!(
         deploy("%YAML 1.1\n---\ndefault_model: old\n", "/n", "vllm").unwrap(),
         "%YAML 1.1\n---\ndefault_model: \"/n\"\nbackend: \"vllm\"\n"
     );
-    assert_eq!(deploy("{default_model: old, backend: api}\n", "/n", "vllm").unwrap(), "{default_model: \"/n\", backend: \"vllm\"}\n");
+    assert_eq!(
+        deploy("{default_model: old, backend: api}\n", "/n", "vllm").unwrap(),
+        "{default_model: \"/n\", backend: \"vllm\"}\n"
+    );
     assert_eq!(
         deploy("{a: 1,  # c\n b: [2]}\n", "/n", "vllm").unwrap(),
         "{a: 1,  # c\n b: [2], default_model: \"/n\", backend: \"vllm\"}\n"
     );
-    assert_eq!(deploy("{a: 1,}", "/n", "api").unwrap(), "{a: 1, default_model: \"/n\", backend: \"api\",}");
-    assert_eq!(deploy("{}", "/n", "api").unwrap(), "{default_model: \"/n\", backend: \"api\"}");
-    assert_eq!(deploy("{a, default_model}", "/n", "api").unwrap(), "{a, default_model: \"/n\", backend: \"api\"}");
+    assert_eq!(
+        deploy("{a: 1,}", "/n", "api").unwrap(),
+        "{a: 1, default_model: \"/n\", backend: \"api\",}"
+    );
+    assert_eq!(
+        deploy("{}", "/n", "api").unwrap(),
+        "{default_model: \"/n\", backend: \"api\"}"
+    );
+    assert_eq!(
+        deploy("{a, default_model}", "/n", "api").unwrap(),
+        "{a, default_model: \"/n\", backend: \"api\"}"
+    );
 }
 
 #[test]
@@ -159,48 +231,133 @@ fn quoted_keys_tags_and_empty_values() {
         "\"default_model\": \"/n\"\n'backend': \"api\"\n"
     );
     assert_eq!(
-        deploy("? default_model\n: old\nport: !!int 8080\nraw: !!binary aGk=\nwhen: 2026-01-01\n", "/n", "api").unwrap(),
+        deploy(
+            "? default_model\n: old\nport: !!int 8080\nraw: !!binary aGk=\nwhen: 2026-01-01\n",
+            "/n",
+            "api"
+        )
+        .unwrap(),
         "? default_model\n: \"/n\"\nport: !!int 8080\nraw: !!binary aGk=\nwhen: 2026-01-01\nbackend: \"api\"\n"
     );
-    assert_eq!(deploy("default_model:\nbackend:  # c\n", "/n", "api").unwrap(), "default_model: \"/n\"\nbackend: \"api\"  # c\n");
+    assert_eq!(
+        deploy("default_model:\nbackend:  # c\n", "/n", "api").unwrap(),
+        "default_model: \"/n\"\nbackend: \"api\"  # c\n"
+    );
     // A key tagged as something else than a string is another key, as upstream sees it.
-    assert_eq!(deploy("!!binary ZGVmYXVsdF9tb2RlbA==: x\n", "/n", "api").unwrap().lines().count(), 3);
+    assert_eq!(
+        deploy("!!binary ZGVmYXVsdF9tb2RlbA==: x\n", "/n", "api")
+            .unwrap()
+            .lines()
+            .count(),
+        3
+    );
 }
 
 #[test]
 fn written_values_stay_strings() {
-    for path in ["yes", "1e3", "~", "#x", "a: b", "null", "0x10", "'q'", "\"d\"", "a\\b", "tab\there", "line\nbreak", "\u{2028}", "é", "- x", "[1]", "&a", "*a", "!t", "%x", "@x", "`x", "x #y"] {
+    for path in [
+        "yes",
+        "1e3",
+        "~",
+        "#x",
+        "a: b",
+        "null",
+        "0x10",
+        "'q'",
+        "\"d\"",
+        "a\\b",
+        "tab\there",
+        "line\nbreak",
+        "\u{2028}",
+        "é",
+        "- x",
+        "[1]",
+        "&a",
+        "*a",
+        "!t",
+        "%x",
+        "@x",
+        "`x",
+        "x #y",
+    ] {
         let got = deploy("default_model: old\n", path, "api").unwrap();
         let doc = tree::parse(&got).unwrap();
         let (_, v) = doc.get(doc.root.unwrap(), "default_model").unwrap();
-        assert_eq!(doc.key_id(v), Some(format!("s:{}", normalize_model_path(path))), "{path:?} → {got}");
+        assert_eq!(
+            doc.key_id(v),
+            Some(format!("s:{}", normalize_model_path(path))),
+            "{path:?} → {got}"
+        );
     }
 }
 
 #[test]
 fn refuses_what_it_cannot_edit_safely() {
-    assert_eq!(deploy("a: 1\n---\nb: 2\n", "/m", "api"), Err(ConfigError::MultiDocument { line: 2, column: 1 }));
-    assert_eq!(deploy("a: 1\n", "/m", "tensorrt"), Err(ConfigError::Backend("tensorrt".into())));
+    assert_eq!(
+        deploy("a: 1\n---\nb: 2\n", "/m", "api"),
+        Err(ConfigError::MultiDocument { line: 2, column: 1 })
+    );
+    assert_eq!(
+        deploy("a: 1\n", "/m", "tensorrt"),
+        Err(ConfigError::Backend("tensorrt".into()))
+    );
     assert_eq!(
         deploy("default_model: a\nx: 1\ndefault_model: b\n", "/m", "api"),
-        Err(ConfigError::DuplicateKey { key: "default_model".into(), line: 3, column: 1, first_line: 1, first_column: 1 })
+        Err(ConfigError::DuplicateKey {
+            key: "default_model".into(),
+            line: 3,
+            column: 1,
+            first_line: 1,
+            first_column: 1
+        })
     );
     // Duplicates as upstream's loader sees them: 1, 0x1 and true are one key.
-    assert!(matches!(deploy("n:\n  1: a\n  true: b\n", "/m", "api"), Err(ConfigError::DuplicateKey { line: 3, column: 3, .. })));
-    assert!(matches!(deploy("n: {\"a\": 1, a: 2}\n", "/m", "api"), Err(ConfigError::DuplicateKey { .. })));
+    assert!(matches!(
+        deploy("n:\n  1: a\n  true: b\n", "/m", "api"),
+        Err(ConfigError::DuplicateKey { line: 3, column: 3, .. })
+    ));
+    assert!(matches!(
+        deploy("n: {\"a\": 1, a: 2}\n", "/m", "api"),
+        Err(ConfigError::DuplicateKey { .. })
+    ));
     assert_eq!(
         deploy("secret: !vault abc\n", "/m", "api"),
-        Err(ConfigError::UnsupportedTag { tag: "!vault".into(), line: 1, column: 9 })
+        Err(ConfigError::UnsupportedTag {
+            tag: "!vault".into(),
+            line: 1,
+            column: 9
+        })
     );
     assert_eq!(
         deploy("? [a, b]\n: 1\n", "/m", "api"),
-        Err(ConfigError::UnhashableKey { found: "sequence", line: 1, column: 3 })
+        Err(ConfigError::UnhashableKey {
+            found: "sequence",
+            line: 1,
+            column: 3
+        })
     );
-    assert!(matches!(deploy("a: [1\n", "/m", "api"), Err(ConfigError::Syntax { .. })));
-    assert!(matches!(deploy_config(b"a: \xff\n", &change("/m", "api", &[])), Err(ConfigError::NotUtf8 { line: 1, column: 4 })));
+    assert!(matches!(
+        deploy("a: [1\n", "/m", "api"),
+        Err(ConfigError::Syntax { .. })
+    ));
+    assert!(matches!(
+        deploy_config(b"a: \xff\n", &change("/m", "api", &[])),
+        Err(ConfigError::NotUtf8 { line: 1, column: 4 })
+    ));
     let deep = format!("a: {}{}\n", "[".repeat(210), "]".repeat(210));
     let got = deploy(&deep, "/m", "api");
-    assert!(matches!(got, Err(ConfigError::Unsupported { line: 1, column: 203, .. })), "{:?}", got.map(|_| ()));
+    assert!(
+        matches!(
+            got,
+            Err(ConfigError::Unsupported {
+                line: 1,
+                column: 203,
+                ..
+            })
+        ),
+        "{:?}",
+        got.map(|_| ())
+    );
     assert!(deploy("---\na: 1\n...\n", "/m", "api").is_ok());
 }
 
@@ -221,14 +378,31 @@ fn the_stage_map_as_upstream_applies_it() {
         "stages:\n- id: plan\n  model: \"/p\"\n- id: 1\n- {id: eval, model: \"/e\"}\n- just text\ndefault_model: \"/m\"\nbackend: \"vllm\"\n"
     );
     // Missing, null, empty or a scalar: `stages` becomes a new mapping.
-    assert_eq!(deploy_stages("a: 1\n", &[("plan", "/p")]).unwrap(), "a: 1\ndefault_model: \"/m\"\nbackend: \"vllm\"\nstages:\n  plan:\n    model: \"/p\"\n");
-    assert_eq!(deploy_stages("stages:\n", &[("plan", "/p")]).unwrap(), "stages: {plan: {model: \"/p\"}}\ndefault_model: \"/m\"\nbackend: \"vllm\"\n");
-    assert_eq!(deploy_stages("stages: []\n", &[("plan", "/p")]).unwrap(), "stages: {plan: {model: \"/p\"}}\ndefault_model: \"/m\"\nbackend: \"vllm\"\n");
-    assert_eq!(deploy_stages("", &[("plan", "/p")]).unwrap(), "default_model: \"/m\"\nbackend: \"vllm\"\nstages:\n  plan:\n    model: \"/p\"\n");
+    assert_eq!(
+        deploy_stages("a: 1\n", &[("plan", "/p")]).unwrap(),
+        "a: 1\ndefault_model: \"/m\"\nbackend: \"vllm\"\nstages:\n  plan:\n    model: \"/p\"\n"
+    );
+    assert_eq!(
+        deploy_stages("stages:\n", &[("plan", "/p")]).unwrap(),
+        "stages: {plan: {model: \"/p\"}}\ndefault_model: \"/m\"\nbackend: \"vllm\"\n"
+    );
+    assert_eq!(
+        deploy_stages("stages: []\n", &[("plan", "/p")]).unwrap(),
+        "stages: {plan: {model: \"/p\"}}\ndefault_model: \"/m\"\nbackend: \"vllm\"\n"
+    );
+    assert_eq!(
+        deploy_stages("", &[("plan", "/p")]).unwrap(),
+        "default_model: \"/m\"\nbackend: \"vllm\"\nstages:\n  plan:\n    model: \"/p\"\n"
+    );
     // Stage paths are written as given (upstream normalises only `default_model`).
-    assert!(deploy_stages("stages: {}\n", &[("plan", "./p/")]).unwrap().contains("\"./p/\""));
+    assert!(deploy_stages("stages: {}\n", &[("plan", "./p/")])
+        .unwrap()
+        .contains("\"./p/\""));
     // A stage named twice: the last path (a dict).
-    assert_eq!(deploy_stages("stages: {}\n", &[("plan", "/1"), ("plan", "/2")]).unwrap(), "stages: {plan: {model: \"/2\"}}\ndefault_model: \"/m\"\nbackend: \"vllm\"\n");
+    assert_eq!(
+        deploy_stages("stages: {}\n", &[("plan", "/1"), ("plan", "/2")]).unwrap(),
+        "stages: {plan: {model: \"/2\"}}\ndefault_model: \"/m\"\nbackend: \"vllm\"\n"
+    );
 }
 
 #[test]
@@ -244,11 +418,25 @@ fn stages_shared_through_aliases_change_everywhere_as_in_python() {
 fn the_stage_map_refuses_what_upstream_fails_on() {
     assert_eq!(
         deploy_stages("stages:\n  plan: small\n", &[("plan", "/p")]),
-        Err(ConfigError::StageNotMapping { stage: "plan".into(), found: "a scalar", line: 2, column: 9 })
+        Err(ConfigError::StageNotMapping {
+            stage: "plan".into(),
+            found: "a scalar",
+            line: 2,
+            column: 9
+        })
     );
-    assert!(matches!(deploy_stages("stages:\n  plan:\n", &[("plan", "/p")]), Err(ConfigError::StageNotMapping { found: "null", .. })));
-    assert!(matches!(deploy_stages("stages:\n- id: [a]\n", &[("plan", "/p")]), Err(ConfigError::UnhashableKey { line: 2, column: 7, .. })));
-    assert!(matches!(deploy_stages("base: &b {stages: {}}\n<<: *b\n", &[("plan", "/p")]), Err(ConfigError::Unsupported { .. })));
+    assert!(matches!(
+        deploy_stages("stages:\n  plan:\n", &[("plan", "/p")]),
+        Err(ConfigError::StageNotMapping { found: "null", .. })
+    ));
+    assert!(matches!(
+        deploy_stages("stages:\n- id: [a]\n", &[("plan", "/p")]),
+        Err(ConfigError::UnhashableKey { line: 2, column: 7, .. })
+    ));
+    assert!(matches!(
+        deploy_stages("base: &b {stages: {}}\n<<: *b\n", &[("plan", "/p")]),
+        Err(ConfigError::Unsupported { .. })
+    ));
 }
 
 // Item 11: upstream writes `str(Path(p))`.
@@ -268,7 +456,10 @@ fn model_paths_are_normalised_as_python_does() {
     ] {
         assert_eq!(normalize_model_path(given), want, "{given:?}");
     }
-    assert_eq!(deploy("default_model: a\n", "./models//new/", "api").unwrap(), "default_model: \"models/new\"\nbackend: \"api\"\n");
+    assert_eq!(
+        deploy("default_model: a\n", "./models//new/", "api").unwrap(),
+        "default_model: \"models/new\"\nbackend: \"api\"\n"
+    );
 }
 
 // Item 11: upstream's backup name, which its rollback looks for.

@@ -37,7 +37,10 @@ pub(crate) struct Node {
 
 #[derive(Debug)]
 pub(crate) enum Kind {
-    Scalar { value: String, plain: bool },
+    Scalar {
+        value: String,
+        plain: bool,
+    },
     Seq(Vec<usize>),
     Map(Vec<(usize, usize)>),
     /// An alias; the node it refers to.
@@ -114,7 +117,10 @@ impl Doc {
             Kind::Seq(items) => items.is_empty(),
             Kind::Map(entries) => entries.is_empty(),
             Kind::Scalar { value, plain } => {
-                matches!(scalar_key(value, *plain, node.tag.as_deref()).as_str(), "null" | "n:0" | "s:")
+                matches!(
+                    scalar_key(value, *plain, node.tag.as_deref()).as_str(),
+                    "null" | "n:0" | "s:"
+                )
             }
             Kind::Alias(_) => unreachable!("resolved"),
         }
@@ -158,8 +164,24 @@ pub(crate) fn scalar_key(value: &str, plain: bool, tag: Option<&str>) -> String 
 pub(crate) fn resolve_plain(v: &str) -> &'static str {
     if matches!(
         v,
-        "yes" | "Yes" | "YES" | "no" | "No" | "NO" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE" | "on"
-            | "On" | "ON" | "off" | "Off" | "OFF"
+        "yes"
+            | "Yes"
+            | "YES"
+            | "no"
+            | "No"
+            | "NO"
+            | "true"
+            | "True"
+            | "TRUE"
+            | "false"
+            | "False"
+            | "FALSE"
+            | "on"
+            | "On"
+            | "ON"
+            | "off"
+            | "Off"
+            | "OFF"
     ) {
         return "bool";
     }
@@ -316,10 +338,14 @@ fn is_timestamp_1_1(v: &str) -> bool {
     if s.is_empty() || s == "Z" {
         return true;
     }
-    let Some(s) = s.strip_prefix(['+', '-']) else { return false };
+    let Some(s) = s.strip_prefix(['+', '-']) else {
+        return false;
+    };
     let Some(n) = take_digits(s, 1, 2) else { return false };
     let s = &s[n..];
-    s.is_empty() || s.strip_prefix(':').is_some_and(|m| m.len() == 2 && digits(m.as_bytes()))
+    s.is_empty()
+        || s.strip_prefix(':')
+            .is_some_and(|m| m.len() == 2 && digits(m.as_bytes()))
 }
 
 /// PyYAML's `construct_yaml_int`.
@@ -335,8 +361,9 @@ fn parse_int(v: &str) -> Option<i128> {
     } else if u.starts_with('0') {
         i128::from_str_radix(u, 8).ok()?
     } else if u.contains(':') {
-        u.split(':')
-            .try_fold(0i128, |acc, p| acc.checked_mul(60)?.checked_add(p.parse::<i128>().ok()?))?
+        u.split(':').try_fold(0i128, |acc, p| {
+            acc.checked_mul(60)?.checked_add(p.parse::<i128>().ok()?)
+        })?
     } else {
         u.parse().ok()?
     };
@@ -352,7 +379,8 @@ fn parse_float(v: &str) -> Option<f64> {
     } else if u == ".nan" {
         f64::NAN
     } else if u.contains(':') {
-        u.split(':').try_fold(0f64, |acc, p| Some(acc * 60.0 + p.parse::<f64>().ok()?))?
+        u.split(':')
+            .try_fold(0f64, |acc, p| Some(acc * 60.0 + p.parse::<f64>().ok()?))?
     } else {
         u.parse().ok()?
     };
@@ -365,7 +393,18 @@ fn tag_supported(tag: &str) -> bool {
         || tag.strip_prefix(CORE).is_some_and(|s| {
             matches!(
                 s,
-                "null" | "bool" | "int" | "float" | "binary" | "timestamp" | "omap" | "pairs" | "set" | "str" | "seq" | "map"
+                "null"
+                    | "bool"
+                    | "int"
+                    | "float"
+                    | "binary"
+                    | "timestamp"
+                    | "omap"
+                    | "pairs"
+                    | "set"
+                    | "str"
+                    | "seq"
+                    | "map"
             )
         })
 }
@@ -443,9 +482,13 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
     // (PyYAML) refuse it.
     let mut anchor_names: HashMap<String, usize> = HashMap::new();
     let mut name_anchor = |text: &str, start: usize, line: usize, column: usize| -> Result<(), ConfigError> {
-        let Some(at) = text[start..].find('&') else { return Ok(()) };
-        let name: String =
-            text[start + at + 1..].chars().take_while(|c| !c.is_whitespace() && !",[]{}".contains(*c)).collect();
+        let Some(at) = text[start..].find('&') else {
+            return Ok(());
+        };
+        let name: String = text[start + at + 1..]
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !",[]{}".contains(*c))
+            .collect();
         if let Some(first) = anchor_names.insert(name.clone(), line) {
             return Err(ConfigError::Unsupported {
                 what: format!("anchor `&{name}` is defined again (first at line {first}); YAML 1.1 readers such as upstream's refuse that"),
@@ -462,7 +505,10 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
             column: e.marker().col() + 1,
             message: e.info().to_owned(),
         })?;
-        let (s, e) = (byte(span.start.index()), byte(span.end.index()).max(byte(span.start.index())));
+        let (s, e) = (
+            byte(span.start.index()),
+            byte(span.end.index()).max(byte(span.start.index())),
+        );
         let mut new_node = None;
         let is_map = matches!(event, Event::MappingStart(..));
         match event {
@@ -477,9 +523,23 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
             Event::Alias(anchor) => {
                 let target = *anchors.get(&anchor).ok_or_else(|| {
                     let (line, column) = line_column(text, s);
-                    ConfigError::Syntax { line, column, message: "an alias to an unknown anchor".into() }
+                    ConfigError::Syntax {
+                        line,
+                        column,
+                        message: "an alias to an unknown anchor".into(),
+                    }
                 })?;
-                new_node = Some(Node { kind: Kind::Alias(target), start: s, end: e, line: 0, column: 0, anchor: 0, tag: None, flow: false, indent: 0 });
+                new_node = Some(Node {
+                    kind: Kind::Alias(target),
+                    start: s,
+                    end: e,
+                    line: 0,
+                    column: 0,
+                    anchor: 0,
+                    tag: None,
+                    flow: false,
+                    indent: 0,
+                });
             }
             Event::Scalar(value, style, anchor, tag) => {
                 let tag = tag.map(|t| format!("{}{}", t.handle, t.suffix));
@@ -493,12 +553,23 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
                     wanted.extend_from_slice(b"|>");
                 }
-                let start = if wanted.is_empty() { s } else { properties_start(text, prev_end.min(s), s, &wanted).min(s) };
+                let start = if wanted.is_empty() {
+                    s
+                } else {
+                    properties_start(text, prev_end.min(s), s, &wanted).min(s)
+                };
                 let plain = style == ScalarStyle::Plain;
                 // An empty plain scalar takes no bytes (the parser may give it the next token's span).
-                let end = if plain && value.is_empty() && anchor == 0 && tag.is_none() { start } else { e };
+                let end = if plain && value.is_empty() && anchor == 0 && tag.is_none() {
+                    start
+                } else {
+                    e
+                };
                 new_node = Some(Node {
-                    kind: Kind::Scalar { value: value.into_owned(), plain },
+                    kind: Kind::Scalar {
+                        value: value.into_owned(),
+                        plain,
+                    },
                     start,
                     end,
                     line: 0,
@@ -531,7 +602,11 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                     // An indentless sequence starts at its first item, after the `-`.
                     wanted.push(b'-');
                 }
-                let start = if wanted.is_empty() { s } else { properties_start(text, prev_end.min(s), s, &wanted).min(s) };
+                let start = if wanted.is_empty() {
+                    s
+                } else {
+                    properties_start(text, prev_end.min(s), s, &wanted).min(s)
+                };
                 // A block mapping's entries are at the column its event ends on (after any
                 // properties; at the `?` of an explicit key).
                 let indent = if flow || !is_map { 0 } else { line_column(text, e).1 - 1 };
@@ -541,7 +616,11 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                     name_anchor(text, start, line, column)?;
                 }
                 nodes.push(Node {
-                    kind: if is_map { Kind::Map(Vec::new()) } else { Kind::Seq(Vec::new()) },
+                    kind: if is_map {
+                        Kind::Map(Vec::new())
+                    } else {
+                        Kind::Seq(Vec::new())
+                    },
                     start,
                     end: e,
                     line,
@@ -567,7 +646,9 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 } else {
                     let last = match &node.kind {
                         Kind::Seq(items) => items.last().copied(),
-                        Kind::Map(entries) => entries.last().map(|&(k, v)| if nodes[v].end >= nodes[k].end { v } else { k }),
+                        Kind::Map(entries) => entries
+                            .last()
+                            .map(|&(k, v)| if nodes[v].end >= nodes[k].end { v } else { k }),
                         _ => None,
                     };
                     last.map_or(node.end, |l| nodes[l].end)
@@ -583,7 +664,11 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
             if let Kind::Scalar { value, plain } = &node.kind {
                 check_tag(node.tag.as_deref(), line, column)?;
                 if node.tag.is_none() && *plain && resolve_plain(value) == "value" {
-                    return Err(ConfigError::UnsupportedTag { tag: format!("{CORE}value"), line, column });
+                    return Err(ConfigError::UnsupportedTag {
+                        tag: format!("{CORE}value"),
+                        line,
+                        column,
+                    });
                 }
             }
             let anchor = node.anchor;
@@ -607,7 +692,8 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 return Err(ConfigError::Syntax {
                     line: n + 1,
                     column: 1,
-                    message: "a document end marker (`...`) with no document before it (upstream's loader fails on it)".into(),
+                    message: "a document end marker (`...`) with no document before it (upstream's loader fails on it)"
+                        .into(),
                 });
             }
         }
@@ -634,7 +720,10 @@ fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
         let c = text[at..].chars().next().expect("found");
         return Err(syntax(
             at,
-            format!("character U+{:04X} is a line break to YAML 1.1 readers (upstream's) and not to YAML 1.2 ones", c as u32),
+            format!(
+                "character U+{:04X} is a line break to YAML 1.1 readers (upstream's) and not to YAML 1.2 ones",
+                c as u32
+            ),
         ));
     }
     if !text.contains('\t') {
@@ -660,11 +749,14 @@ fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
             continue;
         }
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-        let in_comment = (line_start..at).any(|h| {
-            b[h] == b'#' && (h == line_start || matches!(b[h - 1], b' ' | b'\t')) && in_scalar(h).is_none()
-        });
+        let in_comment = (line_start..at)
+            .any(|h| b[h] == b'#' && (h == line_start || matches!(b[h - 1], b' ' | b'\t')) && in_scalar(h).is_none());
         if !in_comment {
-            return Err(syntax(at, "a tab outside quoted or block scalars and comments (YAML 1.1 readers such as upstream's refuse it)".into()));
+            return Err(syntax(
+                at,
+                "a tab outside quoted or block scalars and comments (YAML 1.1 readers such as upstream's refuse it)"
+                    .into(),
+            ));
         }
     }
     Ok(())
@@ -672,7 +764,11 @@ fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
 
 fn check_tag(tag: Option<&str>, line: usize, column: usize) -> Result<(), ConfigError> {
     match tag {
-        Some(t) if !tag_supported(t) => Err(ConfigError::UnsupportedTag { tag: t.to_owned(), line, column }),
+        Some(t) if !tag_supported(t) => Err(ConfigError::UnsupportedTag {
+            tag: t.to_owned(),
+            line,
+            column,
+        }),
         _ => Ok(()),
     }
 }
@@ -710,7 +806,11 @@ fn attach(
                     _ => {
                         let (line, column) = line_column(text, nodes[id].start);
                         return Err(ConfigError::UnhashableKey {
-                            found: if matches!(nodes[target].kind, Kind::Map(_)) { "mapping" } else { "sequence" },
+                            found: if matches!(nodes[target].kind, Kind::Map(_)) {
+                                "mapping"
+                            } else {
+                                "sequence"
+                            },
                             line,
                             column,
                         });
