@@ -41,15 +41,22 @@ def upstream_change(text, model, backend, stages):
     return config
 
 
-def same(a, b, where="top"):
-    """Strict equality: same types, same key order, NaN equal to NaN. Returns a difference or None."""
+def same(a, b, where="top", assumed=None):
+    """Strict equality: same types, same key order, NaN equal to NaN; a pair of containers met
+    again (a recursive structure) is taken as equal. Returns a difference or None."""
+    if assumed is None:
+        assumed = set()
+    if isinstance(a, (dict, list)):
+        if (id(a), id(b)) in assumed:
+            return None
+        assumed.add((id(a), id(b)))
     if type(a) is not type(b):
         return f"{where}: {type(a).__name__} {a!r} vs {type(b).__name__} {b!r}"
     if isinstance(a, dict):
         if len(a) != len(b):
             return f"{where}: {len(a)} keys vs {len(b)}: {list(a)} vs {list(b)}"
         for (ka, va), (kb, vb) in zip(a.items(), b.items()):
-            d = same(ka, kb, f"{where}.key") or same(va, vb, f"{where}.{ka}")
+            d = same(ka, kb, f"{where}.key", assumed) or same(va, vb, f"{where}.{ka}", assumed)
             if d:
                 return d
         return None
@@ -57,7 +64,7 @@ def same(a, b, where="top"):
         if len(a) != len(b):
             return f"{where}: {len(a)} items vs {len(b)}"
         for i, (x, y) in enumerate(zip(a, b)):
-            d = same(x, y, f"{where}[{i}]")
+            d = same(x, y, f"{where}[{i}]", assumed)
             if d:
                 return d
         return None

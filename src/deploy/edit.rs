@@ -289,7 +289,9 @@ impl<'a> Editor<'a> {
             return Ok(());
         }
         let indent = node.indent;
-        let at = last_end.expect("block mappings have entries");
+        let Some(at) = last_end else {
+            return Err(ConfigError::Unsupported { what: "an empty block mapping".into(), line: node.line, column: node.column });
+        };
         let mut text = String::new();
         let insert_at = if at > 0 && b[at - 1] == b'\n' {
             at

@@ -489,6 +489,9 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
             .chars()
             .take_while(|c| !c.is_whitespace() && !",[]{}".contains(*c))
             .collect();
+        if !is_anchor_name_1_1(&name) {
+            return Err(differently_read(line, column, &format!("anchor name `&{name}`")));
+        }
         if let Some(first) = anchor_names.insert(name.clone(), line) {
             return Err(ConfigError::Unsupported {
                 what: format!("anchor `&{name}` is defined again (first at line {first}); YAML 1.1 readers such as upstream's refuse that"),
@@ -529,6 +532,11 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                         message: "an alias to an unknown anchor".into(),
                     }
                 })?;
+                let name = text[s..e].trim_start_matches('*');
+                if !is_anchor_name_1_1(name) {
+                    let (line, column) = line_column(text, s);
+                    return Err(differently_read(line, column, &format!("alias name `*{name}`")));
+                }
                 new_node = Some(Node {
                     kind: Kind::Alias(target),
                     start: s,
@@ -663,6 +671,23 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
             node.column = column;
             if let Kind::Scalar { value, plain } = &node.kind {
                 check_tag(node.tag.as_deref(), line, column)?;
+                let in_flow = stack.iter().any(|&(id, _)| nodes[id].flow);
+                if *plain && in_flow && value.starts_with(['?', ':']) {
+                    // YAML 1.1 readers take `?`/`:` in flow context as indicators.
+                    return Err(differently_read(line, column, &format!("plain scalar `{value}` in a flow collection")));
+                }
+                let is_key = stack.last().is_some_and(|&(id, pending)| matches!(nodes[id].kind, Kind::Map(_)) && pending.is_none());
+                let explicit = text[..node.start].trim_end_matches([' ', '\t']).ends_with('?');
+                if is_key && !explicit && text[node.start..node.end].contains('\n') {
+                    return Err(differently_read(line, column, "an implicit key over several lines"));
+                }
+                if matches!(style_of(text, &node), Style::Block) && node.end == text.len() && !text.ends_with('\n') {
+                    return Err(ConfigError::Unsupported {
+                        what: "the config ends inside a block scalar without a final line break (YAML 1.1 and 1.2 readers disagree on its value once anything follows)".into(),
+                        line,
+                        column,
+                    });
+                }
                 if node.tag.is_none() && *plain && resolve_plain(value) == "value" {
                     return Err(ConfigError::UnsupportedTag {
                         tag: format!("{CORE}value"),
@@ -700,6 +725,7 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
     }
     let doc = Doc { nodes, root };
     check_characters(text, &doc)?;
+    check_directives(text)?;
     Ok(doc)
 }
 
@@ -744,19 +770,87 @@ fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
         i.checked_sub(1).map(|i| scalars[i]).filter(|&(_, e, _)| at < e)
     };
     let b = text.as_bytes();
-    for (at, _) in text.match_indices('\t') {
-        if in_scalar(at).is_some_and(|(_, _, may_hold_tabs)| may_hold_tabs) {
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let this = line_start;
+        line_start += line.len();
+        if !line.contains('\t') {
             continue;
         }
-        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-        let in_comment = (line_start..at)
-            .any(|h| b[h] == b'#' && (h == line_start || matches!(b[h - 1], b' ' | b'\t')) && in_scalar(h).is_none());
-        if !in_comment {
+        // Where the line's comment starts (a `#` after a blank or at the line start, outside scalars).
+        let comment = (this..this + line.len())
+            .find(|&h| b[h] == b'#' && (h == this || matches!(b[h - 1], b' ' | b'\t')) && in_scalar(h).is_none());
+        for (i, _) in line.match_indices('\t') {
+            let at = this + i;
+            if in_scalar(at).is_some_and(|(_, _, may_hold_tabs)| may_hold_tabs) || comment.is_some_and(|h| h < at) {
+                continue;
+            }
             return Err(syntax(
                 at,
-                "a tab outside quoted or block scalars and comments (YAML 1.1 readers such as upstream's refuse it)"
-                    .into(),
+                "a tab outside quoted or block scalars and comments (YAML 1.1 readers such as upstream's refuse it)".into(),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// PyYAML's anchor names: letters, digits, `-` and `_`.
+fn is_anchor_name_1_1(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+}
+
+fn differently_read(line: usize, column: usize, what: &str) -> ConfigError {
+    ConfigError::Syntax {
+        line,
+        column,
+        message: format!("{what}: YAML 1.1 readers (upstream's) and YAML 1.2 ones read this differently or not at all"),
+    }
+}
+
+enum Style {
+    Block,
+    Other,
+}
+
+/// Whether a scalar node is a block scalar (`|`, `>`): its text past its properties starts so.
+fn style_of(text: &str, node: &Node) -> Style {
+    let own = &text[node.start..node.end];
+    let mut rest = own;
+    loop {
+        rest = rest.trim_start();
+        if rest.starts_with(['&', '!']) {
+            rest = rest.find(char::is_whitespace).map_or("", |i| &rest[i..]);
+        } else {
+            break;
+        }
+    }
+    if rest.starts_with(['|', '>']) {
+        Style::Block
+    } else {
+        Style::Other
+    }
+}
+
+fn check_directives(text: &str) -> Result<(), ConfigError> {
+    for (n, line) in text.split_inclusive('\n').enumerate() {
+        let line = line.trim_start_matches('\u{feff}').trim_end_matches(['\r', '\n']);
+        if line == "---" || line.starts_with("--- ") || line.starts_with("---\t") {
+            break;
+        }
+        let Some(directive) = line.strip_prefix('%') else { continue };
+        let name_len = directive.bytes().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_')).count();
+        let (name, rest) = directive.split_at(name_len);
+        let ok = match name {
+            "YAML" => {
+                let v = rest.trim_start_matches(' ');
+                let v = v.split([' ', '#']).next().unwrap_or("");
+                rest.starts_with(' ') && v.split_once('.').is_some_and(|(a, b)| a == "1" && !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit()))
+            }
+            "" => false,
+            _ => rest.is_empty() || rest.starts_with(' '),
+        };
+        if !ok {
+            return Err(differently_read(n + 1, 1, &format!("directive `%{directive}`")));
         }
     }
     Ok(())
