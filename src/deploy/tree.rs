@@ -492,6 +492,10 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
         if !is_anchor_name_1_1(&name) {
             return Err(differently_read(line, column, &format!("anchor name `&{name}`")));
         }
+        let after = text[start + at + 1 + name.len()..].chars().next();
+        if after.is_some_and(|c| !c.is_whitespace() && !"?:,]}%@`".contains(c)) {
+            return Err(differently_read(line, column, &format!("anchor `&{name}` not followed by a blank")));
+        }
         if let Some(first) = anchor_names.insert(name.clone(), line) {
             return Err(ConfigError::Unsupported {
                 what: format!("anchor `&{name}` is defined again (first at line {first}); YAML 1.1 readers such as upstream's refuse that"),
@@ -620,6 +624,15 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 let indent = if flow || !is_map { 0 } else { line_column(text, e).1 - 1 };
                 let (line, column) = line_column(text, start);
                 check_tag(tag.as_deref(), line, column)?;
+                let fits = match tag.as_deref().and_then(|t| t.strip_prefix(CORE)) {
+                    None => true,
+                    Some("map" | "set") => is_map,
+                    Some("seq" | "omap" | "pairs") => !is_map,
+                    Some(_) => false,
+                };
+                if !fits {
+                    return Err(ConfigError::UnsupportedTag { tag: tag.clone().unwrap_or_default(), line, column });
+                }
                 if anchor != 0 {
                     name_anchor(text, start, line, column)?;
                 }
@@ -672,9 +685,20 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
             if let Kind::Scalar { value, plain } = &node.kind {
                 check_tag(node.tag.as_deref(), line, column)?;
                 let in_flow = stack.iter().any(|&(id, _)| nodes[id].flow);
-                if *plain && in_flow && value.starts_with(['?', ':']) {
+                if *plain && in_flow && (value.starts_with(':') || value.contains('?')) {
                     // YAML 1.1 readers take `?`/`:` in flow context as indicators.
                     return Err(differently_read(line, column, &format!("plain scalar `{value}` in a flow collection")));
+                }
+                if *plain && value.starts_with(['|', '>', '\'', '"', '%', '@', '`', '!', '&', '*', '#', ',', '[', ']', '{', '}']) {
+                    return Err(differently_read(line, column, &format!("plain scalar `{value}`")));
+                }
+                let explicit_key = text[..node.start].trim_end().ends_with('?');
+                let is_key_here = stack.last().is_some_and(|&(id, pending)| matches!(nodes[id].kind, Kind::Map(_)) && pending.is_none());
+                if is_key_here && *plain && value.is_empty() && node.tag.is_none() && node.anchor == 0 && !explicit_key {
+                    return Err(differently_read(line, column, "an empty key"));
+                }
+                if matches!(node.tag.as_deref().and_then(|t| t.strip_prefix(CORE)), Some("seq" | "map" | "omap" | "pairs" | "set")) {
+                    return Err(ConfigError::UnsupportedTag { tag: node.tag.clone().unwrap_or_default(), line, column });
                 }
                 let is_key = stack.last().is_some_and(|&(id, pending)| matches!(nodes[id].kind, Kind::Map(_)) && pending.is_none());
                 let explicit = text[..node.start].trim_end_matches([' ', '\t']).ends_with('?');
@@ -752,7 +776,7 @@ fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
             ),
         ));
     }
-    if !text.contains('\t') {
+    if !text.contains(['\t', '\u{feff}']) {
         return Ok(());
     }
     // Byte ranges of scalars: quoted and block ones may hold tabs.
@@ -760,7 +784,14 @@ fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
         .nodes
         .iter()
         .filter_map(|n| match &n.kind {
-            Kind::Scalar { plain, .. } if n.end > n.start => Some((n.start, n.end, !*plain)),
+            Kind::Scalar { plain, .. } if n.end > n.start => {
+                // A block scalar's header line is not content.
+                let start = match style_of(text, n) {
+                    Style::Block => text[n.start..n.end].find('\n').map_or(n.end, |i| n.start + i),
+                    Style::Other => n.start,
+                };
+                Some((start, n.end, !*plain))
+            }
             _ => None,
         })
         .collect();
@@ -769,6 +800,11 @@ fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
         let i = scalars.partition_point(|&(s, _, _)| s <= at);
         i.checked_sub(1).map(|i| scalars[i]).filter(|&(_, e, _)| at < e)
     };
+    for (at, _) in text.match_indices('\u{feff}').filter(|&(at, _)| at > 0) {
+        if !in_scalar(at).is_some_and(|(_, _, content)| content) {
+            return Err(differently_read(line_column(text, at).0, line_column(text, at).1, "a byte-order mark after the start"));
+        }
+    }
     let b = text.as_bytes();
     let mut line_start = 0;
     for line in text.split_inclusive('\n') {
