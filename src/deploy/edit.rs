@@ -289,9 +289,20 @@ impl<'a> Editor<'a> {
             return Ok(());
         }
         let indent = node.indent;
-        let Some(at) = last_end else {
+        let Some(mut at) = last_end else {
             return Err(ConfigError::Unsupported { what: "an empty block mapping".into(), line: node.line, column: node.column });
         };
+        if let Some(&(_, v)) = existing.last() {
+            let value = &self.doc.nodes[v];
+            if value.start == value.end {
+                // An empty last value: after its `:`, which may be on the next line (`? key`).
+                let rest = &self.text[at..];
+                let skipped = rest.len() - rest.trim_start().len();
+                if rest[skipped..].starts_with(':') {
+                    at += skipped + 1;
+                }
+            }
+        }
         let mut text = String::new();
         let insert_at = if at > 0 && b[at - 1] == b'\n' {
             at

@@ -602,7 +602,7 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                     });
                 }
                 let tag = tag.map(|t| format!("{}{}", t.handle, t.suffix));
-                let flow = e > s && matches!(text.as_bytes()[e - 1], b'[' | b'{');
+                let flow = text[s..e].trim_end().ends_with(['[', '{']);
                 let mut wanted = Vec::new();
                 if anchor != 0 {
                     wanted.push(b'&');
@@ -704,6 +704,13 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 let explicit = text[..node.start].trim_end_matches([' ', '\t']).ends_with('?');
                 if is_key && !explicit && text[node.start..node.end].contains('\n') {
                     return Err(differently_read(line, column, "an implicit key over several lines"));
+                }
+                if is_key && !explicit && node.end > node.start {
+                    let after = &text[node.end..];
+                    let rest = after.trim_start_matches([' ', '\t']);
+                    if rest.starts_with(['\r', '\n']) && rest.trim_start().starts_with(':') {
+                        return Err(differently_read(line, column, "an implicit key and its `:` on different lines"));
+                    }
                 }
                 if matches!(style_of(text, &node), Style::Block) && node.end == text.len() && !text.ends_with('\n') {
                     return Err(ConfigError::Unsupported {
