@@ -701,8 +701,8 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                     return Err(ConfigError::UnsupportedTag { tag: node.tag.clone().unwrap_or_default(), line, column });
                 }
                 let is_key = stack.last().is_some_and(|&(id, pending)| matches!(nodes[id].kind, Kind::Map(_)) && pending.is_none());
-                let explicit = text[..node.start].trim_end_matches([' ', '\t']).ends_with('?');
-                if is_key && !explicit && text[node.start..node.end].contains('\n') {
+                let explicit = text[..node.start].trim_end().ends_with('?');
+                if is_key && !explicit && text[node.start..node.end].contains('\n') && text[node.end..].trim_start().starts_with(':') {
                     return Err(differently_read(line, column, "an implicit key over several lines"));
                 }
                 if is_key && !explicit && node.end > node.start {
