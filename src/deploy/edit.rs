@@ -290,7 +290,11 @@ impl<'a> Editor<'a> {
         }
         let indent = node.indent;
         let Some(mut at) = last_end else {
-            return Err(ConfigError::Unsupported { what: "an empty block mapping".into(), line: node.line, column: node.column });
+            return Err(ConfigError::Unsupported {
+                what: "an empty block mapping".into(),
+                line: node.line,
+                column: node.column,
+            });
         };
         if let Some(&(_, v)) = existing.last() {
             let value = &self.doc.nodes[v];

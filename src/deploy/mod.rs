@@ -26,10 +26,16 @@
 //!
 //! Refused, the config untouched: what upstream's `safe_load` or its assignments fail on (a
 //! top level that is a non-empty sequence or a scalar other than an empty one, several
-//! documents, tags the safe loader does not know, mapping keys that are collections, a named
-//! stage that is not a mapping, a stage `id` that is a collection), and what is unsafe to
-//! edit (duplicate keys, which readers resolve differently; merge keys where a key looked up
-//! is only merged in; a moved anchor on a multi-line value; nesting deeper than 200).
+//! documents, tags the safe loader does not know or on the wrong kind of node, mapping keys
+//! that are collections, a named stage that is not a mapping, a stage `id` that is a
+//! collection, a merge key on a scalar, duplicate anchor names), what YAML 1.1 readers such
+//! as PyYAML and YAML 1.2 ones read differently (tabs between tokens, NEL/LS/PS, anchor names
+//! beyond `[A-Za-z0-9_-]`, `?` in flow plain scalars, implicit keys over lines, empty keys, a
+//! byte-order mark after the start, malformed directives; see `tree::check_characters` and
+//! the checks in `tree::parse`), and what is unsafe to edit (duplicate keys, which readers
+//! resolve differently; merge keys where a key looked up is only merged in; a moved anchor on
+//! a multi-line value; a block scalar that ends the file without a line break; nesting
+//! deeper than 200).
 //! An empty or comment-only config, or one whose top level is null or another empty value,
 //! is deployed as upstream does (`safe_load` gives `None`, `or {}` makes a new mapping).
 

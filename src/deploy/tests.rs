@@ -480,3 +480,35 @@ fn backup_names_are_pythons_with_suffix() {
     }
     assert_eq!(legacy_backup_file_name("serving.yml"), "serving.yml.backup");
 }
+
+#[test]
+fn what_yaml_1_1_and_1_2_readers_read_differently_is_refused() {
+    for (config, line, column) in [
+        ("a:\t1\n", 1, 4),
+        ("a: b\tc\n", 1, 5),
+        ("a: &x*y 1\n", 1, 4),
+        ("a: &x[1]\n", 1, 4),
+        ("a: {b: c?d}\n", 1, 8),
+        ("a: [?x]\n", 1, 5),
+        ("a: x\u{85}y\n", 1, 5),
+        ("a: x\u{7f}\n", 1, 5),
+        ("{a\n: 1}\n", 1, 2),
+        (": 1\n", 1, 1),
+        ("\n\u{feff}a: 1\n", 2, 1),
+        ("%YAML.1\n---\na: 1\n", 1, 1),
+        ("a: |\n  no final line break", 1, 4),
+        ("a: !!str [1]\n", 1, 4),
+        ("<<: scalar\n", 1, 5),
+    ] {
+        let got = deploy(config, "/m", "api");
+        let at = match &got {
+            Err(ConfigError::Syntax { line, column, .. })
+            | Err(ConfigError::Unsupported { line, column, .. })
+            | Err(ConfigError::UnsupportedTag { line, column, .. }) => (*line, *column),
+            other => panic!("{config:?}: {other:?}"),
+        };
+        assert_eq!(at, (line, column), "{config:?}: {got:?}");
+    }
+    // Tabs inside quoted and block scalars and in comments are content.
+    assert!(deploy("a: \"x\ty\"  # c\td\nb: |\n  \tx\n", "/m", "api").is_ok());
+}

@@ -494,7 +494,11 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
         }
         let after = text[start + at + 1 + name.len()..].chars().next();
         if after.is_some_and(|c| !c.is_whitespace() && !"?:,]}%@`".contains(c)) {
-            return Err(differently_read(line, column, &format!("anchor `&{name}` not followed by a blank")));
+            return Err(differently_read(
+                line,
+                column,
+                &format!("anchor `&{name}` not followed by a blank"),
+            ));
         }
         if let Some(first) = anchor_names.insert(name.clone(), line) {
             return Err(ConfigError::Unsupported {
@@ -631,7 +635,11 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                     Some(_) => false,
                 };
                 if !fits {
-                    return Err(ConfigError::UnsupportedTag { tag: tag.clone().unwrap_or_default(), line, column });
+                    return Err(ConfigError::UnsupportedTag {
+                        tag: tag.clone().unwrap_or_default(),
+                        line,
+                        column,
+                    });
                 }
                 if anchor != 0 {
                     name_anchor(text, start, line, column)?;
@@ -687,29 +695,57 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 let in_flow = stack.iter().any(|&(id, _)| nodes[id].flow);
                 if *plain && in_flow && (value.starts_with(':') || value.contains('?')) {
                     // YAML 1.1 readers take `?`/`:` in flow context as indicators.
-                    return Err(differently_read(line, column, &format!("plain scalar `{value}` in a flow collection")));
+                    return Err(differently_read(
+                        line,
+                        column,
+                        &format!("plain scalar `{value}` in a flow collection"),
+                    ));
                 }
-                if *plain && value.starts_with(['|', '>', '\'', '"', '%', '@', '`', '!', '&', '*', '#', ',', '[', ']', '{', '}']) {
+                if *plain
+                    && value.starts_with([
+                        '|', '>', '\'', '"', '%', '@', '`', '!', '&', '*', '#', ',', '[', ']', '{', '}',
+                    ])
+                {
                     return Err(differently_read(line, column, &format!("plain scalar `{value}`")));
                 }
                 let explicit_key = text[..node.start].trim_end().ends_with('?');
-                let is_key_here = stack.last().is_some_and(|&(id, pending)| matches!(nodes[id].kind, Kind::Map(_)) && pending.is_none());
-                if is_key_here && *plain && value.is_empty() && node.tag.is_none() && node.anchor == 0 && !explicit_key {
+                let is_key_here = stack
+                    .last()
+                    .is_some_and(|&(id, pending)| matches!(nodes[id].kind, Kind::Map(_)) && pending.is_none());
+                if is_key_here && *plain && value.is_empty() && node.tag.is_none() && node.anchor == 0 && !explicit_key
+                {
                     return Err(differently_read(line, column, "an empty key"));
                 }
-                if matches!(node.tag.as_deref().and_then(|t| t.strip_prefix(CORE)), Some("seq" | "map" | "omap" | "pairs" | "set")) {
-                    return Err(ConfigError::UnsupportedTag { tag: node.tag.clone().unwrap_or_default(), line, column });
+                if matches!(
+                    node.tag.as_deref().and_then(|t| t.strip_prefix(CORE)),
+                    Some("seq" | "map" | "omap" | "pairs" | "set")
+                ) {
+                    return Err(ConfigError::UnsupportedTag {
+                        tag: node.tag.clone().unwrap_or_default(),
+                        line,
+                        column,
+                    });
                 }
-                let is_key = stack.last().is_some_and(|&(id, pending)| matches!(nodes[id].kind, Kind::Map(_)) && pending.is_none());
+                let is_key = stack
+                    .last()
+                    .is_some_and(|&(id, pending)| matches!(nodes[id].kind, Kind::Map(_)) && pending.is_none());
                 let explicit = text[..node.start].trim_end().ends_with('?');
-                if is_key && !explicit && text[node.start..node.end].contains('\n') && text[node.end..].trim_start().starts_with(':') {
+                if is_key
+                    && !explicit
+                    && text[node.start..node.end].contains('\n')
+                    && text[node.end..].trim_start().starts_with(':')
+                {
                     return Err(differently_read(line, column, "an implicit key over several lines"));
                 }
                 if is_key && !explicit && node.end > node.start {
                     let after = &text[node.end..];
                     let rest = after.trim_start_matches([' ', '\t']);
                     if rest.starts_with(['\r', '\n']) && rest.trim_start().starts_with(':') {
-                        return Err(differently_read(line, column, "an implicit key and its `:` on different lines"));
+                        return Err(differently_read(
+                            line,
+                            column,
+                            "an implicit key and its `:` on different lines",
+                        ));
                     }
                 }
                 if matches!(style_of(text, &node), Style::Block) && node.end == text.len() && !text.ends_with('\n') {
@@ -757,7 +793,34 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
     let doc = Doc { nodes, root };
     check_characters(text, &doc)?;
     check_directives(text)?;
+    check_merges(&doc)?;
     Ok(doc)
+}
+
+/// A merge key's value must be a mapping or a sequence of mappings (PyYAML fails otherwise).
+fn check_merges(doc: &Doc) -> Result<(), ConfigError> {
+    let is_map = |id: usize| matches!(doc.nodes[doc.resolve(id)].kind, Kind::Map(_));
+    for node in &doc.nodes {
+        let Kind::Map(entries) = &node.kind else { continue };
+        for &(k, v) in entries {
+            if doc.key_id(k).as_deref() != Some("merge") {
+                continue;
+            }
+            let ok = match &doc.nodes[doc.resolve(v)].kind {
+                Kind::Map(_) => true,
+                Kind::Seq(items) => items.iter().all(|&i| is_map(i)),
+                _ => false,
+            };
+            if !ok {
+                return Err(ConfigError::Unsupported {
+                    what: "a merge key (`<<`) whose value is not a mapping or a list of mappings".into(),
+                    line: doc.nodes[v].line,
+                    column: doc.nodes[v].column,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What YAML 1.1 readers such as PyYAML refuse and `saphyr-parser` lets through: characters
@@ -809,7 +872,11 @@ fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
     };
     for (at, _) in text.match_indices('\u{feff}').filter(|&(at, _)| at > 0) {
         if !in_scalar(at).is_some_and(|(_, _, content)| content) {
-            return Err(differently_read(line_column(text, at).0, line_column(text, at).1, "a byte-order mark after the start"));
+            return Err(differently_read(
+                line_column(text, at).0,
+                line_column(text, at).1,
+                "a byte-order mark after the start",
+            ));
         }
     }
     let b = text.as_bytes();
@@ -830,7 +897,8 @@ fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
             }
             return Err(syntax(
                 at,
-                "a tab outside quoted or block scalars and comments (YAML 1.1 readers such as upstream's refuse it)".into(),
+                "a tab outside quoted or block scalars and comments (YAML 1.1 readers such as upstream's refuse it)"
+                    .into(),
             ));
         }
     }
@@ -839,7 +907,10 @@ fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
 
 /// PyYAML's anchor names: letters, digits, `-` and `_`.
 fn is_anchor_name_1_1(name: &str) -> bool {
-    !name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
 }
 
 fn differently_read(line: usize, column: usize, what: &str) -> ConfigError {
@@ -880,14 +951,21 @@ fn check_directives(text: &str) -> Result<(), ConfigError> {
         if line == "---" || line.starts_with("--- ") || line.starts_with("---\t") {
             break;
         }
-        let Some(directive) = line.strip_prefix('%') else { continue };
-        let name_len = directive.bytes().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_')).count();
+        let Some(directive) = line.strip_prefix('%') else {
+            continue;
+        };
+        let name_len = directive
+            .bytes()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
+            .count();
         let (name, rest) = directive.split_at(name_len);
         let ok = match name {
             "YAML" => {
                 let v = rest.trim_start_matches(' ');
                 let v = v.split([' ', '#']).next().unwrap_or("");
-                rest.starts_with(' ') && v.split_once('.').is_some_and(|(a, b)| a == "1" && !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit()))
+                rest.starts_with(' ')
+                    && v.split_once('.')
+                        .is_some_and(|(a, b)| a == "1" && !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit()))
             }
             "" => false,
             _ => rest.is_empty() || rest.starts_with(' '),
