@@ -512,3 +512,14 @@ fn what_yaml_1_1_and_1_2_readers_read_differently_is_refused() {
     // Tabs inside quoted and block scalars and in comments are content.
     assert!(deploy("a: \"x\ty\"  # c\td\nb: |\n  \tx\n", "/m", "api").is_ok());
 }
+
+#[test]
+fn the_locator_agrees_with_counting() {
+    let text = "\u{feff}a: é\r\n  - [x, \"ü\"]\n\n# c\nb: 1";
+    let mut offsets: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    offsets.push(text.len());
+    let locator = tree::Locator::new(text, &offsets);
+    for &at in &offsets {
+        assert_eq!(locator.at(at), tree::line_column(text, at), "{at}");
+    }
+}

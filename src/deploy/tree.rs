@@ -409,6 +409,36 @@ fn tag_supported(tag: &str) -> bool {
         })
 }
 
+/// Lines and columns of byte offsets, in logarithmic time (for every node of a large file).
+pub(crate) struct Locator<'a> {
+    text: &'a str,
+    /// Byte offset of each line's start.
+    line_starts: Vec<usize>,
+    /// Byte offset of each character (and the end).
+    offsets: &'a [usize],
+}
+
+impl<'a> Locator<'a> {
+    pub(crate) fn new(text: &'a str, offsets: &'a [usize]) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Locator {
+            text,
+            line_starts,
+            offsets,
+        }
+    }
+
+    /// As [`line_column`].
+    pub(crate) fn at(&self, at: usize) -> (usize, usize) {
+        let line = self.line_starts.partition_point(|&s| s <= at);
+        let start = self.line_starts[line - 1];
+        let chars = |b: usize| self.offsets.partition_point(|&o| o < b);
+        let bom = usize::from(start == 0 && at > 0 && self.text.starts_with('\u{feff}'));
+        (line, chars(at) - chars(start) - bom + 1)
+    }
+}
+
 /// 1-based line and column (in characters) of byte `at`.
 pub(crate) fn line_column(text: &str, at: usize) -> (usize, usize) {
     let before = &text[..at];
@@ -468,6 +498,7 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
     let mut offsets: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
     offsets.push(text.len());
     let byte = |span_index: usize| offsets[span_index.min(offsets.len() - 1)];
+    let locator = Locator::new(text, &offsets);
 
     let mut nodes: Vec<Node> = Vec::new();
     let mut root = None;
@@ -625,8 +656,8 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 };
                 // A block mapping's entries are at the column its event ends on (after any
                 // properties; at the `?` of an explicit key).
-                let indent = if flow || !is_map { 0 } else { line_column(text, e).1 - 1 };
-                let (line, column) = line_column(text, start);
+                let indent = if flow || !is_map { 0 } else { locator.at(e).1 - 1 };
+                let (line, column) = locator.at(start);
                 check_tag(tag.as_deref(), line, column)?;
                 let fits = match tag.as_deref().and_then(|t| t.strip_prefix(CORE)) {
                     None => true,
@@ -687,7 +718,7 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
             }
         }
         if let Some(mut node) = new_node {
-            let (line, column) = line_column(text, node.start);
+            let (line, column) = locator.at(node.start);
             node.line = line;
             node.column = column;
             if let Kind::Scalar { value, plain } = &node.kind {
