@@ -180,6 +180,8 @@ fn corpus() -> Vec<Case> {
         case("x: {\"k\": 1, k: 2}\n", &[]),
         refused("base: &b {stages: {plan: {model: a}}}\n<<: *b\n", plan, "stages only from a merge key"),
         refused("stages:\n  <<: {plan: {model: a}}\n", plan, "a stage only from a merge key"),
+        refused("base: &b {model: m}\nstages:\n  plan: *b\n  eval:\n    <<: *b\n", plan, "an edited mapping merged elsewhere"),
+        case("base: &b {model: m, t: 1}\nstages:\n  eval:\n    <<: *b\n", &[("eval", "/e")]),
     ];
     for path in [
         "yes", "1e3", "~", "#x", "a: b", "null", "0x10", "'q'", "\"d\"", "a\\b", "tab\t", "nl\nx", "é", "- x", "[1]",
@@ -518,14 +520,25 @@ fn item_11_names_and_values_are_upstreams() {
 
 /// Configs mangled at random (pieces of YAML syntax inserted, bytes cut): whatever is deployed
 /// loads in PyYAML as upstream's change; nothing is deployed that upstream's loader fails on.
+/// `MANGLED_CASES=N MANGLED_SEED=S cargo test --test yaml_oracle mangled` runs a longer search.
 #[test]
 fn mangled_configs_are_deployed_only_as_upstream_would() {
+    let count: usize = std::env::var("MANGLED_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4000);
+    let seed: u64 = std::env::var("MANGLED_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x2545_f491_4f6c_dd1d);
     let seeds = [
         "# c\ndefault_model: &b old  # x\njudge: *b\nstages:\n  plan:\n    model: a\n- x\n",
         "{default_model: old, backend: api, stages: [{id: plan}]}\n",
         "\u{feff}%YAML 1.1\n---\nx: |\n  lit\n\ny: \"q\"\n...\n",
         "stages:\n- id: plan\n  model: a\n- {id: eval}\n",
         "a: &x [1, {b: *x}]\n? c\n: d\n",
+        "base: &b {model: m, t: 1}\r\nstages:\r\n  plan: *b\r\n  eval:\r\n    <<: *b\r\ndefault_model: |-\r\n  old\r\n",
+        "--- !!map\n\"default_model\": 'old'\nlist: [a, b, {c: d}]\nstages: []\n...\n",
     ];
     let pieces = [
         "\n",
@@ -560,7 +573,7 @@ fn mangled_configs_are_deployed_only_as_upstream_would() {
         "é",
         "<<",
     ];
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut state: u64 = seed.max(1);
     let mut next = move || {
         state ^= state << 13;
         state ^= state >> 7;
@@ -568,7 +581,7 @@ fn mangled_configs_are_deployed_only_as_upstream_would() {
         state
     };
     let mut cases = Vec::new();
-    for _ in 0..4000 {
+    for _ in 0..count {
         let mut s = seeds[(next() % seeds.len() as u64) as usize].to_owned();
         for _ in 0..next() % 4 + 1 {
             let at = (0..=(next() as usize) % (s.len() + 1))

@@ -322,6 +322,13 @@ pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, Conf
                         plan_stages(&doc, root, &stages, &mut plan)?;
                     }
                     for (map, entries) in &plan.0 {
+                        if doc.is_merged(*map) {
+                            return Err(unsupported(
+                                &doc,
+                                *map,
+                                "this mapping, which the change edits, is merged into another one with `<<`; the edit would show there too, where upstream's does not".into(),
+                            ));
+                        }
                         editor.assign(*map, entries)?;
                     }
                 }

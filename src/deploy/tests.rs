@@ -499,6 +499,9 @@ fn what_yaml_1_1_and_1_2_readers_read_differently_is_refused() {
         ("a: |\n  no final line break", 1, 4),
         ("a: !!str [1]\n", 1, 4),
         ("<<: scalar\n", 1, 5),
+        ("a: <<\n", 1, 4),
+        ("a: 'q'\t\n", 1, 7),
+        ("a: [!!str]\n", 1, 5),
     ] {
         let got = deploy(config, "/m", "api");
         let at = match &got {
@@ -522,4 +525,22 @@ fn the_locator_agrees_with_counting() {
     for &at in &offsets {
         assert_eq!(locator.at(at), tree::line_column(text, at), "{at}");
     }
+}
+
+#[test]
+fn a_mapping_merged_elsewhere_is_not_edited() {
+    // Upstream changes `plan` (the dict `base` loads as); `eval` got a copy of its entries.
+    let got = deploy_stages(
+        "base: &b {model: m}\nstages:\n  plan: *b\n  eval:\n    <<: *b\n",
+        &[("plan", "/p")],
+    );
+    assert!(
+        matches!(got, Err(ConfigError::Unsupported { line: 1, column: 7, .. })),
+        "{got:?}"
+    );
+    // Setting a key on the mapping that merges is fine: its own key wins over the merged one.
+    assert_eq!(
+        deploy_stages("base: &b {model: m}\nstages:\n  eval:\n    <<: *b\n", &[("eval", "/e")]).unwrap(),
+        "base: &b {model: m}\nstages:\n  eval:\n    <<: *b\n    model: \"/e\"\ndefault_model: \"/m\"\nbackend: \"vllm\"\n"
+    );
 }

@@ -659,6 +659,9 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 let indent = if flow || !is_map { 0 } else { locator.at(e).1 - 1 };
                 let (line, column) = locator.at(start);
                 check_tag(tag.as_deref(), line, column)?;
+                if tag.is_some() {
+                    check_tag_separated(text, start, line, column)?;
+                }
                 let fits = match tag.as_deref().and_then(|t| t.strip_prefix(CORE)) {
                     None => true,
                     Some("map" | "set") => is_map,
@@ -723,6 +726,9 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
             node.column = column;
             if let Kind::Scalar { value, plain } = &node.kind {
                 check_tag(node.tag.as_deref(), line, column)?;
+                if node.tag.is_some() {
+                    check_tag_separated(text, node.start, line, column)?;
+                }
                 let in_flow = stack.iter().any(|&(id, _)| nodes[id].flow);
                 if *plain && in_flow && (value.starts_with(':') || value.contains('?')) {
                     // YAML 1.1 readers take `?`/`:` in flow context as indicators.
@@ -786,6 +792,16 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                         column,
                     });
                 }
+                let key_position = stack
+                    .last()
+                    .is_some_and(|&(id, pending)| matches!(nodes[id].kind, Kind::Map(_)) && pending.is_none());
+                if node.tag.is_none() && *plain && resolve_plain(value) == "merge" && !key_position {
+                    return Err(ConfigError::UnsupportedTag {
+                        tag: format!("{CORE}merge"),
+                        line,
+                        column,
+                    });
+                }
                 if node.tag.is_none() && *plain && resolve_plain(value) == "value" {
                     return Err(ConfigError::UnsupportedTag {
                         tag: format!("{CORE}value"),
@@ -826,6 +842,24 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
     check_directives(text)?;
     check_merges(&doc)?;
     Ok(doc)
+}
+
+impl Doc {
+    /// Whether mapping `map` is merged into another one (`<<: *it` or `<<: [*it, …]`): the
+    /// loader copies its entries there when loading, so a change to it must not show there.
+    pub fn is_merged(&self, map: usize) -> bool {
+        self.nodes.iter().any(|node| {
+            let Kind::Map(entries) = &node.kind else { return false };
+            entries.iter().any(|&(k, v)| {
+                self.key_id(k).as_deref() == Some("merge")
+                    && match &self.nodes[self.resolve(v)].kind {
+                        Kind::Map(_) => self.resolve(v) == map,
+                        Kind::Seq(items) => items.iter().any(|&i| self.resolve(i) == map),
+                        _ => false,
+                    }
+            })
+        })
+    }
 }
 
 /// A merge key's value must be a mapping or a sequence of mappings (PyYAML fails otherwise).
@@ -887,11 +921,14 @@ fn check_characters(text: &str, doc: &Doc) -> Result<(), ConfigError> {
         .filter_map(|n| match &n.kind {
             Kind::Scalar { plain, .. } if n.end > n.start => {
                 // A block scalar's header line is not content.
-                let start = match style_of(text, n) {
-                    Style::Block => text[n.start..n.end].find('\n').map_or(n.end, |i| n.start + i),
-                    Style::Other => n.start,
+                let own = &text[n.start..n.end];
+                let (start, end) = match style_of(text, n) {
+                    Style::Block => (own.find('\n').map_or(n.end, |i| n.start + i), n.end),
+                    // A quoted scalar's content ends at its closing quote.
+                    Style::Other if !*plain => (n.start, own.rfind(['\'', '"']).map_or(n.end, |i| n.start + i + 1)),
+                    Style::Other => (n.start, n.end),
                 };
-                Some((start, n.end, !*plain))
+                Some((start, end, !*plain))
             }
             _ => None,
         })
@@ -1006,6 +1043,28 @@ fn check_directives(text: &str) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// PyYAML wants a blank (or the end) after a tag: `[!!str]` and `!!str{…}` fail there.
+fn check_tag_separated(text: &str, start: usize, line: usize, column: usize) -> Result<(), ConfigError> {
+    let Some(at) = text[start..].find('!').map(|i| start + i) else {
+        return Ok(());
+    };
+    let rest = &text[at..];
+    let len = if rest.starts_with("!<") {
+        rest.find('>').map_or(rest.len(), |i| i + 1)
+    } else {
+        rest.find(|c: char| c.is_whitespace() || ",[]{}".contains(c))
+            .unwrap_or(rest.len())
+    };
+    match rest[len..].chars().next() {
+        None | Some(' ' | '\n' | '\r') => Ok(()),
+        Some(_) => Err(differently_read(
+            line,
+            column,
+            &format!("tag `{}` not followed by a blank", &rest[..len]),
+        )),
+    }
 }
 
 fn check_tag(tag: Option<&str>, line: usize, column: usize) -> Result<(), ConfigError> {
