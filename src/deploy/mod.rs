@@ -14,14 +14,14 @@
 //!    conformance is not measured against the suite): the edit needs only exact positions,
 //!    and the check below needs a parser that reads YAML the way other readers do.
 //! 2. The values to change are found in that tree; new values are spliced in as
-//!    double-quoted scalars ([`edit::quote`]: `yes`, `1e3`, `~`, `#x` stay strings); missing
+//!    double-quoted scalars (`edit::quote`: `yes`, `1e3`, `~`, `#x` stay strings); missing
 //!    keys are added in the mapping's own style (block: new lines at its indentation, with
 //!    the file's line ending; flow: `, key: value` after its last entry).
 //! 3. Where a replaced value carries an anchor that is used later (`default_model: &base old`
 //!    and `judge_model: *base`), the first alias becomes the old value with the anchor, so
 //!    the other keys keep their old values.
 //! 4. The result is parsed again and compared, as a tree, with the old document changed the
-//!    way upstream changes it ([`check::expected`]); any other difference is an error naming
+//!    way upstream changes it (`check::expected`); any other difference is an error naming
 //!    it, and the caller keeps the old config.
 //!
 //! Refused, the config untouched: what upstream's `safe_load` or its assignments fail on (a
