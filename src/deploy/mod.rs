@@ -31,8 +31,8 @@
 //! collection, a merge key on a scalar, duplicate anchor names), what YAML 1.1 readers such
 //! as PyYAML and YAML 1.2 ones read differently (tabs between tokens, NEL/LS/PS, anchor names
 //! beyond `[A-Za-z0-9_-]`, `?` in flow plain scalars, implicit keys over lines, empty keys, a
-//! byte-order mark after the start, malformed directives; see `tree::check_characters` and
-//! the checks in `tree::parse`), and what is unsafe to edit (duplicate keys, which readers
+//! byte-order mark after the start, malformed directives; see `yaml11` and the checks in
+//! `tree::parse`), and what is unsafe to edit (duplicate keys, which readers
 //! resolve differently; merge keys where a key looked up is only merged in; a moved anchor on
 //! a multi-line value; a block scalar that ends the file without a line break; nesting
 //! deeper than 200).
@@ -41,7 +41,9 @@
 
 mod check;
 mod edit;
+mod resolve;
 mod tree;
+mod yaml11;
 
 use edit::{Editor, New};
 
