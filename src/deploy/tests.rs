@@ -502,6 +502,7 @@ fn what_yaml_1_1_and_1_2_readers_read_differently_is_refused() {
         ("a: <<\n", 1, 4),
         ("a: 'q'\t\n", 1, 7),
         ("a: [!!str]\n", 1, 5),
+        ("{a\rb: 1}\n", 1, 2),
     ] {
         let got = deploy(config, "/m", "api");
         let at = match &got {

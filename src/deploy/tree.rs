@@ -489,7 +489,7 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 let explicit = text[..node.start].trim_end().ends_with('?');
                 if is_key
                     && !explicit
-                    && text[node.start..node.end].contains('\n')
+                    && text[node.start..node.end].contains(['\n', '\r'])
                     && text[node.end..].trim_start().starts_with(':')
                 {
                     return Err(differently_read(line, column, "an implicit key over several lines"));
