@@ -15,6 +15,7 @@ pub mod attest;
 pub mod audit;
 pub mod compat;
 pub mod decision;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod deploy;
 pub mod error;
 pub mod gate;
