@@ -2,7 +2,8 @@
 # Installs what the build and the tests need, skipping what is already there (idempotent):
 # the wasm32 target, clippy and rustfmt, wasm-pack, wasm-bindgen-cli (the version in
 # Cargo.lock), wasm-opt (npm binaryen: Debian's crashes at load), Debian's Chromium and
-# ChromeDriver, and the e2e tests' npm packages. Needs Rust, Node and apt (as root, or sudo).
+# ChromeDriver, the e2e tests' npm packages and cargo-fuzz (scripts/fuzz.sh). Needs Rust, Node
+# and apt (as root, or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +51,11 @@ if ! command -v openssl >/dev/null; then
   log "installing openssl (the signing tests check interoperability with it)"
   as_root apt-get update
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y openssl
+fi
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  log "installing cargo-fuzz (scripts/fuzz.sh)"
+  cargo install cargo-fuzz --locked
 fi
 
 if [ ! -d tests/e2e/node_modules/playwright-core ]; then
