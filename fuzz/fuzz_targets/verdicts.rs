@@ -1,6 +1,6 @@
 //! Verdict files in any of their formats (JSONL, JSON array, JSON object, CSV/TSV; the format
 //! is detected from the content). Oracle: reading while keeping only some ids (what the CLI
-//! does for a large file) gives the same counts, duplicates and conflicts as keeping all, and
+//! does for a large file) gives the same counts (records, repeated ids, conflicts) as keeping all, and
 //! the same record for every kept id.
 #![no_main]
 
@@ -27,7 +27,7 @@ fuzz_target!(|bytes: &[u8]| {
         (Ok(a), Ok(s)) => {
             assert_eq!(a.format, s.format);
             assert_eq!(a.records, s.records, "records");
-            assert_eq!(a.duplicates, s.duplicates, "duplicates");
+            assert_eq!(a.duplicates, s.duplicates, "repeated ids");
             assert_eq!(a.len(), s.len(), "distinct ids");
             assert_eq!(a.ignored_stage_entries, s.ignored_stage_entries);
             let (mut ca, mut cs) = (a.conflicting.clone(), s.conflicting.clone());
