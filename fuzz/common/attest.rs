@@ -67,12 +67,22 @@ pub fn check_verified(v: &Verified, payload: &[u8]) {
     assert_eq!(Some(v.target.as_str()), predicate["resourceUri"].as_str(), "target");
     let time = predicate["timeVerified"].as_str().and_then(parse_rfc3339);
     assert_eq!(time, Some(v.time_verified), "timeVerified");
-    assert!(v.time_verified <= NOW + deploy_gate::attest::MAX_SKEW_SECONDS, "from the future");
-    assert!(!v.report().is_null() || predicate.get(REPORT_KEY).is_some(), "no report");
-    let subjects = statement["subject"].as_array().expect("a verified statement has subjects");
     assert!(
-        subjects.iter().any(|s| s["name"].as_str() == Some(v.model_name.as_str())
-            && s["digest"]["sha256"].as_str() == Some(v.model_sha256.as_str())),
+        v.time_verified <= NOW + deploy_gate::attest::MAX_SKEW_SECONDS,
+        "from the future"
+    );
+    assert!(
+        !v.report().is_null() || predicate.get(REPORT_KEY).is_some(),
+        "no report"
+    );
+    let subjects = statement["subject"]
+        .as_array()
+        .expect("a verified statement has subjects");
+    assert!(
+        subjects
+            .iter()
+            .any(|s| s["name"].as_str() == Some(v.model_name.as_str())
+                && s["digest"]["sha256"].as_str() == Some(v.model_sha256.as_str())),
         "the model ({}, {}) is none of the subjects",
         v.model_name,
         v.model_sha256

@@ -9,7 +9,14 @@ use deploy_gate::deploy::{deploy_config, normalize_model_path, Change, BACKENDS}
 use libfuzzer_sys::fuzz_target;
 use serde_yaml_ng::{Mapping, Value};
 
-const MODELS: &[&str] = &["/models/new", "./models/new/", "models//new", "m: x # y", "\"q\" 'é' \\", "-"];
+const MODELS: &[&str] = &[
+    "/models/new",
+    "./models/new/",
+    "models//new",
+    "m: x # y",
+    "\"q\" 'é' \\",
+    "-",
+];
 const STAGES: &[&str] = &["plan", "respond", "default_model"];
 
 /// A mapping's entry by string key.
@@ -44,17 +51,36 @@ fuzz_target!(|config: &[u8]| {
         return;
     };
     let show = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    let before: Value = serde_yaml_ng::from_slice(config)
-        .unwrap_or_else(|e| panic!("deployed a config that is not one YAML document ({e}):\n{}", show(config)));
-    let after: Value = serde_yaml_ng::from_slice(&out).unwrap_or_else(|e| {
-        panic!("the edited config does not parse ({e}):\n--- before\n{}\n--- after\n{}", show(config), show(&out))
+    let before: Value = serde_yaml_ng::from_slice(config).unwrap_or_else(|e| {
+        panic!(
+            "deployed a config that is not one YAML document ({e}):\n{}",
+            show(config)
+        )
     });
-    let mut before = mapping(before).unwrap_or_else(|| panic!("deployed a config that is not a mapping:\n{}", show(config)));
+    let after: Value = serde_yaml_ng::from_slice(&out).unwrap_or_else(|e| {
+        panic!(
+            "the edited config does not parse ({e}):\n--- before\n{}\n--- after\n{}",
+            show(config),
+            show(&out)
+        )
+    });
+    let mut before =
+        mapping(before).unwrap_or_else(|| panic!("deployed a config that is not a mapping:\n{}", show(config)));
     let mut after = mapping(after).unwrap_or_else(|| panic!("the edited config is not a mapping:\n{}", show(&out)));
     let path = normalize_model_path(model);
     let diff = || format!("--- before\n{}\n--- after\n{}", show(config), show(&out));
-    assert_eq!(get(&after, "default_model").and_then(Value::as_str), Some(path.as_str()), "default_model\n{}", diff());
-    assert_eq!(get(&after, "backend").and_then(Value::as_str), Some(backend), "backend\n{}", diff());
+    assert_eq!(
+        get(&after, "default_model").and_then(Value::as_str),
+        Some(path.as_str()),
+        "default_model\n{}",
+        diff()
+    );
+    assert_eq!(
+        get(&after, "backend").and_then(Value::as_str),
+        Some(backend),
+        "backend\n{}",
+        diff()
+    );
     for m in [&mut before, &mut after] {
         m.remove("default_model");
         m.remove("backend");

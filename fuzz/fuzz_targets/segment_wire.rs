@@ -45,7 +45,11 @@ fuzz_target!(|bytes: &[u8]| {
     // Every decoded item takes at least a few bytes of input; allow a generous factor for
     // tables and their growth.
     let bound = 64 * 1024 + 32 * bytes.len();
-    assert!(grew <= bound, "decoding {} bytes allocated {grew} bytes (bound {bound})", bytes.len());
+    assert!(
+        grew <= bound,
+        "decoding {} bytes allocated {grew} bytes (bound {bound})",
+        bytes.len()
+    );
     if let Ok(segment) = decoded {
         let wire = segment.to_bytes();
         let again = Segment::from_bytes(&wire).expect("a segment's own bytes decode");

@@ -28,10 +28,19 @@ fuzz_target!(|data: &[u8]| {
         if body[first] == b'{' && !name.to_lowercase().ends_with(".gz") {
             let nl = body[first..].iter().position(|&b| b == b'\n');
             let line = nl.map(|nl| &body[first..first + nl]);
-            let is_object = |l: &[u8]| matches!(serde_json::from_slice::<serde_json::Value>(l), Ok(serde_json::Value::Object(_)));
+            let is_object = |l: &[u8]| {
+                matches!(
+                    serde_json::from_slice::<serde_json::Value>(l),
+                    Ok(serde_json::Value::Object(_))
+                )
+            };
             if let (Some(nl), Some(true)) = (nl, line.map(is_object)) {
                 let cut = &body[..first + nl + 1];
-                assert_eq!(sniff(&name, cut), guess, "the bytes after the first line changed the guess");
+                assert_eq!(
+                    sniff(&name, cut),
+                    guess,
+                    "the bytes after the first line changed the guess"
+                );
             }
         }
     }

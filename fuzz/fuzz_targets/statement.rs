@@ -14,7 +14,10 @@ fuzz_target!(|payload: &[u8]| {
     match attest::verify_fixed(&attest::signed(payload)) {
         Ok(v) => attest::check_verified(&v, payload),
         Err(e @ (VerifyError::Envelope(_) | VerifyError::Signature { .. })) => {
-            panic!("an envelope signed by the trusted key failed the {} check: {e}", e.check())
+            panic!(
+                "an envelope signed by the trusted key failed the {} check: {e}",
+                e.check()
+            )
         }
         Err(_) => {}
     }

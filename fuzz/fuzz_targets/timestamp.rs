@@ -31,7 +31,9 @@ fuzz_target!(|data: &[u8]| {
         && b[10] == b'T'
         && b[19] == b'Z'
         && &b[17..19] != b"60"
-        && b.iter().enumerate().all(|(i, c)| [4, 7, 10, 13, 16, 19].contains(&i) || c.is_ascii_digit());
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| [4, 7, 10, 13, 16, 19].contains(&i) || c.is_ascii_digit());
     if canonical {
         assert_eq!(formatted, text, "{text:?} parsed as {t}, which is {formatted}");
     }

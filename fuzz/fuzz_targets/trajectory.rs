@@ -34,7 +34,8 @@ fuzz_target!(|bytes: &[u8]| {
         array.extend_from_slice(l);
     }
     array.extend_from_slice(b"]\n");
-    let a = parse_trajectories("old_trajectories", "fuzz.json", &array).expect("the array of a JSONL file's lines reads");
+    let a =
+        parse_trajectories("old_trajectories", "fuzz.json", &array).expect("the array of a JSONL file's lines reads");
     assert_eq!(a.results, t.results, "JSONL and array read differently");
     assert_eq!(a.skipped_without_judge, t.skipped_without_judge);
 });

@@ -46,6 +46,10 @@ fuzz_target!(|bytes: &[u8]| {
             }
         }
         (Err(a), Err(s)) => assert_eq!(a.to_string(), s.to_string()),
-        _ => panic!("keeping some ids changed the outcome: {:?} vs {:?}", all.map(|_| ()), some.map(|_| ())),
+        _ => panic!(
+            "keeping some ids changed the outcome: {:?} vs {:?}",
+            all.map(|_| ()),
+            some.map(|_| ())
+        ),
     }
 });

