@@ -50,7 +50,9 @@ for t in $targets; do
   if ! "$bin" "$work/$t/corpus" "${seeds[@]}" \
     -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=512 \
     -artifact_prefix="$work/$t/artifacts/" -print_final_stats=1 >"$work/$t/log" 2>&1; then
-    tail -n 60 "$work/$t/log" >&2
+    # The panic message (or the sanitizer's report) and libFuzzer's summary, not the whole log.
+    grep -a -m1 -A12 -E 'panicked at|ERROR: AddressSanitizer|ERROR: libFuzzer' "$work/$t/log" >&2 || true
+    grep -a -E '^SUMMARY' "$work/$t/log" >&2 || true
     log "$t FAILED; the input that failed:"
     ls -1 "$work/$t/artifacts/"* >&2 || true
     fail "$t failed (log: $work/$t/log; minimise with: cd fuzz && cargo fuzz tmin $t ARTIFACT)"
