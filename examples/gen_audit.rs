@@ -196,33 +196,49 @@ fn completion_line(rng: &mut Rng, run: &Run, out: &mut String) -> &'static str {
     verdict
 }
 
-fn parse_size(s: &str) -> u64 {
-    let (num, mult) = match s.chars().last() {
-        Some('K' | 'k') => (&s[..s.len() - 1], 1 << 10),
-        Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
+/// A size such as `10M`: a number with an optional K, M or G (powers of 1024).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let (num, shift) = match s.chars().last() {
+        Some('K' | 'k') => (&s[..s.len() - 1], 10),
+        Some('M' | 'm') => (&s[..s.len() - 1], 20),
+        Some('G' | 'g') => (&s[..s.len() - 1], 30),
+        _ => (s, 0),
     };
     num.parse::<u64>()
-        .expect("--size is a number with an optional K, M or G")
-        * mult
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("{s:?} is not a size (a number with an optional K, M or G)"))
+}
+
+/// Writes a deterministic synthetic audit log (`audit.jsonl`) and matching verdict and
+/// trajectory files into a folder. The same arguments always give the same bytes.
+#[derive(clap::Parser)]
+#[command(name = "gen_audit")]
+struct Args {
+    /// About how many bytes of audit log to write (K, M or G suffix: powers of 1024).
+    #[arg(long, default_value = "10M", value_parser = parse_size)]
+    size: u64,
+    /// The folder to write into (created if missing).
+    #[arg(long, default_value = ".")]
+    out: std::path::PathBuf,
+    /// The seed of the generator.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Escape every non-ASCII character as `\uXXXX`, as Python's `json.dumps` does by default.
+    #[arg(long)]
+    ascii: bool,
 }
 
 fn main() -> std::io::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let arg = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let size = parse_size(&arg("--size").unwrap_or_else(|| "10M".into()));
-    let dir = std::path::PathBuf::from(arg("--out").unwrap_or_else(|| ".".into()));
-    let seed: u64 = arg("--seed").map_or(1, |s| s.parse().expect("--seed is a number"));
-    ASCII.store(
-        args.iter().any(|a| a == "--ascii"),
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    // `--help`/`-h` print the usage and exit 0; an unknown or malformed argument exits 2
+    // before anything is written.
+    let Args {
+        size,
+        out: dir,
+        seed,
+        ascii,
+    } = <Args as clap::Parser>::parse();
+    ASCII.store(ascii, std::sync::atomic::Ordering::Relaxed);
     std::fs::create_dir_all(&dir)?;
     let mut rng = Rng(seed);
     let mut audit = BufWriter::with_capacity(1 << 20, File::create(dir.join("audit.jsonl"))?);

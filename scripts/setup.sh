@@ -2,8 +2,8 @@
 # Installs what the build and the tests need, skipping what is already there (idempotent):
 # the wasm32 target, clippy and rustfmt, wasm-pack, wasm-bindgen-cli (the version in
 # Cargo.lock), wasm-opt (npm binaryen: Debian's crashes at load), Debian's Chromium and
-# ChromeDriver, PyYAML (the config-edit oracle), and the e2e tests' npm packages. Needs Rust,
-# Node, Python and apt (as root, or sudo).
+# ChromeDriver, PyYAML (the config-edit oracle), the e2e tests' npm packages and cargo-fuzz
+# (scripts/fuzz.sh). Needs Rust, Node, Python and apt (as root, or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,6 +56,11 @@ fi
 if ! python3 -c 'import yaml' 2>/dev/null; then
   log "installing PyYAML (the YAML oracle of tests/yaml_oracle.rs: upstream loads configs with it)"
   python3 -m pip install pyyaml || fail "cannot install PyYAML"
+fi
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  log "installing cargo-fuzz (scripts/fuzz.sh)"
+  cargo install cargo-fuzz --locked || fail "cannot install cargo-fuzz"
 fi
 
 if [ ! -d tests/e2e/node_modules/playwright-core ]; then

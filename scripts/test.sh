@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: formatting, lints, the wasm32 build, Rust unit/integration/parity/property
-# tests, wasm-bindgen tests (node and headless Chromium) and the end-to-end tests of the page
-# (Playwright + Chromium). Installs what is missing first (scripts/setup.sh).
+# tests, a few seconds of each fuzz target (scripts/fuzz.sh), wasm-bindgen tests (node and
+# headless Chromium) and the end-to-end tests of the page (Playwright + Chromium). Installs what
+# is missing first (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,9 @@ cargo clippy --lib --tests --target wasm32-unknown-unknown -- -D warnings
 
 step "cargo test (unit, integration, parity, property tests)"
 cargo test --all-targets
+
+step "fuzz targets, a few seconds each (scripts/fuzz.sh)"
+scripts/fuzz.sh "${FUZZ_SECONDS:-4}"
 
 step "the wasm package (pkg/)"
 scripts/build-wasm.sh

@@ -106,7 +106,16 @@ impl LineSplitter {
                 });
                 self.advance(len);
             } else if self.carry.is_empty() {
-                self.emit_line(segment, checked(rest_from, nl), &mut emit);
+                if segment.len() > self.max_line {
+                    // Over the limit within one chunk: dropped, as when it spans chunks.
+                    emit(Piece::TooLong {
+                        number: self.number,
+                        len: segment.len() as u64,
+                    });
+                    self.advance(segment.len() as u64);
+                } else {
+                    self.emit_line(segment, checked(rest_from, nl), &mut emit);
+                }
             } else {
                 let mut carry = std::mem::take(&mut self.carry);
                 if carry.len() + segment.len() > self.max_line {
@@ -260,6 +269,27 @@ mod tests {
                     "cut at {a} and {b}"
                 );
             }
+        }
+    }
+
+    /// Found by the `audit_log` fuzz target: a line over the limit that lay whole in one chunk
+    /// was kept, while the same line cut across chunks was dropped.
+    #[test]
+    fn a_line_over_the_limit_is_dropped_however_the_chunks_are_cut() {
+        let data: &[u8] = b"0123456789\nok\n\xEF\xBB\xBF456789abc\r\nlast-line-too-long";
+        let whole = lines(&[data], 8);
+        assert_eq!(
+            whole,
+            vec![
+                (1, 10, "<too long>".into()),
+                (2, 11, "ok".into()),
+                (3, 13, "<too long>".into()),
+                (4, 18, "<too long>".into())
+            ]
+        );
+        for size in 1..data.len() {
+            let chunks: Vec<&[u8]> = data.chunks(size).collect();
+            assert_eq!(lines(&chunks, 8), whole, "chunks of {size}");
         }
     }
 

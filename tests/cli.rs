@@ -712,3 +712,70 @@ fn the_report_carries_the_sha256_of_each_input_as_given() {
         }
     }
 }
+
+/// The `gen_audit` example, built (in this test's profile) if it is missing or stale.
+fn gen_audit() -> std::path::PathBuf {
+    let test_exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/cli-HASH → target/<profile>
+    let profile_dir = test_exe.parent().unwrap().parent().unwrap();
+    let mut build = std::process::Command::new(env!("CARGO"));
+    build
+        .args(["build", "--quiet", "--example", "gen_audit", "--manifest-path"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(profile_dir.parent().unwrap());
+    if profile_dir.file_name() == Some(std::ffi::OsStr::new("release")) {
+        build.arg("--release");
+    }
+    let status = build.status().expect("cargo runs");
+    assert!(status.success(), "cargo build --example gen_audit failed");
+    profile_dir.join("examples/gen_audit")
+}
+
+#[test]
+fn gen_audit_prints_help_and_refuses_unknown_arguments_writing_nothing() {
+    let exe = gen_audit();
+    for flag in ["--help", "-h"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(&exe)
+            .arg(flag)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{flag}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("Usage: gen_audit"), "{flag}: {stdout}");
+        for option in ["--size", "--out", "--seed", "--ascii"] {
+            assert!(stdout.contains(option), "{flag}: {option} missing from {stdout}");
+        }
+        let written: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(written.is_empty(), "{flag} wrote {written:?}");
+    }
+    for args in [&["--bogus"][..], &["stray"], &["--size", "ten"], &["--seed"]] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(&exe)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?}: no message");
+        let written: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(written.is_empty(), "{args:?} wrote {written:?}");
+    }
+    // The ordinary use still writes the files.
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(&exe)
+        .args(["--size", "4K", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let audit = std::fs::read(dir.path().join("audit.jsonl")).unwrap();
+    assert!(audit.len() >= 4096, "{} bytes", audit.len());
+}

@@ -1,5 +1,5 @@
 // Inline SVG charts. Labels come from files, so they are set as text nodes only.
-import { s, text, percent, signed } from "./dom.js";
+import { s, text, percent, signed, shorten } from "./dom.js";
 
 const W = 420;
 
@@ -44,7 +44,7 @@ export function templateDeltaChart(templates) {
     const w = (Math.abs(r.delta) / max) * Math.min(half, mid - 170);
     const label = text(r.template_id);
     svg.append(
-      s("text", { x: 0, y: y + 13, class: "dg-chart-label" }, s("title", {}, label), label.length > 26 ? `${label.slice(0, 25)}…` : label),
+      s("text", { x: 0, y: y + 13, class: "dg-chart-label" }, s("title", {}, shorten(label)), label.length > 26 ? `${label.slice(0, 25)}…` : label),
       s("rect", { x: r.delta < 0 ? mid - w : mid, y, width: w, height: 16, class: r.delta < 0 ? "dg-bar-worse" : "dg-bar-better" }),
       s("text", { x: W - 56, y: y + 13, class: "dg-chart-value" }, signed(r.delta, 3)),
     );

@@ -1,5 +1,5 @@
 // <dg-case-table>: the per-case table with filters, search and a drill-down per row.
-import { h, text, pretty } from "../dom.js";
+import { h, text, pretty, longText, shorten } from "../dom.js";
 
 const FILTERS = [
   ["all", "All", () => true],
@@ -16,6 +16,7 @@ export class CaseTable extends HTMLElement {
   show(outcomes, cases) {
     this.outcomes = outcomes;
     this.byId = new Map((cases || []).map((c) => [key(c.pipeline_id), c]));
+    this.hay = new WeakMap();
     this.filter = "all";
     this.query = "";
     this.limit = PAGE;
@@ -48,9 +49,15 @@ export class CaseTable extends HTMLElement {
 
   matches(c) {
     if (!this.query) return true;
-    const tc = this.byId.get(key(c.pipeline_id));
-    const hay = [text(c.pipeline_id), text(c.template_id), text(c.expected), c.old_verdict, c.new_verdict, c.old_error, c.new_error, tc ? text(tc.input_text) : ""];
-    return hay.some((v) => v && String(v).toLowerCase().includes(this.query));
+    // The searched text of a case, lowercased once (values can be hundreds of KB).
+    let hay = this.hay.get(c);
+    if (hay === undefined) {
+      const tc = this.byId.get(key(c.pipeline_id));
+      const values = [text(c.pipeline_id), text(c.template_id), text(c.expected), c.old_verdict, c.new_verdict, c.old_error, c.new_error, tc ? text(tc.input_text) : ""];
+      hay = values.filter((v) => v).map((v) => String(v).toLowerCase());
+      this.hay.set(c, hay);
+    }
+    return hay.some((v) => v.includes(this.query));
   }
 
   render() {
@@ -67,13 +74,13 @@ export class CaseTable extends HTMLElement {
 
   row(c) {
     const verdict = (v, pass, missing, errored, error) =>
-      h("td", { class: pass ? "dg-pass" : "dg-fail" }, missing ? h("em", {}, "missing") : errored ? h("em", { title: error || "" }, "error") : text(v), pass ? " ✓" : " ✗");
+      h("td", { class: pass ? "dg-pass" : "dg-fail" }, missing ? h("em", {}, "missing") : errored ? h("em", { title: shorten(error || "") }, "error") : longText(v), pass ? " ✓" : " ✗");
     const tr = h(
       "tr",
       { "data-testid": "case-row", tabindex: "0", "aria-expanded": "false", class: `dg-status-${c.status}` },
-      h("td", { class: "dg-mono" }, text(c.pipeline_id)),
-      h("td", {}, text(c.template_id)),
-      h("td", {}, text(c.expected)),
+      h("td", { class: "dg-mono" }, longText(c.pipeline_id)),
+      h("td", {}, longText(c.template_id)),
+      h("td", {}, longText(c.expected)),
       verdict(c.old_verdict, c.old_pass, c.old_missing, c.old_errored, c.old_error),
       verdict(c.new_verdict, c.new_pass, c.new_missing, c.new_errored, c.new_error),
       h("td", {}, c.status.replace("_", " ")),
@@ -100,7 +107,7 @@ export class CaseTable extends HTMLElement {
 
   detail(c) {
     const tc = this.byId.get(key(c.pipeline_id));
-    const verdictLine = (label, v, missing, error) => h("p", {}, h("strong", {}, `${label}: `), missing ? "missing" : text(v), error ? ` (runner error: ${error})` : "");
+    const verdictLine = (label, v, missing, error) => h("p", {}, h("strong", {}, `${label}: `), missing ? "missing" : longText(v), error ? [" (runner error: ", longText(error), ")"] : "");
     const outputs = tc ? Object.entries(tc.expected_stage_outputs) : [];
     return h(
       "tr",
@@ -111,11 +118,11 @@ export class CaseTable extends HTMLElement {
         verdictLine("Expected verdict", c.expected, false, null),
         verdictLine("Old model", c.old_verdict, c.old_missing, c.old_error),
         verdictLine("New model", c.new_verdict, c.new_missing, c.new_error),
-        tc ? h("p", {}, h("strong", {}, "Episode reward: "), text(tc.episode_reward), tc.input_hash !== undefined ? [" · ", h("strong", {}, "input hash: "), h("code", {}, text(tc.input_hash))] : null) : null,
+        tc ? h("p", {}, h("strong", {}, "Episode reward: "), text(tc.episode_reward), tc.input_hash !== undefined ? [" · ", h("strong", {}, "input hash: "), h("code", {}, longText(tc.input_hash))] : null) : null,
         h("h4", {}, "Input"),
-        h("pre", { class: "dg-pre", "data-testid": "case-input" }, tc ? pretty(tc.input_text) : "(not available)"),
+        h("pre", { class: "dg-pre", "data-testid": "case-input" }, tc ? longText(pretty(tc.input_text)) : "(not available)"),
         h("h4", {}, `Expected stage outputs (${outputs.length})`),
-        h("dl", { class: "dg-outputs" }, outputs.map(([stage, out]) => [h("dt", { class: "dg-mono" }, stage), h("dd", {}, h("pre", { class: "dg-pre" }, pretty(out)))])),
+        h("dl", { class: "dg-outputs" }, outputs.map(([stage, out]) => [h("dt", { class: "dg-mono" }, longText(stage)), h("dd", {}, h("pre", { class: "dg-pre" }, longText(pretty(out))))])),
       ),
     );
   }

@@ -1,6 +1,6 @@
 // <dg-results>: the decision, its evidence and the exports for one report. Emits `dg-export`
 // ({kind: "report" | "testset" | "markdown"}).
-import { h, text, pretty, percent, signed } from "../dom.js";
+import { h, text, pretty, percent, signed, longText } from "../dom.js";
 import { passRateChart, templateDeltaChart, trajectoryChart } from "../charts.js";
 import { CaseTable } from "./case-table.js";
 
@@ -118,7 +118,7 @@ export class ResultsView extends HTMLElement {
         "table",
         { class: "dg-table" },
         h("thead", {}, h("tr", {}, ["template", "cases", "old", "new", "Δ"].map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", {}, report.templates.map((r) => h("tr", {}, h("td", {}, text(r.template_id)), h("td", { class: "dg-num" }, String(r.n)), h("td", { class: "dg-num" }, percent(r.old_pass_rate)), h("td", { class: "dg-num" }, percent(r.new_pass_rate)), h("td", { class: `dg-num ${r.delta < 0 ? "dg-worse" : r.delta > 0 ? "dg-better" : ""}` }, signed(r.delta))))),
+        h("tbody", {}, report.templates.map((r) => h("tr", { "data-testid": "template-row" }, h("td", {}, longText(r.template_id)), h("td", { class: "dg-num" }, String(r.n)), h("td", { class: "dg-num" }, percent(r.old_pass_rate)), h("td", { class: "dg-num" }, percent(r.new_pass_rate)), h("td", { class: `dg-num ${r.delta < 0 ? "dg-worse" : r.delta > 0 ? "dg-better" : ""}` }, signed(r.delta))))),
       ),
     );
 
@@ -138,10 +138,10 @@ export class ResultsView extends HTMLElement {
         ["…without an input", a.successful_without_input], ["candidate cases", a.candidates], ["test cases", report.test_set.num_cases],
       ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))])),
       Object.keys(a.skipped).length
-        ? h("ul", { class: "dg-skipped" }, Object.entries(a.skipped).map(([reason, stat]) => h("li", {}, h("strong", {}, `${stat.count} × ${reason}`), " — first at ", stat.first_lines.map((l) => `${l.file}:${l.line}`).join(", "))))
+        ? h("ul", { class: "dg-skipped" }, Object.entries(a.skipped).map(([reason, stat]) => h("li", {}, h("strong", {}, `${stat.count} × ${reason}`), " — first at ", longText(stat.first_lines.map((l) => `${l.file}:${l.line}`).join(", ")))))
         : h("p", { class: "dg-muted" }, "No line was skipped."),
     );
-    const warnings = report.warnings.length ? h("section", { class: "dg-panel dg-warnings" }, h("h3", {}, "Warnings"), h("ul", {}, report.warnings.map((w) => h("li", {}, w)))) : null;
+    const warnings = report.warnings.length ? h("section", { class: "dg-panel dg-warnings" }, h("h3", {}, "Warnings"), h("ul", {}, report.warnings.map((w) => h("li", {}, longText(w))))) : null;
     this.replaceChildren(banner, exports, h("div", { class: "dg-cards" }, taskCard, trajCard), templates, casesPanel, quality, warnings);
   }
 
