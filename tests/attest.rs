@@ -380,6 +380,15 @@ fn the_matched_subject_is_reported_and_without_a_digest_only_a_single_one() {
         "statement_type",
         "no subject with a sha256"
     );
+    // A sha256 that is not 64 hex digits names no artefact: never reported as the model's.
+    for bad in ["", "xyz", &"g".repeat(64), &"ab".repeat(33)] {
+        let odd = with_subjects(&k, json!([{"name": "agent-7b", "digest": {"sha256": bad}}]));
+        assert_eq!(
+            rejected(without_digest(&odd, &trusted)),
+            "statement_type",
+            "sha256 {bad:?}"
+        );
+    }
 }
 
 #[test]

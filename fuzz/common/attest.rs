@@ -5,7 +5,7 @@
 use deploy_gate::attest::dsse::{self, Envelope, Signature, PAYLOAD_TYPE};
 use deploy_gate::attest::keys::{keyid, signing_key_from_seed};
 use deploy_gate::attest::time::parse_rfc3339;
-use deploy_gate::attest::{verify, Requirements, Verified, VerifyError, REPORT_KEY};
+use deploy_gate::attest::{verify, Limits, Requirements, Verified, VerifyError, REPORT_KEY};
 use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 
@@ -32,6 +32,7 @@ pub fn verify_fixed(envelope: &[u8]) -> Result<Verified, VerifyError> {
             now: NOW,
             max_age: 100 * 365 * 86_400,
             already_applied: &|_| false,
+            limits: Limits::default(),
         },
     )
 }
@@ -65,7 +66,7 @@ pub fn check_verified(v: &Verified, payload: &[u8]) {
         predicate["verificationResult"]
     );
     assert_eq!(Some(v.target.as_str()), predicate["resourceUri"].as_str(), "target");
-    let time = predicate["timeVerified"].as_str().and_then(parse_rfc3339);
+    let time = predicate["timeVerified"].as_str().and_then(|t| parse_rfc3339(t).ok());
     assert_eq!(time, Some(v.time_verified), "timeVerified");
     assert!(
         v.time_verified <= NOW + deploy_gate::attest::MAX_SKEW_SECONDS,
@@ -82,8 +83,9 @@ pub fn check_verified(v: &Verified, payload: &[u8]) {
         subjects
             .iter()
             .any(|s| s["name"].as_str() == Some(v.model_name.as_str())
-                && s["digest"]["sha256"].as_str() == Some(v.model_sha256.as_str())),
-        "the model ({}, {}) is none of the subjects",
+                && s["digest"]["sha256"].as_str().map(str::to_ascii_lowercase).as_deref()
+                    == Some(v.model_sha256.as_str())),
+        "the model ({}, {}) is none of the subjects (digests compare as lowercase hex)",
         v.model_name,
         v.model_sha256
     );

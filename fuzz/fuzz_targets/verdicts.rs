@@ -22,7 +22,12 @@ fuzz_target!(|bytes: &[u8]| {
         .map(str::to_owned)
         .collect();
     let keep: HashSet<String> = candidates.iter().filter(|s| s.len() % 2 == 0).cloned().collect();
-    let some = parse_verdicts_keeping("old_verdicts", "fuzz.jsonl", bytes, keep.clone());
+    let some = parse_verdicts_keeping(
+        "old_verdicts",
+        "fuzz.jsonl",
+        bytes,
+        keep.iter().map(|s| std::sync::Arc::from(s.as_str())).collect(),
+    );
     match (&all, &some) {
         (Ok(a), Ok(s)) => {
             assert_eq!(a.format, s.format);

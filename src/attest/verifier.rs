@@ -291,9 +291,13 @@ fn choose_subject(subjects: &[Value], expected: Option<&str>) -> Result<(usize, 
         .iter()
         .enumerate()
         .filter_map(|(i, s)| {
+            // Only a sha256 that is one (64 hex digits) names an artefact.
             let digest = s.pointer("/digest/sha256").and_then(Value::as_str)?;
+            let digest = (digest.len() == 64)
+                .then(|| super::parse_digest(digest).ok())
+                .flatten()?;
             let name = s.get("name").and_then(Value::as_str).unwrap_or("");
-            Some((i, name.to_owned(), digest.to_ascii_lowercase()))
+            Some((i, name.to_owned(), digest))
         })
         .collect();
     let candidates: Vec<&(usize, String, String)> = match expected {

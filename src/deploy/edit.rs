@@ -243,7 +243,9 @@ impl<'a> Editor<'a> {
             .map(|&(k, v)| self.doc.nodes[k].end.max(self.doc.nodes[v].end));
         if node.flow {
             let text = inline_entries(entries);
-            // After an empty last value, past its `:` (`{a: }`).
+            // After an empty last value, past its `:` (`{a: }`). A `:` right before the `,`
+            // (`{a:, b: 1}`) is YAML but refused by libyaml-based readers, so a blank goes
+            // between them.
             let last_end = last_end.map(|at| {
                 let mut q = at;
                 while q < b.len() && matches!(b[q], b' ' | b'\t') {
@@ -251,19 +253,20 @@ impl<'a> Editor<'a> {
                 }
                 if q < b.len() && b[q] == b':' {
                     q += 1;
+                    let after_colon = q;
                     while q < b.len() && matches!(b[q], b' ' | b'\t') {
                         q += 1;
                     }
-                    q
+                    (q, q == after_colon)
                 } else {
-                    at
+                    (at, false)
                 }
             });
             match last_end {
-                Some(at) => self.splices.push(Splice {
+                Some((at, tight)) => self.splices.push(Splice {
                     start: at,
                     end: at,
-                    text: format!(", {text}"),
+                    text: format!("{}, {text}", if tight { " " } else { "" }),
                     rank: 1,
                 }),
                 None => {

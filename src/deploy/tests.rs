@@ -222,6 +222,16 @@ fn a_byte_order_mark_a_directive_and_a_flow_mapping_deploy() {
         deploy("{a, default_model}", "/n", "api").unwrap(),
         "{a, default_model: \"/n\", backend: \"api\"}"
     );
+    // After an empty value whose `:` ends the text so far, a blank before the `,` (libyaml
+    // refuses `:,`; found by the deploy_config fuzz target, with bare CR line breaks).
+    assert_eq!(
+        deploy("{a1:\r#{c:\r}\n", "/n", "api").unwrap(),
+        "{a1: , default_model: \"/n\", backend: \"api\"\r#{c:\r}\n"
+    );
+    assert_eq!(
+        deploy("{a: }", "/n", "api").unwrap(),
+        "{a: , default_model: \"/n\", backend: \"api\"}"
+    );
 }
 
 #[test]
