@@ -47,6 +47,12 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
 fi
 
+if ! command -v strace >/dev/null; then
+  log "installing strace (tests/apply_cli.rs counts the writes of a ledger entry with it)"
+  as_root apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y strace
+fi
+
 if ! command -v openssl >/dev/null; then
   log "installing openssl (the signing tests check interoperability with it)"
   as_root apt-get update

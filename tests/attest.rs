@@ -502,3 +502,39 @@ fn limits_are_checked_before_the_work_they_bound() {
         (64 << 20, (96 << 20) + (64 << 10), 16)
     );
 }
+
+/// An envelope of the good statement for `approved`, edited by `f` and signed by `k`.
+fn resigned(approved: bool, k: &SigningKey, f: impl FnOnce(&mut Value)) -> Vec<u8> {
+    let good: Envelope = serde_json::from_slice(&signed(approved, k, NOW)).unwrap();
+    let mut statement: Value = serde_json::from_slice(&dsse::decode(&good.payload).unwrap()).unwrap();
+    f(&mut statement);
+    let payload = serde_json::to_vec(&statement).unwrap();
+    let sig = ed25519_dalek::Signer::sign(k, &dsse::pae(dsse::PAYLOAD_TYPE, &payload));
+    serde_json::to_vec(&Envelope {
+        payload_type: dsse::PAYLOAD_TYPE.into(),
+        payload: dsse::encode(&payload),
+        signatures: vec![dsse::Signature {
+            keyid: String::new(),
+            sig: dsse::encode(&sig.to_bytes()),
+        }],
+    })
+    .unwrap()
+}
+
+#[test]
+fn verified_levels_must_agree_with_the_result() {
+    let k = key(1);
+    let trusted = [k.verifying_key()];
+    assert!(check(&resigned(true, &k, |_| {}), &trusted, 1).is_ok());
+    assert!(check(&resigned(false, &k, |_| {}), &trusted, 1).is_ok());
+    let passed_without = resigned(true, &k, |s| s["predicate"]["verifiedLevels"] = json!([]));
+    assert_eq!(rejected(check(&passed_without, &trusted, 1)), "predicate");
+    let passed_missing = resigned(true, &k, |s| {
+        s["predicate"].as_object_mut().unwrap().remove("verifiedLevels");
+    });
+    assert_eq!(rejected(check(&passed_missing, &trusted, 1)), "predicate");
+    let failed_with = resigned(false, &k, |s| {
+        s["predicate"]["verifiedLevels"] = json!(["DEPLOY_GATE_APPROVED"])
+    });
+    assert_eq!(rejected(check(&failed_with, &trusted, 1)), "predicate");
+}

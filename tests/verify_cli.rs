@@ -604,3 +604,27 @@ fn a_malformed_or_impossible_time_is_refused_by_the_time_check_never_a_panic() {
         assert!(message.contains("timeVerified"), "{bad}: {message}");
     }
 }
+
+// ------------------------------------------------------------------ operator inputs
+
+#[test]
+fn trusted_keys_are_read_to_a_bound_and_an_overlong_max_age_is_a_usage_error() {
+    let st = setup();
+    // A device given as a trusted key is read to 64 KiB, not without end.
+    let out = st.verify(&st.envelope, &["--trusted-key", "/dev/zero"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("/dev/zero"), "{}", stderr(&out));
+    let out = st.verify(&st.envelope, &["--max-age", "18446744073709551615s"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("too long a maximum age"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_model_directory_with_a_file_name_that_is_not_utf8_has_no_digest() {
+    use std::os::unix::ffi::OsStringExt;
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join(std::ffi::OsString::from_vec(b"w\xff".to_vec())), "W").unwrap();
+    let out = dg(&["digest", &s(dir.path())]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not UTF-8"), "{}", stderr(&out));
+}

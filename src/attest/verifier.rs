@@ -459,6 +459,18 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
         "FAILED" => false,
         other => return Err(VerifyError::Predicate(format!("verificationResult is `{other}`"))),
     };
+    // A PASSED summary states the level it verified (as the signer writes it); a FAILED one
+    // verifies none.
+    let levels = pred.get("verifiedLevels").and_then(Value::as_array);
+    let has_level = levels.is_some_and(|l| l.iter().any(|v| v.as_str() == Some(super::APPROVED_LEVEL)));
+    if approved != has_level {
+        return Err(VerifyError::Predicate(format!(
+            "verificationResult is {} but verifiedLevels {} {}",
+            if approved { "PASSED" } else { "FAILED" },
+            if has_level { "has" } else { "lacks" },
+            super::APPROVED_LEVEL
+        )));
+    }
     let target = field("resourceUri")?.to_owned();
     let time_text = field("timeVerified")?;
     let report_approved = pred

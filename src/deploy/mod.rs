@@ -152,7 +152,17 @@ pub enum ConfigError {
     /// The edited text, parsed again, differs from the old document beyond the keys changed.
     #[error("the edited config would differ from the old one beyond the keys changed: {0}")]
     Unverified(String),
+    /// Larger than [`MAX_CONFIG_BYTES`]: not edited (its parse could take memory far beyond it).
+    #[error("the config is {bytes} bytes, more than the {MAX_CONFIG_BYTES} bytes a serving config may have")]
+    TooLarge {
+        /// Its size.
+        bytes: usize,
+    },
 }
+
+/// The largest config edited: 1 MiB. Serving configs are a few kilobytes; a pathological one
+/// (a 4 MB flow sequence of two million items) takes over a gigabyte to parse and check.
+pub const MAX_CONFIG_BYTES: usize = 1 << 20;
 
 /// What a deploy changes in the serving config (the upstream bridge's `deploy_trained_model`).
 #[derive(Debug, Clone, Copy)]
@@ -276,6 +286,9 @@ fn unsupported(doc: &tree::Doc, id: usize, what: String) -> ConfigError {
 /// path, `backend` = the backend, `model` on each named stage. The result is checked by
 /// parsing it again (see the module docs); on any error the config must be kept.
 pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, ConfigError> {
+    if config.len() > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge { bytes: config.len() });
+    }
     if !BACKENDS.contains(&change.backend) {
         return Err(ConfigError::Backend(change.backend.to_owned()));
     }

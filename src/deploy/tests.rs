@@ -555,3 +555,14 @@ fn a_mapping_merged_elsewhere_is_not_edited() {
         "base: &b {model: m}\nstages:\n  eval:\n    <<: *b\n    model: \"/e\"\ndefault_model: \"/m\"\nbackend: \"vllm\"\n"
     );
 }
+
+#[test]
+fn a_config_over_the_size_limit_is_refused_before_it_is_parsed() {
+    let big = format!("a: [{}]\n", "1, ".repeat(MAX_CONFIG_BYTES / 3));
+    assert_eq!(
+        deploy(&big, "/n", "api"),
+        Err(ConfigError::TooLarge { bytes: big.len() })
+    );
+    let fits = format!("a: \"{}\"\n", "x".repeat(MAX_CONFIG_BYTES - 20));
+    assert!(deploy(&fits, "/n", "api").is_ok());
+}

@@ -52,9 +52,8 @@ fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 fn parse_max_age(s: &str) -> Result<i64, String> {
-    humantime::parse_duration(s)
-        .map(|d| d.as_secs() as i64)
-        .map_err(|e| format!("`{s}`: {e} (e.g. 24h, 90m, 7d)"))
+    let d = humantime::parse_duration(s).map_err(|e| format!("`{s}`: {e} (e.g. 24h, 90m, 7d)"))?;
+    i64::try_from(d.as_secs()).map_err(|_| format!("`{s}` is too long a maximum age"))
 }
 
 // ---------------------------------------------------------------- keygen, digest
@@ -117,10 +116,20 @@ pub fn model_digest(path: &Path) -> Result<String> {
                 stack.push(p);
             } else if m.is_file() {
                 let rel = p.strip_prefix(path).expect("below the root");
+                // The digest names files by their UTF-8 paths: two names that differ only in
+                // bytes that are not UTF-8 would read alike, so such a name is refused.
                 let rel = rel
                     .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
+                    .map(|c| {
+                        c.as_os_str().to_str().map(str::to_owned).ok_or_else(|| {
+                            anyhow!(
+                                "{}: a file name in the model directory is not UTF-8 ({:?}); the model digest needs UTF-8 names",
+                                path.display(),
+                                p
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?
                     .join("/");
                 files.push((rel, file_sha256(&p)?));
             } else {
@@ -170,10 +179,32 @@ fn read_text(path: &Path, what: &str) -> Result<String> {
     fs::read_to_string(path).with_context(|| format!("cannot read {what} {}", path.display()))
 }
 
+/// The most bytes of a key file: a PEM key is a few hundred.
+const MAX_KEY_BYTES: u64 = 64 << 10;
+
+/// A key file's text, read to at most [`MAX_KEY_BYTES`] (a device or pipe given as a key
+/// cannot make it read without end).
+fn read_key(path: &Path, what: &str) -> Result<String> {
+    let context = || format!("cannot read {what} {}", path.display());
+    let mut text = String::new();
+    File::open(path)
+        .with_context(context)?
+        .take(MAX_KEY_BYTES + 1)
+        .read_to_string(&mut text)
+        .with_context(context)?;
+    if text.len() as u64 > MAX_KEY_BYTES {
+        bail!(
+            "{what} {} is larger than {MAX_KEY_BYTES} bytes: not a PEM key",
+            path.display()
+        );
+    }
+    Ok(text)
+}
+
 pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
     let report: Value = serde_json::from_str(&read_text(&args.report, "report")?)
         .with_context(|| format!("{} is not JSON", args.report.display()))?;
-    let key = read_private_pem(&read_text(&args.key, "key")?).map_err(|e| anyhow!("{}: {e}", args.key.display()))?;
+    let key = read_private_pem(&read_key(&args.key, "key")?).map_err(|e| anyhow!("{}: {e}", args.key.display()))?;
     let digest = subject_digest(&args.model_path, &args.model_digest)?;
     let claim = Claim {
         report: &report,
@@ -306,8 +337,7 @@ pub(crate) fn check(
 ) -> Result<Result<Verified, (String, String)>> {
     let mut trusted = Vec::new();
     for path in &trust.trusted_key {
-        trusted
-            .push(read_public_pem(&read_text(path, "trusted key")?).map_err(|e| anyhow!("{}: {e}", path.display()))?);
+        trusted.push(read_public_pem(&read_key(path, "trusted key")?).map_err(|e| anyhow!("{}: {e}", path.display()))?);
     }
     let ledger = read_ledger(trust.ledger.as_deref())?;
     let applied = |d: &str| ledger.contains(d);
