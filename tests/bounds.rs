@@ -214,3 +214,49 @@ fn sampling_holds_a_bounded_number_of_keys_however_many_candidates() {
     // The candidates' indices (4 bytes each), the runs' keys, and the chosen ids.
     assert!(peak < 4 * n + (2 << 20), "the selection had {peak} bytes live at once");
 }
+
+#[test]
+fn a_verdict_file_holds_a_fixed_few_bytes_per_record_it_does_not_keep_in_every_format() {
+    let _turn = turn();
+    // 100,000 records with 24-byte ids, 10 of them kept (the test set's): what is held for the
+    // others is a 16-byte hash pair each, whatever the format; a tree of the file (a JSON
+    // `Value`) or a copy of each record would be hundreds of bytes a record.
+    let n = 100_000;
+    let id = |k: usize| format!("pipeline-{k:015}");
+    let keep: deploy_gate::verdicts::KeepSet = (0..10).map(|k| id(k * 1000).into()).collect();
+    let jsonl: String = (0..n)
+        .map(|k| format!("{{\"pipeline_id\": \"{}\", \"verdict\": \"PASS\"}}\n", id(k)))
+        .collect();
+    let array = format!(
+        "[{}]",
+        (0..n)
+            .map(|k| format!("{{\"pipeline_id\": \"{}\", \"verdict\": \"PASS\"}}", id(k)))
+            .collect::<Vec<_>>()
+            .join(",\n")
+    );
+    let map = format!(
+        "{{{}}}",
+        (0..n)
+            .map(|k| format!("\"{}\": \"PASS\"", id(k)))
+            .collect::<Vec<_>>()
+            .join(",\n")
+    );
+    let csv: String = std::iter::once("pipeline_id,verdict\n".to_owned())
+        .chain((0..n).map(|k| format!("{},PASS\n", id(k))))
+        .collect();
+    for (format, text) in [("jsonl", &jsonl), ("array", &array), ("map", &map), ("csv", &csv)] {
+        let (verdicts, peak) = peak_of(|| {
+            deploy_gate::verdicts::parse_verdicts_keeping("old_verdicts", format, text.as_bytes(), keep.clone())
+                .unwrap()
+        });
+        assert_eq!((verdicts.records, verdicts.len()), (n, n), "{format}");
+        let per_record = peak / n;
+        println!("{format}: {per_record} bytes live per record at the peak");
+        // The hash pairs (16 bytes, their vector grown by doubling: up to 32 at its peak) and
+        // the sort at the end.
+        assert!(
+            per_record <= 40,
+            "{format}: {per_record} bytes live per record not kept"
+        );
+    }
+}
