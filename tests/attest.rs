@@ -389,6 +389,15 @@ fn the_matched_subject_is_reported_and_without_a_digest_only_a_single_one() {
             "sha256 {bad:?}"
         );
     }
+    // A subject without a name names no model (found by the statement fuzz target).
+    for nameless in [
+        json!([{"digest": {"sha256": MODEL}}]),
+        json!([{"name": 7, "digest": {"sha256": MODEL}}]),
+    ] {
+        let env = with_subjects(&k, nameless);
+        assert_eq!(rejected(without_digest(&env, &trusted)), "statement_type");
+        assert_eq!(rejected(check(&env, &trusted, 1)), "subject_digest");
+    }
 }
 
 #[test]

@@ -296,7 +296,8 @@ fn choose_subject(subjects: &[Value], expected: Option<&str>) -> Result<(usize, 
             let digest = (digest.len() == 64)
                 .then(|| super::parse_digest(digest).ok())
                 .flatten()?;
-            let name = s.get("name").and_then(Value::as_str).unwrap_or("");
+            // And the subject names the model it is (the deploy reports and passes it on).
+            let name = s.get("name").and_then(Value::as_str)?;
             Some((i, name.to_owned(), digest))
         })
         .collect();
@@ -322,7 +323,9 @@ fn choose_subject(subjects: &[Value], expected: Option<&str>) -> Result<(usize, 
         }
     }
     match distinct.as_slice() {
-        [] => Err(VerifyError::StatementType("no subject with a sha256 digest".into())),
+        [] => Err(VerifyError::StatementType(
+            "no subject with a name and a sha256 digest".into(),
+        )),
         [only] => Ok((*only).clone()),
         several => Err(VerifyError::AmbiguousSubject {
             count: several.len(),

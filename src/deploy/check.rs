@@ -70,10 +70,31 @@ impl Value {
     }
 }
 
+/// A loaded document. A collection that holds an alias of itself (`&a [*a]`) is a cycle of
+/// `Rc`s, so dropping this empties every collection it loaded: nothing leaks.
+pub(crate) struct Loaded {
+    /// The document's root value.
+    pub(crate) root: Option<Value>,
+    nodes: Vec<Option<Value>>,
+}
+
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        for value in self.nodes.iter().flatten() {
+            match value {
+                Value::Seq(c) => c.borrow_mut().items.clear(),
+                Value::Map(c) => c.borrow_mut().items.clear(),
+                Value::Scalar(_) => {}
+            }
+        }
+    }
+}
+
 /// The loaded value of each node of `doc` (aliases give the very value of their anchor).
-pub(crate) fn load(doc: &Doc) -> Option<Value> {
+pub(crate) fn load(doc: &Doc) -> Loaded {
     let mut memo: Vec<Option<Value>> = vec![None; doc.nodes.len()];
-    doc.root.map(|root| load_node(doc, root, &mut memo))
+    let root = doc.root.map(|root| load_node(doc, root, &mut memo));
+    Loaded { root, nodes: memo }
 }
 
 fn load_node(doc: &Doc, id: usize, memo: &mut Vec<Option<Value>>) -> Value {

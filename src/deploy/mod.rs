@@ -374,9 +374,16 @@ pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, Conf
     let out = editor.finish()?;
     let reparsed =
         tree::parse(&out).map_err(|e| ConfigError::Unverified(format!("the edited config does not load: {e}")))?;
-    let want = check::expected(check::load(&doc), root_replaced, &path, change.backend, &stages);
-    let got = check::load(&reparsed).ok_or_else(|| ConfigError::Unverified("the edited config is empty".into()))?;
-    check::compare(&want, &got).map_err(ConfigError::Unverified)?;
+    let (old, new) = (check::load(&doc), check::load(&reparsed));
+    let want = check::expected(old.root.clone(), root_replaced, &path, change.backend, &stages);
+    let got = new
+        .root
+        .clone()
+        .ok_or_else(|| ConfigError::Unverified("the edited config is empty".into()))?;
+    let compared = check::compare(&want, &got).map_err(ConfigError::Unverified);
+    // The values made for the comparison go before the loaded documents empty themselves.
+    drop((want, got));
+    compared?;
     Ok(out.into_bytes())
 }
 
