@@ -484,3 +484,57 @@ fn directories_with_different_file_names_have_different_digests() {
         );
     }
 }
+
+// ---------------------------------------------------------------- rollback and the ledger
+
+/// `rollback` writes nothing to the ledger: the next apply of the decision is refused with
+/// "the model IS deployed" while the config holds the old model.
+#[test]
+fn after_a_rollback_a_replayed_apply_does_not_say_the_model_is_deployed() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    let envelope = model_and_envelope(&model, "w");
+    let config = dir.path().join("config.yaml");
+    fs::write(&config, "default_model: old\n").unwrap();
+    let o = out(&mut apply_cmd(&envelope, &model, &config));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = out(dg().arg("rollback").arg("--config").arg(&config));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(fs::read_to_string(&config).unwrap(), "default_model: old\n");
+    let o = out(&mut apply_cmd(&envelope, &model, &config));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        !text(&o).contains("the model IS deployed"),
+        "the config holds the old model (rolled back), but apply says it is deployed\n{}",
+        text(&o)
+    );
+}
+
+/// An apply killed after it replaced the config (the ledger has only its intent), then a
+/// `rollback` by the operator: the next apply finds the config's "before" bytes, records the
+/// decision `not_deployed` — it WAS deployed — and deploys it a second time, undoing the
+/// rollback.
+#[test]
+fn a_deploy_interrupted_after_the_rename_and_rolled_back_is_not_deployed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    let envelope = model_and_envelope(&model, "w");
+    let config = dir.path().join("config.yaml");
+    fs::write(&config, "default_model: old\n").unwrap();
+    let o = out(apply_cmd(&envelope, &model, &config).args(["--fail-at", "config-renamed"]));
+    assert!(!o.status.success(), "{}", text(&o));
+    assert_ne!(
+        fs::read_to_string(&config).unwrap(),
+        "default_model: old\n",
+        "the crash point is after the rename"
+    );
+    let o = out(dg().arg("rollback").arg("--config").arg(&config));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = out(&mut apply_cmd(&envelope, &model, &config));
+    assert!(
+        !o.status.success(),
+        "a decision that was deployed (and then rolled back) was deployed again\n{}",
+        text(&o)
+    );
+    assert_eq!(fs::read_to_string(&config).unwrap(), "default_model: old\n");
+}
