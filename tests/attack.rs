@@ -538,3 +538,70 @@ fn a_deploy_interrupted_after_the_rename_and_rolled_back_is_not_deployed_again()
     );
     assert_eq!(fs::read_to_string(&config).unwrap(), "default_model: old\n");
 }
+
+// ---------------------------------------------------------------- a config changed during the apply
+
+/// Another program (an operator's editor, a config manager) replaces the config while `apply`
+/// runs: the apply read the config, then spends milliseconds on the backup, the intent and
+/// their syncs before it renames its edit over the config. An edit made in between is in
+/// neither the config nor the backup: lost, while apply reports deployed. (The safe behaviour:
+/// check the config is still the file read, just before and after the rename, e.g.
+/// `renameat2(RENAME_EXCHANGE)` and a hash of what was swapped out, and keep what changed.)
+#[test]
+fn an_edit_made_while_apply_runs_is_never_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    let envelope = model_and_envelope(&model, "w");
+    let config = dir.path().join("config.yaml");
+    let start = Instant::now();
+    let mut trials = 0;
+    while trials < 60 && start.elapsed() < Duration::from_secs(8) {
+        trials += 1;
+        for name in ["config.yaml.backup", "config.yaml.deploy-gate-ledger.jsonl"] {
+            let _ = fs::remove_file(dir.path().join(name));
+        }
+        fs::write(&config, "default_model: old\n").unwrap();
+        let delay = Duration::from_micros(500 * (trials % 12) as u64);
+        let child = apply_cmd(&envelope, &model, &config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let temp = dir.path().join(".edit");
+        fs::write(&temp, "default_model: old\nedited_by: operator\n").unwrap();
+        fs::rename(&temp, &config).unwrap();
+        let o = child.wait_with_output().unwrap();
+        let in_config = fs::read_to_string(&config).unwrap().contains("edited_by");
+        let in_backup = fs::read_to_string(dir.path().join("config.yaml.backup"))
+            .map(|b| b.contains("edited_by"))
+            .unwrap_or(false);
+        assert!(
+            in_config || in_backup,
+            "trial {trials} ({delay:?}): the operator's edit is in neither the config nor the backup\n{}",
+            text(&o)
+        );
+    }
+}
+
+/// A config with a second hard link (a served path): the rename gives the given name a new
+/// file, the other name keeps the old model, and apply reports deployed.
+#[test]
+fn a_hard_linked_config_is_not_reported_deployed_while_its_other_name_keeps_the_old_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    let envelope = model_and_envelope(&model, "w");
+    let served = dir.path().join("served.yaml");
+    fs::write(&served, "default_model: old\n").unwrap();
+    let config = dir.path().join("config.yaml");
+    fs::hard_link(&served, &config).unwrap();
+    let o = out(&mut apply_cmd(&envelope, &model, &config));
+    if o.status.success() {
+        assert_eq!(
+            fs::read_to_string(&served).unwrap(),
+            fs::read_to_string(&config).unwrap(),
+            "apply reported deployed, but the config's other hard link keeps the old model"
+        );
+    }
+}
