@@ -605,3 +605,44 @@ fn a_hard_linked_config_is_not_reported_deployed_while_its_other_name_keeps_the_
         );
     }
 }
+
+// ---------------------------------------------------------------- memory
+
+/// The config has no size limit and its edit takes about 420 bytes of memory per byte of a
+/// flow sequence: a 4 MB config takes 1.7 GB (`/usr/bin/time -v deploy-gate apply …`). Under a
+/// 1 GiB address-space limit the apply aborts (`memory allocation … failed`, SIGABRT) instead
+/// of refusing the config by name.
+#[test]
+fn a_4_mb_config_is_edited_or_refused_within_1_gib() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    let envelope = model_and_envelope(&model, "w");
+    let config = dir.path().join("config.yaml");
+    let mut yaml = String::from("default_model: old\nx: [");
+    yaml.push_str(&vec!["1"; 2_000_000].join(","));
+    yaml.push_str("]\n");
+    fs::write(&config, &yaml).unwrap();
+    let mut cmd = apply_cmd(&envelope, &model, &config);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 1 << 30,
+                rlim_max: 1 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = out(&mut cmd);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "apply ended by a signal on a 4 MB config: {}",
+        text(&o).chars().take(600).collect::<String>()
+    );
+    if o.status.code() == Some(1) {
+        assert!(text(&o).contains("config.yaml"), "{}", text(&o));
+    }
+}
