@@ -646,3 +646,23 @@ fn a_4_mb_config_is_edited_or_refused_within_1_gib() {
         assert!(text(&o).contains("config.yaml"), "{}", text(&o));
     }
 }
+
+/// A FIFO at the backup's name: `rollback` reads it (`fs::read`) without checking what it is,
+/// and blocks forever holding the config's lock.
+#[test]
+fn rollback_refuses_a_fifo_backup_instead_of_waiting_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.yaml");
+    fs::write(&config, "default_model: old\n").unwrap();
+    let backup = dir.path().join("config.yaml.backup");
+    let c = std::ffi::CString::new(backup.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let o = run_bounded(
+        dg().arg("rollback").arg("--config").arg(&config),
+        Duration::from_secs(5),
+    );
+    let o = o.expect("rollback hung on a FIFO backup (killed after 5 s)");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(fs::read_to_string(&config).unwrap(), "default_model: old\n");
+}
