@@ -213,7 +213,8 @@ fn a_model_replaced_while_apply_waits_for_the_lock_is_not_deployed() {
 
 /// `serving.yml` and `serving.yaml` have one backup name (`serving.yaml.backup`) and different
 /// locks: deploying both loses `serving.yml`'s old config, and its rollback restores the other
-/// file's content.
+/// file's content. (The safe behaviour chosen: while both exist, apply and rollback refuse
+/// either, naming both; with one of them gone, the other deploys and rolls back.)
 #[test]
 fn two_configs_sharing_a_backup_name_do_not_lose_each_others_old_config() {
     let dir = tempfile::tempdir().unwrap();
@@ -225,8 +226,21 @@ fn two_configs_sharing_a_backup_name_do_not_lose_each_others_old_config() {
     fs::write(&yaml, "default_model: yaml-original\n").unwrap();
     for c in [&yml, &yaml] {
         let o = out(&mut apply_cmd(&envelope, &model, c));
-        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let t = text(&o);
+        assert!(
+            t.contains(&s(&yml)) && t.contains(&s(&yaml)) && t.contains("NOT deployed"),
+            "the refusal names both configs: {t}"
+        );
+        let o = out(dg().arg("rollback").arg("--config").arg(c));
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     }
+    assert_eq!(fs::read_to_string(&yml).unwrap(), "default_model: yml-original\n");
+    assert_eq!(fs::read_to_string(&yaml).unwrap(), "default_model: yaml-original\n");
+    assert!(!dir.path().join("serving.yaml.backup").exists());
+    fs::remove_file(&yaml).unwrap();
+    let o = out(&mut apply_cmd(&envelope, &model, &yml));
+    assert!(o.status.success(), "{}", text(&o));
     let o = out(dg().arg("rollback").arg("--config").arg(&yml));
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(
@@ -237,7 +251,8 @@ fn two_configs_sharing_a_backup_name_do_not_lose_each_others_old_config() {
 }
 
 /// Two configs whose names differ only in non-UTF-8 bytes get one lock, one backup and one
-/// default ledger (names are made with `to_string_lossy`).
+/// default ledger (names are made with `to_string_lossy`). (The safe behaviour chosen: a
+/// config path that is not UTF-8 is refused, by name, and nothing is written beside it.)
 #[test]
 fn configs_whose_names_differ_in_non_utf8_bytes_keep_their_own_backup_and_ledger() {
     let dir = tempfile::tempdir().unwrap();
@@ -247,17 +262,20 @@ fn configs_whose_names_differ_in_non_utf8_bytes_keep_their_own_backup_and_ledger
     let b = dir.path().join(OsStr::from_bytes(b"c\xfe.yaml"));
     fs::write(&a, "default_model: a-original\n").unwrap();
     fs::write(&b, "default_model: b-original\n").unwrap();
-    let oa = out(&mut apply_cmd(&envelope, &model, &a));
-    assert!(oa.status.success(), "{}", text(&oa));
-    let ob = out(&mut apply_cmd(&envelope, &model, &b));
-    assert!(
-        ob.status.success(),
-        "the apply to another config was refused through the first one's ledger\n{}",
-        text(&ob)
-    );
-    let o = out(dg().arg("rollback").arg("--config").arg(&a));
-    assert!(o.status.success(), "{}", text(&o));
+    for c in [&a, &b] {
+        let o = out(&mut apply_cmd(&envelope, &model, c));
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(text(&o).contains("not UTF-8"), "{}", text(&o));
+        let o = out(dg().arg("rollback").arg("--config").arg(c));
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    }
     assert_eq!(fs::read_to_string(&a).unwrap(), "default_model: a-original\n");
+    assert_eq!(fs::read_to_string(&b).unwrap(), "default_model: b-original\n");
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 3, "nothing written beside them: {names:?}");
 }
 
 /// The backup is renamed into place before the intent entry is written: when that entry cannot
