@@ -571,15 +571,26 @@ fn an_edit_made_while_apply_runs_is_never_lost() {
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let config = dir.path().join("config.yaml");
-    let start = Instant::now();
-    let mut trials = 0;
-    while trials < 60 && start.elapsed() < Duration::from_secs(8) {
-        trials += 1;
+    let reset = || {
         for name in ["config.yaml.backup", "config.yaml.deploy-gate-ledger.jsonl"] {
             let _ = fs::remove_file(dir.path().join(name));
         }
         fs::write(&config, "default_model: old\n").unwrap();
-        let delay = Duration::from_micros(500 * (trials % 12) as u64);
+    };
+    // How long one apply takes here: the edits are spread over that whole time, so some land
+    // between the apply's read of the config and its replacement, however fast the machine.
+    reset();
+    let t0 = Instant::now();
+    let o = out(&mut apply_cmd(&envelope, &model, &config));
+    assert!(o.status.success(), "{}", text(&o));
+    let whole = t0.elapsed();
+    let start = Instant::now();
+    let mut trials = 0;
+    let mut refused = 0;
+    while trials < 60 && start.elapsed() < Duration::from_secs(8) {
+        trials += 1;
+        reset();
+        let delay = whole.mul_f64(f64::from(trials % 24) / 20.0);
         let child = apply_cmd(&envelope, &model, &config)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -591,6 +602,7 @@ fn an_edit_made_while_apply_runs_is_never_lost() {
         fs::write(&temp, "default_model: old\nedited_by: operator\n").unwrap();
         fs::rename(&temp, &config).unwrap();
         let o = child.wait_with_output().unwrap();
+        refused += usize::from(text(&o).contains("changed while apply ran"));
         let in_config = fs::read_to_string(&config).unwrap().contains("edited_by");
         let in_backup = fs::read_to_string(dir.path().join("config.yaml.backup"))
             .map(|b| b.contains("edited_by"))
@@ -601,6 +613,7 @@ fn an_edit_made_while_apply_runs_is_never_lost() {
             text(&o)
         );
     }
+    eprintln!("{trials} trials ({whole:?} an apply): {refused} found the config changed and deployed nothing");
 }
 
 /// A config with a second hard link (a served path): the rename gives the given name a new
@@ -682,5 +695,55 @@ fn rollback_refuses_a_fifo_backup_instead_of_waiting_on_it() {
     );
     let o = o.expect("rollback hung on a FIFO backup (killed after 5 s)");
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(fs::read_to_string(&config).unwrap(), "default_model: old\n");
+}
+
+/// `verify --ledger` read the ledger with `fs::read`: a device that never ends (`/dev/zero`)
+/// or a FIFO nobody writes to is read forever (memory without bound, or a hang).
+#[test]
+fn verify_refuses_a_ledger_that_is_not_a_regular_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    let envelope = model_and_envelope(&model, "w");
+    let fifo = dir.path().join("ledger.fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    for ledger in [Path::new("/dev/zero"), fifo.as_path()] {
+        let mut cmd = dg();
+        cmd.arg("verify")
+            .arg(&envelope)
+            .arg("--trusted-key")
+            .arg(&keys().public)
+            .arg("--model-path")
+            .arg(&model)
+            .args(["--target", TARGET, "--ledger"])
+            .arg(ledger);
+        let o = run_bounded(&mut cmd, Duration::from_secs(5))
+            .unwrap_or_else(|| panic!("verify hung reading the ledger {} (killed after 5 s)", ledger.display()));
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(
+            text(&o).contains(&s(ledger)),
+            "the error names the ledger: {}",
+            text(&o)
+        );
+    }
+}
+
+/// The torn-tail repair cut whatever followed the ledger's last newline: a file given as the
+/// ledger by mistake (or planted as a hard link) lost its last line.
+#[test]
+fn a_ledger_whose_last_line_is_not_the_start_of_an_entry_is_not_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    let envelope = model_and_envelope(&model, "w");
+    let config = dir.path().join("config.yaml");
+    fs::write(&config, "default_model: old\n").unwrap();
+    let ledger = dir.path().join("notes.txt");
+    fs::write(&ledger, "precious, one line, no newline").unwrap();
+    let o = out(apply_cmd(&envelope, &model, &config).arg("--ledger").arg(&ledger));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains(&s(&ledger)), "{}", text(&o));
+    assert_eq!(fs::read_to_string(&ledger).unwrap(), "precious, one line, no newline");
     assert_eq!(fs::read_to_string(&config).unwrap(), "default_model: old\n");
 }

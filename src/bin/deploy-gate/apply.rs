@@ -314,6 +314,13 @@ fn lock_config(paths: &ConfigPaths) -> Result<ConfigLock> {
         );
     }
     flock(&file, &path, "lock file")?;
+    if meta.len() > MAX_RECORD_BYTES {
+        bail!(
+            "the config's record {} is {} bytes, more than the {MAX_RECORD_BYTES} this tool reads; refused (archive it and start a new one)",
+            path.display(),
+            meta.len()
+        );
+    }
     let mut bytes = Vec::new();
     (&mut file)
         .take(MAX_RECORD_BYTES)
@@ -866,7 +873,7 @@ fn check_backup_name_is_ours(paths: &ConfigPaths) -> Result<()> {
         let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
             continue;
         };
-        if name == ours || name == backup || name.starts_with('.') {
+        if name == ours || name == backup {
             continue;
         }
         if backup_file_name(&name) == backup && fs::metadata(entry.path()).is_ok_and(|m| m.is_file()) {
