@@ -747,3 +747,36 @@ fn a_ledger_whose_last_line_is_not_the_start_of_an_entry_is_not_cut() {
     assert_eq!(fs::read_to_string(&ledger).unwrap(), "precious, one line, no newline");
     assert_eq!(fs::read_to_string(&config).unwrap(), "default_model: old\n");
 }
+
+/// A rollback given no `--ledger` while the apply used one: the decision must still not be
+/// deployed to that config again, through that ledger or any other (the config's own record
+/// gets the rollback).
+#[test]
+fn a_rollback_without_the_apply_ledger_still_stops_a_redeploy_through_another_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    let envelope = model_and_envelope(&model, "w");
+    let config = dir.path().join("config.yaml");
+    fs::write(&config, "default_model: old\n").unwrap();
+    let o = out(apply_cmd(&envelope, &model, &config)
+        .arg("--ledger")
+        .arg(dir.path().join("l1")));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = out(dg().arg("rollback").arg("--config").arg(&config));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(fs::read_to_string(&config).unwrap(), "default_model: old\n");
+    for ledger in ["l1", "l2"] {
+        let o = out(apply_cmd(&envelope, &model, &config)
+            .arg("--ledger")
+            .arg(dir.path().join(ledger)));
+        assert_eq!(o.status.code(), Some(2), "{ledger}: {}", text(&o));
+        assert!(text(&o).contains("replayed"), "{}", text(&o));
+        assert!(text(&o).contains("rolled back"), "{ledger}: {}", text(&o));
+        assert!(!text(&o).contains("IS deployed"), "{ledger}: {}", text(&o));
+        assert_eq!(
+            fs::read_to_string(&config).unwrap(),
+            "default_model: old\n",
+            "{ledger}: the rolled-back decision was deployed again"
+        );
+    }
+}

@@ -288,6 +288,7 @@ struct ConfigLock {
 struct Recorded {
     result: String,
     before: String,
+    after: String,
 }
 
 /// The most a config's record is read (about 80 bytes per apply).
@@ -339,6 +340,7 @@ fn lock_config(paths: &ConfigPaths) -> Result<ConfigLock> {
                     Recorded {
                         result: result.to_owned(),
                         before: before.to_owned(),
+                        after: after.to_owned(),
                     },
                 );
             }
@@ -401,6 +403,7 @@ impl ConfigLock {
             Recorded {
                 result: result.as_str().to_owned(),
                 before: before.to_owned(),
+                after: after.to_owned(),
             },
         );
         Ok(())
@@ -841,8 +844,14 @@ fn report(v: &Verified, result: &str, ledger: &Path, extra: serde_json::Value) -
 }
 
 /// The message of a replay refusal, from the decision's last ledger entry.
-fn replayed_message(v: &Verified, ledger: &LedgerFile, last: &Entry) -> String {
+fn replayed_message(v: &Verified, ledger: &LedgerFile, last: &Entry, lock: Option<&ConfigLock>) -> String {
+    let rolled_back_here = lock
+        .and_then(|l| l.record.get(&v.payload_sha256))
+        .is_some_and(|r| r.result == Outcome::RolledBack.as_str());
     let state = match last.result {
+        _ if rolled_back_here => {
+            " — the config's record says it was then rolled back: the config holds the one from before it"
+        }
         Outcome::Deployed => " — the model IS deployed",
         Outcome::RolledBack => " — it was deployed, then rolled back: the config holds the one from before it",
         _ => "",
@@ -965,7 +974,10 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     };
     if ledger.parsed.applied(&v.payload_sha256) {
         let last = ledger.parsed.last(&v.payload_sha256).expect("applied");
-        return Ok(invalid("replayed", &replayed_message(&v, &ledger, last)));
+        return Ok(invalid(
+            "replayed",
+            &replayed_message(&v, &ledger, last, config_lock.as_ref()),
+        ));
     }
 
     let env = [
@@ -1066,6 +1078,11 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         return Ok(EXIT_OK);
     }
     if let Some(result) = recorded_here {
+        let result = if result == Outcome::RolledBack.as_str() {
+            "rolled_back: it was deployed, then rolled back".to_owned()
+        } else {
+            result
+        };
         return Ok(invalid(
             "replayed",
             &format!(
@@ -1209,6 +1226,14 @@ pub fn rollback_cmd(config: &Path, ledger: Option<&Path>) -> Result<u8> {
         Err(_) if !present(&paths.real) => (backup_meta, None),
         Err(e) => return Err(e),
     };
+    if let Some(n) = current.as_ref().and(fs::metadata(&paths.real).ok()).map(|m| m.nlink()) {
+        if n != 1 {
+            bail!(
+                "the config {} has {n} hard links; refused, nothing restored (replacing it would leave its other names as they are)",
+                config.display()
+            );
+        }
+    }
     // The decision whose deploy the config holds now.
     let now_sha = current.as_deref().map(sha256_hex);
     let real = paths.real.display().to_string();
@@ -1248,10 +1273,33 @@ pub fn rollback_cmd(config: &Path, ledger: Option<&Path>) -> Result<u8> {
                 ledger.path.display()
             );
         }
-        None => eprintln!(
-            "deploy-gate: the ledger {} has no deployed decision whose config this was; nothing recorded",
-            ledger.path.display()
-        ),
+        None => {
+            // Deployed through another ledger: the config's own record still gets it, so no
+            // apply deploys that decision to this config again.
+            let in_record = now_sha.as_deref().and_then(|now_sha| {
+                lock.record
+                    .iter()
+                    .find(|(_, r)| r.result == Outcome::Deployed.as_str() && r.after == now_sha)
+                    .map(|(p, r)| (p.clone(), r.before.clone(), r.after.clone()))
+            });
+            match in_record {
+                Some((payload, before, after)) => {
+                    let mut rolled = Entry::new(&payload, Outcome::RolledBack, &time::format_rfc3339(now()));
+                    rolled.config_sha256_before = Some(before);
+                    rolled.config_sha256_after = Some(after);
+                    lock.record(&rolled, Outcome::RolledBack)?;
+                    eprintln!(
+                        "deploy-gate: decision {payload} is recorded as rolled back in the config's record {}; the ledger {} does not have it (give apply's --ledger to record it there too)",
+                        lock.path.display(),
+                        ledger.path.display()
+                    );
+                }
+                None => eprintln!(
+                    "deploy-gate: neither the ledger {} nor the config's record has a deployed decision whose config this was; nothing recorded",
+                    ledger.path.display()
+                ),
+            }
+        }
     }
     Ok(EXIT_OK)
 }
