@@ -524,12 +524,22 @@ impl TempFile {
         let swapped = read_regular(&self.path, "config swapped out", MAX_CONFIG_BYTES).map(|(_, b)| b);
         if swapped.as_deref().ok() != Some(expected) {
             if let Err(e) = exchange(&self.path, dest) {
-                self.done = true; // keep it: it holds the other program's config
-                bail!(
-                    "the config {} changed while apply ran, and putting the other program's version back failed ({e:#}): it is at {}; the new config is in place",
+                // The new config IS in place (so this apply is recorded as deployed); the other
+                // program's version is kept where the exchange left it, and named.
+                self.done = true;
+                // Out of the temporary names the next apply removes.
+                let kept = PathBuf::from(format!("{}.kept", dest.display()));
+                let at = match fs::hard_link(&self.path, &kept).and_then(|()| fs::remove_file(&self.path)) {
+                    Ok(()) => kept,
+                    Err(_) => self.path.clone(),
+                };
+                eprintln!(
+                    "deploy-gate: warning: the config {} changed while apply ran, and putting the other program's version back failed ({e:#}): that version is kept at {}; the new config is in place",
                     dest.display(),
-                    self.path.display()
+                    at.display()
                 );
+                hook();
+                return Ok(());
             }
             return Err(match swapped {
                 Ok(_) => changed(),
@@ -1103,7 +1113,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     ledger
         .append(&intent)
         .with_context(|| format!("NOT deployed: {} is unchanged", paths.given.display()))?;
-    let not_deployed = |ledger: &mut LedgerFile, lock: &mut ConfigLock, e: anyhow::Error| {
+    let not_deployed = |ledger: &mut LedgerFile, lock: &mut ConfigLock, e: anyhow::Error, backup_replaced: bool| {
         let mut failed = intent.clone();
         failed.result = Outcome::NotDeployed;
         failed.applied_at = time::format_rfc3339(now());
@@ -1115,12 +1125,17 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
             Err(le) => format!("{le:#}; the next apply records it"),
         };
         e.context(format!(
-            "NOT deployed: {} is unchanged and the backup kept ({recorded})",
-            paths.given.display()
+            "NOT deployed: this apply did not replace {} ({}; {recorded})",
+            paths.given.display(),
+            if backup_replaced {
+                "the backup holds the config as this apply read it"
+            } else {
+                "the backup is as it was"
+            }
         ))
     };
     if let Err(e) = lock.record(&intent, Outcome::Intent) {
-        return Err(not_deployed(&mut ledger, &mut lock, e));
+        return Err(not_deployed(&mut ledger, &mut lock, e, false));
     }
     crash_point(args, Step::IntentLogged);
 
@@ -1146,14 +1161,14 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     })();
     let (backup, config) = match staged {
         Ok(files) => files,
-        Err(e) => return Err(not_deployed(&mut ledger, &mut lock, e)),
+        Err(e) => return Err(not_deployed(&mut ledger, &mut lock, e, false)),
     };
     if let Err(e) = backup.commit(&paths.backup) {
-        return Err(not_deployed(&mut ledger, &mut lock, e));
+        return Err(not_deployed(&mut ledger, &mut lock, e, false));
     }
     crash_point(args, Step::BackupRenamed);
     if let Err(e) = config.commit_if_unchanged(&paths.real, &original, || crash_point(args, Step::ConfigRenamed)) {
-        return Err(not_deployed(&mut ledger, &mut lock, e));
+        return Err(not_deployed(&mut ledger, &mut lock, e, true));
     }
     let extra = json!({
         "config": paths.real.display().to_string(),
