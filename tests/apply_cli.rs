@@ -302,12 +302,14 @@ fn without_a_ledger_flag_the_default_ledger_beside_the_config_refuses_a_replay()
 
 // ---------------------------------------------------------------- item 5: crash points
 
+/// In the order an apply passes them: the intent comes first, so nothing before the config's
+/// exchange replaces the previous backup unless the intent is recorded.
 const STEPS: &[&str] = &[
     "locked",
-    "backup-written",
-    "backup-renamed",
     "intent-logged",
+    "backup-written",
     "config-written",
+    "backup-renamed",
     "config-renamed",
     "outcome-logged",
 ];
@@ -393,21 +395,23 @@ fn every_crash_point_leaves_a_truthful_state_that_the_next_apply_resolves() {
         assert_truthful(&config, &ledger, step);
         let replaced = matches!(*step, "config-renamed" | "outcome-logged");
         assert_eq!(fs::read(&config).unwrap() == new_config(), replaced, "{step}");
-        if *step == "backup-written" || *step == "config-written" {
-            assert_eq!(
-                temps_in(dir.path()).len(),
-                1,
-                "{step}: a crash leaves its temporary file"
-            );
-        }
+        let temps = match *step {
+            "backup-written" | "backup-renamed" => 1,
+            "config-written" => 2,
+            _ => 0,
+        };
+        assert_eq!(
+            temps_in(dir.path()).len(),
+            temps,
+            "{step}: a crash leaves its temporary files, no others"
+        );
         let next = apply(&config, Some(&ledger), &[]);
         let err = stderr(&next);
-        match *step {
-            "backup-written" | "config-written" => assert!(err.contains("removed"), "{step}: {err}"),
-            _ => {}
+        if temps > 0 {
+            assert!(err.contains("removed"), "{step}: {err}");
         }
         match *step {
-            "intent-logged" | "config-written" => {
+            "intent-logged" | "backup-written" | "config-written" | "backup-renamed" => {
                 assert!(err.contains("recorded as not deployed"), "{step}: {err}");
                 assert_eq!(next.status.code(), Some(0), "{step}: {err}");
             }
@@ -425,7 +429,9 @@ fn every_crash_point_leaves_a_truthful_state_that_the_next_apply_resolves() {
         let (entries, _) = ledger_entries(&ledger);
         let results = results_of(&entries, &signed().payload_sha256);
         let want: &[&str] = match *step {
-            "intent-logged" | "config-written" => &["intent", "not_deployed", "intent", "deployed"],
+            "intent-logged" | "backup-written" | "config-written" | "backup-renamed" => {
+                &["intent", "not_deployed", "intent", "deployed"]
+            }
             "config-renamed" => &["intent", "deployed"],
             _ => &["intent", "deployed"],
         };
@@ -663,7 +669,8 @@ fn deployed_but_the_ledger_failed_says_the_model_is_deployed_and_the_next_apply_
     assert_eq!(out.status.signal(), Some(libc::SIGABRT));
     let intent_len = fs::metadata(&ledger).unwrap().len() - prefix.len() as u64;
     fs::write(&ledger, &prefix).unwrap();
-    fs::remove_file(backup_of(&config)).unwrap();
+    // The intent comes before the backup: none was made.
+    assert!(!backup_of(&config).exists());
     // The disk fills up after the intent: the deployed entry is cut at 20 bytes.
     let out = apply_with_fsize_limit(&config, &ledger, prefix.len() as u64 + intent_len + 20);
     let err = stderr(&out);
@@ -846,7 +853,9 @@ fn a_full_disk_keeps_the_old_config_leaves_no_temporary_file_and_names_the_file(
     let config = mnt.join("config.yaml");
     let mut failed_at_backup = false;
     let mut failed_at_config = false;
-    for pages in 0..3 {
+    // The config's record (in the lock file) takes the first free page the first time; after
+    // that its page is there and the next 0- and 1-page runs fail at the backup and the config.
+    for pages in [0, 1, 0, 1, 2] {
         fs::write(&config, CONFIG).unwrap();
         let _ = fs::remove_file(backup_of(&config));
         let _ = fs::remove_file(&ledger);
@@ -863,14 +872,18 @@ fn a_full_disk_keeps_the_old_config_leaves_no_temporary_file_and_names_the_file(
                     CONFIG.as_bytes(),
                     "{pages}: old config intact"
                 );
-                assert!(err.contains("NOT deployed") || results.is_empty(), "{pages}: {err}");
+                assert!(err.contains("NOT deployed"), "{pages}: {err}");
                 assert!(err.contains(&s(&mnt)), "{pages}: the error names the file: {err}");
-                assert!(!results.iter().any(|r| r == "deployed"), "{results:?}");
-                if results.is_empty() {
+                // The intent comes first (the ledger is on another disk), so both failures
+                // are recorded; the error names the temporary file that could not be written.
+                assert_eq!(results, ["intent", "not_deployed"]);
+                if err.contains(".config.yaml.backup.deploy-gate-tmp-") {
                     failed_at_backup = true;
-                } else {
-                    assert_eq!(results, ["intent", "not_deployed"]);
+                } else if err.contains(".config.yaml.deploy-gate-tmp-") {
                     failed_at_config = true;
+                } else {
+                    // The config's record, appended after the intent, is on the full disk too.
+                    assert!(err.contains(".config.yaml.deploy-gate.lock"), "{pages}: {err}");
                 }
             }
             c => panic!("{pages}: exit {c:?}: {err}"),

@@ -33,6 +33,9 @@ pub enum Outcome {
     /// A started deploy's outcome cannot be known (the config holds neither the bytes before
     /// nor after, or a deploy command was interrupted). The decision is not applied again.
     Unknown,
+    /// The decision was deployed, then `rollback` restored the config from before it. It is
+    /// not applied again.
+    RolledBack,
 }
 
 impl Outcome {
@@ -44,6 +47,7 @@ impl Outcome {
             Outcome::Intent => "intent",
             Outcome::NotDeployed => "not_deployed",
             Outcome::Unknown => "unknown",
+            Outcome::RolledBack => "rolled_back",
         }
     }
 }
@@ -366,5 +370,16 @@ mod tests {
         i.config_sha256_before = Some("same".into());
         i.config_sha256_after = Some("same".into());
         assert_eq!(resolve(&i, Some("same")), Outcome::Deployed);
+    }
+
+    #[test]
+    fn a_rolled_back_decision_counts_as_applied_and_round_trips() {
+        let mut bytes = line("a", Outcome::Deployed);
+        bytes.extend(line("a", Outcome::RolledBack));
+        assert!(String::from_utf8_lossy(&bytes).contains(r#""result":"rolled_back""#));
+        let l = parse(&bytes).unwrap();
+        assert!(l.applied("a"), "a rolled-back decision is not applied again");
+        assert_eq!(l.last("a").unwrap().result, Outcome::RolledBack);
+        assert!(l.pending().is_empty());
     }
 }

@@ -7,9 +7,12 @@
 //! last ledger entry (they are released when the process ends, however it ends):
 //! 1. the config lock, `.NAME.deploy-gate.lock` beside the file the config path finally points
 //!    to (after every symlink): two applies (or an apply and a rollback) to one config never run
-//!    at once, whichever path or ledger they are given;
-//! 2. the ledger itself (opened `O_APPEND`): reading it, verifying and appending are one step for
-//!    every apply that shares it, whatever config it deploys to.
+//!    at once, whichever path or ledger they are given. The lock file is also the config's own
+//!    record of the decisions applied to it (`<payload sha256> <result>` lines, each one
+//!    `write`, fsynced), checked as well as the ledger: one decision replaces one config once,
+//!    whatever ledger, backend or spelling of the model path a later apply is given;
+//! 2. the ledger itself (opened `O_APPEND|O_NOFOLLOW`, a regular file with one link): reading it,
+//!    verifying and appending are one step for every apply that shares it.
 //!
 //! Without `--ledger`, the ledger is `NAME.deploy-gate-ledger.jsonl` beside that same file, so
 //! replay protection always holds.
@@ -17,22 +20,30 @@
 //! # The sequence of a built-in deploy, and what each crash point leaves
 //! 1. Lock; cut a torn last ledger line; remove temporary files an interrupted apply left; resolve
 //!    the config's unresolved intents (below). Crash: nothing changed but those repairs.
-//! 2. Verify (signatures, digest, target, age) and refuse a decision the ledger already has.
-//! 3. Write the backup (a copy of the config now) to a temporary file and rename it to the
-//!    backup name. Crash: the config is old; the backup is the old one or the config now; a
-//!    temporary file may stay, removed by the next apply.
-//! 4. Append an `intent` entry with the sha256 of the config before and after. If it cannot be
-//!    written, stop: nothing is deployed (exit 1).
-//! 5. Write the new config to a temporary file and rename it over the config. Crash before the
-//!    rename: the config is old and the intent unresolved; the next apply finds the config's bytes
-//!    equal the "before" hash and records `not_deployed` (the decision may then be applied).
-//!    Crash after: the next apply finds the "after" bytes, records `deployed` and says so.
-//! 6. Append the `deployed` entry. If that fails, the model IS deployed and the intent says so:
-//!    exit 4 with that message, and the next apply records it.
+//! 2. Hash the model (under the locks), verify (signatures, digest, target, age) and refuse a
+//!    decision the ledger or the config's record has already.
+//! 3. Read the config (a regular file with one link, at most `MAX_CONFIG_BYTES`) and make the
+//!    edit. Append an `intent` entry with the sha256 of the config before and after, then the
+//!    intent to the config's record. If either cannot be written, stop: nothing is deployed.
+//! 4. Write the backup (the config read) and the new config to temporary files, each synced.
+//!    Crash: the config and the backup are untouched; the next apply removes the temporary
+//!    files, finds the config's bytes equal the "before" hash and records `not_deployed`.
+//! 5. Check the config still holds the bytes read, rename the backup into place, then exchange
+//!    the new config with the config (`renameat2(RENAME_EXCHANGE)`) and compare what was swapped
+//!    out with the bytes read: if another program changed the config meanwhile, exchange back
+//!    and stop ("the config changed while apply ran; NOT deployed").
+//!    Crash after the exchange: the next apply finds the "after" bytes, records `deployed` and
+//!    says so.
+//! 6. Append the `deployed` entry (and to the record). If that fails, the model IS deployed and
+//!    the intent says so: exit 4 with that message, and the next apply records it.
 //!
 //! A config that holds this deploy's bytes already is not written at all (no backup either):
-//! the decision is recorded as deployed, `unchanged`. So a second ledger used with one config
-//! cannot replace its backup by the new config.
+//! the decision is recorded as deployed, `unchanged`.
+//!
+//! # What remains
+//! The model is deployed as a path, not as a pinned copy: it is hashed under the locks, just
+//! before the config is edited, but whoever can write the model directory can change it after
+//! that hash.
 
 use crate::cli::{EXIT_BLOCKED, EXIT_OK};
 use crate::sign::{check, invalid, model_digest, now, summary, TrustArgs};
@@ -41,7 +52,7 @@ use clap::{Args, ValueEnum};
 use deploy_gate::attest::ledger::{self, Entry, Ledger, Outcome, Tail};
 use deploy_gate::attest::{file_digest, time, Verified};
 use deploy_gate::deploy::{
-    backup_file_name, deploy_config, legacy_backup_file_name, normalize_model_path, Change, BACKENDS,
+    backup_file_name, deploy_config, legacy_backup_file_name, normalize_model_path, Change, BACKENDS, MAX_CONFIG_BYTES,
 };
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
@@ -61,14 +72,14 @@ pub const EXIT_DEPLOYED_UNRECORDED: u8 = 4;
 pub enum Step {
     /// The locks are held; nothing written yet.
     Locked,
+    /// The intent entry is in the ledger (and the config's record).
+    IntentLogged,
     /// The backup's temporary file is written and synced, not renamed.
     BackupWritten,
-    /// The backup is in place.
-    BackupRenamed,
-    /// The intent entry is in the ledger.
-    IntentLogged,
-    /// The new config's temporary file is written and synced, not renamed.
+    /// The new config's temporary file is written and synced too.
     ConfigWritten,
+    /// The backup is in place; the config is untouched.
+    BackupRenamed,
     /// The new config is in place; the ledger has only the intent.
     ConfigRenamed,
     /// The outcome entry is in the ledger.
@@ -156,13 +167,67 @@ fn dir_of(path: &Path) -> PathBuf {
 }
 
 fn file_name_of(path: &Path) -> Result<String> {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| anyhow!("{} is not a file path", path.display()))
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{} is not a file path", path.display()))?;
+    name.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow!("{}: the file name is not UTF-8; refused", path.display()))
+}
+
+/// A path as UTF-8 text, or a refusal naming it: the config, the ledger and the deploy command
+/// get paths as text, and a lossy conversion would name another file.
+fn utf8<'a>(path: &'a Path, what: &str) -> Result<&'a str> {
+    path.to_str().ok_or_else(|| {
+        anyhow!(
+            "the {what} {} is not UTF-8; refused (it could not be written into the config or the ledger exactly)",
+            path.display()
+        )
+    })
+}
+
+/// Opens `path` for reading without following a final symlink and without blocking (a FIFO),
+/// and requires a regular file of at most `limit` bytes; returns it, its metadata and bytes.
+fn read_regular(path: &Path, what: &str, limit: usize) -> Result<(Metadata, Vec<u8>)> {
+    let cannot = || format!("cannot read the {what} {}", path.display());
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                anyhow!("the {what} {} is a symbolic link; refused", path.display())
+            } else {
+                anyhow::Error::new(e).context(cannot())
+            }
+        })?;
+    let meta = file.metadata().with_context(cannot)?;
+    if !meta.is_file() {
+        bail!("the {what} {} is not a regular file; refused", path.display());
+    }
+    if meta.len() > limit as u64 {
+        bail!(
+            "the {what} {} is {} bytes, more than the {limit} this tool reads; refused",
+            path.display(),
+            meta.len()
+        );
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .with_context(cannot)?;
+    if bytes.len() > limit {
+        bail!(
+            "the {what} {} grew past the {limit} bytes this tool reads; refused",
+            path.display()
+        );
+    }
+    Ok((meta, bytes))
 }
 
 impl ConfigPaths {
     fn resolve(given: &Path) -> Result<ConfigPaths> {
+        utf8(given, "config path")?;
         let name = file_name_of(given)?;
         let dir = dir_of(given);
         let real = match fs::canonicalize(given) {
@@ -173,6 +238,7 @@ impl ConfigPaths {
                 .join(&name),
             Err(e) => return Err(e).with_context(|| format!("cannot resolve the config {}", given.display())),
         };
+        utf8(&real, "config's real path")?;
         Ok(ConfigPaths {
             given: given.to_path_buf(),
             real_dir: dir_of(&real),
@@ -206,20 +272,142 @@ fn flock(file: &File, path: &Path, what: &str) -> Result<()> {
     }
 }
 
+/// The config's lock file, locked, and the record of decisions applied to the config in it.
+struct ConfigLock {
+    path: PathBuf,
+    file: File,
+    /// Each decision's last line on this config.
+    record: HashMap<String, Recorded>,
+    /// The file does not end in a newline (a write cut short): the next line starts with one.
+    torn: bool,
+}
+
+/// A decision's last line in a config's record: its result and the config's sha256 before
+/// and after it (empty where unknown).
+#[derive(Clone)]
+struct Recorded {
+    result: String,
+    before: String,
+    after: String,
+}
+
+/// The most a config's record is read (about 80 bytes per apply).
+const MAX_RECORD_BYTES: u64 = 64 << 20;
+
 /// Opens (creating) and locks the config's lock file; the lock lasts as long as the file.
-fn lock_config(paths: &ConfigPaths) -> Result<File> {
+fn lock_config(paths: &ConfigPaths) -> Result<ConfigLock> {
     let path = paths.lock_path();
-    let file = OpenOptions::new()
+    let mut file = OpenOptions::new()
         .read(true)
-        .write(true)
+        .append(true)
         .create(true)
-        .truncate(false)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&path)
         .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read the lock file {}", path.display()))?;
+    if !meta.is_file() || meta.nlink() != 1 {
+        bail!(
+            "the lock file {} is not a regular file with one link; refused",
+            path.display()
+        );
+    }
     flock(&file, &path, "lock file")?;
-    Ok(file)
+    if meta.len() > MAX_RECORD_BYTES {
+        bail!(
+            "the config's record {} is {} bytes, more than the {MAX_RECORD_BYTES} this tool reads; refused (archive it and start a new one)",
+            path.display(),
+            meta.len()
+        );
+    }
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(MAX_RECORD_BYTES)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read the lock file {}", path.display()))?;
+    let torn = !bytes.is_empty() && !bytes.ends_with(b"\n");
+    let mut record = HashMap::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        let Ok(line) = std::str::from_utf8(line) else { continue };
+        let words: Vec<&str> = line.split_ascii_whitespace().collect();
+        let hex64 = |w: &str| w.len() == 64 && w.bytes().all(|b| b.is_ascii_hexdigit());
+        if let [payload, result, before, after] = words[..] {
+            if hex64(payload) && (before == "-" || hex64(before)) && (after == "-" || hex64(after)) {
+                record.insert(
+                    payload.to_owned(),
+                    Recorded {
+                        result: result.to_owned(),
+                        before: before.to_owned(),
+                        after: after.to_owned(),
+                    },
+                );
+            }
+        }
+    }
+    Ok(ConfigLock {
+        path,
+        file,
+        record,
+        torn,
+    })
+}
+
+impl ConfigLock {
+    /// The decision's last result on this config if it was (or may have been) applied to it
+    /// and the config does not hold the bytes from before it again (`config_sha256` now): a
+    /// config put back by hand to what it was before may get the decision again (its backup is
+    /// then those bytes); one rolled back by `rollback` may not.
+    fn applied(&self, payload_sha256: &str, config_sha256: &str) -> Option<&str> {
+        let r = self.record.get(payload_sha256)?;
+        match r.result.as_str() {
+            "not_deployed" => None,
+            "rolled_back" => Some("rolled_back"),
+            _ if r.before == config_sha256 => None,
+            other => Some(other),
+        }
+    }
+
+    /// Appends `<payload> <result> <sha256 before> <sha256 after>` to the record: one `write`,
+    /// synced.
+    fn record(&mut self, entry: &Entry, result: Outcome) -> Result<()> {
+        let payload_sha256 = &entry.payload_sha256;
+        let before = entry.config_sha256_before.as_deref().unwrap_or("-");
+        let after = entry.config_sha256_after.as_deref().unwrap_or("-");
+        let mut line = if self.torn { "\n".to_owned() } else { String::new() };
+        line.push_str(&format!("{payload_sha256} {} {before} {after}\n", result.as_str()));
+        let written = loop {
+            match self.file.write(line.as_bytes()) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                r => break r,
+            }
+        };
+        match written {
+            Ok(n) if n == line.len() => {}
+            Ok(n) => bail!(
+                "cannot append to the config's record {}: only {n} of {} bytes written (is the disk full?)",
+                self.path.display(),
+                line.len()
+            ),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot append to the config's record {}", self.path.display()))
+            }
+        }
+        self.torn = false;
+        self.file
+            .sync_data()
+            .with_context(|| format!("cannot sync the config's record {}", self.path.display()))?;
+        self.record.insert(
+            payload_sha256.to_owned(),
+            Recorded {
+                result: result.as_str().to_owned(),
+                before: before.to_owned(),
+                after: after.to_owned(),
+            },
+        );
+        Ok(())
+    }
 }
 
 /// Syncs a directory, so a rename in it is durable.
@@ -242,7 +430,7 @@ impl TempFile {
     /// Creates `.BASE.deploy-gate-tmp-<random>` in `dir`, exclusively (`O_EXCL|O_NOFOLLOW`: a
     /// planted file or symlink is refused), with the owner and mode of `like` — or, where the
     /// owner cannot be given, owned by this user and readable by nobody else.
-    fn create(dir: &Path, base: &str, like: &Metadata) -> Result<TempFile> {
+    fn create(dir: &Path, base: &str, like: &Metadata, owner_only: bool) -> Result<TempFile> {
         let mut random = [0u8; 12];
         getrandom::fill(&mut random).map_err(|e| anyhow!("no randomness from the OS: {e}"))?;
         let path = dir.join(format!(".{base}{TEMP_MARK}{}", hex::encode(random)));
@@ -259,7 +447,7 @@ impl TempFile {
             done: false,
         };
         let mut mode = like.mode() & 0o777;
-        if std::os::unix::fs::fchown(&temp.file, Some(like.uid()), Some(like.gid())).is_err() {
+        if owner_only || std::os::unix::fs::fchown(&temp.file, Some(like.uid()), Some(like.gid())).is_err() {
             mode &= 0o700;
         }
         temp.file
@@ -287,6 +475,88 @@ impl TempFile {
     }
 }
 
+/// Exchanges two names in one directory atomically (`renameat2(RENAME_EXCHANGE)`). `Ok(false)`
+/// where the file system or kernel cannot.
+fn exchange(a: &Path, b: &Path) -> Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let ca = std::ffi::CString::new(a.as_os_str().as_bytes())?;
+    let cb = std::ffi::CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: two valid C strings; renameat2 only reads them.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP) => Ok(false),
+        _ => Err(e).with_context(|| format!("cannot exchange {} and {}", a.display(), b.display())),
+    }
+}
+
+impl TempFile {
+    /// Puts it in place of `dest` (same directory), provided `dest` still holds `expected`: an
+    /// atomic exchange, then a comparison of what was swapped out; if that differs (another
+    /// program replaced `dest` meanwhile), the exchange is undone and this is an error. Where
+    /// the exchange is not available, `dest` is compared just before a rename.
+    fn commit_if_unchanged(mut self, dest: &Path, expected: &[u8], hook: impl FnOnce()) -> Result<()> {
+        let changed = || {
+            anyhow!(
+                "the config {} changed while apply ran (another program wrote it); NOT deployed, its new content kept",
+                dest.display()
+            )
+        };
+        if !exchange(&self.path, dest)? {
+            let (_, now) = read_regular(dest, "config", MAX_CONFIG_BYTES)?;
+            if now != expected {
+                return Err(changed());
+            }
+            return self.commit(dest).map(|()| hook());
+        }
+        // `self.path` now holds what was at `dest`.
+        let swapped = read_regular(&self.path, "config swapped out", MAX_CONFIG_BYTES).map(|(_, b)| b);
+        if swapped.as_deref().ok() != Some(expected) {
+            if let Err(e) = exchange(&self.path, dest) {
+                // The new config IS in place (so this apply is recorded as deployed); the other
+                // program's version is kept where the exchange left it, and named.
+                self.done = true;
+                // Out of the temporary names the next apply removes.
+                let kept = PathBuf::from(format!("{}.kept", dest.display()));
+                let at = match fs::hard_link(&self.path, &kept).and_then(|()| fs::remove_file(&self.path)) {
+                    Ok(()) => kept,
+                    Err(_) => self.path.clone(),
+                };
+                eprintln!(
+                    "deploy-gate: warning: the config {} changed while apply ran, and putting the other program's version back failed ({e:#}): that version is kept at {}; the new config is in place",
+                    dest.display(),
+                    at.display()
+                );
+                hook();
+                return Ok(());
+            }
+            return Err(match swapped {
+                Ok(_) => changed(),
+                Err(e) => e.context(changed()),
+            });
+        }
+        // The old config, a copy of which is the backup.
+        let _ = fs::remove_file(&self.path);
+        self.done = true;
+        if let Err(e) = sync_dir(&dir_of(dest)) {
+            eprintln!("deploy-gate: warning: {e:#} ({} is replaced)", dest.display());
+        }
+        hook();
+        Ok(())
+    }
+}
+
 impl Drop for TempFile {
     fn drop(&mut self) {
         if !self.done {
@@ -299,7 +569,7 @@ impl Drop for TempFile {
 /// over it. `like` gives the owner and mode; `hook` runs between the write and the rename.
 fn replace_file(dest: &Path, bytes: &[u8], like: &Metadata, hook: impl FnOnce()) -> Result<()> {
     let dir = dir_of(dest);
-    let mut temp = TempFile::create(&dir, &file_name_of(dest)?, like)?;
+    let mut temp = TempFile::create(&dir, &file_name_of(dest)?, like, false)?;
     temp.write_synced(bytes)?;
     hook();
     temp.commit(dest)
@@ -346,13 +616,34 @@ impl LedgerFile {
     /// Opens (creating) the ledger for appending, locks it, reads it, and repairs its end: a torn
     /// last line is cut off, a whole last entry without its newline gets one.
     fn open_locked(path: &Path) -> Result<LedgerFile> {
+        utf8(path, "ledger")?;
         let mut file = OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
-            .custom_flags(libc::O_CLOEXEC)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(path)
-            .with_context(|| format!("cannot open the ledger {} for appending", path.display()))?;
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::ELOOP) {
+                    anyhow!("the ledger {} is a symbolic link; refused", path.display())
+                } else {
+                    anyhow::Error::new(e).context(format!("cannot open the ledger {} for appending", path.display()))
+                }
+            })?;
+        let meta = file
+            .metadata()
+            .with_context(|| format!("cannot read the ledger {}", path.display()))?;
+        if !meta.is_file() {
+            bail!("the ledger {} is not a regular file; refused", path.display());
+        }
+        if meta.nlink() != 1 {
+            bail!(
+                "the ledger {} has {} hard links; refused (appending would write into another file)",
+                path.display(),
+                meta.nlink()
+            );
+        }
         flock(&file, path, "ledger")?;
         if file.metadata().is_ok_and(|m| m.len() == 0) {
             // Perhaps just created: make its name durable before anything relies on it.
@@ -378,6 +669,16 @@ impl LedgerFile {
             }
             Tail::Torn { line, bytes: n } => {
                 let keep = this.parsed.complete_len;
+                // Only what an entry's write cut short is cut: its start is always this.
+                const START: &[u8] = br#"{"payload_sha256":""#;
+                let torn = &bytes[keep..];
+                if !(torn.starts_with(START) || START.starts_with(torn)) {
+                    bail!(
+                        "the ledger {} line {line} has no newline and is not the start of a ledger entry ({}); refused, nothing cut (is it a ledger?)",
+                        path.display(),
+                        show(torn)
+                    );
+                }
                 this.file
                     .set_len(keep as u64)
                     .and_then(|()| this.file.sync_all())
@@ -428,16 +729,25 @@ impl LedgerFile {
     }
 }
 
+/// The most `verify --ledger` reads of a ledger (about 500 bytes an entry).
+const MAX_LEDGER_BYTES: usize = 1 << 30;
+
 /// The decisions a ledger counts as applied (for `verify --ledger`; no lock, nothing written: a
 /// torn last line is ignored with a warning, the next apply removes it).
 pub fn read_ledger(path: Option<&Path>) -> Result<HashSet<String>> {
     let Some(path) = path else {
         return Ok(HashSet::new());
     };
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
+    let bytes = match fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashSet::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read the ledger {}", path.display())),
+        // A link the ledger's writer would refuse is read where it points; FIFOs and devices
+        // are refused, and the size is bounded.
+        _ => {
+            let real = fs::canonicalize(path).with_context(|| format!("cannot read the ledger {}", path.display()))?;
+            read_regular(&real, "ledger", MAX_LEDGER_BYTES)
+                .with_context(|| format!("the ledger {}", path.display()))?
+                .1
+        }
     };
     let parsed = ledger::parse(&bytes).map_err(|e| anyhow!("the ledger {} {e}", path.display()))?;
     if let Tail::Torn { line, .. } = parsed.tail {
@@ -476,7 +786,7 @@ fn entry_for(v: &Verified, result: Outcome) -> Entry {
 }
 
 /// Records the outcome of this config's interrupted intents, from the config's bytes now.
-fn resolve_pending(ledger: &mut LedgerFile, paths: &ConfigPaths) -> Result<()> {
+fn resolve_pending(ledger: &mut LedgerFile, paths: &ConfigPaths, mut lock: Option<&mut ConfigLock>) -> Result<()> {
     let real = paths.real.display().to_string();
     let pending: Vec<Entry> = ledger.parsed.pending().into_iter().cloned().collect();
     for intent in pending {
@@ -489,10 +799,9 @@ fn resolve_pending(ledger: &mut LedgerFile, paths: &ConfigPaths) -> Result<()> {
             );
             continue;
         }
-        let now_sha = match fs::read(&paths.real) {
-            Ok(bytes) => Some(sha256_hex(&bytes)),
+        let now_sha = match fs::symlink_metadata(&paths.real) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e).with_context(|| format!("cannot read config {}", paths.real.display())),
+            _ => Some(sha256_hex(&read_regular(&paths.real, "config", MAX_CONFIG_BYTES)?.1)),
         };
         let outcome = if intent.action.as_deref() == Some("config") {
             ledger::resolve(&intent, now_sha.as_deref())
@@ -504,6 +813,9 @@ fn resolve_pending(ledger: &mut LedgerFile, paths: &ConfigPaths) -> Result<()> {
         entry.applied_at = time::format_rfc3339(now());
         entry.recovered = true;
         ledger.append(&entry)?;
+        if let Some(lock) = lock.as_deref_mut() {
+            lock.record(&intent, outcome)?;
+        }
         let what = match (outcome, intent.action.as_deref()) {
             (Outcome::Deployed, _) => format!("it DID replace {}: the model IS deployed; recorded as deployed", paths.real.display()),
             (Outcome::NotDeployed, _) => format!("it did not replace {} (the config holds the bytes before); recorded as not deployed", paths.real.display()),
@@ -541,14 +853,72 @@ fn report(v: &Verified, result: &str, ledger: &Path, extra: serde_json::Value) -
     Ok(())
 }
 
+/// The message of a replay refusal, from the decision's last ledger entry.
+fn replayed_message(v: &Verified, ledger: &LedgerFile, last: &Entry, lock: Option<&ConfigLock>) -> String {
+    let rolled_back_here = lock
+        .and_then(|l| l.record.get(&v.payload_sha256))
+        .is_some_and(|r| r.result == Outcome::RolledBack.as_str());
+    let state = match last.result {
+        _ if rolled_back_here => {
+            " — the config's record says it was then rolled back: the config holds the one from before it"
+        }
+        Outcome::Deployed => " — the model IS deployed",
+        Outcome::RolledBack => " — it was deployed, then rolled back: the config holds the one from before it",
+        _ => "",
+    };
+    format!(
+        "decision {} was applied already: the ledger {} says {} at {}{}{state}",
+        v.payload_sha256,
+        ledger.path.display(),
+        last.result.as_str(),
+        last.applied_at,
+        if last.recovered {
+            " (recorded from an interrupted apply)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// Refuses a config whose backup name another file in its directory maps to as well
+/// (`serving.yml` and `serving.yaml` both back up to `serving.yaml.backup`).
+fn check_backup_name_is_ours(paths: &ConfigPaths) -> Result<()> {
+    let dir = dir_of(&paths.given);
+    let ours = file_name_of(&paths.given)?;
+    let backup = file_name_of(&paths.backup)?;
+    let entries = fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        if name == ours || name == backup {
+            continue;
+        }
+        if backup_file_name(&name) == backup && fs::metadata(entry.path()).is_ok_and(|m| m.is_file()) {
+            bail!(
+                "the configs {} and {} would share the backup {}; refused, nothing changed (rename one of them)",
+                paths.given.display(),
+                entry.path().display(),
+                paths.backup.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
-    let digest = model_digest(&args.model_path)?;
-    let target = args.target.clone().unwrap_or_else(|| args.config.display().to_string());
-    let model_path = normalize_model_path(&args.model_path.to_string_lossy());
+    let model_text = utf8(&args.model_path, "model path")?;
+    let target = match &args.target {
+        Some(t) => t.clone(),
+        None => utf8(&args.config, "config path")?.to_owned(),
+    };
+    let model_path = normalize_model_path(model_text);
     let paths = ConfigPaths::resolve(&args.config)?;
     let ledger_path = args.trust.ledger.clone().unwrap_or_else(|| paths.default_ledger());
 
     if args.dry_run {
+        let digest = model_digest(&args.model_path)?;
         let mut trust = args.trust.clone();
         trust.ledger = None;
         let v = match check(&args.envelope, &trust, &digest, &target)? {
@@ -578,7 +948,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         return Ok(if v.approved { EXIT_OK } else { EXIT_BLOCKED });
     }
 
-    let _config_lock = match lock_config(&paths) {
+    let mut config_lock = match lock_config(&paths) {
         Ok(lock) => Some(lock),
         // A deploy command does not write beside the config, which may be read-only (a
         // ConfigMap mount); the ledger's lock still holds.
@@ -596,9 +966,15 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     let mut ledger = LedgerFile::open_locked(&ledger_path)?;
     crash_point(args, Step::Locked);
     remove_stale_temps(&paths.real_dir, &paths.real_name)?;
-    remove_stale_temps(&dir_of(&paths.backup), &file_name_of(&paths.backup)?)?;
-    resolve_pending(&mut ledger, &paths)?;
+    if args.deploy_cmd.is_empty() {
+        // Before the backup's temporary files are touched: they could be another config's.
+        check_backup_name_is_ours(&paths).context("NOT deployed")?;
+        remove_stale_temps(&dir_of(&paths.backup), &file_name_of(&paths.backup)?)?;
+    }
+    resolve_pending(&mut ledger, &paths, config_lock.as_mut())?;
 
+    // The model is hashed under the locks, right before it is verified and deployed.
+    let digest = model_digest(&args.model_path)?;
     // The replay check is made here, against the ledger read under its lock.
     let mut trust = args.trust.clone();
     trust.ledger = None;
@@ -608,25 +984,9 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     };
     if ledger.parsed.applied(&v.payload_sha256) {
         let last = ledger.parsed.last(&v.payload_sha256).expect("applied");
-        let deployed = if last.result == Outcome::Deployed {
-            " — the model IS deployed"
-        } else {
-            ""
-        };
         return Ok(invalid(
             "replayed",
-            &format!(
-                "decision {} was applied already: the ledger {} says {} at {}{}{deployed}",
-                v.payload_sha256,
-                ledger.path.display(),
-                last.result.as_str(),
-                last.applied_at,
-                if last.recovered {
-                    " (recorded from an interrupted apply)"
-                } else {
-                    ""
-                }
-            ),
+            &replayed_message(&v, &ledger, last, config_lock.as_ref()),
         ));
     }
 
@@ -639,7 +999,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         ("DEPLOY_GATE_MODEL_PATH", model_path.clone()),
         ("DEPLOY_GATE_MODEL_NAME", v.model_name.clone()),
         ("DEPLOY_GATE_MODEL_DIGEST", format!("sha256:{}", v.model_sha256)),
-        ("DEPLOY_GATE_CONFIG", args.config.display().to_string()),
+        ("DEPLOY_GATE_CONFIG", utf8(&args.config, "config path")?.to_owned()),
         ("DEPLOY_GATE_TARGET", v.target.clone()),
         ("DEPLOY_GATE_BACKEND", args.backend.clone()),
         ("DEPLOY_GATE_SIGNERS", v.signers.join(",")),
@@ -681,26 +1041,29 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
             };
             return Err(e.context(format!("NOT deployed ({recorded})")));
         }
-        return finish(args, &v, &mut ledger, intent, &model_path, json!({}));
+        return finish(args, &v, &mut ledger, None, intent, &model_path, json!({}));
     }
+    let mut lock = config_lock.expect("the built-in deploy always locks the config");
 
     // The built-in edit.
-    let cannot_read = || format!("cannot read config {}", paths.given.display());
-    let mut file = File::open(&paths.real).with_context(cannot_read)?;
-    let meta = file.metadata().with_context(cannot_read)?;
-    if !meta.is_file() {
-        bail!("config {} is not a regular file", paths.given.display());
+    let (meta, original) = read_regular(&paths.real, "config", MAX_CONFIG_BYTES)
+        .map_err(|e| anyhow!("{e:#} (config {})", paths.given.display()))?;
+    if meta.nlink() != 1 {
+        bail!(
+            "the config {} has {} hard links; refused, NOT deployed (replacing it would leave its other names with the old model)",
+            paths.given.display(),
+            meta.nlink()
+        );
     }
-    let mut original = Vec::new();
-    file.read_to_end(&mut original).with_context(cannot_read)?;
-    drop(file);
-    let given_model_path = args.model_path.to_string_lossy();
     let change = Change {
-        model_path: &given_model_path,
+        model_path: model_text,
         backend: &args.backend,
         stage_models: &args.stage_model,
     };
     let updated = deploy_config(&original, &change).map_err(|e| anyhow!("{}: {e}", paths.given.display()))?;
+    let recorded_here = lock
+        .applied(&v.payload_sha256, &sha256_hex(&original))
+        .map(str::to_owned);
 
     if updated == original {
         // Deployed already (through another ledger, or the same model by an earlier decision):
@@ -712,6 +1075,9 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         done.config_sha256_after = Some(sha256_hex(&updated));
         done.unchanged = true;
         ledger.append(&done)?;
+        if recorded_here.is_none() {
+            lock.record(&done, Outcome::Deployed)?;
+        }
         crash_point(args, Step::OutcomeLogged);
         report(&v, "deployed", &ledger.path, json!({"unchanged": true}))?;
         eprintln!(
@@ -721,13 +1087,23 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         );
         return Ok(EXIT_OK);
     }
-
-    let mut backup = TempFile::create(&dir_of(&paths.backup), &file_name_of(&paths.backup)?, &meta)?;
-    backup.write_synced(&original)?;
-    crash_point(args, Step::BackupWritten);
-    backup.commit(&paths.backup)?;
-    crash_point(args, Step::BackupRenamed);
-
+    if let Some(result) = recorded_here {
+        let result = if result == Outcome::RolledBack.as_str() {
+            "rolled_back: it was deployed, then rolled back".to_owned()
+        } else {
+            result
+        };
+        return Ok(invalid(
+            "replayed",
+            &format!(
+                "decision {} was applied to the config {} already (its record {} says {result}); the ledger {} does not have it, but one decision replaces one config once",
+                v.payload_sha256,
+                paths.given.display(),
+                lock.path.display(),
+                ledger.path.display()
+            ),
+        ));
+    }
     let mut intent = entry_for(&v, Outcome::Intent);
     intent.action = Some("config".into());
     intent.config = Some(paths.real.display().to_string());
@@ -737,27 +1113,68 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     ledger
         .append(&intent)
         .with_context(|| format!("NOT deployed: {} is unchanged", paths.given.display()))?;
-    crash_point(args, Step::IntentLogged);
-
-    if let Err(e) = replace_file(&paths.real, &updated, &meta, || crash_point(args, Step::ConfigWritten)) {
+    let not_deployed = |ledger: &mut LedgerFile, lock: &mut ConfigLock, e: anyhow::Error, backup_replaced: bool| {
         let mut failed = intent.clone();
         failed.result = Outcome::NotDeployed;
         failed.applied_at = time::format_rfc3339(now());
-        let recorded = match ledger.append(&failed) {
+        let recorded = match ledger
+            .append(&failed)
+            .and_then(|()| lock.record(&failed, Outcome::NotDeployed))
+        {
             Ok(()) => "recorded as not deployed".to_owned(),
             Err(le) => format!("{le:#}; the next apply records it"),
         };
-        return Err(e.context(format!(
-            "NOT deployed: {} is unchanged ({recorded})",
-            paths.given.display()
-        )));
+        e.context(format!(
+            "NOT deployed: this apply did not replace {} ({}; {recorded})",
+            paths.given.display(),
+            if backup_replaced {
+                "the backup holds the config as this apply read it"
+            } else {
+                "the backup is as it was"
+            }
+        ))
+    };
+    if let Err(e) = lock.record(&intent, Outcome::Intent) {
+        return Err(not_deployed(&mut ledger, &mut lock, e, false));
     }
-    crash_point(args, Step::ConfigRenamed);
+    crash_point(args, Step::IntentLogged);
+
+    // Both files are written and synced before either is renamed: a failure here leaves the
+    // config and its previous backup as they were.
+    let owner_only = fs::canonicalize(dir_of(&paths.given)).ok().as_deref() != Some(paths.real_dir.as_path());
+    let staged = (|| -> Result<(TempFile, TempFile)> {
+        let mut backup = TempFile::create(&dir_of(&paths.backup), &file_name_of(&paths.backup)?, &meta, owner_only)?;
+        backup.write_synced(&original)?;
+        crash_point(args, Step::BackupWritten);
+        let mut config = TempFile::create(&paths.real_dir, &paths.real_name, &meta, false)?;
+        config.write_synced(&updated)?;
+        crash_point(args, Step::ConfigWritten);
+        // The cheap check first, so a change seen now keeps the previous backup too.
+        let (_, now) = read_regular(&paths.real, "config", MAX_CONFIG_BYTES)?;
+        if now != original {
+            bail!(
+                "the config {} changed while apply ran (another program wrote it); NOT deployed, its new content kept",
+                paths.given.display()
+            );
+        }
+        Ok((backup, config))
+    })();
+    let (backup, config) = match staged {
+        Ok(files) => files,
+        Err(e) => return Err(not_deployed(&mut ledger, &mut lock, e, false)),
+    };
+    if let Err(e) = backup.commit(&paths.backup) {
+        return Err(not_deployed(&mut ledger, &mut lock, e, false));
+    }
+    crash_point(args, Step::BackupRenamed);
+    if let Err(e) = config.commit_if_unchanged(&paths.real, &original, || crash_point(args, Step::ConfigRenamed)) {
+        return Err(not_deployed(&mut ledger, &mut lock, e, true));
+    }
     let extra = json!({
         "config": paths.real.display().to_string(),
         "backup": paths.backup.display().to_string(),
     });
-    finish(args, &v, &mut ledger, intent, &model_path, extra)
+    finish(args, &v, &mut ledger, Some(&mut lock), intent, &model_path, extra)
 }
 
 /// The deployed entry after a deploy; a failure to write it still says the model is deployed.
@@ -765,6 +1182,7 @@ fn finish(
     args: &ApplyArgs,
     v: &Verified,
     ledger: &mut LedgerFile,
+    lock: Option<&mut ConfigLock>,
     intent: Entry,
     model_path: &str,
     extra: serde_json::Value,
@@ -780,6 +1198,12 @@ fn finish(
         );
         return Ok(EXIT_DEPLOYED_UNRECORDED);
     }
+    if let Some(lock) = lock {
+        if let Err(e) = lock.record(&done, Outcome::Deployed) {
+            // Its intent is in the record: no apply replaces the config with this decision again.
+            eprintln!("deploy-gate: warning: {e:#} (the ledger has the deploy)");
+        }
+    }
     crash_point(args, Step::OutcomeLogged);
     report(v, "deployed", &ledger.path, extra)?;
     eprintln!("deploy-gate: DEPLOYED {} ({model_path}) — {}", v.model_name, v.reason);
@@ -788,13 +1212,21 @@ fn finish(
 
 // ---------------------------------------------------------------- rollback
 
-/// Restores the config from the backup `apply` made: upstream's name, else the legacy one.
-pub fn rollback_cmd(config: &Path) -> Result<u8> {
+/// Restores the config from the backup `apply` made (upstream's name, else the legacy one),
+/// under the config's lock and the ledger's: interrupted applies are resolved first, and the
+/// decision whose deploy is undone gets a `rolled_back` entry, so it is not applied again.
+pub fn rollback_cmd(config: &Path, ledger: Option<&Path>) -> Result<u8> {
     let paths = ConfigPaths::resolve(config)?;
-    let _lock = lock_config(&paths)?;
-    let (backup, which) = if paths.backup.exists() {
+    let mut lock = lock_config(&paths)?;
+    let ledger_path = ledger.map_or_else(|| paths.default_ledger(), Path::to_path_buf);
+    let mut ledger = LedgerFile::open_locked(&ledger_path)?;
+    check_backup_name_is_ours(&paths)?;
+    remove_stale_temps(&paths.real_dir, &paths.real_name)?;
+    resolve_pending(&mut ledger, &paths, Some(&mut lock))?;
+    let present = |p: &Path| fs::symlink_metadata(p).is_ok();
+    let (backup, which) = if present(&paths.backup) {
         (&paths.backup, "the backup")
-    } else if paths.legacy_backup.exists() {
+    } else if present(&paths.legacy_backup) {
         (&paths.legacy_backup, "the legacy-named backup")
     } else {
         bail!(
@@ -803,16 +1235,86 @@ pub fn rollback_cmd(config: &Path) -> Result<u8> {
             paths.legacy_backup.display()
         );
     };
-    let bytes = fs::read(backup).with_context(|| format!("cannot read the backup {}", backup.display()))?;
-    let like = match fs::metadata(&paths.real) {
-        Ok(m) => m,
-        Err(_) => fs::metadata(backup).with_context(|| format!("cannot read the backup {}", backup.display()))?,
+    let (backup_meta, bytes) = read_regular(backup, "backup", MAX_CONFIG_BYTES)?;
+    let (like, current) = match read_regular(&paths.real, "config", MAX_CONFIG_BYTES) {
+        Ok((m, b)) => (m, Some(b)),
+        Err(_) if !present(&paths.real) => (backup_meta, None),
+        Err(e) => return Err(e),
     };
+    if let Some(n) = current.as_ref().and(fs::metadata(&paths.real).ok()).map(|m| m.nlink()) {
+        if n != 1 {
+            bail!(
+                "the config {} has {n} hard links; refused, nothing restored (replacing it would leave its other names as they are)",
+                config.display()
+            );
+        }
+    }
+    // The decision whose deploy the config holds now.
+    let now_sha = current.as_deref().map(sha256_hex);
+    let real = paths.real.display().to_string();
+    let undone = ledger
+        .parsed
+        .entries
+        .iter()
+        .rev()
+        .find(|e| {
+            e.result == Outcome::Deployed
+                && e.config.as_deref() == Some(real.as_str())
+                && e.config_sha256_after.is_some()
+                && e.config_sha256_after == now_sha
+                && ledger.parsed.last(&e.payload_sha256).map(|l| l.result) == Some(Outcome::Deployed)
+        })
+        .cloned();
     replace_file(&paths.real, &bytes, &like, || {})?;
     eprintln!(
         "deploy-gate: restored {} from {which} {}",
         config.display(),
         backup.display()
     );
+    match undone {
+        Some(entry) => {
+            let mut rolled = entry;
+            rolled.result = Outcome::RolledBack;
+            rolled.applied_at = time::format_rfc3339(now());
+            rolled.recovered = false;
+            rolled.unchanged = false;
+            ledger.append(&rolled).context(
+                "the config IS restored, but the ledger could not record the rollback (the decision stays recorded as deployed)",
+            )?;
+            lock.record(&rolled, Outcome::RolledBack)?;
+            eprintln!(
+                "deploy-gate: recorded decision {} as rolled back in the ledger {}",
+                rolled.payload_sha256,
+                ledger.path.display()
+            );
+        }
+        None => {
+            // Deployed through another ledger: the config's own record still gets it, so no
+            // apply deploys that decision to this config again.
+            let in_record = now_sha.as_deref().and_then(|now_sha| {
+                lock.record
+                    .iter()
+                    .find(|(_, r)| r.result == Outcome::Deployed.as_str() && r.after == now_sha)
+                    .map(|(p, r)| (p.clone(), r.before.clone(), r.after.clone()))
+            });
+            match in_record {
+                Some((payload, before, after)) => {
+                    let mut rolled = Entry::new(&payload, Outcome::RolledBack, &time::format_rfc3339(now()));
+                    rolled.config_sha256_before = Some(before);
+                    rolled.config_sha256_after = Some(after);
+                    lock.record(&rolled, Outcome::RolledBack)?;
+                    eprintln!(
+                        "deploy-gate: decision {payload} is recorded as rolled back in the config's record {}; the ledger {} does not have it (give apply's --ledger to record it there too)",
+                        lock.path.display(),
+                        ledger.path.display()
+                    );
+                }
+                None => eprintln!(
+                    "deploy-gate: neither the ledger {} nor the config's record has a deployed decision whose config this was; nothing recorded",
+                    ledger.path.display()
+                ),
+            }
+        }
+    }
     Ok(EXIT_OK)
 }

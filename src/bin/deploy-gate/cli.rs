@@ -71,6 +71,10 @@ enum Command {
         /// The serving config.
         #[arg(long, value_name = "CONFIG.yaml")]
         config: PathBuf,
+        /// The ledger `apply` used (default: NAME.deploy-gate-ledger.jsonl beside the config);
+        /// the decision rolled back is recorded there.
+        #[arg(long, value_name = "FILE")]
+        ledger: Option<PathBuf>,
     },
 }
 
@@ -240,7 +244,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Sign(args) => crate::sign::sign_cmd(&args),
         Command::Verify(args) => crate::sign::verify_cmd(&args),
         Command::Apply(args) => crate::apply::apply_cmd(&args),
-        Command::Rollback { config } => crate::apply::rollback_cmd(&config),
+        Command::Rollback { config, ledger } => crate::apply::rollback_cmd(&config, ledger.as_deref()),
     }
 }
 
