@@ -47,10 +47,6 @@ mod yaml11;
 
 use edit::{Editor, New};
 
-/// The largest serving config the deploy step edits, in bytes (1 MiB). The edit keeps a tree
-/// of the document and a second one of the result; a bound on the input bounds both.
-pub const MAX_CONFIG_BYTES: usize = 1 << 20;
-
 /// Backends the upstream bridge accepts.
 pub const BACKENDS: &[&str] = &["transformers", "vllm", "api"];
 
