@@ -311,20 +311,7 @@ fn a_report_with_an_input_whose_sha256_is_not_in_yet_is_not_signed() {
 
 /// The statement of `signed(true, k, time)` with its subject list replaced, re-signed by `k`.
 fn with_subjects(k: &SigningKey, subjects: Value) -> Vec<u8> {
-    let good: Envelope = serde_json::from_slice(&signed(true, k, NOW)).unwrap();
-    let mut statement: Value = serde_json::from_slice(&dsse::decode(&good.payload).unwrap()).unwrap();
-    statement["subject"] = subjects;
-    let payload = serde_json::to_vec(&statement).unwrap();
-    let sig = ed25519_dalek::Signer::sign(k, &dsse::pae(dsse::PAYLOAD_TYPE, &payload));
-    serde_json::to_vec(&Envelope {
-        payload_type: dsse::PAYLOAD_TYPE.into(),
-        payload: dsse::encode(&payload),
-        signatures: vec![dsse::Signature {
-            keyid: String::new(),
-            sig: dsse::encode(&sig.to_bytes()),
-        }],
-    })
-    .unwrap()
+    resigned(true, k, |statement| statement["subject"] = subjects)
 }
 
 fn without_digest(envelope: &[u8], trusted: &[VerifyingKey]) -> Result<Verified, VerifyError> {

@@ -186,6 +186,16 @@ fn utf8<'a>(path: &'a Path, what: &str) -> Result<&'a str> {
     })
 }
 
+/// The error of an open with `O_NOFOLLOW`: a symbolic link is refused by name, anything else
+/// keeps its cause under `context`.
+fn open_error(e: io::Error, what: &str, path: &Path, context: String) -> anyhow::Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        anyhow!("the {what} {} is a symbolic link; refused", path.display())
+    } else {
+        anyhow::Error::new(e).context(context)
+    }
+}
+
 /// Opens `path` for reading without following a final symlink and without blocking (a FIFO),
 /// and requires a regular file of at most `limit` bytes; returns it, its metadata and bytes.
 fn read_regular(path: &Path, what: &str, limit: usize) -> Result<(Metadata, Vec<u8>)> {
@@ -194,13 +204,7 @@ fn read_regular(path: &Path, what: &str, limit: usize) -> Result<(Metadata, Vec<
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(libc::ELOOP) {
-                anyhow!("the {what} {} is a symbolic link; refused", path.display())
-            } else {
-                anyhow::Error::new(e).context(cannot())
-            }
-        })?;
+        .map_err(|e| open_error(e, what, path, cannot()))?;
     let meta = file.metadata().with_context(cannot)?;
     if !meta.is_file() {
         bail!("the {what} {} is not a regular file; refused", path.display());
@@ -625,11 +629,12 @@ impl LedgerFile {
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(path)
             .map_err(|e| {
-                if e.raw_os_error() == Some(libc::ELOOP) {
-                    anyhow!("the ledger {} is a symbolic link; refused", path.display())
-                } else {
-                    anyhow::Error::new(e).context(format!("cannot open the ledger {} for appending", path.display()))
-                }
+                open_error(
+                    e,
+                    "ledger",
+                    path,
+                    format!("cannot open the ledger {} for appending", path.display()),
+                )
             })?;
         let meta = file
             .metadata()
