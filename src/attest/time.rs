@@ -164,7 +164,7 @@ pub fn parse_rfc3339(text: &str) -> Result<i64, TimeError> {
         return Err(range(format!("minute {mi:02}")));
     }
     let local = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60;
-    match s {
+    let instant = match s {
         0..=59 => Ok(local + s - offset),
         60 => {
             // A leap second is the last second of a UTC day at the end of June or December.
@@ -179,12 +179,34 @@ pub fn parse_rfc3339(text: &str) -> Result<i64, TimeError> {
             }
         }
         _ => Err(range(format!("second {s:02}"))),
+    }?;
+    // In UTC, too, the year has four digits (what an offset moves past 0000 or 9999 cannot be
+    // written back as RFC 3339).
+    if !(FIRST_INSTANT..=LAST_INSTANT).contains(&instant) {
+        return Err(range("in UTC it falls outside the years 0000-9999".into()));
     }
+    Ok(instant)
 }
+
+/// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z, Unix seconds.
+const FIRST_INSTANT: i64 = -62_167_219_200;
+const LAST_INSTANT: i64 = 253_402_300_799;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_offset_that_moves_the_instant_past_the_four_digit_years_is_refused() {
+        // Found by the timestamp fuzz target: year 0000 at +02:00 is year -1 in UTC.
+        assert_eq!(parse_rfc3339("0000-01-01T00:00:00Z"), Ok(FIRST_INSTANT));
+        assert_eq!(parse_rfc3339("9999-12-31T23:59:59Z"), Ok(LAST_INSTANT));
+        for text in ["0000-01-01T00:00:03+02:00", "9999-12-31T23:00:00-02:00"] {
+            assert!(matches!(parse_rfc3339(text), Err(TimeError::Range { .. })), "{text}");
+        }
+        assert_eq!(format_rfc3339(FIRST_INSTANT), "0000-01-01T00:00:00Z");
+        assert_eq!(format_rfc3339(LAST_INSTANT), "9999-12-31T23:59:59Z");
+    }
 
     #[test]
     fn round_trips_and_known_values() {
