@@ -41,22 +41,17 @@ fn signed() -> &'static Signed {
     static SIGNED: OnceLock<Signed> = OnceLock::new();
     SIGNED.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let report = dir.path().join("report.json");
-        let mut args = evaluate_args(&parity_dir().join("approved"));
-        args.extend(["--out".into(), s(&report)]);
-        assert_eq!(run(&args).status.code(), Some(0));
+        let Reviewer { report, key, public } = reviewer(dir.path());
         let model = dir.path().join("agent-7b-v2");
         fs::create_dir_all(model.join("weights")).unwrap();
         fs::write(model.join("config.json"), "{\"layers\": 32}").unwrap();
         fs::write(model.join("weights/part-0.bin"), [1u8, 2, 3]).unwrap();
-        let name = dir.path().join("reviewer");
-        assert!(run(&["keygen".into(), "--out".into(), s(&name)]).status.success());
         let envelope = dir.path().join("decision.dsse.json");
         let out = run(&[
             "sign".into(),
             s(&report),
             "--key".into(),
-            s(&dir.path().join("reviewer.key.pem")),
+            s(&key),
             "--model".into(),
             "agent-7b".into(),
             "--model-path".into(),
@@ -70,7 +65,7 @@ fn signed() -> &'static Signed {
         let env: Value = serde_json::from_slice(&fs::read(&envelope).unwrap()).unwrap();
         let payload = deploy_gate::attest::dsse::decode(env["payload"].as_str().unwrap()).unwrap();
         Signed {
-            public: dir.path().join("reviewer.pub.pem"),
+            public,
             payload_sha256: deploy_gate::attest::file_digest(&payload),
             envelope,
             model,

@@ -50,16 +50,11 @@ fn keys() -> &'static Keys {
     static KEYS: OnceLock<Keys> = OnceLock::new();
     KEYS.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let report = dir.path().join("report.json");
-        let mut args = evaluate_args(&parity_dir().join("approved"));
-        args.extend(["--out".into(), s(&report)]);
-        assert_eq!(run(&args).status.code(), Some(0));
-        let name = dir.path().join("reviewer");
-        assert!(run(&["keygen".into(), "--out".into(), s(&name)]).status.success());
+        let Reviewer { report, key, public } = reviewer(dir.path());
         Keys {
             report,
-            key: dir.path().join("reviewer.key.pem"),
-            public: dir.path().join("reviewer.pub.pem"),
+            key,
+            public,
             dir,
         }
     })

@@ -111,3 +111,31 @@ pub fn first_difference(path: &str, got: &serde_json::Value, want: &serde_json::
         _ => Some(format!("{path}: {got} != {want}")),
     }
 }
+
+/// A reviewer for the signing tests: an approved report (the `approved` parity fixture's) and a
+/// key pair made by `deploy-gate keygen`, all in `dir`.
+pub struct Reviewer {
+    /// The report (`evaluate --out`).
+    pub report: PathBuf,
+    /// The private key (`reviewer.key.pem`).
+    pub key: PathBuf,
+    /// The public key (`reviewer.pub.pem`).
+    pub public: PathBuf,
+}
+
+/// Evaluates the `approved` fixture into `dir/report.json` and makes `dir/reviewer.{key,pub}.pem`.
+pub fn reviewer(dir: &Path) -> Reviewer {
+    let report = dir.join("report.json");
+    let mut args = evaluate_args(&parity_dir().join("approved"));
+    args.extend(["--out".into(), report.display().to_string()]);
+    assert_eq!(run(&args).status.code(), Some(0));
+    let name = dir.join("reviewer");
+    assert!(run(&["keygen".into(), "--out".into(), name.display().to_string()])
+        .status
+        .success());
+    Reviewer {
+        report,
+        key: dir.join("reviewer.key.pem"),
+        public: dir.join("reviewer.pub.pem"),
+    }
+}

@@ -298,27 +298,47 @@ struct Recorded {
 /// The most a config's record is read (about 80 bytes per apply).
 const MAX_RECORD_BYTES: u64 = 64 << 20;
 
-/// Opens (creating) and locks the config's lock file; the lock lasts as long as the file.
-fn lock_config(paths: &ConfigPaths) -> Result<ConfigLock> {
-    let path = paths.lock_path();
-    let mut file = OpenOptions::new()
+/// Opens (creating, with `mode`) a file of this tool's for reading and appending, refusing a
+/// symbolic link, anything but a regular file, and a file with other hard links (appending
+/// would write into another file); then takes its `flock`. Returns it and its metadata from
+/// before the lock.
+fn open_append_locked(path: &Path, what: &str, mode: u32) -> Result<(File, Metadata)> {
+    let file = OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
-        .mode(0o600)
+        .mode(mode)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(&path)
-        .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+        .open(path)
+        .map_err(|e| {
+            open_error(
+                e,
+                what,
+                path,
+                format!("cannot open the {what} {} for appending", path.display()),
+            )
+        })?;
     let meta = file
         .metadata()
-        .with_context(|| format!("cannot read the lock file {}", path.display()))?;
-    if !meta.is_file() || meta.nlink() != 1 {
+        .with_context(|| format!("cannot read the {what} {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("the {what} {} is not a regular file; refused", path.display());
+    }
+    if meta.nlink() != 1 {
         bail!(
-            "the lock file {} is not a regular file with one link; refused",
-            path.display()
+            "the {what} {} has {} hard links; refused (appending would write into another file)",
+            path.display(),
+            meta.nlink()
         );
     }
-    flock(&file, &path, "lock file")?;
+    flock(&file, path, what)?;
+    Ok((file, meta))
+}
+
+/// Opens (creating) and locks the config's lock file; the lock lasts as long as the file.
+fn lock_config(paths: &ConfigPaths) -> Result<ConfigLock> {
+    let path = paths.lock_path();
+    let (mut file, meta) = open_append_locked(&path, "lock file", 0o600)?;
     if meta.len() > MAX_RECORD_BYTES {
         bail!(
             "the config's record {} is {} bytes, more than the {MAX_RECORD_BYTES} this tool reads; refused (archive it and start a new one)",
@@ -621,35 +641,7 @@ impl LedgerFile {
     /// last line is cut off, a whole last entry without its newline gets one.
     fn open_locked(path: &Path) -> Result<LedgerFile> {
         utf8(path, "ledger")?;
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(path)
-            .map_err(|e| {
-                open_error(
-                    e,
-                    "ledger",
-                    path,
-                    format!("cannot open the ledger {} for appending", path.display()),
-                )
-            })?;
-        let meta = file
-            .metadata()
-            .with_context(|| format!("cannot read the ledger {}", path.display()))?;
-        if !meta.is_file() {
-            bail!("the ledger {} is not a regular file; refused", path.display());
-        }
-        if meta.nlink() != 1 {
-            bail!(
-                "the ledger {} has {} hard links; refused (appending would write into another file)",
-                path.display(),
-                meta.nlink()
-            );
-        }
-        flock(&file, path, "ledger")?;
+        let (mut file, _) = open_append_locked(path, "ledger", 0o644)?;
         if file.metadata().is_ok_and(|m| m.len() == 0) {
             // Perhaps just created: make its name durable before anything relies on it.
             sync_dir(&dir_of(path))?;
