@@ -6,7 +6,8 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use super::tree::{scalar_key, Doc, Kind};
+use super::doc::{Doc, Kind};
+use super::resolve::scalar_key;
 
 /// A loaded value: scalars compare by style class (plain or not), tag and text; collections
 /// are shared where the YAML aliases them, as the loader shares them.

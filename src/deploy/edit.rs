@@ -2,7 +2,8 @@
 //! mapping's own style, anchors of replaced values moved to their first alias. Every other
 //! byte of the config stays.
 
-use super::tree::{resolve_plain, Doc, Kind};
+use super::doc::{Doc, Kind};
+use super::resolve::resolve_plain;
 use super::ConfigError;
 
 /// A value to write.
@@ -136,7 +137,7 @@ impl<'a> Editor<'a> {
     }
 
     fn position(&self, at: usize) -> (usize, usize) {
-        super::tree::line_column(self.text, at)
+        super::doc::line_column(self.text, at)
     }
 
     /// Sets `key` in mapping `map` (resolved through an alias) to each value: an existing

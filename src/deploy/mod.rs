@@ -40,6 +40,7 @@
 //! is deployed as upstream does (`safe_load` gives `None`, `or {}` makes a new mapping).
 
 mod check;
+mod doc;
 mod edit;
 mod resolve;
 mod tree;
@@ -273,7 +274,7 @@ fn plain_collection(tag: Option<&str>) -> bool {
     )
 }
 
-fn unsupported(doc: &tree::Doc, id: usize, what: String) -> ConfigError {
+fn unsupported(doc: &doc::Doc, id: usize, what: String) -> ConfigError {
     let node = &doc.nodes[id];
     ConfigError::Unsupported {
         what,
@@ -294,7 +295,7 @@ pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, Conf
     }
     let text = std::str::from_utf8(config).map_err(|e| {
         let valid = std::str::from_utf8(&config[..e.valid_up_to()]).expect("valid up to here");
-        let (line, column) = tree::line_column(valid, valid.len());
+        let (line, column) = doc::line_column(valid, valid.len());
         ConfigError::NotUtf8 { line, column }
     })?;
     let doc = tree::parse(text)?;
@@ -317,7 +318,7 @@ pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, Conf
         Some(root) => {
             let node = &doc.nodes[root];
             match &node.kind {
-                tree::Kind::Map(_) => {
+                doc::Kind::Map(_) => {
                     if !plain_collection(node.tag.as_deref()) {
                         return Err(unsupported(
                             &doc,
@@ -347,14 +348,14 @@ pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, Conf
                         editor.assign(*map, entries)?;
                     }
                 }
-                tree::Kind::Seq(items) if items.is_empty() && plain_collection(node.tag.as_deref()) => {
+                doc::Kind::Seq(items) if items.is_empty() && plain_collection(node.tag.as_deref()) => {
                     let mut entries = top;
                     if !stages.is_empty() {
                         entries.push(("stages".to_owned(), stages_map(&stages)));
                     }
                     editor.replace_root(root, &entries)?;
                 }
-                tree::Kind::Scalar { .. } if doc.is_falsy(root) => {
+                doc::Kind::Scalar { .. } if doc.is_falsy(root) => {
                     let mut entries = top;
                     if !stages.is_empty() {
                         entries.push(("stages".to_owned(), stages_map(&stages)));
@@ -388,7 +389,7 @@ pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, Conf
 }
 
 /// Plans upstream's `stage_model_map` over the top-level mapping `root`.
-fn plan_stages(doc: &tree::Doc, root: usize, stages: &[(String, String)], plan: &mut Plan) -> Result<(), ConfigError> {
+fn plan_stages(doc: &doc::Doc, root: usize, stages: &[(String, String)], plan: &mut Plan) -> Result<(), ConfigError> {
     let Some((_, value)) = doc.get(root, "stages") else {
         if doc.has_merge(root) {
             return Err(unsupported(
@@ -402,7 +403,7 @@ fn plan_stages(doc: &tree::Doc, root: usize, stages: &[(String, String)], plan: 
     };
     let target = doc.resolve(value);
     let node = &doc.nodes[target];
-    if !plain_collection(node.tag.as_deref()) && !matches!(node.kind, tree::Kind::Scalar { .. }) {
+    if !plain_collection(node.tag.as_deref()) && !matches!(node.kind, doc::Kind::Scalar { .. }) {
         return Err(unsupported(
             doc,
             target,
@@ -410,11 +411,11 @@ fn plan_stages(doc: &tree::Doc, root: usize, stages: &[(String, String)], plan: 
         ));
     }
     match &node.kind {
-        tree::Kind::Seq(items) if !items.is_empty() => {
+        doc::Kind::Seq(items) if !items.is_empty() => {
             for &item in items {
                 let item = doc.resolve(item);
                 let item_node = &doc.nodes[item];
-                if !matches!(item_node.kind, tree::Kind::Map(_)) || !plain_collection(item_node.tag.as_deref()) {
+                if !matches!(item_node.kind, doc::Kind::Map(_)) || !plain_collection(item_node.tag.as_deref()) {
                     continue;
                 }
                 let Some((_, id)) = doc.get(item, "id") else {
@@ -430,7 +431,7 @@ fn plan_stages(doc: &tree::Doc, root: usize, stages: &[(String, String)], plan: 
                 let Some(key) = doc.key_id(id) else {
                     let id_node = &doc.nodes[doc.resolve(id)];
                     return Err(ConfigError::UnhashableKey {
-                        found: if matches!(id_node.kind, tree::Kind::Map(_)) {
+                        found: if matches!(id_node.kind, doc::Kind::Map(_)) {
                             "mapping"
                         } else {
                             "sequence"
@@ -447,12 +448,12 @@ fn plan_stages(doc: &tree::Doc, root: usize, stages: &[(String, String)], plan: 
                 }
             }
         }
-        tree::Kind::Map(_) => {
+        doc::Kind::Map(_) => {
             for (stage, path) in stages {
                 match doc.get(target, stage) {
                     Some((_, v)) => {
                         let stage_node = doc.resolve(v);
-                        if !matches!(doc.nodes[stage_node].kind, tree::Kind::Map(_)) {
+                        if !matches!(doc.nodes[stage_node].kind, doc::Kind::Map(_)) {
                             return Err(ConfigError::StageNotMapping {
                                 stage: stage.clone(),
                                 found: doc.describe(stage_node),

@@ -532,9 +532,9 @@ fn the_locator_agrees_with_counting() {
     let text = "\u{feff}a: é\r\n  - [x, \"ü\"]\n\n# c\nb: 1";
     let mut offsets: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
     offsets.push(text.len());
-    let locator = tree::Locator::new(text, &offsets);
+    let locator = doc::Locator::new(text, &offsets);
     for &at in &offsets {
-        assert_eq!(locator.at(at), tree::line_column(text, at), "{at}");
+        assert_eq!(locator.at(at), doc::line_column(text, at), "{at}");
     }
 }
 

@@ -1,8 +1,8 @@
 //! What YAML 1.1 readers such as PyYAML (upstream's loader) refuse or read otherwise while
 //! `saphyr-parser` (YAML 1.2) accepts it: checked on the config and on the edited text.
 
+use super::doc::{line_column, Doc, Kind, Node};
 use super::resolve::tag_supported;
-use super::tree::{line_column, Doc, Kind, Node};
 use super::ConfigError;
 
 /// A merge key's value must be a mapping or a sequence of mappings (PyYAML fails otherwise).
