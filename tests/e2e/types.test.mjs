@@ -1,0 +1,123 @@
+// The TypeScript types of the JS package (pkg/deploy_gate.d.ts) against what the package really
+// returns. Every exported function and class is called on real inputs (the parity fixtures)
+// under node; each result is written as an object literal typed with its exported interface
+// into a .ts file, and `tsc --strict --noEmit` compiles it together with consumer.ts (a small
+// program using every exported type). A key the package returns that the types lack is an
+// excess property (an error for a fresh object literal); a required key the package does not
+// return is a missing property; a value of another type is a type error. A control run proves
+// that the check sees a wrong key.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { ROOT, FIXTURES, ARTIFACTS } from "./harness.mjs";
+
+const pkg = path.join(ROOT, "pkg");
+const wasm = await import(path.join(pkg, "deploy_gate.js"));
+wasm.initSync({ module: fs.readFileSync(path.join(pkg, "deploy_gate_bg.wasm")) });
+const TSC = path.join(ROOT, "tests/e2e/node_modules/typescript/bin/tsc");
+
+const read = (fixture, file) => fs.readFileSync(path.join(FIXTURES, fixture, file));
+
+/** Every result the package gives, from real calls. */
+function samples() {
+  const out = {};
+  const fixture = "approved";
+  const audit = read(fixture, "audit.jsonl");
+
+  // Streamed audit log, pass-2 ranges fed back, both models with trajectories.
+  const s = new wasm.GateSession({ min_samples: 20, max_samples: null, on_insufficient: "approve" });
+  out.policy = ["GateReport[\"policy\"]", s.policy()];
+  out.change = ["PolicyChange", s.setPolicy({ min_samples: 20, max_samples: "none", on_insufficient: "approve" })];
+  s.beginAudit("audit.jsonl");
+  s.pushAudit(audit);
+  out.audit = ["AuditSummary", s.finishAudit()];
+  const ranges = s.neededRanges();
+  for (let i = 0; i < ranges.length / 3; i++) {
+    const end = ranges[3 * i + 2] < 0 ? audit.length : ranges[3 * i + 2];
+    s.feedRange(i, audit.subarray(ranges[3 * i + 1], end));
+    s.endRange(i);
+  }
+  out.testSet = ["TestSetInfo", s.finishTestSet()];
+  out.cases = ["TestCase[]", s.testCases().slice(0, 5)];
+  s.addVerdicts("old", read(fixture, "old_verdicts.jsonl"), "old_verdicts.jsonl");
+  s.addVerdicts("new_verdicts", read(fixture, "new_verdicts.jsonl"), "new_verdicts.jsonl");
+  s.addTrajectories("old", read(fixture, "old_trajectories.jsonl"), "old_trajectories.jsonl");
+  s.addTrajectories("new_trajectories", read(fixture, "new_trajectories.jsonl"), "new_trajectories.jsonl");
+  const report = s.evaluate();
+  out.report = ["GateReport", report];
+  assert.deepEqual(JSON.parse(s.evaluateJson()), report);
+
+  // A report without trajectories (null cards) and a blocked one.
+  const t = new wasm.GateSession(undefined);
+  const blockedAudit = read("both-regressed", "audit.jsonl");
+  t.beginAudit("audit.jsonl");
+  t.pushAudit(blockedAudit);
+  t.finishAudit();
+  out.testSetInMemory = ["TestSetInfo", t.buildTestSet([blockedAudit])];
+  t.addVerdicts("old", read("both-regressed", "old_verdicts.jsonl"), "old_verdicts.jsonl");
+  t.addVerdicts("new", read("both-regressed", "new_verdicts.jsonl"), "new_verdicts.jsonl");
+  out.blocked = ["GateReport", t.evaluate()];
+
+  out.guesses = ["RoleGuess[]", [
+    wasm.GateSession.sniffRole("audit.jsonl", audit.subarray(0, 4096)),
+    wasm.GateSession.sniffRole("x.jsonl", read(fixture, "old_verdicts.jsonl").subarray(0, 4096)),
+    wasm.GateSession.sniffRole("notes.txt", new TextEncoder().encode("hello")),
+  ]];
+
+  // Keys, a signed decision, a valid and an invalid verification.
+  const pair = wasm.generateKeyPair(new Uint8Array(32).fill(7));
+  out.pair = ["KeyPair", pair];
+  out.keyInfo = ["KeyInfo[]", [wasm.keyInfo(pair.private_pem), wasm.keyInfo(pair.public_pem)]];
+  const digest = "a".repeat(64);
+  const envelope = wasm.signDecision(JSON.stringify(report), pair.private_pem, "model", digest, "prod", 1_800_000_000);
+  const bytes = new TextEncoder().encode(envelope);
+  out.verified = ["VerifyResult", wasm.verifyEnvelope(bytes, [pair.public_pem], { threshold: 1, model_digest: digest, target: "prod", now: 1_800_000_100, max_age_seconds: 3600 })];
+  const other = wasm.generateKeyPair(new Uint8Array(32).fill(8));
+  out.refused = ["VerifyResult", wasm.verifyEnvelope(bytes, [other.public_pem], { now: 1_800_000_100 })];
+  assert.equal(out.verified[1].valid, true);
+  assert.equal(out.refused[1].valid, false);
+  return out;
+}
+
+function literalFile(all, extra = "") {
+  const names = [...new Set(Object.values(all).map(([type]) => type.replace(/\[.*$/, "").replace(/\[\]$/, "")))];
+  let text = `import type { ${names.join(", ")} } from ${JSON.stringify(path.join(pkg, "deploy_gate.js"))};\n`;
+  for (const [name, [type, value]] of Object.entries(all)) {
+    text += `export const ${name}: ${type} = ${JSON.stringify(value, null, 1)};\n`;
+  }
+  return text + extra;
+}
+
+function tsc(dir, files) {
+  const r = spawnSync(process.execPath, [TSC, "--strict", "--noEmit", "--target", "es2022", "--module", "es2022", "--moduleResolution", "bundler", "--lib", "esnext,dom", ...files], { cwd: dir, encoding: "utf8" });
+  return { status: r.status, output: (r.stdout || "") + (r.stderr || "") };
+}
+
+test("every result the package returns matches its TypeScript type, key by key", () => {
+  const dir = path.join(ARTIFACTS, "types");
+  fs.mkdirSync(dir, { recursive: true });
+  const all = samples();
+  fs.writeFileSync(path.join(dir, "samples.ts"), literalFile(all));
+  const r = tsc(dir, ["samples.ts", path.join(ROOT, "tests/e2e/types/consumer.ts")]);
+  assert.equal(r.status, 0, r.output);
+});
+
+test("the type check sees a key the types do not have and a key the package does not return", () => {
+  const dir = path.join(ARTIFACTS, "types-control");
+  fs.mkdirSync(dir, { recursive: true });
+  const all = samples();
+  const report = structuredClone(all.report[1]);
+  report.decision.not_a_field = 1;
+  const short = structuredClone(all.report[1]);
+  delete short.stats;
+  fs.writeFileSync(path.join(dir, "extra.ts"), literalFile({ report: ["GateReport", report] }));
+  fs.writeFileSync(path.join(dir, "missing.ts"), literalFile({ report: ["GateReport", short] }));
+  const extra = tsc(dir, ["extra.ts"]);
+  assert.notEqual(extra.status, 0);
+  assert.match(extra.output, /not_a_field/);
+  const missing = tsc(dir, ["missing.ts"]);
+  assert.notEqual(missing.status, 0);
+  assert.match(missing.output, /stats/);
+});

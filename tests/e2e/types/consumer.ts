@@ -1,0 +1,88 @@
+// A small consumer of the JS package, compiled with `tsc --strict --noEmit` by
+// tests/e2e/types.test.mjs: it uses every exported type and function the way an embedder
+// does, so a change to the types that breaks embedders breaks this file.
+import init, {
+  GateSession,
+  SegmentScanner,
+  Sha256Stream,
+  generateKeyPair,
+  keyInfo,
+  signDecision,
+  verifyEnvelope,
+  type ABComparison,
+  type AuditSummary,
+  type CaseOutcome,
+  type GateDecision,
+  type GateReport,
+  type InputFile,
+  type KeyInfo,
+  type KeyPair,
+  type ModelCounts,
+  type PolicyChange,
+  type PolicyInput,
+  type Role,
+  type RoleGuess,
+  type SkipStat,
+  type TemplateRow,
+  type TestCase,
+  type TestSetInfo,
+  type TrajectoryInfo,
+  type VerifyOptions,
+  type VerifyResult,
+} from "../../../pkg/deploy_gate.js";
+
+export async function gate(audit: File, old: Uint8Array, fresh: Uint8Array): Promise<GateReport> {
+  await init();
+  const policy: PolicyInput = { min_samples: 20, max_samples: "none", pass_verdicts: "PASS,APPROVE", on_insufficient: "block" };
+  const session = new GateSession(policy);
+  const change: PolicyChange = session.setPolicy({ seed: 1 });
+  if (change === "rescan") session.beginAudit(audit.name);
+  session.beginAudit(audit.name);
+  session.pushAudit(new Uint8Array(await audit.arrayBuffer()));
+  const summary: AuditSummary = session.finishAudit();
+  const skipped: SkipStat[] = Object.values(summary.skipped);
+  const ranges: Float64Array = session.neededRanges();
+  for (let i = 0; i < ranges.length / 3; i++) {
+    const end = ranges[3 * i + 2] < 0 ? audit.size : ranges[3 * i + 2];
+    session.feedRange(i, new Uint8Array(await audit.slice(ranges[3 * i + 1], end).arrayBuffer()));
+    session.endRange(i);
+  }
+  const info: TestSetInfo = session.finishTestSet();
+  const cases: TestCase[] = session.testCases();
+  const role: Role = "old_verdicts";
+  session.addVerdicts(role, old, "old.jsonl");
+  session.addVerdicts("new", fresh, "new.jsonl");
+  const report: GateReport = session.evaluate();
+  const decision: GateDecision = report.decision;
+  const comparison: ABComparison = report.comparison;
+  const counts: ModelCounts = report.verdicts.old;
+  const traj: TrajectoryInfo | null = report.trajectories.new;
+  const rows: TemplateRow[] = report.templates;
+  const outcomes: CaseOutcome[] = report.cases.filter((c) => c.status === "regressed");
+  const files: InputFile[] = report.inputs;
+  const guess: RoleGuess = GateSession.sniffRole("x.jsonl", old.subarray(0, 100));
+  console.log(skipped.length, info.num_cases, cases.length, decision.approved, comparison.recommendation,
+    counts.pass_rate, traj?.mean, rows.length, outcomes.length, files.length, guess.role, report.stats);
+  session.free();
+  return report;
+}
+
+export function segments(chunk: Uint8Array): Uint8Array {
+  const scanner = new SegmentScanner(["PASS"], 0, 0);
+  scanner.push(chunk);
+  const hash = new Sha256Stream();
+  hash.update(chunk);
+  const hex: string = hash.finish();
+  console.log(hex);
+  return scanner.finish();
+}
+
+export function signAndVerify(report: GateReport, seed: Uint8Array): VerifyResult {
+  const pair: KeyPair = generateKeyPair(seed);
+  const info: KeyInfo = keyInfo(pair.public_pem);
+  const envelope: string = signDecision(JSON.stringify(report), pair.private_pem, "model", "a".repeat(64), "prod", Date.now() / 1000);
+  const options: VerifyOptions = { threshold: 1, model_digest: "a".repeat(64), target: "prod", now: Date.now() / 1000 };
+  const result: VerifyResult = verifyEnvelope(new TextEncoder().encode(envelope), [pair.public_pem], options);
+  if (!result.valid) throw new Error(`${info.keyid}: ${result.check}: ${result.message}`);
+  return result;
+}
