@@ -46,11 +46,11 @@
 //! that hash.
 
 use crate::cli::{EXIT_BLOCKED, EXIT_OK};
-use crate::sign::{check, invalid, model_digest, now, summary, TrustArgs};
+use crate::sign::{check, invalid, model_digest, now, TrustArgs};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
 use deploy_gate::attest::ledger::{self, Entry, Ledger, Outcome, Tail};
-use deploy_gate::attest::{file_digest, time, Verified};
+use deploy_gate::attest::{file_digest, time, Check, Failure, Summary, Verified};
 use deploy_gate::deploy::{
     backup_file_name, deploy_config, legacy_backup_file_name, normalize_model_path, Change, BACKENDS, MAX_CONFIG_BYTES,
 };
@@ -842,7 +842,7 @@ fn run_program(argv: &[String], env: &[(&str, String)], what: &str) -> Result<()
 }
 
 fn report(v: &Verified, result: &str, ledger: &Path, extra: serde_json::Value) -> Result<()> {
-    let mut out = json!({"result": result, "decision": summary(v), "ledger": ledger.display().to_string()});
+    let mut out = json!({"result": result, "decision": Summary::of(v), "ledger": ledger.display().to_string()});
     if let (Some(o), serde_json::Value::Object(x)) = (out.as_object_mut(), extra) {
         o.extend(x);
     }
@@ -920,17 +920,17 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         trust.ledger = None;
         let v = match check(&args.envelope, &trust, &digest, &target)? {
             Ok(v) => v,
-            Err((check, message)) => return Ok(invalid(&check, &message)),
+            Err(failure) => return Ok(invalid(&failure)),
         };
         if read_ledger(Some(&ledger_path))?.contains(&v.payload_sha256) {
-            return Ok(invalid(
-                "replayed",
-                &format!(
+            return Ok(invalid(&Failure::new(
+                Check::Replayed,
+                format!(
                     "decision {} is in the ledger {} already",
                     v.payload_sha256,
                     ledger_path.display()
                 ),
-            ));
+            )));
         }
         eprintln!(
             "deploy-gate: dry run — verified; would {} ({})",
@@ -941,7 +941,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
             },
             v.reason
         );
-        println!("{}", serde_json::to_string_pretty(&summary(&v))?);
+        println!("{}", serde_json::to_string_pretty(&Summary::of(&v))?);
         return Ok(if v.approved { EXIT_OK } else { EXIT_BLOCKED });
     }
 
@@ -977,14 +977,14 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     trust.ledger = None;
     let v = match check(&args.envelope, &trust, &digest, &target)? {
         Ok(v) => v,
-        Err((check, message)) => return Ok(invalid(&check, &message)),
+        Err(failure) => return Ok(invalid(&failure)),
     };
     if ledger.parsed.applied(&v.payload_sha256) {
         let last = ledger.parsed.last(&v.payload_sha256).expect("applied");
-        return Ok(invalid(
-            "replayed",
-            &replayed_message(&v, &ledger, last, config_lock.as_ref()),
-        ));
+        return Ok(invalid(&Failure::new(
+            Check::Replayed,
+            replayed_message(&v, &ledger, last, config_lock.as_ref()),
+        )));
     }
 
     let env = [
@@ -1090,16 +1090,16 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         } else {
             result
         };
-        return Ok(invalid(
-            "replayed",
-            &format!(
+        return Ok(invalid(&Failure::new(
+            Check::Replayed,
+            format!(
                 "decision {} was applied to the config {} already (its record {} says {result}); the ledger {} does not have it, but one decision replaces one config once",
                 v.payload_sha256,
                 paths.given.display(),
                 lock.path.display(),
                 ledger.path.display()
             ),
-        ));
+        )));
     }
     let mut intent = entry_for(&v, Outcome::Intent);
     intent.action = Some("config".into());
