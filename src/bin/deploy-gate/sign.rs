@@ -1,13 +1,14 @@
 //! The signing commands: keygen, digest, sign, verify (apply and rollback are in `apply`).
 
-use crate::apply::read_ledger;
 use crate::cli::{evaluate_inputs, EXIT_OK};
+use crate::files::read_regular;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use deploy_gate::attest::dsse::Envelope;
 use deploy_gate::attest::keys::{
     keyid, private_pem, public_pem, read_private_pem, read_public_pem, signing_key_from_seed,
 };
+use deploy_gate::attest::ledger::{self, Ledger, Tail};
 use deploy_gate::attest::{
     cosign, directory_digest, parse_digest, reproduce, sign, verify, Check, Claim, Failure, Limits, Requirements,
     Summary, VerificationResult, Verified, VerifyError, DEFAULT_MAX_STATEMENT_BYTES,
@@ -17,7 +18,7 @@ use deploy_gate::decision::{GatePolicy, Mode, OnInsufficient};
 use deploy_gate::testset::TestSetPolicy;
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -327,6 +328,37 @@ pub struct VerifyArgs {
     new_trajectories: Option<PathBuf>,
 }
 
+/// The most `verify --ledger` reads of a ledger (about 500 bytes an entry).
+const MAX_LEDGER_BYTES: usize = 1 << 30;
+
+/// A ledger as `verify --ledger` reads it (no lock, nothing written: a torn last line is
+/// ignored with a warning, the next apply removes it); none or a missing file is empty.
+pub(crate) fn read_ledger(path: Option<&Path>) -> Result<Ledger> {
+    let empty = || ledger::parse(b"").expect("an empty ledger parses");
+    let Some(path) = path else {
+        return Ok(empty());
+    };
+    let bytes = match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(empty()),
+        // A link the ledger's writer would refuse is read where it points; FIFOs and devices
+        // are refused, and the size is bounded.
+        _ => {
+            let real = fs::canonicalize(path).with_context(|| format!("cannot read the ledger {}", path.display()))?;
+            read_regular(&real, "ledger", MAX_LEDGER_BYTES)
+                .with_context(|| format!("the ledger {}", path.display()))?
+                .1
+        }
+    };
+    let parsed = ledger::parse(&bytes).map_err(|e| anyhow!("the ledger {} {e}", path.display()))?;
+    if let Tail::Torn { line, .. } = parsed.tail {
+        eprintln!(
+            "deploy-gate: warning: the ledger {} line {line} was cut short by an interrupted write; ignored (the next apply removes it)",
+            path.display()
+        );
+    }
+    Ok(parsed)
+}
+
 /// Runs every check; `Ok(Err(..))` is a verification failure (exit 2), `Err` an I/O problem.
 pub(crate) fn check(
     envelope: &Path,
@@ -339,7 +371,7 @@ pub(crate) fn check(
         trusted.push(read_public_pem(&read_key(path, "trusted key")?).map_err(|e| anyhow!("{}: {e}", path.display()))?);
     }
     let ledger = read_ledger(trust.ledger.as_deref())?;
-    let applied = |d: &str| ledger.contains(d);
+    let applied = |d: &str| ledger.applied(d);
     let req = Requirements {
         trusted: &trusted,
         threshold: trust.threshold,
