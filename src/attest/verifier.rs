@@ -475,7 +475,7 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
     if approved != has_level {
         return Err(VerifyError::Predicate(format!(
             "verificationResult is {} but verifiedLevels {} {}",
-            if approved { "PASSED" } else { "FAILED" },
+            super::VerificationResult::of(approved).as_str(),
             if has_level { "has" } else { "lacks" },
             super::APPROVED_LEVEL
         )));

@@ -8,9 +8,10 @@
 //! 1. the config lock, `.NAME.deploy-gate.lock` beside the file the config path finally points
 //!    to (after every symlink): two applies (or an apply and a rollback) to one config never run
 //!    at once, whichever path or ledger they are given. The lock file is also the config's own
-//!    record of the decisions applied to it (`<payload sha256> <result>` lines, each one
-//!    `write`, fsynced), checked as well as the ledger: one decision replaces one config once,
-//!    whatever ledger, backend or spelling of the model path a later apply is given;
+//!    record of the decisions applied to it (`<payload sha256> <result> <before> <after>`
+//!    lines, each one `write`, fsynced; read and formatted by `attest::ledger::record`),
+//!    checked as well as the ledger: one decision replaces one config once, whatever ledger,
+//!    backend or spelling of the model path a later apply is given;
 //! 2. the ledger itself (opened `O_APPEND|O_NOFOLLOW`, a regular file with one link): reading it,
 //!    verifying and appending are one step for every apply that shares it.
 //!
@@ -18,7 +19,7 @@
 //! replay protection always holds.
 //!
 //! # The sequence of a built-in deploy, and what each crash point leaves
-//! 1. Lock; cut a torn last ledger line; remove temporary files an interrupted apply left; resolve
+//! 1. Lock; cut a torn last ledger line (`Ledger::repair` says whether and where); remove temporary files an interrupted apply left; resolve
 //!    the config's unresolved intents (below). Crash: nothing changed but those repairs.
 //! 2. Hash the model (under the locks), verify (signatures, digest, target, age) and refuse a
 //!    decision the ledger or the config's record has already.
@@ -52,7 +53,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
 use deploy_gate::attest::ledger::record::{Record, RecordedResult};
 use deploy_gate::attest::ledger::{self, Entry, Ledger, Outcome, Repair, Tail};
-use deploy_gate::attest::{file_digest, time, Check, Failure, Summary, Verified};
+use deploy_gate::attest::{file_digest, time, Check, Failure, Summary, VerificationResult, Verified};
 use deploy_gate::deploy::{
     backup_file_name, deploy_config, legacy_backup_file_name, normalize_model_path, Change, BACKENDS, MAX_CONFIG_BYTES,
 };
@@ -836,7 +837,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     let env = [
         (
             "DEPLOY_GATE_DECISION",
-            if v.approved { "PASSED" } else { "FAILED" }.to_owned(),
+            VerificationResult::of(v.approved).as_str().to_owned(),
         ),
         ("DEPLOY_GATE_REASON", v.reason.clone()),
         ("DEPLOY_GATE_MODEL_PATH", model_path.clone()),
