@@ -87,8 +87,9 @@ export interface KeyInfo { kind: "private" | "public"; keyid: string; }
 export interface VerifyOptions { threshold?: number; model_digest?: string; target?: string; now: number; max_age_seconds?: number; }
 export interface VerifyResult {
   valid: boolean; check?: string; message?: string; signers: string[]; hinted_keyids: string[];
-  approved?: boolean; reason?: string; model?: string; model_digest?: string; target?: string;
-  time_verified?: string; subject_checked: boolean; target_checked: boolean;
+  verification_result?: "PASSED" | "FAILED"; approved?: boolean; reason?: string; model?: string;
+  model_digest?: string; subject_index?: number; target?: string; time_verified?: string;
+  payload_sha256?: string; subject_checked: boolean; target_checked: boolean;
 }
 "#;
 
@@ -659,17 +660,14 @@ pub fn verify_envelope(
         already_applied: &never,
         limits: crate::attest::Limits::default(),
     };
+    let scope = crate::attest::Scope {
+        hinted_keyids: hinted,
+        subject_checked: digest.is_some(),
+        target_checked: target.is_some(),
+    };
     let result = match crate::attest::verify(envelope, &req) {
-        Ok(v) => serde_json::json!({
-            "valid": true, "signers": v.signers, "hinted_keyids": hinted, "approved": v.approved, "reason": v.reason,
-            "model": v.model_name, "model_digest": format!("sha256:{}", v.model_sha256), "target": v.target,
-            "time_verified": crate::attest::time::format_rfc3339(v.time_verified),
-            "subject_checked": digest.is_some(), "target_checked": target.is_some(),
-        }),
-        Err(e) => serde_json::json!({
-            "valid": false, "check": e.check(), "message": e.to_string(), "signers": [], "hinted_keyids": hinted,
-            "subject_checked": digest.is_some(), "target_checked": target.is_some(),
-        }),
+        Ok(v) => crate::attest::VerifyResult::Valid(crate::attest::Summary::of(&v).with_scope(scope)),
+        Err(e) => crate::attest::VerifyResult::Invalid(crate::attest::Failure::from(&e).with_scope(scope)),
     };
     to_js(&result)
 }

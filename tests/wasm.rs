@@ -211,3 +211,76 @@ fn segments_scanned_apart_and_merged_give_the_same_report() {
     add_results(&mut s);
     assert_eq!(s.evaluate_json().unwrap(), reference);
 }
+
+/// `verifyEnvelope` gives the page every field it reads, for a valid and for a rejected
+/// envelope, with the fields the CLI's summary has (one type serves both).
+#[wasm_bindgen_test]
+fn verify_envelope_gives_the_summary_and_what_was_checked() {
+    use deploy_gate::wasm::{generate_key_pair, sign_decision, verify_envelope};
+    let plain =
+        |v: JsValue| -> Value { serde_json::from_str(&JSON::stringify(&v).unwrap().as_string().unwrap()).unwrap() };
+    let pair = plain(generate_key_pair(&[7u8; 32]).unwrap());
+    let keyid = pair["keyid"].as_str().unwrap().to_owned();
+    let report = serde_json::json!({
+        "schema": "deploy-gate/report/v1",
+        "policy": {"min_samples": 20},
+        "inputs": [{"name": "audit.jsonl", "role": "audit", "sha256": "00".repeat(32), "bytes": 1}],
+        "decision": {"approved": true, "reason": "approved: no regression on task or trajectory"},
+    });
+    let digest = format!("sha256:{}", "ab".repeat(32));
+    let now = 1_764_547_200.0;
+    let envelope = sign_decision(
+        &report.to_string(),
+        pair["private_pem"].as_str().unwrap(),
+        "agent-7b",
+        &digest,
+        "serving.yaml",
+        now,
+    )
+    .unwrap();
+    let trusted = vec![pair["public_pem"].as_str().unwrap().to_owned()];
+    let verify = |options: &str| plain(verify_envelope(envelope.as_bytes(), trusted.clone(), js(options)).unwrap());
+
+    let ok = verify(&format!(
+        r#"{{"now": {}, "model_digest": "{digest}", "target": "serving.yaml"}}"#,
+        now + 60.0
+    ));
+    assert_eq!(ok["valid"], true);
+    assert_eq!(ok["approved"], true);
+    assert_eq!(ok["verification_result"], "PASSED");
+    assert_eq!(ok["reason"], "approved: no regression on task or trajectory");
+    assert_eq!(ok["model"], "agent-7b");
+    assert_eq!(ok["model_digest"], digest.as_str());
+    assert_eq!(ok["subject_index"], 0);
+    assert_eq!(ok["target"], "serving.yaml");
+    assert_eq!(ok["time_verified"], "2025-12-01T00:00:00Z");
+    assert_eq!(ok["signers"], serde_json::json!([keyid]));
+    assert_eq!(ok["hinted_keyids"], serde_json::json!([keyid]));
+    assert_eq!(ok["payload_sha256"].as_str().map(str::len), Some(64));
+    assert_eq!(
+        (&ok["subject_checked"], &ok["target_checked"]),
+        (&Value::Bool(true), &Value::Bool(true))
+    );
+    assert!(ok.get("check").is_none() && ok.get("message").is_none());
+
+    let unchecked = verify(&format!(r#"{{"now": {}}}"#, now + 60.0));
+    assert_eq!(unchecked["valid"], true);
+    assert_eq!(
+        (&unchecked["subject_checked"], &unchecked["target_checked"]),
+        (&Value::Bool(false), &Value::Bool(false))
+    );
+
+    let bad = verify(&format!(r#"{{"now": {}, "target": "other.yaml"}}"#, now + 60.0));
+    assert_eq!(bad["valid"], false);
+    assert_eq!(bad["check"], "target");
+    assert_eq!(
+        bad["message"],
+        "the statement is for target `serving.yaml`, not `other.yaml`"
+    );
+    assert_eq!(bad["signers"], serde_json::json!([]));
+    assert_eq!(bad["hinted_keyids"], serde_json::json!([keyid]));
+    assert_eq!(
+        (&bad["subject_checked"], &bad["target_checked"]),
+        (&Value::Bool(false), &Value::Bool(true))
+    );
+}

@@ -2,20 +2,31 @@
 
 use serde_json::Value;
 
+/// A value JCS cannot write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum JcsError {
+    /// A number that is not an IEEE 754 double (an arbitrary-precision number).
+    #[error("a number JCS cannot represent")]
+    Unrepresentable,
+    /// NaN or an infinity.
+    #[error("NaN and infinities are not JSON")]
+    NotFinite,
+}
+
 /// The canonical JSON text of a value: keys sorted by UTF-16 code units, no whitespace,
 /// numbers as ECMAScript writes them, strings escaped as `JSON.stringify` does.
-pub fn canonical_json(value: &Value) -> Result<String, String> {
+pub fn canonical_json(value: &Value) -> Result<String, JcsError> {
     let mut out = String::new();
     write(value, &mut out)?;
     Ok(out)
 }
 
-fn write(value: &Value, out: &mut String) -> Result<(), String> {
+fn write(value: &Value, out: &mut String) -> Result<(), JcsError> {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => {
-            let f = n.as_f64().ok_or("a number JCS cannot represent")?;
+            let f = n.as_f64().ok_or(JcsError::Unrepresentable)?;
             out.push_str(&number(f)?);
         }
         Value::String(s) => out.push_str(&serde_json::to_string(s).expect("strings serialize")),
@@ -48,9 +59,9 @@ fn write(value: &Value, out: &mut String) -> Result<(), String> {
 }
 
 /// ECMAScript `Number.prototype.toString` of a finite double (RFC 8785 §3.2.2.3).
-pub fn number(x: f64) -> Result<String, String> {
+pub fn number(x: f64) -> Result<String, JcsError> {
     if !x.is_finite() {
-        return Err("NaN and infinities are not JSON".into());
+        return Err(JcsError::NotFinite);
     }
     if x == 0.0 {
         return Ok("0".into());
@@ -111,7 +122,9 @@ mod tests {
         for (x, want) in cases {
             assert_eq!(number(*x).unwrap(), *want, "{x:e}");
         }
-        assert!(number(f64::NAN).is_err());
+        assert_eq!(number(f64::NAN), Err(JcsError::NotFinite));
+        assert_eq!(number(f64::INFINITY), Err(JcsError::NotFinite));
+        assert_eq!(JcsError::NotFinite.to_string(), "NaN and infinities are not JSON");
     }
 
     #[test]

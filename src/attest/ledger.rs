@@ -14,6 +14,13 @@
 //! [`Tail::Torn`] with the length of the complete part, so the shell can cut it off, or, if it is
 //! a whole entry that only lacks its newline, as [`Tail::Unterminated`] so the shell can end it.
 //! A complete line that is not an entry is corruption and an error naming the line.
+//! [`Ledger::repair`] decides what the shell does to such an end before it appends: cut a torn
+//! line (only one that a cut-short entry write could have left), end an unterminated one.
+//!
+//! The config's own record of the decisions applied to it (the lines of its lock file) is
+//! [`record`].
+
+pub mod record;
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +46,21 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Every outcome.
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Deployed,
+        Outcome::KeptOld,
+        Outcome::Intent,
+        Outcome::NotDeployed,
+        Outcome::Unknown,
+        Outcome::RolledBack,
+    ];
+
+    /// The outcome a word names ([`Outcome::as_str`]), if any.
+    pub fn from_word(word: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.as_str() == word)
+    }
+
     /// The word written in the ledger.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -144,6 +166,49 @@ pub enum Tail {
     },
 }
 
+/// What the shell must do to the end of a ledger before it appends an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Repair {
+    /// Nothing: the file is empty or ends in `\n`.
+    Nothing,
+    /// Write `\n` at the end: the last line is a whole entry without it.
+    EndLine,
+    /// Cut the file to `keep` bytes: its last line is an entry's write cut short.
+    Cut {
+        /// The length of the complete part ([`Ledger::complete_len`]).
+        keep: usize,
+        /// The torn line's number (1-based).
+        line: usize,
+        /// The torn line's length in bytes.
+        bytes: usize,
+    },
+}
+
+/// The start of every line [`Entry::to_line`] writes: a last line without `\n` that is
+/// neither a prefix of it nor starts with it was not left by a cut-short entry write.
+pub const ENTRY_START: &[u8] = br#"{"payload_sha256":""#;
+
+/// A last line without `\n` that no cut-short entry write could have left: it is not cut.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line} has no newline and is not the start of a ledger entry ({preview}); refused, nothing cut (is it a ledger?)")]
+pub struct ForeignTail {
+    /// Its line number (1-based).
+    pub line: usize,
+    /// Its start, quoted ([`preview`]).
+    pub preview: String,
+}
+
+/// Some bytes of a ledger as a quoted, escaped string for a message: the first 120, with `…`
+/// after the quote when there are more.
+pub fn preview(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(120)]).into_owned();
+    if bytes.len() > 120 {
+        format!("{text:?}…")
+    } else {
+        format!("{text:?}")
+    }
+}
+
 /// A parsed ledger.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ledger {
@@ -223,6 +288,29 @@ pub fn parse(bytes: &[u8]) -> Result<Ledger, LedgerError> {
 }
 
 impl Ledger {
+    /// What to do to the end of the ledger parsed from `bytes` before appending: nothing, end
+    /// its last line, or cut a torn last line off — only when that line is the start of an
+    /// entry (or a part of that start), which is what a write cut short leaves; anything else
+    /// is refused.
+    pub fn repair(&self, bytes: &[u8]) -> Result<Repair, ForeignTail> {
+        match self.tail {
+            Tail::Clean => Ok(Repair::Nothing),
+            Tail::Unterminated => Ok(Repair::EndLine),
+            Tail::Torn { line, bytes: n } => {
+                let keep = self.complete_len;
+                let torn = &bytes[keep.min(bytes.len())..];
+                if torn.starts_with(ENTRY_START) || ENTRY_START.starts_with(torn) {
+                    Ok(Repair::Cut { keep, line, bytes: n })
+                } else {
+                    Err(ForeignTail {
+                        line,
+                        preview: preview(torn),
+                    })
+                }
+            }
+        }
+    }
+
     /// The decision's last entry.
     pub fn last(&self, payload_sha256: &str) -> Option<&Entry> {
         self.entries.iter().rev().find(|e| e.payload_sha256 == payload_sha256)
@@ -342,6 +430,58 @@ mod tests {
             }
             assert_eq!(&l.entries[..], &entries[..l.entries.len()]);
         }
+    }
+
+    #[test]
+    fn a_torn_entry_is_cut_where_its_line_starts_and_anything_else_is_refused() {
+        let mut bytes = line("a", Outcome::Deployed);
+        let good = bytes.len();
+        let whole = line("b", Outcome::Deployed);
+        // Every cut of the second entry's write but the last (the missing newline only).
+        for cut in 1..whole.len() - 1 {
+            bytes.truncate(good);
+            bytes.extend_from_slice(&whole[..cut]);
+            let l = parse(&bytes).unwrap();
+            assert_eq!(
+                l.repair(&bytes),
+                Ok(Repair::Cut {
+                    keep: good,
+                    line: 2,
+                    bytes: cut
+                }),
+                "cut at {cut}"
+            );
+        }
+        bytes.truncate(good);
+        bytes.extend_from_slice(&whole[..whole.len() - 1]);
+        assert_eq!(parse(&bytes).unwrap().repair(&bytes), Ok(Repair::EndLine));
+        bytes.truncate(good);
+        assert_eq!(parse(&bytes).unwrap().repair(&bytes), Ok(Repair::Nothing));
+        assert_eq!(parse(b"").unwrap().repair(b""), Ok(Repair::Nothing));
+        // A last line that is not an entry's start is not cut.
+        bytes.extend_from_slice(b"hello");
+        let e = parse(&bytes).unwrap().repair(&bytes).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert_eq!(
+            e.to_string(),
+            r#"line 2 has no newline and is not the start of a ledger entry ("hello"); refused, nothing cut (is it a ledger?)"#
+        );
+        // Another key first, even one that is JSON.
+        let other = br#"{"result":"deployed","payload_sha256":"b""#;
+        assert!(parse(other).unwrap().repair(other).is_err());
+        // A long foreign line is shown by its start.
+        let long = vec![b'x'; 500];
+        let e = parse(&long).unwrap().repair(&long).unwrap_err();
+        assert_eq!(e.preview, format!("{:?}…", "x".repeat(120)));
+    }
+
+    #[test]
+    fn outcomes_are_named_by_their_words() {
+        for o in Outcome::ALL {
+            assert_eq!(Outcome::from_word(o.as_str()), Some(o));
+            assert_eq!(serde_json::to_value(o).unwrap(), serde_json::json!(o.as_str()));
+        }
+        assert_eq!(Outcome::from_word("Deployed"), None);
     }
 
     #[test]

@@ -10,10 +10,14 @@ pub mod dsse;
 pub mod jcs;
 pub mod keys;
 pub mod ledger;
+pub mod reproduce;
 pub mod strict;
+pub mod summary;
 pub mod time;
 mod verifier;
 
+pub use reproduce::{reproduce, Mismatch};
+pub use summary::{Check, Failure, Scope, Summary, VerificationResult, VerifyResult};
 pub use verifier::{verify, Limits, Requirements, Verified, VerifyError, DEFAULT_MAX_STATEMENT_BYTES, MAX_SIGNATURES};
 
 use dsse::{Envelope, Signature, PAYLOAD_TYPE};
@@ -27,6 +31,22 @@ pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 pub const PREDICATE_TYPE: &str = "https://slsa.dev/verification_summary/v1";
 /// The predicate key that carries the whole GateReport.
 pub const REPORT_KEY: &str = "https://deploy-gate.dev/report/v1";
+/// The JSON pointer (RFC 6901) of a statement's embedded report: `/predicate/` and
+/// [`REPORT_KEY`] escaped.
+pub fn report_pointer() -> String {
+    json_pointer(&["predicate", REPORT_KEY])
+}
+
+/// One reference token of a JSON pointer (RFC 6901 §4): `~` as `~0`, then `/` as `~1`.
+pub fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// The JSON pointer (RFC 6901) to the value under these keys, each escaped.
+pub fn json_pointer(keys: &[&str]) -> String {
+    keys.iter().map(|k| format!("/{}", pointer_token(k))).collect()
+}
+
 /// The verifier id in the predicate.
 pub const VERIFIER_ID: &str = "https://deploy-gate.dev/verifier/v1";
 /// The policy URI in the predicate.
@@ -123,7 +143,7 @@ fn check_report(report: &Value) -> Result<bool, SignError> {
 pub fn statement(claim: &Claim<'_>) -> Result<Value, SignError> {
     let approved = check_report(claim.report)?;
     let sha = parse_digest(claim.model_sha256)?;
-    let policy = jcs::canonical_json(&claim.report["policy"]).map_err(SignError::Report)?;
+    let policy = jcs::canonical_json(&claim.report["policy"]).map_err(|e| SignError::Report(e.to_string()))?;
     let inputs: Vec<Value> = claim.report["inputs"]
         .as_array()
         .expect("checked")
@@ -140,7 +160,7 @@ pub fn statement(claim: &Claim<'_>) -> Result<Value, SignError> {
             "resourceUri": claim.target,
             "policy": {"uri": POLICY_URI, "digest": {"sha256": hex::encode(Sha256::digest(policy.as_bytes()))}},
             "inputAttestations": inputs,
-            "verificationResult": if approved { "PASSED" } else { "FAILED" },
+            "verificationResult": VerificationResult::of(approved).as_str(),
             "verifiedLevels": if approved { vec![APPROVED_LEVEL] } else { Vec::new() },
             REPORT_KEY: claim.report,
         }
@@ -180,11 +200,11 @@ pub fn cosign(existing: &Envelope, claim: &Claim<'_>, key: &SigningKey) -> Resul
     let mut wanted = statement(claim)?;
     wanted["predicate"]["timeVerified"] = found["predicate"]["timeVerified"].clone();
     for (what, pointer) in [
-        ("report", "/predicate/https:~1~1deploy-gate.dev~1report~1v1"),
-        ("subject", "/subject"),
-        ("target", "/predicate/resourceUri"),
+        ("report", report_pointer()),
+        ("subject", json_pointer(&["subject"])),
+        ("target", json_pointer(&["predicate", "resourceUri"])),
     ] {
-        if found.pointer(pointer) != wanted.pointer(pointer) {
+        if found.pointer(&pointer) != wanted.pointer(&pointer) {
             return Err(SignError::Cosign(format!("its {what} differs from the one given")));
         }
     }
@@ -198,4 +218,31 @@ pub fn cosign(existing: &Envelope, claim: &Claim<'_>, key: &SigningKey) -> Resul
     let mut out = existing.clone();
     out.signatures.push(signature(key, &payload));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointers_escape_tilde_before_slash() {
+        assert_eq!(pointer_token("a/b"), "a~1b");
+        assert_eq!(pointer_token("m~n"), "m~0n");
+        // A key spelling an escape itself: `~1` must not come back as `/`.
+        assert_eq!(pointer_token("~1"), "~01");
+        assert_eq!(pointer_token("/~"), "~1~0");
+        assert_eq!(json_pointer(&[]), "");
+        assert_eq!(json_pointer(&[""]), "/");
+        let v = json!({"a/b": {"m~n": {"~1": 1, "/": 2}}, "a": {"b": 3}});
+        assert_eq!(v.pointer(&json_pointer(&["a/b", "m~n", "~1"])), Some(&json!(1)));
+        assert_eq!(v.pointer(&json_pointer(&["a/b", "m~n", "/"])), Some(&json!(2)));
+        assert_eq!(v.pointer(&json_pointer(&["a", "b"])), Some(&json!(3)));
+    }
+
+    #[test]
+    fn the_report_pointer_finds_the_report_under_its_key() {
+        assert_eq!(report_pointer(), "/predicate/https:~1~1deploy-gate.dev~1report~1v1");
+        let statement = json!({"predicate": {REPORT_KEY: {"schema": "x"}, "https:": {"": {}}}});
+        assert_eq!(statement.pointer(&report_pointer()), Some(&json!({"schema": "x"})));
+    }
 }

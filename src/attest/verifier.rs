@@ -2,7 +2,8 @@
 //! its own [`VerifyError`] variant, the limits first, each before the work it bounds.
 
 use super::dsse::{self, Signature, PAYLOAD_TYPE};
-use super::{keys, strict, time, MAX_SKEW_SECONDS, PREDICATE_TYPE, REPORT_KEY, STATEMENT_TYPE};
+use super::summary::Check;
+use super::{json_pointer, keys, strict, time, MAX_SKEW_SECONDS, PREDICATE_TYPE, REPORT_KEY, STATEMENT_TYPE};
 use ed25519_dalek::VerifyingKey;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -200,27 +201,32 @@ pub enum VerifyError {
 }
 
 impl VerifyError {
+    /// The failed check.
+    pub fn kind(&self) -> Check {
+        match self {
+            VerifyError::Threshold { .. } => Check::Threshold,
+            VerifyError::EnvelopeSize { .. } => Check::EnvelopeSize,
+            VerifyError::Envelope(_) => Check::Envelope,
+            VerifyError::SignatureCount { .. } => Check::SignatureCount,
+            VerifyError::StatementSize { .. } => Check::StatementSize,
+            VerifyError::Signature { .. } => Check::Signature,
+            VerifyError::PayloadType(_) => Check::PayloadType,
+            VerifyError::DuplicateKey(_) => Check::DuplicateKey,
+            VerifyError::StatementType(_) => Check::StatementType,
+            VerifyError::Predicate(_) => Check::Predicate,
+            VerifyError::SubjectDigest { .. } => Check::SubjectDigest,
+            VerifyError::AmbiguousSubject { .. } => Check::AmbiguousSubject,
+            VerifyError::Target { .. } => Check::Target,
+            VerifyError::Time(_) => Check::Time,
+            VerifyError::TooOld { .. } => Check::TooOld,
+            VerifyError::FromTheFuture { .. } => Check::FromTheFuture,
+            VerifyError::Replayed(_) => Check::Replayed,
+        }
+    }
+
     /// The name of the failed check.
     pub fn check(&self) -> &'static str {
-        match self {
-            VerifyError::Threshold { .. } => "threshold",
-            VerifyError::EnvelopeSize { .. } => "envelope_size",
-            VerifyError::Envelope(_) => "envelope",
-            VerifyError::SignatureCount { .. } => "signature_count",
-            VerifyError::StatementSize { .. } => "statement_size",
-            VerifyError::Signature { .. } => "signature",
-            VerifyError::PayloadType(_) => "payload_type",
-            VerifyError::DuplicateKey(_) => "duplicate_key",
-            VerifyError::StatementType(_) => "statement_type",
-            VerifyError::Predicate(_) => "predicate",
-            VerifyError::SubjectDigest { .. } => "subject_digest",
-            VerifyError::AmbiguousSubject { .. } => "ambiguous_subject",
-            VerifyError::Target { .. } => "target",
-            VerifyError::Time(_) => "time",
-            VerifyError::TooOld { .. } => "too_old",
-            VerifyError::FromTheFuture { .. } => "from_the_future",
-            VerifyError::Replayed(_) => "replayed",
-        }
+        self.kind().as_str()
     }
 }
 
@@ -469,7 +475,7 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
     if approved != has_level {
         return Err(VerifyError::Predicate(format!(
             "verificationResult is {} but verifiedLevels {} {}",
-            if approved { "PASSED" } else { "FAILED" },
+            super::VerificationResult::of(approved).as_str(),
             if has_level { "has" } else { "lacks" },
             super::APPROVED_LEVEL
         )));
@@ -477,7 +483,7 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
     let target = field("resourceUri")?.to_owned();
     let time_text = field("timeVerified")?;
     let report_approved = pred
-        .pointer("/https:~1~1deploy-gate.dev~1report~1v1/decision/approved")
+        .pointer(&json_pointer(&[REPORT_KEY, "decision", "approved"]))
         .and_then(Value::as_bool);
     if report_approved != Some(approved) {
         return Err(VerifyError::Predicate(
@@ -485,7 +491,7 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
         ));
     }
     let reason = pred
-        .pointer("/https:~1~1deploy-gate.dev~1report~1v1/decision/reason")
+        .pointer(&json_pointer(&[REPORT_KEY, "decision", "reason"]))
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();

@@ -8,9 +8,10 @@
 //! 1. the config lock, `.NAME.deploy-gate.lock` beside the file the config path finally points
 //!    to (after every symlink): two applies (or an apply and a rollback) to one config never run
 //!    at once, whichever path or ledger they are given. The lock file is also the config's own
-//!    record of the decisions applied to it (`<payload sha256> <result>` lines, each one
-//!    `write`, fsynced), checked as well as the ledger: one decision replaces one config once,
-//!    whatever ledger, backend or spelling of the model path a later apply is given;
+//!    record of the decisions applied to it (`<payload sha256> <result> <before> <after>`
+//!    lines, each one `write`, fsynced; read and formatted by `attest::ledger::record`),
+//!    checked as well as the ledger: one decision replaces one config once, whatever ledger,
+//!    backend or spelling of the model path a later apply is given;
 //! 2. the ledger itself (opened `O_APPEND|O_NOFOLLOW`, a regular file with one link): reading it,
 //!    verifying and appending are one step for every apply that shares it.
 //!
@@ -18,7 +19,7 @@
 //! replay protection always holds.
 //!
 //! # The sequence of a built-in deploy, and what each crash point leaves
-//! 1. Lock; cut a torn last ledger line; remove temporary files an interrupted apply left; resolve
+//! 1. Lock; cut a torn last ledger line (`Ledger::repair` says whether and where); remove temporary files an interrupted apply left; resolve
 //!    the config's unresolved intents (below). Crash: nothing changed but those repairs.
 //! 2. Hash the model (under the locks), verify (signatures, digest, target, age) and refuse a
 //!    decision the ledger or the config's record has already.
@@ -46,16 +47,17 @@
 //! that hash.
 
 use crate::cli::{EXIT_BLOCKED, EXIT_OK};
-use crate::sign::{check, invalid, model_digest, now, summary, TrustArgs};
+use crate::files::{open_error, read_regular};
+use crate::sign::{check, invalid, model_digest, now, read_ledger, TrustArgs};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
-use deploy_gate::attest::ledger::{self, Entry, Ledger, Outcome, Tail};
-use deploy_gate::attest::{file_digest, time, Verified};
+use deploy_gate::attest::ledger::record::{Record, RecordedResult};
+use deploy_gate::attest::ledger::{self, Entry, Ledger, Outcome, Repair, Tail};
+use deploy_gate::attest::{file_digest, time, Check, Failure, Summary, VerificationResult, Verified};
 use deploy_gate::deploy::{
     backup_file_name, deploy_config, legacy_backup_file_name, normalize_model_path, Change, BACKENDS, MAX_CONFIG_BYTES,
 };
 use serde_json::json;
-use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -186,49 +188,6 @@ fn utf8<'a>(path: &'a Path, what: &str) -> Result<&'a str> {
     })
 }
 
-/// The error of an open with `O_NOFOLLOW`: a symbolic link is refused by name, anything else
-/// keeps its cause under `context`.
-fn open_error(e: io::Error, what: &str, path: &Path, context: String) -> anyhow::Error {
-    if e.raw_os_error() == Some(libc::ELOOP) {
-        anyhow!("the {what} {} is a symbolic link; refused", path.display())
-    } else {
-        anyhow::Error::new(e).context(context)
-    }
-}
-
-/// Opens `path` for reading without following a final symlink and without blocking (a FIFO),
-/// and requires a regular file of at most `limit` bytes; returns it, its metadata and bytes.
-fn read_regular(path: &Path, what: &str, limit: usize) -> Result<(Metadata, Vec<u8>)> {
-    let cannot = || format!("cannot read the {what} {}", path.display());
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| open_error(e, what, path, cannot()))?;
-    let meta = file.metadata().with_context(cannot)?;
-    if !meta.is_file() {
-        bail!("the {what} {} is not a regular file; refused", path.display());
-    }
-    if meta.len() > limit as u64 {
-        bail!(
-            "the {what} {} is {} bytes, more than the {limit} this tool reads; refused",
-            path.display(),
-            meta.len()
-        );
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit as u64 + 1)
-        .read_to_end(&mut bytes)
-        .with_context(cannot)?;
-    if bytes.len() > limit {
-        bail!(
-            "the {what} {} grew past the {limit} bytes this tool reads; refused",
-            path.display()
-        );
-    }
-    Ok((meta, bytes))
-}
-
 impl ConfigPaths {
     fn resolve(given: &Path) -> Result<ConfigPaths> {
         utf8(given, "config path")?;
@@ -280,19 +239,7 @@ fn flock(file: &File, path: &Path, what: &str) -> Result<()> {
 struct ConfigLock {
     path: PathBuf,
     file: File,
-    /// Each decision's last line on this config.
-    record: HashMap<String, Recorded>,
-    /// The file does not end in a newline (a write cut short): the next line starts with one.
-    torn: bool,
-}
-
-/// A decision's last line in a config's record: its result and the config's sha256 before
-/// and after it (empty where unknown).
-#[derive(Clone)]
-struct Recorded {
-    result: String,
-    before: String,
-    after: String,
+    record: Record,
 }
 
 /// The most a config's record is read (about 80 bytes per apply).
@@ -351,58 +298,20 @@ fn lock_config(paths: &ConfigPaths) -> Result<ConfigLock> {
         .take(MAX_RECORD_BYTES)
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read the lock file {}", path.display()))?;
-    let torn = !bytes.is_empty() && !bytes.ends_with(b"\n");
-    let mut record = HashMap::new();
-    for line in bytes.split(|&b| b == b'\n') {
-        let Ok(line) = std::str::from_utf8(line) else { continue };
-        let words: Vec<&str> = line.split_ascii_whitespace().collect();
-        let hex64 = |w: &str| w.len() == 64 && w.bytes().all(|b| b.is_ascii_hexdigit());
-        if let [payload, result, before, after] = words[..] {
-            if hex64(payload) && (before == "-" || hex64(before)) && (after == "-" || hex64(after)) {
-                record.insert(
-                    payload.to_owned(),
-                    Recorded {
-                        result: result.to_owned(),
-                        before: before.to_owned(),
-                        after: after.to_owned(),
-                    },
-                );
-            }
-        }
-    }
     Ok(ConfigLock {
         path,
         file,
-        record,
-        torn,
+        record: Record::parse(&bytes),
     })
 }
 
 impl ConfigLock {
-    /// The decision's last result on this config if it was (or may have been) applied to it
-    /// and the config does not hold the bytes from before it again (`config_sha256` now): a
-    /// config put back by hand to what it was before may get the decision again (its backup is
-    /// then those bytes); one rolled back by `rollback` may not.
-    fn applied(&self, payload_sha256: &str, config_sha256: &str) -> Option<&str> {
-        let r = self.record.get(payload_sha256)?;
-        match r.result.as_str() {
-            "not_deployed" => None,
-            "rolled_back" => Some("rolled_back"),
-            _ if r.before == config_sha256 => None,
-            other => Some(other),
-        }
-    }
-
     /// Appends `<payload> <result> <sha256 before> <sha256 after>` to the record: one `write`,
     /// synced.
     fn record(&mut self, entry: &Entry, result: Outcome) -> Result<()> {
-        let payload_sha256 = &entry.payload_sha256;
-        let before = entry.config_sha256_before.as_deref().unwrap_or("-");
-        let after = entry.config_sha256_after.as_deref().unwrap_or("-");
-        let mut line = if self.torn { "\n".to_owned() } else { String::new() };
-        line.push_str(&format!("{payload_sha256} {} {before} {after}\n", result.as_str()));
+        let line = self.record.line(entry, result);
         let written = loop {
-            match self.file.write(line.as_bytes()) {
+            match self.file.write(&line) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 r => break r,
             }
@@ -418,18 +327,10 @@ impl ConfigLock {
                 return Err(e).with_context(|| format!("cannot append to the config's record {}", self.path.display()))
             }
         }
-        self.torn = false;
+        self.record.wrote(entry, result);
         self.file
             .sync_data()
             .with_context(|| format!("cannot sync the config's record {}", self.path.display()))?;
-        self.record.insert(
-            payload_sha256.to_owned(),
-            Recorded {
-                result: result.as_str().to_owned(),
-                before: before.to_owned(),
-                after: after.to_owned(),
-            },
-        );
         Ok(())
     }
 }
@@ -627,15 +528,6 @@ struct LedgerFile {
     parsed: Ledger,
 }
 
-fn show(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(120)]).into_owned();
-    if bytes.len() > 120 {
-        format!("{text:?}…")
-    } else {
-        format!("{text:?}")
-    }
-}
-
 impl LedgerFile {
     /// Opens (creating) the ledger for appending, locks it, reads it, and repairs its end: a torn
     /// last line is cut off, a whole last entry without its newline gets one.
@@ -655,27 +547,20 @@ impl LedgerFile {
             file,
             parsed,
         };
-        match this.parsed.tail.clone() {
-            Tail::Clean => {}
-            Tail::Unterminated => {
+        let repair = this
+            .parsed
+            .repair(&bytes)
+            .map_err(|e| anyhow!("the ledger {} {e}", path.display()))?;
+        match repair {
+            Repair::Nothing => {}
+            Repair::EndLine => {
                 this.write_once(b"\n", bytes.len() as u64)?;
                 eprintln!(
                     "deploy-gate: the ledger {}'s last line had no newline; ended it",
                     path.display()
                 );
             }
-            Tail::Torn { line, bytes: n } => {
-                let keep = this.parsed.complete_len;
-                // Only what an entry's write cut short is cut: its start is always this.
-                const START: &[u8] = br#"{"payload_sha256":""#;
-                let torn = &bytes[keep..];
-                if !(torn.starts_with(START) || START.starts_with(torn)) {
-                    bail!(
-                        "the ledger {} line {line} has no newline and is not the start of a ledger entry ({}); refused, nothing cut (is it a ledger?)",
-                        path.display(),
-                        show(torn)
-                    );
-                }
+            Repair::Cut { keep, line, bytes: n } => {
                 this.file
                     .set_len(keep as u64)
                     .and_then(|()| this.file.sync_all())
@@ -683,7 +568,7 @@ impl LedgerFile {
                 eprintln!(
                     "deploy-gate: the ledger {} line {line} was cut short by an interrupted write ({n} bytes, no newline: {}); removed it",
                     path.display(),
-                    show(&bytes[keep..])
+                    ledger::preview(&bytes[keep..])
                 );
             }
         }
@@ -724,44 +609,6 @@ impl LedgerFile {
         self.parsed.entries.push(entry.clone());
         Ok(())
     }
-}
-
-/// The most `verify --ledger` reads of a ledger (about 500 bytes an entry).
-const MAX_LEDGER_BYTES: usize = 1 << 30;
-
-/// The decisions a ledger counts as applied (for `verify --ledger`; no lock, nothing written: a
-/// torn last line is ignored with a warning, the next apply removes it).
-pub fn read_ledger(path: Option<&Path>) -> Result<HashSet<String>> {
-    let Some(path) = path else {
-        return Ok(HashSet::new());
-    };
-    let bytes = match fs::symlink_metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashSet::new()),
-        // A link the ledger's writer would refuse is read where it points; FIFOs and devices
-        // are refused, and the size is bounded.
-        _ => {
-            let real = fs::canonicalize(path).with_context(|| format!("cannot read the ledger {}", path.display()))?;
-            read_regular(&real, "ledger", MAX_LEDGER_BYTES)
-                .with_context(|| format!("the ledger {}", path.display()))?
-                .1
-        }
-    };
-    let parsed = ledger::parse(&bytes).map_err(|e| anyhow!("the ledger {} {e}", path.display()))?;
-    if let Tail::Torn { line, .. } = parsed.tail {
-        eprintln!(
-            "deploy-gate: warning: the ledger {} line {line} was cut short by an interrupted write; ignored (the next apply removes it)",
-            path.display()
-        );
-    }
-    let mut last: HashMap<&str, Outcome> = HashMap::new();
-    for e in &parsed.entries {
-        last.insert(&e.payload_sha256, e.result);
-    }
-    Ok(last
-        .into_iter()
-        .filter(|(_, r)| *r != Outcome::NotDeployed)
-        .map(|(p, _)| p.to_owned())
-        .collect())
 }
 
 // ---------------------------------------------------------------- apply
@@ -842,7 +689,7 @@ fn run_program(argv: &[String], env: &[(&str, String)], what: &str) -> Result<()
 }
 
 fn report(v: &Verified, result: &str, ledger: &Path, extra: serde_json::Value) -> Result<()> {
-    let mut out = json!({"result": result, "decision": summary(v), "ledger": ledger.display().to_string()});
+    let mut out = json!({"result": result, "decision": Summary::of(v), "ledger": ledger.display().to_string()});
     if let (Some(o), serde_json::Value::Object(x)) = (out.as_object_mut(), extra) {
         o.extend(x);
     }
@@ -854,7 +701,7 @@ fn report(v: &Verified, result: &str, ledger: &Path, extra: serde_json::Value) -
 fn replayed_message(v: &Verified, ledger: &LedgerFile, last: &Entry, lock: Option<&ConfigLock>) -> String {
     let rolled_back_here = lock
         .and_then(|l| l.record.get(&v.payload_sha256))
-        .is_some_and(|r| r.result == Outcome::RolledBack.as_str());
+        .is_some_and(|r| r.result == RecordedResult::Known(Outcome::RolledBack));
     let state = match last.result {
         _ if rolled_back_here => {
             " — the config's record says it was then rolled back: the config holds the one from before it"
@@ -920,17 +767,17 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         trust.ledger = None;
         let v = match check(&args.envelope, &trust, &digest, &target)? {
             Ok(v) => v,
-            Err((check, message)) => return Ok(invalid(&check, &message)),
+            Err(failure) => return Ok(invalid(&failure)),
         };
-        if read_ledger(Some(&ledger_path))?.contains(&v.payload_sha256) {
-            return Ok(invalid(
-                "replayed",
-                &format!(
+        if read_ledger(Some(&ledger_path))?.applied(&v.payload_sha256) {
+            return Ok(invalid(&Failure::new(
+                Check::Replayed,
+                format!(
                     "decision {} is in the ledger {} already",
                     v.payload_sha256,
                     ledger_path.display()
                 ),
-            ));
+            )));
         }
         eprintln!(
             "deploy-gate: dry run — verified; would {} ({})",
@@ -941,7 +788,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
             },
             v.reason
         );
-        println!("{}", serde_json::to_string_pretty(&summary(&v))?);
+        println!("{}", serde_json::to_string_pretty(&Summary::of(&v))?);
         return Ok(if v.approved { EXIT_OK } else { EXIT_BLOCKED });
     }
 
@@ -977,20 +824,20 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     trust.ledger = None;
     let v = match check(&args.envelope, &trust, &digest, &target)? {
         Ok(v) => v,
-        Err((check, message)) => return Ok(invalid(&check, &message)),
+        Err(failure) => return Ok(invalid(&failure)),
     };
     if ledger.parsed.applied(&v.payload_sha256) {
         let last = ledger.parsed.last(&v.payload_sha256).expect("applied");
-        return Ok(invalid(
-            "replayed",
-            &replayed_message(&v, &ledger, last, config_lock.as_ref()),
-        ));
+        return Ok(invalid(&Failure::new(
+            Check::Replayed,
+            replayed_message(&v, &ledger, last, config_lock.as_ref()),
+        )));
     }
 
     let env = [
         (
             "DEPLOY_GATE_DECISION",
-            if v.approved { "PASSED" } else { "FAILED" }.to_owned(),
+            VerificationResult::of(v.approved).as_str().to_owned(),
         ),
         ("DEPLOY_GATE_REASON", v.reason.clone()),
         ("DEPLOY_GATE_MODEL_PATH", model_path.clone()),
@@ -1058,9 +905,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         stage_models: &args.stage_model,
     };
     let updated = deploy_config(&original, &change).map_err(|e| anyhow!("{}: {e}", paths.given.display()))?;
-    let recorded_here = lock
-        .applied(&v.payload_sha256, &sha256_hex(&original))
-        .map(str::to_owned);
+    let recorded_here = lock.record.applied(&v.payload_sha256, &sha256_hex(&original)).cloned();
 
     if updated == original {
         // Deployed already (through another ledger, or the same model by an earlier decision):
@@ -1085,21 +930,20 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         return Ok(EXIT_OK);
     }
     if let Some(result) = recorded_here {
-        let result = if result == Outcome::RolledBack.as_str() {
-            "rolled_back: it was deployed, then rolled back".to_owned()
-        } else {
-            result
+        let result = match &result {
+            RecordedResult::Known(Outcome::RolledBack) => "rolled_back: it was deployed, then rolled back",
+            other => other.as_str(),
         };
-        return Ok(invalid(
-            "replayed",
-            &format!(
+        return Ok(invalid(&Failure::new(
+            Check::Replayed,
+            format!(
                 "decision {} was applied to the config {} already (its record {} says {result}); the ledger {} does not have it, but one decision replaces one config once",
                 v.payload_sha256,
                 paths.given.display(),
                 lock.path.display(),
                 ledger.path.display()
             ),
-        ));
+        )));
     }
     let mut intent = entry_for(&v, Outcome::Intent);
     intent.action = Some("config".into());
@@ -1290,15 +1134,14 @@ pub fn rollback_cmd(config: &Path, ledger: Option<&Path>) -> Result<u8> {
             // apply deploys that decision to this config again.
             let in_record = now_sha.as_deref().and_then(|now_sha| {
                 lock.record
-                    .iter()
-                    .find(|(_, r)| r.result == Outcome::Deployed.as_str() && r.after == now_sha)
-                    .map(|(p, r)| (p.clone(), r.before.clone(), r.after.clone()))
+                    .deployed_as(now_sha)
+                    .map(|(p, r)| (p.to_owned(), r.before.clone(), r.after.clone()))
             });
             match in_record {
                 Some((payload, before, after)) => {
                     let mut rolled = Entry::new(&payload, Outcome::RolledBack, &time::format_rfc3339(now()));
-                    rolled.config_sha256_before = Some(before);
-                    rolled.config_sha256_after = Some(after);
+                    rolled.config_sha256_before = before;
+                    rolled.config_sha256_after = after;
                     lock.record(&rolled, Outcome::RolledBack)?;
                     eprintln!(
                         "deploy-gate: decision {payload} is recorded as rolled back in the config's record {}; the ledger {} does not have it (give apply's --ledger to record it there too)",

@@ -5,6 +5,8 @@
 mod apply;
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+mod files;
 #[cfg(unix)]
 mod mapped;
 #[cfg(not(target_arch = "wasm32"))]

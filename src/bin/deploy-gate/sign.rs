@@ -1,23 +1,24 @@
 //! The signing commands: keygen, digest, sign, verify (apply and rollback are in `apply`).
 
-use crate::apply::read_ledger;
 use crate::cli::{evaluate_inputs, EXIT_OK};
+use crate::files::read_regular;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use deploy_gate::attest::dsse::Envelope;
 use deploy_gate::attest::keys::{
     keyid, private_pem, public_pem, read_private_pem, read_public_pem, signing_key_from_seed,
 };
+use deploy_gate::attest::ledger::{self, Ledger, Tail};
 use deploy_gate::attest::{
-    cosign, directory_digest, parse_digest, sign, time, verify, Claim, Limits, Requirements, Verified, VerifyError,
-    DEFAULT_MAX_STATEMENT_BYTES,
+    cosign, directory_digest, parse_digest, reproduce, sign, verify, Check, Claim, Failure, Limits, Requirements,
+    Summary, VerificationResult, Verified, VerifyError, DEFAULT_MAX_STATEMENT_BYTES,
 };
 use deploy_gate::compat::PassSet;
 use deploy_gate::decision::{GatePolicy, Mode, OnInsufficient};
 use deploy_gate::testset::TestSetPolicy;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -263,18 +264,17 @@ pub struct TrustArgs {
 
 /// Reads an envelope, refusing one over the size limit before reading it (a pipe, whose size
 /// is not known beforehand, is read up to one byte past the limit).
-fn read_envelope(path: &Path, limit: usize) -> Result<Result<Vec<u8>, (String, String)>> {
+fn read_envelope(path: &Path, limit: usize) -> Result<Result<Vec<u8>, Failure>> {
     let context = || format!("cannot read envelope {}", path.display());
     let file = File::open(path).with_context(context)?;
     let size = file.metadata().with_context(context)?.len();
-    let check = || VerifyError::EnvelopeSize { bytes: 0, limit }.check().to_owned();
     if size > limit as u64 {
         let e = VerifyError::EnvelopeSize {
             bytes: usize::try_from(size).unwrap_or(usize::MAX),
             limit,
         };
-        return Ok(Err((
-            check(),
+        return Ok(Err(Failure::new(
+            Check::EnvelopeSize,
             format!("{}: {e} (--max-statement-size raises it)", path.display()),
         )));
     }
@@ -287,7 +287,7 @@ fn read_envelope(path: &Path, limit: usize) -> Result<Result<Vec<u8>, (String, S
             "{}: the envelope is more than the limit of {limit} bytes (--max-statement-size raises it)",
             path.display()
         );
-        return Ok(Err((check(), message)));
+        return Ok(Err(Failure::new(Check::EnvelopeSize, message)));
     }
     Ok(Ok(bytes))
 }
@@ -328,19 +328,50 @@ pub struct VerifyArgs {
     new_trajectories: Option<PathBuf>,
 }
 
+/// The most `verify --ledger` reads of a ledger (about 500 bytes an entry).
+const MAX_LEDGER_BYTES: usize = 1 << 30;
+
+/// A ledger as `verify --ledger` reads it (no lock, nothing written: a torn last line is
+/// ignored with a warning, the next apply removes it); none or a missing file is empty.
+pub(crate) fn read_ledger(path: Option<&Path>) -> Result<Ledger> {
+    let empty = || ledger::parse(b"").expect("an empty ledger parses");
+    let Some(path) = path else {
+        return Ok(empty());
+    };
+    let bytes = match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(empty()),
+        // A link the ledger's writer would refuse is read where it points; FIFOs and devices
+        // are refused, and the size is bounded.
+        _ => {
+            let real = fs::canonicalize(path).with_context(|| format!("cannot read the ledger {}", path.display()))?;
+            read_regular(&real, "ledger", MAX_LEDGER_BYTES)
+                .with_context(|| format!("the ledger {}", path.display()))?
+                .1
+        }
+    };
+    let parsed = ledger::parse(&bytes).map_err(|e| anyhow!("the ledger {} {e}", path.display()))?;
+    if let Tail::Torn { line, .. } = parsed.tail {
+        eprintln!(
+            "deploy-gate: warning: the ledger {} line {line} was cut short by an interrupted write; ignored (the next apply removes it)",
+            path.display()
+        );
+    }
+    Ok(parsed)
+}
+
 /// Runs every check; `Ok(Err(..))` is a verification failure (exit 2), `Err` an I/O problem.
 pub(crate) fn check(
     envelope: &Path,
     trust: &TrustArgs,
     digest: &str,
     target: &str,
-) -> Result<Result<Verified, (String, String)>> {
+) -> Result<Result<Verified, Failure>> {
     let mut trusted = Vec::new();
     for path in &trust.trusted_key {
         trusted.push(read_public_pem(&read_key(path, "trusted key")?).map_err(|e| anyhow!("{}: {e}", path.display()))?);
     }
     let ledger = read_ledger(trust.ledger.as_deref())?;
-    let applied = |d: &str| ledger.contains(d);
+    let applied = |d: &str| ledger.applied(d);
     let req = Requirements {
         trusted: &trusted,
         threshold: trust.threshold,
@@ -351,7 +382,7 @@ pub(crate) fn check(
         already_applied: &applied,
         limits: Limits::for_statement_bytes(trust.max_statement_size),
     };
-    let failed = |e: VerifyError| (e.check().to_owned(), e.to_string());
+    let failed = |e: VerifyError| Failure::from(&e);
     // A threshold no envelope can meet is refused before the envelope is read.
     if let Err(e) = req.check_threshold() {
         return Ok(Err(failed(e)));
@@ -363,25 +394,13 @@ pub(crate) fn check(
     Ok(verify(&bytes, &req).map_err(failed))
 }
 
-pub(crate) fn summary(v: &Verified) -> Value {
-    json!({
-        "valid": true,
-        "verification_result": if v.approved { "PASSED" } else { "FAILED" },
-        "approved": v.approved,
-        "reason": v.reason,
-        "model": v.model_name,
-        "model_digest": format!("sha256:{}", v.model_sha256),
-        "subject_index": v.subject_index,
-        "target": v.target,
-        "time_verified": time::format_rfc3339(v.time_verified),
-        "signers": v.signers,
-        "payload_sha256": v.payload_sha256,
-    })
-}
-
-pub(crate) fn invalid(check: &str, message: &str) -> u8 {
-    println!("{}", json!({"valid": false, "check": check, "message": message}));
-    eprintln!("deploy-gate: verification failed ({check}): {message}");
+/// Prints a verification failure (compact JSON on stdout, a line on stderr): exit 2.
+pub(crate) fn invalid(failure: &Failure) -> u8 {
+    println!("{}", serde_json::to_string(failure).expect("a failure serializes"));
+    eprintln!(
+        "deploy-gate: verification failed ({}): {}",
+        failure.check, failure.message
+    );
     EXIT_INVALID
 }
 
@@ -420,7 +439,8 @@ fn policy_of(report: &Value) -> Result<GatePolicy> {
     })
 }
 
-fn reproduce(args: &VerifyArgs, signed: &Value) -> Result<Option<String>> {
+/// The reproduce step: the report the input files give now, against the signed one.
+fn reproduced(args: &VerifyArgs, signed: &Value) -> Result<Result<(), deploy_gate::attest::Mismatch>> {
     let policy = policy_of(signed)?;
     let inputs = crate::cli::InputPaths {
         audit: &args.audit,
@@ -430,46 +450,25 @@ fn reproduce(args: &VerifyArgs, signed: &Value) -> Result<Option<String>> {
         new_trajectories: args.new_trajectories.as_deref(),
         threads: 0,
     };
-    let report = serde_json::to_value(evaluate_inputs(&inputs, &policy)?)?;
-    if report["decision"] != signed["decision"] {
-        return Ok(Some(format!(
-            "the files give `{}`, the signed report `{}`",
-            report["decision"]["reason"], signed["decision"]["reason"]
-        )));
-    }
-    let digests = |r: &Value| -> Vec<(String, String)> {
-        let mut v: Vec<(String, String)> = r["inputs"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|f| (f["role"].to_string(), f["sha256"].to_string()))
-            .collect();
-        v.sort();
-        v
-    };
-    if digests(&report) != digests(signed) {
-        return Ok(Some(
-            "the input files' sha256 differ from the signed report's inputs".into(),
-        ));
-    }
-    Ok(None)
+    let fresh = serde_json::to_value(evaluate_inputs(&inputs, &policy)?)?;
+    Ok(reproduce(signed, &fresh))
 }
 
 pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
     let digest = subject_digest(&args.model_path, &args.model_digest)?;
     let verified = match check(&args.envelope, &args.trust, &digest, &args.target)? {
         Ok(v) => v,
-        Err((check, message)) => return Ok(invalid(&check, &message)),
+        Err(failure) => return Ok(invalid(&failure)),
     };
     if args.reproduce {
-        if let Some(problem) = reproduce(args, verified.report())? {
-            return Ok(invalid("reproduce", &problem));
+        if let Err(mismatch) = reproduced(args, verified.report())? {
+            return Ok(invalid(&Failure::new(Check::Reproduce, mismatch.to_string())));
         }
     }
-    println!("{}", serde_json::to_string_pretty(&summary(&verified))?);
+    println!("{}", serde_json::to_string_pretty(&Summary::of(&verified))?);
     eprintln!(
         "deploy-gate: valid — {} ({}), signed by {} trusted key(s){}",
-        if verified.approved { "PASSED" } else { "FAILED" },
+        VerificationResult::of(verified.approved).as_str(),
         verified.reason,
         verified.signers.len(),
         if args.reproduce {
