@@ -1,4 +1,4 @@
-//! Prints the README's table: how often each rule approves two equally good models and blocks a
+//! Prints the table in docs/statistics.md: how often each rule approves two equally good models and blocks a
 //! true drop of 0.10 (and of 0.06, just past the tolerance), at a true pass rate of 0.8 with independent errors, tolerance 0.05,
 //! 95% confidence. `cargo run --release --example simulate [TRIALS]` (default 2000).
 

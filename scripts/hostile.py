@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the hostile audit logs the memory and time bounds in README.md were measured on.
+"""Writes the hostile audit logs the memory and time bounds in docs/performance.md were measured on.
 
     python3 scripts/hostile.py KIND SIZE > FILE          (or | gzip -1 > FILE.gz)
 

@@ -23,8 +23,16 @@ cargo test --all-targets
 step "fuzz targets, a few seconds each (scripts/fuzz.sh)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-4}"
 
-step "the wasm package (pkg/)"
+step "the wasm package (pkg/), and that the committed pkg/ is what the source builds"
 scripts/build-wasm.sh
+if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  echo "note: not a git checkout, so pkg/ cannot be compared with the committed one" >&2
+elif pkg_changes=$(git status --porcelain --untracked-files=all -- pkg/) && [ -n "$pkg_changes" ]; then
+  printf '%s\n' "$pkg_changes" >&2
+  echo "error: pkg/ differs from what the source builds (files above: M changed, ?? new, D gone)." >&2
+  echo "Run scripts/build-wasm.sh and commit pkg/ with the source change." >&2
+  exit 1
+fi
 
 step "wasm-bindgen tests under node"
 wasm-pack test --node -- --test wasm
