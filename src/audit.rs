@@ -4,7 +4,7 @@
 //! its stage lines, never their contents: the test set is built in pass 2 from just the lines
 //! of the chosen pipelines (see [`crate::testset`]).
 
-use crate::compat::PassSet;
+use crate::policy::PassSet;
 use crate::json::{nested_field, read_object_text, NotObject, PyText, Scalar};
 use crate::lines::{LineSplitter, Piece};
 use hashbrown::{DefaultHashBuilder, HashTable};

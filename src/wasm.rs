@@ -8,7 +8,7 @@
 
 use crate::attest::keys;
 use crate::audit::{AuditIndex, AuditScanner, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
-use crate::decision::{GatePolicy, PolicyInput};
+use crate::policy::{GatePolicy, PolicyInput};
 use crate::report::{evaluate, GateInputs, GateReport};
 use crate::sniff::sniff;
 use crate::testset::{TestSet, TestSetBuilder, TO_END};
@@ -742,7 +742,7 @@ impl SegmentScanner {
     /// verdicts (`GateSession.passVerdicts()`).
     #[wasm_bindgen(constructor)]
     pub fn new(pass_verdicts: Vec<String>, file: u32, offset: f64) -> SegmentScanner {
-        let pass = crate::compat::PassSet::new(pass_verdicts);
+        let pass = crate::policy::PassSet::new(pass_verdicts);
         SegmentScanner {
             segment: Segment::new(pass, DEFAULT_MAX_LINE, file, offset as u64),
         }

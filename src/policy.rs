@@ -1,0 +1,630 @@
+//! The gate policy: its types, its defaults, the one parser for every source, its validation and
+//! its canonical digest.
+//!
+//! A policy comes from four places, all read by [`PolicyInput`] (every field optional):
+//! - the CLI's flags (`--min-samples 30`): each flag's text goes through the `parse_*` functions
+//!   below, the same rules as the JSON values;
+//! - the page's form and JS embedders (a plain object, [`PolicyInput::from_json`]);
+//! - a policy file a team keeps in its repository ([`PolicyInput::from_file`]: JSON, duplicate keys
+//!   and unknown fields refused);
+//! - the `policy` object of a report ([`GatePolicy::from_report`]), so that a signed report's policy
+//!   parses back to exactly the policy that made it.
+//!
+//! Sources are layered with [`PolicyInput::or`]: defaults < policy file < explicit flags or fields.
+//! [`PolicyInput::into_policy`] fills in the defaults and validates. Every error is a
+//! [`PolicyError`] naming the field.
+//!
+//! The accepted spellings, everywhere: the tolerances as `task_tol` / `traj_tol` (the flags' and
+//! the form's names) or `task_regression_tol` / `trajectory_regression_tol` (the report's names);
+//! `mode` as `point`, `non_inferiority` or `non-inferiority`; `on_insufficient` as `block` or
+//! `approve`; `max_samples` as a number, `null`, `"none"`, `"all"` or `""` (no limit), or a number in
+//! a string; `pass_verdicts` as a list or one comma-separated string. A policy is always written out
+//! in the report's spelling ([`GatePolicy`]'s `Serialize`).
+
+use crate::attest::{jcs, strict};
+use crate::compat::upper;
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+// The defaults. Each is read only through `GatePolicy::default()` (and `TestSetPolicy::default()`,
+// `PassSet::default()`), which `PolicyInput::into_policy` fills absent fields from; the readers of a
+// policy are: the CLI (`test-set`, `evaluate`, `policy`, `verify --reproduce`, whose flags and
+// policy file are layered over these), the wasm layer (`GateSession`, `defaultPolicy()`,
+// `checkPolicy()`, and through them the page's form), and the core's `gate::evaluate_in_memory`.
+
+/// Default of `min_samples`: fewer candidate cases than this give an empty test set.
+pub const DEFAULT_MIN_SAMPLES: usize = 20;
+/// Default of `max_samples`: more candidates than this are sampled down to it (`None`: no limit).
+pub const DEFAULT_MAX_SAMPLES: Option<usize> = Some(200);
+/// Default of `seed`: the seed of the reproducible sample.
+pub const DEFAULT_SEED: u64 = 0;
+/// Default of `pass_verdicts`: the verdicts of a successful run (compared after upper-casing).
+pub const DEFAULT_PASS_VERDICTS: [&str; 3] = ["PASS", "APPROVE", "COMPLETE"];
+/// Default of `task_regression_tol` (`task_tol`): blocked when `new < old − tol`.
+pub const DEFAULT_TASK_TOL: f64 = 0.0;
+/// Default of `trajectory_regression_tol` (`traj_tol`).
+pub const DEFAULT_TRAJ_TOL: f64 = 0.05;
+/// Default of `on_insufficient`: fail closed.
+pub const DEFAULT_ON_INSUFFICIENT: OnInsufficient = OnInsufficient::Block;
+/// Default of `mode`: the reference's point rule.
+pub const DEFAULT_MODE: Mode = Mode::Point;
+/// Default of `confidence`: the level of the intervals.
+pub const DEFAULT_CONFIDENCE: f64 = 0.95;
+
+/// The policy's fields, in the report's order and spelling.
+pub const FIELDS: [&str; 9] = [
+    "min_samples",
+    "max_samples",
+    "seed",
+    "pass_verdicts",
+    "task_regression_tol",
+    "trajectory_regression_tol",
+    "on_insufficient",
+    "mode",
+    "confidence",
+];
+
+/// An invalid policy field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct PolicyError {
+    /// The field as it was spelt (`min_samples`, `task_tol`, an unknown key, …).
+    pub field: String,
+    /// What is wrong, naming the field (the text the CLI and the page show).
+    pub message: String,
+}
+
+impl PolicyError {
+    fn new(field: &str, message: impl Into<String>) -> Self {
+        PolicyError {
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Why a policy file cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyFileError {
+    /// Not JSON, or a key twice.
+    #[error("{0}")]
+    Json(#[from] strict::StrictJsonError),
+    /// JSON, but not an object.
+    #[error("a policy file is a JSON object (the shape of a report's `policy`)")]
+    NotObject,
+    /// A field is unknown or invalid.
+    #[error("{0}")]
+    Field(#[from] PolicyError),
+}
+
+impl PolicyFileError {
+    /// The field at fault, if the error is about one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            PolicyFileError::Field(e) => Some(&e.field),
+            _ => None,
+        }
+    }
+}
+
+/// What to do when the test set is empty or has fewer cases than `min_samples`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnInsufficient {
+    /// Fail closed: keep the old model (the default).
+    #[default]
+    Block,
+    /// The reference's behaviour: compare 0.0 with 0.0 and approve.
+    Approve,
+}
+
+impl std::str::FromStr for OnInsufficient {
+    type Err = PolicyError;
+    fn from_str(s: &str) -> Result<Self, PolicyError> {
+        match s {
+            "block" => Ok(OnInsufficient::Block),
+            "approve" => Ok(OnInsufficient::Approve),
+            other => Err(PolicyError::new(
+                "on_insufficient",
+                format!("on_insufficient must be `block` or `approve`, not `{other}`"),
+            )),
+        }
+    }
+}
+
+/// How the gate decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The reference's rule on the point estimates: blocked when `new < old − tolerance`.
+    #[default]
+    Point,
+    /// Approved only when the lower bound of the interval for `new − old` is ≥ −tolerance
+    /// (task, and trajectory when checked).
+    NonInferiority,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = PolicyError;
+    fn from_str(s: &str) -> Result<Self, PolicyError> {
+        match s {
+            "point" => Ok(Mode::Point),
+            "non_inferiority" | "non-inferiority" => Ok(Mode::NonInferiority),
+            other => Err(PolicyError::new(
+                "mode",
+                format!("mode must be `point` or `non_inferiority`, not `{other}`"),
+            )),
+        }
+    }
+}
+
+/// Serde reads the enums through `FromStr`: one set of spellings for flags and JSON.
+macro_rules! deserialize_from_str {
+    ($t:ty) => {
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+deserialize_from_str!(OnInsufficient);
+deserialize_from_str!(Mode);
+
+/// Checks a confidence level: strictly between 0 and 1.
+pub fn check_confidence(c: f64) -> Result<f64, PolicyError> {
+    if c > 0.0 && c < 1.0 {
+        Ok(c)
+    } else {
+        Err(PolicyError::new(
+            "confidence",
+            format!("confidence must be between 0 and 1 (e.g. 0.95), not {c}"),
+        ))
+    }
+}
+
+/// The set of verdicts that count as a successful run (compared after upper-casing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassSet {
+    verdicts: Vec<String>,
+}
+
+impl PassSet {
+    /// A pass set from verdict names; they are upper-cased, empty names dropped.
+    pub fn new<S: AsRef<str>>(verdicts: impl IntoIterator<Item = S>) -> Self {
+        let mut list: Vec<String> = Vec::new();
+        for v in verdicts {
+            let v = upper(v.as_ref().trim()).into_owned();
+            if !v.is_empty() && !list.contains(&v) {
+                list.push(v);
+            }
+        }
+        PassSet { verdicts: list }
+    }
+
+    /// The upper-cased verdicts, in the order given.
+    pub fn verdicts(&self) -> &[String] {
+        &self.verdicts
+    }
+
+    /// Whether `upper(verdict)` is in the set.
+    pub fn contains(&self, verdict: &str) -> bool {
+        if verdict.is_ascii() {
+            self.verdicts.iter().any(|v| v.eq_ignore_ascii_case(verdict))
+        } else {
+            let up = upper(verdict);
+            self.verdicts.iter().any(|v| *v == *up)
+        }
+    }
+}
+
+impl Default for PassSet {
+    fn default() -> Self {
+        PassSet::new(DEFAULT_PASS_VERDICTS)
+    }
+}
+
+/// How the test set is sized.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestSetPolicy {
+    /// Fewer candidate cases than this give an empty test set.
+    pub min_samples: usize,
+    /// More candidates than this are sampled down to it (`None`: no limit).
+    pub max_samples: Option<usize>,
+    /// Seed of the reproducible sample.
+    pub seed: u64,
+}
+
+impl Default for TestSetPolicy {
+    fn default() -> Self {
+        TestSetPolicy {
+            min_samples: DEFAULT_MIN_SAMPLES,
+            max_samples: DEFAULT_MAX_SAMPLES,
+            seed: DEFAULT_SEED,
+        }
+    }
+}
+
+/// Every knob of the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatePolicy {
+    /// Test-set size and sampling.
+    pub test_set: TestSetPolicy,
+    /// Verdicts of a successful run.
+    pub pass_verdicts: PassSet,
+    /// Task regression tolerance (`new < old − tol` blocks).
+    pub task_regression_tol: f64,
+    /// Trajectory regression tolerance.
+    pub trajectory_regression_tol: f64,
+    /// Empty / too small test set: block or approve.
+    pub on_insufficient: OnInsufficient,
+    /// The decision rule.
+    pub mode: Mode,
+    /// Confidence level of the intervals (default 0.95).
+    pub confidence: f64,
+}
+
+impl Default for GatePolicy {
+    fn default() -> Self {
+        GatePolicy {
+            test_set: TestSetPolicy::default(),
+            pass_verdicts: PassSet::default(),
+            task_regression_tol: DEFAULT_TASK_TOL,
+            trajectory_regression_tol: DEFAULT_TRAJ_TOL,
+            on_insufficient: DEFAULT_ON_INSUFFICIENT,
+            mode: DEFAULT_MODE,
+            confidence: DEFAULT_CONFIDENCE,
+        }
+    }
+}
+
+/// The report's `policy` object: [`FIELDS`], in that order.
+impl Serialize for GatePolicy {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("GatePolicy", 9)?;
+        st.serialize_field("min_samples", &self.test_set.min_samples)?;
+        st.serialize_field("max_samples", &self.test_set.max_samples)?;
+        st.serialize_field("seed", &self.test_set.seed)?;
+        st.serialize_field("pass_verdicts", self.pass_verdicts.verdicts())?;
+        st.serialize_field("task_regression_tol", &self.task_regression_tol)?;
+        st.serialize_field("trajectory_regression_tol", &self.trajectory_regression_tol)?;
+        st.serialize_field("on_insufficient", &self.on_insufficient)?;
+        st.serialize_field("mode", &self.mode)?;
+        st.serialize_field("confidence", &self.confidence)?;
+        st.end()
+    }
+}
+
+impl GatePolicy {
+    /// The policy as the report's `policy` object.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a policy serialises")
+    }
+
+    /// The RFC 8785 canonical JSON of the report's `policy` object.
+    pub fn canonical_json(&self) -> Result<String, PolicyError> {
+        jcs::canonical_json(&self.to_value()).map_err(|e| PolicyError::new("policy", e))
+    }
+
+    /// The policy's digest: lowercase hex sha256 of [`GatePolicy::canonical_json`] — the digest a
+    /// signed statement pins in `predicate.policy.digest.sha256`.
+    pub fn digest(&self) -> Result<String, PolicyError> {
+        Ok(hex::encode(Sha256::digest(self.canonical_json()?.as_bytes())))
+    }
+
+    /// The policy a report was made with, from the report's `policy` object. The fields every
+    /// report has listed from the start are required (`mode` and `confidence` came later; absent,
+    /// they are the defaults); the values are read by the one parser.
+    pub fn from_report(policy: &Value) -> Result<GatePolicy, PolicyError> {
+        let map = policy
+            .as_object()
+            .ok_or_else(|| PolicyError::new("policy", "the signed report has no policy object"))?;
+        for k in &FIELDS[..7] {
+            if !map.contains_key(*k) {
+                return Err(PolicyError::new(k, format!("the signed report's policy has no {k}")));
+            }
+        }
+        PolicyInput::from_map(map)?.into_policy()
+    }
+}
+
+/// A policy with every field optional: what a flag set, a form, a policy file or a report gives.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PolicyInput {
+    /// Fewer candidates than this give an empty test set.
+    pub min_samples: Option<usize>,
+    /// Sample down to this many cases; `Some(None)`: keep all.
+    pub max_samples: Option<Option<usize>>,
+    /// Seed of the sample.
+    pub seed: Option<u64>,
+    /// Task regression tolerance.
+    pub task_tol: Option<f64>,
+    /// Trajectory regression tolerance.
+    pub traj_tol: Option<f64>,
+    /// Pass verdicts (as given; upper-cased by [`PassSet`]).
+    pub pass_verdicts: Option<Vec<String>>,
+    /// `block` or `approve`.
+    pub on_insufficient: Option<OnInsufficient>,
+    /// `point` or `non_inferiority`.
+    pub mode: Option<Mode>,
+    /// Confidence level of the intervals.
+    pub confidence: Option<f64>,
+}
+
+/// The field a key names (both spellings of the tolerances), or `None` for an unknown key.
+fn canonical_field(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "min_samples" => "min_samples",
+        "max_samples" => "max_samples",
+        "seed" => "seed",
+        "pass_verdicts" => "pass_verdicts",
+        "task_tol" | "task_regression_tol" => "task_regression_tol",
+        "traj_tol" | "trajectory_regression_tol" => "trajectory_regression_tol",
+        "on_insufficient" => "on_insufficient",
+        "mode" => "mode",
+        "confidence" => "confidence",
+        _ => return None,
+    })
+}
+
+fn json_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn count_of(field: &str, v: &Value) -> Result<u64, PolicyError> {
+    v.as_u64()
+        .ok_or_else(|| PolicyError::new(field, format!("{field} must be a whole number ≥ 0, not `{}`", json_text(v))))
+}
+
+fn finite_of(field: &str, v: &Value) -> Result<f64, PolicyError> {
+    match v.as_f64() {
+        Some(x) if x.is_finite() => Ok(x),
+        _ => Err(PolicyError::new(field, format!("{field} must be a finite number, not `{}`", json_text(v)))),
+    }
+}
+
+/// `min_samples` (or another count) from a flag's text.
+pub fn parse_count(field: &str, text: &str) -> Result<u64, PolicyError> {
+    text.trim()
+        .parse()
+        .map_err(|_| PolicyError::new(field, format!("{field} must be a whole number ≥ 0, not `{text}`")))
+}
+
+/// `min_samples` from a flag's text.
+pub fn parse_min_samples(text: &str) -> Result<usize, PolicyError> {
+    let n = parse_count("min_samples", text)?;
+    usize::try_from(n).map_err(|_| PolicyError::new("min_samples", format!("min_samples is too large: {n}")))
+}
+
+/// `seed` from a flag's text.
+pub fn parse_seed(text: &str) -> Result<u64, PolicyError> {
+    parse_count("seed", text)
+}
+
+/// `max_samples` from text: a number, or `none` / `all` / empty for no limit.
+pub fn parse_max_samples(text: &str) -> Result<Option<usize>, PolicyError> {
+    match text.trim() {
+        "" | "none" | "all" => Ok(None),
+        n => n
+            .parse()
+            .map(Some)
+            .map_err(|_| PolicyError::new("max_samples", format!("max_samples must be a number or `none`, not `{text}`"))),
+    }
+}
+
+/// A tolerance (`task_tol`, `traj_tol`) from text: a finite number.
+pub fn parse_tol(field: &str, text: &str) -> Result<f64, PolicyError> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(PolicyError::new(field, format!("{field} must be a finite number, not `{text}`"))),
+    }
+}
+
+/// The task tolerance from a flag's text.
+pub fn parse_task_tol(text: &str) -> Result<f64, PolicyError> {
+    parse_tol("task_tol", text)
+}
+
+/// The trajectory tolerance from a flag's text.
+pub fn parse_traj_tol(text: &str) -> Result<f64, PolicyError> {
+    parse_tol("traj_tol", text)
+}
+
+/// A confidence level from text: a number strictly between 0 and 1.
+pub fn parse_confidence(text: &str) -> Result<f64, PolicyError> {
+    match text.trim().parse::<f64>() {
+        Ok(c) => check_confidence(c),
+        Err(_) => Err(PolicyError::new(
+            "confidence",
+            format!("confidence must be between 0 and 1 (e.g. 0.95), not `{text}`"),
+        )),
+    }
+}
+
+/// Pass verdicts from one comma-separated text.
+pub fn split_pass_verdicts(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+fn check_pass_verdicts(list: Vec<String>) -> Result<Vec<String>, PolicyError> {
+    if PassSet::new(&list).verdicts().is_empty() {
+        Err(PolicyError::new("pass_verdicts", "pass_verdicts must name at least one verdict"))
+    } else {
+        Ok(list)
+    }
+}
+
+impl PolicyInput {
+    /// The page's or an embedder's policy: JSON text of an object (a key twice is refused).
+    pub fn from_json(text: &str) -> Result<PolicyInput, PolicyError> {
+        let value = strict::from_slice(text.as_bytes()).map_err(|e| PolicyError::new("policy", e.to_string()))?;
+        PolicyInput::from_value(&value)
+    }
+
+    /// A policy from a JSON value, which must be an object.
+    pub fn from_value(value: &Value) -> Result<PolicyInput, PolicyError> {
+        match value {
+            Value::Object(map) => PolicyInput::from_map(map),
+            _ => Err(PolicyError::new("policy", "the policy is not a JSON object")),
+        }
+    }
+
+    /// A policy file's contents: a JSON object, the shape of a report's `policy` (every field
+    /// optional), read strictly: a key twice, an unknown field or an invalid value is refused.
+    pub fn from_file(bytes: &[u8]) -> Result<PolicyInput, PolicyFileError> {
+        match strict::from_slice(bytes)? {
+            Value::Object(map) => Ok(PolicyInput::from_map(&map)?),
+            _ => Err(PolicyFileError::NotObject),
+        }
+    }
+
+    /// A policy from a JSON object's fields (any of the accepted spellings).
+    pub fn from_map(map: &Map<String, Value>) -> Result<PolicyInput, PolicyError> {
+        let mut p = PolicyInput::default();
+        let mut seen: Vec<(&'static str, &str)> = Vec::new();
+        for (key, v) in map {
+            let Some(field) = canonical_field(key) else {
+                return Err(PolicyError::new(
+                    key,
+                    format!(
+                        "unknown field `{key}` (the fields are min_samples, max_samples, seed, pass_verdicts, \
+                         task_tol or task_regression_tol, traj_tol or trajectory_regression_tol, \
+                         on_insufficient, mode, confidence)"
+                    ),
+                ));
+            };
+            if let Some((_, first)) = seen.iter().find(|(f, _)| *f == field) {
+                return Err(PolicyError::new(key, format!("`{first}` and `{key}` are the same field; give one")));
+            }
+            seen.push((field, key));
+            match field {
+                "min_samples" => {
+                    let n = count_of(key, v)?;
+                    p.min_samples =
+                        Some(usize::try_from(n).map_err(|_| PolicyError::new(key, format!("{key} is too large: {n}")))?);
+                }
+                "seed" => p.seed = Some(count_of(key, v)?),
+                "max_samples" => {
+                    p.max_samples = Some(match v {
+                        Value::Null => None,
+                        Value::String(s) => parse_max_samples(s)?,
+                        other => match other.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                            Some(n) => Some(n),
+                            None => {
+                                return Err(PolicyError::new(
+                                    key,
+                                    format!("max_samples must be a number or `none`, not `{other}`"),
+                                ))
+                            }
+                        },
+                    })
+                }
+                "task_regression_tol" => p.task_tol = Some(finite_of(key, v)?),
+                "trajectory_regression_tol" => p.traj_tol = Some(finite_of(key, v)?),
+                "pass_verdicts" => {
+                    let list = match v {
+                        Value::String(s) => split_pass_verdicts(s),
+                        Value::Array(items) => items
+                            .iter()
+                            .map(|i| i.as_str().map(str::to_owned))
+                            .collect::<Option<Vec<_>>>()
+                            .ok_or_else(|| PolicyError::new(key, "pass_verdicts must be a list of strings"))?,
+                        _ => {
+                            return Err(PolicyError::new(
+                                key,
+                                "pass_verdicts must be a list of verdicts or one comma-separated string",
+                            ))
+                        }
+                    };
+                    p.pass_verdicts = Some(check_pass_verdicts(list)?);
+                }
+                "on_insufficient" => {
+                    p.on_insufficient = Some(
+                        v.as_str()
+                            .unwrap_or(&v.to_string())
+                            .parse()
+                            .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
+                    )
+                }
+                "mode" => {
+                    p.mode = Some(
+                        v.as_str()
+                            .unwrap_or(&v.to_string())
+                            .parse()
+                            .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
+                    )
+                }
+                "confidence" => {
+                    let c = v.as_f64().ok_or_else(|| {
+                        PolicyError::new(
+                            key,
+                            format!("confidence must be between 0 and 1 (e.g. 0.95), not `{}`", json_text(v)),
+                        )
+                    })?;
+                    p.confidence = Some(check_confidence(c)?);
+                }
+                _ => unreachable!("every canonical field is matched"),
+            }
+        }
+        Ok(p)
+    }
+
+    /// Layers `self` over `lower`: a field `self` gives wins, else `lower`'s.
+    pub fn or(self, lower: PolicyInput) -> PolicyInput {
+        PolicyInput {
+            min_samples: self.min_samples.or(lower.min_samples),
+            max_samples: self.max_samples.or(lower.max_samples),
+            seed: self.seed.or(lower.seed),
+            task_tol: self.task_tol.or(lower.task_tol),
+            traj_tol: self.traj_tol.or(lower.traj_tol),
+            pass_verdicts: self.pass_verdicts.or(lower.pass_verdicts),
+            on_insufficient: self.on_insufficient.or(lower.on_insufficient),
+            mode: self.mode.or(lower.mode),
+            confidence: self.confidence.or(lower.confidence),
+        }
+    }
+
+    /// The full policy, defaults filled in; `Err` names the first invalid field.
+    pub fn into_policy(self) -> Result<GatePolicy, PolicyError> {
+        let d = GatePolicy::default();
+        let finite = |name: &str, x: Option<f64>, default: f64| match x {
+            Some(v) if !v.is_finite() => Err(PolicyError::new(name, format!("{name} must be a finite number"))),
+            Some(v) => Ok(v),
+            None => Ok(default),
+        };
+        let pass_verdicts = match self.pass_verdicts {
+            Some(list) => PassSet::new(&check_pass_verdicts(list)?),
+            None => d.pass_verdicts,
+        };
+        Ok(GatePolicy {
+            test_set: TestSetPolicy {
+                min_samples: self.min_samples.unwrap_or(d.test_set.min_samples),
+                max_samples: self.max_samples.unwrap_or(d.test_set.max_samples),
+                seed: self.seed.unwrap_or(d.test_set.seed),
+            },
+            pass_verdicts,
+            task_regression_tol: finite("task_tol", self.task_tol, d.task_regression_tol)?,
+            trajectory_regression_tol: finite("traj_tol", self.traj_tol, d.trajectory_regression_tol)?,
+            on_insufficient: self.on_insufficient.unwrap_or(d.on_insufficient),
+            mode: self.mode.unwrap_or(d.mode),
+            confidence: check_confidence(self.confidence.unwrap_or(d.confidence))?,
+        })
+    }
+}
+
+/// `serde_json::from_str::<PolicyInput>` reads through [`PolicyInput::from_value`].
+impl<'de> Deserialize<'de> for PolicyInput {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        PolicyInput::from_value(&value).map_err(serde::de::Error::custom)
+    }
+}
