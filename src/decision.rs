@@ -196,6 +196,7 @@ pub fn decide(e: &Evidence, policy: &GatePolicy) -> GateDecision {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::TestSetPolicy;
 
     fn evidence(old: f64, new: f64) -> Evidence {
         Evidence {

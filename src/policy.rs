@@ -628,3 +628,279 @@ impl<'de> Deserialize<'de> for PolicyInput {
         PolicyInput::from_value(&value).map_err(serde::de::Error::custom)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<GatePolicy, String> {
+        serde_json::from_str::<PolicyInput>(json)
+            .map_err(|e| e.to_string())?
+            .into_policy()
+            .map_err(|e| e.to_string())
+    }
+
+    fn field_of(json: &str) -> String {
+        match PolicyInput::from_json(json).and_then(PolicyInput::into_policy) {
+            Err(e) => e.field,
+            Ok(p) => panic!("{json} parsed to {p:?}"),
+        }
+    }
+
+    #[test]
+    fn the_defaults_are_the_named_constants() {
+        let d = GatePolicy::default();
+        assert_eq!(d.test_set.min_samples, DEFAULT_MIN_SAMPLES);
+        assert_eq!(d.test_set.max_samples, DEFAULT_MAX_SAMPLES);
+        assert_eq!(d.test_set.seed, DEFAULT_SEED);
+        assert_eq!(d.pass_verdicts.verdicts(), DEFAULT_PASS_VERDICTS);
+        assert_eq!(d.task_regression_tol, DEFAULT_TASK_TOL);
+        assert_eq!(d.trajectory_regression_tol, DEFAULT_TRAJ_TOL);
+        assert_eq!(d.on_insufficient, DEFAULT_ON_INSUFFICIENT);
+        assert_eq!(d.mode, DEFAULT_MODE);
+        assert_eq!(d.confidence, DEFAULT_CONFIDENCE);
+        // As the report lists them.
+        assert_eq!(
+            serde_json::to_string(&d).unwrap(),
+            r#"{"min_samples":20,"max_samples":200,"seed":0,"pass_verdicts":["PASS","APPROVE","COMPLETE"],"task_regression_tol":0.0,"trajectory_regression_tol":0.05,"on_insufficient":"block","mode":"point","confidence":0.95}"#
+        );
+        assert_eq!(PolicyInput::default().into_policy().unwrap(), d);
+    }
+
+    #[test]
+    fn defaults_and_spellings() {
+        assert_eq!(parse("{}").unwrap(), GatePolicy::default());
+        let p = parse(
+            r#"{"max_samples": null, "pass_verdicts": "pass, ok", "task_tol": 0.07, "on_insufficient": "approve"}"#,
+        )
+        .unwrap();
+        assert_eq!(p.test_set.max_samples, None);
+        assert_eq!(p.pass_verdicts.verdicts(), ["PASS", "OK"]);
+        assert_eq!(
+            (p.task_regression_tol, p.on_insufficient),
+            (0.07, OnInsufficient::Approve)
+        );
+        assert_eq!(parse(r#"{"max_samples": "none"}"#).unwrap().test_set.max_samples, None);
+        assert_eq!(parse(r#"{"max_samples": "all"}"#).unwrap().test_set.max_samples, None);
+        assert_eq!(parse(r#"{"max_samples": ""}"#).unwrap().test_set.max_samples, None);
+        assert_eq!(
+            parse(r#"{"max_samples": "50"}"#).unwrap().test_set.max_samples,
+            Some(50)
+        );
+    }
+
+    #[test]
+    fn one_set_of_spellings_for_every_source() {
+        // The mode: both spellings from JSON (serde), from a flag (FromStr) and from a file.
+        for spelt in ["non_inferiority", "non-inferiority"] {
+            assert_eq!(spelt.parse::<Mode>().unwrap(), Mode::NonInferiority);
+            assert_eq!(serde_json::from_value::<Mode>(Value::from(spelt)).unwrap(), Mode::NonInferiority);
+            let json = format!(r#"{{"mode": "{spelt}"}}"#);
+            assert_eq!(parse(&json).unwrap().mode, Mode::NonInferiority);
+            let file = PolicyInput::from_file(json.as_bytes()).unwrap();
+            assert_eq!(file.mode, Some(Mode::NonInferiority));
+        }
+        // Written one way only.
+        assert_eq!(serde_json::to_value(Mode::NonInferiority).unwrap(), "non_inferiority");
+        // The tolerances under the flags' names and under the report's names.
+        let short = parse(r#"{"task_tol": 0.1, "traj_tol": 0.2}"#).unwrap();
+        let long = parse(r#"{"task_regression_tol": 0.1, "trajectory_regression_tol": 0.2}"#).unwrap();
+        assert_eq!(short, long);
+        assert_eq!((short.task_regression_tol, short.trajectory_regression_tol), (0.1, 0.2));
+        // Mode and confidence are read from the page's JSON too.
+        let p = parse(r#"{"mode": "non_inferiority", "confidence": 0.9}"#).unwrap();
+        assert_eq!((p.mode, p.confidence), (Mode::NonInferiority, 0.9));
+        // Flags' text goes through the same rules.
+        assert_eq!(parse_max_samples("none").unwrap(), None);
+        assert_eq!(parse_max_samples("all").unwrap(), None);
+        assert_eq!(parse_max_samples("7").unwrap(), Some(7));
+        assert_eq!(parse_task_tol("0.25").unwrap(), 0.25);
+        assert_eq!(parse_confidence("0.99").unwrap(), 0.99);
+        assert_eq!(split_pass_verdicts("a, b,,c"), ["a", "b", "c"]);
+        assert_eq!("approve".parse::<OnInsufficient>().unwrap(), OnInsufficient::Approve);
+    }
+
+    #[test]
+    fn invalid_fields_are_named() {
+        assert!(parse(r#"{"max_samples": "lots"}"#).unwrap_err().contains("max_samples"));
+        assert!(parse(r#"{"pass_verdicts": []}"#).unwrap_err().contains("pass_verdicts"));
+        assert!(parse(r#"{"on_insufficient": "maybe"}"#).is_err());
+        assert!(parse(r#"{"min_sample": 3}"#).unwrap_err().contains("min_sample"));
+        let cases = [
+            (r#"{"min_samples": -1}"#, "min_samples"),
+            (r#"{"min_samples": 2.5}"#, "min_samples"),
+            (r#"{"min_samples": "20"}"#, "min_samples"),
+            (r#"{"seed": "x"}"#, "seed"),
+            (r#"{"max_samples": "lots"}"#, "max_samples"),
+            (r#"{"max_samples": -3}"#, "max_samples"),
+            (r#"{"task_tol": "0.1"}"#, "task_tol"),
+            (r#"{"trajectory_regression_tol": null}"#, "trajectory_regression_tol"),
+            (r#"{"pass_verdicts": []}"#, "pass_verdicts"),
+            (r#"{"pass_verdicts": " , "}"#, "pass_verdicts"),
+            (r#"{"pass_verdicts": [1]}"#, "pass_verdicts"),
+            (r#"{"on_insufficient": "maybe"}"#, "on_insufficient"),
+            (r#"{"mode": "strict"}"#, "mode"),
+            (r#"{"confidence": 1}"#, "confidence"),
+            (r#"{"confidence": 0}"#, "confidence"),
+            (r#"{"confidence": "high"}"#, "confidence"),
+            (r#"{"min_sample": 3}"#, "min_sample"),
+            (r#"{"task_tol": 0.1, "task_regression_tol": 0.1}"#, "task_regression_tol"),
+            ("[]", "policy"),
+            (r#"{"seed": 1, "seed": 2}"#, "policy"),
+        ];
+        for (json, field) in cases {
+            assert_eq!(field_of(json), field, "{json}");
+        }
+        // The messages the CLI and the page show.
+        let message = |json: &str| PolicyInput::from_json(json).unwrap_err().message;
+        assert_eq!(message(r#"{"max_samples": "lots"}"#), "max_samples must be a number or `none`, not `lots`");
+        assert_eq!(message(r#"{"pass_verdicts": []}"#), "pass_verdicts must name at least one verdict");
+        assert_eq!(message(r#"{"confidence": 1.5}"#), "confidence must be between 0 and 1 (e.g. 0.95), not 1.5");
+        assert_eq!(message(r#"{"mode": "x"}"#), "mode must be `point` or `non_inferiority`, not `x`");
+        assert_eq!(message(r#"{"on_insufficient": "x"}"#), "on_insufficient must be `block` or `approve`, not `x`");
+        // A flag's text names its field too.
+        assert_eq!(parse_min_samples("lots").unwrap_err().field, "min_samples");
+        assert_eq!(parse_seed("-1").unwrap_err().field, "seed");
+        assert_eq!(parse_max_samples("x").unwrap_err().field, "max_samples");
+        assert_eq!(parse_task_tol("inf").unwrap_err().field, "task_tol");
+        assert_eq!(parse_traj_tol("NaN").unwrap_err().field, "traj_tol");
+        assert_eq!(parse_confidence("1").unwrap_err().field, "confidence");
+        assert_eq!(parse_confidence("x").unwrap_err().field, "confidence");
+        // A policy built by hand is validated too.
+        let bad = PolicyInput {
+            task_tol: Some(f64::NAN),
+            ..PolicyInput::default()
+        };
+        assert_eq!(bad.into_policy().unwrap_err().field, "task_tol");
+        let bad = PolicyInput {
+            pass_verdicts: Some(vec![" ".into()]),
+            ..PolicyInput::default()
+        };
+        assert_eq!(bad.into_policy().unwrap_err().field, "pass_verdicts");
+    }
+
+    #[test]
+    fn a_policy_file_is_read_strictly() {
+        assert_eq!(
+            PolicyInput::from_file(br#"{"min_samples": 5}"#).unwrap(),
+            PolicyInput {
+                min_samples: Some(5),
+                ..PolicyInput::default()
+            }
+        );
+        let e = PolicyInput::from_file(br#"{"min_samples": 5, "min_samples": 6}"#).unwrap_err();
+        assert!(matches!(e, PolicyFileError::Json(strict::StrictJsonError::DuplicateKey { .. })), "{e}");
+        assert!(e.to_string().contains("min_samples"), "{e}");
+        let e = PolicyInput::from_file(b"{\"seed\": ").unwrap_err();
+        assert!(matches!(e, PolicyFileError::Json(strict::StrictJsonError::Syntax(_))), "{e}");
+        assert_eq!(PolicyInput::from_file(b"[1]").unwrap_err(), PolicyFileError::NotObject);
+        let e = PolicyInput::from_file(br#"{"colour": "red"}"#).unwrap_err();
+        assert_eq!(e.field(), Some("colour"));
+        let e = PolicyInput::from_file(br#"{"seed": -4}"#).unwrap_err();
+        assert_eq!(e.field(), Some("seed"));
+    }
+
+    #[test]
+    fn precedence_is_defaults_then_file_then_flags() {
+        let file = PolicyInput::from_file(br#"{"min_samples": 5, "seed": 9, "mode": "non_inferiority"}"#).unwrap();
+        let flags = PolicyInput {
+            seed: Some(1),
+            task_tol: Some(0.2),
+            ..PolicyInput::default()
+        };
+        let p = flags.or(file).into_policy().unwrap();
+        assert_eq!(p.test_set.min_samples, 5, "from the file");
+        assert_eq!(p.test_set.seed, 1, "the flag wins over the file");
+        assert_eq!(p.task_regression_tol, 0.2, "from the flag");
+        assert_eq!(p.mode, Mode::NonInferiority, "from the file");
+        assert_eq!(p.test_set.max_samples, DEFAULT_MAX_SAMPLES, "the default");
+        assert_eq!(p.confidence, DEFAULT_CONFIDENCE, "the default");
+        // `max_samples: none` in a file is a value, not an absence: the default does not come back.
+        let file = PolicyInput::from_file(br#"{"max_samples": null}"#).unwrap();
+        assert_eq!(PolicyInput::default().or(file).into_policy().unwrap().test_set.max_samples, None);
+    }
+
+    #[test]
+    fn a_reports_policy_parses_back() {
+        let p = GatePolicy {
+            test_set: TestSetPolicy {
+                min_samples: 3,
+                max_samples: None,
+                seed: 42,
+            },
+            pass_verdicts: PassSet::new(["ok", "PASS"]),
+            task_regression_tol: 0.07,
+            trajectory_regression_tol: -0.5,
+            on_insufficient: OnInsufficient::Approve,
+            mode: Mode::NonInferiority,
+            confidence: 0.9,
+        };
+        assert_eq!(GatePolicy::from_report(&p.to_value()).unwrap(), p);
+        // Reports made before `mode` and `confidence` existed: the defaults.
+        let mut old = p.to_value();
+        old.as_object_mut().unwrap().remove("mode");
+        old.as_object_mut().unwrap().remove("confidence");
+        let back = GatePolicy::from_report(&old).unwrap();
+        assert_eq!((back.mode, back.confidence), (Mode::Point, 0.95));
+        // The fields every report lists are required.
+        let mut cut = p.to_value();
+        cut.as_object_mut().unwrap().remove("seed");
+        let e = GatePolicy::from_report(&cut).unwrap_err();
+        assert_eq!((e.field.as_str(), e.message.as_str()), ("seed", "the signed report's policy has no seed"));
+        assert_eq!(GatePolicy::from_report(&Value::Null).unwrap_err().field, "policy");
+    }
+
+    #[test]
+    fn the_digest_is_sha256_of_the_canonical_policy() {
+        let d = GatePolicy::default();
+        let canonical = d.canonical_json().unwrap();
+        assert_eq!(
+            canonical,
+            r#"{"confidence":0.95,"max_samples":200,"min_samples":20,"mode":"point","on_insufficient":"block","pass_verdicts":["PASS","APPROVE","COMPLETE"],"seed":0,"task_regression_tol":0,"trajectory_regression_tol":0.05}"#
+        );
+        assert_eq!(d.digest().unwrap(), hex::encode(Sha256::digest(canonical.as_bytes())));
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod round_trip {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn policy() -> impl Strategy<Value = GatePolicy> {
+        (
+            (0usize..100_000, proptest::option::of(0usize..1_000_000), any::<u64>()),
+            proptest::collection::vec("[A-Za-z_ßé]{1,8}", 1..4),
+            (-1e3f64..1e3, prop_oneof![Just(0.05), -1.0f64..1.0, Just(0.0), Just(-0.0)]),
+            (any::<bool>(), any::<bool>(), 0.0001f64..0.9999),
+        )
+            .prop_map(|((min, max, seed), pass, (task, traj), (approve, ni, confidence))| GatePolicy {
+                test_set: TestSetPolicy {
+                    min_samples: min,
+                    max_samples: max,
+                    seed,
+                },
+                pass_verdicts: PassSet::new(pass),
+                task_regression_tol: task,
+                trajectory_regression_tol: traj,
+                on_insufficient: if approve { OnInsufficient::Approve } else { OnInsufficient::Block },
+                mode: if ni { Mode::NonInferiority } else { Mode::Point },
+                confidence,
+            })
+    }
+
+    proptest! {
+        /// A report's policy → the one parser → serialised again: the same bytes, the same digest.
+        #[test]
+        fn report_policy_parse_serialise_is_identity(p in policy()) {
+            let text = serde_json::to_string(&p).unwrap();
+            let value: Value = serde_json::from_str(&text).unwrap();
+            let back = GatePolicy::from_report(&value).unwrap();
+            prop_assert_eq!(serde_json::to_string(&back).unwrap(), text.clone());
+            prop_assert_eq!(back.digest().unwrap(), p.digest().unwrap());
+            // And as a policy file (the same shape, read strictly).
+            let file = PolicyInput::from_file(text.as_bytes()).unwrap().into_policy().unwrap();
+            prop_assert_eq!(serde_json::to_string(&file).unwrap(), text);
+        }
+    }
+}
