@@ -17,8 +17,10 @@
 //! The accepted spellings, everywhere: the tolerances as `task_tol` / `traj_tol` (the flags' and
 //! the form's names) or `task_regression_tol` / `trajectory_regression_tol` (the report's names);
 //! `mode` as `point`, `non_inferiority` or `non-inferiority`; `on_insufficient` as `block` or
-//! `approve`; `max_samples` as a number, `null`, `"none"`, `"all"` or `""` (no limit), or a number in
-//! a string; `pass_verdicts` as a list or one comma-separated string. A policy is always written out
+//! `approve`; `max_samples` as a number, or `null`, `"none"`, `"all"` or `""` for no limit;
+//! `pass_verdicts` as a list or one comma-separated string. In JSON, a string value is read as
+//! the field's flag reads its text (`"min_samples": "20"` is `--min-samples 20`), which is how
+//! the page's form sends its fields. A policy is always written out
 //! in the report's spelling ([`GatePolicy`]'s `Serialize`).
 
 use crate::attest::{jcs, strict};
@@ -377,74 +379,72 @@ fn json_text(v: &Value) -> String {
     }
 }
 
-fn count_of(field: &str, v: &Value) -> Result<u64, PolicyError> {
-    v.as_u64()
-        .ok_or_else(|| PolicyError::new(field, format!("{field} must be a whole number ≥ 0, not `{}`", json_text(v))))
+fn count_error(name: &str, text: &str) -> PolicyError {
+    PolicyError::new(name, format!("{name} must be a whole number ≥ 0, not `{text}`"))
 }
 
-fn finite_of(field: &str, v: &Value) -> Result<f64, PolicyError> {
-    match v.as_f64() {
-        Some(x) if x.is_finite() => Ok(x),
-        _ => Err(PolicyError::new(field, format!("{field} must be a finite number, not `{}`", json_text(v)))),
-    }
+fn count_text(name: &str, text: &str) -> Result<u64, PolicyError> {
+    text.trim().parse().map_err(|_| count_error(name, text))
 }
 
-/// `min_samples` (or another count) from a flag's text.
-pub fn parse_count(field: &str, text: &str) -> Result<u64, PolicyError> {
-    text.trim()
-        .parse()
-        .map_err(|_| PolicyError::new(field, format!("{field} must be a whole number ≥ 0, not `{text}`")))
+fn usize_of(name: &str, n: u64) -> Result<usize, PolicyError> {
+    usize::try_from(n).map_err(|_| PolicyError::new(name, format!("{name} is too large: {n}")))
 }
 
-/// `min_samples` from a flag's text.
-pub fn parse_min_samples(text: &str) -> Result<usize, PolicyError> {
-    let n = parse_count("min_samples", text)?;
-    usize::try_from(n).map_err(|_| PolicyError::new("min_samples", format!("min_samples is too large: {n}")))
-}
-
-/// `seed` from a flag's text.
-pub fn parse_seed(text: &str) -> Result<u64, PolicyError> {
-    parse_count("seed", text)
-}
-
-/// `max_samples` from text: a number, or `none` / `all` / empty for no limit.
-pub fn parse_max_samples(text: &str) -> Result<Option<usize>, PolicyError> {
+fn max_text(name: &str, text: &str) -> Result<Option<usize>, PolicyError> {
     match text.trim() {
         "" | "none" | "all" => Ok(None),
         n => n
             .parse()
             .map(Some)
-            .map_err(|_| PolicyError::new("max_samples", format!("max_samples must be a number or `none`, not `{text}`"))),
+            .map_err(|_| PolicyError::new(name, format!("{name} must be a number or `none`, not `{text}`"))),
     }
 }
 
-/// A tolerance (`task_tol`, `traj_tol`) from text: a finite number.
-pub fn parse_tol(field: &str, text: &str) -> Result<f64, PolicyError> {
+fn tol_text(name: &str, text: &str) -> Result<f64, PolicyError> {
     match text.trim().parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(x),
-        _ => Err(PolicyError::new(field, format!("{field} must be a finite number, not `{text}`"))),
+        _ => Err(PolicyError::new(name, format!("{name} must be a finite number, not `{text}`"))),
     }
 }
 
-/// The task tolerance from a flag's text.
-pub fn parse_task_tol(text: &str) -> Result<f64, PolicyError> {
-    parse_tol("task_tol", text)
+fn confidence_error(name: &str, text: &str) -> PolicyError {
+    PolicyError::new(name, format!("{name} must be between 0 and 1 (e.g. 0.95), not `{text}`"))
 }
 
-/// The trajectory tolerance from a flag's text.
+fn confidence_text(name: &str, text: &str) -> Result<f64, PolicyError> {
+    let c = text.trim().parse::<f64>().map_err(|_| confidence_error(name, text))?;
+    check_confidence(c).map_err(|e| PolicyError::new(name, e.message))
+}
+
+/// `min_samples` from a flag's (or a form field's) text.
+pub fn parse_min_samples(text: &str) -> Result<usize, PolicyError> {
+    usize_of("min_samples", count_text("min_samples", text)?)
+}
+
+/// `seed` from a flag's text.
+pub fn parse_seed(text: &str) -> Result<u64, PolicyError> {
+    count_text("seed", text)
+}
+
+/// `max_samples` from text: a number, or `none` / `all` / empty for no limit.
+pub fn parse_max_samples(text: &str) -> Result<Option<usize>, PolicyError> {
+    max_text("max_samples", text)
+}
+
+/// The task tolerance from a flag's text: a finite number.
+pub fn parse_task_tol(text: &str) -> Result<f64, PolicyError> {
+    tol_text("task_tol", text)
+}
+
+/// The trajectory tolerance from a flag's text: a finite number.
 pub fn parse_traj_tol(text: &str) -> Result<f64, PolicyError> {
-    parse_tol("traj_tol", text)
+    tol_text("traj_tol", text)
 }
 
 /// A confidence level from text: a number strictly between 0 and 1.
 pub fn parse_confidence(text: &str) -> Result<f64, PolicyError> {
-    match text.trim().parse::<f64>() {
-        Ok(c) => check_confidence(c),
-        Err(_) => Err(PolicyError::new(
-            "confidence",
-            format!("confidence must be between 0 and 1 (e.g. 0.95), not `{text}`"),
-        )),
-    }
+    confidence_text("confidence", text)
 }
 
 /// Pass verdicts from one comma-separated text.
@@ -461,6 +461,82 @@ fn check_pass_verdicts(list: Vec<String>) -> Result<Vec<String>, PolicyError> {
     } else {
         Ok(list)
     }
+}
+
+/// Reads one field's value into `p`: a JSON value of the field's type, or a string read as the
+/// field's flag reads its text (so `"20"`, `"none"`, `"PASS,OK"` mean what `--min-samples 20`,
+/// `--max-samples none`, `--pass-verdicts PASS,OK` mean). Errors name the field as `key` spells it.
+fn set_field(p: &mut PolicyInput, field: &str, key: &str, v: &Value) -> Result<(), PolicyError> {
+    let text = v.as_str();
+    let shown = json_text(v);
+    match field {
+        "min_samples" => {
+            let n = match text {
+                Some(t) => count_text(key, t)?,
+                None => v.as_u64().ok_or_else(|| count_error(key, &shown))?,
+            };
+            p.min_samples = Some(usize_of(key, n)?);
+        }
+        "seed" => {
+            p.seed = Some(match text {
+                Some(t) => count_text(key, t)?,
+                None => v.as_u64().ok_or_else(|| count_error(key, &shown))?,
+            })
+        }
+        "max_samples" => {
+            p.max_samples = Some(match (text, v) {
+                (Some(t), _) => max_text(key, t)?,
+                (None, Value::Null) => None,
+                (None, _) => Some(
+                    v.as_u64()
+                        .and_then(|n| usize::try_from(n).ok())
+                        .ok_or_else(|| PolicyError::new(key, format!("{key} must be a number or `none`, not `{shown}`")))?,
+                ),
+            })
+        }
+        "task_regression_tol" | "trajectory_regression_tol" => {
+            let x = match (text, v.as_f64()) {
+                (Some(t), _) => tol_text(key, t)?,
+                (None, Some(x)) if x.is_finite() => x,
+                _ => return Err(PolicyError::new(key, format!("{key} must be a finite number, not `{shown}`"))),
+            };
+            if field == "task_regression_tol" {
+                p.task_tol = Some(x);
+            } else {
+                p.traj_tol = Some(x);
+            }
+        }
+        "pass_verdicts" => {
+            let list = match v {
+                Value::String(s) => split_pass_verdicts(s),
+                Value::Array(items) => items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| PolicyError::new(key, format!("{key} must be a list of strings, not `{shown}`")))?,
+                _ => {
+                    return Err(PolicyError::new(
+                        key,
+                        format!("{key} must be a list of verdicts or one comma-separated string, not `{shown}`"),
+                    ))
+                }
+            };
+            p.pass_verdicts = Some(check_pass_verdicts(list)?);
+        }
+        "on_insufficient" => {
+            p.on_insufficient = Some(shown.parse().map_err(|e: PolicyError| PolicyError::new(key, e.message))?)
+        }
+        "mode" => p.mode = Some(shown.parse().map_err(|e: PolicyError| PolicyError::new(key, e.message))?),
+        "confidence" => {
+            p.confidence = Some(match (text, v.as_f64()) {
+                (Some(t), _) => confidence_text(key, t)?,
+                (None, Some(c)) => check_confidence(c).map_err(|e| PolicyError::new(key, e.message))?,
+                (None, None) => return Err(confidence_error(key, &shown)),
+            })
+        }
+        _ => unreachable!("every canonical field is matched"),
+    }
+    Ok(())
 }
 
 impl PolicyInput {
@@ -506,74 +582,7 @@ impl PolicyInput {
                 return Err(PolicyError::new(key, format!("`{first}` and `{key}` are the same field; give one")));
             }
             seen.push((field, key));
-            match field {
-                "min_samples" => {
-                    let n = count_of(key, v)?;
-                    p.min_samples =
-                        Some(usize::try_from(n).map_err(|_| PolicyError::new(key, format!("{key} is too large: {n}")))?);
-                }
-                "seed" => p.seed = Some(count_of(key, v)?),
-                "max_samples" => {
-                    p.max_samples = Some(match v {
-                        Value::Null => None,
-                        Value::String(s) => parse_max_samples(s)?,
-                        other => match other.as_u64().and_then(|n| usize::try_from(n).ok()) {
-                            Some(n) => Some(n),
-                            None => {
-                                return Err(PolicyError::new(
-                                    key,
-                                    format!("max_samples must be a number or `none`, not `{other}`"),
-                                ))
-                            }
-                        },
-                    })
-                }
-                "task_regression_tol" => p.task_tol = Some(finite_of(key, v)?),
-                "trajectory_regression_tol" => p.traj_tol = Some(finite_of(key, v)?),
-                "pass_verdicts" => {
-                    let list = match v {
-                        Value::String(s) => split_pass_verdicts(s),
-                        Value::Array(items) => items
-                            .iter()
-                            .map(|i| i.as_str().map(str::to_owned))
-                            .collect::<Option<Vec<_>>>()
-                            .ok_or_else(|| PolicyError::new(key, "pass_verdicts must be a list of strings"))?,
-                        _ => {
-                            return Err(PolicyError::new(
-                                key,
-                                "pass_verdicts must be a list of verdicts or one comma-separated string",
-                            ))
-                        }
-                    };
-                    p.pass_verdicts = Some(check_pass_verdicts(list)?);
-                }
-                "on_insufficient" => {
-                    p.on_insufficient = Some(
-                        v.as_str()
-                            .unwrap_or(&v.to_string())
-                            .parse()
-                            .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
-                    )
-                }
-                "mode" => {
-                    p.mode = Some(
-                        v.as_str()
-                            .unwrap_or(&v.to_string())
-                            .parse()
-                            .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
-                    )
-                }
-                "confidence" => {
-                    let c = v.as_f64().ok_or_else(|| {
-                        PolicyError::new(
-                            key,
-                            format!("confidence must be between 0 and 1 (e.g. 0.95), not `{}`", json_text(v)),
-                        )
-                    })?;
-                    p.confidence = Some(check_confidence(c)?);
-                }
-                _ => unreachable!("every canonical field is matched"),
-            }
+            set_field(&mut p, field, key, v)?;
         }
         Ok(p)
     }
@@ -729,11 +738,14 @@ mod tests {
         let cases = [
             (r#"{"min_samples": -1}"#, "min_samples"),
             (r#"{"min_samples": 2.5}"#, "min_samples"),
-            (r#"{"min_samples": "20"}"#, "min_samples"),
+            (r#"{"min_samples": "twenty"}"#, "min_samples"),
+            (r#"{"min_samples": ""}"#, "min_samples"),
+            (r#"{"min_samples": true}"#, "min_samples"),
             (r#"{"seed": "x"}"#, "seed"),
             (r#"{"max_samples": "lots"}"#, "max_samples"),
             (r#"{"max_samples": -3}"#, "max_samples"),
-            (r#"{"task_tol": "0.1"}"#, "task_tol"),
+            (r#"{"task_tol": "x"}"#, "task_tol"),
+            (r#"{"task_tol": "NaN"}"#, "task_tol"),
             (r#"{"trajectory_regression_tol": null}"#, "trajectory_regression_tol"),
             (r#"{"pass_verdicts": []}"#, "pass_verdicts"),
             (r#"{"pass_verdicts": " , "}"#, "pass_verdicts"),
@@ -777,6 +789,29 @@ mod tests {
             ..PolicyInput::default()
         };
         assert_eq!(bad.into_policy().unwrap_err().field, "pass_verdicts");
+    }
+
+    #[test]
+    fn a_string_is_read_as_the_flags_text() {
+        // The page's form sends every field as its text.
+        let form = r#"{"min_samples": "20", "max_samples": "200", "seed": "0", "task_tol": "0.0",
+            "traj_tol": "0.05", "pass_verdicts": "PASS,APPROVE,COMPLETE", "confidence": "0.95",
+            "on_insufficient": "block", "mode": "point"}"#;
+        assert_eq!(parse(form).unwrap(), GatePolicy::default());
+        let p = parse(r#"{"min_samples": " 3 ", "seed": "7", "max_samples": "none", "confidence": "0.9"}"#).unwrap();
+        assert_eq!(
+            (p.test_set.min_samples, p.test_set.seed, p.test_set.max_samples, p.confidence),
+            (3, 7, None, 0.9)
+        );
+        // Each text means what the flag's text means.
+        assert_eq!(parse(r#"{"task_tol": "0.25"}"#).unwrap().task_regression_tol, parse_task_tol("0.25").unwrap());
+        assert_eq!(
+            PolicyInput::from_json(r#"{"min_samples": "x"}"#).unwrap_err().message,
+            parse_min_samples("x").unwrap_err().message
+        );
+        // An error names the field as it was spelt.
+        assert_eq!(field_of(r#"{"trajectory_regression_tol": "x"}"#), "trajectory_regression_tol");
+        assert_eq!(field_of(r#"{"traj_tol": "x"}"#), "traj_tol");
     }
 
     #[test]
