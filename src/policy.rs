@@ -393,7 +393,8 @@ fn usize_of(name: &str, n: u64) -> Result<usize, PolicyError> {
 
 fn max_text(name: &str, text: &str) -> Result<Option<usize>, PolicyError> {
     match text.trim() {
-        "" | "none" | "all" => Ok(None),
+        "" => Ok(None),
+        t if t.eq_ignore_ascii_case("none") || t.eq_ignore_ascii_case("all") => Ok(None),
         n => n
             .parse()
             .map(Some)
@@ -404,12 +405,18 @@ fn max_text(name: &str, text: &str) -> Result<Option<usize>, PolicyError> {
 fn tol_text(name: &str, text: &str) -> Result<f64, PolicyError> {
     match text.trim().parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(x),
-        _ => Err(PolicyError::new(name, format!("{name} must be a finite number, not `{text}`"))),
+        _ => Err(PolicyError::new(
+            name,
+            format!("{name} must be a finite number, not `{text}`"),
+        )),
     }
 }
 
 fn confidence_error(name: &str, text: &str) -> PolicyError {
-    PolicyError::new(name, format!("{name} must be between 0 and 1 (e.g. 0.95), not `{text}`"))
+    PolicyError::new(
+        name,
+        format!("{name} must be between 0 and 1 (e.g. 0.95), not `{text}`"),
+    )
 }
 
 fn confidence_text(name: &str, text: &str) -> Result<f64, PolicyError> {
@@ -427,7 +434,7 @@ pub fn parse_seed(text: &str) -> Result<u64, PolicyError> {
     count_text("seed", text)
 }
 
-/// `max_samples` from text: a number, or `none` / `all` / empty for no limit.
+/// `max_samples` from text: a number, or `none` / `all` (any case) / empty for no limit.
 pub fn parse_max_samples(text: &str) -> Result<Option<usize>, PolicyError> {
     max_text("max_samples", text)
 }
@@ -457,7 +464,10 @@ pub fn split_pass_verdicts(text: &str) -> Vec<String> {
 
 fn check_pass_verdicts(list: Vec<String>) -> Result<Vec<String>, PolicyError> {
     if PassSet::new(&list).verdicts().is_empty() {
-        Err(PolicyError::new("pass_verdicts", "pass_verdicts must name at least one verdict"))
+        Err(PolicyError::new(
+            "pass_verdicts",
+            "pass_verdicts must name at least one verdict",
+        ))
     } else {
         Ok(list)
     }
@@ -487,18 +497,21 @@ fn set_field(p: &mut PolicyInput, field: &str, key: &str, v: &Value) -> Result<(
             p.max_samples = Some(match (text, v) {
                 (Some(t), _) => max_text(key, t)?,
                 (None, Value::Null) => None,
-                (None, _) => Some(
-                    v.as_u64()
-                        .and_then(|n| usize::try_from(n).ok())
-                        .ok_or_else(|| PolicyError::new(key, format!("{key} must be a number or `none`, not `{shown}`")))?,
-                ),
+                (None, _) => Some(v.as_u64().and_then(|n| usize::try_from(n).ok()).ok_or_else(|| {
+                    PolicyError::new(key, format!("{key} must be a number or `none`, not `{shown}`"))
+                })?),
             })
         }
         "task_regression_tol" | "trajectory_regression_tol" => {
             let x = match (text, v.as_f64()) {
                 (Some(t), _) => tol_text(key, t)?,
                 (None, Some(x)) if x.is_finite() => x,
-                _ => return Err(PolicyError::new(key, format!("{key} must be a finite number, not `{shown}`"))),
+                _ => {
+                    return Err(PolicyError::new(
+                        key,
+                        format!("{key} must be a finite number, not `{shown}`"),
+                    ))
+                }
             };
             if field == "task_regression_tol" {
                 p.task_tol = Some(x);
@@ -524,9 +537,19 @@ fn set_field(p: &mut PolicyInput, field: &str, key: &str, v: &Value) -> Result<(
             p.pass_verdicts = Some(check_pass_verdicts(list)?);
         }
         "on_insufficient" => {
-            p.on_insufficient = Some(shown.parse().map_err(|e: PolicyError| PolicyError::new(key, e.message))?)
+            p.on_insufficient = Some(
+                shown
+                    .parse()
+                    .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
+            )
         }
-        "mode" => p.mode = Some(shown.parse().map_err(|e: PolicyError| PolicyError::new(key, e.message))?),
+        "mode" => {
+            p.mode = Some(
+                shown
+                    .parse()
+                    .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
+            )
+        }
         "confidence" => {
             p.confidence = Some(match (text, v.as_f64()) {
                 (Some(t), _) => confidence_text(key, t)?,
@@ -579,7 +602,10 @@ impl PolicyInput {
                 ));
             };
             if let Some((_, first)) = seen.iter().find(|(f, _)| *f == field) {
-                return Err(PolicyError::new(key, format!("`{first}` and `{key}` are the same field; give one")));
+                return Err(PolicyError::new(
+                    key,
+                    format!("`{first}` and `{key}` are the same field; give one"),
+                ));
             }
             seen.push((field, key));
             set_field(&mut p, field, key, v)?;
@@ -703,7 +729,10 @@ mod tests {
         // The mode: both spellings from JSON (serde), from a flag (FromStr) and from a file.
         for spelt in ["non_inferiority", "non-inferiority"] {
             assert_eq!(spelt.parse::<Mode>().unwrap(), Mode::NonInferiority);
-            assert_eq!(serde_json::from_value::<Mode>(Value::from(spelt)).unwrap(), Mode::NonInferiority);
+            assert_eq!(
+                serde_json::from_value::<Mode>(Value::from(spelt)).unwrap(),
+                Mode::NonInferiority
+            );
             let json = format!(r#"{{"mode": "{spelt}"}}"#);
             assert_eq!(parse(&json).unwrap().mode, Mode::NonInferiority);
             let file = PolicyInput::from_file(json.as_bytes()).unwrap();
@@ -722,6 +751,7 @@ mod tests {
         // Flags' text goes through the same rules.
         assert_eq!(parse_max_samples("none").unwrap(), None);
         assert_eq!(parse_max_samples("all").unwrap(), None);
+        assert_eq!(parse_max_samples(" NONE ").unwrap(), None);
         assert_eq!(parse_max_samples("7").unwrap(), Some(7));
         assert_eq!(parse_task_tol("0.25").unwrap(), 0.25);
         assert_eq!(parse_confidence("0.99").unwrap(), 0.99);
@@ -756,7 +786,10 @@ mod tests {
             (r#"{"confidence": 0}"#, "confidence"),
             (r#"{"confidence": "high"}"#, "confidence"),
             (r#"{"min_sample": 3}"#, "min_sample"),
-            (r#"{"task_tol": 0.1, "task_regression_tol": 0.1}"#, "task_regression_tol"),
+            (
+                r#"{"task_tol": 0.1, "task_regression_tol": 0.1}"#,
+                "task_regression_tol",
+            ),
             ("[]", "policy"),
             (r#"{"seed": 1, "seed": 2}"#, "policy"),
         ];
@@ -765,11 +798,26 @@ mod tests {
         }
         // The messages the CLI and the page show.
         let message = |json: &str| PolicyInput::from_json(json).unwrap_err().message;
-        assert_eq!(message(r#"{"max_samples": "lots"}"#), "max_samples must be a number or `none`, not `lots`");
-        assert_eq!(message(r#"{"pass_verdicts": []}"#), "pass_verdicts must name at least one verdict");
-        assert_eq!(message(r#"{"confidence": 1.5}"#), "confidence must be between 0 and 1 (e.g. 0.95), not 1.5");
-        assert_eq!(message(r#"{"mode": "x"}"#), "mode must be `point` or `non_inferiority`, not `x`");
-        assert_eq!(message(r#"{"on_insufficient": "x"}"#), "on_insufficient must be `block` or `approve`, not `x`");
+        assert_eq!(
+            message(r#"{"max_samples": "lots"}"#),
+            "max_samples must be a number or `none`, not `lots`"
+        );
+        assert_eq!(
+            message(r#"{"pass_verdicts": []}"#),
+            "pass_verdicts must name at least one verdict"
+        );
+        assert_eq!(
+            message(r#"{"confidence": 1.5}"#),
+            "confidence must be between 0 and 1 (e.g. 0.95), not 1.5"
+        );
+        assert_eq!(
+            message(r#"{"mode": "x"}"#),
+            "mode must be `point` or `non_inferiority`, not `x`"
+        );
+        assert_eq!(
+            message(r#"{"on_insufficient": "x"}"#),
+            "on_insufficient must be `block` or `approve`, not `x`"
+        );
         // A flag's text names its field too.
         assert_eq!(parse_min_samples("lots").unwrap_err().field, "min_samples");
         assert_eq!(parse_seed("-1").unwrap_err().field, "seed");
@@ -800,17 +848,28 @@ mod tests {
         assert_eq!(parse(form).unwrap(), GatePolicy::default());
         let p = parse(r#"{"min_samples": " 3 ", "seed": "7", "max_samples": "none", "confidence": "0.9"}"#).unwrap();
         assert_eq!(
-            (p.test_set.min_samples, p.test_set.seed, p.test_set.max_samples, p.confidence),
+            (
+                p.test_set.min_samples,
+                p.test_set.seed,
+                p.test_set.max_samples,
+                p.confidence
+            ),
             (3, 7, None, 0.9)
         );
         // Each text means what the flag's text means.
-        assert_eq!(parse(r#"{"task_tol": "0.25"}"#).unwrap().task_regression_tol, parse_task_tol("0.25").unwrap());
+        assert_eq!(
+            parse(r#"{"task_tol": "0.25"}"#).unwrap().task_regression_tol,
+            parse_task_tol("0.25").unwrap()
+        );
         assert_eq!(
             PolicyInput::from_json(r#"{"min_samples": "x"}"#).unwrap_err().message,
             parse_min_samples("x").unwrap_err().message
         );
         // An error names the field as it was spelt.
-        assert_eq!(field_of(r#"{"trajectory_regression_tol": "x"}"#), "trajectory_regression_tol");
+        assert_eq!(
+            field_of(r#"{"trajectory_regression_tol": "x"}"#),
+            "trajectory_regression_tol"
+        );
         assert_eq!(field_of(r#"{"traj_tol": "x"}"#), "traj_tol");
     }
 
@@ -824,10 +883,16 @@ mod tests {
             }
         );
         let e = PolicyInput::from_file(br#"{"min_samples": 5, "min_samples": 6}"#).unwrap_err();
-        assert!(matches!(e, PolicyFileError::Json(strict::StrictJsonError::DuplicateKey { .. })), "{e}");
+        assert!(
+            matches!(e, PolicyFileError::Json(strict::StrictJsonError::DuplicateKey { .. })),
+            "{e}"
+        );
         assert!(e.to_string().contains("min_samples"), "{e}");
         let e = PolicyInput::from_file(b"{\"seed\": ").unwrap_err();
-        assert!(matches!(e, PolicyFileError::Json(strict::StrictJsonError::Syntax(_))), "{e}");
+        assert!(
+            matches!(e, PolicyFileError::Json(strict::StrictJsonError::Syntax(_))),
+            "{e}"
+        );
         assert_eq!(PolicyInput::from_file(b"[1]").unwrap_err(), PolicyFileError::NotObject);
         let e = PolicyInput::from_file(br#"{"colour": "red"}"#).unwrap_err();
         assert_eq!(e.field(), Some("colour"));
@@ -852,7 +917,15 @@ mod tests {
         assert_eq!(p.confidence, DEFAULT_CONFIDENCE, "the default");
         // `max_samples: none` in a file is a value, not an absence: the default does not come back.
         let file = PolicyInput::from_file(br#"{"max_samples": null}"#).unwrap();
-        assert_eq!(PolicyInput::default().or(file).into_policy().unwrap().test_set.max_samples, None);
+        assert_eq!(
+            PolicyInput::default()
+                .or(file)
+                .into_policy()
+                .unwrap()
+                .test_set
+                .max_samples,
+            None
+        );
     }
 
     #[test]
@@ -881,7 +954,10 @@ mod tests {
         let mut cut = p.to_value();
         cut.as_object_mut().unwrap().remove("seed");
         let e = GatePolicy::from_report(&cut).unwrap_err();
-        assert_eq!((e.field.as_str(), e.message.as_str()), ("seed", "the signed report's policy has no seed"));
+        assert_eq!(
+            (e.field.as_str(), e.message.as_str()),
+            ("seed", "the signed report's policy has no seed")
+        );
         assert_eq!(GatePolicy::from_report(&Value::Null).unwrap_err().field, "policy");
     }
 
@@ -906,22 +982,31 @@ mod round_trip {
         (
             (0usize..100_000, proptest::option::of(0usize..1_000_000), any::<u64>()),
             proptest::collection::vec("[A-Za-z_ßé]{1,8}", 1..4),
-            (-1e3f64..1e3, prop_oneof![Just(0.05), -1.0f64..1.0, Just(0.0), Just(-0.0)]),
+            (
+                -1e3f64..1e3,
+                prop_oneof![Just(0.05), -1.0f64..1.0, Just(0.0), Just(-0.0)],
+            ),
             (any::<bool>(), any::<bool>(), 0.0001f64..0.9999),
         )
-            .prop_map(|((min, max, seed), pass, (task, traj), (approve, ni, confidence))| GatePolicy {
-                test_set: TestSetPolicy {
-                    min_samples: min,
-                    max_samples: max,
-                    seed,
+            .prop_map(
+                |((min, max, seed), pass, (task, traj), (approve, ni, confidence))| GatePolicy {
+                    test_set: TestSetPolicy {
+                        min_samples: min,
+                        max_samples: max,
+                        seed,
+                    },
+                    pass_verdicts: PassSet::new(pass),
+                    task_regression_tol: task,
+                    trajectory_regression_tol: traj,
+                    on_insufficient: if approve {
+                        OnInsufficient::Approve
+                    } else {
+                        OnInsufficient::Block
+                    },
+                    mode: if ni { Mode::NonInferiority } else { Mode::Point },
+                    confidence,
                 },
-                pass_verdicts: PassSet::new(pass),
-                task_regression_tol: task,
-                trajectory_regression_tol: traj,
-                on_insufficient: if approve { OnInsufficient::Approve } else { OnInsufficient::Block },
-                mode: if ni { Mode::NonInferiority } else { Mode::Point },
-                confidence,
-            })
+            )
     }
 
     proptest! {

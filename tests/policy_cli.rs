@@ -106,7 +106,12 @@ fn evaluate_and_test_set_with_a_policy_file_are_byte_identical_to_the_flags() {
     let mut with_file = args(&["evaluate", "--policy", &file]);
     with_file.extend(inputs(&fixture));
     let with_file = run(&with_file);
-    assert_eq!(with_file.status.code(), with_flags.status.code(), "{}", stderr(&with_file));
+    assert_eq!(
+        with_file.status.code(),
+        with_flags.status.code(),
+        "{}",
+        stderr(&with_file)
+    );
     assert!(!with_file.stdout.is_empty());
     assert_eq!(with_file.stdout, with_flags.stdout, "the same report, byte for byte");
 
@@ -138,10 +143,26 @@ fn a_bad_policy_file_is_refused_naming_the_file_and_the_field() {
     let audit = write(dir.path(), "audit.jsonl", "");
     let cases = [
         ("syntax.json", "{\"min_samples\": 5,\n", vec!["line 2"]),
-        ("unknown.json", r#"{"min_sample": 5}"#, vec!["unknown field `min_sample`"]),
-        ("value.json", r#"{"max_samples": "lots"}"#, vec!["max_samples must be a number or `none`, not `lots`"]),
-        ("confidence.json", r#"{"confidence": 2}"#, vec!["confidence must be between 0 and 1"]),
-        ("twice.json", r#"{"seed": 1, "seed": 2}"#, vec!["`seed`", "more than once"]),
+        (
+            "unknown.json",
+            r#"{"min_sample": 5}"#,
+            vec!["unknown field `min_sample`"],
+        ),
+        (
+            "value.json",
+            r#"{"max_samples": "lots"}"#,
+            vec!["max_samples must be a number or `none`, not `lots`"],
+        ),
+        (
+            "confidence.json",
+            r#"{"confidence": 2}"#,
+            vec!["confidence must be between 0 and 1"],
+        ),
+        (
+            "twice.json",
+            r#"{"seed": 1, "seed": 2}"#,
+            vec!["`seed`", "more than once"],
+        ),
         ("array.json", "[]", vec!["JSON object"]),
         ("empty-list.json", r#"{"pass_verdicts": []}"#, vec!["pass_verdicts"]),
     ];
@@ -184,10 +205,17 @@ fn a_bad_flag_is_a_usage_error_naming_the_field() {
         assert!(stderr(&out).contains(field), "{flag}: {}", stderr(&out));
     }
     // `non-inferiority` is accepted by every source; the empty pass set by none.
-    assert_eq!(resolved(&args(&["--mode", "non-inferiority"])).0["mode"], "non_inferiority");
+    assert_eq!(
+        resolved(&args(&["--mode", "non-inferiority"])).0["mode"],
+        "non_inferiority"
+    );
     let out = run(&args(&["policy", "--pass-verdicts", ","]));
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("pass_verdicts must name at least one verdict"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("pass_verdicts must name at least one verdict"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -220,13 +248,19 @@ fn verify_with_a_policy_file_checks_the_pinned_digest_then_reproduces_with_it() 
             .unwrap();
         serde_json::from_slice::<Value>(&payload).unwrap()
     };
-    let pinned = statement["predicate"]["policy"]["digest"]["sha256"].as_str().unwrap().to_owned();
+    let pinned = statement["predicate"]["policy"]["digest"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_owned();
 
     // The team's file: the fixture's policy, fields left out are the defaults.
     let args_json: Value = serde_json::from_slice(&std::fs::read(fixture.join("args.json")).unwrap()).unwrap();
     let team = write(dir.path(), "team.json", &args_json["policy"].to_string());
     let (_, digest) = resolved(&args(&["--policy", &team]));
-    assert_eq!(digest, pinned, "`deploy-gate policy` prints the digest the statement pins");
+    assert_eq!(
+        digest, pinned,
+        "`deploy-gate policy` prints the digest the statement pins"
+    );
 
     let verify = |policy: &str| {
         let mut a = args(&[
@@ -250,7 +284,11 @@ fn verify_with_a_policy_file_checks_the_pinned_digest_then_reproduces_with_it() 
     assert!(stderr(&out).contains("reproduced from the input files"));
 
     // Another policy: refused with its own check, before anything is reproduced.
-    let other = write(dir.path(), "other.json", r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.5}"#);
+    let other = write(
+        dir.path(),
+        "other.json",
+        r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.5}"#,
+    );
     let out = verify(&other);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -262,5 +300,9 @@ fn verify_with_a_policy_file_checks_the_pinned_digest_then_reproduces_with_it() 
     let bad = write(dir.path(), "bad.json", r#"{"mode": "strict"}"#);
     let out = verify(&bad);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains(&format!("{bad} (policy file): mode must be")), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("{bad} (policy file): mode must be")),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -233,8 +233,13 @@ fn default_policy_and_check_policy_come_from_the_core() {
     let bad: Value = serde_json::from_str(&text(&check_policy(js(r#"{"max_samples": "lots"}"#)).unwrap())).unwrap();
     assert_eq!(
         (bad["ok"].as_bool(), bad["field"].as_str(), bad["message"].as_str()),
-        (Some(false), Some("max_samples"), Some("max_samples must be a number or `none`, not `lots`"))
+        (
+            Some(false),
+            Some("max_samples"),
+            Some("max_samples must be a number or `none`, not `lots`")
+        )
     );
-    let mode: Value = serde_json::from_str(&text(&check_policy(js(r#"{"mode": "non-inferiority"}"#)).unwrap())).unwrap();
+    let mode: Value =
+        serde_json::from_str(&text(&check_policy(js(r#"{"mode": "non-inferiority"}"#)).unwrap())).unwrap();
     assert_eq!(mode["policy"]["mode"], "non_inferiority");
 }

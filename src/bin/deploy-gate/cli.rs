@@ -212,7 +212,10 @@ pub fn resolve_policy(file: Option<&Path>, flags: PolicyInput) -> Result<GatePol
 }
 
 fn json_text(v: &impl serde::Serialize) -> String {
-    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// The help of the policy flags ends with the default, taken from the policy's one home.
@@ -302,7 +305,11 @@ fn run(cli: Cli) -> Result<u8> {
                 EXIT_BLOCKED
             })
         }
-        Command::Policy { policy, sample, decision } => {
+        Command::Policy {
+            policy,
+            sample,
+            decision,
+        } => {
             let policy = resolve_policy(policy.as_deref(), decision.input().or(sample.input()))?;
             let digest = policy.digest().map_err(|e| anyhow!("{e}"))?;
             let mut text = serde_json::to_string_pretty(&policy)?;
