@@ -22,6 +22,21 @@
 //! the field's flag reads its text (`"min_samples": "20"` is `--min-samples 20`), which is how
 //! the page's form sends its fields. A policy is always written out
 //! in the report's spelling ([`GatePolicy`]'s `Serialize`).
+//!
+//! # The defaults, and who reads them
+//!
+//! The `DEFAULT_*` constants below are the only place a default is written. They are read through
+//! [`GatePolicy::default`] (with [`TestSetPolicy::default`] and [`PassSet::default`]), which
+//! [`PolicyInput::into_policy`] fills every absent field from. Its readers:
+//! - the CLI (`src/bin/deploy-gate/cli.rs`): `test-set`, `evaluate` and `policy` layer their
+//!   `--policy FILE` and flags over the defaults, and print them in `--help`; `verify --policy`
+//!   (`sign.rs`) resolves the file over them;
+//! - the wasm layer (`src/wasm.rs`): `GateSession` (an absent policy or field), `defaultPolicy()`
+//!   and `checkPolicy()`; the page's form (`www/components/policy-form.js`) shows
+//!   `defaultPolicy()` and checks its fields with `checkPolicy()`;
+//! - the core: [`crate::gate::evaluate_in_memory`]'s callers pass a [`GatePolicy`], usually this
+//!   default, and a report made before `mode` and `confidence` existed reads them as the
+//!   defaults ([`GatePolicy::from_report`]).
 
 use crate::attest::{jcs, strict};
 use crate::compat::upper;
@@ -29,12 +44,6 @@ use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-
-// The defaults. Each is read only through `GatePolicy::default()` (and `TestSetPolicy::default()`,
-// `PassSet::default()`), which `PolicyInput::into_policy` fills absent fields from; the readers of a
-// policy are: the CLI (`test-set`, `evaluate`, `policy`, `verify --reproduce`, whose flags and
-// policy file are layered over these), the wasm layer (`GateSession`, `defaultPolicy()`,
-// `checkPolicy()`, and through them the page's form), and the core's `gate::evaluate_in_memory`.
 
 /// Default of `min_samples`: fewer candidate cases than this give an empty test set.
 pub const DEFAULT_MIN_SAMPLES: usize = 20;

@@ -182,6 +182,18 @@ fn a_bad_policy_file_is_refused_naming_the_file_and_the_field() {
             assert!(out.stdout.is_empty(), "{name}: nothing is printed");
         }
     }
+    let big = write(
+        dir.path(),
+        "big.json",
+        &format!("{{\"seed\": 1{}}}", " ".repeat(1 << 20)),
+    );
+    let out = run(&args(&["policy", "--policy", &big]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("{big} (policy file): more than")),
+        "{}",
+        stderr(&out)
+    );
     let missing = dir.path().join("missing.json");
     let out = run(&args(&["policy", "--policy", &s(&missing)]));
     assert_eq!(out.status.code(), Some(1));

@@ -196,9 +196,22 @@ struct EvaluateArgs {
     out: Option<PathBuf>,
 }
 
+/// A policy file is a small JSON object; anything longer than this is refused unread.
+const MAX_POLICY_FILE: u64 = 1 << 20;
+
 /// Reads a policy file: every field optional, unknown fields and duplicate keys refused.
 pub fn read_policy_file(path: &Path) -> Result<PolicyInput> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_POLICY_FILE + 1).read_to_end(&mut bytes))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > MAX_POLICY_FILE {
+        return Err(anyhow!(
+            "{} (policy file): more than {MAX_POLICY_FILE} bytes; a policy file is a small JSON object",
+            path.display()
+        ));
+    }
     PolicyInput::from_file(&bytes).map_err(|e| anyhow!("{} (policy file): {e}", path.display()))
 }
 
