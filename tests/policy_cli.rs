@@ -308,6 +308,26 @@ fn verify_with_a_policy_file_checks_the_pinned_digest_then_reproduces_with_it() 
     let message = v["message"].as_str().unwrap();
     assert!(message.contains(&other) && message.contains(&pinned), "{message}");
 
+    // Without --reproduce, the pin alone is checked.
+    let pin_only = |policy: &str| {
+        run(&args(&[
+            "verify",
+            &s(&envelope),
+            "--trusted-key",
+            &s(&r.public),
+            "--model-path",
+            &model,
+            "--target",
+            "prod",
+            "--policy",
+            policy,
+        ]))
+    };
+    assert_eq!(pin_only(&team).status.code(), Some(0), "{}", stderr(&pin_only(&team)));
+    let out = pin_only(&other);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap()["check"], "policy");
+
     // A bad file is a usage error naming it.
     let bad = write(dir.path(), "bad.json", r#"{"mode": "strict"}"#);
     let out = verify(&bad);
@@ -317,4 +337,22 @@ fn verify_with_a_policy_file_checks_the_pinned_digest_then_reproduces_with_it() 
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn the_help_shows_the_defaults_of_the_policy_module() {
+    let out = run(&args(&["evaluate", "--help"]));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for shown in [
+        "[default: 20]",
+        "[default: 200]",
+        "[default: PASS,APPROVE,COMPLETE]",
+        "[default: 0.0]",
+        "[default: 0.05]",
+        "[default: block]",
+        "[default: point]",
+        "[default: 0.95]",
+    ] {
+        assert!(help.contains(shown), "{shown} not in {help}");
+    }
 }
