@@ -4,7 +4,7 @@
 //! `cargo run --release --example bench_scan -- FILE [MB] [ROUNDS]`
 //! `cargo run --release --example bench_scan -- --verdicts FILE`
 use deploy_gate::audit::Segment;
-use deploy_gate::compat::PassSet;
+use deploy_gate::policy::PassSet;
 use std::io::Read;
 use std::time::Instant;
 

@@ -1,18 +1,36 @@
 /* tslint:disable */
 /* eslint-disable */
 
-/** The gate policy; every field is optional (defaults: 20, 200, 0, 0.0, 0.05, PASS,APPROVE,COMPLETE, block). */
+/**
+ * The gate policy as the caller gives it; every field is optional (`defaultPolicy()` lists the
+ * defaults). A string is read as the CLI flag reads its text (`"20"`, `"none"`, `"PASS,OK"`).
+ * The tolerances may be spelt as the flags (`task_tol`, `traj_tol`) or as the report
+ * (`task_regression_tol`, `trajectory_regression_tol`), not both. Unknown fields are refused.
+ */
 export interface PolicyInput {
-    min_samples?: number;
-    /** A number, or null / "none" for no limit. */
+    min_samples?: number | string;
+    /** A number, or null / "none" / "all" / "" for no limit. */
     max_samples?: number | string | null;
-    seed?: number;
-    task_tol?: number;
-    traj_tol?: number;
+    seed?: number | string;
+    task_tol?: number | string;
+    task_regression_tol?: number | string;
+    traj_tol?: number | string;
+    trajectory_regression_tol?: number | string;
     /** A list, or one comma-separated string. */
     pass_verdicts?: string[] | string;
     on_insufficient?: "block" | "approve";
+    mode?: "point" | "non_inferiority" | "non-inferiority";
+    /** Strictly between 0 and 1. */
+    confidence?: number | string;
 }
+/** The resolved policy, as the report lists it (and as its digest is computed). */
+export interface GatePolicy {
+    min_samples: number; max_samples: number | null; seed: number; pass_verdicts: string[];
+    task_regression_tol: number; trajectory_regression_tol: number; on_insufficient: "block" | "approve";
+    mode: "point" | "non_inferiority"; confidence: number;
+}
+/** `checkPolicy`'s answer: the resolved policy, or the field at fault and the core's message. */
+export type PolicyCheck = { ok: true; policy: GatePolicy } | { ok: false; field: string; message: string };
 /** What `setPolicy` asks the caller to redo: scan the audit log again, rebuild the test set, or nothing. */
 export type PolicyChange = "rescan" | "rebuild" | "ready";
 export type Role = "audit" | "old_verdicts" | "new_verdicts" | "old_trajectories" | "new_trajectories";
@@ -52,8 +70,7 @@ export interface CaseOutcome {
 export interface TemplateRow { template_id: unknown; n: number; old_pass_rate: number; new_pass_rate: number; delta: number; }
 export interface GateReport {
     schema: "deploy-gate/report/v1"; tool: { name: string; version: string };
-    policy: { min_samples: number; max_samples: number | null; seed: number; pass_verdicts: string[];
-    task_regression_tol: number; trajectory_regression_tol: number; on_insufficient: "block" | "approve" };
+    policy: GatePolicy;
     inputs: InputFile[]; audit: AuditSummary; test_set: TestSetInfo;
     verdicts: { old: ModelCounts; new: ModelCounts };
     trajectories: { old: TrajectoryInfo | null; new: TrajectoryInfo | null };
@@ -254,6 +271,17 @@ export class Sha256Stream {
 }
 
 /**
+ * Checks a policy (a whole form, or one field) with the core's parser: `{ok: true, policy}`
+ * with the resolved policy, or `{ok: false, field, message}` naming the field at fault.
+ */
+export function checkPolicy(input: PolicyInput | undefined): PolicyCheck;
+
+/**
+ * The default policy, as the report lists it (the page's form shows these values).
+ */
+export function defaultPolicy(): GatePolicy;
+
+/**
  * A new Ed25519 key pair from 32 random bytes (draw them with `crypto.getRandomValues`).
  */
 export function generateKeyPair(seed: Uint8Array | number[]): KeyPair;
@@ -283,6 +311,8 @@ export interface InitOutput {
     readonly __wbg_gatesession_free: (a: number, b: number) => void;
     readonly __wbg_segmentscanner_free: (a: number, b: number) => void;
     readonly __wbg_sha256stream_free: (a: number, b: number) => void;
+    readonly checkPolicy: (a: any) => [number, number, number];
+    readonly defaultPolicy: () => [number, number, number];
     readonly gatesession_addAuditFile: (a: number, b: number, c: number) => [number, number, number];
     readonly gatesession_addTrajectories: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
     readonly gatesession_addVerdicts: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];

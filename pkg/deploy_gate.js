@@ -545,6 +545,32 @@ export class Sha256Stream {
 if (Symbol.dispose) Sha256Stream.prototype[Symbol.dispose] = Sha256Stream.prototype.free;
 
 /**
+ * Checks a policy (a whole form, or one field) with the core's parser: `{ok: true, policy}`
+ * with the resolved policy, or `{ok: false, field, message}` naming the field at fault.
+ * @param {PolicyInput | undefined} input
+ * @returns {PolicyCheck}
+ */
+export function checkPolicy(input) {
+    const ret = wasm.checkPolicy(input);
+    if (ret[2]) {
+        throw takeFromExternrefTable0(ret[1]);
+    }
+    return takeFromExternrefTable0(ret[0]);
+}
+
+/**
+ * The default policy, as the report lists it (the page's form shows these values).
+ * @returns {GatePolicy}
+ */
+export function defaultPolicy() {
+    const ret = wasm.defaultPolicy();
+    if (ret[2]) {
+        throw takeFromExternrefTable0(ret[1]);
+    }
+    return takeFromExternrefTable0(ret[0]);
+}
+
+/**
  * A new Ed25519 key pair from 32 random bytes (draw them with `crypto.getRandomValues`).
  * @param {Uint8Array | number[]} seed
  * @returns {KeyPair}

@@ -4,6 +4,8 @@ export const memory: WebAssembly.Memory;
 export const __wbg_gatesession_free: (a: number, b: number) => void;
 export const __wbg_segmentscanner_free: (a: number, b: number) => void;
 export const __wbg_sha256stream_free: (a: number, b: number) => void;
+export const checkPolicy: (a: any) => [number, number, number];
+export const defaultPolicy: () => [number, number, number];
 export const gatesession_addAuditFile: (a: number, b: number, c: number) => [number, number, number];
 export const gatesession_addTrajectories: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
 export const gatesession_addVerdicts: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];

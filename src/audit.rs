@@ -4,9 +4,9 @@
 //! its stage lines, never their contents: the test set is built in pass 2 from just the lines
 //! of the chosen pipelines (see [`crate::testset`]).
 
-use crate::compat::PassSet;
 use crate::json::{nested_field, read_object_text, NotObject, PyText, Scalar};
 use crate::lines::{LineSplitter, Piece};
+use crate::policy::PassSet;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use serde::{Serialize, Serializer};
 use sha2::{Digest, Sha256};

@@ -111,46 +111,8 @@ pub fn py_number_text(literal: &str) -> Cow<'_, str> {
     }
 }
 
-/// The set of verdicts that count as a successful run (compared after upper-casing).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PassSet {
-    verdicts: Vec<String>,
-}
-
-impl PassSet {
-    /// A pass set from verdict names; they are upper-cased, empty names dropped.
-    pub fn new<S: AsRef<str>>(verdicts: impl IntoIterator<Item = S>) -> Self {
-        let mut list: Vec<String> = Vec::new();
-        for v in verdicts {
-            let v = upper(v.as_ref().trim()).into_owned();
-            if !v.is_empty() && !list.contains(&v) {
-                list.push(v);
-            }
-        }
-        PassSet { verdicts: list }
-    }
-
-    /// The upper-cased verdicts, in the order given.
-    pub fn verdicts(&self) -> &[String] {
-        &self.verdicts
-    }
-
-    /// Whether `upper(verdict)` is in the set.
-    pub fn contains(&self, verdict: &str) -> bool {
-        if verdict.is_ascii() {
-            self.verdicts.iter().any(|v| v.eq_ignore_ascii_case(verdict))
-        } else {
-            let up = upper(verdict);
-            self.verdicts.iter().any(|v| *v == *up)
-        }
-    }
-}
-
-impl Default for PassSet {
-    fn default() -> Self {
-        PassSet::new(["PASS", "APPROVE", "COMPLETE"])
-    }
-}
+// The pass set is part of the policy and lives in `policy`; re-exported here for the old path.
+pub use crate::policy::PassSet;
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,8 @@
 //! One call for inputs already in memory: pass 1, selection, pass 2 and the report.
 
 use crate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
-use crate::decision::GatePolicy;
 use crate::error::InputError;
+use crate::policy::GatePolicy;
 use crate::report::{evaluate, GateInputs, GateReport};
 use crate::testset::{build_from_memory, TestSet, TestSetError};
 use crate::trajectory::{parse_trajectories, Trajectories};

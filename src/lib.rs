@@ -4,6 +4,8 @@
 //! files, reads a clock or draws entropy; the CLI (`src/bin/deploy-gate/`) and the wasm shell
 //! (`wasm`) do that and pass the results in.
 //!
+//! The gate policy (types, defaults, parsing from every source, validation) is in [`policy`].
+//!
 //! The flow: [`audit`] scans the audit log (pass 1, in segments that can run in parallel; lines
 //! read through the fast path of [`skim`]) into an index with one record per pipeline;
 //! [`testset`] chooses the cases and builds them from just their pipelines' spans (pass 2); [`verdicts`] and [`trajectory`] read the models' results; [`scoring`], [`stats`]
@@ -22,6 +24,7 @@ pub mod gate;
 pub mod json;
 pub mod lines;
 mod parallel;
+pub mod policy;
 pub mod report;
 pub mod scoring;
 pub mod skim;

@@ -4,7 +4,8 @@
 //! has a defined order.
 
 use crate::audit::{AuditIndex, AuditSummary, InputFile};
-use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision, GatePolicy, OnInsufficient};
+use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision};
+use crate::policy::{GatePolicy, OnInsufficient};
 use crate::scoring::{score, CaseOutcome, CaseStatus, ModelCounts, TemplateRow};
 use crate::stats::{gate_stats, GateStats, Paired};
 use crate::testset::TestSet;

@@ -15,26 +15,8 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
-/// How the test set is sized.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TestSetPolicy {
-    /// Fewer candidate cases than this give an empty test set.
-    pub min_samples: usize,
-    /// More candidates than this are sampled down to it (`None`: no limit).
-    pub max_samples: Option<usize>,
-    /// Seed of the reproducible sample.
-    pub seed: u64,
-}
-
-impl Default for TestSetPolicy {
-    fn default() -> Self {
-        TestSetPolicy {
-            min_samples: 20,
-            max_samples: Some(200),
-            seed: 0,
-        }
-    }
-}
+// The test-set part of the policy lives in `policy`; re-exported here for the old path.
+pub use crate::policy::TestSetPolicy;
 
 /// A byte range of an audit file that pass 2 reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -730,7 +712,7 @@ mod tests {
             r#"{"pipeline_id": "p", "is_complete": true, "verdict": "PASS"}"#,
         ]
         .join("\n");
-        let index = crate::audit::scan_all(&[("a.jsonl", log.as_bytes())], crate::compat::PassSet::default());
+        let index = crate::audit::scan_all(&[("a.jsonl", log.as_bytes())], crate::policy::PassSet::default());
         let policy = TestSetPolicy {
             min_samples: 1,
             ..TestSetPolicy::default()

@@ -8,7 +8,7 @@
 
 use crate::attest::keys;
 use crate::audit::{AuditIndex, AuditScanner, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
-use crate::decision::{GatePolicy, PolicyInput};
+use crate::policy::{GatePolicy, PolicyError, PolicyInput};
 use crate::report::{evaluate, GateInputs, GateReport};
 use crate::sniff::sniff;
 use crate::testset::{TestSet, TestSetBuilder, TO_END};
@@ -19,18 +19,36 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
-/** The gate policy; every field is optional (defaults: 20, 200, 0, 0.0, 0.05, PASS,APPROVE,COMPLETE, block). */
+/**
+ * The gate policy as the caller gives it; every field is optional (`defaultPolicy()` lists the
+ * defaults). A string is read as the CLI flag reads its text (`"20"`, `"none"`, `"PASS,OK"`).
+ * The tolerances may be spelt as the flags (`task_tol`, `traj_tol`) or as the report
+ * (`task_regression_tol`, `trajectory_regression_tol`), not both. Unknown fields are refused.
+ */
 export interface PolicyInput {
-  min_samples?: number;
-  /** A number, or null / "none" for no limit. */
+  min_samples?: number | string;
+  /** A number, or null / "none" / "all" / "" for no limit. */
   max_samples?: number | string | null;
-  seed?: number;
-  task_tol?: number;
-  traj_tol?: number;
+  seed?: number | string;
+  task_tol?: number | string;
+  task_regression_tol?: number | string;
+  traj_tol?: number | string;
+  trajectory_regression_tol?: number | string;
   /** A list, or one comma-separated string. */
   pass_verdicts?: string[] | string;
   on_insufficient?: "block" | "approve";
+  mode?: "point" | "non_inferiority" | "non-inferiority";
+  /** Strictly between 0 and 1. */
+  confidence?: number | string;
 }
+/** The resolved policy, as the report lists it (and as its digest is computed). */
+export interface GatePolicy {
+  min_samples: number; max_samples: number | null; seed: number; pass_verdicts: string[];
+  task_regression_tol: number; trajectory_regression_tol: number; on_insufficient: "block" | "approve";
+  mode: "point" | "non_inferiority"; confidence: number;
+}
+/** `checkPolicy`'s answer: the resolved policy, or the field at fault and the core's message. */
+export type PolicyCheck = { ok: true; policy: GatePolicy } | { ok: false; field: string; message: string };
 /** What `setPolicy` asks the caller to redo: scan the audit log again, rebuild the test set, or nothing. */
 export type PolicyChange = "rescan" | "rebuild" | "ready";
 export type Role = "audit" | "old_verdicts" | "new_verdicts" | "old_trajectories" | "new_trajectories";
@@ -70,8 +88,7 @@ export interface CaseOutcome {
 export interface TemplateRow { template_id: unknown; n: number; old_pass_rate: number; new_pass_rate: number; delta: number; }
 export interface GateReport {
   schema: "deploy-gate/report/v1"; tool: { name: string; version: string };
-  policy: { min_samples: number; max_samples: number | null; seed: number; pass_verdicts: string[];
-            task_regression_tol: number; trajectory_regression_tol: number; on_insufficient: "block" | "approve" };
+  policy: GatePolicy;
   inputs: InputFile[]; audit: AuditSummary; test_set: TestSetInfo;
   verdicts: { old: ModelCounts; new: ModelCounts };
   trajectories: { old: TrajectoryInfo | null; new: TrajectoryInfo | null };
@@ -672,17 +689,42 @@ pub fn verify_envelope(
     to_js(&result)
 }
 
-fn parse_policy(value: JsValue) -> Result<GatePolicy, JsError> {
+/// A JS policy through the core's one parser (as JSON text, so that unknown (misspelt) fields
+/// are refused exactly as natively); `undefined` / `null` are the defaults.
+fn read_policy(value: &JsValue) -> Result<GatePolicy, PolicyError> {
     if value.is_undefined() || value.is_null() {
         return Ok(GatePolicy::default());
     }
-    // Through JSON text, so that unknown (misspelt) fields are refused exactly as natively.
-    let text = js_sys::JSON::stringify(&value)
+    let text = js_sys::JSON::stringify(value)
         .ok()
         .and_then(|s| s.as_string())
-        .ok_or_else(|| into_error("policy: not a JSON object"))?;
-    let input: PolicyInput = serde_json::from_str(&text).map_err(|e| into_error(format!("policy: {e}")))?;
-    input.into_policy().map_err(|e| into_error(format!("policy: {e}")))
+        .ok_or_else(|| PolicyError {
+            field: "policy".into(),
+            message: "the policy is not a JSON object".into(),
+        })?;
+    PolicyInput::from_json(&text)?.into_policy()
+}
+
+fn parse_policy(value: JsValue) -> Result<GatePolicy, JsError> {
+    read_policy(&value).map_err(|e| into_error(format!("policy: {e}")))
+}
+
+/// The default policy, as the report lists it (the page's form shows these values).
+#[wasm_bindgen(js_name = defaultPolicy, unchecked_return_type = "GatePolicy")]
+pub fn default_policy() -> Result<JsValue, JsError> {
+    to_js(&GatePolicy::default())
+}
+
+/// Checks a policy (a whole form, or one field) with the core's parser: `{ok: true, policy}`
+/// with the resolved policy, or `{ok: false, field, message}` naming the field at fault.
+#[wasm_bindgen(js_name = checkPolicy, unchecked_return_type = "PolicyCheck")]
+pub fn check_policy(
+    #[wasm_bindgen(unchecked_param_type = "PolicyInput | undefined")] input: JsValue,
+) -> Result<JsValue, JsError> {
+    match read_policy(&input) {
+        Ok(policy) => to_js(&serde_json::json!({"ok": true, "policy": policy})),
+        Err(e) => to_js(&serde_json::json!({"ok": false, "field": e.field, "message": e.message})),
+    }
 }
 
 fn test_set_info(ts: &TestSet) -> crate::report::TestSetInfo {
@@ -740,7 +782,7 @@ impl SegmentScanner {
     /// verdicts (`GateSession.passVerdicts()`).
     #[wasm_bindgen(constructor)]
     pub fn new(pass_verdicts: Vec<String>, file: u32, offset: f64) -> SegmentScanner {
-        let pass = crate::compat::PassSet::new(pass_verdicts);
+        let pass = crate::policy::PassSet::new(pass_verdicts);
         SegmentScanner {
             segment: Segment::new(pass, DEFAULT_MAX_LINE, file, offset as u64),
         }

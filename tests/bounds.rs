@@ -5,9 +5,9 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use deploy_gate::audit::{scan_all, AuditIndex};
-use deploy_gate::compat::PassSet;
+use deploy_gate::policy::{PassSet, TestSetPolicy};
 use deploy_gate::scoring::score;
-use deploy_gate::testset::{TestSet, TestSetBuilder, TestSetPolicy, TO_END};
+use deploy_gate::testset::{TestSet, TestSetBuilder, TO_END};
 use deploy_gate::verdicts::parse_verdicts;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};

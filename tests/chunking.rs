@@ -4,9 +4,9 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use deploy_gate::audit::{AuditScanner, DEFAULT_MAX_LINE};
-use deploy_gate::decision::GatePolicy;
+use deploy_gate::policy::{GatePolicy, TestSetPolicy};
 use deploy_gate::report::{evaluate, GateInputs};
-use deploy_gate::testset::{build_from_memory, TestSetPolicy};
+use deploy_gate::testset::build_from_memory;
 use deploy_gate::verdicts::parse_verdicts;
 use proptest::prelude::*;
 

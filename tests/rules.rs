@@ -3,10 +3,10 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-use deploy_gate::compat::PassSet;
-use deploy_gate::decision::{GatePolicy, OnInsufficient};
 use deploy_gate::gate::{evaluate_in_memory, test_set_in_memory, MemoryInputs};
-use deploy_gate::testset::{sample_key, TestSet, TestSetPolicy};
+use deploy_gate::policy::TestSetPolicy;
+use deploy_gate::policy::{GatePolicy, OnInsufficient, PassSet};
+use deploy_gate::testset::{sample_key, TestSet};
 use serde_json::{json, Value};
 
 fn jsonl(lines: &[Value]) -> String {

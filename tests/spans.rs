@@ -6,8 +6,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use deploy_gate::audit::{AuditScanner, DEFAULT_MAX_LINE};
-use deploy_gate::compat::PassSet;
-use deploy_gate::testset::{sample_key, TestSetBuilder, TestSetPolicy, TO_END};
+use deploy_gate::policy::{PassSet, TestSetPolicy};
+use deploy_gate::testset::{sample_key, TestSetBuilder, TO_END};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 

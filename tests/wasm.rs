@@ -284,3 +284,35 @@ fn verify_envelope_gives_the_summary_and_what_was_checked() {
         (&Value::Bool(false), &Value::Bool(true))
     );
 }
+
+#[wasm_bindgen_test]
+fn default_policy_and_check_policy_come_from_the_core() {
+    use deploy_gate::policy::GatePolicy;
+    use deploy_gate::wasm::{check_policy, default_policy};
+    let text = |v: &JsValue| JSON::stringify(v).unwrap().as_string().unwrap();
+    assert_eq!(
+        text(&default_policy().unwrap()),
+        serde_json::to_string(&GatePolicy::default()).unwrap()
+    );
+    // The form's fields, as text: the defaults.
+    let ok = check_policy(js(
+        r#"{"min_samples": "20", "max_samples": "200", "seed": "0", "task_tol": "0.0", "traj_tol": "0.05",
+            "pass_verdicts": "PASS,APPROVE,COMPLETE", "confidence": "0.95", "on_insufficient": "block", "mode": "point"}"#,
+    ))
+    .unwrap();
+    let ok: Value = serde_json::from_str(&text(&ok)).unwrap();
+    assert_eq!(ok["ok"], true);
+    assert_eq!(ok["policy"], serde_json::to_value(GatePolicy::default()).unwrap());
+    let bad: Value = serde_json::from_str(&text(&check_policy(js(r#"{"max_samples": "lots"}"#)).unwrap())).unwrap();
+    assert_eq!(
+        (bad["ok"].as_bool(), bad["field"].as_str(), bad["message"].as_str()),
+        (
+            Some(false),
+            Some("max_samples"),
+            Some("max_samples must be a number or `none`, not `lots`")
+        )
+    );
+    let mode: Value =
+        serde_json::from_str(&text(&check_policy(js(r#"{"mode": "non-inferiority"}"#)).unwrap())).unwrap();
+    assert_eq!(mode["policy"]["mode"], "non_inferiority");
+}

@@ -6,8 +6,8 @@
 #![no_main]
 
 use deploy_gate::audit::{AuditIndex, AuditScanner, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
-use deploy_gate::compat::PassSet;
-use deploy_gate::testset::{build_from_memory, TestSetPolicy};
+use deploy_gate::policy::{PassSet, TestSetPolicy};
+use deploy_gate::testset::build_from_memory;
 use libfuzzer_sys::fuzz_target;
 use sha2::{Digest, Sha256};
 

@@ -50,6 +50,8 @@ pub enum Check {
     Replayed,
     /// The input files do not give the signed report ([`super::reproduce`]).
     Reproduce,
+    /// The policy file given is not the policy the statement pins.
+    Policy,
 }
 
 impl Check {
@@ -74,6 +76,7 @@ impl Check {
             Check::FromTheFuture => "from_the_future",
             Check::Replayed => "replayed",
             Check::Reproduce => "reproduce",
+            Check::Policy => "policy",
         }
     }
 }
@@ -381,6 +384,7 @@ mod tests {
             Check::FromTheFuture,
             Check::Replayed,
             Check::Reproduce,
+            Check::Policy,
         ] {
             assert_eq!(serde_json::to_value(c).unwrap(), json!(c.as_str()));
             assert_eq!(c.to_string(), c.as_str());

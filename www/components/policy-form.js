@@ -1,25 +1,39 @@
 // <dg-policy-form>: the gate policy. Emits `dg-policy` ({policy} or {error}) on every change.
+// The default values and the error messages are the core's (`defaultPolicy()`, `checkPolicy()`
+// in src/wasm.rs over src/policy.rs): the form only lays the fields out.
 import { h } from "../dom.js";
+import init, { checkPolicy, defaultPolicy } from "../../pkg/deploy_gate.js";
+
+await init();
 
 const FIELDS = [
-  ["min_samples", "Min samples", "20", "Fewer candidate cases than this give an empty test set."],
-  ["max_samples", "Max samples", "200", "Sample the test set down to this many cases (“none”: keep all)."],
-  ["seed", "Seed", "0", "Seed of the reproducible sample."],
-  ["task_tol", "Task tolerance", "0.0", "Blocked when new pass rate < old − tolerance."],
-  ["traj_tol", "Trajectory tolerance", "0.05", "Blocked when new trajectory score < old − tolerance."],
-  ["pass_verdicts", "Pass verdicts", "PASS,APPROVE,COMPLETE", "Verdicts of a successful run, comma-separated."],
-  ["confidence", "Confidence", "0.95", "Confidence level of the intervals."],
+  ["min_samples", "Min samples", "Fewer candidate cases than this give an empty test set."],
+  ["max_samples", "Max samples", "Sample the test set down to this many cases (“none”: keep all)."],
+  ["seed", "Seed", "Seed of the reproducible sample."],
+  ["task_tol", "Task tolerance", "Blocked when new pass rate < old − tolerance."],
+  ["traj_tol", "Trajectory tolerance", "Blocked when new trajectory score < old − tolerance."],
+  ["pass_verdicts", "Pass verdicts", "Verdicts of a successful run, comma-separated."],
+  ["confidence", "Confidence", "Confidence level of the intervals."],
 ];
+
+/** The form's text of each field, from the core's default policy (the report's spelling). */
+function defaultTexts() {
+  const p = defaultPolicy();
+  const text = (v) => (v === null ? "none" : Array.isArray(v) ? v.join(",") : String(v));
+  const values = { ...p, task_tol: p.task_regression_tol, traj_tol: p.trajectory_regression_tol };
+  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, text(v)]));
+}
 
 export class PolicyForm extends HTMLElement {
   connectedCallback() {
     if (this.form) return;
+    const defaults = defaultTexts();
     this.error = h("p", { class: "dg-error", role: "alert", hidden: true });
     this.form = h(
       "form",
       { class: "dg-policy", "aria-label": "Gate policy" },
-      FIELDS.map(([name, label, value, help]) =>
-        h("label", { class: "dg-field" }, h("span", {}, label), h("input", { name, value, type: "text", inputmode: name === "pass_verdicts" ? undefined : "decimal", autocomplete: "off", spellcheck: "false", title: help })),
+      FIELDS.map(([name, label, help]) =>
+        h("label", { class: "dg-field" }, h("span", {}, label), h("input", { name, value: defaults[name], type: "text", inputmode: name === "pass_verdicts" ? undefined : "decimal", autocomplete: "off", spellcheck: "false", title: help })),
       ),
       h(
         "label",
@@ -35,6 +49,8 @@ export class PolicyForm extends HTMLElement {
       ),
       this.error,
     );
+    this.form.elements.on_insufficient.value = defaults.on_insufficient;
+    this.form.elements.mode.value = defaults.mode;
     this.form.addEventListener("submit", (e) => e.preventDefault());
     this.form.addEventListener("change", () => this.emit());
     this.form.addEventListener("input", () => {
@@ -44,35 +60,14 @@ export class PolicyForm extends HTMLElement {
     this.append(this.form);
   }
 
-  /** The policy, or throws with the field that is wrong. */
+  /** The policy as the core resolves the fields' texts (the report's policy object), or throws
+   * with the core's message naming the field that is wrong. */
   read() {
-    const v = (name) => this.form.elements[name].value.trim();
-    const int = (name) => {
-      const x = v(name);
-      if (!/^\d+$/.test(x)) throw new Error(`${name} must be a whole number ≥ 0`);
-      return Number(x);
-    };
-    const num = (name) => {
-      const x = Number(v(name));
-      if (v(name) === "" || !Number.isFinite(x)) throw new Error(`${name} must be a number`);
-      return x;
-    };
-    const max = v("max_samples").toLowerCase();
-    const passVerdicts = v("pass_verdicts").split(",").map((p) => p.trim()).filter(Boolean);
-    if (!passVerdicts.length) throw new Error("pass_verdicts must name at least one verdict");
-    const confidence = num("confidence");
-    if (!(confidence > 0 && confidence < 1)) throw new Error("confidence must be between 0 and 1 (e.g. 0.95)");
-    return {
-      mode: v("mode"),
-      confidence,
-      min_samples: int("min_samples"),
-      max_samples: max === "" || max === "none" ? null : int("max_samples"),
-      seed: int("seed"),
-      task_tol: num("task_tol"),
-      traj_tol: num("traj_tol"),
-      pass_verdicts: passVerdicts,
-      on_insufficient: v("on_insufficient"),
-    };
+    const input = {};
+    for (const el of this.form.elements) if (el.name) input[el.name] = el.value;
+    const checked = checkPolicy(input);
+    if (!checked.ok) throw new Error(checked.message);
+    return checked.policy;
   }
 
   emit() {

@@ -1,13 +1,12 @@
 //! The command line: flags, files, exit codes and messages around the sans-IO core.
 
 use anyhow::{anyhow, Context, Result};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use deploy_gate::audit::AuditIndex;
-use deploy_gate::compat::PassSet;
-use deploy_gate::decision::{check_confidence, GatePolicy, Mode, OnInsufficient};
 use deploy_gate::error::InputError;
+use deploy_gate::policy::{self, GatePolicy, Mode, OnInsufficient, PolicyInput};
 use deploy_gate::report::{evaluate, GateInputs, GateReport};
-use deploy_gate::testset::{TestSet, TestSetPolicy};
+use deploy_gate::testset::TestSet;
 use deploy_gate::trajectory::{parse_trajectories, Trajectories};
 use deploy_gate::verdicts::{parse_verdicts_keeping, KeepSet, Verdicts};
 use std::io::Write;
@@ -46,6 +45,18 @@ enum Command {
     ///
     /// Exit code 0: approved. 3: blocked (keep the old model). 1: unusable input or usage.
     Evaluate(EvaluateArgs),
+    /// Print the resolved policy (defaults < --policy FILE < flags) as the report lists it; its
+    /// digest (sha256 of its RFC 8785 canonical JSON, the one a signed decision pins) goes to
+    /// stderr.
+    Policy {
+        /// A policy file (JSON, the shape of a report's `policy`; every field optional).
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+        #[command(flatten)]
+        sample: SampleFlags,
+        #[command(flatten)]
+        decision: DecisionFlags,
+    },
     /// Make an Ed25519 key pair: NAME.key.pem (mode 0600) and NAME.pub.pem; prints the key id.
     Keygen {
         /// The files' name, without extension.
@@ -83,51 +94,82 @@ struct AuditArgs {
     /// An audit log (JSONL); repeat for several files, read as one stream in the order given.
     #[arg(long, value_name = "FILE", required = true)]
     audit: Vec<PathBuf>,
-    /// Fewer candidate cases than this give an empty test set.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    min_samples: usize,
-    /// Sample the test set down to N cases (`none`: keep all).
-    #[arg(long, value_name = "N", default_value = "200", value_parser = parse_max)]
-    max_samples: MaxSamples,
-    /// Seed of the reproducible sample.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    seed: u64,
-    /// Verdicts of a successful run, comma-separated (case-insensitive).
-    #[arg(
-        long,
-        value_name = "A,B,…",
-        default_value = "PASS,APPROVE,COMPLETE",
-        value_delimiter = ','
-    )]
-    pass_verdicts: Vec<String>,
+    /// A policy file (JSON, the shape of a report's `policy`; every field optional). Flags
+    /// override it; absent fields are the defaults (`deploy-gate policy` prints them).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    #[command(flatten)]
+    sample: SampleFlags,
     /// Threads scanning the audit log (0: one per core; one more thread reads and hashes it).
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
 }
 
+/// The test-set part of the policy, as flags: each absent unless given (the defaults and the
+/// policy file are layered under them by `deploy_gate::policy`).
+#[derive(Args)]
+struct SampleFlags {
+    /// Fewer candidate cases than this give an empty test set.
+    #[arg(long, value_name = "N", value_parser = policy::parse_min_samples)]
+    min_samples: Option<usize>,
+    /// Sample the test set down to N cases (`none`: keep all).
+    #[arg(long, value_name = "N", value_parser = |s: &str| policy::parse_max_samples(s).map(MaxSamples))]
+    max_samples: Option<MaxSamples>,
+    /// Seed of the reproducible sample.
+    #[arg(long, value_name = "N", value_parser = policy::parse_seed)]
+    seed: Option<u64>,
+    /// Verdicts of a successful run, comma-separated (case-insensitive).
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
+    pass_verdicts: Option<Vec<String>>,
+}
+
+/// `max_samples` as a flag (`Option<Option<_>>` means something else to clap).
 #[derive(Clone, Copy)]
 struct MaxSamples(Option<usize>);
 
-fn parse_max(s: &str) -> Result<MaxSamples, String> {
-    match s {
-        "none" | "all" => Ok(MaxSamples(None)),
-        n => n
-            .parse()
-            .map(|n| MaxSamples(Some(n)))
-            .map_err(|_| format!("`{n}` is not a number or `none`")),
+impl SampleFlags {
+    fn input(&self) -> PolicyInput {
+        PolicyInput {
+            min_samples: self.min_samples,
+            max_samples: self.max_samples.map(|m| m.0),
+            seed: self.seed,
+            pass_verdicts: self.pass_verdicts.clone(),
+            ..PolicyInput::default()
+        }
     }
 }
 
-fn parse_confidence(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .map_err(|_| format!("`{s}` is not a number"))
-        .and_then(check_confidence)
+/// The decision part of the policy, as flags.
+#[derive(Args)]
+struct DecisionFlags {
+    /// Task regression tolerance: blocked when new < old − X.
+    #[arg(long, value_name = "X", value_parser = policy::parse_task_tol)]
+    task_tol: Option<f64>,
+    /// Trajectory regression tolerance.
+    #[arg(long, value_name = "X", value_parser = policy::parse_traj_tol)]
+    traj_tol: Option<f64>,
+    /// Empty or too small test set: `block` (fail closed) or `approve` (the reference's way).
+    #[arg(long, value_name = "block|approve")]
+    on_insufficient: Option<OnInsufficient>,
+    /// The rule: `point` (the reference: new < old − tolerance blocks) or `non_inferiority`
+    /// (approve only if the interval's lower bound for new − old is ≥ −tolerance).
+    #[arg(long, value_name = "point|non_inferiority")]
+    mode: Option<Mode>,
+    /// Confidence level of the intervals.
+    #[arg(long, value_name = "X", value_parser = policy::parse_confidence)]
+    confidence: Option<f64>,
 }
 
-fn parse_tol(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if x.is_finite() => Ok(x),
-        _ => Err(format!("`{s}` is not a finite number")),
+impl DecisionFlags {
+    fn input(&self) -> PolicyInput {
+        PolicyInput {
+            task_tol: self.task_tol,
+            traj_tol: self.traj_tol,
+            on_insufficient: self.on_insufficient,
+            mode: self.mode,
+            confidence: self.confidence,
+            ..PolicyInput::default()
+        }
     }
 }
 
@@ -147,43 +189,84 @@ struct EvaluateArgs {
     /// The new model's trajectory-evaluation results.
     #[arg(long, value_name = "FILE", requires = "old_trajectories")]
     new_trajectories: Option<PathBuf>,
-    /// Task regression tolerance: blocked when new < old − X.
-    #[arg(long, value_name = "X", default_value = "0.0", value_parser = parse_tol)]
-    task_tol: f64,
-    /// Trajectory regression tolerance.
-    #[arg(long, value_name = "X", default_value = "0.05", value_parser = parse_tol)]
-    traj_tol: f64,
-    /// Empty or too small test set: `block` (fail closed) or `approve` (the reference's way).
-    #[arg(long, value_name = "block|approve", default_value = "block")]
-    on_insufficient: OnInsufficient,
-    /// The rule: `point` (the reference: new < old − tolerance blocks) or `non_inferiority`
-    /// (approve only if the interval's lower bound for new − old is ≥ −tolerance).
-    #[arg(long, value_name = "point|non_inferiority", default_value = "point")]
-    mode: Mode,
-    /// Confidence level of the intervals.
-    #[arg(long, value_name = "X", default_value = "0.95", value_parser = parse_confidence)]
-    confidence: f64,
+    #[command(flatten)]
+    decision: DecisionFlags,
     /// Write the report to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
 }
 
-impl AuditArgs {
-    fn policy(&self) -> GatePolicy {
-        GatePolicy {
-            test_set: TestSetPolicy {
-                min_samples: self.min_samples,
-                max_samples: self.max_samples.0,
-                seed: self.seed,
-            },
-            pass_verdicts: PassSet::new(&self.pass_verdicts),
-            ..GatePolicy::default()
-        }
+/// A policy file is a small JSON object; anything longer than this is refused unread.
+const MAX_POLICY_FILE: u64 = 1 << 20;
+
+/// Reads a policy file: every field optional, unknown fields and duplicate keys refused.
+pub fn read_policy_file(path: &Path) -> Result<PolicyInput> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_POLICY_FILE + 1).read_to_end(&mut bytes))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > MAX_POLICY_FILE {
+        return Err(anyhow!(
+            "{} (policy file): more than {MAX_POLICY_FILE} bytes; a policy file is a small JSON object",
+            path.display()
+        ));
     }
+    PolicyInput::from_file(&bytes).map_err(|e| anyhow!("{} (policy file): {e}", path.display()))
+}
+
+/// The policy: the defaults, under the policy file (if any), under the flags given.
+pub fn resolve_policy(file: Option<&Path>, flags: PolicyInput) -> Result<GatePolicy> {
+    let from_file = match file {
+        Some(path) => read_policy_file(path)?,
+        None => PolicyInput::default(),
+    };
+    flags.or(from_file).into_policy().map_err(|e| anyhow!("{e}"))
+}
+
+fn json_text(v: &impl serde::Serialize) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The help of the policy flags ends with the default, taken from the policy's one home.
+fn with_defaults(cmd: clap::Command) -> clap::Command {
+    let d = GatePolicy::default();
+    let max = d.test_set.max_samples.map_or("none".to_owned(), |n| n.to_string());
+    let defaults = [
+        ("min_samples", d.test_set.min_samples.to_string()),
+        ("max_samples", max),
+        ("seed", d.test_set.seed.to_string()),
+        ("pass_verdicts", d.pass_verdicts.verdicts().join(",")),
+        ("task_tol", format!("{:?}", d.task_regression_tol)),
+        ("traj_tol", format!("{:?}", d.trajectory_regression_tol)),
+        ("on_insufficient", json_text(&d.on_insufficient)),
+        ("mode", json_text(&d.mode)),
+        ("confidence", format!("{:?}", d.confidence)),
+    ];
+    let add = |mut c: clap::Command| {
+        for (id, value) in &defaults {
+            if c.get_arguments().any(|a| a.get_id() == id) {
+                c = c.mut_arg(id, |a| {
+                    let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+                    a.help(format!("{help} [default: {value}]"))
+                });
+            }
+        }
+        c
+    };
+    cmd.mut_subcommand("test-set", add)
+        .mut_subcommand("evaluate", add)
+        .mut_subcommand("policy", add)
 }
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match with_defaults(Cli::command())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_INPUT } else { EXIT_OK };
@@ -203,7 +286,7 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::TestSet { audit, out } => {
-            let policy = audit.policy();
+            let policy = resolve_policy(audit.policy.as_deref(), audit.sample.input())?;
             let (_, ts) = build_test_set(&audit.audit, &policy, audit.threads)?;
             write_output(out.as_deref(), ts.to_jsonl().as_bytes())?;
             eprintln!(
@@ -224,12 +307,8 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(EXIT_OK)
         }
         Command::Evaluate(args) => {
-            let mut policy = args.audit.policy();
-            policy.task_regression_tol = args.task_tol;
-            policy.trajectory_regression_tol = args.traj_tol;
-            policy.on_insufficient = args.on_insufficient;
-            policy.mode = args.mode;
-            policy.confidence = args.confidence;
+            let flags = args.decision.input().or(args.audit.sample.input());
+            let policy = resolve_policy(args.audit.policy.as_deref(), flags)?;
             let report = evaluate_files(&args, &policy)?;
             write_output(args.out.as_deref(), report.to_json().as_bytes())?;
             print_summary(&report);
@@ -238,6 +317,19 @@ fn run(cli: Cli) -> Result<u8> {
             } else {
                 EXIT_BLOCKED
             })
+        }
+        Command::Policy {
+            policy,
+            sample,
+            decision,
+        } => {
+            let policy = resolve_policy(policy.as_deref(), decision.input().or(sample.input()))?;
+            let digest = policy.digest().map_err(|e| anyhow!("{e}"))?;
+            let mut text = serde_json::to_string_pretty(&policy)?;
+            text.push('\n');
+            write_output(None, text.as_bytes())?;
+            eprintln!("deploy-gate: policy sha256:{digest}");
+            Ok(EXIT_OK)
         }
         Command::Keygen { out } => crate::sign::keygen(&out),
         Command::Digest { path } => crate::sign::digest(&path),

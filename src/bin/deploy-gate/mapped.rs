@@ -536,7 +536,7 @@ mod tests {
             let path = PathBuf::from(path);
             let f = File::open(&path).unwrap();
             let map = Mapping::new(&f, LEN, &path).unwrap();
-            let pass = deploy_gate::compat::PassSet::default();
+            let pass = deploy_gate::policy::PassSet::default();
             let opts = crate::read::ReadOptions {
                 threads: 2,
                 segment: 4 << 20,

@@ -8,8 +8,8 @@
 
 use anyhow::{anyhow, Context, Result};
 use deploy_gate::audit::{AuditIndex, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
-use deploy_gate::compat::PassSet;
-use deploy_gate::testset::{Selection, TestSet, TestSetBuilder, TestSetPolicy};
+use deploy_gate::policy::{PassSet, TestSetPolicy};
+use deploy_gate::testset::{Selection, TestSet, TestSetBuilder};
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;

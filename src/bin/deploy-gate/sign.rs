@@ -13,9 +13,7 @@ use deploy_gate::attest::{
     cosign, directory_digest, parse_digest, reproduce, sign, verify, Check, Claim, Failure, Limits, Requirements,
     Summary, VerificationResult, Verified, VerifyError, DEFAULT_MAX_STATEMENT_BYTES,
 };
-use deploy_gate::compat::PassSet;
-use deploy_gate::decision::{GatePolicy, Mode, OnInsufficient};
-use deploy_gate::testset::TestSetPolicy;
+use deploy_gate::policy::GatePolicy;
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -311,6 +309,10 @@ pub struct VerifyArgs {
     /// Recompute the report from the input files and require the same decision and input digests.
     #[arg(long, requires_all = ["audit", "old_verdicts", "new_verdicts"])]
     reproduce: bool,
+    /// A policy file (JSON, as `test-set`/`evaluate --policy`): refused (check `policy`) unless its
+    /// resolved policy has the digest the statement pins; with --reproduce, the policy used.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
     /// Audit log(s), for --reproduce.
     #[arg(long, value_name = "FILE")]
     audit: Vec<PathBuf>,
@@ -404,44 +406,39 @@ pub(crate) fn invalid(failure: &Failure) -> u8 {
     EXIT_INVALID
 }
 
-/// The policy a report was made with.
+/// The policy a report was made with, read by the core's one policy parser.
 fn policy_of(report: &Value) -> Result<GatePolicy> {
-    let p = &report["policy"];
-    let num = |k: &str| {
-        p[k].as_f64()
-            .ok_or_else(|| anyhow!("the signed report's policy has no {k}"))
-    };
-    let pass = p["pass_verdicts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str);
-    Ok(GatePolicy {
-        test_set: TestSetPolicy {
-            min_samples: num("min_samples")? as usize,
-            max_samples: p["max_samples"].as_u64().map(|n| n as usize),
-            seed: p["seed"]
-                .as_u64()
-                .ok_or_else(|| anyhow!("the signed report's policy has no seed"))?,
-        },
-        pass_verdicts: PassSet::new(pass),
-        task_regression_tol: num("task_regression_tol")?,
-        trajectory_regression_tol: num("trajectory_regression_tol")?,
-        on_insufficient: serde_json::from_value::<OnInsufficient>(p["on_insufficient"].clone())
-            .context("the signed report's policy has no on_insufficient")?,
-        mode: match p.get("mode") {
-            Some(m) => {
-                serde_json::from_value::<Mode>(m.clone()).context("the signed report's policy has an unknown mode")?
-            }
-            None => Mode::Point,
-        },
-        confidence: p.get("confidence").and_then(Value::as_f64).unwrap_or(0.95),
-    })
+    GatePolicy::from_report(&report["policy"]).map_err(|e| anyhow!("{e}"))
 }
 
-/// The reproduce step: the report the input files give now, against the signed one.
-fn reproduced(args: &VerifyArgs, signed: &Value) -> Result<Result<(), deploy_gate::attest::Mismatch>> {
-    let policy = policy_of(signed)?;
+/// `--policy FILE`: the file's resolved policy (defaults under it) must have the digest the
+/// statement pins; `Ok(Err(message))` when it does not.
+fn pinned_policy(path: &Path, verified: &Verified) -> Result<Result<GatePolicy, String>> {
+    let policy = crate::cli::resolve_policy(Some(path), Default::default())?;
+    let digest = policy.digest().map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let pinned = verified.statement["predicate"]["policy"]["digest"]["sha256"]
+        .as_str()
+        .unwrap_or_default();
+    if digest != pinned {
+        return Ok(Err(format!(
+            "the policy file {} resolves to sha256:{digest}, the statement pins sha256:{pinned}",
+            path.display()
+        )));
+    }
+    Ok(Ok(policy))
+}
+
+/// The reproduce step: the report the input files give now (under the pinned policy file's
+/// policy, else the signed report's), against the signed one.
+fn reproduced(
+    args: &VerifyArgs,
+    signed: &Value,
+    pinned: Option<GatePolicy>,
+) -> Result<Result<(), deploy_gate::attest::Mismatch>> {
+    let policy = match pinned {
+        Some(policy) => policy,
+        None => policy_of(signed)?,
+    };
     let inputs = crate::cli::InputPaths {
         audit: &args.audit,
         old_verdicts: args.old_verdicts.as_deref().expect("clap requires it"),
@@ -460,8 +457,15 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
         Ok(v) => v,
         Err(failure) => return Ok(invalid(&failure)),
     };
+    let pinned = match &args.policy {
+        Some(path) => match pinned_policy(path, &verified)? {
+            Ok(policy) => Some(policy),
+            Err(problem) => return Ok(invalid(&Failure::new(Check::Policy, problem))),
+        },
+        None => None,
+    };
     if args.reproduce {
-        if let Err(mismatch) = reproduced(args, verified.report())? {
+        if let Err(mismatch) = reproduced(args, verified.report(), pinned)? {
             return Ok(invalid(&Failure::new(Check::Reproduce, mismatch.to_string())));
         }
     }

@@ -1,0 +1,1035 @@
+//! The gate policy: its types, its defaults, the one parser for every source, its validation and
+//! its canonical digest.
+//!
+//! A policy comes from four places, all read by [`PolicyInput`] (every field optional):
+//! - the CLI's flags (`--min-samples 30`): each flag's text goes through the `parse_*` functions
+//!   below, the same rules as the JSON values;
+//! - the page's form and JS embedders (a plain object, [`PolicyInput::from_json`]);
+//! - a policy file a team keeps in its repository ([`PolicyInput::from_file`]: JSON, duplicate keys
+//!   and unknown fields refused);
+//! - the `policy` object of a report ([`GatePolicy::from_report`]), so that a signed report's policy
+//!   parses back to exactly the policy that made it.
+//!
+//! Sources are layered with [`PolicyInput::or`]: defaults < policy file < explicit flags or fields.
+//! [`PolicyInput::into_policy`] fills in the defaults and validates. Every error is a
+//! [`PolicyError`] naming the field.
+//!
+//! The accepted spellings, everywhere: the tolerances as `task_tol` / `traj_tol` (the flags' and
+//! the form's names) or `task_regression_tol` / `trajectory_regression_tol` (the report's names);
+//! `mode` as `point`, `non_inferiority` or `non-inferiority`; `on_insufficient` as `block` or
+//! `approve`; `max_samples` as a number, or `null`, `"none"`, `"all"` or `""` for no limit;
+//! `pass_verdicts` as a list or one comma-separated string. In JSON, a string value is read as
+//! the field's flag reads its text (`"min_samples": "20"` is `--min-samples 20`), which is how
+//! the page's form sends its fields. A policy is always written out
+//! in the report's spelling ([`GatePolicy`]'s `Serialize`).
+//!
+//! # The defaults, and who reads them
+//!
+//! The `DEFAULT_*` constants below are the only place a default is written. They are read through
+//! [`GatePolicy::default`] (with [`TestSetPolicy::default`] and [`PassSet::default`]), which
+//! [`PolicyInput::into_policy`] fills every absent field from. Its readers:
+//! - the CLI (`src/bin/deploy-gate/cli.rs`): `test-set`, `evaluate` and `policy` layer their
+//!   `--policy FILE` and flags over the defaults, and print them in `--help`; `verify --policy`
+//!   (`sign.rs`) resolves the file over them;
+//! - the wasm layer (`src/wasm.rs`): `GateSession` (an absent policy or field), `defaultPolicy()`
+//!   and `checkPolicy()`; the page's form (`www/components/policy-form.js`) shows
+//!   `defaultPolicy()` and checks its fields with `checkPolicy()`;
+//! - the core: [`crate::gate::evaluate_in_memory`]'s callers pass a [`GatePolicy`], usually this
+//!   default, and a report made before `mode` and `confidence` existed reads them as the
+//!   defaults ([`GatePolicy::from_report`]).
+
+use crate::attest::{jcs, strict};
+use crate::compat::upper;
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// Default of `min_samples`: fewer candidate cases than this give an empty test set.
+pub const DEFAULT_MIN_SAMPLES: usize = 20;
+/// Default of `max_samples`: more candidates than this are sampled down to it (`None`: no limit).
+pub const DEFAULT_MAX_SAMPLES: Option<usize> = Some(200);
+/// Default of `seed`: the seed of the reproducible sample.
+pub const DEFAULT_SEED: u64 = 0;
+/// Default of `pass_verdicts`: the verdicts of a successful run (compared after upper-casing).
+pub const DEFAULT_PASS_VERDICTS: [&str; 3] = ["PASS", "APPROVE", "COMPLETE"];
+/// Default of `task_regression_tol` (`task_tol`): blocked when `new < old − tol`.
+pub const DEFAULT_TASK_TOL: f64 = 0.0;
+/// Default of `trajectory_regression_tol` (`traj_tol`).
+pub const DEFAULT_TRAJ_TOL: f64 = 0.05;
+/// Default of `on_insufficient`: fail closed.
+pub const DEFAULT_ON_INSUFFICIENT: OnInsufficient = OnInsufficient::Block;
+/// Default of `mode`: the reference's point rule.
+pub const DEFAULT_MODE: Mode = Mode::Point;
+/// Default of `confidence`: the level of the intervals.
+pub const DEFAULT_CONFIDENCE: f64 = 0.95;
+
+/// The policy's fields, in the report's order and spelling.
+pub const FIELDS: [&str; 9] = [
+    "min_samples",
+    "max_samples",
+    "seed",
+    "pass_verdicts",
+    "task_regression_tol",
+    "trajectory_regression_tol",
+    "on_insufficient",
+    "mode",
+    "confidence",
+];
+
+/// An invalid policy field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct PolicyError {
+    /// The field as it was spelt (`min_samples`, `task_tol`, an unknown key, …).
+    pub field: String,
+    /// What is wrong, naming the field (the text the CLI and the page show).
+    pub message: String,
+}
+
+impl PolicyError {
+    fn new(field: &str, message: impl Into<String>) -> Self {
+        PolicyError {
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Why a policy file cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyFileError {
+    /// Not JSON, or a key twice.
+    #[error("{0}")]
+    Json(#[from] strict::StrictJsonError),
+    /// JSON, but not an object.
+    #[error("a policy file is a JSON object (the shape of a report's `policy`)")]
+    NotObject,
+    /// A field is unknown or invalid.
+    #[error("{0}")]
+    Field(#[from] PolicyError),
+}
+
+impl PolicyFileError {
+    /// The field at fault, if the error is about one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            PolicyFileError::Field(e) => Some(&e.field),
+            _ => None,
+        }
+    }
+}
+
+/// What to do when the test set is empty or has fewer cases than `min_samples`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnInsufficient {
+    /// Fail closed: keep the old model (the default).
+    #[default]
+    Block,
+    /// The reference's behaviour: compare 0.0 with 0.0 and approve.
+    Approve,
+}
+
+impl std::str::FromStr for OnInsufficient {
+    type Err = PolicyError;
+    fn from_str(s: &str) -> Result<Self, PolicyError> {
+        match s {
+            "block" => Ok(OnInsufficient::Block),
+            "approve" => Ok(OnInsufficient::Approve),
+            other => Err(PolicyError::new(
+                "on_insufficient",
+                format!("on_insufficient must be `block` or `approve`, not `{other}`"),
+            )),
+        }
+    }
+}
+
+/// How the gate decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The reference's rule on the point estimates: blocked when `new < old − tolerance`.
+    #[default]
+    Point,
+    /// Approved only when the lower bound of the interval for `new − old` is ≥ −tolerance
+    /// (task, and trajectory when checked).
+    NonInferiority,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = PolicyError;
+    fn from_str(s: &str) -> Result<Self, PolicyError> {
+        match s {
+            "point" => Ok(Mode::Point),
+            "non_inferiority" | "non-inferiority" => Ok(Mode::NonInferiority),
+            other => Err(PolicyError::new(
+                "mode",
+                format!("mode must be `point` or `non_inferiority`, not `{other}`"),
+            )),
+        }
+    }
+}
+
+/// Serde reads the enums through `FromStr`: one set of spellings for flags and JSON.
+macro_rules! deserialize_from_str {
+    ($t:ty) => {
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+deserialize_from_str!(OnInsufficient);
+deserialize_from_str!(Mode);
+
+/// Checks a confidence level: strictly between 0 and 1.
+pub fn check_confidence(c: f64) -> Result<f64, PolicyError> {
+    if c > 0.0 && c < 1.0 {
+        Ok(c)
+    } else {
+        Err(PolicyError::new(
+            "confidence",
+            format!("confidence must be between 0 and 1 (e.g. 0.95), not {c}"),
+        ))
+    }
+}
+
+/// The set of verdicts that count as a successful run (compared after upper-casing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassSet {
+    verdicts: Vec<String>,
+}
+
+impl PassSet {
+    /// A pass set from verdict names; they are upper-cased, empty names dropped.
+    pub fn new<S: AsRef<str>>(verdicts: impl IntoIterator<Item = S>) -> Self {
+        let mut list: Vec<String> = Vec::new();
+        for v in verdicts {
+            let v = upper(v.as_ref().trim()).into_owned();
+            if !v.is_empty() && !list.contains(&v) {
+                list.push(v);
+            }
+        }
+        PassSet { verdicts: list }
+    }
+
+    /// The upper-cased verdicts, in the order given.
+    pub fn verdicts(&self) -> &[String] {
+        &self.verdicts
+    }
+
+    /// Whether `upper(verdict)` is in the set.
+    pub fn contains(&self, verdict: &str) -> bool {
+        if verdict.is_ascii() {
+            self.verdicts.iter().any(|v| v.eq_ignore_ascii_case(verdict))
+        } else {
+            let up = upper(verdict);
+            self.verdicts.iter().any(|v| *v == *up)
+        }
+    }
+}
+
+impl Default for PassSet {
+    fn default() -> Self {
+        PassSet::new(DEFAULT_PASS_VERDICTS)
+    }
+}
+
+/// How the test set is sized.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestSetPolicy {
+    /// Fewer candidate cases than this give an empty test set.
+    pub min_samples: usize,
+    /// More candidates than this are sampled down to it (`None`: no limit).
+    pub max_samples: Option<usize>,
+    /// Seed of the reproducible sample.
+    pub seed: u64,
+}
+
+impl Default for TestSetPolicy {
+    fn default() -> Self {
+        TestSetPolicy {
+            min_samples: DEFAULT_MIN_SAMPLES,
+            max_samples: DEFAULT_MAX_SAMPLES,
+            seed: DEFAULT_SEED,
+        }
+    }
+}
+
+/// Every knob of the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatePolicy {
+    /// Test-set size and sampling.
+    pub test_set: TestSetPolicy,
+    /// Verdicts of a successful run.
+    pub pass_verdicts: PassSet,
+    /// Task regression tolerance (`new < old − tol` blocks).
+    pub task_regression_tol: f64,
+    /// Trajectory regression tolerance.
+    pub trajectory_regression_tol: f64,
+    /// Empty / too small test set: block or approve.
+    pub on_insufficient: OnInsufficient,
+    /// The decision rule.
+    pub mode: Mode,
+    /// Confidence level of the intervals (default 0.95).
+    pub confidence: f64,
+}
+
+impl Default for GatePolicy {
+    fn default() -> Self {
+        GatePolicy {
+            test_set: TestSetPolicy::default(),
+            pass_verdicts: PassSet::default(),
+            task_regression_tol: DEFAULT_TASK_TOL,
+            trajectory_regression_tol: DEFAULT_TRAJ_TOL,
+            on_insufficient: DEFAULT_ON_INSUFFICIENT,
+            mode: DEFAULT_MODE,
+            confidence: DEFAULT_CONFIDENCE,
+        }
+    }
+}
+
+/// The report's `policy` object: [`FIELDS`], in that order.
+impl Serialize for GatePolicy {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("GatePolicy", 9)?;
+        st.serialize_field("min_samples", &self.test_set.min_samples)?;
+        st.serialize_field("max_samples", &self.test_set.max_samples)?;
+        st.serialize_field("seed", &self.test_set.seed)?;
+        st.serialize_field("pass_verdicts", self.pass_verdicts.verdicts())?;
+        st.serialize_field("task_regression_tol", &self.task_regression_tol)?;
+        st.serialize_field("trajectory_regression_tol", &self.trajectory_regression_tol)?;
+        st.serialize_field("on_insufficient", &self.on_insufficient)?;
+        st.serialize_field("mode", &self.mode)?;
+        st.serialize_field("confidence", &self.confidence)?;
+        st.end()
+    }
+}
+
+impl GatePolicy {
+    /// The policy as the report's `policy` object.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a policy serialises")
+    }
+
+    /// The RFC 8785 canonical JSON of the report's `policy` object.
+    pub fn canonical_json(&self) -> Result<String, PolicyError> {
+        jcs::canonical_json(&self.to_value()).map_err(|e| PolicyError::new("policy", e.to_string()))
+    }
+
+    /// The policy's digest: lowercase hex sha256 of [`GatePolicy::canonical_json`] — the digest a
+    /// signed statement pins in `predicate.policy.digest.sha256`.
+    pub fn digest(&self) -> Result<String, PolicyError> {
+        Ok(hex::encode(Sha256::digest(self.canonical_json()?.as_bytes())))
+    }
+
+    /// The policy a report was made with, from the report's `policy` object. The fields every
+    /// report has listed from the start are required (`mode` and `confidence` came later; absent,
+    /// they are the defaults); the values are read by the one parser.
+    pub fn from_report(policy: &Value) -> Result<GatePolicy, PolicyError> {
+        let map = policy
+            .as_object()
+            .ok_or_else(|| PolicyError::new("policy", "the signed report has no policy object"))?;
+        for k in &FIELDS[..7] {
+            if !map.contains_key(*k) {
+                return Err(PolicyError::new(k, format!("the signed report's policy has no {k}")));
+            }
+        }
+        PolicyInput::from_map(map)?.into_policy()
+    }
+}
+
+/// A policy with every field optional: what a flag set, a form, a policy file or a report gives.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PolicyInput {
+    /// Fewer candidates than this give an empty test set.
+    pub min_samples: Option<usize>,
+    /// Sample down to this many cases; `Some(None)`: keep all.
+    pub max_samples: Option<Option<usize>>,
+    /// Seed of the sample.
+    pub seed: Option<u64>,
+    /// Task regression tolerance.
+    pub task_tol: Option<f64>,
+    /// Trajectory regression tolerance.
+    pub traj_tol: Option<f64>,
+    /// Pass verdicts (as given; upper-cased by [`PassSet`]).
+    pub pass_verdicts: Option<Vec<String>>,
+    /// `block` or `approve`.
+    pub on_insufficient: Option<OnInsufficient>,
+    /// `point` or `non_inferiority`.
+    pub mode: Option<Mode>,
+    /// Confidence level of the intervals.
+    pub confidence: Option<f64>,
+}
+
+/// The field a key names (both spellings of the tolerances), or `None` for an unknown key.
+fn canonical_field(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "min_samples" => "min_samples",
+        "max_samples" => "max_samples",
+        "seed" => "seed",
+        "pass_verdicts" => "pass_verdicts",
+        "task_tol" | "task_regression_tol" => "task_regression_tol",
+        "traj_tol" | "trajectory_regression_tol" => "trajectory_regression_tol",
+        "on_insufficient" => "on_insufficient",
+        "mode" => "mode",
+        "confidence" => "confidence",
+        _ => return None,
+    })
+}
+
+fn json_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn count_error(name: &str, text: &str) -> PolicyError {
+    PolicyError::new(name, format!("{name} must be a whole number ≥ 0, not `{text}`"))
+}
+
+fn count_text(name: &str, text: &str) -> Result<u64, PolicyError> {
+    text.trim().parse().map_err(|_| count_error(name, text))
+}
+
+fn usize_of(name: &str, n: u64) -> Result<usize, PolicyError> {
+    usize::try_from(n).map_err(|_| PolicyError::new(name, format!("{name} is too large: {n}")))
+}
+
+fn max_text(name: &str, text: &str) -> Result<Option<usize>, PolicyError> {
+    match text.trim() {
+        "" => Ok(None),
+        t if t.eq_ignore_ascii_case("none") || t.eq_ignore_ascii_case("all") => Ok(None),
+        n => n
+            .parse()
+            .map(Some)
+            .map_err(|_| PolicyError::new(name, format!("{name} must be a number or `none`, not `{text}`"))),
+    }
+}
+
+fn tol_text(name: &str, text: &str) -> Result<f64, PolicyError> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(PolicyError::new(
+            name,
+            format!("{name} must be a finite number, not `{text}`"),
+        )),
+    }
+}
+
+fn confidence_error(name: &str, text: &str) -> PolicyError {
+    PolicyError::new(
+        name,
+        format!("{name} must be between 0 and 1 (e.g. 0.95), not `{text}`"),
+    )
+}
+
+fn confidence_text(name: &str, text: &str) -> Result<f64, PolicyError> {
+    let c = text.trim().parse::<f64>().map_err(|_| confidence_error(name, text))?;
+    check_confidence(c).map_err(|e| PolicyError::new(name, e.message))
+}
+
+/// `min_samples` from a flag's (or a form field's) text.
+pub fn parse_min_samples(text: &str) -> Result<usize, PolicyError> {
+    usize_of("min_samples", count_text("min_samples", text)?)
+}
+
+/// `seed` from a flag's text.
+pub fn parse_seed(text: &str) -> Result<u64, PolicyError> {
+    count_text("seed", text)
+}
+
+/// `max_samples` from text: a number, or `none` / `all` (any case) / empty for no limit.
+pub fn parse_max_samples(text: &str) -> Result<Option<usize>, PolicyError> {
+    max_text("max_samples", text)
+}
+
+/// The task tolerance from a flag's text: a finite number.
+pub fn parse_task_tol(text: &str) -> Result<f64, PolicyError> {
+    tol_text("task_tol", text)
+}
+
+/// The trajectory tolerance from a flag's text: a finite number.
+pub fn parse_traj_tol(text: &str) -> Result<f64, PolicyError> {
+    tol_text("traj_tol", text)
+}
+
+/// A confidence level from text: a number strictly between 0 and 1.
+pub fn parse_confidence(text: &str) -> Result<f64, PolicyError> {
+    confidence_text("confidence", text)
+}
+
+/// Pass verdicts from one comma-separated text.
+pub fn split_pass_verdicts(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+fn check_pass_verdicts(list: Vec<String>) -> Result<Vec<String>, PolicyError> {
+    if PassSet::new(&list).verdicts().is_empty() {
+        Err(PolicyError::new(
+            "pass_verdicts",
+            "pass_verdicts must name at least one verdict",
+        ))
+    } else {
+        Ok(list)
+    }
+}
+
+/// Reads one field's value into `p`: a JSON value of the field's type, or a string read as the
+/// field's flag reads its text (so `"20"`, `"none"`, `"PASS,OK"` mean what `--min-samples 20`,
+/// `--max-samples none`, `--pass-verdicts PASS,OK` mean). Errors name the field as `key` spells it.
+fn set_field(p: &mut PolicyInput, field: &str, key: &str, v: &Value) -> Result<(), PolicyError> {
+    let text = v.as_str();
+    let shown = json_text(v);
+    match field {
+        "min_samples" => {
+            let n = match text {
+                Some(t) => count_text(key, t)?,
+                None => v.as_u64().ok_or_else(|| count_error(key, &shown))?,
+            };
+            p.min_samples = Some(usize_of(key, n)?);
+        }
+        "seed" => {
+            p.seed = Some(match text {
+                Some(t) => count_text(key, t)?,
+                None => v.as_u64().ok_or_else(|| count_error(key, &shown))?,
+            })
+        }
+        "max_samples" => {
+            p.max_samples = Some(match (text, v) {
+                (Some(t), _) => max_text(key, t)?,
+                (None, Value::Null) => None,
+                (None, _) => Some(v.as_u64().and_then(|n| usize::try_from(n).ok()).ok_or_else(|| {
+                    PolicyError::new(key, format!("{key} must be a number or `none`, not `{shown}`"))
+                })?),
+            })
+        }
+        "task_regression_tol" | "trajectory_regression_tol" => {
+            let x = match (text, v.as_f64()) {
+                (Some(t), _) => tol_text(key, t)?,
+                (None, Some(x)) if x.is_finite() => x,
+                _ => {
+                    return Err(PolicyError::new(
+                        key,
+                        format!("{key} must be a finite number, not `{shown}`"),
+                    ))
+                }
+            };
+            if field == "task_regression_tol" {
+                p.task_tol = Some(x);
+            } else {
+                p.traj_tol = Some(x);
+            }
+        }
+        "pass_verdicts" => {
+            let list = match v {
+                Value::String(s) => split_pass_verdicts(s),
+                Value::Array(items) => items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| PolicyError::new(key, format!("{key} must be a list of strings, not `{shown}`")))?,
+                _ => {
+                    return Err(PolicyError::new(
+                        key,
+                        format!("{key} must be a list of verdicts or one comma-separated string, not `{shown}`"),
+                    ))
+                }
+            };
+            p.pass_verdicts = Some(check_pass_verdicts(list)?);
+        }
+        "on_insufficient" => {
+            p.on_insufficient = Some(
+                shown
+                    .parse()
+                    .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
+            )
+        }
+        "mode" => {
+            p.mode = Some(
+                shown
+                    .parse()
+                    .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
+            )
+        }
+        "confidence" => {
+            p.confidence = Some(match (text, v.as_f64()) {
+                (Some(t), _) => confidence_text(key, t)?,
+                (None, Some(c)) => check_confidence(c).map_err(|e| PolicyError::new(key, e.message))?,
+                (None, None) => return Err(confidence_error(key, &shown)),
+            })
+        }
+        _ => unreachable!("every canonical field is matched"),
+    }
+    Ok(())
+}
+
+impl PolicyInput {
+    /// The page's or an embedder's policy: JSON text of an object (a key twice is refused).
+    pub fn from_json(text: &str) -> Result<PolicyInput, PolicyError> {
+        let value = strict::from_slice(text.as_bytes()).map_err(|e| PolicyError::new("policy", e.to_string()))?;
+        PolicyInput::from_value(&value)
+    }
+
+    /// A policy from a JSON value, which must be an object.
+    pub fn from_value(value: &Value) -> Result<PolicyInput, PolicyError> {
+        match value {
+            Value::Object(map) => PolicyInput::from_map(map),
+            _ => Err(PolicyError::new("policy", "the policy is not a JSON object")),
+        }
+    }
+
+    /// A policy file's contents: a JSON object, the shape of a report's `policy` (every field
+    /// optional), read strictly: a key twice, an unknown field or an invalid value is refused.
+    pub fn from_file(bytes: &[u8]) -> Result<PolicyInput, PolicyFileError> {
+        match strict::from_slice(bytes)? {
+            Value::Object(map) => Ok(PolicyInput::from_map(&map)?),
+            _ => Err(PolicyFileError::NotObject),
+        }
+    }
+
+    /// A policy from a JSON object's fields (any of the accepted spellings).
+    pub fn from_map(map: &Map<String, Value>) -> Result<PolicyInput, PolicyError> {
+        let mut p = PolicyInput::default();
+        let mut seen: Vec<(&'static str, &str)> = Vec::new();
+        for (key, v) in map {
+            let Some(field) = canonical_field(key) else {
+                return Err(PolicyError::new(
+                    key,
+                    format!(
+                        "unknown field `{key}` (the fields are min_samples, max_samples, seed, pass_verdicts, \
+                         task_tol or task_regression_tol, traj_tol or trajectory_regression_tol, \
+                         on_insufficient, mode, confidence)"
+                    ),
+                ));
+            };
+            if let Some((_, first)) = seen.iter().find(|(f, _)| *f == field) {
+                return Err(PolicyError::new(
+                    key,
+                    format!("`{first}` and `{key}` are the same field; give one"),
+                ));
+            }
+            seen.push((field, key));
+            set_field(&mut p, field, key, v)?;
+        }
+        Ok(p)
+    }
+
+    /// Layers `self` over `lower`: a field `self` gives wins, else `lower`'s.
+    pub fn or(self, lower: PolicyInput) -> PolicyInput {
+        PolicyInput {
+            min_samples: self.min_samples.or(lower.min_samples),
+            max_samples: self.max_samples.or(lower.max_samples),
+            seed: self.seed.or(lower.seed),
+            task_tol: self.task_tol.or(lower.task_tol),
+            traj_tol: self.traj_tol.or(lower.traj_tol),
+            pass_verdicts: self.pass_verdicts.or(lower.pass_verdicts),
+            on_insufficient: self.on_insufficient.or(lower.on_insufficient),
+            mode: self.mode.or(lower.mode),
+            confidence: self.confidence.or(lower.confidence),
+        }
+    }
+
+    /// The full policy, defaults filled in; `Err` names the first invalid field.
+    pub fn into_policy(self) -> Result<GatePolicy, PolicyError> {
+        let d = GatePolicy::default();
+        let finite = |name: &str, x: Option<f64>, default: f64| match x {
+            Some(v) if !v.is_finite() => Err(PolicyError::new(name, format!("{name} must be a finite number"))),
+            Some(v) => Ok(v),
+            None => Ok(default),
+        };
+        let pass_verdicts = match self.pass_verdicts {
+            Some(list) => PassSet::new(&check_pass_verdicts(list)?),
+            None => d.pass_verdicts,
+        };
+        Ok(GatePolicy {
+            test_set: TestSetPolicy {
+                min_samples: self.min_samples.unwrap_or(d.test_set.min_samples),
+                max_samples: self.max_samples.unwrap_or(d.test_set.max_samples),
+                seed: self.seed.unwrap_or(d.test_set.seed),
+            },
+            pass_verdicts,
+            task_regression_tol: finite("task_tol", self.task_tol, d.task_regression_tol)?,
+            trajectory_regression_tol: finite("traj_tol", self.traj_tol, d.trajectory_regression_tol)?,
+            on_insufficient: self.on_insufficient.unwrap_or(d.on_insufficient),
+            mode: self.mode.unwrap_or(d.mode),
+            confidence: check_confidence(self.confidence.unwrap_or(d.confidence))?,
+        })
+    }
+}
+
+/// `serde_json::from_str::<PolicyInput>` reads through [`PolicyInput::from_value`].
+impl<'de> Deserialize<'de> for PolicyInput {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        PolicyInput::from_value(&value).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<GatePolicy, String> {
+        serde_json::from_str::<PolicyInput>(json)
+            .map_err(|e| e.to_string())?
+            .into_policy()
+            .map_err(|e| e.to_string())
+    }
+
+    fn field_of(json: &str) -> String {
+        match PolicyInput::from_json(json).and_then(PolicyInput::into_policy) {
+            Err(e) => e.field,
+            Ok(p) => panic!("{json} parsed to {p:?}"),
+        }
+    }
+
+    #[test]
+    fn the_defaults_are_the_named_constants() {
+        let d = GatePolicy::default();
+        assert_eq!(d.test_set.min_samples, DEFAULT_MIN_SAMPLES);
+        assert_eq!(d.test_set.max_samples, DEFAULT_MAX_SAMPLES);
+        assert_eq!(d.test_set.seed, DEFAULT_SEED);
+        assert_eq!(d.pass_verdicts.verdicts(), DEFAULT_PASS_VERDICTS);
+        assert_eq!(d.task_regression_tol, DEFAULT_TASK_TOL);
+        assert_eq!(d.trajectory_regression_tol, DEFAULT_TRAJ_TOL);
+        assert_eq!(d.on_insufficient, DEFAULT_ON_INSUFFICIENT);
+        assert_eq!(d.mode, DEFAULT_MODE);
+        assert_eq!(d.confidence, DEFAULT_CONFIDENCE);
+        // As the report lists them.
+        assert_eq!(
+            serde_json::to_string(&d).unwrap(),
+            r#"{"min_samples":20,"max_samples":200,"seed":0,"pass_verdicts":["PASS","APPROVE","COMPLETE"],"task_regression_tol":0.0,"trajectory_regression_tol":0.05,"on_insufficient":"block","mode":"point","confidence":0.95}"#
+        );
+        assert_eq!(PolicyInput::default().into_policy().unwrap(), d);
+    }
+
+    #[test]
+    fn defaults_and_spellings() {
+        assert_eq!(parse("{}").unwrap(), GatePolicy::default());
+        let p = parse(
+            r#"{"max_samples": null, "pass_verdicts": "pass, ok", "task_tol": 0.07, "on_insufficient": "approve"}"#,
+        )
+        .unwrap();
+        assert_eq!(p.test_set.max_samples, None);
+        assert_eq!(p.pass_verdicts.verdicts(), ["PASS", "OK"]);
+        assert_eq!(
+            (p.task_regression_tol, p.on_insufficient),
+            (0.07, OnInsufficient::Approve)
+        );
+        assert_eq!(parse(r#"{"max_samples": "none"}"#).unwrap().test_set.max_samples, None);
+        assert_eq!(parse(r#"{"max_samples": "all"}"#).unwrap().test_set.max_samples, None);
+        assert_eq!(parse(r#"{"max_samples": ""}"#).unwrap().test_set.max_samples, None);
+        assert_eq!(
+            parse(r#"{"max_samples": "50"}"#).unwrap().test_set.max_samples,
+            Some(50)
+        );
+    }
+
+    #[test]
+    fn one_set_of_spellings_for_every_source() {
+        // The mode: both spellings from JSON (serde), from a flag (FromStr) and from a file.
+        for spelt in ["non_inferiority", "non-inferiority"] {
+            assert_eq!(spelt.parse::<Mode>().unwrap(), Mode::NonInferiority);
+            assert_eq!(
+                serde_json::from_value::<Mode>(Value::from(spelt)).unwrap(),
+                Mode::NonInferiority
+            );
+            let json = format!(r#"{{"mode": "{spelt}"}}"#);
+            assert_eq!(parse(&json).unwrap().mode, Mode::NonInferiority);
+            let file = PolicyInput::from_file(json.as_bytes()).unwrap();
+            assert_eq!(file.mode, Some(Mode::NonInferiority));
+        }
+        // Written one way only.
+        assert_eq!(serde_json::to_value(Mode::NonInferiority).unwrap(), "non_inferiority");
+        // The tolerances under the flags' names and under the report's names.
+        let short = parse(r#"{"task_tol": 0.1, "traj_tol": 0.2}"#).unwrap();
+        let long = parse(r#"{"task_regression_tol": 0.1, "trajectory_regression_tol": 0.2}"#).unwrap();
+        assert_eq!(short, long);
+        assert_eq!((short.task_regression_tol, short.trajectory_regression_tol), (0.1, 0.2));
+        // Mode and confidence are read from the page's JSON too.
+        let p = parse(r#"{"mode": "non_inferiority", "confidence": 0.9}"#).unwrap();
+        assert_eq!((p.mode, p.confidence), (Mode::NonInferiority, 0.9));
+        // Flags' text goes through the same rules.
+        assert_eq!(parse_max_samples("none").unwrap(), None);
+        assert_eq!(parse_max_samples("all").unwrap(), None);
+        assert_eq!(parse_max_samples(" NONE ").unwrap(), None);
+        assert_eq!(parse_max_samples("7").unwrap(), Some(7));
+        assert_eq!(parse_task_tol("0.25").unwrap(), 0.25);
+        assert_eq!(parse_confidence("0.99").unwrap(), 0.99);
+        assert_eq!(split_pass_verdicts("a, b,,c"), ["a", "b", "c"]);
+        assert_eq!("approve".parse::<OnInsufficient>().unwrap(), OnInsufficient::Approve);
+    }
+
+    #[test]
+    fn invalid_fields_are_named() {
+        assert!(parse(r#"{"max_samples": "lots"}"#).unwrap_err().contains("max_samples"));
+        assert!(parse(r#"{"pass_verdicts": []}"#).unwrap_err().contains("pass_verdicts"));
+        assert!(parse(r#"{"on_insufficient": "maybe"}"#).is_err());
+        assert!(parse(r#"{"min_sample": 3}"#).unwrap_err().contains("min_sample"));
+        let cases = [
+            (r#"{"min_samples": -1}"#, "min_samples"),
+            (r#"{"min_samples": 2.5}"#, "min_samples"),
+            (r#"{"min_samples": "twenty"}"#, "min_samples"),
+            (r#"{"min_samples": ""}"#, "min_samples"),
+            (r#"{"min_samples": true}"#, "min_samples"),
+            (r#"{"seed": "x"}"#, "seed"),
+            (r#"{"max_samples": "lots"}"#, "max_samples"),
+            (r#"{"max_samples": -3}"#, "max_samples"),
+            (r#"{"task_tol": "x"}"#, "task_tol"),
+            (r#"{"task_tol": "NaN"}"#, "task_tol"),
+            (r#"{"trajectory_regression_tol": null}"#, "trajectory_regression_tol"),
+            (r#"{"pass_verdicts": []}"#, "pass_verdicts"),
+            (r#"{"pass_verdicts": " , "}"#, "pass_verdicts"),
+            (r#"{"pass_verdicts": [1]}"#, "pass_verdicts"),
+            (r#"{"on_insufficient": "maybe"}"#, "on_insufficient"),
+            (r#"{"mode": "strict"}"#, "mode"),
+            (r#"{"confidence": 1}"#, "confidence"),
+            (r#"{"confidence": 0}"#, "confidence"),
+            (r#"{"confidence": "high"}"#, "confidence"),
+            (r#"{"min_sample": 3}"#, "min_sample"),
+            (
+                r#"{"task_tol": 0.1, "task_regression_tol": 0.1}"#,
+                "task_regression_tol",
+            ),
+            ("[]", "policy"),
+            (r#"{"seed": 1, "seed": 2}"#, "policy"),
+        ];
+        for (json, field) in cases {
+            assert_eq!(field_of(json), field, "{json}");
+        }
+        // The messages the CLI and the page show.
+        let message = |json: &str| PolicyInput::from_json(json).unwrap_err().message;
+        assert_eq!(
+            message(r#"{"max_samples": "lots"}"#),
+            "max_samples must be a number or `none`, not `lots`"
+        );
+        assert_eq!(
+            message(r#"{"pass_verdicts": []}"#),
+            "pass_verdicts must name at least one verdict"
+        );
+        assert_eq!(
+            message(r#"{"confidence": 1.5}"#),
+            "confidence must be between 0 and 1 (e.g. 0.95), not 1.5"
+        );
+        assert_eq!(
+            message(r#"{"mode": "x"}"#),
+            "mode must be `point` or `non_inferiority`, not `x`"
+        );
+        assert_eq!(
+            message(r#"{"on_insufficient": "x"}"#),
+            "on_insufficient must be `block` or `approve`, not `x`"
+        );
+        // A flag's text names its field too.
+        assert_eq!(parse_min_samples("lots").unwrap_err().field, "min_samples");
+        assert_eq!(parse_seed("-1").unwrap_err().field, "seed");
+        assert_eq!(parse_max_samples("x").unwrap_err().field, "max_samples");
+        assert_eq!(parse_task_tol("inf").unwrap_err().field, "task_tol");
+        assert_eq!(parse_traj_tol("NaN").unwrap_err().field, "traj_tol");
+        assert_eq!(parse_confidence("1").unwrap_err().field, "confidence");
+        assert_eq!(parse_confidence("x").unwrap_err().field, "confidence");
+        // A policy built by hand is validated too.
+        let bad = PolicyInput {
+            task_tol: Some(f64::NAN),
+            ..PolicyInput::default()
+        };
+        assert_eq!(bad.into_policy().unwrap_err().field, "task_tol");
+        let bad = PolicyInput {
+            pass_verdicts: Some(vec![" ".into()]),
+            ..PolicyInput::default()
+        };
+        assert_eq!(bad.into_policy().unwrap_err().field, "pass_verdicts");
+    }
+
+    #[test]
+    fn a_string_is_read_as_the_flags_text() {
+        // The page's form sends every field as its text.
+        let form = r#"{"min_samples": "20", "max_samples": "200", "seed": "0", "task_tol": "0.0",
+            "traj_tol": "0.05", "pass_verdicts": "PASS,APPROVE,COMPLETE", "confidence": "0.95",
+            "on_insufficient": "block", "mode": "point"}"#;
+        assert_eq!(parse(form).unwrap(), GatePolicy::default());
+        let p = parse(r#"{"min_samples": " 3 ", "seed": "7", "max_samples": "none", "confidence": "0.9"}"#).unwrap();
+        assert_eq!(
+            (
+                p.test_set.min_samples,
+                p.test_set.seed,
+                p.test_set.max_samples,
+                p.confidence
+            ),
+            (3, 7, None, 0.9)
+        );
+        // Each text means what the flag's text means.
+        assert_eq!(
+            parse(r#"{"task_tol": "0.25"}"#).unwrap().task_regression_tol,
+            parse_task_tol("0.25").unwrap()
+        );
+        assert_eq!(
+            PolicyInput::from_json(r#"{"min_samples": "x"}"#).unwrap_err().message,
+            parse_min_samples("x").unwrap_err().message
+        );
+        // An error names the field as it was spelt.
+        assert_eq!(
+            field_of(r#"{"trajectory_regression_tol": "x"}"#),
+            "trajectory_regression_tol"
+        );
+        assert_eq!(field_of(r#"{"traj_tol": "x"}"#), "traj_tol");
+    }
+
+    #[test]
+    fn a_policy_file_is_read_strictly() {
+        assert_eq!(
+            PolicyInput::from_file(br#"{"min_samples": 5}"#).unwrap(),
+            PolicyInput {
+                min_samples: Some(5),
+                ..PolicyInput::default()
+            }
+        );
+        let e = PolicyInput::from_file(br#"{"min_samples": 5, "min_samples": 6}"#).unwrap_err();
+        assert!(
+            matches!(e, PolicyFileError::Json(strict::StrictJsonError::DuplicateKey { .. })),
+            "{e}"
+        );
+        assert!(e.to_string().contains("min_samples"), "{e}");
+        let e = PolicyInput::from_file(b"{\"seed\": ").unwrap_err();
+        assert!(
+            matches!(e, PolicyFileError::Json(strict::StrictJsonError::Syntax(_))),
+            "{e}"
+        );
+        assert_eq!(PolicyInput::from_file(b"[1]").unwrap_err(), PolicyFileError::NotObject);
+        let e = PolicyInput::from_file(br#"{"colour": "red"}"#).unwrap_err();
+        assert_eq!(e.field(), Some("colour"));
+        let e = PolicyInput::from_file(br#"{"seed": -4}"#).unwrap_err();
+        assert_eq!(e.field(), Some("seed"));
+    }
+
+    #[test]
+    fn precedence_is_defaults_then_file_then_flags() {
+        let file = PolicyInput::from_file(br#"{"min_samples": 5, "seed": 9, "mode": "non_inferiority"}"#).unwrap();
+        let flags = PolicyInput {
+            seed: Some(1),
+            task_tol: Some(0.2),
+            ..PolicyInput::default()
+        };
+        let p = flags.or(file).into_policy().unwrap();
+        assert_eq!(p.test_set.min_samples, 5, "from the file");
+        assert_eq!(p.test_set.seed, 1, "the flag wins over the file");
+        assert_eq!(p.task_regression_tol, 0.2, "from the flag");
+        assert_eq!(p.mode, Mode::NonInferiority, "from the file");
+        assert_eq!(p.test_set.max_samples, DEFAULT_MAX_SAMPLES, "the default");
+        assert_eq!(p.confidence, DEFAULT_CONFIDENCE, "the default");
+        // `max_samples: none` in a file is a value, not an absence: the default does not come back.
+        let file = PolicyInput::from_file(br#"{"max_samples": null}"#).unwrap();
+        assert_eq!(
+            PolicyInput::default()
+                .or(file)
+                .into_policy()
+                .unwrap()
+                .test_set
+                .max_samples,
+            None
+        );
+    }
+
+    #[test]
+    fn a_reports_policy_parses_back() {
+        let p = GatePolicy {
+            test_set: TestSetPolicy {
+                min_samples: 3,
+                max_samples: None,
+                seed: 42,
+            },
+            pass_verdicts: PassSet::new(["ok", "PASS"]),
+            task_regression_tol: 0.07,
+            trajectory_regression_tol: -0.5,
+            on_insufficient: OnInsufficient::Approve,
+            mode: Mode::NonInferiority,
+            confidence: 0.9,
+        };
+        assert_eq!(GatePolicy::from_report(&p.to_value()).unwrap(), p);
+        // Reports made before `mode` and `confidence` existed: the defaults.
+        let mut old = p.to_value();
+        old.as_object_mut().unwrap().remove("mode");
+        old.as_object_mut().unwrap().remove("confidence");
+        let back = GatePolicy::from_report(&old).unwrap();
+        assert_eq!((back.mode, back.confidence), (Mode::Point, 0.95));
+        // The fields every report lists are required.
+        let mut cut = p.to_value();
+        cut.as_object_mut().unwrap().remove("seed");
+        let e = GatePolicy::from_report(&cut).unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.message.as_str()),
+            ("seed", "the signed report's policy has no seed")
+        );
+        assert_eq!(GatePolicy::from_report(&Value::Null).unwrap_err().field, "policy");
+    }
+
+    #[test]
+    fn the_digest_is_sha256_of_the_canonical_policy() {
+        let d = GatePolicy::default();
+        let canonical = d.canonical_json().unwrap();
+        assert_eq!(
+            canonical,
+            r#"{"confidence":0.95,"max_samples":200,"min_samples":20,"mode":"point","on_insufficient":"block","pass_verdicts":["PASS","APPROVE","COMPLETE"],"seed":0,"task_regression_tol":0,"trajectory_regression_tol":0.05}"#
+        );
+        assert_eq!(d.digest().unwrap(), hex::encode(Sha256::digest(canonical.as_bytes())));
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod round_trip {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn policy() -> impl Strategy<Value = GatePolicy> {
+        (
+            (0usize..100_000, proptest::option::of(0usize..1_000_000), any::<u64>()),
+            proptest::collection::vec("[A-Za-z_ßé]{1,8}", 1..4),
+            (
+                -1e3f64..1e3,
+                prop_oneof![Just(0.05), -1.0f64..1.0, Just(0.0), Just(-0.0)],
+            ),
+            (any::<bool>(), any::<bool>(), 0.0001f64..0.9999),
+        )
+            .prop_map(
+                |((min, max, seed), pass, (task, traj), (approve, ni, confidence))| GatePolicy {
+                    test_set: TestSetPolicy {
+                        min_samples: min,
+                        max_samples: max,
+                        seed,
+                    },
+                    pass_verdicts: PassSet::new(pass),
+                    task_regression_tol: task,
+                    trajectory_regression_tol: traj,
+                    on_insufficient: if approve {
+                        OnInsufficient::Approve
+                    } else {
+                        OnInsufficient::Block
+                    },
+                    mode: if ni { Mode::NonInferiority } else { Mode::Point },
+                    confidence,
+                },
+            )
+    }
+
+    proptest! {
+        /// A report's policy → the one parser → serialised again: the same bytes, the same digest.
+        #[test]
+        fn report_policy_parse_serialise_is_identity(p in policy()) {
+            let text = serde_json::to_string(&p).unwrap();
+            let value: Value = serde_json::from_str(&text).unwrap();
+            let back = GatePolicy::from_report(&value).unwrap();
+            prop_assert_eq!(serde_json::to_string(&back).unwrap(), text.clone());
+            prop_assert_eq!(back.digest().unwrap(), p.digest().unwrap());
+            // And as a policy file (the same shape, read strictly).
+            let file = PolicyInput::from_file(text.as_bytes()).unwrap().into_policy().unwrap();
+            prop_assert_eq!(serde_json::to_string(&file).unwrap(), text);
+        }
+    }
+}
