@@ -24,6 +24,7 @@ pub mod lines;
 mod parallel;
 pub mod report;
 pub mod scoring;
+pub mod session;
 pub mod skim;
 pub mod sniff;
 pub mod stats;
