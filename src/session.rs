@@ -131,7 +131,8 @@ enum Pass2 {
     Built(TestSet),
 }
 
-/// Where the audit log is.
+/// Where the audit log is. (A session holds one, moved rarely: the variants' sizes do not matter.)
+#[allow(clippy::large_enum_variant)]
 enum Audit {
     /// Not given (or removed, or invalidated by a change of pass verdicts).
     Empty,
@@ -248,6 +249,19 @@ impl Session {
     /// Starts an audit log read as segments scanned elsewhere (the audit log before is dropped).
     pub fn begin_segmented_audit(&mut self) {
         self.audit = Audit::Merging(IndexBuilder::new());
+    }
+
+    /// True while an audit log is streamed through pass 1 here (`begin_audit` … `finish_audit`).
+    pub fn is_scanning(&self) -> bool {
+        matches!(self.audit, Audit::Scanning(_))
+    }
+
+    /// The number of files declared so far in a segmented audit log.
+    pub fn segmented_file_count(&self) -> Result<usize, SessionError> {
+        match &self.audit {
+            Audit::Merging(b) => Ok(b.file_count()),
+            _ => Err(SessionError::NotSegmented),
+        }
     }
 
     fn merging(&mut self) -> Result<&mut IndexBuilder, SessionError> {
