@@ -48,9 +48,16 @@ pub fn evaluate_in_memory(inputs: &MemoryInputs<'_>, policy: &GatePolicy) -> Res
     session.set_audit_index(scan_audit(&inputs.audit, policy));
     let files: Vec<&[u8]> = inputs.audit.iter().map(|f| f.1).collect();
     session.build_test_set(&files).map_err(input)?;
-    session.add_verdicts(Side::Old, inputs.old_verdicts.0, inputs.old_verdicts.1).map_err(input)?;
-    session.add_verdicts(Side::New, inputs.new_verdicts.0, inputs.new_verdicts.1).map_err(input)?;
-    for (side, file) in [(Side::Old, inputs.old_trajectories), (Side::New, inputs.new_trajectories)] {
+    session
+        .add_verdicts(Side::Old, inputs.old_verdicts.0, inputs.old_verdicts.1)
+        .map_err(input)?;
+    session
+        .add_verdicts(Side::New, inputs.new_verdicts.0, inputs.new_verdicts.1)
+        .map_err(input)?;
+    for (side, file) in [
+        (Side::Old, inputs.old_trajectories),
+        (Side::New, inputs.new_trajectories),
+    ] {
         if let Some((name, bytes)) = file {
             session.add_trajectories(side, name, bytes).map_err(input)?;
         }

@@ -2,7 +2,8 @@
 //!
 //! The core is sans-IO: bytes are pushed in and values come out. Nothing in this library opens
 //! files, reads a clock or draws entropy; the CLI (`src/bin/deploy-gate/`) and the wasm shell
-//! (`wasm`) do that and pass the results in.
+//! (`wasm`) do that and pass the results in, through one [`session::Session`]. The one
+//! exception is [`native`] (not built for wasm): the file reading native shells share.
 //!
 //! The flow: [`audit`] scans the audit log (pass 1, in segments that can run in parallel; lines
 //! read through the fast path of [`skim`]) into an index with one record per pipeline;
@@ -21,6 +22,8 @@ pub mod error;
 pub mod gate;
 pub mod json;
 pub mod lines;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
 mod parallel;
 pub mod report;
 pub mod scoring;

@@ -439,8 +439,11 @@ impl Session {
 
     /// Feeds the next bytes of audit file `file`'s whole (decompressed) stream, from offset 0
     /// in order: the builder keeps what its ranges need ([`TestSetBuilder::push_stream`]).
-    pub fn feed_stream(&mut self, file: u32, bytes: &[u8]) -> Result<(), SessionError> {
-        Ok(self.test_set_builder()?.push_stream(file, bytes)?)
+    /// Gives whether more of the stream is needed (false once its last range was ended).
+    pub fn feed_stream(&mut self, file: u32, bytes: &[u8]) -> Result<bool, SessionError> {
+        let builder = self.test_set_builder()?;
+        builder.push_stream(file, bytes)?;
+        Ok(!builder.stream_done(file))
     }
 
     /// Ends audit file `file`'s stream ([`TestSetBuilder::end_stream`]).

@@ -552,6 +552,13 @@ impl TestSetBuilder {
         Ok(())
     }
 
+    /// True once every range of audit file `file` was ended: the rest of its stream is not
+    /// needed (a reader stops decompressing there).
+    pub fn stream_done(&self, file: u32) -> bool {
+        let (_, k) = self.streams[file as usize];
+        self.selection.ranges.get(k).is_none_or(|r| r.file != file)
+    }
+
     /// Ends audit file `file`'s stream: its ranges still open end here (one to the end of the
     /// file is whole; one the stream stopped short of is an error, as it is for [`end_range`]).
     ///

@@ -175,7 +175,9 @@ impl GateSession {
         if !self.inner.is_scanning() {
             return Err(into_error(SessionError::NoAuditBegun));
         }
-        self.inner.set_audit_sha256(file, sha256_hex(sha256)?).map_err(into_error)
+        self.inner
+            .set_audit_sha256(file, sha256_hex(sha256)?)
+            .map_err(into_error)
     }
 
     /// The policy's pass verdicts (upper-cased), for `SegmentScanner`s in other workers.
@@ -216,7 +218,9 @@ impl GateSession {
         if file as usize >= index.files().len() {
             return Err(into_error(SessionError::NoSuchAuditFile(file)));
         }
-        self.inner.set_audit_digest(file, sha256_hex(sha256)?).map_err(into_error)
+        self.inner
+            .set_audit_digest(file, sha256_hex(sha256)?)
+            .map_err(into_error)
     }
 
     /// Gives a segmented audit file's size and sha256 (hex; `""` when it is given later with
@@ -292,8 +296,9 @@ impl GateSession {
 
     /// Feeds the next bytes of audit file `file`'s whole stream (a gzip file's decompressed
     /// bytes), in order from its start: the session keeps what the ranges need, skips the rest.
+    /// Returns whether more of the stream is needed (false after its last range: stop reading).
     #[wasm_bindgen(js_name = feedStream)]
-    pub fn feed_stream(&mut self, file: u32, bytes: &[u8]) -> Result<(), JsError> {
+    pub fn feed_stream(&mut self, file: u32, bytes: &[u8]) -> Result<bool, JsError> {
         self.check_file(file)?;
         self.inner.feed_stream(file, bytes).map_err(into_error)
     }
@@ -307,9 +312,7 @@ impl GateSession {
 
     fn check_file(&self, file: u32) -> Result<(), JsError> {
         match self.inner.audit_index() {
-            Some(index) if file as usize >= index.files().len() => {
-                Err(into_error(SessionError::NoSuchAuditFile(file)))
-            }
+            Some(index) if file as usize >= index.files().len() => Err(into_error(SessionError::NoSuchAuditFile(file))),
             _ => Ok(()),
         }
     }

@@ -30,7 +30,11 @@ fn streamed(s: &mut Session) {
 fn ranges_fed(s: &mut Session) {
     let ranges = s.needed_ranges().unwrap().to_vec();
     for (i, r) in ranges.iter().enumerate() {
-        let end = if r.end == crate::testset::TO_END { AUDIT.len() } else { r.end as usize };
+        let end = if r.end == crate::testset::TO_END {
+            AUDIT.len()
+        } else {
+            r.end as usize
+        };
         for chunk in AUDIT[r.start as usize..end].chunks(97) {
             s.feed_range(i, chunk).unwrap();
         }
@@ -89,7 +93,10 @@ fn policy_change_classifies_every_field() {
         policy_change(&base, &p)
     };
     assert_eq!(with(&|_| {}), PolicyChange::Ready);
-    assert_eq!(with(&|p| p.pass_verdicts = PassSet::new(["PASS"])), PolicyChange::Rescan);
+    assert_eq!(
+        with(&|p| p.pass_verdicts = PassSet::new(["PASS"])),
+        PolicyChange::Rescan
+    );
     // Upper-cased: the same verdicts in lower case are no change.
     assert_eq!(
         with(&|p| p.pass_verdicts = PassSet::new(["pass", "approve", "complete"])),
@@ -100,7 +107,10 @@ fn policy_change_classifies_every_field() {
     assert_eq!(with(&|p| p.test_set.seed = 7), PolicyChange::Rebuild);
     assert_eq!(with(&|p| p.task_regression_tol = 0.1), PolicyChange::Ready);
     assert_eq!(with(&|p| p.trajectory_regression_tol = 0.1), PolicyChange::Ready);
-    assert_eq!(with(&|p| p.on_insufficient = OnInsufficient::Block), PolicyChange::Ready);
+    assert_eq!(
+        with(&|p| p.on_insufficient = OnInsufficient::Block),
+        PolicyChange::Ready
+    );
     assert_eq!(with(&|p| p.mode = Mode::NonInferiority), PolicyChange::Ready);
     assert_eq!(with(&|p| p.confidence = 0.9), PolicyChange::Ready);
     // Both: the larger redo wins.
@@ -137,7 +147,10 @@ fn a_ready_change_drops_a_selection_being_read() {
     let mut p = policy();
     p.confidence = 0.9;
     assert_eq!(s.set_policy(p), PolicyChange::Ready);
-    assert_eq!(s.feed_range(0, b"x").unwrap_err().to_string(), "call neededRanges first");
+    assert_eq!(
+        s.feed_range(0, b"x").unwrap_err().to_string(),
+        "call neededRanges first"
+    );
 }
 
 #[test]
@@ -163,7 +176,10 @@ fn a_rescan_drops_the_audit_log_and_keeps_the_results() {
     assert_eq!(s.set_policy(p), PolicyChange::Rescan);
     assert!(s.audit_index().is_none());
     assert_eq!(err(s.report()), "the audit log is not loaded");
-    assert_eq!(s.needed_ranges().err().unwrap().to_string(), "the audit log is not loaded");
+    assert_eq!(
+        s.needed_ranges().err().unwrap().to_string(),
+        "the audit log is not loaded"
+    );
     streamed(&mut s);
     ranges_fed(&mut s);
     // The verdicts and trajectories were kept.
@@ -179,7 +195,10 @@ fn a_rescan_mid_scan_drops_the_files_scanned_with_the_old_pass_verdicts() {
     let mut p = policy();
     p.pass_verdicts = PassSet::new(["PASS"]);
     assert_eq!(s.set_policy(p), PolicyChange::Rescan);
-    assert_eq!(s.push_audit(b"{}\n").unwrap_err().to_string(), "call beginAudit before pushAudit");
+    assert_eq!(
+        s.push_audit(b"{}\n").unwrap_err().to_string(),
+        "call beginAudit before pushAudit"
+    );
     s.begin_audit("second.jsonl");
     s.push_audit(AUDIT).unwrap();
     let index = s.finish_audit().unwrap();
@@ -195,7 +214,10 @@ fn a_rescan_mid_merge_drops_the_segments() {
     let mut p = policy();
     p.pass_verdicts = PassSet::new(["PASS"]);
     assert_eq!(s.set_policy(p), PolicyChange::Rescan);
-    assert_eq!(s.add_audit_file("b").unwrap_err().to_string(), "call beginSegmentedAudit first");
+    assert_eq!(
+        s.add_audit_file("b").unwrap_err().to_string(),
+        "call beginSegmentedAudit first"
+    );
 }
 
 #[test]
@@ -206,7 +228,10 @@ fn a_test_set_or_seed_change_mid_scan_keeps_the_scan() {
     let mut p = policy();
     p.test_set.seed = 3;
     assert_eq!(s.set_policy(p), PolicyChange::Rebuild);
-    assert_eq!(s.finish_audit().unwrap().summary().lines, loaded().audit_index().unwrap().summary().lines);
+    assert_eq!(
+        s.finish_audit().unwrap().summary().lines,
+        loaded().audit_index().unwrap().summary().lines
+    );
 }
 
 #[test]
@@ -230,8 +255,14 @@ fn after_the_pipelines_are_released_a_rebuild_is_a_rescan() {
 fn removing_each_input_forgets_just_it() {
     let full = loaded().report().unwrap();
     for (input, message) in [
-        (Input::Verdicts(Side::Old), Some("the old model's verdict file is not loaded")),
-        (Input::Verdicts(Side::New), Some("the new model's verdict file is not loaded")),
+        (
+            Input::Verdicts(Side::Old),
+            Some("the old model's verdict file is not loaded"),
+        ),
+        (
+            Input::Verdicts(Side::New),
+            Some("the new model's verdict file is not loaded"),
+        ),
         (Input::Trajectories(Side::Old), None),
         (Input::Trajectories(Side::New), None),
         (Input::Audit, Some("the audit log is not loaded")),
@@ -296,10 +327,16 @@ fn re_beginning_the_audit_log_starts_a_new_one() {
     let mut s = Session::new(policy());
     s.begin_audit("a.jsonl");
     s.begin_segmented_audit();
-    assert_eq!(s.push_audit(b"x").unwrap_err().to_string(), "call beginAudit before pushAudit");
+    assert_eq!(
+        s.push_audit(b"x").unwrap_err().to_string(),
+        "call beginAudit before pushAudit"
+    );
     // And a streamed scan begun over a merge drops the merge.
     s.begin_audit("b.jsonl");
-    assert_eq!(s.merge_segment(b"").unwrap_err().to_string(), "call beginSegmentedAudit first");
+    assert_eq!(
+        s.merge_segment(b"").unwrap_err().to_string(),
+        "call beginSegmentedAudit first"
+    );
 }
 
 #[test]
@@ -331,7 +368,10 @@ fn segmented_and_streamed_audit_logs_give_the_same_report() {
 fn a_segmented_audit_refuses_what_does_not_fit() {
     let mut s = Session::new(policy());
     assert!(matches!(s.add_audit_file("a"), Err(SessionError::NotSegmented)));
-    assert!(matches!(s.finish_segmented_audit().err(), Some(SessionError::NotSegmented)));
+    assert!(matches!(
+        s.finish_segmented_audit().err(),
+        Some(SessionError::NotSegmented)
+    ));
     s.begin_segmented_audit();
     let mut seg = Segment::new(policy().pass_verdicts, DEFAULT_MAX_LINE, 0, 0);
     seg.finish();
@@ -346,20 +386,38 @@ fn a_segmented_audit_refuses_what_does_not_fit() {
     );
     s.add_audit_file("a").unwrap();
     s.finish_segmented_audit().unwrap();
-    assert_eq!(s.set_audit_digest(1, String::new()).unwrap_err().to_string(), "there is no audit file 1");
+    assert_eq!(
+        s.set_audit_digest(1, String::new()).unwrap_err().to_string(),
+        "there is no audit file 1"
+    );
 }
 
 #[test]
 fn pass_two_calls_out_of_order_are_refused() {
     let mut s = Session::new(policy());
-    assert_eq!(s.needed_ranges().err().unwrap().to_string(), "the audit log is not loaded");
-    assert_eq!(s.build_test_set(&[AUDIT]).err().unwrap().to_string(), "the audit log is not loaded");
-    assert_eq!(s.set_audit_sha256(0, String::new()).unwrap_err().to_string(), "no audit file was begun");
+    assert_eq!(
+        s.needed_ranges().err().unwrap().to_string(),
+        "the audit log is not loaded"
+    );
+    assert_eq!(
+        s.build_test_set(&[AUDIT]).err().unwrap().to_string(),
+        "the audit log is not loaded"
+    );
+    assert_eq!(
+        s.set_audit_sha256(0, String::new()).unwrap_err().to_string(),
+        "no audit file was begun"
+    );
     streamed(&mut s);
     assert_eq!(s.feed_range(0, b"").unwrap_err().to_string(), "call neededRanges first");
-    assert_eq!(s.finish_test_set().err().unwrap().to_string(), "call neededRanges first");
+    assert_eq!(
+        s.finish_test_set().err().unwrap().to_string(),
+        "call neededRanges first"
+    );
     let n = s.needed_ranges().unwrap().len();
-    assert_eq!(s.end_range(n).unwrap_err().to_string(), format!("range {n} was not asked for"));
+    assert_eq!(
+        s.end_range(n).unwrap_err().to_string(),
+        format!("range {n} was not asked for")
+    );
     assert_eq!(
         s.build_test_set(&[AUDIT, AUDIT]).err().unwrap().to_string(),
         "expected 1 audit file(s), got 2"
@@ -384,7 +442,10 @@ fn the_whole_stream_builds_the_same_test_set_as_the_ranges() {
     }
     s.end_stream(0).unwrap();
     s.finish_test_set().unwrap();
-    assert_eq!(s.test_set().unwrap().to_jsonl(), by_ranges.test_set().unwrap().to_jsonl());
+    assert_eq!(
+        s.test_set().unwrap().to_jsonl(),
+        by_ranges.test_set().unwrap().to_jsonl()
+    );
     // A stream that stops short is not the file pass 1 read.
     let mut s = Session::new(policy());
     streamed(&mut s);

@@ -5,10 +5,6 @@
 mod apply;
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
-#[cfg(unix)]
-mod mapped;
-#[cfg(not(target_arch = "wasm32"))]
-mod read;
 #[cfg(not(target_arch = "wasm32"))]
 mod sign;
 
