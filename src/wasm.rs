@@ -126,7 +126,7 @@ fn side(role: &str, kind: &str) -> Result<Side, JsError> {
 }
 
 /// One gate evaluation: policy, audit log (streamed), test set, verdicts, trajectories, report.
-/// A mapping over [`Session`]: JS values in, the core's results and errors out.
+/// A mapping over the core's `session::Session`: JS values in, its results and errors out.
 #[wasm_bindgen]
 pub struct GateSession {
     inner: Session,
