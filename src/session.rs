@@ -119,6 +119,9 @@ pub enum SessionError {
     /// The test set is asked for before it was built.
     #[error("the test set is not built")]
     TestSetNotBuilt,
+    /// A new selection from an index whose pipeline table was released.
+    #[error("the audit log's pipelines were released: scan it again to choose other test cases")]
+    PipelinesReleased,
 }
 
 /// Pass 2 over an indexed audit log.
@@ -388,9 +391,12 @@ impl Session {
     /// Chooses the test cases and starts pass 2: the ranges to read. A test set built before
     /// is dropped.
     pub fn needed_ranges(&mut self) -> Result<&[ReadRange], SessionError> {
-        let Audit::Indexed { index, pass2, .. } = &mut self.audit else {
+        let Audit::Indexed { index, pass2, released } = &mut self.audit else {
             return Err(SessionError::AuditNotLoaded);
         };
+        if *released {
+            return Err(SessionError::PipelinesReleased);
+        }
         let selection = index.select(&self.policy.test_set);
         *pass2 = Pass2::Building(Box::new(TestSetBuilder::new(index, selection)));
         match pass2 {
@@ -471,9 +477,12 @@ impl Session {
 
     /// Builds the test set from the whole audit files (in the order pass 1 read them).
     pub fn build_test_set(&mut self, files: &[&[u8]]) -> Result<&TestSet, SessionError> {
-        let Audit::Indexed { index, pass2, .. } = &mut self.audit else {
+        let Audit::Indexed { index, pass2, released } = &mut self.audit else {
             return Err(SessionError::AuditNotLoaded);
         };
+        if *released {
+            return Err(SessionError::PipelinesReleased);
+        }
         if files.len() != index.files().len() {
             return Err(SessionError::AuditFileCount {
                 expected: index.files().len(),

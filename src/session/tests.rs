@@ -242,6 +242,15 @@ fn after_the_pipelines_are_released_a_rebuild_is_a_rescan() {
     p.test_set.seed = 1;
     assert_eq!(s.set_policy(p.clone()), PolicyChange::Rescan);
     assert!(s.audit_index().is_none());
+    // Nor is a new selection made from a released index (it would find no candidate).
+    let mut s = loaded();
+    s.release_pipelines();
+    assert!(matches!(s.needed_ranges(), Err(SessionError::PipelinesReleased)));
+    assert!(matches!(
+        s.build_test_set(&[AUDIT]),
+        Err(SessionError::PipelinesReleased)
+    ));
+    assert!(s.is_ready(), "the test set built before stays");
     // A ready change keeps everything, released or not.
     let mut s = loaded();
     s.release_pipelines();
