@@ -93,6 +93,7 @@ export interface VerifyResult {
 
 /**
  * One gate evaluation: policy, audit log (streamed), test set, verdicts, trajectories, report.
+ * A mapping over the core's `session::Session`: JS values in, its results and errors out.
  */
 export class GateSession {
     free(): void;
@@ -129,6 +130,10 @@ export class GateSession {
      */
     endRange(i: number): void;
     /**
+     * Ends audit file `file`'s stream (its ranges still open end here).
+     */
+    endStream(file: number): void;
+    /**
      * The GateReport as JSON text, byte for byte what the CLI writes for the same inputs.
      */
     evaluateJson(): string;
@@ -140,6 +145,12 @@ export class GateSession {
      * Feeds the next bytes of range `i` of `neededRanges`.
      */
     feedRange(i: number, bytes: Uint8Array | number[]): void;
+    /**
+     * Feeds the next bytes of audit file `file`'s whole stream (a gzip file's decompressed
+     * bytes), in order from its start: the session keeps what the ranges need, skips the rest.
+     * Returns whether more of the stream is needed (false after its last range: stop reading).
+     */
+    feedStream(file: number, bytes: Uint8Array | number[]): boolean;
     /**
      * Ends the audit log (all its files) and returns what pass 1 saw.
      */
@@ -164,7 +175,8 @@ export class GateSession {
      * The byte ranges pass 2 reads, as a flat array `[file, start, end, …]` (file = index of
      * the audit file in the order begun; end = -1: to the end of the file). Read each range
      * and feed its bytes in order with `feedRange` (ranges may be read concurrently), then
-     * `endRange`.
+     * `endRange`; or feed each audit file's whole (decompressed) stream with `feedStream`
+     * and `endStream`.
      */
     neededRanges(): Float64Array;
     /**
@@ -320,9 +332,11 @@ export interface InitOutput {
     readonly gatesession_beginSegmentedAudit: (a: number) => void;
     readonly gatesession_buildTestSet: (a: number, b: number, c: number) => [number, number, number];
     readonly gatesession_endRange: (a: number, b: number) => [number, number];
+    readonly gatesession_endStream: (a: number, b: number) => [number, number];
     readonly gatesession_evaluate: (a: number) => [number, number, number];
     readonly gatesession_evaluateJson: (a: number) => [number, number, number, number];
     readonly gatesession_feedRange: (a: number, b: number, c: number, d: number) => [number, number];
+    readonly gatesession_feedStream: (a: number, b: number, c: number, d: number) => [number, number, number];
     readonly gatesession_finishAudit: (a: number) => [number, number, number];
     readonly gatesession_finishSegmentedAudit: (a: number) => [number, number, number];
     readonly gatesession_finishTestSet: (a: number) => [number, number, number];

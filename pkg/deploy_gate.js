@@ -2,6 +2,7 @@
 
 /**
  * One gate evaluation: policy, audit log (streamed), test set, verdicts, trajectories, report.
+ * A mapping over the core's `session::Session`: JS values in, its results and errors out.
  */
 export class GateSession {
     __destroy_into_raw() {
@@ -123,6 +124,16 @@ export class GateSession {
         }
     }
     /**
+     * Ends audit file `file`'s stream (its ranges still open end here).
+     * @param {number} file
+     */
+    endStream(file) {
+        const ret = wasm.gatesession_endStream(this.__wbg_ptr, file);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
+    }
+    /**
      * The GateReport as JSON text, byte for byte what the CLI writes for the same inputs.
      * @returns {string}
      */
@@ -168,6 +179,24 @@ export class GateSession {
         if (ret[1]) {
             throw takeFromExternrefTable0(ret[0]);
         }
+    }
+    /**
+     * Feeds the next bytes of audit file `file`'s whole stream (a gzip file's decompressed
+     * bytes), in order from its start: the session keeps what the ranges need, skips the rest.
+     * Returns whether more of the stream is needed (false after its last range: stop reading).
+     * @param {number} file
+     * @param {Uint8Array | number[]} bytes
+     * @returns {boolean}
+     */
+    feedStream(file, bytes) {
+        const val2 = +file;
+        const ptr0 = passArray8ToWasm0(bytes, wasm.__wbindgen_malloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.gatesession_feedStream(this.__wbg_ptr, val2, ptr0, len0);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return ret[0] !== 0;
     }
     /**
      * Ends the audit log (all its files) and returns what pass 1 saw.
@@ -226,7 +255,8 @@ export class GateSession {
      * The byte ranges pass 2 reads, as a flat array `[file, start, end, …]` (file = index of
      * the audit file in the order begun; end = -1: to the end of the file). Read each range
      * and feed its bytes in order with `feedRange` (ranges may be read concurrently), then
-     * `endRange`.
+     * `endRange`; or feed each audit file's whole (decompressed) stream with `feedStream`
+     * and `endStream`.
      * @returns {Float64Array}
      */
     neededRanges() {

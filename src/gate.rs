@@ -3,10 +3,9 @@
 use crate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
 use crate::error::InputError;
 use crate::policy::GatePolicy;
-use crate::report::{evaluate, GateInputs, GateReport};
+use crate::report::GateReport;
+use crate::session::{Session, SessionError, Side};
 use crate::testset::{build_from_memory, TestSet, TestSetError};
-use crate::trajectory::{parse_trajectories, Trajectories};
-use crate::verdicts::{parse_verdicts, Verdicts};
 
 /// A named file's bytes.
 pub type NamedBytes<'a> = (&'a str, &'a [u8]);
@@ -39,35 +38,47 @@ pub fn scan_audit(files: &[NamedBytes<'_>], policy: &GatePolicy) -> AuditIndex {
 pub fn test_set_in_memory(files: &[NamedBytes<'_>], policy: &GatePolicy) -> Result<(AuditIndex, TestSet), InputError> {
     let index = scan_audit(files, policy);
     let bytes: Vec<&[u8]> = files.iter().map(|f| f.1).collect();
-    let ts = build_from_memory(&index, &bytes, &policy.test_set).map_err(|e| {
-        let file = match &e {
-            TestSetError::Changed { file, .. } | TestSetError::NotFed { file, .. } => file.clone(),
-        };
-        InputError::at("audit", &file, None, e.to_string())
-    })?;
+    let ts = build_from_memory(&index, &bytes, &policy.test_set).map_err(audit_error)?;
     Ok((index, ts))
 }
 
-/// Reads every input and evaluates the gate.
+/// Reads every input and evaluates the gate: one [`Session`] fed the whole files.
 pub fn evaluate_in_memory(inputs: &MemoryInputs<'_>, policy: &GatePolicy) -> Result<(TestSet, GateReport), InputError> {
-    let (index, ts) = test_set_in_memory(&inputs.audit, policy)?;
-    let old: Verdicts = parse_verdicts("old_verdicts", inputs.old_verdicts.0, inputs.old_verdicts.1)?;
-    let new: Verdicts = parse_verdicts("new_verdicts", inputs.new_verdicts.0, inputs.new_verdicts.1)?;
-    let traj = |role: &str, f: Option<NamedBytes<'_>>| -> Result<Option<Trajectories>, InputError> {
-        f.map(|(name, bytes)| parse_trajectories(role, name, bytes)).transpose()
+    let mut session = Session::new(policy.clone());
+    session.set_audit_index(scan_audit(&inputs.audit, policy));
+    let files: Vec<&[u8]> = inputs.audit.iter().map(|f| f.1).collect();
+    session.build_test_set(&files).map_err(input)?;
+    session
+        .add_verdicts(Side::Old, inputs.old_verdicts.0, inputs.old_verdicts.1)
+        .map_err(input)?;
+    session
+        .add_verdicts(Side::New, inputs.new_verdicts.0, inputs.new_verdicts.1)
+        .map_err(input)?;
+    for (side, file) in [
+        (Side::Old, inputs.old_trajectories),
+        (Side::New, inputs.new_trajectories),
+    ] {
+        if let Some((name, bytes)) = file {
+            session.add_trajectories(side, name, bytes).map_err(input)?;
+        }
+    }
+    let report = session.report().map_err(input)?;
+    Ok((session.take_test_set().expect("the test set is in"), report))
+}
+
+/// A pass-2 error as an input error naming the audit file.
+fn audit_error(e: TestSetError) -> InputError {
+    let file = match &e {
+        TestSetError::Changed { file, .. } | TestSetError::NotFed { file, .. } => file.clone(),
     };
-    let old_t = traj("old_trajectories", inputs.old_trajectories)?;
-    let new_t = traj("new_trajectories", inputs.new_trajectories)?;
-    let report = evaluate(
-        &GateInputs {
-            audit: &index,
-            test_set: &ts,
-            old_verdicts: &old,
-            new_verdicts: &new,
-            old_trajectories: old_t.as_ref(),
-            new_trajectories: new_t.as_ref(),
-        },
-        policy,
-    );
-    Ok((ts, report))
+    InputError::at("audit", &file, None, e.to_string())
+}
+
+/// The input errors of the calls above (the others cannot happen in this order).
+fn input(e: SessionError) -> InputError {
+    match e {
+        SessionError::Input(e) => e,
+        SessionError::TestSet(e) => audit_error(e),
+        other => InputError::at("audit", "", None, other.to_string()),
+    }
 }

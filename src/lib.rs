@@ -2,7 +2,8 @@
 //!
 //! The core is sans-IO: bytes are pushed in and values come out. Nothing in this library opens
 //! files, reads a clock or draws entropy; the CLI (`src/bin/deploy-gate/`) and the wasm shell
-//! (`wasm`) do that and pass the results in.
+//! (`wasm`) do that and pass the results in, through one [`session::Session`]. The one
+//! exception is [`native`] (not built for wasm): the file reading native shells share.
 //!
 //! The gate policy (types, defaults, parsing from every source, validation) is in [`policy`].
 //!
@@ -23,10 +24,13 @@ pub mod error;
 pub mod gate;
 pub mod json;
 pub mod lines;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
 mod parallel;
 pub mod policy;
 pub mod report;
 pub mod scoring;
+pub mod session;
 pub mod skim;
 pub mod sniff;
 pub mod stats;

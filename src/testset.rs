@@ -397,6 +397,9 @@ pub struct TestSetBuilder {
     by_completion: HashMap<(u32, u64), u32>,
     cases: Vec<Partial>,
     reading: Vec<Reading>,
+    /// Per audit file, for [`TestSetBuilder::push_stream`]: the stream's bytes fed so far and
+    /// the first of its ranges not ended yet.
+    streams: Vec<(u64, usize)>,
 }
 
 fn null() -> Box<RawValue> {
@@ -438,8 +441,12 @@ impl TestSetBuilder {
                 done: false,
             })
             .collect();
+        let streams = (0..index.files.len())
+            .map(|f| (0, selection.ranges.partition_point(|r| (r.file as usize) < f)))
+            .collect();
         TestSetBuilder {
             file_names: index.files.iter().map(|f| f.name.clone()).collect(),
+            streams,
             selection,
             hasher,
             by_id,
@@ -495,6 +502,57 @@ impl TestSetBuilder {
         let result = self.split(i, |splitter, emit| splitter.finish(emit));
         self.reading[i].done = true;
         result
+    }
+
+    /// Feeds the next bytes of audit file `file`'s whole stream (for a compressed file, its
+    /// decompressed bytes), in order from offset 0, in chunks cut anywhere: the bytes of the
+    /// file's ranges go to them, the rest is skipped, and each range is ended as its last byte
+    /// goes by. For callers that cannot seek (a gzip stream); those that can read just the
+    /// ranges with [`TestSetBuilder::push`]. A file is fed one way or the other, not both.
+    ///
+    /// # Panics
+    /// When `file` is not an audit file of the index.
+    pub fn push_stream(&mut self, file: u32, chunk: &[u8]) -> Result<(), TestSetError> {
+        let (pos, mut k) = self.streams[file as usize];
+        let end = pos + chunk.len() as u64;
+        while let Some(&r) = self.selection.ranges.get(k) {
+            if r.file != file || r.start >= end {
+                break;
+            }
+            let from = r.start.max(pos);
+            let to = r.end.min(end);
+            if from < to {
+                self.push(k, &chunk[(from - pos) as usize..(to - pos) as usize])?;
+            }
+            if r.end > end {
+                break;
+            }
+            self.end_range(k)?;
+            k += 1;
+        }
+        self.streams[file as usize] = (end, k);
+        Ok(())
+    }
+
+    /// True once every range of audit file `file` was ended: the rest of its stream is not
+    /// needed (a reader stops decompressing there).
+    pub fn stream_done(&self, file: u32) -> bool {
+        let (_, k) = self.streams[file as usize];
+        self.selection.ranges.get(k).is_none_or(|r| r.file != file)
+    }
+
+    /// Ends audit file `file`'s stream: its ranges still open end here (one to the end of the
+    /// file is whole; one the stream stopped short of is an error, as it is for [`end_range`]).
+    ///
+    /// [`end_range`]: TestSetBuilder::end_range
+    pub fn end_stream(&mut self, file: u32) -> Result<(), TestSetError> {
+        let (pos, mut k) = self.streams[file as usize];
+        while k < self.selection.ranges.len() && self.selection.ranges[k].file == file {
+            self.end_range(k)?;
+            k += 1;
+        }
+        self.streams[file as usize] = (pos, k);
+        Ok(())
     }
 
     /// Runs range `i`'s line splitter (`push` or `finish`), handing each line to `line`; the

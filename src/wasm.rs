@@ -7,13 +7,11 @@
 //! call `buildTestSet([bytes])` instead. Nothing here touches the DOM, the network or a clock.
 
 use crate::attest::keys;
-use crate::audit::{AuditIndex, AuditScanner, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
+use crate::audit::{Segment, DEFAULT_MAX_LINE};
 use crate::policy::{GatePolicy, PolicyError, PolicyInput};
-use crate::report::{evaluate, GateInputs, GateReport};
+use crate::session::{test_set_info, Input, Session, SessionError, Side};
 use crate::sniff::sniff;
-use crate::testset::{TestSet, TestSetBuilder, TO_END};
-use crate::trajectory::{parse_trajectories, Trajectories};
-use crate::verdicts::{parse_verdicts, Verdicts};
+use crate::testset::{TestSet, TO_END};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -135,30 +133,21 @@ fn json_to_js(text: &str) -> Result<JsValue, JsError> {
     js_sys::JSON::parse(text).map_err(|_| into_error("internal error: invalid JSON"))
 }
 
-fn side(role: &str, kind: &str) -> Result<bool, JsError> {
+fn side(role: &str, kind: &str) -> Result<Side, JsError> {
     match role {
-        "old" => Ok(true),
-        "new" => Ok(false),
-        r if r == format!("old_{kind}") => Ok(true),
-        r if r == format!("new_{kind}") => Ok(false),
+        "old" => Ok(Side::Old),
+        "new" => Ok(Side::New),
+        r if r == format!("old_{kind}") => Ok(Side::Old),
+        r if r == format!("new_{kind}") => Ok(Side::New),
         other => Err(into_error(format!("role must be `old` or `new`, not `{other}`"))),
     }
 }
 
 /// One gate evaluation: policy, audit log (streamed), test set, verdicts, trajectories, report.
+/// A mapping over the core's `session::Session`: JS values in, its results and errors out.
 #[wasm_bindgen]
 pub struct GateSession {
-    policy: GatePolicy,
-    scanner: Option<AuditScanner>,
-    index: Option<AuditIndex>,
-    builder: Option<TestSetBuilder>,
-    test_set: Option<TestSet>,
-    old_verdicts: Option<Verdicts>,
-    new_verdicts: Option<Verdicts>,
-    old_trajectories: Option<Trajectories>,
-    new_trajectories: Option<Trajectories>,
-    hashing: bool,
-    segmented: Option<IndexBuilder>,
+    inner: Session,
 }
 
 #[wasm_bindgen]
@@ -169,17 +158,7 @@ impl GateSession {
         #[wasm_bindgen(unchecked_param_type = "PolicyInput | undefined")] policy: JsValue,
     ) -> Result<GateSession, JsError> {
         Ok(GateSession {
-            policy: parse_policy(policy)?,
-            scanner: None,
-            index: None,
-            builder: None,
-            test_set: None,
-            old_verdicts: None,
-            new_verdicts: None,
-            old_trajectories: None,
-            new_trajectories: None,
-            hashing: true,
-            segmented: None,
+            inner: Session::new(parse_policy(policy)?),
         })
     }
 
@@ -191,26 +170,13 @@ impl GateSession {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "PolicyInput")] policy: JsValue,
     ) -> Result<String, JsError> {
-        let new = parse_policy(policy)?;
-        let change = if new.pass_verdicts != self.policy.pass_verdicts {
-            self.index = None;
-            self.test_set = None;
-            "rescan"
-        } else if new.test_set != self.policy.test_set {
-            self.test_set = None;
-            "rebuild"
-        } else {
-            "ready"
-        };
-        self.builder = None;
-        self.policy = new;
-        Ok(change.into())
+        Ok(self.inner.set_policy(parse_policy(policy)?).as_str().into())
     }
 
     /// The current policy, defaults filled in (as the report lists it).
     #[wasm_bindgen(unchecked_return_type = "GateReport[\"policy\"]")]
     pub fn policy(&self) -> Result<JsValue, JsError> {
-        to_js(&self.policy)
+        to_js(self.inner.policy())
     }
 
     /// Whether audit files are hashed as they stream (default true). A caller that hashes in
@@ -218,27 +184,24 @@ impl GateSession {
     /// `finishAudit`.
     #[wasm_bindgen(js_name = setHashing)]
     pub fn set_hashing(&mut self, on: bool) {
-        self.hashing = on;
-        if let Some(s) = self.scanner.as_mut() {
-            s.hash_files(on);
-        }
+        self.inner.set_hashing(on);
     }
 
     /// Gives the sha256 (hex) of audit file `file` (0-based, in the order begun).
     #[wasm_bindgen(js_name = setAuditSha256)]
     pub fn set_audit_sha256(&mut self, file: u32, sha256: &str) -> Result<(), JsError> {
-        let scanner = self
-            .scanner
-            .as_mut()
-            .ok_or_else(|| into_error("no audit file was begun"))?;
-        scanner.set_file_sha256(file, sha256_hex(sha256)?);
-        Ok(())
+        if !self.inner.is_scanning() {
+            return Err(into_error(SessionError::NoAuditBegun));
+        }
+        self.inner
+            .set_audit_sha256(file, sha256_hex(sha256)?)
+            .map_err(into_error)
     }
 
     /// The policy's pass verdicts (upper-cased), for `SegmentScanner`s in other workers.
     #[wasm_bindgen(js_name = passVerdicts)]
     pub fn pass_verdicts(&self) -> Vec<String> {
-        self.policy.pass_verdicts.verdicts().to_vec()
+        self.inner.policy().pass_verdicts.verdicts().to_vec()
     }
 
     /// Starts an audit log read as segments scanned elsewhere (`SegmentScanner`, in several
@@ -246,41 +209,19 @@ impl GateSession {
     /// `mergeSegment`, give each file's size and sha256, then `finishSegmentedAudit`.
     #[wasm_bindgen(js_name = beginSegmentedAudit)]
     pub fn begin_segmented_audit(&mut self) {
-        self.scanner = None;
-        self.index = None;
-        self.builder = None;
-        self.test_set = None;
-        self.segmented = Some(IndexBuilder::new());
+        self.inner.begin_segmented_audit();
     }
 
     /// Declares the next audit file of a segmented audit log; returns its number.
     #[wasm_bindgen(js_name = addAuditFile)]
     pub fn add_audit_file(&mut self, name: &str) -> Result<u32, JsError> {
-        let b = self
-            .segmented
-            .as_mut()
-            .ok_or_else(|| into_error("call beginSegmentedAudit first"))?;
-        Ok(b.add_file(InputFile {
-            role: "audit".into(),
-            name: name.into(),
-            bytes: 0,
-            sha256: String::new(),
-        }))
+        self.inner.add_audit_file(name).map_err(into_error)
     }
 
     /// Merges the next segment (from `SegmentScanner.finish`), in file then offset order.
     #[wasm_bindgen(js_name = mergeSegment)]
     pub fn merge_segment(&mut self, bytes: &[u8]) -> Result<(), JsError> {
-        let b = self
-            .segmented
-            .as_mut()
-            .ok_or_else(|| into_error("call beginSegmentedAudit first"))?;
-        let segment = Segment::from_bytes(bytes).map_err(into_error)?;
-        if segment.file() as usize >= b.file_count() {
-            return Err(into_error("a segment of a file that was not added"));
-        }
-        b.merge(segment);
-        Ok(())
+        self.inner.merge_segment(bytes).map_err(into_error)
     }
 
     /// Gives an audit file's sha256 (hex) after the audit log was scanned (`finishAudit` or
@@ -289,283 +230,195 @@ impl GateSession {
     #[wasm_bindgen(js_name = setAuditDigest)]
     pub fn set_audit_digest(&mut self, file: u32, sha256: &str) -> Result<(), JsError> {
         let index = self
-            .index
-            .as_mut()
-            .ok_or_else(|| into_error("the audit log is not loaded"))?;
+            .inner
+            .audit_index()
+            .ok_or_else(|| into_error(SessionError::AuditNotLoaded))?;
         if file as usize >= index.files().len() {
-            return Err(into_error(format!("there is no audit file {file}")));
+            return Err(into_error(SessionError::NoSuchAuditFile(file)));
         }
-        index.set_file_sha256(file as usize, sha256_hex(sha256)?);
-        Ok(())
+        self.inner
+            .set_audit_digest(file, sha256_hex(sha256)?)
+            .map_err(into_error)
     }
 
     /// Gives a segmented audit file's size and sha256 (hex; `""` when it is given later with
     /// `setAuditDigest`).
     #[wasm_bindgen(js_name = setAuditFileDigest)]
     pub fn set_audit_file_digest(&mut self, file: u32, size: f64, sha256: &str) -> Result<(), JsError> {
-        let b = self
-            .segmented
-            .as_mut()
-            .ok_or_else(|| into_error("call beginSegmentedAudit first"))?;
-        if file as usize >= b.file_count() {
-            return Err(into_error(format!("there is no audit file {file}")));
+        // (The session's checks first, so that their message wins over a bad digest's.)
+        if file as usize >= self.inner.segmented_file_count().map_err(into_error)? {
+            return Err(into_error(SessionError::NoSuchAuditFile(file)));
         }
         let sha256 = if sha256.is_empty() {
             String::new()
         } else {
             sha256_hex(sha256)?
         };
-        b.set_file_digest(file, size as u64, sha256);
-        Ok(())
+        self.inner
+            .set_audit_file_digest(file, size as u64, sha256)
+            .map_err(into_error)
     }
 
     /// Ends a segmented audit log and returns what pass 1 saw.
     #[wasm_bindgen(js_name = finishSegmentedAudit, unchecked_return_type = "AuditSummary")]
     pub fn finish_segmented_audit(&mut self) -> Result<JsValue, JsError> {
-        let b = self
-            .segmented
-            .take()
-            .ok_or_else(|| into_error("call beginSegmentedAudit first"))?;
-        let index = b.finish();
-        let summary = to_js(index.summary());
-        self.index = Some(index);
-        summary
+        to_js(self.inner.finish_segmented_audit().map_err(into_error)?.summary())
     }
 
     /// Starts an audit file (the first call also starts a new audit log).
     #[wasm_bindgen(js_name = beginAudit)]
     pub fn begin_audit(&mut self, name: &str) {
-        let hashing = self.hashing;
-        let scanner = self.scanner.get_or_insert_with(|| {
-            let mut s = AuditScanner::new(self.policy.pass_verdicts.clone(), DEFAULT_MAX_LINE);
-            s.hash_files(hashing);
-            s
-        });
-        scanner.begin_file(name);
-        self.index = None;
-        self.builder = None;
-        self.test_set = None;
+        self.inner.begin_audit(name);
     }
 
     /// Feeds the next chunk of the current audit file.
     #[wasm_bindgen(js_name = pushAudit)]
     pub fn push_audit(&mut self, chunk: &[u8]) -> Result<(), JsError> {
-        self.scanner
-            .as_mut()
-            .ok_or_else(|| into_error("call beginAudit before pushAudit"))?
-            .push(chunk);
-        Ok(())
+        self.inner.push_audit(chunk).map_err(into_error)
     }
 
     /// Ends the audit log (all its files) and returns what pass 1 saw.
     #[wasm_bindgen(js_name = finishAudit, unchecked_return_type = "AuditSummary")]
     pub fn finish_audit(&mut self) -> Result<JsValue, JsError> {
-        let scanner = self
-            .scanner
-            .take()
-            .ok_or_else(|| into_error("no audit file was begun"))?;
-        let index = scanner.finish();
-        let summary = to_js(index.summary());
-        self.index = Some(index);
-        summary
+        to_js(self.inner.finish_audit().map_err(into_error)?.summary())
     }
 
     /// The byte ranges pass 2 reads, as a flat array `[file, start, end, …]` (file = index of
     /// the audit file in the order begun; end = -1: to the end of the file). Read each range
     /// and feed its bytes in order with `feedRange` (ranges may be read concurrently), then
-    /// `endRange`.
+    /// `endRange`; or feed each audit file's whole (decompressed) stream with `feedStream`
+    /// and `endStream`.
     #[wasm_bindgen(js_name = neededRanges)]
     pub fn needed_ranges(&mut self) -> Result<Vec<f64>, JsError> {
-        let index = self
-            .index
-            .as_ref()
-            .ok_or_else(|| into_error("the audit log is not loaded"))?;
-        let selection = index.select(&self.policy.test_set);
-        let flat = selection
-            .ranges()
+        let ranges = self.inner.needed_ranges().map_err(into_error)?;
+        Ok(ranges
             .iter()
             .flat_map(|r| {
                 let end = if r.end == TO_END { -1.0 } else { r.end as f64 };
                 [r.file as f64, r.start as f64, end]
             })
-            .collect();
-        self.builder = Some(TestSetBuilder::new(index, selection));
-        Ok(flat)
-    }
-
-    fn range_builder(&mut self, i: usize) -> Result<&mut TestSetBuilder, JsError> {
-        let builder = self
-            .builder
-            .as_mut()
-            .ok_or_else(|| into_error("call neededRanges first"))?;
-        if i >= builder.ranges().len() {
-            return Err(into_error(format!("range {i} was not asked for")));
-        }
-        Ok(builder)
+            .collect())
     }
 
     /// Feeds the next bytes of range `i` of `neededRanges`.
     #[wasm_bindgen(js_name = feedRange)]
     pub fn feed_range(&mut self, i: usize, bytes: &[u8]) -> Result<(), JsError> {
-        self.range_builder(i)?.push(i, bytes).map_err(into_error)
+        self.inner.feed_range(i, bytes).map_err(into_error)
     }
 
     /// Ends range `i` once all its bytes were fed.
     #[wasm_bindgen(js_name = endRange)]
     pub fn end_range(&mut self, i: usize) -> Result<(), JsError> {
-        self.range_builder(i)?.end_range(i).map_err(into_error)
+        self.inner.end_range(i).map_err(into_error)
+    }
+
+    /// Feeds the next bytes of audit file `file`'s whole stream (a gzip file's decompressed
+    /// bytes), in order from its start: the session keeps what the ranges need, skips the rest.
+    /// Returns whether more of the stream is needed (false after its last range: stop reading).
+    #[wasm_bindgen(js_name = feedStream)]
+    pub fn feed_stream(&mut self, file: u32, bytes: &[u8]) -> Result<bool, JsError> {
+        self.check_file(file)?;
+        self.inner.feed_stream(file, bytes).map_err(into_error)
+    }
+
+    /// Ends audit file `file`'s stream (its ranges still open end here).
+    #[wasm_bindgen(js_name = endStream)]
+    pub fn end_stream(&mut self, file: u32) -> Result<(), JsError> {
+        self.check_file(file)?;
+        self.inner.end_stream(file).map_err(into_error)
+    }
+
+    fn check_file(&self, file: u32) -> Result<(), JsError> {
+        match self.inner.audit_index() {
+            Some(index) if file as usize >= index.files().len() => Err(into_error(SessionError::NoSuchAuditFile(file))),
+            _ => Ok(()),
+        }
     }
 
     /// Finishes pass 2 after every range was read and ended.
     #[wasm_bindgen(js_name = finishTestSet, unchecked_return_type = "TestSetInfo")]
     pub fn finish_test_set(&mut self) -> Result<JsValue, JsError> {
-        let builder = self
-            .builder
-            .take()
-            .ok_or_else(|| into_error("call neededRanges first"))?;
-        let ts = builder.finish().map_err(into_error)?;
-        let info = to_js(&test_set_info(&ts));
-        self.test_set = Some(ts);
-        info
+        to_js(&test_set_info(self.inner.finish_test_set().map_err(into_error)?))
     }
 
     /// Builds the test set from the whole audit files (in the order begun), for callers that
     /// hold them in memory.
     #[wasm_bindgen(js_name = buildTestSet, unchecked_return_type = "TestSetInfo")]
     pub fn build_test_set(&mut self, files: Vec<js_sys::Uint8Array>) -> Result<JsValue, JsError> {
-        let index = self
-            .index
-            .as_ref()
-            .ok_or_else(|| into_error("the audit log is not loaded"))?;
-        if files.len() != index.files().len() {
-            return Err(into_error(format!(
-                "expected {} audit file(s), got {}",
-                index.files().len(),
-                files.len()
-            )));
-        }
         let bytes: Vec<Vec<u8>> = files.iter().map(|f| f.to_vec()).collect();
         let refs: Vec<&[u8]> = bytes.iter().map(Vec::as_slice).collect();
-        let ts = crate::testset::build_from_memory(index, &refs, &self.policy.test_set).map_err(into_error)?;
-        let info = to_js(&test_set_info(&ts));
-        self.test_set = Some(ts);
-        info
+        to_js(&test_set_info(self.inner.build_test_set(&refs).map_err(into_error)?))
     }
 
     /// Reads a verdict file for `role` (`old`/`new` or `old_verdicts`/`new_verdicts`).
     #[wasm_bindgen(js_name = addVerdicts)]
     pub fn add_verdicts(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
-        let old = side(role, "verdicts")?;
-        let parsed =
-            parse_verdicts(if old { "old_verdicts" } else { "new_verdicts" }, file_name, bytes).map_err(into_error)?;
-        *if old {
-            &mut self.old_verdicts
-        } else {
-            &mut self.new_verdicts
-        } = Some(parsed);
-        Ok(())
+        let side = side(role, "verdicts")?;
+        self.inner.add_verdicts(side, file_name, bytes).map_err(into_error)
     }
 
     /// Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).
     #[wasm_bindgen(js_name = addTrajectories)]
     pub fn add_trajectories(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
-        let old = side(role, "trajectories")?;
-        let parsed = parse_trajectories(
-            if old { "old_trajectories" } else { "new_trajectories" },
-            file_name,
-            bytes,
-        )
-        .map_err(into_error)?;
-        *if old {
-            &mut self.old_trajectories
-        } else {
-            &mut self.new_trajectories
-        } = Some(parsed);
-        Ok(())
+        let side = side(role, "trajectories")?;
+        self.inner.add_trajectories(side, file_name, bytes).map_err(into_error)
     }
 
     /// Forgets a verdict or trajectory file (`old_verdicts`, `new_trajectories`, …).
     #[wasm_bindgen(js_name = removeInput)]
     pub fn remove_input(&mut self, role: &str) -> Result<(), JsError> {
-        match role {
-            "old_verdicts" => self.old_verdicts = None,
-            "new_verdicts" => self.new_verdicts = None,
-            "old_trajectories" => self.old_trajectories = None,
-            "new_trajectories" => self.new_trajectories = None,
-            "audit" => {
-                self.scanner = None;
-                self.index = None;
-                self.builder = None;
-                self.test_set = None;
-            }
+        let input = match role {
+            "old_verdicts" => Input::Verdicts(Side::Old),
+            "new_verdicts" => Input::Verdicts(Side::New),
+            "old_trajectories" => Input::Trajectories(Side::Old),
+            "new_trajectories" => Input::Trajectories(Side::New),
+            "audit" => Input::Audit,
             other => return Err(into_error(format!("unknown role `{other}`"))),
-        }
+        };
+        self.inner.remove_input(input);
         Ok(())
     }
 
     /// True when the test set and both verdict files are in: `evaluate` can run.
     #[wasm_bindgen(js_name = isReady)]
     pub fn is_ready(&self) -> bool {
-        self.test_set.is_some() && self.old_verdicts.is_some() && self.new_verdicts.is_some()
+        self.inner.is_ready()
     }
 
     /// The GateReport as JSON text, byte for byte what the CLI writes for the same inputs.
     #[wasm_bindgen(js_name = evaluateJson)]
     pub fn evaluate_json(&self) -> Result<String, JsError> {
-        Ok(self.report()?.to_json())
+        Ok(self.inner.report().map_err(into_error)?.to_json())
     }
 
     /// The GateReport as a plain object.
     #[wasm_bindgen(unchecked_return_type = "GateReport")]
     pub fn evaluate(&self) -> Result<JsValue, JsError> {
-        json_to_js(&self.report()?.to_json())
+        json_to_js(&self.inner.report().map_err(into_error)?.to_json())
     }
 
     /// The test set as JSONL (one case per line, the reference's field names).
     #[wasm_bindgen(js_name = testSetJsonl)]
     pub fn test_set_jsonl(&self) -> Result<String, JsError> {
-        Ok(self
-            .test_set
-            .as_ref()
-            .ok_or_else(|| into_error("the test set is not built"))?
-            .to_jsonl())
+        Ok(self.built()?.to_jsonl())
     }
 
     /// The test cases as plain objects.
     #[wasm_bindgen(js_name = testCases, unchecked_return_type = "TestCase[]")]
     pub fn test_cases(&self) -> Result<JsValue, JsError> {
-        let ts = self
-            .test_set
-            .as_ref()
-            .ok_or_else(|| into_error("the test set is not built"))?;
-        json_to_js(&serde_json::to_string(&ts.cases).map_err(into_error)?)
+        json_to_js(&serde_json::to_string(&self.built()?.cases).map_err(into_error)?)
+    }
+
+    fn built(&self) -> Result<&TestSet, JsError> {
+        self.inner
+            .test_set()
+            .ok_or_else(|| into_error(SessionError::TestSetNotBuilt))
     }
 
     /// Guesses a file's role from its name and first bytes (a few KiB).
     #[wasm_bindgen(js_name = sniffRole, unchecked_return_type = "RoleGuess")]
     pub fn sniff_role(file_name: &str, head: &[u8]) -> Result<JsValue, JsError> {
         to_js(&sniff(file_name, head))
-    }
-
-    fn report(&self) -> Result<GateReport, JsError> {
-        let missing = |what: &str| into_error(format!("{what} is not loaded"));
-        let index = self.index.as_ref().ok_or_else(|| missing("the audit log"))?;
-        let test_set = self.test_set.as_ref().ok_or_else(|| missing("the test set"))?;
-        let inputs = GateInputs {
-            audit: index,
-            test_set,
-            old_verdicts: self
-                .old_verdicts
-                .as_ref()
-                .ok_or_else(|| missing("the old model's verdict file"))?,
-            new_verdicts: self
-                .new_verdicts
-                .as_ref()
-                .ok_or_else(|| missing("the new model's verdict file"))?,
-            old_trajectories: self.old_trajectories.as_ref(),
-            new_trajectories: self.new_trajectories.as_ref(),
-        };
-        Ok(evaluate(&inputs, &self.policy))
     }
 }
 
@@ -724,15 +577,6 @@ pub fn check_policy(
     match read_policy(&input) {
         Ok(policy) => to_js(&serde_json::json!({"ok": true, "policy": policy})),
         Err(e) => to_js(&serde_json::json!({"ok": false, "field": e.field, "message": e.message})),
-    }
-}
-
-fn test_set_info(ts: &TestSet) -> crate::report::TestSetInfo {
-    crate::report::TestSetInfo {
-        num_cases: ts.cases.len(),
-        candidates: ts.candidates,
-        sampled: ts.sampled,
-        insufficient: ts.insufficient,
     }
 }
 

@@ -188,3 +188,63 @@ proptest! {
         prop_assert_eq!(report_with_segments(&log, &cuts), whole);
     }
 }
+
+/// The test set of `logs` (one stream of several files) with pass 2 fed each file's whole
+/// stream in the given chunk sizes (cycled), or, with no sizes, just the ranges.
+fn test_set_streamed(logs: &[&[u8]], sizes: &[usize], seed: u64) -> (String, Vec<String>) {
+    use deploy_gate::testset::{TestSetBuilder, TO_END};
+    let policy = TestSetPolicy {
+        min_samples: 1,
+        max_samples: Some(30),
+        seed,
+    };
+    let files: Vec<(&str, &[u8])> = logs.iter().map(|l| ("audit.jsonl", *l)).collect();
+    let index = deploy_gate::audit::scan_all(&files, GatePolicy::default().pass_verdicts);
+    let mut builder = TestSetBuilder::new(&index, index.select(&policy));
+    if sizes.is_empty() {
+        for i in 0..builder.ranges().len() {
+            let r = builder.ranges()[i];
+            let log = logs[r.file as usize];
+            let end = if r.end == TO_END { log.len() } else { r.end as usize };
+            builder.push(i, &log[r.start as usize..end]).unwrap();
+            builder.end_range(i).unwrap();
+        }
+    } else {
+        let mut i = 0;
+        for (no, log) in logs.iter().enumerate() {
+            let mut at = 0;
+            while at < log.len() {
+                let n = sizes[i % sizes.len()].max(1).min(log.len() - at);
+                builder.push_stream(no as u32, &log[at..at + n]).unwrap();
+                at += n;
+                i += 1;
+            }
+            builder.end_stream(no as u32).unwrap();
+        }
+    }
+    let ts = builder.finish().unwrap();
+    (ts.to_jsonl(), ts.warnings)
+}
+
+#[test]
+fn the_whole_stream_in_one_chunk_gives_the_ranges_test_set() {
+    let (a, b) = (tricky_log(), fixture("approved/audit.jsonl"));
+    let ranges = test_set_streamed(&[&a, &b], &[], 1);
+    assert!(!ranges.0.is_empty());
+    assert_eq!(test_set_streamed(&[&a, &b], &[usize::MAX], 1), ranges);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn the_whole_stream_in_random_chunks_gives_the_ranges_test_set(
+        sizes in prop::collection::vec(1usize..70_000, 1..30),
+        seed in 0u64..4,
+    ) {
+        let (a, b) = (tricky_log(), fixture("real-writer-shape/audit.jsonl"));
+        // A file split in two, so that pipelines span files (ranges to the end of a file).
+        let cut = a.len() / 2;
+        let logs: [&[u8]; 3] = [&a[..cut], &a[cut..], &b];
+        prop_assert_eq!(test_set_streamed(&logs, &sizes, seed), test_set_streamed(&logs, &[], seed));
+    }
+}

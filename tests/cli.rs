@@ -240,7 +240,7 @@ fn an_empty_audit_log_reads_as_no_lines_either_way() {
     for map in READ_MODES {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
             .args(["test-set", "--audit", &empty, "--min-samples", "0"])
-            .env("DEPLOY_GATE_MMAP", map)
+            .args(no_mmap(map))
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -399,23 +399,32 @@ fn all_cores_and_tiny_segments_give_the_single_threaded_report_on_every_fixture(
         for map in READ_MODES {
             let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
                 .args(&many)
-                .env("DEPLOY_GATE_SEGMENT", "4096")
-                .env("DEPLOY_GATE_MMAP", map)
+                .args(["--segment-size", "4096"])
+                .args(no_mmap(map))
                 .output()
                 .unwrap();
             assert_eq!(
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&single),
-                "{}, DEPLOY_GATE_MMAP={map}",
+                "{}, mmap={map}",
                 dir.display()
             );
         }
     }
 }
 
-/// The two ways pass 1 reads a plain file, as `DEPLOY_GATE_MMAP` chooses them: mapped into
-/// memory (the default on Unix) and copied in chunks.
+/// The two ways pass 1 reads a plain file: mapped into memory (`1`, the default on Unix) and
+/// copied in chunks (`0`, the hidden flag `--no-mmap`).
 const READ_MODES: [&str; 2] = ["1", "0"];
+
+/// The flags that read as `map` says (`0`: copied).
+fn no_mmap(map: &str) -> &'static [&'static str] {
+    if map == "0" {
+        &["--no-mmap"]
+    } else {
+        &[]
+    }
+}
 
 #[test]
 fn gzip_audit_logs_stream_through_both_passes() {
@@ -505,14 +514,14 @@ fn segmented_test_sets_match(log: &Path, splits: &[(&str, &str)]) -> Vec<u8> {
         for map in READ_MODES {
             let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
                 .args(args(threads))
-                .env("DEPLOY_GATE_SEGMENT", segment)
-                .env("DEPLOY_GATE_MMAP", map)
+                .args(["--segment-size", segment])
+                .args(no_mmap(map))
                 .output()
                 .unwrap();
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
             assert!(
                 out.stdout == single.stdout,
-                "segment {segment}, {threads} threads, DEPLOY_GATE_MMAP={map}"
+                "segment {segment}, {threads} threads, mmap={map}"
             );
         }
     }
@@ -577,8 +586,8 @@ fn a_segment_longer_than_the_read_window_gives_the_single_threaded_test_set() {
             ])
             // (To a file: a full stdout pipe would hold the child up while this polls.)
             .args(["--out", &s(&out_path)])
-            .env("DEPLOY_GATE_SEGMENT", segment)
-            .env("DEPLOY_GATE_MMAP", map)
+            .args(["--segment-size", segment])
+            .args(no_mmap(map))
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
@@ -586,7 +595,7 @@ fn a_segment_longer_than_the_read_window_gives_the_single_threaded_test_set() {
         while child.try_wait().unwrap().is_none() {
             if started.elapsed() > std::time::Duration::from_secs(60) {
                 child.kill().unwrap();
-                panic!("{threads} threads, segment {segment}, DEPLOY_GATE_MMAP={map}: still running after a minute");
+                panic!("{threads} threads, segment {segment}, mmap={map}: still running after a minute");
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -596,7 +605,7 @@ fn a_segment_longer_than_the_read_window_gives_the_single_threaded_test_set() {
     let single = test_set("1", "4096", "0");
     assert!(!single.is_empty());
     for map in READ_MODES {
-        assert!(test_set("3", "4096", map) == single, "DEPLOY_GATE_MMAP={map}");
+        assert!(test_set("3", "4096", map) == single, "mmap={map}");
     }
 }
 
@@ -682,8 +691,8 @@ fn the_report_carries_the_sha256_of_each_input_as_given() {
         args[i + 1] = s(log);
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
             .args(&args)
-            .env("DEPLOY_GATE_SEGMENT", segment)
-            .env("DEPLOY_GATE_MMAP", map)
+            .args(["--segment-size", segment])
+            .args(no_mmap(map))
             .output()
             .unwrap();
         let report: serde_json::Value = serde_json::from_slice(&out.stdout)

@@ -2,12 +2,12 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
-use deploy_gate::audit::AuditIndex;
 use deploy_gate::error::InputError;
+use deploy_gate::native::{self, file_name, ReadOptions, DEFAULT_SEGMENT};
 use deploy_gate::policy::{self, GatePolicy, Mode, OnInsufficient, PolicyInput};
-use deploy_gate::report::{evaluate, GateInputs, GateReport};
-use deploy_gate::testset::TestSet;
-use deploy_gate::trajectory::{parse_trajectories, Trajectories};
+use deploy_gate::report::GateReport;
+use deploy_gate::session::{Session, Side};
+use deploy_gate::trajectory::parse_trajectories;
 use deploy_gate::verdicts::{parse_verdicts_keeping, KeepSet, Verdicts};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -103,6 +103,12 @@ struct AuditArgs {
     /// Threads scanning the audit log (0: one per core; one more thread reads and hashes it).
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
+    /// Segment size in bytes for pass 1 (the tests set it low to split small files).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_SEGMENT, hide = true)]
+    segment_size: u64,
+    /// Copy plain files into memory instead of mapping them (the tests check both ways).
+    #[arg(long, hide = true)]
+    no_mmap: bool,
 }
 
 /// The test-set part of the policy, as flags: each absent unless given (the defaults and the
@@ -196,6 +202,15 @@ struct EvaluateArgs {
     out: Option<PathBuf>,
 }
 
+impl AuditArgs {
+    /// How the files are read.
+    fn read_options(&self) -> ReadOptions {
+        ReadOptions::new(self.threads)
+            .with_segment(self.segment_size)
+            .with_map(!self.no_mmap)
+    }
+}
+
 /// A policy file is a small JSON object; anything longer than this is refused unread.
 const MAX_POLICY_FILE: u64 = 1 << 20;
 
@@ -287,7 +302,8 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::TestSet { audit, out } => {
             let policy = resolve_policy(audit.policy.as_deref(), audit.sample.input())?;
-            let (_, ts) = build_test_set(&audit.audit, &policy, audit.threads)?;
+            let session = build_test_set(&audit.audit, &policy, audit.read_options())?;
+            let ts = session.test_set().expect("pass 2 ended");
             write_output(out.as_deref(), ts.to_jsonl().as_bytes())?;
             eprintln!(
                 "deploy-gate: {} test case(s) from {} candidate(s){}",
@@ -340,8 +356,6 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
-use crate::read::file_name;
-
 /// An input error with the path as the user typed it.
 fn input_error(path: &Path, e: InputError) -> anyhow::Error {
     let line = e.line.map(|l| format!(" line {l}")).unwrap_or_default();
@@ -349,13 +363,10 @@ fn input_error(path: &Path, e: InputError) -> anyhow::Error {
 }
 
 /// Pass 1 over the audit files (all cores), then pass 2 over just the chosen pipelines' ranges.
-fn build_test_set(paths: &[PathBuf], policy: &GatePolicy, threads: usize) -> Result<(AuditIndex, TestSet)> {
-    crate::read::build_test_set(
-        paths,
-        &policy.pass_verdicts,
-        &policy.test_set,
-        crate::read::ReadOptions::new(threads),
-    )
+fn build_test_set(paths: &[PathBuf], policy: &GatePolicy, opts: ReadOptions) -> Result<Session> {
+    let mut session = Session::new(policy.clone());
+    native::build_test_set(&mut session, paths, opts)?;
+    Ok(session)
 }
 
 /// The input files of one evaluation.
@@ -377,60 +388,53 @@ fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport
         new_trajectories: args.new_trajectories.as_deref(),
         threads: args.audit.threads,
     };
-    evaluate_inputs(&inputs, policy)
+    evaluate_reading(&inputs, policy, args.audit.read_options())
 }
 
-/// Reads every input and evaluates the gate.
+/// Reads every input and evaluates the gate (files read the default way, on `inputs.threads`).
 pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<GateReport> {
-    let crate::read::Chosen {
-        mut index,
-        selection,
-        gzipped,
-    } = crate::read::choose(
-        inputs.audit,
-        &policy.pass_verdicts,
-        &policy.test_set,
-        crate::read::ReadOptions::new(inputs.threads),
-    )?;
+    evaluate_reading(inputs, policy, ReadOptions::new(inputs.threads))
+}
+
+/// Reads every input as `opts` says and evaluates the gate: pass 1 on all threads into the
+/// session, then pass 2 while two more threads read the verdict files, then the report.
+fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOptions) -> Result<GateReport> {
+    let mut session = Session::new(policy.clone());
+    let gzipped = native::scan_into(&mut session, inputs.audit, opts)?;
+    session.needed_ranges()?;
     // The pipeline table is not needed any more: free it before the verdict files are read.
-    index.release_pipelines();
+    session.release_pipelines();
+    let builder = session.test_set_builder()?;
     // Keep whole records only for the test cases: the rest are counted, not stored.
-    let keep: KeepSet = selection.shared_ids().cloned().collect();
+    let keep: KeepSet = builder.selection().shared_ids().cloned().collect();
     let verdicts = |role: &str, path: &Path, keep| -> Result<Verdicts> {
-        let bytes = crate::read::read_whole(path, "verdict file")?;
+        let bytes = native::read_whole(path, "verdict file", opts.map)?;
         parse_verdicts_keeping(role, &file_name(path), &bytes, keep).map_err(|e| input_error(path, e))
     };
-    let trajectories = |role: &str, path: Option<&Path>| -> Result<Option<Trajectories>> {
-        let Some(path) = path else { return Ok(None) };
-        let bytes = crate::read::read_whole(path, "trajectory file")?;
-        parse_trajectories(role, &file_name(path), &bytes)
-            .map(Some)
-            .map_err(|e| input_error(path, e))
-    };
     // The two verdict files are read side by side, while pass 2 reads the test cases.
-    let (ts, old, new) = std::thread::scope(|scope| {
+    let (pass2, old, new) = std::thread::scope(|scope| {
         // (One copy of the ids for each file, the second being the set itself.)
         let old_keep = keep.clone();
         let old = scope.spawn(|| verdicts("old_verdicts", inputs.old_verdicts, old_keep));
         let new = scope.spawn(|| verdicts("new_verdicts", inputs.new_verdicts, keep));
-        let ts = crate::read::read_chosen(inputs.audit, &index, selection, &gzipped);
+        let pass2 = native::read_chosen(inputs.audit, builder, &gzipped);
         let joined = |h: std::thread::ScopedJoinHandle<'_, _>| h.join().expect("a verdict thread panicked");
-        (ts, joined(old), joined(new))
+        (pass2, joined(old), joined(new))
     });
-    let (ts, old, new) = (ts?, old?, new?);
-    let old_t = trajectories("old_trajectories", inputs.old_trajectories)?;
-    let new_t = trajectories("new_trajectories", inputs.new_trajectories)?;
-    Ok(evaluate(
-        &GateInputs {
-            audit: &index,
-            test_set: &ts,
-            old_verdicts: &old,
-            new_verdicts: &new,
-            old_trajectories: old_t.as_ref(),
-            new_trajectories: new_t.as_ref(),
-        },
-        policy,
-    ))
+    pass2?;
+    session.finish_test_set()?;
+    session.set_verdicts(Side::Old, old?);
+    session.set_verdicts(Side::New, new?);
+    for (side, role, path) in [
+        (Side::Old, "old_trajectories", inputs.old_trajectories),
+        (Side::New, "new_trajectories", inputs.new_trajectories),
+    ] {
+        let Some(path) = path else { continue };
+        let bytes = native::read_whole(path, "trajectory file", opts.map)?;
+        let parsed = parse_trajectories(role, &file_name(path), &bytes).map_err(|e| input_error(path, e))?;
+        session.set_trajectories(side, parsed);
+    }
+    Ok(session.report()?)
 }
 
 pub fn write_output(out: Option<&Path>, bytes: &[u8]) -> Result<()> {

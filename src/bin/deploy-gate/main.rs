@@ -7,10 +7,6 @@ mod apply;
 mod cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
-#[cfg(unix)]
-mod mapped;
-#[cfg(not(target_arch = "wasm32"))]
-mod read;
 #[cfg(not(target_arch = "wasm32"))]
 mod sign;
 

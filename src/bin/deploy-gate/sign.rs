@@ -87,7 +87,7 @@ pub fn keygen(out: &Path) -> Result<u8> {
 }
 
 fn file_sha256(path: &Path) -> Result<String> {
-    crate::read::hash_file(path)
+    Ok(deploy_gate::native::hash_file(path)?)
 }
 
 /// The subject digest: computed from `--model-path`, or given as `--model-digest`.

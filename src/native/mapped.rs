@@ -14,32 +14,25 @@
 //!   unreadable input does: the message naming the file, and exit status 1. A `SIGBUS` anywhere
 //!   else gets the default action, as without the handler.
 
-use crate::read::{InOrder, Plan};
-use anyhow::Result;
-use deploy_gate::audit::{IndexBuilder, Segment};
+use super::plan::{InOrder, Plan};
+use super::ReadError;
+use crate::audit::{IndexBuilder, Segment};
+use memmap2::{Mmap, MmapOptions, UncheckedAdvice};
 use sha2::{Digest, Sha256};
 use std::ffi::c_void;
 use std::fs::File;
-use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex, MutexGuard};
 
 /// A whole file mapped read-only.
 pub struct Mapping {
-    ptr: *mut c_void,
-    len: usize,
+    map: Mmap,
     page: usize,
     /// Where the `SIGBUS` handler finds this mapping's message.
     slot: &'static Slot,
     _message: Box<[u8]>,
 }
-
-// SAFETY: the mapping is read-only and owned; reading it from several threads is sound, and
-// `release` only drops pages from this process (a later read maps them again, unchanged).
-unsafe impl Send for Mapping {}
-// SAFETY: as above.
-unsafe impl Sync for Mapping {}
 
 impl Mapping {
     /// Maps the first `len` bytes of `file` (`len` > 0), opened from `path` (named in the error
@@ -52,33 +45,28 @@ impl Mapping {
         }
         install_handler()?;
         let slot = Slot::claim().ok_or_else(|| std::io::Error::other("too many files mapped at once"))?;
-        // SAFETY: a fresh read-only shared mapping of an open file; the kernel picks the address.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
+        // SAFETY: a read-only shared mapping of an open file. Its bytes are only ever read; an
+        // input changed in place while it is read is as unreadable as one changed between the
+        // two passes (pass 2 checks every line it uses against pass 1's index), and one cut
+        // shorter faults (`SIGBUS`), which the handler below turns into an error naming it.
+        let map = match unsafe { MmapOptions::new().len(len).map(file) } {
+            Ok(map) => map,
+            Err(e) => {
+                slot.free();
+                return Err(e);
+            }
         };
-        if ptr == libc::MAP_FAILED {
-            slot.free();
-            return Err(std::io::Error::last_os_error());
-        }
         let mut message = format!(
             "deploy-gate: error: {} changed while it was read (it was cut shorter, or a part of it could not be read)\n",
             path.display()
         )
         .into_bytes()
         .into_boxed_slice();
-        slot.fill(ptr as usize, len, &mut message);
+        slot.fill(map.as_ptr() as usize, len, &mut message);
         // SAFETY: sysconf has no preconditions.
         let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
         Ok(Mapping {
-            ptr,
-            len,
+            map,
             page,
             slot,
             _message: message,
@@ -87,8 +75,7 @@ impl Mapping {
 
     /// The mapped bytes.
     pub fn bytes(&self) -> &[u8] {
-        // SAFETY: `len` readable bytes are mapped at `ptr` until `self` is dropped.
-        unsafe { std::slice::from_raw_parts(self.ptr.cast::<u8>(), self.len) }
+        &self.map
     }
 
     /// Gives back the whole pages of `from..to` (the process keeps no page of it; the file's
@@ -97,13 +84,15 @@ impl Mapping {
     /// allowed and maps them again, so a release too early costs time, never data.
     pub fn release(&self, from: usize, to: usize) -> usize {
         let from = from.div_ceil(self.page) * self.page;
-        let to = to.min(self.len) / self.page * self.page;
+        let to = to.min(self.map.len()) / self.page * self.page;
         if from < to {
-            // SAFETY: `from..to` is page-aligned and inside the mapping; MADV_DONTNEED on a
-            // read-only shared file mapping only unmaps pages, whose contents stay in the file.
-            unsafe {
-                libc::madvise(self.ptr.cast::<u8>().add(from).cast(), to - from, libc::MADV_DONTNEED);
-            }
+            // SAFETY: MADV_DONTNEED on a read-only shared file mapping only drops this
+            // process's pages of `from..to` (inside the mapping); their contents stay in the
+            // file and a later read maps them again. (A failure only keeps them resident.)
+            let _ = unsafe {
+                self.map
+                    .unchecked_advise_range(UncheckedAdvice::DontNeed, from, to - from)
+            };
         }
         to
     }
@@ -111,12 +100,8 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` are the mapping made in `new`, unmapped only here (no read of it
-        // can follow: `bytes` borrows `self`).
-        unsafe {
-            libc::munmap(self.ptr, self.len);
-        }
-        // The fields, the message among them, are dropped after this, when no handler reads it.
+        // The handler stops finding this mapping before it is unmapped (the fields, the map and
+        // the message, are dropped after this); no read of it can follow (`bytes` borrows).
         self.slot.free();
     }
 }
@@ -345,7 +330,7 @@ impl Drop for StopOnPanic<'_, '_> {
 /// Pass 1 over a mapped file: each scan thread takes the next segment and scans it straight
 /// from the map; the hashing thread hashes the map in order; the main thread merges. Each
 /// gives back the pages that both sides have finished as it moves its mark.
-pub fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Result<(u64, String)> {
+pub(crate) fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Result<(u64, String), ReadError> {
     let bytes = map.bytes();
     let progress = Progress {
         marks: Mutex::new(Marks {
@@ -480,7 +465,7 @@ mod tests {
     /// Runs test `name` of this binary again in a child process with `CHILD` set to `what`.
     fn child(name: &str, what: &str) -> std::process::Output {
         std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", &format!("mapped::tests::{name}"), "--nocapture"])
+            .args(["--exact", &format!("native::mapped::tests::{name}"), "--nocapture"])
             .env(CHILD, what)
             .output()
             .unwrap()
@@ -536,8 +521,8 @@ mod tests {
             let path = PathBuf::from(path);
             let f = File::open(&path).unwrap();
             let map = Mapping::new(&f, LEN, &path).unwrap();
-            let pass = deploy_gate::policy::PassSet::default();
-            let opts = crate::read::ReadOptions {
+            let pass = crate::policy::PassSet::default();
+            let opts = crate::native::ReadOptions {
                 threads: 2,
                 segment: 4 << 20,
                 map: true,
@@ -545,7 +530,7 @@ mod tests {
             let plan = Plan::new(&path, 0, &pass, &f, opts, 1 << 20).unwrap();
             assert_eq!(plan.starts.len(), 1, "no newline, one segment");
             let mut builder = IndexBuilder::new();
-            builder.add_file(deploy_gate::audit::InputFile {
+            builder.add_file(crate::audit::InputFile {
                 role: "audit".into(),
                 name: "one-line.jsonl".into(),
                 bytes: 0,

@@ -1,0 +1,198 @@
+//! The plan of pass 1 over a plain file (its segments, threads and read size) and the merge
+//! of its segments in file order, shared by the copying reader and the mapped one.
+
+use super::ReadError;
+use crate::audit::{IndexBuilder, Segment};
+use crate::compat::PassSet;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::Path;
+
+/// Read size (small enough that a chunk is still in cache when a scan thread reads it).
+pub const CHUNK: usize = 512 << 10;
+
+/// How the audit files are read.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadOptions {
+    /// Threads scanning segments (at least 1).
+    pub threads: usize,
+    /// Segment size: a file is cut at the first newline after every multiple of it.
+    pub segment: u64,
+    /// Whether plain files are mapped into memory (on Unix) rather than copied.
+    pub map: bool,
+}
+
+/// The default segment size: 4 MiB.
+pub const DEFAULT_SEGMENT: u64 = 4 << 20;
+
+impl ReadOptions {
+    /// `threads` (0 = every core), 4 MiB segments, memory maps on.
+    pub fn new(threads: usize) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        ReadOptions {
+            threads: if threads == 0 { cores } else { threads },
+            segment: DEFAULT_SEGMENT,
+            map: true,
+        }
+    }
+
+    /// With segments of `bytes` (at least 1; the tests set it low to split small files).
+    pub fn with_segment(mut self, bytes: u64) -> Self {
+        self.segment = bytes.max(1);
+        self
+    }
+
+    /// With memory maps on or off (the tests check both ways of reading).
+    pub fn with_map(mut self, map: bool) -> Self {
+        self.map = map;
+        self
+    }
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions::new(0)
+    }
+}
+
+#[cfg(unix)]
+pub(crate) fn read_at(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(f, buf, offset)
+}
+
+#[cfg(windows)]
+pub(crate) fn read_at(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(f, buf, offset)
+}
+
+/// The segment starts of a file: 0 and, for each cut, the byte after the first newline at or
+/// after it.
+fn segment_starts(f: &File, len: u64, parts: u64) -> std::io::Result<Vec<u64>> {
+    let mut starts = vec![0u64];
+    let mut buf = vec![0u8; 4 << 10];
+    for i in 1..parts {
+        let mut at = len * i / parts;
+        if at <= *starts.last().expect("not empty") {
+            continue;
+        }
+        let start = loop {
+            let n = read_at(f, &mut buf, at)?;
+            if n == 0 {
+                break None;
+            }
+            if let Some(p) = memchr::memchr(b'\n', &buf[..n]) {
+                break Some(at + p as u64 + 1);
+            }
+            at += n as u64;
+        };
+        match start {
+            Some(s) if s < len => starts.push(s),
+            _ => break,
+        }
+    }
+    Ok(starts)
+}
+
+/// A plain file cut into segments for pass 1.
+pub struct Plan<'a> {
+    pub path: &'a Path,
+    file_no: u32,
+    pass: &'a PassSet,
+    pub len: u64,
+    /// Where each segment starts and ends.
+    pub starts: Vec<u64>,
+    pub ends: Vec<u64>,
+    /// Scan threads (at most one per segment).
+    pub threads: usize,
+    /// Read (or, mapped, push) size: [`CHUNK`], or the segment size when that is smaller.
+    pub chunk: usize,
+    /// Lines longer than this are skipped.
+    max_line: usize,
+}
+
+impl<'a> Plan<'a> {
+    /// The plan for file `f` (opened from `path`, number `file_no`): its segments, threads and
+    /// read size from `opts`, lines longer than `max_line` skipped.
+    pub fn new(
+        path: &'a Path,
+        file_no: u32,
+        pass: &'a PassSet,
+        f: &File,
+        opts: ReadOptions,
+        max_line: usize,
+    ) -> Result<Plan<'a>, ReadError> {
+        let len = f.metadata()?.len();
+        let starts = segment_starts(f, len, len.div_ceil(opts.segment).max(1))?;
+        let ends: Vec<u64> = starts.iter().skip(1).copied().chain([len]).collect();
+        Ok(Plan {
+            path,
+            file_no,
+            pass,
+            len,
+            threads: opts.threads.clamp(1, starts.len()),
+            chunk: CHUNK.min(opts.segment.max(4096) as usize),
+            starts,
+            ends,
+            max_line,
+        })
+    }
+
+    /// A fresh segment for part `k`.
+    pub fn segment(&self, k: usize) -> Segment {
+        Segment::new(self.pass.clone(), self.max_line, self.file_no, self.starts[k])
+    }
+}
+
+/// Merges the finished segments of a file into the index in file order, whatever order they
+/// finish in.
+pub struct InOrder<'b> {
+    plan: &'b Plan<'b>,
+    builder: &'b mut IndexBuilder,
+    pending: BTreeMap<usize, Segment>,
+    /// Segments merged so far (the next one to merge).
+    merged: usize,
+    /// What [`IndexBuilder::pipeline_count`] gave before this file.
+    before: (usize, usize),
+}
+
+impl<'b> InOrder<'b> {
+    /// Merges `plan`'s segments into `builder`.
+    pub fn new(plan: &'b Plan<'b>, builder: &'b mut IndexBuilder) -> Self {
+        let before = builder.pipeline_count();
+        InOrder {
+            plan,
+            builder,
+            pending: BTreeMap::new(),
+            merged: 0,
+            before,
+        }
+    }
+
+    /// Segment `k` finished: merges it and every finished one after it, in order.
+    pub fn add(&mut self, k: usize, segment: Segment) {
+        self.pending.insert(k, segment);
+        while let Some(segment) = self.pending.remove(&self.merged) {
+            self.builder.merge(segment);
+            if self.merged == 0 {
+                self.builder
+                    .reserve_for_rest(self.before, self.plan.ends[0], self.plan.len);
+            }
+            self.merged += 1;
+        }
+    }
+
+    /// Where the segments not merged yet start (the file's length once all are).
+    #[cfg_attr(not(unix), allow(dead_code))]
+    pub fn frontier(&self) -> u64 {
+        self.plan.starts.get(self.merged).copied().unwrap_or(self.plan.len)
+    }
+
+    /// Every segment was merged, or the error saying a scan thread stopped.
+    pub fn check_complete(&self) -> Result<(), ReadError> {
+        if self.merged == self.plan.starts.len() {
+            Ok(())
+        } else {
+            Err(ReadError::StoppedEarly(self.plan.path.to_owned()))
+        }
+    }
+}
