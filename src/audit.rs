@@ -1213,6 +1213,65 @@ mod tests {
         );
     }
 
+    /// Whether a line is a completion, a stage or neither: what pass 1, the verdict reader and
+    /// the role sniffer each answer today (one rule decides for all three).
+    #[test]
+    fn each_reader_gets_its_answer_from_the_one_rule() {
+        use crate::sniff::{sniff, Kind as Sniffed};
+        let cases: [(&str, Option<bool>, &str, Sniffed); 10] = [
+            (r#"{"pipeline_id":"p","stage_id":"s"}"#, Some(false), "ignored", Sniffed::Audit),
+            (r#"{"pipeline_id":"p","verdict":"PASS"}"#, Some(true), "record", Sniffed::Verdicts),
+            (r#"{"pipeline_id":"p","stage_type":"output","verdict":"PASS"}"#, Some(false), "ignored", Sniffed::Audit),
+            (
+                r#"{"pipeline_id":"p","stage_type":"output","is_complete":false,"verdict":"PASS"}"#,
+                Some(true),
+                "record",
+                Sniffed::Audit,
+            ),
+            // The sniffer reads keys, never values: `stage_name` alone does not make an audit line.
+            (
+                r#"{"pipeline_id":"p","stage_name":"__pipeline_complete__","verdict":"PASS"}"#,
+                Some(true),
+                "record",
+                Sniffed::Verdicts,
+            ),
+            (
+                r#"{"pipeline_id":"p","stage_name":"__pipeline_complete__","stage_id":"s","verdict":"PASS"}"#,
+                Some(true),
+                "record",
+                Sniffed::Audit,
+            ),
+            (r#"{"pipeline_id":"p","is_complete":true}"#, Some(true), "refused", Sniffed::Audit),
+            (r#"{"pipeline_id":"p","error":"boom"}"#, None, "record", Sniffed::Verdicts),
+            // A repeated `stage_name`: pass 1 takes the last (as `json.loads` does), the
+            // verdict reader any that names a completion.
+            (
+                r#"{"pipeline_id":"p","stage_name":"__pipeline_complete__","stage_name":"x","stage_id":"s","verdict":"PASS"}"#,
+                Some(false),
+                "record",
+                Sniffed::Audit,
+            ),
+            (r#"{"pipeline_id":"p","stage_name":"x","stage_type":"llm","verdict":"PASS"}"#, Some(false), "ignored", Sniffed::Audit),
+        ];
+        for (line, completion, as_verdict, sniffed) in cases {
+            let audit = match classify_line(Some(line)) {
+                Ok(Entry { kind: Kind::Completion { .. }, .. }) => Some(true),
+                Ok(Entry { kind: Kind::Stage { .. }, .. }) => Some(false),
+                Err(SkipReason::Unrecognized) => None,
+                Err(other) => panic!("{line}: {other:?}"),
+            };
+            assert_eq!(audit, completion, "pass 1: {line}");
+            let verdicts = match crate::verdicts::parse_verdicts("old_verdicts", "v", line.as_bytes()) {
+                Ok(v) if v.ignored_stage_entries == 1 && v.records == 0 => "ignored",
+                Ok(v) if v.records == 1 => "record",
+                Err(e) if e.message.contains("neither") => "refused",
+                other => panic!("{line}: {:?}", other.map(|v| v.records)),
+            };
+            assert_eq!(verdicts, as_verdict, "verdicts: {line}");
+            assert_eq!(sniff("log.jsonl", line.as_bytes()).kind, sniffed, "sniff: {line}");
+        }
+    }
+
     #[test]
     fn files_are_hashed_and_sized() {
         let idx = scan_all(&[("x", b"abc"), ("y", b"")], PassSet::default());
