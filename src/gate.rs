@@ -3,6 +3,7 @@
 use crate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
 use crate::decision::GatePolicy;
 use crate::error::InputError;
+use crate::input::Role;
 use crate::report::{evaluate, GateInputs, GateReport};
 use crate::testset::{build_from_memory, TestSet, TestSetError};
 use crate::trajectory::{parse_trajectories, Trajectories};
@@ -43,7 +44,7 @@ pub fn test_set_in_memory(files: &[NamedBytes<'_>], policy: &GatePolicy) -> Resu
         let file = match &e {
             TestSetError::Changed { file, .. } | TestSetError::NotFed { file, .. } => file.clone(),
         };
-        InputError::at("audit", &file, None, e.to_string())
+        InputError::at(Role::Audit, &file, None, e.to_string())
     })?;
     Ok((index, ts))
 }
@@ -51,13 +52,13 @@ pub fn test_set_in_memory(files: &[NamedBytes<'_>], policy: &GatePolicy) -> Resu
 /// Reads every input and evaluates the gate.
 pub fn evaluate_in_memory(inputs: &MemoryInputs<'_>, policy: &GatePolicy) -> Result<(TestSet, GateReport), InputError> {
     let (index, ts) = test_set_in_memory(&inputs.audit, policy)?;
-    let old: Verdicts = parse_verdicts("old_verdicts", inputs.old_verdicts.0, inputs.old_verdicts.1)?;
-    let new: Verdicts = parse_verdicts("new_verdicts", inputs.new_verdicts.0, inputs.new_verdicts.1)?;
-    let traj = |role: &str, f: Option<NamedBytes<'_>>| -> Result<Option<Trajectories>, InputError> {
+    let old: Verdicts = parse_verdicts(Role::OldVerdicts, inputs.old_verdicts.0, inputs.old_verdicts.1)?;
+    let new: Verdicts = parse_verdicts(Role::NewVerdicts, inputs.new_verdicts.0, inputs.new_verdicts.1)?;
+    let traj = |role: Role, f: Option<NamedBytes<'_>>| -> Result<Option<Trajectories>, InputError> {
         f.map(|(name, bytes)| parse_trajectories(role, name, bytes)).transpose()
     };
-    let old_t = traj("old_trajectories", inputs.old_trajectories)?;
-    let new_t = traj("new_trajectories", inputs.new_trajectories)?;
+    let old_t = traj(Role::OldTrajectories, inputs.old_trajectories)?;
+    let new_t = traj(Role::NewTrajectories, inputs.new_trajectories)?;
     let report = evaluate(
         &GateInputs {
             audit: &index,

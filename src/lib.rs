@@ -19,6 +19,7 @@ pub mod decision;
 pub mod deploy;
 pub mod error;
 pub mod gate;
+pub mod input;
 pub mod json;
 pub mod lines;
 mod parallel;
@@ -32,3 +33,14 @@ pub mod trajectory;
 pub mod verdicts;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
+
+// The public API at the crate root: the types a user of the library needs.
+pub use audit::{scan_all, AuditIndex, AuditScanner, AuditSummary, IndexBuilder, PipelineId, Segment, WireError};
+pub use gate::{evaluate_in_memory, scan_audit, test_set_in_memory, MemoryInputs, NamedBytes};
+pub use input::{InputError, InputFile, Role, UnknownRole};
+pub use json::{NotObject, PyText, Scalar, ValueSink};
+pub use report::{evaluate, GateInputs, GateReport};
+pub use sniff::{sniff, Guess};
+pub use testset::{TestSet, TestSetBuilder, TestSetError};
+pub use trajectory::{parse_trajectories, Trajectories};
+pub use verdicts::{parse_verdicts, parse_verdicts_keeping, KeepSet, VerdictFormat, Verdicts};

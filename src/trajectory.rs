@@ -3,6 +3,7 @@
 use crate::audit::InputFile;
 use crate::compat::round4;
 use crate::error::InputError;
+use crate::input::Role;
 use crate::json::{parse_object_line, NotObject, Scalar};
 use crate::lines::{split_all, Piece};
 use crate::verdicts::describe;
@@ -164,7 +165,7 @@ fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
 }
 
 /// Reads a trajectory file: JSONL or a JSON array of AgenticEvalResult objects.
-pub fn parse_trajectories(role: &str, name: &str, bytes: &[u8]) -> Result<Trajectories, InputError> {
+pub fn parse_trajectories(role: Role, name: &str, bytes: &[u8]) -> Result<Trajectories, InputError> {
     let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut out = Trajectories {
@@ -245,23 +246,28 @@ mod tests {
     #[test]
     fn objects_without_judge_are_skipped_and_bad_metrics_are_errors() {
         let t = parse_trajectories(
-            "old_trajectories",
+            Role::OldTrajectories,
             "t",
             b"{\"overall_judge_score\":0.5}\n{\"tac_score\":1}\n[1]\n",
         )
         .unwrap_err();
         assert_eq!(t.line, Some(3));
         let t = parse_trajectories(
-            "old_trajectories",
+            Role::OldTrajectories,
             "t",
             b"{\"overall_judge_score\":0.5}\n{\"tac_score\":1}\n",
         )
         .unwrap();
         assert_eq!((t.results.len(), t.skipped_without_judge), (1, 1));
         assert_eq!(t.mean(), Some(0.1));
-        let e = parse_trajectories("old_trajectories", "t", b"{\"overall_judge_score\":\"high\"}").unwrap_err();
+        let e = parse_trajectories(Role::OldTrajectories, "t", b"{\"overall_judge_score\":\"high\"}").unwrap_err();
         assert!(e.to_string().contains("line 1: overall_judge_score is a string"), "{e}");
-        let a = parse_trajectories("x", "t", b"[{\"overall_judge_score\":1,\"lcf_score\":2}]").unwrap();
+        let a = parse_trajectories(
+            Role::OldTrajectories,
+            "t",
+            b"[{\"overall_judge_score\":1,\"lcf_score\":2}]",
+        )
+        .unwrap();
         assert_eq!(a.results[0].composite, 0.0);
     }
 }

@@ -10,9 +10,11 @@
 //! `""`; an object or an array is kept as such and fails its case. Each file is read in one
 //! pass that keeps only the records of the ids asked for (see [`parse_verdicts_keeping`]).
 
+use crate::audit::entry::{is_completion_name, EntryKind, Marks};
 use crate::audit::{into_id_text, InputFile, PipelineId};
 use crate::compat::py_float_repr;
 use crate::error::InputError;
+use crate::input::Role;
 use crate::json::{parse_object_line, read_object_text, visit_array, NotObject, PyText, Scalar, ValueSink};
 use crate::lines::{split_all, Piece};
 use hashbrown::{DefaultHashBuilder, HashMap};
@@ -239,9 +241,9 @@ fn stable_hash(bytes: &[u8], seed: u64) -> u64 {
 }
 
 /// Describes a file for the report: role, base name, size and sha256.
-pub fn describe(role: &str, name: &str, bytes: &[u8]) -> InputFile {
+pub fn describe(role: Role, name: &str, bytes: &[u8]) -> InputFile {
     InputFile {
-        role: role.into(),
+        role,
         name: name.into(),
         bytes: bytes.len() as u64,
         sha256: hex::encode(Sha256::digest(bytes)),
@@ -265,8 +267,7 @@ struct RecordFields<'a> {
     id: Scalar<'a>,
     verdict: Option<PyText<'a>>,
     error: Scalar<'a>,
-    completion: bool,
-    stage: bool,
+    marks: Marks,
 }
 
 fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), String> {
@@ -275,16 +276,17 @@ fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'
         "verdict" => f.verdict = Some(v.text()?),
         "error" => f.error = v.scalar()?,
         "is_complete" => {
-            f.completion = true;
+            f.marks.is_complete_key = true;
             v.skip()?
         }
+        // Any `stage_name` naming a completion counts (see [`Marks`]).
         "stage_name" => {
-            if matches!(v.scalar()?, Scalar::Str(s) if s == "__pipeline_complete__") {
-                f.completion = true;
+            if is_completion_name(&v.scalar()?) {
+                f.marks.completion_name = true;
             }
         }
         "stage_id" | "stage_type" => {
-            f.stage = true;
+            f.marks.stage_key = true;
             v.skip()?
         }
         _ => v.skip()?,
@@ -299,7 +301,9 @@ enum Parsed<'a> {
 }
 
 fn finish_record(f: RecordFields<'_>) -> Result<Parsed<'_>, String> {
-    if f.stage && !f.completion {
+    // A JSONL verdict file may be an audit log: its stage entries are ignored, and every
+    // other line is a record (a completion by the audit rule, or a runner's error).
+    if f.marks.kind(f.verdict.is_some()) == EntryKind::Stage {
         return Ok(Parsed::StageEntry);
     }
     let id = match f.id {
@@ -325,18 +329,18 @@ fn strip_bom(bytes: &[u8]) -> &[u8] {
 }
 
 /// Reads a verdict file, detecting its format. `role` and `name` go into errors and the report.
-pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, InputError> {
+pub fn parse_verdicts(role: Role, name: &str, bytes: &[u8]) -> Result<Verdicts, InputError> {
     parse(role, name, bytes, None)
 }
 
 /// Reads a verdict file keeping whole records only for the ids in `keep` (the test set's);
 /// the others are counted (records, duplicates, conflicts, extras) from hashes, so memory stays
 /// small when a verdict file covers every pipeline of a large log.
-pub fn parse_verdicts_keeping(role: &str, name: &str, bytes: &[u8], keep: KeepSet) -> Result<Verdicts, InputError> {
+pub fn parse_verdicts_keeping(role: Role, name: &str, bytes: &[u8], keep: KeepSet) -> Result<Verdicts, InputError> {
     parse(role, name, bytes, Some(keep))
 }
 
-fn parse(role: &str, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<Verdicts, InputError> {
+fn parse(role: Role, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<Verdicts, InputError> {
     let body = strip_bom(bytes);
     let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
     let format = match first {
@@ -405,7 +409,7 @@ fn parse(role: &str, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<
 fn read_records(
     format: VerdictFormat,
     bytes: &[u8],
-    role: &str,
+    role: Role,
     name: &str,
     on: &mut dyn FnMut(Parsed<'_>),
 ) -> Result<(), InputError> {
@@ -517,7 +521,7 @@ fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, String> {
 fn read_delimited(
     format: VerdictFormat,
     body: &[u8],
-    role: &str,
+    role: Role,
     name: &str,
     on: &mut dyn FnMut(Parsed<'_>),
 ) -> Result<(), InputError> {
@@ -563,7 +567,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Verdicts {
-        parse_verdicts("old_verdicts", "v", text.as_bytes()).unwrap()
+        parse_verdicts(Role::OldVerdicts, "v", text.as_bytes()).unwrap()
     }
 
     fn get<'a>(v: &'a Verdicts, id: &str) -> Option<&'a VerdictRecord> {
@@ -597,9 +601,9 @@ mod tests {
         assert_eq!(get(&map, "a").unwrap().verdict.as_deref(), Some("PASS"));
         assert_eq!(get(&map, "b").unwrap().error.as_deref(), Some("oom"));
         assert_eq!(get(&map, "c").unwrap().verdict.as_deref(), Some("7"));
-        let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": {\"score\": 1}}").unwrap_err();
+        let e = parse_verdicts(Role::OldVerdicts, "m.json", b"{\"a\": {\"score\": 1}}").unwrap_err();
         assert!(e.to_string().contains("pipeline a: the object has neither"), "{e}");
-        let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": 1, \"\": 2}").unwrap_err();
+        let e = parse_verdicts(Role::OldVerdicts, "m.json", b"{\"a\": 1, \"\": 2}").unwrap_err();
         assert_eq!(e.to_string(), "m.json (old_verdicts) line 1: an empty pipeline id");
     }
 
@@ -698,8 +702,8 @@ mod tests {
                 .collect();
             let keep: KeepSet =
                 kept.iter().map(|&n| Arc::from(id(n).trim_matches('"'))).collect();
-            let all = parse_verdicts("old_verdicts", "v", text.as_bytes());
-            let some = parse_verdicts_keeping("old_verdicts", "v", text.as_bytes(), keep.clone());
+            let all = parse_verdicts(Role::OldVerdicts, "v", text.as_bytes());
+            let some = parse_verdicts_keeping(Role::OldVerdicts, "v", text.as_bytes(), keep.clone());
             match (all, some) {
                 (Ok(all), Ok(some)) => {
                     proptest::prop_assert_eq!(
@@ -730,7 +734,7 @@ mod tests {
         );
         let all = parse(text);
         let keep: KeepSet = [Arc::from("a")].into();
-        let some = parse_verdicts_keeping("old_verdicts", "v", text.as_bytes(), keep).unwrap();
+        let some = parse_verdicts_keeping(Role::OldVerdicts, "v", text.as_bytes(), keep).unwrap();
         assert_eq!(
             (some.records, some.duplicates, some.len()),
             (all.records, all.duplicates, all.len())
@@ -757,25 +761,30 @@ mod tests {
     #[test]
     fn bad_lines_name_the_file_and_line() {
         let e = parse_verdicts(
-            "new_verdicts",
+            Role::NewVerdicts,
             "new.jsonl",
             b"{\"pipeline_id\":\"a\",\"verdict\":\"P\"}\n\n{\"pipeline_id\":\"b\",\"verdict\":",
         )
         .unwrap_err();
         assert_eq!(e.to_string(), "new.jsonl (new_verdicts) line 3: not valid JSON");
-        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":[1],\"verdict\":true}").unwrap_err();
+        let e = parse_verdicts(Role::NewVerdicts, "n", b"{\"pipeline_id\":[1],\"verdict\":true}").unwrap_err();
         assert_eq!(e.line, Some(1));
         assert!(e.message.contains("pipeline_id is an array or object"), "{e}");
-        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\"}").unwrap_err();
+        let e = parse_verdicts(Role::NewVerdicts, "n", b"{\"pipeline_id\":\"a\"}").unwrap_err();
         assert!(e.message.contains("neither"), "{e}");
-        let e = parse_verdicts("new_verdicts", "n", b"id,verdict\na,PASS\n").unwrap_err();
+        let e = parse_verdicts(Role::NewVerdicts, "n", b"id,verdict\na,PASS\n").unwrap_err();
         assert!(e.message.contains("pipeline_id"), "{e}");
-        let e = parse_verdicts("new_verdicts", "n", b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]").unwrap_err();
+        let e = parse_verdicts(
+            Role::NewVerdicts,
+            "n",
+            b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]",
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "n (new_verdicts) line 2: element 1: array element is not a JSON object"
         );
-        let e = parse_verdicts("new_verdicts", "n", b"{\"a\": \"P\",\n \"b\": {\"latency\": 3}}").unwrap_err();
+        let e = parse_verdicts(Role::NewVerdicts, "n", b"{\"a\": \"P\",\n \"b\": {\"latency\": 3}}").unwrap_err();
         assert_eq!(
             e.to_string(),
             "n (new_verdicts) line 2: pipeline b: the object has neither a verdict nor an error"

@@ -9,6 +9,7 @@
 use crate::attest::keys;
 use crate::audit::{AuditIndex, AuditScanner, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
 use crate::decision::{GatePolicy, PolicyInput};
+use crate::input::Role;
 use crate::report::{evaluate, GateInputs, GateReport};
 use crate::sniff::sniff;
 use crate::testset::{TestSet, TestSetBuilder, TO_END};
@@ -243,7 +244,7 @@ impl GateSession {
             .as_mut()
             .ok_or_else(|| into_error("call beginSegmentedAudit first"))?;
         Ok(b.add_file(InputFile {
-            role: "audit".into(),
+            role: Role::Audit,
             name: name.into(),
             bytes: 0,
             sha256: String::new(),
@@ -438,8 +439,12 @@ impl GateSession {
     #[wasm_bindgen(js_name = addVerdicts)]
     pub fn add_verdicts(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
         let old = side(role, "verdicts")?;
-        let parsed =
-            parse_verdicts(if old { "old_verdicts" } else { "new_verdicts" }, file_name, bytes).map_err(into_error)?;
+        let parsed = parse_verdicts(
+            if old { Role::OldVerdicts } else { Role::NewVerdicts },
+            file_name,
+            bytes,
+        )
+        .map_err(into_error)?;
         *if old {
             &mut self.old_verdicts
         } else {
@@ -453,7 +458,11 @@ impl GateSession {
     pub fn add_trajectories(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
         let old = side(role, "trajectories")?;
         let parsed = parse_trajectories(
-            if old { "old_trajectories" } else { "new_trajectories" },
+            if old {
+                Role::OldTrajectories
+            } else {
+                Role::NewTrajectories
+            },
             file_name,
             bytes,
         )

@@ -304,11 +304,11 @@ pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<G
     index.release_pipelines();
     // Keep whole records only for the test cases: the rest are counted, not stored.
     let keep: KeepSet = selection.shared_ids().cloned().collect();
-    let verdicts = |role: &str, path: &Path, keep| -> Result<Verdicts> {
+    let verdicts = |role: deploy_gate::Role, path: &Path, keep| -> Result<Verdicts> {
         let bytes = crate::read::read_whole(path, "verdict file")?;
         parse_verdicts_keeping(role, &file_name(path), &bytes, keep).map_err(|e| input_error(path, e))
     };
-    let trajectories = |role: &str, path: Option<&Path>| -> Result<Option<Trajectories>> {
+    let trajectories = |role: deploy_gate::Role, path: Option<&Path>| -> Result<Option<Trajectories>> {
         let Some(path) = path else { return Ok(None) };
         let bytes = crate::read::read_whole(path, "trajectory file")?;
         parse_trajectories(role, &file_name(path), &bytes)
@@ -319,15 +319,15 @@ pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<G
     let (ts, old, new) = std::thread::scope(|scope| {
         // (One copy of the ids for each file, the second being the set itself.)
         let old_keep = keep.clone();
-        let old = scope.spawn(|| verdicts("old_verdicts", inputs.old_verdicts, old_keep));
-        let new = scope.spawn(|| verdicts("new_verdicts", inputs.new_verdicts, keep));
+        let old = scope.spawn(|| verdicts(deploy_gate::Role::OldVerdicts, inputs.old_verdicts, old_keep));
+        let new = scope.spawn(|| verdicts(deploy_gate::Role::NewVerdicts, inputs.new_verdicts, keep));
         let ts = crate::read::read_chosen(inputs.audit, &index, selection, &gzipped);
         let joined = |h: std::thread::ScopedJoinHandle<'_, _>| h.join().expect("a verdict thread panicked");
         (ts, joined(old), joined(new))
     });
     let (ts, old, new) = (ts?, old?, new?);
-    let old_t = trajectories("old_trajectories", inputs.old_trajectories)?;
-    let new_t = trajectories("new_trajectories", inputs.new_trajectories)?;
+    let old_t = trajectories(deploy_gate::Role::OldTrajectories, inputs.old_trajectories)?;
+    let new_t = trajectories(deploy_gate::Role::NewTrajectories, inputs.new_trajectories)?;
     Ok(evaluate(
         &GateInputs {
             audit: &index,

@@ -546,7 +546,7 @@ mod tests {
             assert_eq!(plan.starts.len(), 1, "no newline, one segment");
             let mut builder = IndexBuilder::new();
             builder.add_file(deploy_gate::audit::InputFile {
-                role: "audit".into(),
+                role: deploy_gate::Role::Audit,
                 name: "one-line.jsonl".into(),
                 bytes: 0,
                 sha256: String::new(),

@@ -463,7 +463,7 @@ pub fn scan(paths: &[PathBuf], pass: &PassSet, opts: ReadOptions) -> Result<(Aud
     let mut gzipped = Vec::new();
     for path in paths {
         let no = builder.add_file(InputFile {
-            role: "audit".into(),
+            role: deploy_gate::Role::Audit,
             name: file_name(path),
             bytes: 0,
             sha256: String::new(),
