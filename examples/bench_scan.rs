@@ -45,7 +45,7 @@ fn main() {
             let mut from = 0;
             let mut ok = 0;
             for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
-                ok += usize::from(deploy_gate::skim::parse_object(&text[from..nl], &mut |_, v| v.skip()).is_ok());
+                ok += usize::from(deploy_gate::json::skim::parse_object(&text[from..nl], &mut |_, v| v.skip()).is_ok());
                 from = nl + 1;
             }
             ok

@@ -15,7 +15,7 @@ use crate::audit::{into_id_text, InputFile, PipelineId};
 use crate::compat::py_float_repr;
 use crate::error::InputError;
 use crate::input::Role;
-use crate::json::{parse_object_line, read_object_text, visit_array, NotObject, PyText, Scalar, ValueSink};
+use crate::json::{parse_object_line, read_object_text, visit_array, NotObject, PyText, Scalar, ValueError, ValueSink};
 use crate::lines::{split_all, Piece};
 use hashbrown::{DefaultHashBuilder, HashMap};
 use std::sync::Arc;
@@ -270,7 +270,7 @@ struct RecordFields<'a> {
     marks: Marks,
 }
 
-fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), String> {
+fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), ValueError> {
     match key {
         "pipeline_id" => f.id = v.scalar()?,
         "verdict" => f.verdict = Some(v.text()?),
@@ -300,22 +300,91 @@ enum Parsed<'a> {
     StageEntry,
 }
 
-fn finish_record(f: RecordFields<'_>) -> Result<Parsed<'_>, String> {
+/// Why a record of a JSON verdict file is unusable; the message goes into the [`InputError`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum RecordError {
+    /// A JSONL line is not UTF-8.
+    #[error("invalid UTF-8")]
+    InvalidUtf8,
+    /// A JSONL line is not JSON.
+    #[error("not valid JSON")]
+    NotJson,
+    /// A JSONL line is JSON but not an object.
+    #[error("not a JSON object")]
+    NotObject,
+    /// An element of a JSON array is not an object.
+    #[error("array element is not a JSON object")]
+    ElementNotObject,
+    /// No `pipeline_id`.
+    #[error("no pipeline_id")]
+    NoId,
+    /// A `pipeline_id` that is not a non-empty string or integer (its JSON type named).
+    #[error("pipeline_id is {0}, expected a non-empty string or integer")]
+    BadId(&'static str),
+    /// Neither a verdict nor an error.
+    #[error("record has neither a verdict nor an error")]
+    Neither,
+    /// A JSON map with an empty key.
+    #[error("an empty pipeline id")]
+    EmptyKey,
+    /// A JSON map's value for a pipeline is unusable.
+    #[error("pipeline {id}: {why}")]
+    MapValue {
+        /// The pipeline (the map's key).
+        id: String,
+        /// What is wrong with its value.
+        why: MapValueError,
+    },
+    /// Element `index` (from 0) of a JSON array is unusable.
+    #[error("element {index}: {why}")]
+    Element {
+        /// The element's index.
+        index: usize,
+        /// What is wrong with it.
+        why: Box<RecordError>,
+    },
+}
+
+impl From<NotObject> for RecordError {
+    fn from(e: NotObject) -> Self {
+        match e {
+            NotObject::InvalidUtf8 => RecordError::InvalidUtf8,
+            NotObject::NotJson => RecordError::NotJson,
+            NotObject::NotObject => RecordError::NotObject,
+        }
+    }
+}
+
+/// What is wrong with a JSON map's value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum MapValueError {
+    /// The value cannot be made text.
+    #[error("{0}")]
+    Value(ValueError),
+    /// An object value that does not parse.
+    #[error("not a JSON object")]
+    NotObject,
+    /// An object value with neither a verdict nor an error.
+    #[error("the object has neither a verdict nor an error")]
+    Neither,
+}
+
+fn finish_record(f: RecordFields<'_>) -> Result<Parsed<'_>, RecordError> {
     // A JSONL verdict file may be an audit log: its stage entries are ignored, and every
     // other line is a record (a completion by the audit rule, or a runner's error).
     if f.marks.kind(f.verdict.is_some()) == EntryKind::Stage {
         return Ok(Parsed::StageEntry);
     }
     let id = match f.id {
-        Scalar::Absent => return Err("no pipeline_id".to_owned()),
+        Scalar::Absent => return Err(RecordError::NoId),
         id => {
             let kind = id.kind();
-            into_id_text(id).map_err(|_| format!("pipeline_id is {kind}, expected a non-empty string or integer"))?
+            into_id_text(id).map_err(|_| RecordError::BadId(kind))?
         }
     };
     let error = error_text(f.error);
     if f.verdict.is_none() && error.is_none() {
-        return Err("record has neither a verdict nor an error".into());
+        return Err(RecordError::Neither);
     }
     Ok(Parsed::Record(RecordRef {
         id,
@@ -425,15 +494,11 @@ fn read_records(
                 }
                 let parsed = (line.text().ok_or(NotObject::InvalidUtf8))
                     .and_then(|text| read_object_text(text, record_entry))
-                    .map_err(|e| match e {
-                        NotObject::InvalidUtf8 => "invalid UTF-8".to_owned(),
-                        NotObject::NotJson => "not valid JSON".to_owned(),
-                        NotObject::NotObject => "not a JSON object".to_owned(),
-                    })
+                    .map_err(RecordError::from)
                     .and_then(finish_record);
                 match parsed {
                     Ok(parsed) => on(parsed),
-                    Err(msg) => failure = Some(err(Some(line.number), msg)),
+                    Err(e) => failure = Some(err(Some(line.number), e.to_string())),
                 }
             });
             if let Some(e) = failure {
@@ -449,9 +514,16 @@ fn read_records(
             let read = visit_array(&mut de, |n, item| {
                 let mut f = RecordFields::default();
                 let parsed = parse_object_line(item.get().as_bytes(), |k, v| record_entry(&mut f, k, v))
-                    .map_err(|_| "array element is not a JSON object".to_owned())
+                    .map_err(|_| RecordError::ElementNotObject)
                     .and_then(|()| finish_record(f))
-                    .map_err(|m| failure.insert(format!("element {n}: {m}")).clone())?;
+                    .map_err(|why| {
+                        let message = RecordError::Element {
+                            index: n,
+                            why: Box::new(why),
+                        }
+                        .to_string();
+                        ValueError::Invalid(failure.insert(message).clone())
+                    })?;
                 on(parsed);
                 Ok(())
             })
@@ -469,7 +541,8 @@ fn read_records(
             let mut de = serde_json::Deserializer::from_str(text);
             let read = crate::json::visit_object(&mut de, |key, v| {
                 let raw = v.raw()?;
-                let record = map_record(key, raw.get()).map_err(|m| failure.insert(m).clone())?;
+                let record = map_record(key, raw.get())
+                    .map_err(|e| ValueError::Invalid(failure.insert(e.to_string()).clone()))?;
                 on(Parsed::Record(record));
                 Ok(())
             })
@@ -485,15 +558,18 @@ fn read_records(
 }
 
 /// A map entry: its value is a verdict (any JSON value), or an object `{verdict, error}`.
-fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, String> {
+fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, RecordError> {
     if key.is_empty() {
-        return Err("an empty pipeline id".into());
+        return Err(RecordError::EmptyKey);
     }
-    let in_pipeline = |m: String| format!("pipeline {key}: {m}");
+    let in_pipeline = |why: MapValueError| RecordError::MapValue {
+        id: key.to_owned(),
+        why,
+    };
     if !raw.trim_start().starts_with('{') {
         return Ok(RecordRef {
             id: Cow::Borrowed(key),
-            verdict: Some(PyText::of_raw(raw).map_err(in_pipeline)?),
+            verdict: Some(PyText::of_raw(raw).map_err(|e| in_pipeline(MapValueError::Value(e)))?),
             error: None,
         });
     }
@@ -506,10 +582,10 @@ fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, String> {
         }
         Ok(())
     })
-    .map_err(|_| in_pipeline("not a JSON object".to_owned()))?;
+    .map_err(|_| in_pipeline(MapValueError::NotObject))?;
     let error = error_text(error);
     if verdict.is_none() && error.is_none() {
-        return Err(in_pipeline("the object has neither a verdict nor an error".into()));
+        return Err(in_pipeline(MapValueError::Neither));
     }
     Ok(RecordRef {
         id: Cow::Borrowed(key),
