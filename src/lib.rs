@@ -5,10 +5,14 @@
 //! (`wasm`) do that and pass the results in.
 //!
 //! The flow: [`audit`] scans the audit log (pass 1, in segments that can run in parallel; lines
-//! read through the fast path of [`skim`]) into an index with one record per pipeline;
-//! [`testset`] chooses the cases and builds them from just their pipelines' spans (pass 2); [`verdicts`] and [`trajectory`] read the models' results; [`scoring`], [`stats`]
-//! and [`decision`] score and decide; [`report`] assembles the GateReport; [`attest`] signs and
-//! verifies the decision; [`deploy`] edits the serving config.
+//! read through [`json`], whose fast path takes the lines a writer produces) into an index with
+//! one record per pipeline; [`testset`] chooses the cases and builds them from just their
+//! pipelines' spans (pass 2); [`verdicts`] and [`trajectory`] read the models' results;
+//! [`scoring`], [`stats`] and [`decision`] score and decide; [`report`] assembles the
+//! GateReport; [`attest`] signs and verifies the decision; [`deploy`] edits the serving config.
+//! Every input file has a [`Role`] ([`input`]); [`sniff`](mod@sniff) guesses it for the page.
+//!
+//! The types a user of the library needs are re-exported here at the root.
 #![deny(missing_docs)]
 
 pub mod attest;

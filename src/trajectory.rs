@@ -106,7 +106,29 @@ const NUMERIC_FIELDS: &[&str] = &[
     "lcf_score",
 ];
 
-fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
+/// Why a result of a trajectory file is unusable; the message goes into the [`InputError`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ResultError {
+    /// Not UTF-8.
+    #[error("invalid UTF-8")]
+    InvalidUtf8,
+    /// Not JSON.
+    #[error("not valid JSON")]
+    NotJson,
+    /// JSON but not an object.
+    #[error("not a JSON object")]
+    NotObject,
+    /// A score field that is not a number (the first such).
+    #[error("{key} is {kind}, expected a number")]
+    NotANumber {
+        /// The field.
+        key: String,
+        /// The JSON type it has.
+        kind: &'static str,
+    },
+}
+
+fn read_result(bytes: &[u8]) -> Result<Option<Scored>, ResultError> {
     let mut m = Metrics::default();
     let mut has_judge = false;
     let mut trajectory_id = None;
@@ -129,7 +151,10 @@ fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
             ref other => match other.as_f64() {
                 Some(x) => Some(x),
                 None => {
-                    problem.get_or_insert(format!("{key} is {}, expected a number", other.kind()));
+                    problem.get_or_insert(ResultError::NotANumber {
+                        key: key.to_owned(),
+                        kind: other.kind(),
+                    });
                     None
                 }
             },
@@ -151,9 +176,9 @@ fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
         Ok(())
     })
     .map_err(|e| match e {
-        NotObject::InvalidUtf8 => "invalid UTF-8".to_owned(),
-        NotObject::NotJson => "not valid JSON".to_owned(),
-        NotObject::NotObject => "not a JSON object".to_owned(),
+        NotObject::InvalidUtf8 => ResultError::InvalidUtf8,
+        NotObject::NotJson => ResultError::NotJson,
+        NotObject::NotObject => ResultError::NotObject,
     })?;
     if let Some(p) = problem {
         return Err(p);
@@ -192,7 +217,7 @@ pub fn parse_trajectories(role: Role, name: &str, bytes: &[u8]) -> Result<Trajec
             }
             match read_result(line.bytes) {
                 Ok(r) => take(r),
-                Err(m) => failure = Some(err(Some(line.number), m)),
+                Err(m) => failure = Some(err(Some(line.number), m.to_string())),
             }
         });
         if let Some(e) = failure {

@@ -102,12 +102,12 @@ impl Verdicts {
     }
 
     /// Distinct ids with a record that are not in `ids`.
-    pub fn count_outside(&self, ids: &std::collections::HashSet<&str>) -> usize {
+    pub(crate) fn count_outside(&self, ids: &std::collections::HashSet<&str>) -> usize {
         self.by_id.keys().filter(|id| !ids.contains(&***id)).count() + self.others_distinct
     }
 
     /// The conflicting ids as listed in the report (the first few).
-    pub fn conflicting_listed(&self) -> &[String] {
+    pub(crate) fn conflicting_listed(&self) -> &[String] {
         &self.conflicting[..self.conflicting.len().min(CONFLICTS_LISTED)]
     }
 
@@ -241,7 +241,7 @@ fn stable_hash(bytes: &[u8], seed: u64) -> u64 {
 }
 
 /// Describes a file for the report: role, base name, size and sha256.
-pub fn describe(role: Role, name: &str, bytes: &[u8]) -> InputFile {
+pub(crate) fn describe(role: Role, name: &str, bytes: &[u8]) -> InputFile {
     InputFile {
         role,
         name: name.into(),

@@ -4,17 +4,19 @@
 //! its stage lines, never their contents: the test set is built in pass 2 from just the lines
 //! of the chosen pipelines (see [`crate::testset`]).
 //!
-//! - [`entry`]: a line's pipeline id and kind (stage, completion, or why it is skipped), and the
-//!   one rule that says whether a line is a completion ([`entry::Marks`]), which the verdict
+//! - `entry.rs`: a line's pipeline id and kind (stage, completion, or why it is skipped), and
+//!   the one rule that says whether a line is a completion (`Marks::kind`), which the verdict
 //!   reader and the role sniffer use too;
-//! - [`pipelines`]: the pipeline table (fixed-size records, ids in an arena);
-//! - [`scan`]: segments of a file, their merge into the index, the streaming scanner;
-//! - [`wire`]: a finished segment as bytes between workers, with its own error.
+//! - `pipelines.rs`: the pipeline table (fixed-size records, ids in an arena);
+//! - `scan.rs`: segments of a file ([`Segment`]), their merge into the index
+//!   ([`IndexBuilder`]), the streaming scanner ([`AuditScanner`]);
+//! - `wire.rs`: a finished segment as bytes between workers, with its own error
+//!   ([`WireError`]).
 
-pub mod entry;
+pub(crate) mod entry;
 pub(crate) mod pipelines;
-pub mod scan;
-pub mod wire;
+pub(crate) mod scan;
+pub(crate) mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -11,8 +11,8 @@ pub mod skim;
 mod value;
 mod visit;
 
-pub use value::{nested_field, NotObject, PyText, Scalar, SetFlag, ValueError, ValueSink};
-pub use visit::{visit_array, visit_object};
+pub use value::{nested_field, NotObject, PyText, Scalar, ValueError, ValueSink};
+pub(crate) use visit::{visit_array, visit_object};
 
 /// Parses one line as a JSON object, calling back for each top-level entry.
 pub fn parse_object_line<'de>(

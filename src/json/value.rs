@@ -92,7 +92,7 @@ pub enum PyText<'a> {
 
 impl<'a> PyText<'a> {
     /// The reference's text of one JSON value (`raw` is its JSON text).
-    pub fn of_raw(raw: &'a str) -> Result<PyText<'a>, ValueError> {
+    pub(crate) fn of_raw(raw: &'a str) -> Result<PyText<'a>, ValueError> {
         let raw = raw.trim_matches([' ', '\t', '\n', '\r']);
         Ok(match raw.as_bytes().first() {
             Some(b'"') => PyText::Text(
@@ -170,7 +170,7 @@ impl<'de> Visitor<'de> for ScalarVisitor {
 
 /// Whether a value is present and not null, without keeping it.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SetFlag(pub bool);
+pub(crate) struct SetFlag(pub bool);
 
 impl<'de> de::Deserialize<'de> for SetFlag {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

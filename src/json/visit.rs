@@ -8,7 +8,7 @@ use std::fmt;
 
 /// Visits an object's entries with `on_entry(key, map)`; a non-object value is skipped and
 /// reported as `Ok(false)`. The callback must consume the value of the key it is given.
-pub fn visit_object<'de, D, F>(d: D, on_entry: F) -> Result<bool, D::Error>
+pub(crate) fn visit_object<'de, D, F>(d: D, on_entry: F) -> Result<bool, D::Error>
 where
     D: Deserializer<'de>,
     F: FnMut(&str, &mut dyn ValueSink<'de>) -> Result<(), ValueError>,
@@ -18,7 +18,7 @@ where
 
 /// Visits an array's elements with `on_element(index, raw element)`, one at a time (nothing
 /// of the array is kept); a callback error stops it. A non-array is an error.
-pub fn visit_array<'de, D, F>(d: D, on_element: F) -> Result<(), D::Error>
+pub(crate) fn visit_array<'de, D, F>(d: D, on_element: F) -> Result<(), D::Error>
 where
     D: Deserializer<'de>,
     F: FnMut(usize, &'de serde_json::value::RawValue) -> Result<(), ValueError>,
