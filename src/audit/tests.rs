@@ -262,3 +262,32 @@ fn files_are_hashed_and_sized() {
     assert_eq!(idx.files()[1].bytes, 0);
     assert_eq!(idx.summary().files, 2);
 }
+
+/// The rule itself, every combination of marks: a completion mark wins, then a verdict without
+/// stage keys, then stage keys.
+#[test]
+fn the_completion_rule_on_every_combination() {
+    use super::entry::{EntryKind, Marks};
+    for bits in 0u8..16 {
+        let marks = Marks {
+            is_complete_key: bits & 1 != 0,
+            completion_name: bits & 2 != 0,
+            stage_key: bits & 4 != 0,
+        };
+        let has_verdict = bits & 8 != 0;
+        let want = if marks.is_complete_key || marks.completion_name {
+            EntryKind::Completion
+        } else if marks.stage_key {
+            EntryKind::Stage
+        } else if has_verdict {
+            EntryKind::Completion
+        } else {
+            EntryKind::Unrecognized
+        };
+        assert_eq!(marks.kind(has_verdict), want, "{marks:?}, verdict {has_verdict}");
+        assert_eq!(
+            marks.audit_only(),
+            marks.is_complete_key || marks.completion_name || marks.stage_key
+        );
+    }
+}
