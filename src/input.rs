@@ -44,6 +44,27 @@ impl Role {
     }
 }
 
+/// Which model a verdict or trajectory file belongs to. Serialised as `old`, `new`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The deployed model.
+    Old,
+    /// The retrained model.
+    New,
+}
+
+impl Role {
+    /// The model a verdict or trajectory file belongs to (`None` for the audit log).
+    pub fn side(self) -> Option<Side> {
+        match self {
+            Role::Audit => None,
+            Role::OldVerdicts | Role::OldTrajectories => Some(Side::Old),
+            Role::NewVerdicts | Role::NewTrajectories => Some(Side::New),
+        }
+    }
+}
+
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -124,5 +145,8 @@ mod tests {
             assert_eq!(role.as_str().parse::<Role>(), Ok(role));
         }
         assert_eq!("old".parse::<Role>(), Err(UnknownRole("old".into())));
+        assert_eq!(Role::OldTrajectories.side(), Some(Side::Old));
+        assert_eq!(Role::NewVerdicts.side(), Some(Side::New));
+        assert_eq!(Role::Audit.side(), None);
     }
 }

@@ -40,7 +40,7 @@ pub mod wasm;
 // The public API at the crate root: the types a user of the library needs.
 pub use audit::{scan_all, AuditIndex, AuditScanner, AuditSummary, IndexBuilder, PipelineId, Segment, WireError};
 pub use gate::{evaluate_in_memory, scan_audit, test_set_in_memory, MemoryInputs, NamedBytes};
-pub use input::{InputError, InputFile, Role, UnknownRole};
+pub use input::{InputError, InputFile, Role, Side, UnknownRole};
 pub use json::{NotObject, PyText, Scalar, ValueError, ValueSink};
 pub use report::{evaluate, GateInputs, GateReport};
 pub use sniff::{sniff, Guess};

@@ -3,6 +3,7 @@
 
 use crate::audit::entry::Marks;
 use crate::input::Role;
+pub use crate::input::Side;
 use crate::json::parse_object_line;
 use serde::Serialize;
 
@@ -18,16 +19,6 @@ pub enum Kind {
     Trajectories,
     /// Not recognised.
     Unknown,
-}
-
-/// Which model a verdict or trajectory file belongs to, from its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Side {
-    /// The deployed model.
-    Old,
-    /// The retrained model.
-    New,
 }
 
 /// The guess: the kind, the side when the name tells it, and the role name when both are known.
