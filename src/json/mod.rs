@@ -3,7 +3,7 @@
 //!
 //! - [`skim`], the fast path, for lines in the shape a writer produces (the hot loop of pass 1);
 //! - the serde path (serde_json), for every other line, and the only one for whole files
-//!   ([`visit_object`], [`visit_array`]).
+//!   (`visit_object`, `visit_array`).
 //!
 //! Both read values as [`Scalar`] or [`PyText`]; neither ever fails on a value's type.
 
