@@ -301,6 +301,7 @@ enum Parsed<'a> {
 }
 
 /// Why a record of a JSON verdict file is unusable; the message goes into the [`InputError`].
+/// (As small as a `String`, the error type it replaces: see the size check below.)
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 enum RecordError {
     /// A JSONL line is not UTF-8.
@@ -327,14 +328,10 @@ enum RecordError {
     /// A JSON map with an empty key.
     #[error("an empty pipeline id")]
     EmptyKey,
-    /// A JSON map's value for a pipeline is unusable.
-    #[error("pipeline {id}: {why}")]
-    MapValue {
-        /// The pipeline (the map's key).
-        id: String,
-        /// What is wrong with its value.
-        why: MapValueError,
-    },
+    /// A JSON map's value for a pipeline is unusable (boxed: the error stays as small as
+    /// a `String`, so the result of every record read does not grow).
+    #[error("pipeline {}: {}", .0.id, .0.why)]
+    MapValue(Box<MapValue>),
     /// Element `index` (from 0) of a JSON array is unusable.
     #[error("element {index}: {why}")]
     Element {
@@ -345,6 +342,8 @@ enum RecordError {
     },
 }
 
+const _: () = assert!(std::mem::size_of::<RecordError>() <= std::mem::size_of::<String>());
+
 impl From<NotObject> for RecordError {
     fn from(e: NotObject) -> Self {
         match e {
@@ -353,6 +352,13 @@ impl From<NotObject> for RecordError {
             NotObject::NotObject => RecordError::NotObject,
         }
     }
+}
+
+/// A JSON map's unusable value: the pipeline (the map's key) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct MapValue {
+    id: String,
+    why: MapValueError,
 }
 
 /// What is wrong with a JSON map's value.
@@ -562,9 +568,11 @@ fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, RecordErr
     if key.is_empty() {
         return Err(RecordError::EmptyKey);
     }
-    let in_pipeline = |why: MapValueError| RecordError::MapValue {
-        id: key.to_owned(),
-        why,
+    let in_pipeline = |why: MapValueError| {
+        RecordError::MapValue(Box::new(MapValue {
+            id: key.to_owned(),
+            why,
+        }))
     };
     if !raw.trim_start().starts_with('{') {
         return Ok(RecordRef {
