@@ -45,7 +45,7 @@ fn main() {
             let mut from = 0;
             let mut ok = 0;
             for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
-                ok += usize::from(deploy_gate::skim::parse_object(&text[from..nl], &mut |_, v| v.skip()).is_ok());
+                ok += usize::from(deploy_gate::json::skim::parse_object(&text[from..nl], &mut |_, v| v.skip()).is_ok());
                 from = nl + 1;
             }
             ok
@@ -65,8 +65,9 @@ fn verdicts(path: &str) {
     let keep: deploy_gate::verdicts::KeepSet = (0..200).map(|i| format!("p-{i}").into()).collect();
     for _ in 0..3 {
         let t = Instant::now();
-        let v = deploy_gate::verdicts::parse_verdicts_keeping("old_verdicts", "v", &bytes, keep.clone())
-            .expect("a valid verdict file");
+        let v =
+            deploy_gate::verdicts::parse_verdicts_keeping(deploy_gate::Role::OldVerdicts, "v", &bytes, keep.clone())
+                .expect("a valid verdict file");
         println!("verdicts: {} ids in {:.1} ms", v.len(), t.elapsed().as_secs_f64() * 1e3);
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
 use crate::error::InputError;
+use crate::input::Role;
 use crate::policy::GatePolicy;
 use crate::report::GateReport;
 use crate::session::{Session, SessionError, Side};
@@ -71,7 +72,7 @@ fn audit_error(e: TestSetError) -> InputError {
     let file = match &e {
         TestSetError::Changed { file, .. } | TestSetError::NotFed { file, .. } => file.clone(),
     };
-    InputError::at("audit", &file, None, e.to_string())
+    InputError::at(Role::Audit, &file, None, e.to_string())
 }
 
 /// The input errors of the calls above (the others cannot happen in this order).
@@ -79,6 +80,6 @@ fn input(e: SessionError) -> InputError {
     match e {
         SessionError::Input(e) => e,
         SessionError::TestSet(e) => audit_error(e),
-        other => InputError::at("audit", "", None, other.to_string()),
+        other => InputError::at(Role::Audit, "", None, other.to_string()),
     }
 }

@@ -8,10 +8,14 @@
 //! The gate policy (types, defaults, parsing from every source, validation) is in [`policy`].
 //!
 //! The flow: [`audit`] scans the audit log (pass 1, in segments that can run in parallel; lines
-//! read through the fast path of [`skim`]) into an index with one record per pipeline;
-//! [`testset`] chooses the cases and builds them from just their pipelines' spans (pass 2); [`verdicts`] and [`trajectory`] read the models' results; [`scoring`], [`stats`]
-//! and [`decision`] score and decide; [`report`] assembles the GateReport; [`attest`] signs and
-//! verifies the decision; [`deploy`] edits the serving config.
+//! read through [`json`], whose fast path takes the lines a writer produces) into an index with
+//! one record per pipeline; [`testset`] chooses the cases and builds them from just their
+//! pipelines' spans (pass 2); [`verdicts`] and [`trajectory`] read the models' results;
+//! [`scoring`], [`stats`] and [`decision`] score and decide; [`report`] assembles the
+//! GateReport; [`attest`] signs and verifies the decision; [`deploy`] edits the serving config.
+//! Every input file has a [`Role`] ([`input`]); [`sniff`](mod@sniff) guesses it for the page.
+//!
+//! The types a user of the library needs are re-exported here at the root.
 #![deny(missing_docs)]
 
 pub mod attest;
@@ -22,6 +26,7 @@ pub mod decision;
 pub mod deploy;
 pub mod error;
 pub mod gate;
+pub mod input;
 pub mod json;
 pub mod lines;
 #[cfg(not(target_arch = "wasm32"))]
@@ -31,7 +36,6 @@ pub mod policy;
 pub mod report;
 pub mod scoring;
 pub mod session;
-pub mod skim;
 pub mod sniff;
 pub mod stats;
 pub mod testset;
@@ -39,3 +43,14 @@ pub mod trajectory;
 pub mod verdicts;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
+
+// The public API at the crate root: the types a user of the library needs.
+pub use audit::{scan_all, AuditIndex, AuditScanner, AuditSummary, IndexBuilder, PipelineId, Segment, WireError};
+pub use gate::{evaluate_in_memory, scan_audit, test_set_in_memory, MemoryInputs, NamedBytes};
+pub use input::{InputError, InputFile, Role, Side, UnknownRole};
+pub use json::{NotObject, PyText, Scalar, ValueError, ValueSink};
+pub use report::{evaluate, GateInputs, GateReport};
+pub use sniff::{sniff, Guess};
+pub use testset::{TestSet, TestSetBuilder, TestSetError};
+pub use trajectory::{parse_trajectories, Trajectories};
+pub use verdicts::{parse_verdicts, parse_verdicts_keeping, KeepSet, VerdictFormat, Verdicts};

@@ -2,6 +2,7 @@
 
 use crate::audit::PipelineId;
 use crate::compat::{round4, upper};
+use crate::input::Side;
 use crate::testset::TestSet;
 use crate::verdicts::{VerdictFormat, VerdictRecord, Verdicts};
 use serde::Serialize;
@@ -173,13 +174,10 @@ fn judge(expected_upper: &str, record: Option<&VerdictRecord>) -> Judged {
     }
 }
 
-fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], old: bool, in_test_set: &HashSet<&str>) -> ModelCounts {
-    let pick = |c: &CaseOutcome| {
-        if old {
-            (c.old_pass, c.old_missing, c.old_errored, c.old_composite)
-        } else {
-            (c.new_pass, c.new_missing, c.new_errored, c.new_composite)
-        }
+fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], side: Side, in_test_set: &HashSet<&str>) -> ModelCounts {
+    let pick = |c: &CaseOutcome| match side {
+        Side::Old => (c.old_pass, c.old_missing, c.old_errored, c.old_composite),
+        Side::New => (c.new_pass, c.new_missing, c.new_errored, c.new_composite),
     };
     let passed = cases.iter().filter(|c| pick(c).0).count();
     let missing = cases.iter().filter(|c| pick(c).1).count();
@@ -237,8 +235,8 @@ pub fn score(test_set: &TestSet, old: &Verdicts, new: &Verdicts) -> Scoring {
         });
     }
     let ids: HashSet<&str> = test_set.cases.iter().map(|c| &*c.pipeline_id.text).collect();
-    let old_counts = counts(old, &cases, true, &ids);
-    let new_counts = counts(new, &cases, false, &ids);
+    let old_counts = counts(old, &cases, Side::Old, &ids);
+    let new_counts = counts(new, &cases, Side::New, &ids);
     Scoring {
         templates: templates(&cases),
         cases,

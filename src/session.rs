@@ -49,25 +49,7 @@ pub fn policy_change(old: &GatePolicy, new: &GatePolicy) -> PolicyChange {
     }
 }
 
-/// Which model a verdict or trajectory file is of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    /// The deployed model.
-    Old,
-    /// The retrained model.
-    New,
-}
-
-/// An input that can be removed from a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Input {
-    /// The audit log (and so the test set).
-    Audit,
-    /// A model's verdict file.
-    Verdicts(Side),
-    /// A model's trajectory file.
-    Trajectories(Side),
-}
+pub use crate::input::{Role, Side};
 
 /// Why a session call cannot be done; the messages are the ones the JS API shows.
 #[derive(Debug, thiserror::Error)]
@@ -82,8 +64,8 @@ pub enum SessionError {
     #[error("call beginSegmentedAudit first")]
     NotSegmented,
     /// A segment's bytes are not a segment.
-    #[error("{0}")]
-    Segment(String),
+    #[error(transparent)]
+    Segment(#[from] crate::audit::WireError),
     /// A segment names a file that was not declared.
     #[error("a segment of a file that was not added")]
     SegmentOfUnknownFile,
@@ -166,13 +148,6 @@ fn slot(side: Side) -> usize {
     match side {
         Side::Old => 0,
         Side::New => 1,
-    }
-}
-
-fn role(side: Side, kind: &str) -> String {
-    match side {
-        Side::Old => format!("old_{kind}"),
-        Side::New => format!("new_{kind}"),
     }
 }
 
@@ -277,7 +252,7 @@ impl Session {
     /// Declares the next audit file of a segmented audit log; gives its number.
     pub fn add_audit_file(&mut self, name: &str) -> Result<u32, SessionError> {
         Ok(self.merging()?.add_file(InputFile {
-            role: "audit".into(),
+            role: Role::Audit,
             name: name.into(),
             bytes: 0,
             sha256: String::new(),
@@ -524,7 +499,7 @@ impl Session {
 
     /// Reads `side`'s verdict file.
     pub fn add_verdicts(&mut self, side: Side, file_name: &str, bytes: &[u8]) -> Result<(), SessionError> {
-        let parsed = parse_verdicts(&role(side, "verdicts"), file_name, bytes)?;
+        let parsed = parse_verdicts(Role::verdicts(side), file_name, bytes)?;
         self.set_verdicts(side, parsed);
         Ok(())
     }
@@ -536,7 +511,7 @@ impl Session {
 
     /// Reads `side`'s trajectory file.
     pub fn add_trajectories(&mut self, side: Side, file_name: &str, bytes: &[u8]) -> Result<(), SessionError> {
-        let parsed = parse_trajectories(&role(side, "trajectories"), file_name, bytes)?;
+        let parsed = parse_trajectories(Role::trajectories(side), file_name, bytes)?;
         self.set_trajectories(side, parsed);
         Ok(())
     }
@@ -547,11 +522,13 @@ impl Session {
     }
 
     /// Forgets an input; the audit log takes the test set with it.
-    pub fn remove_input(&mut self, input: Input) {
+    pub fn remove_input(&mut self, input: Role) {
         match input {
-            Input::Audit => self.audit = Audit::Empty,
-            Input::Verdicts(side) => self.verdicts[slot(side)] = None,
-            Input::Trajectories(side) => self.trajectories[slot(side)] = None,
+            Role::Audit => self.audit = Audit::Empty,
+            Role::OldVerdicts => self.verdicts[slot(Side::Old)] = None,
+            Role::NewVerdicts => self.verdicts[slot(Side::New)] = None,
+            Role::OldTrajectories => self.trajectories[slot(Side::Old)] = None,
+            Role::NewTrajectories => self.trajectories[slot(Side::New)] = None,
         }
     }
 

@@ -1,6 +1,9 @@
 //! Guesses a file's role (audit log, old/new verdicts, old/new trajectories) from its first
 //! bytes and its name, for the page's drop zone. The user can always correct the guess.
 
+use crate::audit::entry::Marks;
+use crate::input::Role;
+pub use crate::input::Side;
 use crate::json::parse_object_line;
 use serde::Serialize;
 
@@ -18,16 +21,6 @@ pub enum Kind {
     Unknown,
 }
 
-/// Which model a verdict or trajectory file belongs to, from its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Side {
-    /// The deployed model.
-    Old,
-    /// The retrained model.
-    New,
-}
-
 /// The guess: the kind, the side when the name tells it, and the role name when both are known.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Guess {
@@ -35,9 +28,8 @@ pub struct Guess {
     pub kind: Kind,
     /// Old or new, when the name says.
     pub side: Option<Side>,
-    /// `audit`, `old_verdicts`, `new_verdicts`, `old_trajectories`, `new_trajectories`, or
-    /// `None` when undecided.
-    pub role: Option<String>,
+    /// The role (serialised as `audit`, `old_verdicts`, …), or `None` when undecided.
+    pub role: Option<Role>,
 }
 
 const OLD_WORDS: &[&str] = &[
@@ -71,11 +63,15 @@ fn side_from_name(name: &str) -> Option<Side> {
 }
 
 fn kind_of_object(line: &[u8]) -> Option<Kind> {
-    let (mut stage, mut completion, mut judge, mut id, mut verdict) = (false, false, false, false, false);
+    // Keys only, never values: `stage_name` is not read (see [`Marks`]); `state_snapshot`,
+    // `step_count` and `episode_reward` are audit-log signs of the sniffer's own.
+    let mut marks = Marks::default();
+    let (mut audit_hint, mut judge, mut id, mut verdict) = (false, false, false, false);
     parse_object_line(line, |k, v| {
         match k {
-            "stage_id" | "stage_type" | "state_snapshot" => stage = true,
-            "is_complete" | "step_count" | "episode_reward" => completion = true,
+            "stage_id" | "stage_type" => marks.stage_key = true,
+            "is_complete" => marks.is_complete_key = true,
+            "state_snapshot" | "step_count" | "episode_reward" => audit_hint = true,
             "overall_judge_score" | "goal_completion_score" | "tac_score" => judge = true,
             "pipeline_id" => id = true,
             "verdict" | "error" => verdict = true,
@@ -86,7 +82,7 @@ fn kind_of_object(line: &[u8]) -> Option<Kind> {
     .ok()?;
     Some(if judge {
         Kind::Trajectories
-    } else if id && (stage || completion) {
+    } else if id && (marks.audit_only() || audit_hint) {
         Kind::Audit
     } else if id && verdict {
         Kind::Verdicts
@@ -100,11 +96,11 @@ pub fn sniff(name: &str, head: &[u8]) -> Guess {
     let kind = sniff_kind(name, head);
     let side = side_from_name(name);
     let role = match (kind, side) {
-        (Kind::Audit, _) => Some("audit".to_owned()),
-        (Kind::Verdicts, Some(Side::Old)) => Some("old_verdicts".to_owned()),
-        (Kind::Verdicts, Some(Side::New)) => Some("new_verdicts".to_owned()),
-        (Kind::Trajectories, Some(Side::Old)) => Some("old_trajectories".to_owned()),
-        (Kind::Trajectories, Some(Side::New)) => Some("new_trajectories".to_owned()),
+        (Kind::Audit, _) => Some(Role::Audit),
+        (Kind::Verdicts, Some(Side::Old)) => Some(Role::OldVerdicts),
+        (Kind::Verdicts, Some(Side::New)) => Some(Role::NewVerdicts),
+        (Kind::Trajectories, Some(Side::Old)) => Some(Role::OldTrajectories),
+        (Kind::Trajectories, Some(Side::New)) => Some(Role::NewTrajectories),
         _ => None,
     };
     Guess { kind, side, role }
@@ -187,7 +183,7 @@ mod tests {
     use super::*;
 
     fn role(name: &str, head: &str) -> Option<String> {
-        sniff(name, head.as_bytes()).role
+        sniff(name, head.as_bytes()).role.map(|r| r.to_string())
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use crate::audit::InputFile;
 use crate::compat::round4;
 use crate::error::InputError;
+use crate::input::Role;
 use crate::json::{parse_object_line, NotObject, Scalar};
 use crate::lines::{split_all, Piece};
 use crate::verdicts::describe;
@@ -105,7 +106,29 @@ const NUMERIC_FIELDS: &[&str] = &[
     "lcf_score",
 ];
 
-fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
+/// Why a result of a trajectory file is unusable; the message goes into the [`InputError`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ResultError {
+    /// Not UTF-8.
+    #[error("invalid UTF-8")]
+    InvalidUtf8,
+    /// Not JSON.
+    #[error("not valid JSON")]
+    NotJson,
+    /// JSON but not an object.
+    #[error("not a JSON object")]
+    NotObject,
+    /// A score field that is not a number (the first such).
+    #[error("{key} is {kind}, expected a number")]
+    NotANumber {
+        /// The field.
+        key: String,
+        /// The JSON type it has.
+        kind: &'static str,
+    },
+}
+
+fn read_result(bytes: &[u8]) -> Result<Option<Scored>, ResultError> {
     let mut m = Metrics::default();
     let mut has_judge = false;
     let mut trajectory_id = None;
@@ -128,7 +151,10 @@ fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
             ref other => match other.as_f64() {
                 Some(x) => Some(x),
                 None => {
-                    problem.get_or_insert(format!("{key} is {}, expected a number", other.kind()));
+                    problem.get_or_insert(ResultError::NotANumber {
+                        key: key.to_owned(),
+                        kind: other.kind(),
+                    });
                     None
                 }
             },
@@ -150,9 +176,9 @@ fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
         Ok(())
     })
     .map_err(|e| match e {
-        NotObject::InvalidUtf8 => "invalid UTF-8".to_owned(),
-        NotObject::NotJson => "not valid JSON".to_owned(),
-        NotObject::NotObject => "not a JSON object".to_owned(),
+        NotObject::InvalidUtf8 => ResultError::InvalidUtf8,
+        NotObject::NotJson => ResultError::NotJson,
+        NotObject::NotObject => ResultError::NotObject,
     })?;
     if let Some(p) = problem {
         return Err(p);
@@ -164,7 +190,7 @@ fn read_result(bytes: &[u8]) -> Result<Option<Scored>, String> {
 }
 
 /// Reads a trajectory file: JSONL or a JSON array of AgenticEvalResult objects.
-pub fn parse_trajectories(role: &str, name: &str, bytes: &[u8]) -> Result<Trajectories, InputError> {
+pub fn parse_trajectories(role: Role, name: &str, bytes: &[u8]) -> Result<Trajectories, InputError> {
     let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut out = Trajectories {
@@ -191,7 +217,7 @@ pub fn parse_trajectories(role: &str, name: &str, bytes: &[u8]) -> Result<Trajec
             }
             match read_result(line.bytes) {
                 Ok(r) => take(r),
-                Err(m) => failure = Some(err(Some(line.number), m)),
+                Err(m) => failure = Some(err(Some(line.number), m.to_string())),
             }
         });
         if let Some(e) = failure {
@@ -245,23 +271,28 @@ mod tests {
     #[test]
     fn objects_without_judge_are_skipped_and_bad_metrics_are_errors() {
         let t = parse_trajectories(
-            "old_trajectories",
+            Role::OldTrajectories,
             "t",
             b"{\"overall_judge_score\":0.5}\n{\"tac_score\":1}\n[1]\n",
         )
         .unwrap_err();
         assert_eq!(t.line, Some(3));
         let t = parse_trajectories(
-            "old_trajectories",
+            Role::OldTrajectories,
             "t",
             b"{\"overall_judge_score\":0.5}\n{\"tac_score\":1}\n",
         )
         .unwrap();
         assert_eq!((t.results.len(), t.skipped_without_judge), (1, 1));
         assert_eq!(t.mean(), Some(0.1));
-        let e = parse_trajectories("old_trajectories", "t", b"{\"overall_judge_score\":\"high\"}").unwrap_err();
+        let e = parse_trajectories(Role::OldTrajectories, "t", b"{\"overall_judge_score\":\"high\"}").unwrap_err();
         assert!(e.to_string().contains("line 1: overall_judge_score is a string"), "{e}");
-        let a = parse_trajectories("x", "t", b"[{\"overall_judge_score\":1,\"lcf_score\":2}]").unwrap();
+        let a = parse_trajectories(
+            Role::OldTrajectories,
+            "t",
+            b"[{\"overall_judge_score\":1,\"lcf_score\":2}]",
+        )
+        .unwrap();
         assert_eq!(a.results[0].composite, 0.0);
     }
 }

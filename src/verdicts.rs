@@ -10,10 +10,12 @@
 //! `""`; an object or an array is kept as such and fails its case. Each file is read in one
 //! pass that keeps only the records of the ids asked for (see [`parse_verdicts_keeping`]).
 
+use crate::audit::entry::{is_completion_name, EntryKind, Marks};
 use crate::audit::{into_id_text, InputFile, PipelineId};
 use crate::compat::py_float_repr;
 use crate::error::InputError;
-use crate::json::{parse_object_line, read_object_text, visit_array, NotObject, PyText, Scalar, ValueSink};
+use crate::input::Role;
+use crate::json::{parse_object_line, read_object_text, visit_array, NotObject, PyText, Scalar, ValueError, ValueSink};
 use crate::lines::{split_all, Piece};
 use hashbrown::{DefaultHashBuilder, HashMap};
 use std::sync::Arc;
@@ -100,12 +102,12 @@ impl Verdicts {
     }
 
     /// Distinct ids with a record that are not in `ids`.
-    pub fn count_outside(&self, ids: &std::collections::HashSet<&str>) -> usize {
+    pub(crate) fn count_outside(&self, ids: &std::collections::HashSet<&str>) -> usize {
         self.by_id.keys().filter(|id| !ids.contains(&***id)).count() + self.others_distinct
     }
 
     /// The conflicting ids as listed in the report (the first few).
-    pub fn conflicting_listed(&self) -> &[String] {
+    pub(crate) fn conflicting_listed(&self) -> &[String] {
         &self.conflicting[..self.conflicting.len().min(CONFLICTS_LISTED)]
     }
 
@@ -239,9 +241,9 @@ fn stable_hash(bytes: &[u8], seed: u64) -> u64 {
 }
 
 /// Describes a file for the report: role, base name, size and sha256.
-pub fn describe(role: &str, name: &str, bytes: &[u8]) -> InputFile {
+pub(crate) fn describe(role: Role, name: &str, bytes: &[u8]) -> InputFile {
     InputFile {
-        role: role.into(),
+        role,
         name: name.into(),
         bytes: bytes.len() as u64,
         sha256: hex::encode(Sha256::digest(bytes)),
@@ -265,26 +267,26 @@ struct RecordFields<'a> {
     id: Scalar<'a>,
     verdict: Option<PyText<'a>>,
     error: Scalar<'a>,
-    completion: bool,
-    stage: bool,
+    marks: Marks,
 }
 
-fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), String> {
+fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), ValueError> {
     match key {
         "pipeline_id" => f.id = v.scalar()?,
         "verdict" => f.verdict = Some(v.text()?),
         "error" => f.error = v.scalar()?,
         "is_complete" => {
-            f.completion = true;
+            f.marks.is_complete_key = true;
             v.skip()?
         }
+        // Any `stage_name` naming a completion counts (see [`Marks`]).
         "stage_name" => {
-            if matches!(v.scalar()?, Scalar::Str(s) if s == "__pipeline_complete__") {
-                f.completion = true;
+            if is_completion_name(&v.scalar()?) {
+                f.marks.completion_name = true;
             }
         }
         "stage_id" | "stage_type" => {
-            f.stage = true;
+            f.marks.stage_key = true;
             v.skip()?
         }
         _ => v.skip()?,
@@ -298,20 +300,97 @@ enum Parsed<'a> {
     StageEntry,
 }
 
-fn finish_record(f: RecordFields<'_>) -> Result<Parsed<'_>, String> {
-    if f.stage && !f.completion {
+/// Why a record of a JSON verdict file is unusable; the message goes into the [`InputError`].
+/// (As small as a `String`, the error type it replaces: see the size check below.)
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum RecordError {
+    /// A JSONL line is not UTF-8.
+    #[error("invalid UTF-8")]
+    InvalidUtf8,
+    /// A JSONL line is not JSON.
+    #[error("not valid JSON")]
+    NotJson,
+    /// A JSONL line is JSON but not an object.
+    #[error("not a JSON object")]
+    NotObject,
+    /// An element of a JSON array is not an object.
+    #[error("array element is not a JSON object")]
+    ElementNotObject,
+    /// No `pipeline_id`.
+    #[error("no pipeline_id")]
+    NoId,
+    /// A `pipeline_id` that is not a non-empty string or integer (its JSON type named).
+    #[error("pipeline_id is {0}, expected a non-empty string or integer")]
+    BadId(&'static str),
+    /// Neither a verdict nor an error.
+    #[error("record has neither a verdict nor an error")]
+    Neither,
+    /// A JSON map with an empty key.
+    #[error("an empty pipeline id")]
+    EmptyKey,
+    /// A JSON map's value for a pipeline is unusable (boxed: the error stays as small as
+    /// a `String`, so the result of every record read does not grow).
+    #[error("pipeline {}: {}", .0.id, .0.why)]
+    MapValue(Box<MapValue>),
+    /// Element `index` (from 0) of a JSON array is unusable.
+    #[error("element {index}: {why}")]
+    Element {
+        /// The element's index.
+        index: usize,
+        /// What is wrong with it.
+        why: Box<RecordError>,
+    },
+}
+
+const _: () = assert!(std::mem::size_of::<RecordError>() <= std::mem::size_of::<String>());
+
+impl From<NotObject> for RecordError {
+    fn from(e: NotObject) -> Self {
+        match e {
+            NotObject::InvalidUtf8 => RecordError::InvalidUtf8,
+            NotObject::NotJson => RecordError::NotJson,
+            NotObject::NotObject => RecordError::NotObject,
+        }
+    }
+}
+
+/// A JSON map's unusable value: the pipeline (the map's key) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct MapValue {
+    id: String,
+    why: MapValueError,
+}
+
+/// What is wrong with a JSON map's value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum MapValueError {
+    /// The value cannot be made text.
+    #[error("{0}")]
+    Value(ValueError),
+    /// An object value that does not parse.
+    #[error("not a JSON object")]
+    NotObject,
+    /// An object value with neither a verdict nor an error.
+    #[error("the object has neither a verdict nor an error")]
+    Neither,
+}
+
+fn finish_record(f: RecordFields<'_>) -> Result<Parsed<'_>, RecordError> {
+    // A JSONL verdict file may be an audit log: its stage entries are ignored, and every
+    // other line is a record (a completion by the audit rule, or a runner's error).
+    if f.marks.kind(f.verdict.is_some()) == EntryKind::Stage {
         return Ok(Parsed::StageEntry);
     }
     let id = match f.id {
-        Scalar::Absent => return Err("no pipeline_id".to_owned()),
+        Scalar::Absent => return Err(RecordError::NoId),
         id => {
             let kind = id.kind();
-            into_id_text(id).map_err(|_| format!("pipeline_id is {kind}, expected a non-empty string or integer"))?
+            into_id_text(id).map_err(|_| RecordError::BadId(kind))?
         }
     };
     let error = error_text(f.error);
     if f.verdict.is_none() && error.is_none() {
-        return Err("record has neither a verdict nor an error".into());
+        return Err(RecordError::Neither);
     }
     Ok(Parsed::Record(RecordRef {
         id,
@@ -325,18 +404,18 @@ fn strip_bom(bytes: &[u8]) -> &[u8] {
 }
 
 /// Reads a verdict file, detecting its format. `role` and `name` go into errors and the report.
-pub fn parse_verdicts(role: &str, name: &str, bytes: &[u8]) -> Result<Verdicts, InputError> {
+pub fn parse_verdicts(role: Role, name: &str, bytes: &[u8]) -> Result<Verdicts, InputError> {
     parse(role, name, bytes, None)
 }
 
 /// Reads a verdict file keeping whole records only for the ids in `keep` (the test set's);
 /// the others are counted (records, duplicates, conflicts, extras) from hashes, so memory stays
 /// small when a verdict file covers every pipeline of a large log.
-pub fn parse_verdicts_keeping(role: &str, name: &str, bytes: &[u8], keep: KeepSet) -> Result<Verdicts, InputError> {
+pub fn parse_verdicts_keeping(role: Role, name: &str, bytes: &[u8], keep: KeepSet) -> Result<Verdicts, InputError> {
     parse(role, name, bytes, Some(keep))
 }
 
-fn parse(role: &str, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<Verdicts, InputError> {
+fn parse(role: Role, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<Verdicts, InputError> {
     let body = strip_bom(bytes);
     let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
     let format = match first {
@@ -405,7 +484,7 @@ fn parse(role: &str, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<
 fn read_records(
     format: VerdictFormat,
     bytes: &[u8],
-    role: &str,
+    role: Role,
     name: &str,
     on: &mut dyn FnMut(Parsed<'_>),
 ) -> Result<(), InputError> {
@@ -421,15 +500,11 @@ fn read_records(
                 }
                 let parsed = (line.text().ok_or(NotObject::InvalidUtf8))
                     .and_then(|text| read_object_text(text, record_entry))
-                    .map_err(|e| match e {
-                        NotObject::InvalidUtf8 => "invalid UTF-8".to_owned(),
-                        NotObject::NotJson => "not valid JSON".to_owned(),
-                        NotObject::NotObject => "not a JSON object".to_owned(),
-                    })
+                    .map_err(RecordError::from)
                     .and_then(finish_record);
                 match parsed {
                     Ok(parsed) => on(parsed),
-                    Err(msg) => failure = Some(err(Some(line.number), msg)),
+                    Err(e) => failure = Some(err(Some(line.number), e.to_string())),
                 }
             });
             if let Some(e) = failure {
@@ -445,9 +520,16 @@ fn read_records(
             let read = visit_array(&mut de, |n, item| {
                 let mut f = RecordFields::default();
                 let parsed = parse_object_line(item.get().as_bytes(), |k, v| record_entry(&mut f, k, v))
-                    .map_err(|_| "array element is not a JSON object".to_owned())
+                    .map_err(|_| RecordError::ElementNotObject)
                     .and_then(|()| finish_record(f))
-                    .map_err(|m| failure.insert(format!("element {n}: {m}")).clone())?;
+                    .map_err(|why| {
+                        let message = RecordError::Element {
+                            index: n,
+                            why: Box::new(why),
+                        }
+                        .to_string();
+                        ValueError::Invalid(failure.insert(message).clone())
+                    })?;
                 on(parsed);
                 Ok(())
             })
@@ -465,7 +547,8 @@ fn read_records(
             let mut de = serde_json::Deserializer::from_str(text);
             let read = crate::json::visit_object(&mut de, |key, v| {
                 let raw = v.raw()?;
-                let record = map_record(key, raw.get()).map_err(|m| failure.insert(m).clone())?;
+                let record = map_record(key, raw.get())
+                    .map_err(|e| ValueError::Invalid(failure.insert(e.to_string()).clone()))?;
                 on(Parsed::Record(record));
                 Ok(())
             })
@@ -481,15 +564,20 @@ fn read_records(
 }
 
 /// A map entry: its value is a verdict (any JSON value), or an object `{verdict, error}`.
-fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, String> {
+fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, RecordError> {
     if key.is_empty() {
-        return Err("an empty pipeline id".into());
+        return Err(RecordError::EmptyKey);
     }
-    let in_pipeline = |m: String| format!("pipeline {key}: {m}");
+    let in_pipeline = |why: MapValueError| {
+        RecordError::MapValue(Box::new(MapValue {
+            id: key.to_owned(),
+            why,
+        }))
+    };
     if !raw.trim_start().starts_with('{') {
         return Ok(RecordRef {
             id: Cow::Borrowed(key),
-            verdict: Some(PyText::of_raw(raw).map_err(in_pipeline)?),
+            verdict: Some(PyText::of_raw(raw).map_err(|e| in_pipeline(MapValueError::Value(e)))?),
             error: None,
         });
     }
@@ -502,10 +590,10 @@ fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, String> {
         }
         Ok(())
     })
-    .map_err(|_| in_pipeline("not a JSON object".to_owned()))?;
+    .map_err(|_| in_pipeline(MapValueError::NotObject))?;
     let error = error_text(error);
     if verdict.is_none() && error.is_none() {
-        return Err(in_pipeline("the object has neither a verdict nor an error".into()));
+        return Err(in_pipeline(MapValueError::Neither));
     }
     Ok(RecordRef {
         id: Cow::Borrowed(key),
@@ -517,7 +605,7 @@ fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, String> {
 fn read_delimited(
     format: VerdictFormat,
     body: &[u8],
-    role: &str,
+    role: Role,
     name: &str,
     on: &mut dyn FnMut(Parsed<'_>),
 ) -> Result<(), InputError> {
@@ -563,7 +651,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Verdicts {
-        parse_verdicts("old_verdicts", "v", text.as_bytes()).unwrap()
+        parse_verdicts(Role::OldVerdicts, "v", text.as_bytes()).unwrap()
     }
 
     fn get<'a>(v: &'a Verdicts, id: &str) -> Option<&'a VerdictRecord> {
@@ -597,9 +685,9 @@ mod tests {
         assert_eq!(get(&map, "a").unwrap().verdict.as_deref(), Some("PASS"));
         assert_eq!(get(&map, "b").unwrap().error.as_deref(), Some("oom"));
         assert_eq!(get(&map, "c").unwrap().verdict.as_deref(), Some("7"));
-        let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": {\"score\": 1}}").unwrap_err();
+        let e = parse_verdicts(Role::OldVerdicts, "m.json", b"{\"a\": {\"score\": 1}}").unwrap_err();
         assert!(e.to_string().contains("pipeline a: the object has neither"), "{e}");
-        let e = parse_verdicts("old_verdicts", "m.json", b"{\"a\": 1, \"\": 2}").unwrap_err();
+        let e = parse_verdicts(Role::OldVerdicts, "m.json", b"{\"a\": 1, \"\": 2}").unwrap_err();
         assert_eq!(e.to_string(), "m.json (old_verdicts) line 1: an empty pipeline id");
     }
 
@@ -698,8 +786,8 @@ mod tests {
                 .collect();
             let keep: KeepSet =
                 kept.iter().map(|&n| Arc::from(id(n).trim_matches('"'))).collect();
-            let all = parse_verdicts("old_verdicts", "v", text.as_bytes());
-            let some = parse_verdicts_keeping("old_verdicts", "v", text.as_bytes(), keep.clone());
+            let all = parse_verdicts(Role::OldVerdicts, "v", text.as_bytes());
+            let some = parse_verdicts_keeping(Role::OldVerdicts, "v", text.as_bytes(), keep.clone());
             match (all, some) {
                 (Ok(all), Ok(some)) => {
                     proptest::prop_assert_eq!(
@@ -730,7 +818,7 @@ mod tests {
         );
         let all = parse(text);
         let keep: KeepSet = [Arc::from("a")].into();
-        let some = parse_verdicts_keeping("old_verdicts", "v", text.as_bytes(), keep).unwrap();
+        let some = parse_verdicts_keeping(Role::OldVerdicts, "v", text.as_bytes(), keep).unwrap();
         assert_eq!(
             (some.records, some.duplicates, some.len()),
             (all.records, all.duplicates, all.len())
@@ -757,25 +845,30 @@ mod tests {
     #[test]
     fn bad_lines_name_the_file_and_line() {
         let e = parse_verdicts(
-            "new_verdicts",
+            Role::NewVerdicts,
             "new.jsonl",
             b"{\"pipeline_id\":\"a\",\"verdict\":\"P\"}\n\n{\"pipeline_id\":\"b\",\"verdict\":",
         )
         .unwrap_err();
         assert_eq!(e.to_string(), "new.jsonl (new_verdicts) line 3: not valid JSON");
-        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":[1],\"verdict\":true}").unwrap_err();
+        let e = parse_verdicts(Role::NewVerdicts, "n", b"{\"pipeline_id\":[1],\"verdict\":true}").unwrap_err();
         assert_eq!(e.line, Some(1));
         assert!(e.message.contains("pipeline_id is an array or object"), "{e}");
-        let e = parse_verdicts("new_verdicts", "n", b"{\"pipeline_id\":\"a\"}").unwrap_err();
+        let e = parse_verdicts(Role::NewVerdicts, "n", b"{\"pipeline_id\":\"a\"}").unwrap_err();
         assert!(e.message.contains("neither"), "{e}");
-        let e = parse_verdicts("new_verdicts", "n", b"id,verdict\na,PASS\n").unwrap_err();
+        let e = parse_verdicts(Role::NewVerdicts, "n", b"id,verdict\na,PASS\n").unwrap_err();
         assert!(e.message.contains("pipeline_id"), "{e}");
-        let e = parse_verdicts("new_verdicts", "n", b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]").unwrap_err();
+        let e = parse_verdicts(
+            Role::NewVerdicts,
+            "n",
+            b"[{\"pipeline_id\":\"a\",\"verdict\":\"P\"},\n 3]",
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "n (new_verdicts) line 2: element 1: array element is not a JSON object"
         );
-        let e = parse_verdicts("new_verdicts", "n", b"{\"a\": \"P\",\n \"b\": {\"latency\": 3}}").unwrap_err();
+        let e = parse_verdicts(Role::NewVerdicts, "n", b"{\"a\": \"P\",\n \"b\": {\"latency\": 3}}").unwrap_err();
         assert_eq!(
             e.to_string(),
             "n (new_verdicts) line 2: pipeline b: the object has neither a verdict nor an error"

@@ -9,7 +9,7 @@
 use crate::attest::keys;
 use crate::audit::{Segment, DEFAULT_MAX_LINE};
 use crate::policy::{GatePolicy, PolicyError, PolicyInput};
-use crate::session::{test_set_info, Input, Session, SessionError, Side};
+use crate::session::{test_set_info, Role, Session, SessionError, Side};
 use crate::sniff::sniff;
 use crate::testset::{TestSet, TO_END};
 use serde::Serialize;
@@ -367,15 +367,8 @@ impl GateSession {
     /// Forgets a verdict or trajectory file (`old_verdicts`, `new_trajectories`, …).
     #[wasm_bindgen(js_name = removeInput)]
     pub fn remove_input(&mut self, role: &str) -> Result<(), JsError> {
-        let input = match role {
-            "old_verdicts" => Input::Verdicts(Side::Old),
-            "new_verdicts" => Input::Verdicts(Side::New),
-            "old_trajectories" => Input::Trajectories(Side::Old),
-            "new_trajectories" => Input::Trajectories(Side::New),
-            "audit" => Input::Audit,
-            other => return Err(into_error(format!("unknown role `{other}`"))),
-        };
-        self.inner.remove_input(input);
+        let role: Role = role.parse().map_err(into_error)?;
+        self.inner.remove_input(role);
         Ok(())
     }
 

@@ -165,8 +165,8 @@ fn a_chosen_id_is_kept_once_from_the_selection_to_the_scores() {
         .iter()
         .map(|id| format!("{{\"pipeline_id\": \"{id}\", \"verdict\": \"PASS\"}}\n"))
         .collect();
-    let old = parse_verdicts("old_verdicts", "old.jsonl", verdicts.as_bytes()).unwrap();
-    let new = parse_verdicts("new_verdicts", "new.jsonl", verdicts.as_bytes()).unwrap();
+    let old = parse_verdicts(deploy_gate::Role::OldVerdicts, "old.jsonl", verdicts.as_bytes()).unwrap();
+    let new = parse_verdicts(deploy_gate::Role::NewVerdicts, "new.jsonl", verdicts.as_bytes()).unwrap();
     let (scoring, peak) = peak_of(|| score(&ts, &old, &new));
     assert_eq!(scoring.cases.len(), ids.len());
     assert!(
@@ -246,8 +246,13 @@ fn a_verdict_file_holds_a_fixed_few_bytes_per_record_it_does_not_keep_in_every_f
         .collect();
     for (format, text) in [("jsonl", &jsonl), ("array", &array), ("map", &map), ("csv", &csv)] {
         let (verdicts, peak) = peak_of(|| {
-            deploy_gate::verdicts::parse_verdicts_keeping("old_verdicts", format, text.as_bytes(), keep.clone())
-                .unwrap()
+            deploy_gate::verdicts::parse_verdicts_keeping(
+                deploy_gate::Role::OldVerdicts,
+                format,
+                text.as_bytes(),
+                keep.clone(),
+            )
+            .unwrap()
         });
         assert_eq!((verdicts.records, verdicts.len()), (n, n), "{format}");
         let per_record = peak / n;

@@ -56,8 +56,18 @@ fn report_with_chunks(log: &[u8], sizes: &[usize]) -> String {
 /// The report and test set of an index of `log`, with the approved fixture's verdicts.
 fn report_of(index: &deploy_gate::audit::AuditIndex, log: &[u8], policy: &GatePolicy) -> String {
     let ts = build_from_memory(index, &[log], &policy.test_set).unwrap();
-    let old = parse_verdicts("old_verdicts", "old.jsonl", &fixture("approved/old_verdicts.jsonl")).unwrap();
-    let new = parse_verdicts("new_verdicts", "new.jsonl", &fixture("approved/new_verdicts.jsonl")).unwrap();
+    let old = parse_verdicts(
+        deploy_gate::Role::OldVerdicts,
+        "old.jsonl",
+        &fixture("approved/old_verdicts.jsonl"),
+    )
+    .unwrap();
+    let new = parse_verdicts(
+        deploy_gate::Role::NewVerdicts,
+        "new.jsonl",
+        &fixture("approved/new_verdicts.jsonl"),
+    )
+    .unwrap();
     let inputs = GateInputs {
         audit: index,
         test_set: &ts,
@@ -127,7 +137,7 @@ fn report_with_segments(log: &[u8], cuts: &[usize]) -> String {
     };
     let mut builder = IndexBuilder::new();
     let no = builder.add_file(InputFile {
-        role: "audit".into(),
+        role: deploy_gate::Role::Audit,
         name: "audit.jsonl".into(),
         bytes: 0,
         sha256: String::new(),

@@ -127,7 +127,7 @@ fn trajectory_files_round_numbers_correctly() {
         let jsonl = format!("{{\"overall_judge_score\": {lit}}}\n");
         let array = format!("[{{\"overall_judge_score\": {lit}, \"tac_score\": 0}}]");
         for text in [jsonl, array] {
-            let t = parse_trajectories("old_trajectories", "t", text.as_bytes()).unwrap();
+            let t = parse_trajectories(deploy_gate::Role::OldTrajectories, "t", text.as_bytes()).unwrap();
             assert_eq!(t.results[0].composite.to_bits(), want.to_bits(), "{text}");
         }
     }
@@ -152,7 +152,7 @@ fn verdict_files_read_numbers_as_python_does() {
     );
     let array = format!("[{}]", jsonl.lines().collect::<Vec<_>>().join(",\n"));
     for text in [jsonl, map, array] {
-        let v = parse_verdicts("new_verdicts", "v", text.as_bytes()).unwrap();
+        let v = parse_verdicts(deploy_gate::Role::NewVerdicts, "v", text.as_bytes()).unwrap();
         for (i, (lit, want)) in pairs.iter().enumerate() {
             let id = deploy_gate::audit::PipelineId {
                 text: format!("n{i}").into(),

@@ -3,13 +3,13 @@
 //! line reader used by pass 1 (fast path, then serde) gives serde's result.
 #![no_main]
 
-use deploy_gate::json::{parse_object_line, read_object_line, ValueSink};
-use deploy_gate::skim::parse_object;
+use deploy_gate::json::{parse_object_line, read_object_line, ValueError, ValueSink};
+use deploy_gate::json::skim::parse_object;
 use libfuzzer_sys::fuzz_target;
 
 /// Reads each value the way its key's first letter says (`s` scalar, `f` flag, `r` raw, `o`
 /// object, `n` nested field `s`, else skip) and records what it got.
-fn record<'de>(log: &mut Vec<String>, key: &str, v: &mut dyn ValueSink<'de>) -> Result<(), String> {
+fn record<'de>(log: &mut Vec<String>, key: &str, v: &mut dyn ValueSink<'de>) -> Result<(), ValueError> {
     let got = match key.as_bytes().first() {
         Some(b's') => format!("{:?}", v.scalar()?),
         Some(b'f') => format!("{}", v.flag()?),

@@ -34,7 +34,7 @@ fn segmented(log: &[u8], max_line: usize, every: usize, chunk: usize) -> AuditIn
     }
     let mut builder = IndexBuilder::new();
     let file = builder.add_file(InputFile {
-        role: "audit".into(),
+        role: deploy_gate::Role::Audit,
         name: "audit.jsonl".into(),
         bytes: 0,
         sha256: String::new(),

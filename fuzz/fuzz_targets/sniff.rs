@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
         (Kind::Trajectories, Some(Side::New)) => Some("new_trajectories"),
         _ => None,
     };
-    assert_eq!(guess.role.as_deref(), role);
+    assert_eq!(guess.role.map(deploy_gate::Role::as_str), role);
     let body = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     if let Some(first) = body.iter().position(|b| !b.is_ascii_whitespace()) {
         if body[first] == b'{' && !name.to_lowercase().ends_with(".gz") {

@@ -7,7 +7,7 @@ use deploy_gate::trajectory::parse_trajectories;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
-    let Ok(t) = parse_trajectories("old_trajectories", "fuzz.jsonl", bytes) else {
+    let Ok(t) = parse_trajectories(deploy_gate::Role::OldTrajectories, "fuzz.jsonl", bytes) else {
         return;
     };
     for r in &t.results {
@@ -35,7 +35,7 @@ fuzz_target!(|bytes: &[u8]| {
     }
     array.extend_from_slice(b"]\n");
     let a =
-        parse_trajectories("old_trajectories", "fuzz.json", &array).expect("the array of a JSONL file's lines reads");
+        parse_trajectories(deploy_gate::Role::OldTrajectories, "fuzz.json", &array).expect("the array of a JSONL file's lines reads");
     assert_eq!(a.results, t.results, "JSONL and array read differently");
     assert_eq!(a.skipped_without_judge, t.skipped_without_judge);
 });

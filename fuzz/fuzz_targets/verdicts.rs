@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 fuzz_target!(|bytes: &[u8]| {
-    let all = parse_verdicts("old_verdicts", "fuzz.jsonl", bytes);
+    let all = parse_verdicts(deploy_gate::Role::OldVerdicts, "fuzz.jsonl", bytes);
     // The ids to keep: every other id that could be in the file, by a cheap rule over the
     // candidate strings (split on JSON/CSV punctuation).
     let text = String::from_utf8_lossy(bytes);
@@ -23,7 +23,7 @@ fuzz_target!(|bytes: &[u8]| {
         .collect();
     let keep: HashSet<String> = candidates.iter().filter(|s| s.len() % 2 == 0).cloned().collect();
     let some = parse_verdicts_keeping(
-        "old_verdicts",
+        deploy_gate::Role::OldVerdicts,
         "fuzz.jsonl",
         bytes,
         keep.iter().map(|s| std::sync::Arc::from(s.as_str())).collect(),

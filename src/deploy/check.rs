@@ -247,17 +247,35 @@ fn show(v: &Value) -> String {
     }
 }
 
+/// Where the edited config first differs from the one expected, and how.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: expected {expected}, found {found}")]
+pub(crate) struct Difference {
+    /// The key path (`the top level`, `` `a`.`b`[2] ``, a key as `… (the key)`).
+    pub path: String,
+    /// The value expected there, described.
+    pub expected: String,
+    /// The value found, described.
+    pub found: String,
+}
+
 /// The first difference between `want` and `got`, named by its key path.
-pub(crate) fn compare(want: &Value, got: &Value) -> Result<(), String> {
+pub(crate) fn compare(want: &Value, got: &Value) -> Result<(), Difference> {
     let mut assumed = HashSet::new();
     eq(want, got, "the top level", &mut assumed)
 }
 
-fn eq(want: &Value, got: &Value, path: &str, assumed: &mut HashSet<(usize, usize)>) -> Result<(), String> {
+fn eq(want: &Value, got: &Value, path: &str, assumed: &mut HashSet<(usize, usize)>) -> Result<(), Difference> {
     if !assumed.insert((ptr(want), ptr(got))) {
         return Ok(());
     }
-    let differ = || Err(format!("{path}: expected {}, found {}", show(want), show(got)));
+    let differ = || {
+        Err(Difference {
+            path: path.to_owned(),
+            expected: show(want),
+            found: show(got),
+        })
+    };
     match (want, got) {
         (Value::Scalar(a), Value::Scalar(b)) => {
             if a != b {

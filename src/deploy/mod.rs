@@ -381,7 +381,7 @@ pub fn deploy_config(config: &[u8], change: &Change<'_>) -> Result<Vec<u8>, Conf
         .root
         .clone()
         .ok_or_else(|| ConfigError::Unverified("the edited config is empty".into()))?;
-    let compared = check::compare(&want, &got).map_err(ConfigError::Unverified);
+    let compared = check::compare(&want, &got).map_err(|d| ConfigError::Unverified(d.to_string()));
     // The values made for the comparison go before the loaded documents empty themselves.
     drop((want, got));
     compared?;

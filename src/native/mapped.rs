@@ -531,7 +531,7 @@ mod tests {
             assert_eq!(plan.starts.len(), 1, "no newline, one segment");
             let mut builder = IndexBuilder::new();
             builder.add_file(crate::audit::InputFile {
-                role: "audit".into(),
+                role: crate::input::Role::Audit,
                 name: "one-line.jsonl".into(),
                 bytes: 0,
                 sha256: String::new(),

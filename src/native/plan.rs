@@ -3,7 +3,7 @@
 
 use super::ReadError;
 use crate::audit::{IndexBuilder, Segment};
-use crate::compat::PassSet;
+use crate::policy::PassSet;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::Path;

@@ -9,7 +9,7 @@
 use super::plan::{read_at, InOrder, Plan};
 use super::{ReadError, ReadOptions, CHUNK};
 use crate::audit::{AuditIndex, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
-use crate::compat::PassSet;
+use crate::policy::PassSet;
 use crate::session::Session;
 use crate::testset::{TestSetBuilder, TestSetError};
 use flate2::read::MultiGzDecoder;
@@ -318,7 +318,7 @@ pub fn scan(paths: &[PathBuf], pass: &PassSet, opts: ReadOptions) -> Result<(Aud
     let mut gzipped = Vec::new();
     for path in paths {
         let no = builder.add_file(InputFile {
-            role: "audit".into(),
+            role: crate::input::Role::Audit,
             name: file_name(path),
             bytes: 0,
             sha256: String::new(),

@@ -1,8 +1,8 @@
 //! The session's invalidation rules, natively.
 
 use super::*;
-use crate::compat::PassSet;
 use crate::decision::{Mode, OnInsufficient};
+use crate::policy::PassSet;
 
 const DIR: &str = "real-writer-shape";
 const AUDIT: &[u8] = include_bytes!("../../tests/fixtures/parity/real-writer-shape/audit.jsonl");
@@ -264,17 +264,11 @@ fn after_the_pipelines_are_released_a_rebuild_is_a_rescan() {
 fn removing_each_input_forgets_just_it() {
     let full = loaded().report().unwrap();
     for (input, message) in [
-        (
-            Input::Verdicts(Side::Old),
-            Some("the old model's verdict file is not loaded"),
-        ),
-        (
-            Input::Verdicts(Side::New),
-            Some("the new model's verdict file is not loaded"),
-        ),
-        (Input::Trajectories(Side::Old), None),
-        (Input::Trajectories(Side::New), None),
-        (Input::Audit, Some("the audit log is not loaded")),
+        (Role::OldVerdicts, Some("the old model's verdict file is not loaded")),
+        (Role::NewVerdicts, Some("the new model's verdict file is not loaded")),
+        (Role::OldTrajectories, None),
+        (Role::NewTrajectories, None),
+        (Role::Audit, Some("the audit log is not loaded")),
     ] {
         let mut s = loaded();
         s.remove_input(input);
@@ -289,13 +283,13 @@ fn removing_each_input_forgets_just_it() {
                 assert!(!r.decision.details.trajectory_checked, "{input:?}");
                 assert!(full.decision.details.trajectory_checked);
                 let (old, new) = (&r.trajectories.old, &r.trajectories.new);
-                assert_eq!(old.is_none(), input == Input::Trajectories(Side::Old));
-                assert_eq!(new.is_none(), input == Input::Trajectories(Side::New));
+                assert_eq!(old.is_none(), input == Role::OldTrajectories);
+                assert_eq!(new.is_none(), input == Role::NewTrajectories);
             }
         }
     }
     let mut s = loaded();
-    s.remove_input(Input::Audit);
+    s.remove_input(Role::Audit);
     assert!(s.test_set().is_none());
 }
 

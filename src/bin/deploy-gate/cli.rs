@@ -6,7 +6,7 @@ use deploy_gate::error::InputError;
 use deploy_gate::native::{self, file_name, ReadOptions, DEFAULT_SEGMENT};
 use deploy_gate::policy::{self, GatePolicy, Mode, OnInsufficient, PolicyInput};
 use deploy_gate::report::GateReport;
-use deploy_gate::session::{Session, Side};
+use deploy_gate::session::{Role, Session, Side};
 use deploy_gate::trajectory::parse_trajectories;
 use deploy_gate::verdicts::{parse_verdicts_keeping, KeepSet, Verdicts};
 use std::io::Write;
@@ -407,7 +407,7 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
     let builder = session.test_set_builder()?;
     // Keep whole records only for the test cases: the rest are counted, not stored.
     let keep: KeepSet = builder.selection().shared_ids().cloned().collect();
-    let verdicts = |role: &str, path: &Path, keep| -> Result<Verdicts> {
+    let verdicts = |role: Role, path: &Path, keep| -> Result<Verdicts> {
         let bytes = native::read_whole(path, "verdict file", opts.map)?;
         parse_verdicts_keeping(role, &file_name(path), &bytes, keep).map_err(|e| input_error(path, e))
     };
@@ -415,8 +415,8 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
     let (pass2, old, new) = std::thread::scope(|scope| {
         // (One copy of the ids for each file, the second being the set itself.)
         let old_keep = keep.clone();
-        let old = scope.spawn(|| verdicts("old_verdicts", inputs.old_verdicts, old_keep));
-        let new = scope.spawn(|| verdicts("new_verdicts", inputs.new_verdicts, keep));
+        let old = scope.spawn(|| verdicts(Role::OldVerdicts, inputs.old_verdicts, old_keep));
+        let new = scope.spawn(|| verdicts(Role::NewVerdicts, inputs.new_verdicts, keep));
         let pass2 = native::read_chosen(inputs.audit, builder, &gzipped);
         let joined = |h: std::thread::ScopedJoinHandle<'_, _>| h.join().expect("a verdict thread panicked");
         (pass2, joined(old), joined(new))
@@ -426,8 +426,8 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
     session.set_verdicts(Side::Old, old?);
     session.set_verdicts(Side::New, new?);
     for (side, role, path) in [
-        (Side::Old, "old_trajectories", inputs.old_trajectories),
-        (Side::New, "new_trajectories", inputs.new_trajectories),
+        (Side::Old, Role::OldTrajectories, inputs.old_trajectories),
+        (Side::New, Role::NewTrajectories, inputs.new_trajectories),
     ] {
         let Some(path) = path else { continue };
         let bytes = native::read_whole(path, "trajectory file", opts.map)?;

@@ -1,4 +1,4 @@
-//! A fast path for reading audit lines: the same callbacks as [`crate::json::parse_object_line`],
+//! A fast path for reading audit lines: the same callbacks as [`super::parse_object_line`],
 //! for lines in the shape a writer produces, several times faster than going through serde.
 //!
 //! It never decides anything on its own: whenever a line is not plainly well-formed (a byte
@@ -8,7 +8,7 @@
 //! serde_json accepts too, with the same callbacks in the same order (a differential test
 //! checks this on random and mutated lines).
 
-use crate::json::{PyText, Scalar, ValueSink};
+use super::{PyText, Scalar, ValueError, ValueSink};
 use std::borrow::Cow;
 
 /// Nesting deeper than this is left to serde_json.
@@ -18,8 +18,8 @@ const MAX_DEPTH: u32 = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bail;
 
-/// The entry callback, as [`crate::json::parse_object_line`] takes it.
-type OnEntry<'f, 'de> = dyn FnMut(&str, &mut dyn ValueSink<'de>) -> Result<(), String> + 'f;
+/// The entry callback, as [`super::parse_object_line`] takes it.
+type OnEntry<'f, 'de> = dyn FnMut(&str, &mut dyn ValueSink<'de>) -> Result<(), ValueError> + 'f;
 
 /// What one 64-byte block holds: bit i set for a quote (a backslash, a byte below 0x20) at
 /// byte i.
@@ -370,7 +370,7 @@ mod simd {
     }
 }
 
-/// Visits the entries of a one-line JSON object, as [`crate::json::parse_object_line`] does
+/// Visits the entries of a one-line JSON object, as [`super::parse_object_line`] does
 /// after UTF-8 validation; `Err(Bail)` when the line needs serde_json.
 pub fn parse_object<'de>(text: &'de str, on_entry: &mut OnEntry<'_, 'de>) -> Result<(), Bail> {
     // The bitmaps go in this thread's scratch words (taken, so a callback that parses another
@@ -668,15 +668,15 @@ struct Sink<'c, 'de, 's> {
     used: bool,
 }
 
-/// The callbacks' error type is `String`; a bail travels through them as an empty one.
-impl From<Bail> for String {
-    fn from(_: Bail) -> String {
-        String::new()
+/// A bail travels through the callbacks as [`ValueError::Bail`] (and stops the line).
+impl From<Bail> for ValueError {
+    fn from(_: Bail) -> ValueError {
+        ValueError::Bail
     }
 }
 
 impl<'de> ValueSink<'de> for Sink<'_, 'de, '_> {
-    fn scalar(&mut self) -> Result<Scalar<'de>, String> {
+    fn scalar(&mut self) -> Result<Scalar<'de>, ValueError> {
         self.used = true;
         let c = &mut *self.cursor;
         Ok(match c.peek().ok_or(Bail)? {
@@ -689,7 +689,7 @@ impl<'de> ValueSink<'de> for Sink<'_, 'de, '_> {
         })
     }
 
-    fn text(&mut self) -> Result<PyText<'de>, String> {
+    fn text(&mut self) -> Result<PyText<'de>, ValueError> {
         self.used = true;
         let c = &mut *self.cursor;
         Ok(match c.peek().ok_or(Bail)? {
@@ -707,11 +707,11 @@ impl<'de> ValueSink<'de> for Sink<'_, 'de, '_> {
         })
     }
 
-    fn raw(&mut self) -> Result<&'de serde_json::value::RawValue, String> {
+    fn raw(&mut self) -> Result<&'de serde_json::value::RawValue, ValueError> {
         Err(Bail.into())
     }
 
-    fn flag(&mut self) -> Result<bool, String> {
+    fn flag(&mut self) -> Result<bool, ValueError> {
         self.used = true;
         let c = &mut *self.cursor;
         if c.peek() == Some(b'n') {
@@ -721,12 +721,12 @@ impl<'de> ValueSink<'de> for Sink<'_, 'de, '_> {
         }
     }
 
-    fn skip(&mut self) -> Result<(), String> {
+    fn skip(&mut self) -> Result<(), ValueError> {
         self.used = true;
         Ok(self.cursor.skip()?)
     }
 
-    fn object(&mut self, on_entry: &mut OnEntry<'_, 'de>) -> Result<bool, String> {
+    fn object(&mut self, on_entry: &mut OnEntry<'_, 'de>) -> Result<bool, ValueError> {
         self.used = true;
         let c = &mut *self.cursor;
         Ok(match c.peek() {
@@ -748,7 +748,7 @@ mod tests {
 
     /// Reads every value the way its key says (`s…` scalar, `v…` text, `f…` flag, `o…` object, else
     /// skip) and records what it got.
-    fn record<'de>(log: &mut Vec<String>, key: &str, v: &mut dyn ValueSink<'de>) -> Result<(), String> {
+    fn record<'de>(log: &mut Vec<String>, key: &str, v: &mut dyn ValueSink<'de>) -> Result<(), ValueError> {
         let got = match key.as_bytes().first() {
             Some(b's') => format!("{:?}", v.scalar()?),
             Some(b'v') => format!("{:?}", v.text()?),
@@ -765,6 +765,24 @@ mod tests {
         };
         log.push(format!("{key}={got}"));
         Ok(())
+    }
+
+    /// A bail is its own error, never a message: it used to travel as an empty string, which
+    /// a caller could not tell from a refusal with no words.
+    #[test]
+    fn a_bail_is_not_a_message() {
+        assert_eq!(ValueError::from(Bail), ValueError::Bail);
+        assert_ne!(ValueError::from(Bail), ValueError::Invalid(String::new()));
+        assert!(!ValueError::Bail.to_string().is_empty());
+        // A value the fast path leaves to serde (`raw`) bails the line; serde then reads it.
+        let mut seen = None;
+        assert_eq!(
+            parse_object("{\"a\": [1]}", &mut |_, v| v
+                .raw()
+                .map(|r| seen = Some(r.get().to_owned()))),
+            Err(Bail)
+        );
+        assert_eq!(seen, None);
     }
 
     /// Fast path, then serde: if the fast path accepts, serde must accept with the same calls.
