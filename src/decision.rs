@@ -1,8 +1,7 @@
 //! The gate policy, the A/B comparison and the gate decision, with the reference's semantics.
 
 use crate::compat::round4;
-// The policy's types live in `policy`; these re-exports keep the old paths compiling.
-pub use crate::policy::{check_confidence, GatePolicy, Mode, OnInsufficient, PolicyInput};
+use crate::policy::{GatePolicy, Mode, OnInsufficient};
 use serde::Serialize;
 
 /// The reference's `ABComparison`.

@@ -1,11 +1,11 @@
 //! One call for inputs already in memory: pass 1, selection, pass 2 and the report.
 
 use crate::audit::{AuditIndex, AuditScanner, DEFAULT_MAX_LINE};
-use crate::error::InputError;
 use crate::input::Role;
+use crate::input::{InputError, Side};
 use crate::policy::GatePolicy;
 use crate::report::GateReport;
-use crate::session::{Session, SessionError, Side};
+use crate::session::{Session, SessionError};
 use crate::testset::{build_from_memory, TestSet, TestSetError};
 
 /// A named file's bytes.

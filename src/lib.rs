@@ -24,7 +24,6 @@ pub mod compat;
 pub mod decision;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod deploy;
-pub mod error;
 pub mod gate;
 pub mod input;
 pub mod json;
@@ -49,7 +48,11 @@ pub use audit::{scan_all, AuditIndex, AuditScanner, AuditSummary, IndexBuilder, 
 pub use gate::{evaluate_in_memory, scan_audit, test_set_in_memory, MemoryInputs, NamedBytes};
 pub use input::{InputError, InputFile, Role, Side, UnknownRole};
 pub use json::{NotObject, PyText, Scalar, ValueError, ValueSink};
+pub use policy::{
+    GatePolicy, Mode, OnInsufficient, PassSet, PolicyChange, PolicyError, PolicyFileError, PolicyInput, TestSetPolicy,
+};
 pub use report::{evaluate, GateInputs, GateReport};
+pub use session::{Session, SessionError};
 pub use sniff::{sniff, Guess};
 pub use testset::{TestSet, TestSetBuilder, TestSetError};
 pub use trajectory::{parse_trajectories, Trajectories};

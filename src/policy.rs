@@ -673,9 +673,52 @@ impl<'de> Deserialize<'de> for PolicyInput {
     }
 }
 
+/// What a policy change asks the caller to redo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyChange {
+    /// Nothing: the report can be made again from what is loaded.
+    Ready,
+    /// The test set: its size or seed changed (select and read pass 2 again).
+    Rebuild,
+    /// The audit log: the pass verdicts changed, so pass 1 counted other completions.
+    Rescan,
+}
+
+impl PolicyChange {
+    /// The name the JS API gives it: `ready`, `rebuild` or `rescan`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicyChange::Ready => "ready",
+            PolicyChange::Rebuild => "rebuild",
+            PolicyChange::Rescan => "rescan",
+        }
+    }
+}
+
+/// What going from policy `old` to `new` invalidates: the pass verdicts are read by pass 1
+/// (rescan); the test-set part by the selection (rebuild); the rest only by the report.
+pub fn policy_change(old: &GatePolicy, new: &GatePolicy) -> PolicyChange {
+    if new.pass_verdicts != old.pass_verdicts {
+        PolicyChange::Rescan
+    } else if new.test_set != old.test_set {
+        PolicyChange::Rebuild
+    } else {
+        PolicyChange::Ready
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pass_set_matches_case_insensitively() {
+        let set = PassSet::default();
+        assert!(set.contains("pass") && set.contains("Approve") && set.contains("COMPLETE"));
+        assert!(!set.contains("passed") && !set.contains(""));
+        let set = PassSet::new(["straße"]);
+        assert!(set.contains("STRASSE") && set.contains("Straße"));
+    }
 
     fn parse(json: &str) -> Result<GatePolicy, String> {
         serde_json::from_str::<PolicyInput>(json)

@@ -3,8 +3,9 @@
 //! The same inputs and policy give the same bytes: nothing here reads a clock, and every list
 //! has a defined order.
 
-use crate::audit::{AuditIndex, AuditSummary, InputFile};
+use crate::audit::{AuditIndex, AuditSummary};
 use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision};
+use crate::input::InputFile;
 use crate::policy::{GatePolicy, OnInsufficient};
 use crate::scoring::{score, CaseOutcome, CaseStatus, ModelCounts, TemplateRow};
 use crate::stats::{gate_stats, GateStats, Paired};

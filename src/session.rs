@@ -7,49 +7,13 @@
 //! "segments being merged" and "indexed" holds at a time, and a test set exists only beside
 //! the index it was built from.
 
-use crate::audit::{AuditIndex, AuditScanner, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
-use crate::decision::GatePolicy;
-use crate::error::InputError;
+use crate::audit::{AuditIndex, AuditScanner, IndexBuilder, Segment, DEFAULT_MAX_LINE};
+use crate::input::{InputError, InputFile, Role, Side};
+use crate::policy::{policy_change, GatePolicy, PolicyChange};
 use crate::report::{evaluate, GateInputs, GateReport};
 use crate::testset::{ReadRange, TestSet, TestSetBuilder, TestSetError};
 use crate::trajectory::{parse_trajectories, Trajectories};
 use crate::verdicts::{parse_verdicts, Verdicts};
-
-/// What a policy change asks the caller to redo.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PolicyChange {
-    /// Nothing: the report can be made again from what is loaded.
-    Ready,
-    /// The test set: its size or seed changed (select and read pass 2 again).
-    Rebuild,
-    /// The audit log: the pass verdicts changed, so pass 1 counted other completions.
-    Rescan,
-}
-
-impl PolicyChange {
-    /// The name the JS API gives it: `ready`, `rebuild` or `rescan`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PolicyChange::Ready => "ready",
-            PolicyChange::Rebuild => "rebuild",
-            PolicyChange::Rescan => "rescan",
-        }
-    }
-}
-
-/// What going from policy `old` to `new` invalidates: the pass verdicts are read by pass 1
-/// (rescan); the test-set part by the selection (rebuild); the rest only by the report.
-pub fn policy_change(old: &GatePolicy, new: &GatePolicy) -> PolicyChange {
-    if new.pass_verdicts != old.pass_verdicts {
-        PolicyChange::Rescan
-    } else if new.test_set != old.test_set {
-        PolicyChange::Rebuild
-    } else {
-        PolicyChange::Ready
-    }
-}
-
-pub use crate::input::{Role, Side};
 
 /// Why a session call cannot be done; the messages are the ones the JS API shows.
 #[derive(Debug, thiserror::Error)]

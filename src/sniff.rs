@@ -3,7 +3,7 @@
 
 use crate::audit::entry::Marks;
 use crate::input::Role;
-pub use crate::input::Side;
+use crate::input::Side;
 use crate::json::parse_object_line;
 use serde::Serialize;
 

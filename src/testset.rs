@@ -15,8 +15,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
-// The test-set part of the policy lives in `policy`; re-exported here for the old path.
-pub use crate::policy::TestSetPolicy;
+use crate::policy::TestSetPolicy;
 
 /// A byte range of an audit file that pass 2 reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,9 +1,8 @@
 //! Trajectory-evaluation results (AgenticEvalResult objects) and their composite score.
 
-use crate::audit::InputFile;
 use crate::compat::round4;
-use crate::error::InputError;
 use crate::input::Role;
+use crate::input::{InputError, InputFile};
 use crate::json::{parse_object_line, NotObject, Scalar};
 use crate::lines::{split_all, Piece};
 use crate::verdicts::describe;

@@ -11,10 +11,10 @@
 //! pass that keeps only the records of the ids asked for (see [`parse_verdicts_keeping`]).
 
 use crate::audit::entry::{is_completion_name, EntryKind, Marks};
-use crate::audit::{into_id_text, InputFile, PipelineId};
+use crate::audit::{into_id_text, PipelineId};
 use crate::compat::py_float_repr;
-use crate::error::InputError;
 use crate::input::Role;
+use crate::input::{InputError, InputFile};
 use crate::json::{parse_object_line, read_object_text, visit_array, NotObject, PyText, Scalar, ValueError, ValueSink};
 use crate::lines::{split_all, Piece};
 use hashbrown::{DefaultHashBuilder, HashMap};

@@ -8,8 +8,9 @@
 
 use crate::attest::keys;
 use crate::audit::{Segment, DEFAULT_MAX_LINE};
+use crate::input::{Role, Side};
 use crate::policy::{GatePolicy, PolicyError, PolicyInput};
-use crate::session::{test_set_info, Role, Session, SessionError, Side};
+use crate::session::{test_set_info, Session, SessionError};
 use crate::sniff::sniff;
 use crate::testset::{TestSet, TO_END};
 use serde::Serialize;

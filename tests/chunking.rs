@@ -126,7 +126,8 @@ proptest! {
 /// The report when the log is cut into segments at the given newline positions, each scanned
 /// on its own and merged in file order (what the CLI does on several cores).
 fn report_with_segments(log: &[u8], cuts: &[usize]) -> String {
-    use deploy_gate::audit::{IndexBuilder, InputFile, Segment};
+    use deploy_gate::audit::{IndexBuilder, Segment};
+    use deploy_gate::input::InputFile;
     let policy = GatePolicy {
         test_set: TestSetPolicy {
             min_samples: 1,

@@ -5,7 +5,8 @@
 //! workers do. The input's first byte picks the chunk size, the cuts and the line limit.
 #![no_main]
 
-use deploy_gate::audit::{AuditIndex, AuditScanner, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
+use deploy_gate::audit::{AuditIndex, AuditScanner, IndexBuilder, Segment, DEFAULT_MAX_LINE};
+use deploy_gate::input::InputFile;
 use deploy_gate::policy::{PassSet, TestSetPolicy};
 use deploy_gate::testset::build_from_memory;
 use libfuzzer_sys::fuzz_target;

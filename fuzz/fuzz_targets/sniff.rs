@@ -4,7 +4,8 @@
 //! the guess is a vote of the first 50 lines, so cutting the head after them changes nothing.
 #![no_main]
 
-use deploy_gate::sniff::{sniff, Kind, Side};
+use deploy_gate::sniff::{sniff, Kind};
+use deploy_gate::Side;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -6,6 +6,7 @@
 //! and returns the verified statement and the keys that signed it, so nothing downstream
 //! re-parses the envelope.
 
+pub mod check;
 pub mod dsse;
 pub mod jcs;
 pub mod keys;
@@ -16,8 +17,9 @@ pub mod summary;
 pub mod time;
 mod verifier;
 
+pub use check::Check;
 pub use reproduce::{reproduce, Mismatch};
-pub use summary::{Check, Failure, Scope, Summary, VerificationResult, VerifyResult};
+pub use summary::{Failure, Scope, Summary, VerificationResult, VerifyResult};
 pub use verifier::{verify, Limits, Requirements, Verified, VerifyError, DEFAULT_MAX_STATEMENT_BYTES, MAX_SIGNATURES};
 
 use dsse::{Envelope, Signature, PAYLOAD_TYPE};

@@ -1,8 +1,8 @@
 //! Verification of an envelope: the DSSE "reject if" steps in a fixed order, each failure with
 //! its own [`VerifyError`] variant, the limits first, each before the work it bounds.
 
+use super::check::Check;
 use super::dsse::{self, Signature, PAYLOAD_TYPE};
-use super::summary::Check;
 use super::{json_pointer, keys, strict, time, MAX_SKEW_SECONDS, PREDICATE_TYPE, REPORT_KEY, STATEMENT_TYPE};
 use ed25519_dalek::VerifyingKey;
 use serde::Deserialize;

@@ -24,7 +24,6 @@ mod tests;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-pub use crate::input::InputFile;
 pub(crate) use entry::{classify_line, into_id_text, Kind};
 pub use entry::{PipelineId, SkipReason};
 pub use pipelines::{LineRef, Pos};

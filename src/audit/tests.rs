@@ -1,7 +1,7 @@
 use super::entry::Entry;
 use super::wire::WIRE_MAGIC;
 use super::*;
-use crate::input::Role;
+use crate::input::{InputFile, Role};
 use crate::policy::PassSet;
 
 fn scan(text: &str) -> AuditIndex {

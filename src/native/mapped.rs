@@ -530,7 +530,7 @@ mod tests {
             let plan = Plan::new(&path, 0, &pass, &f, opts, 1 << 20).unwrap();
             assert_eq!(plan.starts.len(), 1, "no newline, one segment");
             let mut builder = IndexBuilder::new();
-            builder.add_file(crate::audit::InputFile {
+            builder.add_file(crate::input::InputFile {
                 role: crate::input::Role::Audit,
                 name: "one-line.jsonl".into(),
                 bytes: 0,

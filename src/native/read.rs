@@ -8,7 +8,8 @@
 
 use super::plan::{read_at, InOrder, Plan};
 use super::{ReadError, ReadOptions, CHUNK};
-use crate::audit::{AuditIndex, IndexBuilder, InputFile, Segment, DEFAULT_MAX_LINE};
+use crate::audit::{AuditIndex, IndexBuilder, Segment, DEFAULT_MAX_LINE};
+use crate::input::InputFile;
 use crate::policy::PassSet;
 use crate::session::Session;
 use crate::testset::{TestSetBuilder, TestSetError};

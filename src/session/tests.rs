@@ -1,8 +1,8 @@
 //! The session's invalidation rules, natively.
 
 use super::*;
-use crate::decision::{Mode, OnInsufficient};
 use crate::policy::PassSet;
+use crate::policy::{Mode, OnInsufficient};
 
 const DIR: &str = "real-writer-shape";
 const AUDIT: &[u8] = include_bytes!("../../tests/fixtures/parity/real-writer-shape/audit.jsonl");

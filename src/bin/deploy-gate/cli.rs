@@ -2,11 +2,11 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
-use deploy_gate::error::InputError;
+use deploy_gate::input::{InputError, Role, Side};
 use deploy_gate::native::{self, file_name, ReadOptions, DEFAULT_SEGMENT};
 use deploy_gate::policy::{self, GatePolicy, Mode, OnInsufficient, PolicyInput};
 use deploy_gate::report::GateReport;
-use deploy_gate::session::{Role, Session, Side};
+use deploy_gate::session::Session;
 use deploy_gate::trajectory::parse_trajectories;
 use deploy_gate::verdicts::{parse_verdicts_keeping, KeepSet, Verdicts};
 use std::io::Write;
