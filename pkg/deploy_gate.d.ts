@@ -47,7 +47,7 @@ export interface TestCase {
     pipeline_id: string | number; template_id: unknown; input_text: unknown; expected_verdict: unknown;
     expected_stage_outputs: Record<string, unknown>; episode_reward: unknown; input_hash?: unknown;
 }
-export interface InputFile { role: string; name: string; bytes: number; sha256: string; }
+export interface InputFile { role: Role; name: string; bytes: number; sha256: string; }
 export interface ModelCounts {
     format: "jsonl" | "json_array" | "json_map" | "csv" | "tsv"; cases: number; passed: number; wrong: number;
     missing: number; errored: number; composite: number; pass_rate: number | null; records: number; extra: number;
@@ -60,6 +60,21 @@ export interface GateDecision {
     details: { task_regressed: boolean; trajectory_regressed: boolean; task_regression_tol: number;
     trajectory_regression_tol: number; trajectory_checked: boolean; };
 }
+/** A rate with its Wilson interval. */
+export interface RateInterval { rate: number; low: number; high: number; }
+/** An interval for `new − old`: Newcombe's (task) or a seeded percentile bootstrap (trajectory). */
+export interface DeltaInterval { estimate: number; low: number; high: number; method: "newcombe" | "bootstrap"; resamples?: number; seed?: number; }
+/** McNemar's test on the discordant pairs (b: old passes, new fails; c: the reverse). */
+export interface McNemar { b: number; c: number; p_exact: number; p_mid: number; }
+/** The paired 2×2 table of old and new pass/fail. */
+export interface PairedTable { both_pass: number; old_only: number; new_only: number; both_fail: number; }
+/** How many cases non-inferiority would need (`cases_needed` null for a tolerance of 0). */
+export interface SampleSize { power: number; tolerance: number; discordance: number; cases_needed: number | null; num_cases: number; }
+export interface TaskStats { old: RateInterval; new: RateInterval; delta: DeltaInterval; mcnemar: McNemar; table: PairedTable; sample_size: SampleSize; }
+export interface MeanN { mean: number; n: number; }
+export interface TrajectoryStats { old: MeanN; new: MeanN; delta: DeltaInterval; }
+/** The report's statistics; every interval at `confidence`. */
+export interface GateStats { confidence: number; task: TaskStats; trajectory: TrajectoryStats | null; }
 export interface ABComparison { old_score: number; new_score: number; delta: number; num_cases: number; new_is_better: boolean; recommendation: "deploy" | "keep_old"; }
 export interface CaseOutcome {
     pipeline_id: string | number; template_id: unknown; expected: unknown; old_verdict: string | null;
@@ -74,7 +89,7 @@ export interface GateReport {
     inputs: InputFile[]; audit: AuditSummary; test_set: TestSetInfo;
     verdicts: { old: ModelCounts; new: ModelCounts };
     trajectories: { old: TrajectoryInfo | null; new: TrajectoryInfo | null };
-    decision: GateDecision; comparison: ABComparison; cases: CaseOutcome[]; templates: TemplateRow[];
+    decision: GateDecision; comparison: ABComparison; stats: GateStats; cases: CaseOutcome[]; templates: TemplateRow[];
     warnings: string[];
 }
 
@@ -83,11 +98,19 @@ export interface GateReport {
 export interface KeyPair { private_pem: string; public_pem: string; keyid: string; }
 export interface KeyInfo { kind: "private" | "public"; keyid: string; }
 export interface VerifyOptions { threshold?: number; model_digest?: string; target?: string; now: number; max_age_seconds?: number; }
-export interface VerifyResult {
-    valid: boolean; check?: string; message?: string; signers: string[]; hinted_keyids: string[];
-    approved?: boolean; reason?: string; model?: string; model_digest?: string; target?: string;
-    time_verified?: string; subject_checked: boolean; target_checked: boolean;
+/** The name of a failed verification check (`src/attest/check.rs`). */
+export type CheckName = "threshold" | "envelope_size" | "envelope" | "signature_count" | "statement_size" | "signature" | "payload_type" | "duplicate_key" | "statement_type" | "predicate" | "subject_digest" | "ambiguous_subject" | "target" | "time" | "too_old" | "from_the_future" | "replayed" | "reproduce" | "policy";
+/** What the caller asked to be checked: the model digest and the target are optional here. */
+export interface VerifyScope { hinted_keyids: string[]; subject_checked: boolean; target_checked: boolean; }
+/** A verified decision: the summary `deploy-gate verify` prints, and the scope. */
+export interface VerifiedDecision extends VerifyScope {
+    valid: true; verification_result: "PASSED" | "FAILED"; approved: boolean; reason: string; model: string;
+    model_digest: string; subject_index: number; target: string; time_verified: string; signers: string[];
+    payload_sha256: string;
 }
+/** A rejected envelope: the failed check and why. */
+export interface RejectedDecision extends VerifyScope { valid: false; check: CheckName; message: string; signers: string[]; }
+export type VerifyResult = VerifiedDecision | RejectedDecision;
 
 
 
@@ -105,11 +128,11 @@ export class GateSession {
     /**
      * Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).
      */
-    addTrajectories(role: string, bytes: Uint8Array | number[], file_name: string): void;
+    addTrajectories(role: "old" | "new" | "old_trajectories" | "new_trajectories", bytes: Uint8Array | number[], file_name: string): void;
     /**
      * Reads a verdict file for `role` (`old`/`new` or `old_verdicts`/`new_verdicts`).
      */
-    addVerdicts(role: string, bytes: Uint8Array | number[], file_name: string): void;
+    addVerdicts(role: "old" | "new" | "old_verdicts" | "new_verdicts", bytes: Uint8Array | number[], file_name: string): void;
     /**
      * Starts an audit file (the first call also starts a new audit log).
      */
@@ -198,7 +221,7 @@ export class GateSession {
     /**
      * Forgets a verdict or trajectory file (`old_verdicts`, `new_trajectories`, …).
      */
-    removeInput(role: string): void;
+    removeInput(role: Role): void;
     /**
      * Gives an audit file's sha256 (hex) after the audit log was scanned (`finishAudit` or
      * `finishSegmentedAudit`): the decision can be shown before the digest is in, but a

@@ -31,7 +31,7 @@ export class GateSession {
     }
     /**
      * Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).
-     * @param {string} role
+     * @param {"old" | "new" | "old_trajectories" | "new_trajectories"} role
      * @param {Uint8Array | number[]} bytes
      * @param {string} file_name
      */
@@ -57,7 +57,7 @@ export class GateSession {
     }
     /**
      * Reads a verdict file for `role` (`old`/`new` or `old_verdicts`/`new_verdicts`).
-     * @param {string} role
+     * @param {"old" | "new" | "old_verdicts" | "new_verdicts"} role
      * @param {Uint8Array | number[]} bytes
      * @param {string} file_name
      */
@@ -316,7 +316,7 @@ export class GateSession {
     }
     /**
      * Forgets a verdict or trajectory file (`old_verdicts`, `new_trajectories`, …).
-     * @param {string} role
+     * @param {Role} role
      */
     removeInput(role) {
         const ptr0 = passStringToWasm0(role, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);

@@ -64,7 +64,7 @@ export interface TestCase {
   pipeline_id: string | number; template_id: unknown; input_text: unknown; expected_verdict: unknown;
   expected_stage_outputs: Record<string, unknown>; episode_reward: unknown; input_hash?: unknown;
 }
-export interface InputFile { role: string; name: string; bytes: number; sha256: string; }
+export interface InputFile { role: Role; name: string; bytes: number; sha256: string; }
 export interface ModelCounts {
   format: "jsonl" | "json_array" | "json_map" | "csv" | "tsv"; cases: number; passed: number; wrong: number;
   missing: number; errored: number; composite: number; pass_rate: number | null; records: number; extra: number;
@@ -77,6 +77,21 @@ export interface GateDecision {
   details: { task_regressed: boolean; trajectory_regressed: boolean; task_regression_tol: number;
              trajectory_regression_tol: number; trajectory_checked: boolean; };
 }
+/** A rate with its Wilson interval. */
+export interface RateInterval { rate: number; low: number; high: number; }
+/** An interval for `new − old`: Newcombe's (task) or a seeded percentile bootstrap (trajectory). */
+export interface DeltaInterval { estimate: number; low: number; high: number; method: "newcombe" | "bootstrap"; resamples?: number; seed?: number; }
+/** McNemar's test on the discordant pairs (b: old passes, new fails; c: the reverse). */
+export interface McNemar { b: number; c: number; p_exact: number; p_mid: number; }
+/** The paired 2×2 table of old and new pass/fail. */
+export interface PairedTable { both_pass: number; old_only: number; new_only: number; both_fail: number; }
+/** How many cases non-inferiority would need (`cases_needed` null for a tolerance of 0). */
+export interface SampleSize { power: number; tolerance: number; discordance: number; cases_needed: number | null; num_cases: number; }
+export interface TaskStats { old: RateInterval; new: RateInterval; delta: DeltaInterval; mcnemar: McNemar; table: PairedTable; sample_size: SampleSize; }
+export interface MeanN { mean: number; n: number; }
+export interface TrajectoryStats { old: MeanN; new: MeanN; delta: DeltaInterval; }
+/** The report's statistics; every interval at `confidence`. */
+export interface GateStats { confidence: number; task: TaskStats; trajectory: TrajectoryStats | null; }
 export interface ABComparison { old_score: number; new_score: number; delta: number; num_cases: number; new_is_better: boolean; recommendation: "deploy" | "keep_old"; }
 export interface CaseOutcome {
   pipeline_id: string | number; template_id: unknown; expected: unknown; old_verdict: string | null;
@@ -91,7 +106,7 @@ export interface GateReport {
   inputs: InputFile[]; audit: AuditSummary; test_set: TestSetInfo;
   verdicts: { old: ModelCounts; new: ModelCounts };
   trajectories: { old: TrajectoryInfo | null; new: TrajectoryInfo | null };
-  decision: GateDecision; comparison: ABComparison; cases: CaseOutcome[]; templates: TemplateRow[];
+  decision: GateDecision; comparison: ABComparison; stats: GateStats; cases: CaseOutcome[]; templates: TemplateRow[];
   warnings: string[];
 }
 "#;
@@ -101,12 +116,19 @@ const SIGN_TYPES: &'static str = r#"
 export interface KeyPair { private_pem: string; public_pem: string; keyid: string; }
 export interface KeyInfo { kind: "private" | "public"; keyid: string; }
 export interface VerifyOptions { threshold?: number; model_digest?: string; target?: string; now: number; max_age_seconds?: number; }
-export interface VerifyResult {
-  valid: boolean; check?: string; message?: string; signers: string[]; hinted_keyids: string[];
-  verification_result?: "PASSED" | "FAILED"; approved?: boolean; reason?: string; model?: string;
-  model_digest?: string; subject_index?: number; target?: string; time_verified?: string;
-  payload_sha256?: string; subject_checked: boolean; target_checked: boolean;
+/** The name of a failed verification check (`src/attest/check.rs`). */
+export type CheckName = "threshold" | "envelope_size" | "envelope" | "signature_count" | "statement_size" | "signature" | "payload_type" | "duplicate_key" | "statement_type" | "predicate" | "subject_digest" | "ambiguous_subject" | "target" | "time" | "too_old" | "from_the_future" | "replayed" | "reproduce" | "policy";
+/** What the caller asked to be checked: the model digest and the target are optional here. */
+export interface VerifyScope { hinted_keyids: string[]; subject_checked: boolean; target_checked: boolean; }
+/** A verified decision: the summary `deploy-gate verify` prints, and the scope. */
+export interface VerifiedDecision extends VerifyScope {
+  valid: true; verification_result: "PASSED" | "FAILED"; approved: boolean; reason: string; model: string;
+  model_digest: string; subject_index: number; target: string; time_verified: string; signers: string[];
+  payload_sha256: string;
 }
+/** A rejected envelope: the failed check and why. */
+export interface RejectedDecision extends VerifyScope { valid: false; check: CheckName; message: string; signers: string[]; }
+export type VerifyResult = VerifiedDecision | RejectedDecision;
 "#;
 
 #[wasm_bindgen(start)]
@@ -353,21 +375,32 @@ impl GateSession {
 
     /// Reads a verdict file for `role` (`old`/`new` or `old_verdicts`/`new_verdicts`).
     #[wasm_bindgen(js_name = addVerdicts)]
-    pub fn add_verdicts(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
+    pub fn add_verdicts(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "\"old\" | \"new\" | \"old_verdicts\" | \"new_verdicts\"")] role: &str,
+        bytes: &[u8],
+        file_name: &str,
+    ) -> Result<(), JsError> {
         let side = side(role, "verdicts")?;
         self.inner.add_verdicts(side, file_name, bytes).map_err(into_error)
     }
 
     /// Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).
     #[wasm_bindgen(js_name = addTrajectories)]
-    pub fn add_trajectories(&mut self, role: &str, bytes: &[u8], file_name: &str) -> Result<(), JsError> {
+    pub fn add_trajectories(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "\"old\" | \"new\" | \"old_trajectories\" | \"new_trajectories\"")]
+        role: &str,
+        bytes: &[u8],
+        file_name: &str,
+    ) -> Result<(), JsError> {
         let side = side(role, "trajectories")?;
         self.inner.add_trajectories(side, file_name, bytes).map_err(into_error)
     }
 
     /// Forgets a verdict or trajectory file (`old_verdicts`, `new_trajectories`, …).
     #[wasm_bindgen(js_name = removeInput)]
-    pub fn remove_input(&mut self, role: &str) -> Result<(), JsError> {
+    pub fn remove_input(&mut self, #[wasm_bindgen(unchecked_param_type = "Role")] role: &str) -> Result<(), JsError> {
         let role: Role = role.parse().map_err(into_error)?;
         self.inner.remove_input(role);
         Ok(())

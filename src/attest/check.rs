@@ -79,3 +79,82 @@ impl std::fmt::Display for Check {
         f.write_str(self.as_str())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Check;
+
+    /// Every name, for the test below.
+    const ALL: [Check; 19] = [
+        Check::Threshold,
+        Check::EnvelopeSize,
+        Check::Envelope,
+        Check::SignatureCount,
+        Check::StatementSize,
+        Check::Signature,
+        Check::PayloadType,
+        Check::DuplicateKey,
+        Check::StatementType,
+        Check::Predicate,
+        Check::SubjectDigest,
+        Check::AmbiguousSubject,
+        Check::Target,
+        Check::Time,
+        Check::TooOld,
+        Check::FromTheFuture,
+        Check::Replayed,
+        Check::Reproduce,
+        Check::Policy,
+    ];
+
+    /// Adding a variant breaks this match until it is listed here and in `ALL`.
+    #[allow(dead_code)]
+    fn listed(c: Check) {
+        match c {
+            Check::Threshold
+            | Check::EnvelopeSize
+            | Check::Envelope
+            | Check::SignatureCount
+            | Check::StatementSize
+            | Check::Signature
+            | Check::PayloadType
+            | Check::DuplicateKey
+            | Check::StatementType
+            | Check::Predicate
+            | Check::SubjectDigest
+            | Check::AmbiguousSubject
+            | Check::Target
+            | Check::Time
+            | Check::TooOld
+            | Check::FromTheFuture
+            | Check::Replayed
+            | Check::Reproduce
+            | Check::Policy => {}
+        }
+    }
+
+    #[test]
+    fn the_typescript_check_names_are_these() {
+        // A new check (a variant above, then the compiler's exhaustive match in `as_str`) must
+        // reach the JS package's `CheckName`, and a name removed here must leave it.
+        let wasm = include_str!("../wasm.rs");
+        let line = wasm
+            .lines()
+            .find(|l| l.starts_with("export type CheckName ="))
+            .expect("wasm.rs declares CheckName");
+        let mut declared: Vec<&str> = line
+            .trim_start_matches("export type CheckName =")
+            .trim_end_matches(';')
+            .split('|')
+            .map(|n| n.trim().trim_matches('"'))
+            .collect();
+        let mut names: Vec<&str> = ALL.iter().map(|c| c.as_str()).collect();
+        declared.sort_unstable();
+        names.sort_unstable();
+        assert_eq!(declared, names);
+        for c in ALL {
+            // Each variant has a name of its own.
+            assert_eq!(ALL.iter().filter(|d| d.as_str() == c.as_str()).count(), 1);
+        }
+    }
+}

@@ -49,6 +49,22 @@ function samples() {
   out.report = ["GateReport", report];
   assert.deepEqual(JSON.parse(s.evaluateJson()), report);
 
+  out.defaults = ["GatePolicy", wasm.defaultPolicy()];
+  out.checked = ["PolicyCheck[]", [wasm.checkPolicy({ max_samples: "none", mode: "non-inferiority" }), wasm.checkPolicy({ max_samples: "lots" })]];
+  assert.equal(out.checked[1][1].ok, false);
+
+  // The whole stream of a file (as a gzip log is read), routed by the session.
+  const g = new wasm.GateSession({ min_samples: 20, on_insufficient: "approve" });
+  g.beginAudit("audit.jsonl");
+  g.pushAudit(audit);
+  g.finishAudit();
+  g.neededRanges();
+  let more = true;
+  for (let at = 0; more && at < audit.length; at += 65536) more = g.feedStream(0, audit.subarray(at, at + 65536));
+  g.endStream(0);
+  out.streamed = ["TestSetInfo", g.finishTestSet()];
+  assert.equal(typeof more, "boolean");
+
   // A report without trajectories (null cards) and a blocked one.
   const t = new wasm.GateSession(undefined);
   const blockedAudit = read("both-regressed", "audit.jsonl");

@@ -5,6 +5,8 @@ import init, {
   GateSession,
   SegmentScanner,
   Sha256Stream,
+  checkPolicy,
+  defaultPolicy,
   generateKeyPair,
   keyInfo,
   signDecision,
@@ -12,6 +14,17 @@ import init, {
   type ABComparison,
   type AuditSummary,
   type CaseOutcome,
+  type DeltaInterval,
+  type GatePolicy,
+  type GateStats,
+  type McNemar,
+  type MeanN,
+  type PairedTable,
+  type PolicyCheck,
+  type RateInterval,
+  type SampleSize,
+  type TaskStats,
+  type TrajectoryStats,
   type GateDecision,
   type GateReport,
   type InputFile,
@@ -65,6 +78,37 @@ export async function gate(audit: File, old: Uint8Array, fresh: Uint8Array): Pro
     counts.pass_rate, traj?.mean, rows.length, outcomes.length, files.length, guess.role, report.stats);
   session.free();
   return report;
+}
+
+export function policyForm(fields: Record<string, string>): GatePolicy | string {
+  const defaults: GatePolicy = defaultPolicy();
+  const checked: PolicyCheck = checkPolicy({ ...fields, on_insufficient: defaults.on_insufficient });
+  return checked.ok ? checked.policy : `${checked.field}: ${checked.message}`;
+}
+
+export function evidence(report: GateReport): string {
+  const stats: GateStats = report.stats;
+  const task: TaskStats = stats.task;
+  const rates: RateInterval[] = [task.old, task.new];
+  const delta: DeltaInterval = task.delta;
+  const test: McNemar = task.mcnemar;
+  const table: PairedTable = task.table;
+  const size: SampleSize = task.sample_size;
+  const traj: TrajectoryStats | null = stats.trajectory;
+  const means: MeanN[] = traj ? [traj.old, traj.new] : [];
+  return [rates.map((r) => r.rate), delta.method, test.p_exact, table.both_pass, size.cases_needed, means.length].join(" ");
+}
+
+/** Pass 2 from a whole (decompressed) stream: the session keeps what the ranges need. */
+export async function streamed(session: GateSession, stream: ReadableStream<Uint8Array>): Promise<TestSetInfo> {
+  session.neededRanges();
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done || !session.feedStream(0, value)) break;
+  }
+  session.endStream(0);
+  return session.finishTestSet();
 }
 
 export function segments(chunk: Uint8Array): Uint8Array {
