@@ -62,7 +62,10 @@ mod tests {
     fn the_pinned_digest_is_read_from_the_predicate() {
         assert_eq!(pinning("ab12").policy_digest(), Some("ab12"));
         assert_eq!(verified(json!({"predicate": {}})).policy_digest(), None);
-        assert_eq!(verified(json!({"predicate": {"policy": {"digest": {"sha256": 7}}}})).policy_digest(), None);
+        assert_eq!(
+            verified(json!({"predicate": {"policy": {"digest": {"sha256": 7}}}})).policy_digest(),
+            None
+        );
     }
 
     #[test]

@@ -46,9 +46,9 @@
 //! before the config is edited, but whoever can write the model directory can change it after
 //! that hash.
 
-use crate::cli::{EXIT_BLOCKED, EXIT_OK};
+use crate::exit::{now, EXIT_BLOCKED, EXIT_DEPLOYED_UNRECORDED, EXIT_OK};
 use crate::files::{open_error, read_regular};
-use crate::sign::{check, invalid, model_digest, now, read_ledger, TrustArgs};
+use crate::trust::{check, invalid, model_digest, read_ledger, TrustArgs};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
 use deploy_gate::attest::ledger::record::{Record, RecordedResult};
@@ -64,10 +64,6 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// Exit code: the model was deployed, but the ledger could not record it (its intent entry is
-/// there; the next apply records the deploy).
-pub const EXIT_DEPLOYED_UNRECORDED: u8 = 4;
 
 /// The point of an apply at which `--fail-at` aborts the process (testing the crash points).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
