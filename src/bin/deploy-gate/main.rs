@@ -11,6 +11,10 @@ mod exit;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
 #[cfg(not(target_arch = "wasm32"))]
+mod locks;
+#[cfg(not(target_arch = "wasm32"))]
+mod replace;
+#[cfg(not(target_arch = "wasm32"))]
 mod sign;
 #[cfg(not(target_arch = "wasm32"))]
 mod trust;
