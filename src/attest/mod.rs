@@ -11,6 +11,7 @@ pub mod dsse;
 pub mod jcs;
 pub mod keys;
 pub mod ledger;
+pub mod pin;
 pub mod reproduce;
 pub mod strict;
 pub mod summary;
@@ -18,6 +19,7 @@ pub mod time;
 mod verifier;
 
 pub use check::Check;
+pub use pin::PolicyMismatch;
 pub use reproduce::{reproduce, Mismatch};
 pub use summary::{Failure, Scope, Summary, VerificationResult, VerifyResult};
 pub use verifier::{verify, Limits, Requirements, Verified, VerifyError, DEFAULT_MAX_STATEMENT_BYTES, MAX_SIGNATURES};

@@ -1,18 +1,185 @@
-//! The `deploy-gate` command. Native only: under wasm32 (where the tests of the JS API are
-//! built) it is an empty program.
+//! The `deploy-gate` command: its flags and the dispatch to one module per command
+//! (`evaluate`, `sign`, `apply`), which share `trust`, `files` and `exit`. Native only: under
+//! wasm32 (where the tests of the JS API are built) it is an empty program.
 
 #[cfg(not(target_arch = "wasm32"))]
 mod apply;
 #[cfg(not(target_arch = "wasm32"))]
-mod cli;
+mod evaluate;
+#[cfg(not(target_arch = "wasm32"))]
+mod exit;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
 #[cfg(not(target_arch = "wasm32"))]
+mod locks;
+#[cfg(not(target_arch = "wasm32"))]
+mod replace;
+#[cfg(not(target_arch = "wasm32"))]
 mod sign;
+#[cfg(not(target_arch = "wasm32"))]
+mod trust;
 
 #[cfg(not(target_arch = "wasm32"))]
-fn main() -> std::process::ExitCode {
-    cli::main()
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+#[cfg(not(target_arch = "wasm32"))]
+use deploy_gate::policy::GatePolicy;
+#[cfg(not(target_arch = "wasm32"))]
+use exit::{EXIT_INPUT, EXIT_OK};
+#[cfg(not(target_arch = "wasm32"))]
+use std::path::PathBuf;
+#[cfg(not(target_arch = "wasm32"))]
+use std::process::ExitCode;
+
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Parser)]
+#[command(
+    name = "deploy-gate",
+    version,
+    about = "Gate the deployment of a retrained agent model"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Subcommand)]
+enum Command {
+    /// Build the ground-truth test set from audit logs; prints JSONL, one case per line.
+    TestSet {
+        #[command(flatten)]
+        audit: evaluate::AuditArgs,
+        /// Write to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Score the old and the new model and decide; prints the GateReport JSON.
+    ///
+    /// Exit code 0: approved. 3: blocked (keep the old model). 1: unusable input or usage.
+    Evaluate(evaluate::EvaluateArgs),
+    /// Print the resolved policy (defaults < --policy FILE < flags) as the report lists it; its
+    /// digest (sha256 of its RFC 8785 canonical JSON, the one a signed decision pins) goes to
+    /// stderr.
+    Policy {
+        /// A policy file (JSON, the shape of a report's `policy`; every field optional).
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+        #[command(flatten)]
+        sample: evaluate::SampleFlags,
+        #[command(flatten)]
+        decision: evaluate::DecisionFlags,
+    },
+    /// Make an Ed25519 key pair: NAME.key.pem (mode 0600) and NAME.pub.pem; prints the key id.
+    Keygen {
+        /// The files' name, without extension.
+        #[arg(long, value_name = "NAME")]
+        out: PathBuf,
+    },
+    /// Print the model digest of a file or directory: sha256:<hex>.
+    Digest {
+        /// A model file or directory.
+        path: PathBuf,
+    },
+    /// Sign a report's decision for a model and a target: a DSSE envelope (in-toto VSA).
+    Sign(sign::SignArgs),
+    /// Verify a signed decision. Exit 0: valid (whatever the decision). 2: invalid, with the
+    /// failing check named. 1: usage or I/O.
+    Verify(sign::VerifyArgs),
+    /// Verify, then deploy (PASSED) or keep the old model (FAILED), once per decision. Exit 0:
+    /// deployed. 3: kept the old model. 2: verification failed (or applied already). 4:
+    /// deployed, but the ledger could not record it. 1: usage or I/O (nothing deployed).
+    Apply(apply::ApplyArgs),
+    /// Restore the config saved by the last `apply` (upstream's backup name, else NAME.backup).
+    Rollback {
+        /// The serving config.
+        #[arg(long, value_name = "CONFIG.yaml")]
+        config: PathBuf,
+        /// The ledger `apply` used (default: NAME.deploy-gate-ledger.jsonl beside the config);
+        /// the decision rolled back is recorded there.
+        #[arg(long, value_name = "FILE")]
+        ledger: Option<PathBuf>,
+    },
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn json_text(v: &impl serde::Serialize) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// The help of the policy flags ends with the default, taken from the policy's one home.
+fn with_defaults(cmd: clap::Command) -> clap::Command {
+    let d = GatePolicy::default();
+    let max = d.test_set.max_samples.map_or("none".to_owned(), |n| n.to_string());
+    let defaults = [
+        ("min_samples", d.test_set.min_samples.to_string()),
+        ("max_samples", max),
+        ("seed", d.test_set.seed.to_string()),
+        ("pass_verdicts", d.pass_verdicts.verdicts().join(",")),
+        ("task_tol", format!("{:?}", d.task_regression_tol)),
+        ("traj_tol", format!("{:?}", d.trajectory_regression_tol)),
+        ("on_insufficient", json_text(&d.on_insufficient)),
+        ("mode", json_text(&d.mode)),
+        ("confidence", format!("{:?}", d.confidence)),
+    ];
+    let add = |mut c: clap::Command| {
+        for (id, value) in &defaults {
+            if c.get_arguments().any(|a| a.get_id() == id) {
+                c = c.mut_arg(id, |a| {
+                    let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+                    a.help(format!("{help} [default: {value}]"))
+                });
+            }
+        }
+        c
+    };
+    cmd.mut_subcommand("test-set", add)
+        .mut_subcommand("evaluate", add)
+        .mut_subcommand("policy", add)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() -> ExitCode {
+    let cli = match with_defaults(Cli::command())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_INPUT } else { EXIT_OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("deploy-gate: error: {e:#}");
+            ExitCode::from(EXIT_INPUT)
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    match cli.command {
+        Command::TestSet { audit, out } => evaluate::test_set_cmd(&audit, out.as_deref()),
+        Command::Evaluate(args) => evaluate::evaluate_cmd(&args),
+        Command::Policy {
+            policy,
+            sample,
+            decision,
+        } => evaluate::policy_cmd(policy.as_deref(), &sample, &decision),
+        Command::Keygen { out } => sign::keygen(&out),
+        Command::Digest { path } => sign::digest(&path),
+        Command::Sign(args) => sign::sign_cmd(&args),
+        Command::Verify(args) => sign::verify_cmd(&args),
+        Command::Apply(args) => apply::apply_cmd(&args),
+        Command::Rollback { config, ledger } => apply::rollback_cmd(&config, ledger.as_deref()),
+    }
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -1,96 +1,23 @@
-//! The command line: flags, files, exit codes and messages around the sans-IO core.
+//! `test-set`, `evaluate` and `policy`: the audit and verdict files read into the core's
+//! evaluation session (pass 1 on every core, pass 2 while the verdict files are read), and the
+//! policy resolved from defaults, file and flags. `verify --reproduce` evaluates through
+//! [`evaluate_inputs`].
 
-use anyhow::{anyhow, Context, Result};
-use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
-use deploy_gate::input::{InputError, Role, Side};
+use crate::exit::{input_error, write_output, EXIT_BLOCKED, EXIT_OK};
+use crate::files::resolve_policy;
+use anyhow::{anyhow, Result};
+use clap::Args;
+use deploy_gate::input::{Role, Side};
 use deploy_gate::native::{self, file_name, ReadOptions, DEFAULT_SEGMENT};
 use deploy_gate::policy::{self, GatePolicy, Mode, OnInsufficient, PolicyInput};
 use deploy_gate::report::GateReport;
 use deploy_gate::session::Session;
 use deploy_gate::trajectory::parse_trajectories;
 use deploy_gate::verdicts::{parse_verdicts_keeping, KeepSet, Verdicts};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-
-/// Exit code: the gate approved the deploy (or the command succeeded).
-pub const EXIT_OK: u8 = 0;
-/// Exit code: unusable input, I/O error or usage error.
-pub const EXIT_INPUT: u8 = 1;
-/// Exit code: the gate blocked the deploy (keep the old model).
-pub const EXIT_BLOCKED: u8 = 3;
-
-#[derive(Parser)]
-#[command(
-    name = "deploy-gate",
-    version,
-    about = "Gate the deployment of a retrained agent model"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Build the ground-truth test set from audit logs; prints JSONL, one case per line.
-    TestSet {
-        #[command(flatten)]
-        audit: AuditArgs,
-        /// Write to FILE instead of stdout.
-        #[arg(long, value_name = "FILE")]
-        out: Option<PathBuf>,
-    },
-    /// Score the old and the new model and decide; prints the GateReport JSON.
-    ///
-    /// Exit code 0: approved. 3: blocked (keep the old model). 1: unusable input or usage.
-    Evaluate(EvaluateArgs),
-    /// Print the resolved policy (defaults < --policy FILE < flags) as the report lists it; its
-    /// digest (sha256 of its RFC 8785 canonical JSON, the one a signed decision pins) goes to
-    /// stderr.
-    Policy {
-        /// A policy file (JSON, the shape of a report's `policy`; every field optional).
-        #[arg(long, value_name = "FILE")]
-        policy: Option<PathBuf>,
-        #[command(flatten)]
-        sample: SampleFlags,
-        #[command(flatten)]
-        decision: DecisionFlags,
-    },
-    /// Make an Ed25519 key pair: NAME.key.pem (mode 0600) and NAME.pub.pem; prints the key id.
-    Keygen {
-        /// The files' name, without extension.
-        #[arg(long, value_name = "NAME")]
-        out: PathBuf,
-    },
-    /// Print the model digest of a file or directory: sha256:<hex>.
-    Digest {
-        /// A model file or directory.
-        path: PathBuf,
-    },
-    /// Sign a report's decision for a model and a target: a DSSE envelope (in-toto VSA).
-    Sign(crate::sign::SignArgs),
-    /// Verify a signed decision. Exit 0: valid (whatever the decision). 2: invalid, with the
-    /// failing check named. 1: usage or I/O.
-    Verify(crate::sign::VerifyArgs),
-    /// Verify, then deploy (PASSED) or keep the old model (FAILED), once per decision. Exit 0:
-    /// deployed. 3: kept the old model. 2: verification failed (or applied already). 4:
-    /// deployed, but the ledger could not record it. 1: usage or I/O (nothing deployed).
-    Apply(crate::apply::ApplyArgs),
-    /// Restore the config saved by the last `apply` (upstream's backup name, else NAME.backup).
-    Rollback {
-        /// The serving config.
-        #[arg(long, value_name = "CONFIG.yaml")]
-        config: PathBuf,
-        /// The ledger `apply` used (default: NAME.deploy-gate-ledger.jsonl beside the config);
-        /// the decision rolled back is recorded there.
-        #[arg(long, value_name = "FILE")]
-        ledger: Option<PathBuf>,
-    },
-}
 
 #[derive(Args)]
-struct AuditArgs {
+pub(crate) struct AuditArgs {
     /// An audit log (JSONL); repeat for several files, read as one stream in the order given.
     #[arg(long, value_name = "FILE", required = true)]
     audit: Vec<PathBuf>,
@@ -114,7 +41,7 @@ struct AuditArgs {
 /// The test-set part of the policy, as flags: each absent unless given (the defaults and the
 /// policy file are layered under them by `deploy_gate::policy`).
 #[derive(Args)]
-struct SampleFlags {
+pub(crate) struct SampleFlags {
     /// Fewer candidate cases than this give an empty test set.
     #[arg(long, value_name = "N", value_parser = policy::parse_min_samples)]
     min_samples: Option<usize>,
@@ -147,7 +74,7 @@ impl SampleFlags {
 
 /// The decision part of the policy, as flags.
 #[derive(Args)]
-struct DecisionFlags {
+pub(crate) struct DecisionFlags {
     /// Task regression tolerance: blocked when new < old − X.
     #[arg(long, value_name = "X", value_parser = policy::parse_task_tol)]
     task_tol: Option<f64>,
@@ -180,7 +107,7 @@ impl DecisionFlags {
 }
 
 #[derive(Args)]
-struct EvaluateArgs {
+pub(crate) struct EvaluateArgs {
     #[command(flatten)]
     audit: AuditArgs,
     /// The old (deployed) model's verdicts: JSONL, JSON array, JSON object or CSV/TSV.
@@ -211,155 +138,53 @@ impl AuditArgs {
     }
 }
 
-/// A policy file is a small JSON object; anything longer than this is refused unread.
-const MAX_POLICY_FILE: u64 = 1 << 20;
-
-/// Reads a policy file: every field optional, unknown fields and duplicate keys refused.
-pub fn read_policy_file(path: &Path) -> Result<PolicyInput> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_POLICY_FILE + 1).read_to_end(&mut bytes))
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() as u64 > MAX_POLICY_FILE {
-        return Err(anyhow!(
-            "{} (policy file): more than {MAX_POLICY_FILE} bytes; a policy file is a small JSON object",
-            path.display()
-        ));
-    }
-    PolicyInput::from_file(&bytes).map_err(|e| anyhow!("{} (policy file): {e}", path.display()))
+/// `test-set`: the test set as JSONL, and a line about it on stderr.
+pub fn test_set_cmd(audit: &AuditArgs, out: Option<&Path>) -> Result<u8> {
+    let policy = resolve_policy(audit.policy.as_deref(), audit.sample.input())?;
+    let session = build_test_set(&audit.audit, &policy, audit.read_options())?;
+    let ts = session.test_set().expect("pass 2 ended");
+    write_output(out, ts.to_jsonl().as_bytes())?;
+    eprintln!(
+        "deploy-gate: {} test case(s) from {} candidate(s){}",
+        ts.cases.len(),
+        ts.candidates,
+        if ts.insufficient {
+            format!(
+                " — fewer than min_samples {}, so the test set is empty",
+                policy.test_set.min_samples
+            )
+        } else if ts.sampled {
+            format!(" (sampled, seed {})", policy.test_set.seed)
+        } else {
+            String::new()
+        }
+    );
+    Ok(EXIT_OK)
 }
 
-/// The policy: the defaults, under the policy file (if any), under the flags given.
-pub fn resolve_policy(file: Option<&Path>, flags: PolicyInput) -> Result<GatePolicy> {
-    let from_file = match file {
-        Some(path) => read_policy_file(path)?,
-        None => PolicyInput::default(),
-    };
-    flags.or(from_file).into_policy().map_err(|e| anyhow!("{e}"))
+/// `evaluate`: the report, a summary on stderr, and the decision as the exit code.
+pub fn evaluate_cmd(args: &EvaluateArgs) -> Result<u8> {
+    let flags = args.decision.input().or(args.audit.sample.input());
+    let policy = resolve_policy(args.audit.policy.as_deref(), flags)?;
+    let report = evaluate_files(args, &policy)?;
+    write_output(args.out.as_deref(), report.to_json().as_bytes())?;
+    print_summary(&report);
+    Ok(if report.decision.approved {
+        EXIT_OK
+    } else {
+        EXIT_BLOCKED
+    })
 }
 
-fn json_text(v: &impl serde::Serialize) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
-/// The help of the policy flags ends with the default, taken from the policy's one home.
-fn with_defaults(cmd: clap::Command) -> clap::Command {
-    let d = GatePolicy::default();
-    let max = d.test_set.max_samples.map_or("none".to_owned(), |n| n.to_string());
-    let defaults = [
-        ("min_samples", d.test_set.min_samples.to_string()),
-        ("max_samples", max),
-        ("seed", d.test_set.seed.to_string()),
-        ("pass_verdicts", d.pass_verdicts.verdicts().join(",")),
-        ("task_tol", format!("{:?}", d.task_regression_tol)),
-        ("traj_tol", format!("{:?}", d.trajectory_regression_tol)),
-        ("on_insufficient", json_text(&d.on_insufficient)),
-        ("mode", json_text(&d.mode)),
-        ("confidence", format!("{:?}", d.confidence)),
-    ];
-    let add = |mut c: clap::Command| {
-        for (id, value) in &defaults {
-            if c.get_arguments().any(|a| a.get_id() == id) {
-                c = c.mut_arg(id, |a| {
-                    let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-                    a.help(format!("{help} [default: {value}]"))
-                });
-            }
-        }
-        c
-    };
-    cmd.mut_subcommand("test-set", add)
-        .mut_subcommand("evaluate", add)
-        .mut_subcommand("policy", add)
-}
-
-pub fn main() -> ExitCode {
-    let cli = match with_defaults(Cli::command())
-        .try_get_matches()
-        .and_then(|m| Cli::from_arg_matches(&m))
-    {
-        Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { EXIT_INPUT } else { EXIT_OK };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
-    };
-    match run(cli) {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            eprintln!("deploy-gate: error: {e:#}");
-            ExitCode::from(EXIT_INPUT)
-        }
-    }
-}
-
-fn run(cli: Cli) -> Result<u8> {
-    match cli.command {
-        Command::TestSet { audit, out } => {
-            let policy = resolve_policy(audit.policy.as_deref(), audit.sample.input())?;
-            let session = build_test_set(&audit.audit, &policy, audit.read_options())?;
-            let ts = session.test_set().expect("pass 2 ended");
-            write_output(out.as_deref(), ts.to_jsonl().as_bytes())?;
-            eprintln!(
-                "deploy-gate: {} test case(s) from {} candidate(s){}",
-                ts.cases.len(),
-                ts.candidates,
-                if ts.insufficient {
-                    format!(
-                        " — fewer than min_samples {}, so the test set is empty",
-                        policy.test_set.min_samples
-                    )
-                } else if ts.sampled {
-                    format!(" (sampled, seed {})", policy.test_set.seed)
-                } else {
-                    String::new()
-                }
-            );
-            Ok(EXIT_OK)
-        }
-        Command::Evaluate(args) => {
-            let flags = args.decision.input().or(args.audit.sample.input());
-            let policy = resolve_policy(args.audit.policy.as_deref(), flags)?;
-            let report = evaluate_files(&args, &policy)?;
-            write_output(args.out.as_deref(), report.to_json().as_bytes())?;
-            print_summary(&report);
-            Ok(if report.decision.approved {
-                EXIT_OK
-            } else {
-                EXIT_BLOCKED
-            })
-        }
-        Command::Policy {
-            policy,
-            sample,
-            decision,
-        } => {
-            let policy = resolve_policy(policy.as_deref(), decision.input().or(sample.input()))?;
-            let digest = policy.digest().map_err(|e| anyhow!("{e}"))?;
-            let mut text = serde_json::to_string_pretty(&policy)?;
-            text.push('\n');
-            write_output(None, text.as_bytes())?;
-            eprintln!("deploy-gate: policy sha256:{digest}");
-            Ok(EXIT_OK)
-        }
-        Command::Keygen { out } => crate::sign::keygen(&out),
-        Command::Digest { path } => crate::sign::digest(&path),
-        Command::Sign(args) => crate::sign::sign_cmd(&args),
-        Command::Verify(args) => crate::sign::verify_cmd(&args),
-        Command::Apply(args) => crate::apply::apply_cmd(&args),
-        Command::Rollback { config, ledger } => crate::apply::rollback_cmd(&config, ledger.as_deref()),
-    }
-}
-
-/// An input error with the path as the user typed it.
-fn input_error(path: &Path, e: InputError) -> anyhow::Error {
-    let line = e.line.map(|l| format!(" line {l}")).unwrap_or_default();
-    anyhow!("{} ({}){line}: {}", path.display(), e.role, e.message)
+/// `policy`: the resolved policy, and its digest on stderr.
+pub fn policy_cmd(file: Option<&Path>, sample: &SampleFlags, decision: &DecisionFlags) -> Result<u8> {
+    let policy = resolve_policy(file, decision.input().or(sample.input()))?;
+    let digest = policy.digest().map_err(|e| anyhow!("{e}"))?;
+    let mut text = serde_json::to_string_pretty(&policy)?;
+    text.push('\n');
+    write_output(None, text.as_bytes())?;
+    eprintln!("deploy-gate: policy sha256:{digest}");
+    Ok(EXIT_OK)
 }
 
 /// Pass 1 over the audit files (all cores), then pass 2 over just the chosen pipelines' ranges.
@@ -435,19 +260,6 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
         session.set_trajectories(side, parsed);
     }
     Ok(session.report()?)
-}
-
-pub fn write_output(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
-    match out {
-        Some(path) => std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display())),
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            match stdout.write_all(bytes).and_then(|_| stdout.flush()) {
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                other => other.context("cannot write to stdout"),
-            }
-        }
-    }
 }
 
 fn print_summary(r: &GateReport) {
