@@ -67,14 +67,18 @@ export class DeployGateViewer extends HTMLElement {
     this.addEventListener("dg-cancel", () => this.client.cancel());
     this.addEventListener("dg-example", () => this.loadExample());
     this.addEventListener("dg-export", (e) => this.export(e.detail.kind));
-    let initial;
-    try {
-      initial = this.policyForm.read();
-    } catch {
-      initial = undefined;
-    }
-    this.policyForm.last = JSON.stringify({ policy: initial });
-    this.schedule(() => this.client.call("init", { policy: initial }));
+    this.schedule(async () => {
+      // The form's defaults come from the core, which loads while the page renders.
+      await this.policyForm.ready;
+      let initial;
+      try {
+        initial = this.policyForm.read();
+      } catch {
+        initial = undefined;
+      }
+      this.policyForm.last = JSON.stringify({ policy: initial });
+      await this.client.call("init", { policy: initial });
+    });
   }
 
   /** Runs tasks one after another; each change invalidates the decision on screen. After each,
