@@ -1,8 +1,6 @@
 //! Results must not depend on how the bytes are cut into chunks: random splits, 1-byte chunks,
 //! cuts inside multi-byte characters and inside `\r\n` all give the same report.
 
-#![cfg(not(target_arch = "wasm32"))]
-
 use deploy_gate::audit::{AuditScanner, DEFAULT_MAX_LINE};
 use deploy_gate::policy::{GatePolicy, TestSetPolicy};
 use deploy_gate::report::{evaluate, GateInputs};

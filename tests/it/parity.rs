@@ -1,11 +1,7 @@
 //! Every folder of `tests/fixtures/parity` run through the CLI must give the reference's
 //! test set, comparison and decision (`expected.json`).
 
-#![cfg(not(target_arch = "wasm32"))]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn assert_same(what: &str, dir: &std::path::Path, got: &Value, want: &Value) {
