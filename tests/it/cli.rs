@@ -40,8 +40,8 @@ fn evaluate_exits_0_when_approved_and_3_when_blocked() {
         ]
     };
     let out = run(&base(&bad, &good));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("APPROVED"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("APPROVED"));
     let out = run(&base(&good, &bad));
     assert_eq!(out.status.code(), Some(3));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -137,7 +137,7 @@ fn bad_input_names_the_file_and_line_and_exits_1() {
         broken.clone(),
     ]);
     assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains(&format!("{broken} (new_verdicts) line 2: not valid JSON")),
         "{err}"
@@ -162,12 +162,12 @@ fn bad_input_names_the_file_and_line_and_exits_1() {
         traj.clone(),
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("t.jsonl (old_trajectories) line 2: tac_score is a string"));
+    assert!(stderr(&out).contains("t.jsonl (old_trajectories) line 2: tac_score is a string"));
 
     let missing = s(&dir.path().join("nope.jsonl"));
     let out = run(&["test-set".into(), "--audit".into(), missing.clone()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains(&missing));
+    assert!(stderr(&out).contains(&missing));
 }
 
 /// A named pipe at `path`.
@@ -189,7 +189,7 @@ fn an_audit_log_that_is_not_a_regular_file_is_refused_by_name() {
     for path in [s(&fifo), s(dir.path())] {
         let out = run(&["test-set".into(), "--audit".into(), path.clone()]);
         assert_eq!(out.status.code(), Some(1));
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr(&out);
         assert!(err.contains(&format!("{path}: not a regular file")), "{err}");
     }
 }
@@ -229,7 +229,7 @@ fn an_empty_audit_log_reads_as_no_lines_either_way() {
             .args(no_mmap(map))
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{}", stderr(&out));
         assert!(out.stdout.is_empty());
     }
 }
@@ -313,7 +313,7 @@ fn non_inferiority_mode_decides_on_the_interval_and_the_report_carries_the_stati
         "0.05",
     );
     let out = run(&ni);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         r["decision"]["reason"],
@@ -389,11 +389,11 @@ fn all_cores_and_tiny_segments_give_the_single_threaded_report_on_every_fixture(
                 .args(no_mmap(map))
                 .output()
                 .unwrap();
-            assert_eq!(
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&single),
-                "{}, mmap={map}",
-                dir.display()
+            assert!(
+                String::from_utf8_lossy(&out.stdout) == String::from_utf8_lossy(&single),
+                "{}, mmap={map}\n{}",
+                dir.display(),
+                diff(&single, &out.stdout)
             );
         }
     }
@@ -504,10 +504,11 @@ fn segmented_test_sets_match(log: &Path, splits: &[(&str, &str)]) -> Vec<u8> {
                 .args(no_mmap(map))
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(out.status.success(), "{}", stderr(&out));
             assert!(
                 out.stdout == single.stdout,
-                "segment {segment}, {threads} threads, mmap={map}"
+                "segment {segment}, {threads} threads, mmap={map}\n{}",
+                diff(&single.stdout, &out.stdout)
             );
         }
     }
@@ -591,7 +592,8 @@ fn a_segment_longer_than_the_read_window_gives_the_single_threaded_test_set() {
     let single = test_set("1", "4096", "0");
     assert!(!single.is_empty());
     for map in READ_MODES {
-        assert!(test_set("3", "4096", map) == single, "mmap={map}");
+        let got = test_set("3", "4096", map);
+        assert!(got == single, "mmap={map}\n{}", diff(&single, &got));
     }
 }
 
@@ -637,8 +639,12 @@ fn a_log_cut_into_three_files_plain_or_gzip_gives_the_test_set_of_the_whole() {
             })
             .collect();
         let out = run(&args(&paths));
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.stdout == single.stdout, "gzip: {gzip}");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            out.stdout == single.stdout,
+            "gzip: {gzip}\n{}",
+            diff(&single.stdout, &out.stdout)
+        );
     }
 }
 
@@ -682,7 +688,7 @@ fn the_report_carries_the_sha256_of_each_input_as_given() {
             .output()
             .unwrap();
         let report: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+            .unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
         let inputs = report["inputs"].as_array().unwrap();
         assert!(inputs.len() >= 3, "{inputs:?}");
         for input in inputs {
@@ -742,7 +748,7 @@ fn gen_audit_prints_help_and_refuses_unknown_arguments_writing_nothing() {
             out.status.code(),
             Some(0),
             "{flag}: {}",
-            String::from_utf8_lossy(&out.stderr)
+            stderr(&out)
         );
         assert!(stdout.contains("Usage: gen_audit"), "{flag}: {stdout}");
         for option in ["--size", "--out", "--seed", "--ascii"] {
@@ -770,7 +776,7 @@ fn gen_audit_prints_help_and_refuses_unknown_arguments_writing_nothing() {
         .arg(dir.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let audit = std::fs::read(dir.path().join("audit.jsonl")).unwrap();
     assert!(audit.len() >= 4096, "{} bytes", audit.len());
 }

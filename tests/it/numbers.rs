@@ -196,7 +196,7 @@ fn audit_completions_read_numeric_verdicts_as_python_does() {
         "none".into(),
         format!("--pass-verdicts={}", pass.join(",")),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     // Only the ids: `1e400` is a verdict Python reads (as `inf`) and a `Value` does not.
     #[derive(serde::Deserialize)]
     struct Case {
@@ -219,7 +219,7 @@ fn audit_completions_read_numeric_verdicts_as_python_does() {
 fn report_of(args: &[String]) -> (Option<i32>, Value) {
     let out = run(args);
     let report =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
     (out.status.code(), report)
 }
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 fn assert_same(what: &str, dir: &std::path::Path, got: &Value, want: &Value) {
     if let Some(diff) = first_difference(what, got, want) {
-        panic!("{}: {diff}", dir.display());
+        panic!("{}: {diff}\n{}", dir.display(), json_diff(want, got));
     }
 }
 
