@@ -687,8 +687,8 @@ fn the_report_carries_the_sha256_of_each_input_as_given() {
             .args(no_mmap(map))
             .output()
             .unwrap();
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
         let inputs = report["inputs"].as_array().unwrap();
         assert!(inputs.len() >= 3, "{inputs:?}");
         for input in inputs {
@@ -744,12 +744,7 @@ fn gen_audit_prints_help_and_refuses_unknown_arguments_writing_nothing() {
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{flag}: {}",
-            stderr(&out)
-        );
+        assert_eq!(out.status.code(), Some(0), "{flag}: {}", stderr(&out));
         assert!(stdout.contains("Usage: gen_audit"), "{flag}: {stdout}");
         for option in ["--size", "--out", "--seed", "--ascii"] {
             assert!(stdout.contains(option), "{flag}: {option} missing from {stdout}");

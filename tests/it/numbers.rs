@@ -218,8 +218,7 @@ fn audit_completions_read_numeric_verdicts_as_python_does() {
 
 fn report_of(args: &[String]) -> (Option<i32>, Value) {
     let out = run(args);
-    let report =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
     (out.status.code(), report)
 }
 
