@@ -9,7 +9,7 @@ use deploy_gate::verdicts::parse_verdicts;
 use proptest::prelude::*;
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/tests/fixtures/parity/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read(crate::common::parity_dir().join(name)).unwrap()
 }
 
 /// A log with a BOM, CRLF endings, multi-byte text, an invalid UTF-8 line and a line cut short,

@@ -717,7 +717,7 @@ fn the_report_carries_the_sha256_of_each_input_as_given() {
 /// The `gen_audit` example, built (in this test's profile) if it is missing or stale.
 fn gen_audit() -> std::path::PathBuf {
     let test_exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/cli-HASH → target/<profile>
+    // target/<profile>/deps/it-HASH → target/<profile>
     let profile_dir = test_exe.parent().unwrap().parent().unwrap();
     let mut build = std::process::Command::new(env!("CARGO"));
     build
