@@ -48,7 +48,7 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
 fi
 
 if ! command -v strace >/dev/null; then
-  log "installing strace (tests/apply_cli.rs counts the writes of a ledger entry with it)"
+  log "installing strace (tests/it/apply_cli.rs counts the writes of a ledger entry with it)"
   as_root apt-get update
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y strace
 fi
@@ -60,7 +60,7 @@ if ! command -v openssl >/dev/null; then
 fi
 
 if ! python3 -c 'import yaml' 2>/dev/null; then
-  log "installing PyYAML (the YAML oracle of tests/yaml_oracle.rs: upstream loads configs with it)"
+  log "installing PyYAML (the YAML oracle of tests/it/yaml_oracle.rs: upstream loads configs with it)"
   python3 -m pip install pyyaml || fail "cannot install PyYAML"
 fi
 

@@ -1,4 +1,4 @@
-"""The independent side of tests/yaml_oracle.rs: PyYAML (what the upstream bridge loads configs
+"""The independent side of tests/it/yaml_oracle.rs: PyYAML (what the upstream bridge loads configs
 with) and pathlib (how it names paths) judge deploy-gate's config edits.
 
 Reads one JSON object on stdin and writes one JSON list on stdout:

@@ -3,7 +3,7 @@
 //! parser (libyaml, as upstream's PyYAML uses) loads the input and the output, and when the
 //! edit succeeds the output is exactly upstream's change of the input (modelled below from the
 //! bridge's Python), and the input is one upstream does not fail on. Inputs libyaml itself refuses are skipped:
-//! which configs are refused is judged against PyYAML by `tests/yaml_oracle.rs`.
+//! which configs are refused is judged against PyYAML by `tests/it/yaml_oracle.rs`.
 #![no_main]
 
 use deploy_gate::deploy::{deploy_config, normalize_model_path, Change, BACKENDS};
@@ -116,7 +116,7 @@ fuzz_target!(|config: &[u8]| {
     let strip = |b: &[u8]| -> Vec<u8> { b.strip_prefix("\u{feff}".as_bytes()).unwrap_or(b).to_vec() };
     // libyaml is stricter than PyYAML's pure-Python loader in a few places (unknown directives,
     // some flow forms), so an input it refuses says nothing here: which configs are refused is
-    // judged against PyYAML itself by tests/yaml_oracle.rs.
+    // judged against PyYAML itself by tests/it/yaml_oracle.rs.
     let Ok(before) = serde_yaml_ng::from_slice::<Value>(&strip(config)) else {
         return;
     };
@@ -128,7 +128,7 @@ fuzz_target!(|config: &[u8]| {
     // A stage reached through an alias is one object shared by every alias in upstream's
     // Python, so setting its `model` shows at each of them (and deploy-gate edits the anchored
     // node to match); this loader copies aliased values, so it cannot model that. Such configs
-    // are judged against PyYAML by tests/yaml_oracle.rs.
+    // are judged against PyYAML by tests/it/yaml_oracle.rs.
     if !stage_models.is_empty() && config.contains(&b'*') {
         return;
     }

@@ -1,5 +1,4 @@
 //! Signing and verification: every rejection has its own named check.
-#![cfg(not(target_arch = "wasm32"))]
 
 use deploy_gate::attest::dsse::{self, Envelope};
 use deploy_gate::attest::keys::{keyid, signing_key_from_seed};

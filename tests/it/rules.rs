@@ -1,8 +1,6 @@
 //! One test per rule of DESIGN "Inputs" and "Decision", and per documented difference from
 //! the reference, through the library's in-memory API.
 
-#![cfg(not(target_arch = "wasm32"))]
-
 use deploy_gate::gate::{evaluate_in_memory, test_set_in_memory, MemoryInputs};
 use deploy_gate::policy::TestSetPolicy;
 use deploy_gate::policy::{GatePolicy, OnInsufficient, PassSet};

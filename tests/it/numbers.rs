@@ -5,11 +5,7 @@
 //! `fixtures/numbers/python-text.tsv` was written by CPython 3.11: each JSON number literal
 //! with `str(json.loads(literal) or "")`.
 
-#![cfg(not(target_arch = "wasm32"))]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use deploy_gate::compat::{py_float_repr, py_number_text};
 use deploy_gate::json::{parse_object_line, read_object_text, Scalar};
 use deploy_gate::trajectory::parse_trajectories;
@@ -173,7 +169,7 @@ fn audit_completions_read_numeric_verdicts_as_python_does() {
     // Every third literal whose text is not falsy: a pipeline whose completion has it as its
     // verdict, with that text in the pass set, must be a test case; the falsy ones never are.
     let pairs: Vec<(String, String)> = python_texts().into_iter().step_by(3).collect();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let mut log = String::new();
     for (i, (lit, _)) in pairs.iter().enumerate() {
         log.push_str(&format!(
@@ -200,7 +196,7 @@ fn audit_completions_read_numeric_verdicts_as_python_does() {
         "none".into(),
         format!("--pass-verdicts={}", pass.join(",")),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     // Only the ids: `1e400` is a verdict Python reads (as `inf`) and a `Value` does not.
     #[derive(serde::Deserialize)]
     struct Case {
@@ -222,8 +218,7 @@ fn audit_completions_read_numeric_verdicts_as_python_does() {
 
 fn report_of(args: &[String]) -> (Option<i32>, Value) {
     let out = run(args);
-    let report =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
     (out.status.code(), report)
 }
 

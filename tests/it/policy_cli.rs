@@ -1,37 +1,14 @@
 //! The policy from the command line: `--policy FILE` under the flags, `deploy-gate policy`, the
 //! errors that name the file and the field, and `verify --policy` against the statement's pin.
 
-#![cfg(not(target_arch = "wasm32"))]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::Path;
-use std::process::Output;
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
-fn args(list: &[&str]) -> Vec<String> {
-    list.iter().map(|a| a.to_string()).collect()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    s(&p)
-}
 
 /// `deploy-gate policy …`: the printed policy and the digest from stderr.
 fn resolved(extra: &[String]) -> (Value, String) {
-    let mut a = args(&["policy"]);
+    let mut a = strings(&["policy"]);
     a.extend_from_slice(extra);
     let out = run(&a);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -48,7 +25,7 @@ fn resolved(extra: &[String]) -> (Value, String) {
 /// The files of a parity fixture as `evaluate` arguments, without any policy flag.
 fn inputs(fixture: &Path) -> Vec<String> {
     let f = |name: &str| s(&fixture.join(name));
-    args(&[
+    strings(&[
         "--audit",
         &f("audit.jsonl"),
         "--old-verdicts",
@@ -75,13 +52,13 @@ fn policy_prints_the_defaults_and_their_canonical_digest() {
 
 #[test]
 fn flags_override_the_policy_file_which_overrides_the_defaults() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let file = write(
         dir.path(),
         "policy.json",
         r#"{"min_samples": 5, "seed": 9, "mode": "non-inferiority", "task_tol": 0.1, "max_samples": "none"}"#,
     );
-    let (p, _) = resolved(&args(&["--policy", &file, "--seed", "3", "--confidence", "0.9"]));
+    let (p, _) = resolved(&strings(&["--policy", &file, "--seed", "3", "--confidence", "0.9"]));
     assert_eq!(p["min_samples"], 5, "from the file");
     assert_eq!(p["seed"], 3, "the flag wins");
     assert_eq!(p["mode"], "non_inferiority", "from the file, written one way");
@@ -90,20 +67,20 @@ fn flags_override_the_policy_file_which_overrides_the_defaults() {
     assert_eq!(p["confidence"], 0.9, "from the flag");
     assert_eq!(p["trajectory_regression_tol"], 0.05, "the default");
     // The printed policy is itself a policy file with the same digest.
-    let (first, digest) = resolved(&args(&["--policy", &file]));
+    let (first, digest) = resolved(&strings(&["--policy", &file]));
     let again = write(dir.path(), "again.json", &first.to_string());
-    assert_eq!(resolved(&args(&["--policy", &again])), (first, digest));
+    assert_eq!(resolved(&strings(&["--policy", &again])), (first, digest));
 }
 
 #[test]
 fn evaluate_and_test_set_with_a_policy_file_are_byte_identical_to_the_flags() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let fixture = parity_dir().join("approved");
     let args_json: Value = serde_json::from_slice(&std::fs::read(fixture.join("args.json")).unwrap()).unwrap();
     let file = write(dir.path(), "policy.json", &args_json["policy"].to_string());
 
     let with_flags = run(&evaluate_args(&fixture));
-    let mut with_file = args(&["evaluate", "--policy", &file]);
+    let mut with_file = strings(&["evaluate", "--policy", &file]);
     with_file.extend(inputs(&fixture));
     let with_file = run(&with_file);
     assert_eq!(
@@ -116,10 +93,10 @@ fn evaluate_and_test_set_with_a_policy_file_are_byte_identical_to_the_flags() {
     assert_eq!(with_file.stdout, with_flags.stdout, "the same report, byte for byte");
 
     let (ts_flags, _) = policy_flags(&fixture);
-    let mut a = args(&["test-set", "--audit", &s(&fixture.join("audit.jsonl"))]);
+    let mut a = strings(&["test-set", "--audit", &s(&fixture.join("audit.jsonl"))]);
     a.extend(ts_flags);
     let from_flags = run(&a);
-    let from_file = run(&args(&[
+    let from_file = run(&strings(&[
         "test-set",
         "--audit",
         &s(&fixture.join("audit.jsonl")),
@@ -130,7 +107,7 @@ fn evaluate_and_test_set_with_a_policy_file_are_byte_identical_to_the_flags() {
     assert_eq!(from_file.stdout, from_flags.stdout);
 
     // A flag over the file changes the report's policy.
-    let mut over = args(&["evaluate", "--policy", &file, "--task-tol", "0.25"]);
+    let mut over = strings(&["evaluate", "--policy", &file, "--task-tol", "0.25"]);
     over.extend(inputs(&fixture));
     let report: Value = serde_json::from_slice(&run(&over).stdout).unwrap();
     assert_eq!(report["policy"]["task_regression_tol"], 0.25);
@@ -139,7 +116,7 @@ fn evaluate_and_test_set_with_a_policy_file_are_byte_identical_to_the_flags() {
 
 #[test]
 fn a_bad_policy_file_is_refused_naming_the_file_and_the_field() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let audit = write(dir.path(), "audit.jsonl", "");
     let cases = [
         ("syntax.json", "{\"min_samples\": 5,\n", vec!["line 2"]),
@@ -169,8 +146,8 @@ fn a_bad_policy_file_is_refused_naming_the_file_and_the_field() {
     for (name, text, wanted) in cases {
         let file = write(dir.path(), name, text);
         for cmd in [
-            args(&["test-set", "--audit", &audit, "--policy", &file]),
-            args(&["policy", "--policy", &file]),
+            strings(&["test-set", "--audit", &audit, "--policy", &file]),
+            strings(&["policy", "--policy", &file]),
         ] {
             let out = run(&cmd);
             assert_eq!(out.status.code(), Some(1), "{name}: {}", stderr(&out));
@@ -187,7 +164,7 @@ fn a_bad_policy_file_is_refused_naming_the_file_and_the_field() {
         "big.json",
         &format!("{{\"seed\": 1{}}}", " ".repeat(1 << 20)),
     );
-    let out = run(&args(&["policy", "--policy", &big]));
+    let out = run(&strings(&["policy", "--policy", &big]));
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains(&format!("{big} (policy file): more than")),
@@ -195,7 +172,7 @@ fn a_bad_policy_file_is_refused_naming_the_file_and_the_field() {
         stderr(&out)
     );
     let missing = dir.path().join("missing.json");
-    let out = run(&args(&["policy", "--policy", &s(&missing)]));
+    let out = run(&strings(&["policy", "--policy", &s(&missing)]));
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains(&s(&missing)), "{}", stderr(&out));
 }
@@ -212,16 +189,16 @@ fn a_bad_flag_is_a_usage_error_naming_the_field() {
         ("--mode", "strict", "mode"),
         ("--on-insufficient", "maybe", "on_insufficient"),
     ] {
-        let out = run(&args(&["policy", &format!("{flag}={value}")]));
+        let out = run(&strings(&["policy", &format!("{flag}={value}")]));
         assert_eq!(out.status.code(), Some(1), "{flag}");
         assert!(stderr(&out).contains(field), "{flag}: {}", stderr(&out));
     }
     // `non-inferiority` is accepted by every source; the empty pass set by none.
     assert_eq!(
-        resolved(&args(&["--mode", "non-inferiority"])).0["mode"],
+        resolved(&strings(&["--mode", "non-inferiority"])).0["mode"],
         "non_inferiority"
     );
-    let out = run(&args(&["policy", "--pass-verdicts", ","]));
+    let out = run(&strings(&["policy", "--pass-verdicts", ","]));
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("pass_verdicts must name at least one verdict"),
@@ -232,12 +209,12 @@ fn a_bad_flag_is_a_usage_error_naming_the_field() {
 
 #[test]
 fn verify_with_a_policy_file_checks_the_pinned_digest_then_reproduces_with_it() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let r = reviewer(dir.path());
     let fixture = parity_dir().join("approved");
     let model = write(dir.path(), "model.bin", "weights");
     let envelope = dir.path().join("decision.dsse.json");
-    let out = run(&args(&[
+    let out = run(&strings(&[
         "sign",
         &s(&r.report),
         "--key",
@@ -268,14 +245,14 @@ fn verify_with_a_policy_file_checks_the_pinned_digest_then_reproduces_with_it() 
     // The team's file: the fixture's policy, fields left out are the defaults.
     let args_json: Value = serde_json::from_slice(&std::fs::read(fixture.join("args.json")).unwrap()).unwrap();
     let team = write(dir.path(), "team.json", &args_json["policy"].to_string());
-    let (_, digest) = resolved(&args(&["--policy", &team]));
+    let (_, digest) = resolved(&strings(&["--policy", &team]));
     assert_eq!(
         digest, pinned,
         "`deploy-gate policy` prints the digest the statement pins"
     );
 
     let verify = |policy: &str| {
-        let mut a = args(&[
+        let mut a = strings(&[
             "verify",
             &s(&envelope),
             "--trusted-key",
@@ -310,7 +287,7 @@ fn verify_with_a_policy_file_checks_the_pinned_digest_then_reproduces_with_it() 
 
     // Without --reproduce, the pin alone is checked.
     let pin_only = |policy: &str| {
-        run(&args(&[
+        run(&strings(&[
             "verify",
             &s(&envelope),
             "--trusted-key",
@@ -341,7 +318,7 @@ fn verify_with_a_policy_file_checks_the_pinned_digest_then_reproduces_with_it() 
 
 #[test]
 fn the_help_shows_the_defaults_of_the_policy_module() {
-    let out = run(&args(&["evaluate", "--help"]));
+    let out = run(&strings(&["evaluate", "--help"]));
     let help = String::from_utf8_lossy(&out.stdout);
     for shown in [
         "[default: 20]",

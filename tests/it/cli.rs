@@ -1,21 +1,7 @@
 //! The command line: flags, exit codes, outputs, and errors that name the file and line.
 
-#![cfg(not(target_arch = "wasm32"))]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    s(&p)
-}
 
 fn small_audit(dir: &Path) -> String {
     let mut text = String::new();
@@ -28,7 +14,7 @@ fn small_audit(dir: &Path) -> String {
 
 #[test]
 fn evaluate_exits_0_when_approved_and_3_when_blocked() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let audit = small_audit(dir.path());
     let good = write(
         dir.path(),
@@ -54,8 +40,8 @@ fn evaluate_exits_0_when_approved_and_3_when_blocked() {
         ]
     };
     let out = run(&base(&bad, &good));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("APPROVED"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("APPROVED"));
     let out = run(&base(&good, &bad));
     assert_eq!(out.status.code(), Some(3));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -71,7 +57,7 @@ fn evaluate_exits_0_when_approved_and_3_when_blocked() {
 
 #[test]
 fn out_writes_the_same_bytes_as_stdout() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let fixture = parity_dir().join("approved");
     let mut args = evaluate_args(&fixture);
     let stdout = run(&args).stdout;
@@ -89,7 +75,7 @@ fn out_writes_the_same_bytes_as_stdout() {
 
 #[test]
 fn test_set_prints_jsonl_and_honours_sampling_flags() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let audit = small_audit(dir.path());
     let out = run(&[
         "test-set".into(),
@@ -129,7 +115,7 @@ fn test_set_prints_jsonl_and_honours_sampling_flags() {
 
 #[test]
 fn bad_input_names_the_file_and_line_and_exits_1() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let audit = small_audit(dir.path());
     let good = write(
         dir.path(),
@@ -151,7 +137,7 @@ fn bad_input_names_the_file_and_line_and_exits_1() {
         broken.clone(),
     ]);
     assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains(&format!("{broken} (new_verdicts) line 2: not valid JSON")),
         "{err}"
@@ -176,12 +162,12 @@ fn bad_input_names_the_file_and_line_and_exits_1() {
         traj.clone(),
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("t.jsonl (old_trajectories) line 2: tac_score is a string"));
+    assert!(stderr(&out).contains("t.jsonl (old_trajectories) line 2: tac_score is a string"));
 
     let missing = s(&dir.path().join("nope.jsonl"));
     let out = run(&["test-set".into(), "--audit".into(), missing.clone()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains(&missing));
+    assert!(stderr(&out).contains(&missing));
 }
 
 /// A named pipe at `path`.
@@ -198,12 +184,12 @@ fn mkfifo(path: &Path) -> std::path::PathBuf {
 fn an_audit_log_that_is_not_a_regular_file_is_refused_by_name() {
     // Pass 2 reads the log again, which a pipe cannot do; it is refused before it is opened
     // (no writer ever opens this one).
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let fifo = mkfifo(&dir.path().join("audit.fifo"));
     for path in [s(&fifo), s(dir.path())] {
         let out = run(&["test-set".into(), "--audit".into(), path.clone()]);
         assert_eq!(out.status.code(), Some(1));
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr(&out);
         assert!(err.contains(&format!("{path}: not a regular file")), "{err}");
     }
 }
@@ -212,7 +198,7 @@ fn an_audit_log_that_is_not_a_regular_file_is_refused_by_name() {
 fn a_verdict_file_may_be_a_pipe() {
     // Verdict files are read once, so a pipe will do (it is read, not mapped); the report is
     // the one of the file, digest and all.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let fixture = parity_dir().join("approved");
     let args = evaluate_args(&fixture);
     let from_file = run(&args);
@@ -235,15 +221,15 @@ fn a_verdict_file_may_be_a_pipe() {
 
 #[test]
 fn an_empty_audit_log_reads_as_no_lines_either_way() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let empty = write(dir.path(), "empty.jsonl", "");
     for map in READ_MODES {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+        let out = dg()
             .args(["test-set", "--audit", &empty, "--min-samples", "0"])
             .args(no_mmap(map))
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{}", stderr(&out));
         assert!(out.stdout.is_empty());
     }
 }
@@ -281,13 +267,13 @@ fn usage_errors_exit_1() {
         let out = run(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>());
         assert_eq!(out.status.code(), Some(1), "{args:?}");
     }
-    assert_eq!(run(&["--help".into()]).status.code(), Some(0));
-    assert_eq!(run(&["--version".into()]).status.code(), Some(0));
+    assert_eq!(run(&["--help"]).status.code(), Some(0));
+    assert_eq!(run(&["--version"]).status.code(), Some(0));
 }
 
 #[test]
 fn several_audit_files_are_read_as_one_stream() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let stages = write(
         dir.path(),
         "1.jsonl",
@@ -327,7 +313,7 @@ fn non_inferiority_mode_decides_on_the_interval_and_the_report_carries_the_stati
         "0.05",
     );
     let out = run(&ni);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         r["decision"]["reason"],
@@ -397,17 +383,17 @@ fn all_cores_and_tiny_segments_give_the_single_threaded_report_on_every_fixture(
         let many = with_flag(evaluate_args(&dir), "--threads", "4");
         let single = run(&one).stdout;
         for map in READ_MODES {
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+            let out = dg()
                 .args(&many)
                 .args(["--segment-size", "4096"])
                 .args(no_mmap(map))
                 .output()
                 .unwrap();
-            assert_eq!(
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&single),
-                "{}, mmap={map}",
-                dir.display()
+            assert!(
+                String::from_utf8_lossy(&out.stdout) == String::from_utf8_lossy(&single),
+                "{}, mmap={map}\n{}",
+                dir.display(),
+                diff(&single, &out.stdout)
             );
         }
     }
@@ -429,7 +415,7 @@ fn no_mmap(map: &str) -> &'static [&'static str] {
 #[test]
 fn gzip_audit_logs_stream_through_both_passes() {
     use std::io::Write;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let fixture = parity_dir().join("approved");
     let plain = std::fs::read(fixture.join("audit.jsonl")).unwrap();
     let gz_path = dir.path().join("audit.jsonl.gz");
@@ -468,7 +454,7 @@ fn gzip_audit_logs_stream_through_both_passes() {
 #[test]
 fn one_reader_feeding_many_segments_gives_the_single_threaded_test_set() {
     // Every fixture's log in one file: 6 MB, with lines of every shape.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let log = dir.path().join("all.jsonl");
     let mut all = Vec::new();
     for case in parity_cases() {
@@ -512,16 +498,17 @@ fn segmented_test_sets_match(log: &Path, splits: &[(&str, &str)]) -> Vec<u8> {
     assert!(single.status.success());
     for &(segment, threads) in splits {
         for map in READ_MODES {
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+            let out = dg()
                 .args(args(threads))
                 .args(["--segment-size", segment])
                 .args(no_mmap(map))
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(out.status.success(), "{}", stderr(&out));
             assert!(
                 out.stdout == single.stdout,
-                "segment {segment}, {threads} threads, mmap={map}"
+                "segment {segment}, {threads} threads, mmap={map}\n{}",
+                diff(&single.stdout, &out.stdout)
             );
         }
     }
@@ -532,7 +519,7 @@ fn segmented_test_sets_match(log: &Path, splits: &[(&str, &str)]) -> Vec<u8> {
 fn cuts_inside_lines_longer_than_the_read_at_a_cut_give_the_single_threaded_test_set() {
     // Every line of a fixture padded to over 9 KB: each 4 KiB cut lands inside a line longer
     // than what is read at a cut to find the next line start.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let log = dir.path().join("long.jsonl");
     let text = std::fs::read_to_string(parity_dir().join("approved/audit.jsonl")).unwrap();
     let mut padded = String::new();
@@ -556,7 +543,7 @@ fn a_segment_longer_than_the_read_window_gives_the_single_threaded_test_set() {
     // One 17 MiB line in a log cut every 4 KiB: the segment holding it is longer than how far
     // the mapped scan's hashing and scan threads may run ahead of each other (16 MiB), which
     // must hold neither of them up for good. Each run gets a minute.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let log = dir.path().join("long-line.jsonl");
     let text = std::fs::read_to_string(parity_dir().join("approved/audit.jsonl")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -574,7 +561,7 @@ fn a_segment_longer_than_the_read_window_gives_the_single_threaded_test_set() {
     std::fs::write(&log, out).unwrap();
     let out_path = dir.path().join("test-set.jsonl");
     let test_set = |threads: &str, segment: &str, map: &str| {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+        let mut child = dg()
             .args([
                 "test-set",
                 "--audit",
@@ -605,7 +592,8 @@ fn a_segment_longer_than_the_read_window_gives_the_single_threaded_test_set() {
     let single = test_set("1", "4096", "0");
     assert!(!single.is_empty());
     for map in READ_MODES {
-        assert!(test_set("3", "4096", map) == single, "mmap={map}");
+        let got = test_set("3", "4096", map);
+        assert!(got == single, "mmap={map}\n{}", diff(&single, &got));
     }
 }
 
@@ -614,7 +602,7 @@ fn a_log_cut_into_three_files_plain_or_gzip_gives_the_test_set_of_the_whole() {
     use std::io::Write;
     // The real-writer fixture cut at two line boundaries: pipelines run across the files, so
     // pass 2 reads spans that start in one file and end in another.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let whole_path = parity_dir().join("real-writer-shape").join("audit.jsonl");
     let whole = std::fs::read(&whole_path).unwrap();
     let cut = |at: usize| at + whole[at..].iter().position(|&b| b == b'\n').unwrap() + 1;
@@ -651,8 +639,12 @@ fn a_log_cut_into_three_files_plain_or_gzip_gives_the_test_set_of_the_whole() {
             })
             .collect();
         let out = run(&args(&paths));
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.stdout == single.stdout, "gzip: {gzip}");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            out.stdout == single.stdout,
+            "gzip: {gzip}\n{}",
+            diff(&single.stdout, &out.stdout)
+        );
     }
 }
 
@@ -663,7 +655,7 @@ fn a_log_cut_into_three_files_plain_or_gzip_gives_the_test_set_of_the_whole() {
 fn the_report_carries_the_sha256_of_each_input_as_given() {
     use sha2::{Digest, Sha256};
     use std::io::Write;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     // Every fixture's log in one file: 6 MB, many read chunks.
     let mut all = Vec::new();
     for case in parity_cases() {
@@ -689,14 +681,14 @@ fn the_report_carries_the_sha256_of_each_input_as_given() {
         let mut args = with_flag(evaluate_args(&fixture), "--threads", threads);
         let i = args.iter().position(|a| a == "--audit").unwrap();
         args[i + 1] = s(log);
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+        let out = dg()
             .args(&args)
             .args(["--segment-size", segment])
             .args(no_mmap(map))
             .output()
             .unwrap();
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
         let inputs = report["inputs"].as_array().unwrap();
         assert!(inputs.len() >= 3, "{inputs:?}");
         for input in inputs {
@@ -725,7 +717,7 @@ fn the_report_carries_the_sha256_of_each_input_as_given() {
 /// The `gen_audit` example, built (in this test's profile) if it is missing or stale.
 fn gen_audit() -> std::path::PathBuf {
     let test_exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/cli-HASH → target/<profile>
+    // target/<profile>/deps/it-HASH → target/<profile>
     let profile_dir = test_exe.parent().unwrap().parent().unwrap();
     let mut build = std::process::Command::new(env!("CARGO"));
     build
@@ -745,19 +737,14 @@ fn gen_audit() -> std::path::PathBuf {
 fn gen_audit_prints_help_and_refuses_unknown_arguments_writing_nothing() {
     let exe = gen_audit();
     for flag in ["--help", "-h"] {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempdir();
         let out = std::process::Command::new(&exe)
             .arg(flag)
             .current_dir(dir.path())
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{flag}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_eq!(out.status.code(), Some(0), "{flag}: {}", stderr(&out));
         assert!(stdout.contains("Usage: gen_audit"), "{flag}: {stdout}");
         for option in ["--size", "--out", "--seed", "--ascii"] {
             assert!(stdout.contains(option), "{flag}: {option} missing from {stdout}");
@@ -766,7 +753,7 @@ fn gen_audit_prints_help_and_refuses_unknown_arguments_writing_nothing() {
         assert!(written.is_empty(), "{flag} wrote {written:?}");
     }
     for args in [&["--bogus"][..], &["stray"], &["--size", "ten"], &["--seed"]] {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempdir();
         let out = std::process::Command::new(&exe)
             .args(args)
             .current_dir(dir.path())
@@ -778,13 +765,13 @@ fn gen_audit_prints_help_and_refuses_unknown_arguments_writing_nothing() {
         assert!(written.is_empty(), "{args:?} wrote {written:?}");
     }
     // The ordinary use still writes the files.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let out = std::process::Command::new(&exe)
         .args(["--size", "4K", "--out"])
         .arg(dir.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let audit = std::fs::read(dir.path().join("audit.jsonl")).unwrap();
     assert!(audit.len() >= 4096, "{} bytes", audit.len());
 }

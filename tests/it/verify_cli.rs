@@ -1,11 +1,8 @@
 //! `deploy-gate verify` (and the verify step of `apply`) against crafted envelopes, through the
 //! real binary: keys counted once however they are given, statements with a key twice,
 //! several subjects, size and count limits, impossible times.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use deploy_gate::attest::dsse::{self, Envelope, Signature};
 use deploy_gate::attest::keys::{keyid, read_private_pem, read_public_pem};
 use ed25519_dalek::{Signer, SigningKey};
@@ -14,23 +11,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
-fn dg(args: &[&str]) -> Output {
-    run(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json_out(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {} / {}", String::from_utf8_lossy(&o.stdout), stderr(o)))
-}
 
 struct Setup {
     dir: tempfile::TempDir,
@@ -45,7 +25,7 @@ struct Setup {
 
 /// A reviewer key, an approved report signed with it for a model directory and a target.
 fn setup() -> Setup {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let report = dir.path().join("report.json");
     let mut args = evaluate_args(&parity_dir().join("approved"));
     args.extend(["--out".into(), s(&report)]);
@@ -56,11 +36,11 @@ fn setup() -> Setup {
     fs::write(model.join("weights.bin"), [7u8; 64]).unwrap();
     let target = s(&dir.path().join("config.yaml"));
     let name = dir.path().join("reviewer");
-    let out = dg(&["keygen", "--out", &s(&name)]);
+    let out = run(&["keygen", "--out", &s(&name)]);
     assert!(out.status.success(), "{}", stderr(&out));
     let key_path = dir.path().join("reviewer.key.pem");
     let envelope = dir.path().join("decision.dsse.json");
-    let out = dg(&[
+    let out = run(&[
         "sign",
         &s(&report),
         "--key",
@@ -75,7 +55,7 @@ fn setup() -> Setup {
         &s(&envelope),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let digest = String::from_utf8(dg(&["digest", &s(&model)]).stdout).unwrap();
+    let digest = String::from_utf8(run(&["digest", &s(&model)]).stdout).unwrap();
     let digest = digest.trim().strip_prefix("sha256:").unwrap().to_owned();
     Setup {
         key: read_private_pem(&fs::read_to_string(&key_path).unwrap()).unwrap(),
@@ -147,7 +127,7 @@ fn refused(out: &Output, check: &str) -> String {
         "expected the check {check}: {}",
         stderr(out)
     );
-    let v = json_out(out);
+    let v = json_stdout(out);
     assert_eq!(
         (v["valid"].as_bool(), v["check"].as_str()),
         (Some(false), Some(check)),
@@ -163,7 +143,7 @@ fn refused(out: &Output, check: &str) -> String {
 
 fn valid(out: &Output) -> Value {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
-    let v = json_out(out);
+    let v = json_stdout(out);
     assert_eq!(v["valid"], true);
     v
 }
@@ -622,9 +602,9 @@ fn trusted_keys_are_read_to_a_bound_and_an_overlong_max_age_is_a_usage_error() {
 #[test]
 fn a_model_directory_with_a_file_name_that_is_not_utf8_has_no_digest() {
     use std::os::unix::ffi::OsStringExt;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     fs::write(dir.path().join(std::ffi::OsString::from_vec(b"w\xff".to_vec())), "W").unwrap();
-    let out = dg(&["digest", &s(dir.path())]);
+    let out = run(&["digest", &s(dir.path())]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("not UTF-8"), "{}", stderr(&out));
 }

@@ -1,10 +1,7 @@
 //! Attacks on `apply`, `verify` and `rollback` from outside, with real processes and files. Each
 //! test asserts the SAFE behaviour, so it fails while the defect it names exists.
-#![cfg(all(unix, not(target_arch = "wasm32")))]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -17,27 +14,6 @@ use std::time::{Duration, Instant};
 
 const TARGET: &str = "serving-config";
 
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
-fn dg() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
-}
-
-fn out(cmd: &mut Command) -> Output {
-    cmd.stdin(Stdio::null()).output().expect("deploy-gate runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 /// A report, a key pair, and a way to sign a decision for any model directory.
 struct Keys {
     dir: tempfile::TempDir,
@@ -49,7 +25,7 @@ struct Keys {
 fn keys() -> &'static Keys {
     static KEYS: OnceLock<Keys> = OnceLock::new();
     KEYS.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempdir();
         let Reviewer { report, key, public } = reviewer(dir.path());
         Keys {
             report,
@@ -144,7 +120,7 @@ fn digest_of(model: &Path) -> String {
 /// (which anyone who can write beside the model can create, with any weights in it).
 #[test]
 fn a_non_utf8_model_path_never_deploys_a_different_directory() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let good = dir.path().join(OsStr::from_bytes(b"agent-\xff"));
     let envelope = model_and_envelope(&good, "the signed weights");
     let evil = dir.path().join("agent-\u{FFFD}");
@@ -168,7 +144,7 @@ fn a_non_utf8_model_path_never_deploys_a_different_directory() {
 /// the lock, the directory can be replaced, and the config then points at unverified content.
 #[test]
 fn a_model_replaced_while_apply_waits_for_the_lock_is_not_deployed() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "the signed weights");
     let signed_digest = digest_of(&model);
@@ -212,7 +188,7 @@ fn a_model_replaced_while_apply_waits_for_the_lock_is_not_deployed() {
 /// either, naming both; with one of them gone, the other deploys and rolls back.)
 #[test]
 fn two_configs_sharing_a_backup_name_do_not_lose_each_others_old_config() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let yml = dir.path().join("serving.yml");
@@ -250,7 +226,7 @@ fn two_configs_sharing_a_backup_name_do_not_lose_each_others_old_config() {
 /// config path that is not UTF-8 is refused, by name, and nothing is written beside it.)
 #[test]
 fn configs_whose_names_differ_in_non_utf8_bytes_keep_their_own_backup_and_ledger() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let a = dir.path().join(OsStr::from_bytes(b"c\xff.yaml"));
@@ -278,7 +254,7 @@ fn configs_whose_names_differ_in_non_utf8_bytes_keep_their_own_backup_and_ledger
 /// only copy of the config before it) has been replaced.
 #[test]
 fn an_apply_that_deploys_nothing_keeps_the_previous_backup() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let m1 = dir.path().join("m1");
     let e1 = model_and_envelope(&m1, "first");
     let m2 = dir.path().join("m2");
@@ -324,7 +300,7 @@ fn an_apply_that_deploys_nothing_keeps_the_previous_backup() {
 /// the first apply wrote.
 #[test]
 fn the_same_decision_through_a_second_ledger_never_replaces_the_backup() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let config = dir.path().join("config.yaml");
@@ -352,7 +328,7 @@ fn the_same_decision_through_a_second_ledger_never_replaces_the_backup() {
 /// last line", then appended to.
 #[test]
 fn a_symlink_planted_at_the_default_ledger_name_is_not_written_through() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let confdir = dir.path().join("conf");
@@ -374,7 +350,7 @@ fn a_symlink_planted_at_the_default_ledger_name_is_not_written_through() {
 /// the config with the config's mode: a 0600 file becomes world-readable.
 #[test]
 fn rollback_never_reads_the_backup_through_a_planted_symlink() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let config = dir.path().join("config.yaml");
     fs::write(&config, "default_model: old\n").unwrap();
     fs::set_permissions(&config, fs::Permissions::from_mode(0o644)).unwrap();
@@ -406,7 +382,7 @@ fn readable_by_others(path: &Path) -> bool {
 /// beside the symlink with the file's mode, where anyone can read it.
 #[test]
 fn the_backup_of_a_config_others_cannot_read_is_not_readable_by_others() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
@@ -440,7 +416,7 @@ fn the_backup_of_a_config_others_cannot_read_is_not_readable_by_others() {
 /// blocks forever, holding the config and ledger locks (every other apply sharing them waits).
 #[test]
 fn a_fifo_config_is_refused_not_waited_on() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let config = dir.path().join("config.yaml");
@@ -456,7 +432,7 @@ fn a_fifo_config_is_refused_not_waited_on() {
 /// which never comes.
 #[test]
 fn a_fifo_ledger_is_refused_not_waited_on() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let config = dir.path().join("config.yaml");
@@ -480,7 +456,7 @@ fn a_fifo_ledger_is_refused_not_waited_on() {
 /// file names differ only in non-UTF-8 bytes have one digest.
 #[test]
 fn directories_with_different_file_names_have_different_digests() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let a = dir.path().join("a");
     let b = dir.path().join("b");
     fs::create_dir_all(&a).unwrap();
@@ -504,7 +480,7 @@ fn directories_with_different_file_names_have_different_digests() {
 /// "the model IS deployed" while the config holds the old model.
 #[test]
 fn after_a_rollback_a_replayed_apply_does_not_say_the_model_is_deployed() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let config = dir.path().join("config.yaml");
@@ -529,7 +505,7 @@ fn after_a_rollback_a_replayed_apply_does_not_say_the_model_is_deployed() {
 /// rollback.
 #[test]
 fn a_deploy_interrupted_after_the_rename_and_rolled_back_is_not_deployed_again() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let config = dir.path().join("config.yaml");
@@ -562,7 +538,7 @@ fn a_deploy_interrupted_after_the_rename_and_rolled_back_is_not_deployed_again()
 /// `renameat2(RENAME_EXCHANGE)` and a hash of what was swapped out, and keep what changed.)
 #[test]
 fn an_edit_made_while_apply_runs_is_never_lost() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let config = dir.path().join("config.yaml");
@@ -615,7 +591,7 @@ fn an_edit_made_while_apply_runs_is_never_lost() {
 /// file, the other name keeps the old model, and apply reports deployed.
 #[test]
 fn a_hard_linked_config_is_not_reported_deployed_while_its_other_name_keeps_the_old_model() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let served = dir.path().join("served.yaml");
@@ -640,7 +616,7 @@ fn a_hard_linked_config_is_not_reported_deployed_while_its_other_name_keeps_the_
 /// of refusing the config by name.
 #[test]
 fn a_4_mb_config_is_edited_or_refused_within_1_gib() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let config = dir.path().join("config.yaml");
@@ -677,7 +653,7 @@ fn a_4_mb_config_is_edited_or_refused_within_1_gib() {
 /// and blocks forever holding the config's lock.
 #[test]
 fn rollback_refuses_a_fifo_backup_instead_of_waiting_on_it() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let config = dir.path().join("config.yaml");
     fs::write(&config, "default_model: old\n").unwrap();
     let backup = dir.path().join("config.yaml.backup");
@@ -697,7 +673,7 @@ fn rollback_refuses_a_fifo_backup_instead_of_waiting_on_it() {
 /// or a FIFO nobody writes to is read forever (memory without bound, or a hang).
 #[test]
 fn verify_refuses_a_ledger_that_is_not_a_regular_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let fifo = dir.path().join("ledger.fifo");
@@ -729,7 +705,7 @@ fn verify_refuses_a_ledger_that_is_not_a_regular_file() {
 /// ledger by mistake (or planted as a hard link) lost its last line.
 #[test]
 fn a_ledger_whose_last_line_is_not_the_start_of_an_entry_is_not_cut() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let config = dir.path().join("config.yaml");
@@ -748,7 +724,7 @@ fn a_ledger_whose_last_line_is_not_the_start_of_an_entry_is_not_cut() {
 /// gets the rollback).
 #[test]
 fn a_rollback_without_the_apply_ledger_still_stops_a_redeploy_through_another_ledger() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let model = dir.path().join("model");
     let envelope = model_and_envelope(&model, "w");
     let config = dir.path().join("config.yaml");

@@ -1,8 +1,105 @@
-//! Helpers shared by the integration tests: running the CLI and reading fixtures.
+//! Helpers shared by the integration tests: a temporary directory, running the `deploy-gate`
+//! binary (arguments, environment), its output as readable text, a readable diff of expected
+//! and actual text, and reading the fixtures.
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+
+/// A fresh temporary directory, removed when dropped.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("deploy-gate-it-")
+        .tempdir()
+        .expect("a temporary directory")
+}
+
+/// A path as a string argument.
+pub fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Owned arguments from string slices.
+pub fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|a| a.to_string()).collect()
+}
+
+/// Writes `text` to `dir/name` and gives the path as a string.
+pub fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    s(&p)
+}
+
+/// A `deploy-gate` command to add arguments, environment and a directory to.
+pub fn dg() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+}
+
+/// Runs a command with no standard input, capturing its output.
+pub fn out(cmd: &mut Command) -> Output {
+    cmd.stdin(Stdio::null()).output().expect("deploy-gate runs")
+}
+
+/// Runs `deploy-gate` with the arguments.
+pub fn run<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    out(dg().args(args))
+}
+
+/// Runs `deploy-gate` with the arguments and these variables added to its environment (the
+/// variables of this process are never changed: the tests share it).
+pub fn run_env<S: AsRef<OsStr>>(args: &[S], env: &[(&str, &str)]) -> Output {
+    out(dg().args(args).envs(env.iter().copied()))
+}
+
+/// The exit code, standard output and standard error of a run, for an assertion's message.
+pub fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The standard error of a run.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The standard output of a run as JSON (a panic showing both outputs if it is not).
+pub fn json_stdout(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} / {}", String::from_utf8_lossy(&o.stdout), stderr(o)))
+}
+
+/// A line diff of `want` and `got` (unified, three lines of context, the first 200 lines of
+/// it), for an assertion's message.
+pub fn diff(want: impl AsRef<[u8]>, got: impl AsRef<[u8]>) -> String {
+    let (want, got) = (
+        String::from_utf8_lossy(want.as_ref()),
+        String::from_utf8_lossy(got.as_ref()),
+    );
+    let lines = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(2))
+        .diff_lines(&*want, &*got)
+        .unified_diff()
+        .context_radius(3)
+        .header("want", "got")
+        .to_string();
+    let mut shown: Vec<&str> = lines.lines().take(200).collect();
+    if lines.lines().count() > shown.len() {
+        shown.push("[… the rest of the diff is left out]");
+    }
+    shown.join("\n")
+}
+
+/// A line diff of two JSON values, pretty-printed (see [`diff`]).
+pub fn json_diff(want: &serde_json::Value, got: &serde_json::Value) -> String {
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap();
+    diff(pretty(want), pretty(got))
+}
 
 /// The parity fixtures folder.
 pub fn parity_dir() -> PathBuf {
@@ -18,14 +115,6 @@ pub fn parity_cases() -> Vec<PathBuf> {
         .collect();
     dirs.sort();
     dirs
-}
-
-/// Runs `deploy-gate` with the arguments.
-pub fn run(args: &[String]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
-        .args(args)
-        .output()
-        .expect("deploy-gate runs")
 }
 
 /// A fixture's policy (`args.json`) as CLI flags.

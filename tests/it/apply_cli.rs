@@ -1,11 +1,8 @@
 //! `apply` and `rollback` under races, crashes and faults, with real processes: exactly once
 //! per decision and config, a truthful state at every crash point, one write per ledger entry,
 //! safe temporary files, symlinked configs.
-#![cfg(all(unix, not(target_arch = "wasm32")))]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use deploy_gate::deploy::{backup_file_name, deploy_config, legacy_backup_file_name, normalize_model_path, Change};
 use serde_json::Value;
 use std::fs;
@@ -20,14 +17,6 @@ const CONFIG: &str = "# serving config\nbackend: transformers\ndefault_model: /m
 /// The decision's target: a name, so one envelope serves every config path of the tests.
 const TARGET: &str = "serving-config";
 
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// One signed, approved decision (and its key and model), shared by every test.
 struct Signed {
     _dir: tempfile::TempDir,
@@ -40,7 +29,7 @@ struct Signed {
 fn signed() -> &'static Signed {
     static SIGNED: OnceLock<Signed> = OnceLock::new();
     SIGNED.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempdir();
         let Reviewer { report, key, public } = reviewer(dir.path());
         let model = dir.path().join("agent-7b-v2");
         fs::create_dir_all(model.join("weights")).unwrap();
@@ -104,10 +93,6 @@ fn apply_args(config: &Path, ledger: Option<&Path>, extra: &[&str]) -> Vec<Strin
     }
     args.extend(extra.iter().map(|a| a.to_string()));
     args
-}
-
-fn dg() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
 }
 
 fn apply(config: &Path, ledger: Option<&Path>, extra: &[&str]) -> Output {
@@ -175,7 +160,7 @@ fn temps_in(dir: &Path) -> Vec<String> {
 
 /// A fresh directory with CONFIG in it.
 fn fresh() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let config = dir.path().join("config.yaml");
     fs::write(&config, CONFIG).unwrap();
     (dir, config)
@@ -830,7 +815,7 @@ fn fill(dir: &Path, pages: u64) -> PathBuf {
 
 #[test]
 fn a_full_disk_keeps_the_old_config_leaves_no_temporary_file_and_names_the_file() {
-    let outer = tempfile::tempdir().unwrap();
+    let outer = tempdir();
     let mnt = outer.path().join("mnt");
     fs::create_dir(&mnt).unwrap();
     let ledger = outer.path().join("ledger.jsonl");
@@ -976,7 +961,7 @@ fn a_0600_configs_backup_and_replacement_keep_its_mode_and_owner() {
 #[test]
 fn a_symlinked_config_is_updated_where_it_points_and_the_links_stay() {
     // A Kubernetes ConfigMap mount: config.yaml -> ..data/config.yaml, ..data -> ..<timestamp>.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let stamp = dir.path().join("..2026_12_01_08_00_00.000000001");
     fs::create_dir(&stamp).unwrap();
     fs::write(stamp.join("config.yaml"), CONFIG).unwrap();
@@ -1040,7 +1025,7 @@ fn a_symlinked_config_is_updated_where_it_points_and_the_links_stay() {
 
 #[test]
 fn rollback_restores_the_upstream_named_backup_or_else_the_legacy_one_and_says_which() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let config = dir.path().join("serving.yml");
     fs::write(&config, CONFIG).unwrap();
     let out = apply(&config, None, &[]);

@@ -3,7 +3,7 @@
 //! `binom.cdf`/`binom.pmf`), Newcombe's paired interval from Altman et al. (2000)'s worked example
 //! and an independent Python implementation of the published formula on statsmodels' Wilson
 //! intervals; and the seeded simulation that argues for the non-inferiority mode.
-#![cfg(not(target_arch = "wasm32"))]
+
 #![allow(clippy::excessive_precision)] // known answers as the reference printed them
 
 use deploy_gate::stats::{cases_needed, mcnemar, newcombe_paired, simulate, wilson, Paired};

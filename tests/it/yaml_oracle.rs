@@ -6,7 +6,6 @@
 //! (duplicate keys, or a case the corpus names). Path names are checked against pathlib.
 //!
 //! Needs `python3` with PyYAML (`scripts/setup.sh` installs it).
-#![cfg(not(target_arch = "wasm32"))]
 
 use std::io::Write;
 use std::process::{Command, Stdio};

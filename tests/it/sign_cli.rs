@@ -1,26 +1,11 @@
 //! keygen, digest, sign, verify, apply and rollback through the command line, with openssl
 //! interoperability.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
-fn dg(args: &[&str]) -> Output {
-    run(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn openssl(args: &[&str]) -> Output {
     let out = Command::new("openssl")
@@ -43,7 +28,7 @@ struct Setup {
 const CONFIG: &str = "# serving config\nbackend: transformers\ndefault_model: /models/agent-7b-v1\nport: 8080\n";
 
 fn setup(fixture: &str) -> Setup {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempdir();
     let report = dir.path().join("report.json");
     let mut args = evaluate_args(&parity_dir().join(fixture));
     args.extend(["--out".into(), s(&report)]);
@@ -56,7 +41,7 @@ fn setup(fixture: &str) -> Setup {
     let config = dir.path().join("config.yaml");
     fs::write(&config, CONFIG).unwrap();
     let name = dir.path().join("reviewer");
-    let out = dg(&["keygen", "--out", &s(&name)]);
+    let out = run(&["keygen", "--out", &s(&name)]);
     assert!(out.status.success(), "{}", stderr(&out));
     Setup {
         report,
@@ -83,13 +68,9 @@ fn sign(st: &Setup, key: &Path, extra: &[&str]) -> PathBuf {
     let config = s(&st.config);
     args.extend(["--target", &*config.leak(), "--out", &*s(&envelope).leak()]);
     args.extend(extra);
-    let out = dg(&args);
+    let out = run(&args);
     assert!(out.status.success(), "{}", stderr(&out));
     envelope
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
 }
 
 #[test]
@@ -102,10 +83,10 @@ fn keygen_writes_a_private_key_only_its_owner_reads_and_prints_the_key_id() {
     }
     let der = openssl(&["pkey", "-pubin", "-in", &s(&st.public), "-outform", "DER"]).stdout;
     let want = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&der));
-    let again = dg(&["keygen", "--out", &s(&st.dir.path().join("reviewer"))]);
+    let again = run(&["keygen", "--out", &s(&st.dir.path().join("reviewer"))]);
     assert_eq!(again.status.code(), Some(1), "keygen never overwrites a key");
     let other = st.dir.path().join("other");
-    let out = dg(&["keygen", "--out", &s(&other)]);
+    let out = run(&["keygen", "--out", &s(&other)]);
     let printed = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     let der = openssl(&[
         "pkey",
@@ -126,7 +107,7 @@ fn keygen_writes_a_private_key_only_its_owner_reads_and_prints_the_key_id() {
 fn digest_of_a_file_and_of_a_directory() {
     let st = setup("approved");
     let file = st.model.join("config.json");
-    let out = dg(&["digest", &s(&file)]);
+    let out = run(&["digest", &s(&file)]);
     let file_hex = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b"{\"layers\": 32}"));
     assert_eq!(
         String::from_utf8(out.stdout).unwrap().trim(),
@@ -135,7 +116,7 @@ fn digest_of_a_file_and_of_a_directory() {
     let part_hex = hex::encode(<sha2::Sha256 as sha2::Digest>::digest([1u8, 2, 3]));
     let listing = format!("config.json\0{file_hex}\nweights/part-0.bin\0{part_hex}\n");
     let want = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(listing.as_bytes()));
-    let out = dg(&["digest", &s(&st.model)]);
+    let out = run(&["digest", &s(&st.model)]);
     assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), format!("sha256:{want}"));
 }
 
@@ -147,7 +128,7 @@ fn an_openssl_key_signs_and_openssl_checks_the_signature() {
     openssl(&["genpkey", "-algorithm", "ed25519", "-out", &s(&key)]);
     openssl(&["pkey", "-in", &s(&key), "-pubout", "-out", &s(&public)]);
     let envelope = sign(&st, &key, &[]);
-    let out = dg(&[
+    let out = run(&[
         "verify",
         &s(&envelope),
         "--trusted-key",
@@ -205,7 +186,7 @@ fn sign_verify_reproduce_apply_replay_and_rollback() {
     }
     let out = run(&args);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let v = json(&out);
+    let v = json_stdout(&out);
     assert_eq!(
         (v["valid"].as_bool(), v["verification_result"].as_str()),
         (Some(true), Some("PASSED"))
@@ -217,7 +198,7 @@ fn sign_verify_reproduce_apply_replay_and_rollback() {
     other[i + 1] = s(&fixture.join("old_verdicts.jsonl"));
     let out = run(&other);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(json(&out)["check"], "reproduce");
+    assert_eq!(json_stdout(&out)["check"], "reproduce");
 
     let mut wrong_target = common("verify");
     wrong_target.extend([
@@ -228,7 +209,7 @@ fn sign_verify_reproduce_apply_replay_and_rollback() {
     ]);
     let out = run(&wrong_target);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(json(&out)["check"], "target");
+    assert_eq!(json_stdout(&out)["check"], "target");
     assert!(stderr(&out).contains("verification failed (target)"));
 
     let mut wrong_model = common("verify");
@@ -238,7 +219,7 @@ fn sign_verify_reproduce_apply_replay_and_rollback() {
         "--target".into(),
         s(&st.config),
     ]);
-    assert_eq!(json(&run(&wrong_model))["check"], "subject_digest");
+    assert_eq!(json_stdout(&run(&wrong_model))["check"], "subject_digest");
 
     let ledger = st.dir.path().join("ledger.jsonl");
     let mut apply = common("apply");
@@ -281,13 +262,13 @@ fn sign_verify_reproduce_apply_replay_and_rollback() {
 
     let out = run(&apply);
     assert_eq!(out.status.code(), Some(2), "a replay is refused");
-    assert_eq!(json(&out)["check"], "replayed");
+    assert_eq!(json_stdout(&out)["check"], "replayed");
 
-    let out = dg(&["rollback", "--config", &s(&st.config)]);
+    let out = run(&["rollback", "--config", &s(&st.config)]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(fs::read_to_string(&st.config).unwrap(), CONFIG);
     let nothing = st.dir.path().join("none.yaml");
-    assert_eq!(dg(&["rollback", "--config", &s(&nothing)]).status.code(), Some(1));
+    assert_eq!(run(&["rollback", "--config", &s(&nothing)]).status.code(), Some(1));
 }
 
 #[test]
@@ -301,7 +282,7 @@ fn a_failed_decision_keeps_the_old_model_and_the_config_byte_identical() {
         "#!/bin/sh\necho \"$DEPLOY_GATE_DECISION $DEPLOY_GATE_REASON\" > \"$1\"\n",
     )
     .unwrap();
-    let out = dg(&[
+    let out = run(&[
         "apply",
         &s(&envelope),
         "--trusted-key",
@@ -336,7 +317,7 @@ fn a_deploy_command_gets_values_in_its_environment_never_through_a_shell() {
     let seen = st.dir.path().join("seen.txt");
     let script = st.dir.path().join("deploy.sh");
     fs::write(&script, "#!/bin/sh\nprintf '%s\\n' \"$DEPLOY_GATE_MODEL_PATH\" \"$DEPLOY_GATE_DECISION\" \"$DEPLOY_GATE_MODEL_NAME\" \"$2\" > \"$1\"\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+    let out = dg()
         .current_dir(st.dir.path())
         .args([
             "apply",
@@ -364,7 +345,7 @@ fn a_deploy_command_gets_values_in_its_environment_never_through_a_shell() {
         !seen.exists(),
         "--dry-run after the command list still counts as a flag"
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+    let out = dg()
         .current_dir(st.dir.path())
         .args([
             "apply",
@@ -403,12 +384,12 @@ fn a_deploy_command_gets_values_in_its_environment_never_through_a_shell() {
 fn two_person_approval_with_a_threshold() {
     let st = setup("approved");
     let second = st.dir.path().join("second");
-    assert!(dg(&["keygen", "--out", &s(&second)]).status.success());
+    assert!(run(&["keygen", "--out", &s(&second)]).status.success());
     let second_key = st.dir.path().join("second.key.pem");
     let second_pub = st.dir.path().join("second.pub.pem");
     let first = sign(&st, &st.key, &[]);
     let both = st.dir.path().join("both.dsse.json");
-    let out = dg(&[
+    let out = run(&[
         "sign",
         &s(&st.report),
         "--key",
@@ -444,7 +425,7 @@ fn two_person_approval_with_a_threshold() {
     assert_eq!(verify(&both, &[&st.public, &second_pub], "2").status.code(), Some(0));
     let out = verify(&first, &[&st.public, &second_pub], "2");
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(json(&out)["check"], "signature");
+    assert_eq!(json_stdout(&out)["check"], "signature");
     assert_eq!(
         verify(&both, &[&st.public], "2").status.code(),
         Some(2),

@@ -1,16 +1,12 @@
 //! Every folder of `tests/fixtures/parity` run through the CLI must give the reference's
 //! test set, comparison and decision (`expected.json`).
 
-#![cfg(not(target_arch = "wasm32"))]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn assert_same(what: &str, dir: &std::path::Path, got: &Value, want: &Value) {
     if let Some(diff) = first_difference(what, got, want) {
-        panic!("{}: {diff}", dir.display());
+        panic!("{}: {diff}\n{}", dir.display(), json_diff(want, got));
     }
 }
 

@@ -1,8 +1,6 @@
 //! Results must not depend on how the bytes are cut into chunks: random splits, 1-byte chunks,
 //! cuts inside multi-byte characters and inside `\r\n` all give the same report.
 
-#![cfg(not(target_arch = "wasm32"))]
-
 use deploy_gate::audit::{AuditScanner, DEFAULT_MAX_LINE};
 use deploy_gate::policy::{GatePolicy, TestSetPolicy};
 use deploy_gate::report::{evaluate, GateInputs};
@@ -11,7 +9,7 @@ use deploy_gate::verdicts::parse_verdicts;
 use proptest::prelude::*;
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/tests/fixtures/parity/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read(crate::common::parity_dir().join(name)).unwrap()
 }
 
 /// A log with a BOM, CRLF endings, multi-byte text, an invalid UTF-8 line and a line cut short,

@@ -3,8 +3,6 @@
 //! broken lines inside every span, and pipelines running across files) and check the test set
 //! against a plain oracle written from the rules, with the ranges fed in random order and chunks.
 
-#![cfg(not(target_arch = "wasm32"))]
-
 use deploy_gate::audit::{AuditScanner, DEFAULT_MAX_LINE};
 use deploy_gate::policy::{PassSet, TestSetPolicy};
 use deploy_gate::testset::{sample_key, TestSetBuilder, TO_END};

@@ -1,0 +1,39 @@
+//! The integration tests, one binary (`cargo test --test it`): one module per subject, and the
+//! helpers they share in `common` (a temporary directory, the `deploy-gate` runner, readable
+//! output and diffs). Tests share this process: anything process-wide (resource limits, signal
+//! dispositions, the environment, the current directory) is changed only in a child process.
+//! The wasm-bindgen tests are `tests/wasm.rs` (`wasm-pack test -- --test wasm`).
+
+#[cfg(not(target_arch = "wasm32"))]
+mod common;
+
+#[cfg(all(unix, not(target_arch = "wasm32")))]
+mod apply_cli;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
+mod attack;
+#[cfg(not(target_arch = "wasm32"))]
+mod attest;
+#[cfg(not(target_arch = "wasm32"))]
+mod bounds;
+#[cfg(not(target_arch = "wasm32"))]
+mod chunking;
+#[cfg(not(target_arch = "wasm32"))]
+mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+mod numbers;
+#[cfg(not(target_arch = "wasm32"))]
+mod parity;
+#[cfg(not(target_arch = "wasm32"))]
+mod policy_cli;
+#[cfg(not(target_arch = "wasm32"))]
+mod rules;
+#[cfg(not(target_arch = "wasm32"))]
+mod sign_cli;
+#[cfg(not(target_arch = "wasm32"))]
+mod spans;
+#[cfg(not(target_arch = "wasm32"))]
+mod stats;
+#[cfg(not(target_arch = "wasm32"))]
+mod verify_cli;
+#[cfg(not(target_arch = "wasm32"))]
+mod yaml_oracle;
