@@ -48,6 +48,29 @@ pub enum Check {
 }
 
 impl Check {
+    /// Every check (the test below holds the list to the enum and to the TypeScript).
+    pub const ALL: [Check; 19] = [
+        Check::Threshold,
+        Check::EnvelopeSize,
+        Check::Envelope,
+        Check::SignatureCount,
+        Check::StatementSize,
+        Check::Signature,
+        Check::PayloadType,
+        Check::DuplicateKey,
+        Check::StatementType,
+        Check::Predicate,
+        Check::SubjectDigest,
+        Check::AmbiguousSubject,
+        Check::Target,
+        Check::Time,
+        Check::TooOld,
+        Check::FromTheFuture,
+        Check::Replayed,
+        Check::Reproduce,
+        Check::Policy,
+    ];
+
     /// The name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -84,30 +107,7 @@ impl std::fmt::Display for Check {
 mod tests {
     use super::Check;
 
-    /// Every name, for the test below.
-    const ALL: [Check; 19] = [
-        Check::Threshold,
-        Check::EnvelopeSize,
-        Check::Envelope,
-        Check::SignatureCount,
-        Check::StatementSize,
-        Check::Signature,
-        Check::PayloadType,
-        Check::DuplicateKey,
-        Check::StatementType,
-        Check::Predicate,
-        Check::SubjectDigest,
-        Check::AmbiguousSubject,
-        Check::Target,
-        Check::Time,
-        Check::TooOld,
-        Check::FromTheFuture,
-        Check::Replayed,
-        Check::Reproduce,
-        Check::Policy,
-    ];
-
-    /// Adding a variant breaks this match until it is listed here and in `ALL`.
+    /// Adding a variant breaks this match until it is listed here and in [`Check::ALL`].
     #[allow(dead_code)]
     fn listed(c: Check) {
         match c {
@@ -148,13 +148,13 @@ mod tests {
             .split('|')
             .map(|n| n.trim().trim_matches('"'))
             .collect();
-        let mut names: Vec<&str> = ALL.iter().map(|c| c.as_str()).collect();
+        let mut names: Vec<&str> = Check::ALL.iter().map(|c| c.as_str()).collect();
         declared.sort_unstable();
         names.sort_unstable();
         assert_eq!(declared, names);
-        for c in ALL {
+        for c in Check::ALL {
             // Each variant has a name of its own.
-            assert_eq!(ALL.iter().filter(|d| d.as_str() == c.as_str()).count(), 1);
+            assert_eq!(Check::ALL.iter().filter(|d| d.as_str() == c.as_str()).count(), 1);
         }
     }
 }

@@ -289,27 +289,7 @@ mod tests {
 
     #[test]
     fn each_check_serialises_as_its_name() {
-        for c in [
-            Check::Threshold,
-            Check::EnvelopeSize,
-            Check::Envelope,
-            Check::SignatureCount,
-            Check::StatementSize,
-            Check::Signature,
-            Check::PayloadType,
-            Check::DuplicateKey,
-            Check::StatementType,
-            Check::Predicate,
-            Check::SubjectDigest,
-            Check::AmbiguousSubject,
-            Check::Target,
-            Check::Time,
-            Check::TooOld,
-            Check::FromTheFuture,
-            Check::Replayed,
-            Check::Reproduce,
-            Check::Policy,
-        ] {
+        for c in Check::ALL {
             assert_eq!(serde_json::to_value(c).unwrap(), json!(c.as_str()));
             assert_eq!(c.to_string(), c.as_str());
         }
