@@ -2,7 +2,7 @@
 // The default values and the error messages are the core's (`defaultPolicy()`, `checkPolicy()`
 // in src/wasm.rs over src/policy.rs): the form only lays the fields out.
 import { h } from "../dom.js";
-import init, { checkPolicy, defaultPolicy } from "../../pkg/deploy_gate.js";
+import init, { checkPolicy, defaultPolicy } from "../wasm.js";
 
 await init();
 
