@@ -32,6 +32,7 @@ for (const file of files) {
     const text = bytes.toString("utf8");
     if (/\.\.\/\.\.\/pkg\//.test(text)) throw new Error(`www/${file} imports ../../pkg/: import the core through www/wasm.js`);
     if (text.includes(FROM) && file !== "wasm.js" && file !== "deploy-gate-viewer.d.ts") throw new Error(`www/${file} imports ../pkg/ directly: import the core through www/wasm.js`);
+    if (text.includes("import.meta") && file !== "assets.js") throw new Error(`www/${file} uses import.meta: find files next to the viewer through www/assets.js (the single-file viewer replaces it)`);
     rewritten += text.split(FROM).length - 1;
     bytes = Buffer.from(text.replaceAll(FROM, TO));
   }
