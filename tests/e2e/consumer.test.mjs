@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";
 import { serve } from "../../scripts/serve.mjs";
-import { ROOT, ARTIFACTS, CHROMIUM_ARGS, fixtureFiles, fixturePolicy, cliReport, setPolicy, decision, FIXTURES } from "./harness.mjs";
+import { ROOT, ARTIFACTS, CHROMIUM_ARGS, fixtureFiles, fixturePolicy, cliReport, setPolicy, decision, viewerReady, FIXTURES } from "./harness.mjs";
 
 const WORK = path.join(ARTIFACTS, "consumer");
 const TSC = path.join(ROOT, "tests/e2e/node_modules/typescript/bin/tsc");
@@ -78,6 +78,7 @@ test("the bundled consumer page reaches the CLI's decision, and the portal gets 
   page.on("requestfailed", (r) => errors.push(`request failed: ${r.url()}`));
   page.on("response", (r) => r.status() >= 400 && errors.push(`HTTP ${r.status()}: ${r.url()}`));
   await page.goto(`http://127.0.0.1:${server.address().port}/index.html`);
+  await viewerReady(page);
   for (const name of ["approved", "both-regressed"]) {
     const policy = fixturePolicy(name);
     await setPolicy(page, policy);

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
-import { ROOT, CHROMIUM_ARGS, fixtures, fixtureFiles, fixturePolicy, cliReport, cliTestSet, setPolicy, decision, downloadText, generated, FIXTURES } from "./harness.mjs";
+import { ROOT, CHROMIUM_ARGS, fixtures, fixtureFiles, fixturePolicy, cliReport, cliTestSet, setPolicy, decision, downloadText, generated, viewerReady, FIXTURES } from "./harness.mjs";
 
 const FILE = path.join(ROOT, "pkg/deploy-gate-viewer.html");
 const URL_ = pathToFileURL(FILE).href;
@@ -37,6 +37,7 @@ async function open() {
   });
   const started = Date.now();
   await page.goto(URL_);
+  await viewerReady(page);
   page.started = started;
   return page;
 }
