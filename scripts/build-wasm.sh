@@ -40,3 +40,14 @@ rm -f pkg/.gitignore
 # npm shows pkg/README.md; wasm-pack copies the repository's README.md there, replace it with the
 # package's own.
 cp www/npm-readme.md pkg/README.md
+
+# The rest of the npm package: the viewer element with its workers, styles and types in
+# pkg/viewer/, package.json's exports map (scripts/build-package.mjs), and the single-file
+# viewer pkg/deploy-gate-viewer.html (scripts/build-single.mjs, bundled with esbuild from
+# tests/e2e's npm packages).
+if [ ! -d tests/e2e/node_modules/esbuild ]; then
+  echo "build-wasm.sh: installing tests/e2e's npm packages (esbuild bundles the single-file viewer)" >&2
+  (cd tests/e2e && npm ci --no-audit --no-fund)
+fi
+node scripts/build-package.mjs
+node scripts/build-single.mjs pkg/deploy-gate-viewer.html

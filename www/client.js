@@ -1,7 +1,9 @@
 // Talks to worker.js: request/response by id, progress callbacks, cancel.
+import { startWorker } from "./assets.js";
+
 export class GateClient {
   constructor() {
-    this.worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+    this.worker = startWorker();
     this.next = 1;
     this.pending = new Map();
     this.worker.onmessage = (event) => this.receive(event.data);

@@ -5,22 +5,26 @@ import { register } from "./components/index.js";
 import { GateClient } from "./client.js";
 import { h, download } from "./dom.js";
 import { markdownSummary } from "./summary.js";
+import { exampleFile, styleUrl } from "./assets.js";
 
 register();
 
 const SINGLE_ROLES = ["old_verdicts", "new_verdicts", "old_trajectories", "new_trajectories"];
 const EXAMPLE = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl", "old_trajectories.jsonl", "new_trajectories.jsonl"];
 
-function ensureStyles() {
-  const href = new URL("./style.css", import.meta.url).href;
-  if ([...document.querySelectorAll('link[rel="stylesheet"]')].some((l) => l.href === href)) return;
+/** Links the viewer's stylesheet unless the page has it already (linked, bundled or inline: the
+ * element then has the viewer's colour variables). */
+function ensureStyles(element) {
+  if (getComputedStyle(element).getPropertyValue("--dg-bg").trim()) return;
+  const href = styleUrl();
+  if (!href || [...document.querySelectorAll('link[rel="stylesheet"]')].some((l) => l.href === href)) return;
   document.head.append(h("link", { rel: "stylesheet", href }));
 }
 
 export class DeployGateViewer extends HTMLElement {
   connectedCallback() {
     if (this.client) return;
-    ensureStyles();
+    ensureStyles(this);
     this.client = new GateClient();
     this.client.onNotice = (msg) => {
       if (msg.type !== "digests") return;
@@ -190,13 +194,7 @@ export class DeployGateViewer extends HTMLElement {
 
   async loadExample() {
     try {
-      const files = await Promise.all(
-        EXAMPLE.map(async (name) => {
-          const response = await fetch(new URL(`./examples/${name}`, import.meta.url));
-          if (!response.ok) throw new Error(`cannot load the example ${name}: HTTP ${response.status}`);
-          return new File([await response.blob()], name, { type: "application/x-ndjson" });
-        }),
-      );
+      const files = await Promise.all(EXAMPLE.map(exampleFile));
       const roles = ["audit", "old_verdicts", "new_verdicts", "old_trajectories", "new_trajectories"];
       this.drop.set(files.map((file, i) => ({ file, role: roles[i] })));
     } catch (e) {

@@ -1,5 +1,5 @@
 // Hashes one file (sha256) while other workers scan it: {file} → {sha256} | {error}.
-import init, { Sha256Stream } from "../pkg/deploy_gate.js";
+import init, { Sha256Stream } from "./wasm.js";
 import { chunks } from "./chunks.js";
 
 onmessage = async (event) => {

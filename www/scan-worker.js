@@ -1,6 +1,6 @@
 // Scans one newline-aligned part of an audit file (pass 1) and returns the segment:
 // {file, no, start, end, pass} → {progress: bytes}… then {segment: ArrayBuffer} | {error}.
-import init, { SegmentScanner } from "../pkg/deploy_gate.js";
+import init, { SegmentScanner } from "./wasm.js";
 import { chunks } from "./chunks.js";
 
 onmessage = async (event) => {

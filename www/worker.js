@@ -3,8 +3,9 @@
 // {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
-import init, { GateSession, SegmentScanner, generateKeyPair, keyInfo, signDecision, verifyEnvelope } from "../pkg/deploy_gate.js";
+import init, { GateSession, SegmentScanner, generateKeyPair, keyInfo, signDecision, verifyEnvelope } from "./wasm.js";
 import { chunks } from "./chunks.js";
+import { startHashWorker, startScanWorker } from "./assets.js";
 
 const ready = init();
 let session = null;
@@ -51,10 +52,10 @@ function open(file, gzip, counter) {
 /** Helper workers running now, each with the function that fails its request. */
 const helpers = new Map();
 
-/** Runs a helper worker for one job; cancel terminates it and fails the job. The promise has a
- * `stop()` that does the same for this job alone. */
-function helper(script, job, onProgress) {
-  const worker = new Worker(new URL(script, import.meta.url), { type: "module" });
+/** Runs a helper worker (started by `start`) for one job; cancel terminates it and fails the job.
+ * The promise has a `stop()` that does the same for this job alone. */
+function helper(start, script, job, onProgress) {
+  const worker = start();
   const done = new Promise((resolve, reject) => {
     helpers.set(worker, reject);
     worker.onmessage = (e) => {
@@ -119,7 +120,7 @@ let auditEpoch = 0;
 function digestOf(file) {
   let entry = digestCache.get(file);
   if (!entry) {
-    const job = helper("./hash-worker.js", { file });
+    const job = helper(startHashWorker, "hash-worker.js", { file });
     entry = { digest: job.then((r) => r.sha256), stop: job.stop };
     digestCache.set(file, entry);
     entry.digest.catch(() => digestCache.get(file) === entry && digestCache.delete(file));
@@ -194,7 +195,7 @@ async function scanAudit(id) {
       const starts = await segmentStarts(file, workers);
       const ends = [...starts.slice(1), file.size];
       const results = await Promise.all(
-        starts.map((start, k) => helper("./scan-worker.js", { file, no, start, end: ends[k], pass }, (b) => report(`${no}:${k}`, b))),
+        starts.map((start, k) => helper(startScanWorker, "scan-worker.js", { file, no, start, end: ends[k], pass }, (b) => report(`${no}:${k}`, b))),
       );
       segments = results.map((r) => new Uint8Array(r.segment));
     } else {

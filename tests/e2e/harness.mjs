@@ -41,7 +41,14 @@ export async function openPage(env, pathname = "/www/index.html") {
     if (r.status() >= 400) page.errors.push(`HTTP ${r.status()}: ${r.url()}`);
   });
   await page.goto(env.base + pathname);
+  await viewerReady(page);
   return page;
+}
+
+/** Waits until a page's <deploy-gate-viewer> is defined and built: the load event can come
+ * first, since the viewer's module graph awaits the wasm core (top-level await). */
+export async function viewerReady(page) {
+  await page.waitForFunction(() => !document.querySelector("deploy-gate-viewer") || (customElements.get("deploy-gate-viewer") && document.querySelector('[data-testid="progress-text"]')));
 }
 
 /** Fixture folders, sorted. */

@@ -2,7 +2,7 @@
 // The default values and the error messages are the core's (`defaultPolicy()`, `checkPolicy()`
 // in src/wasm.rs over src/policy.rs): the form only lays the fields out.
 import { h } from "../dom.js";
-import init, { checkPolicy, defaultPolicy } from "../../pkg/deploy_gate.js";
+import init, { checkPolicy, defaultPolicy } from "../wasm.js";
 
 // The core loads while the page renders; the form fills its fields once it is in.
 const core = init();

@@ -1,0 +1,162 @@
+// <dg-results>: the decision, its evidence and the exports for one report. Emits `dg-export`
+// ({kind: "report" | "testset" | "markdown"}).
+import { h, text, pretty, percent, signed, longText } from "../dom.js";
+import { passRateChart, templateDeltaChart, trajectoryChart } from "../charts.js";
+import { CaseTable } from "./case-table.js";
+
+const pct1 = (x) => `${(x * 100).toFixed(1)}`;
+const conf = (report) => `${Math.round(report.stats.confidence * 1000) / 10}%`;
+
+/** The rule of the policy, in one plain sentence. */
+export function ruleSentence(report) {
+  const p = report.policy;
+  const t = report.stats.task;
+  const interval = `The ${conf(report)} interval for the change in pass rate is ${signed(t.delta.low, 3)} to ${signed(t.delta.high, 3)}`;
+  if (p.mode === "non_inferiority") {
+    return `Non-inferiority rule: the new model is approved only if, with ${conf(report)} confidence, it is at most ${p.task_regression_tol} worse than the old one (the interval's lower bound must be ≥ −${p.task_regression_tol}${report.decision.details.trajectory_checked ? `; likewise for trajectory quality with ${p.trajectory_regression_tol}` : ""}). ${interval}.`;
+  }
+  return `Point rule (the reference): blocked when the new pass rate is below the old one minus ${p.task_regression_tol}. ${interval}; McNemar p = ${t.mcnemar.p_exact.toPrecision(3)}.`;
+}
+
+/** The decision in plain words. */
+export function explain(report) {
+  const d = report.decision;
+  const tol = d.details;
+  const task = `task accuracy went from ${percent(d.task_old)} to ${percent(d.task_new)}`;
+  if (d.reason.includes("non-inferiority")) {
+    if (d.approved) return "Non-inferiority is shown: the new model is, with the stated confidence, no worse than the tolerance allows. It may be deployed.";
+    const parts = [];
+    if (tol.task_regressed) parts.push("task accuracy");
+    if (tol.trajectory_regressed) parts.push("trajectory quality");
+    return `The data do not show that the new model's ${parts.join(" and ")} is within the tolerance of the old one's. Keep the old model, or gather more cases.`;
+  }
+  if (!d.approved && d.reason.startsWith("blocked: insufficient")) {
+    return `Only ${report.test_set.candidates} usable past run(s) were found in the audit log (at least ${report.policy.min_samples} are needed), so there is not enough evidence to replace the model. Keep the old one.`;
+  }
+  const parts = [];
+  if (tol.task_regressed) parts.push(`Task accuracy fell from ${percent(d.task_old)} to ${percent(d.task_new)}, more than the tolerance of ${tol.task_regression_tol} allows.`);
+  if (tol.trajectory_regressed) parts.push(`Trajectory quality fell from ${d.trajectory_old} to ${d.trajectory_new}, more than the tolerance of ${tol.trajectory_regression_tol} allows.`);
+  if (parts.length) return `${parts.join(" ")} Keep the old model.`;
+  if (d.num_cases === 0) return "No test case was found; the policy (too few cases: approve) approves anyway, as the reference implementation does.";
+  const traj = tol.trajectory_checked ? ` and trajectory quality from ${d.trajectory_old} to ${d.trajectory_new}` : " (trajectory quality was not checked)";
+  return `The new model is not worse: ${task}${traj}. It may be deployed.`;
+}
+
+function card(title, rows, extra) {
+  return h("section", { class: "dg-card" }, h("h3", {}, title), h("dl", {}, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])), extra);
+}
+
+export class ResultsView extends HTMLElement {
+  /** Shows a report. `cases` are the test cases (for the drill-down). */
+  show(report, cases) {
+    const d = report.decision;
+    const exportButton = (kind, label) => h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": `export-${kind}`, onclick: () => this.dispatchEvent(new CustomEvent("dg-export", { bubbles: true, detail: { kind } })) }, label);
+    const banner = h(
+      "section",
+      { class: `dg-banner ${d.approved ? "dg-approved" : "dg-blocked"}`, "data-testid": "decision", "data-approved": String(d.approved), "data-reason": d.reason, role: "status" },
+      h("h2", {}, d.approved ? "Approved — deploy the new model" : "Blocked — keep the old model"),
+      h("p", {}, explain(report)),
+      h("p", { class: "dg-muted", "data-testid": "rule" }, ruleSentence(report)),
+      h("p", { class: "dg-muted" }, "Reason: ", h("code", {}, d.reason), " · test cases: ", h("strong", { "data-testid": "num-cases" }, String(d.num_cases))),
+    );
+    this.digestNote = h("span", { class: "dg-muted", "data-testid": "digest-status", "aria-live": "polite" });
+    const exports = h("div", { class: "dg-exports" }, exportButton("report", "Download report JSON"), exportButton("testset", "Download test set JSONL"), exportButton("markdown", "Copy Markdown summary"), this.digestNote);
+
+    const o = report.verdicts.old;
+    const n = report.verdicts.new;
+    const st = report.stats.task;
+    const tbl = st.table;
+    const twoByTwo = h(
+      "table",
+      { class: "dg-table dg-2x2", "data-testid": "two-by-two" },
+      h("caption", {}, "Old × new on the same cases"),
+      h("thead", {}, h("tr", {}, h("td"), h("th", { scope: "col" }, "new passes"), h("th", { scope: "col" }, "new fails"))),
+      h("tbody", {}, h("tr", {}, h("th", { scope: "row" }, "old passes"), h("td", { class: "dg-num" }, String(tbl.both_pass)), h("td", { class: "dg-num dg-worse" }, String(tbl.old_only))), h("tr", {}, h("th", { scope: "row" }, "old fails"), h("td", { class: "dg-num dg-better" }, String(tbl.new_only)), h("td", { class: "dg-num" }, String(tbl.both_fail)))),
+    );
+    const ss = st.sample_size;
+    const guidance = ss.cases_needed === null
+      ? "Non-inferiority needs a tolerance above 0."
+      : `Non-inferiority at tolerance ${ss.tolerance} would need about ${ss.cases_needed} cases (80% power, equal models, ${pct1(ss.discordance)}% discordant); this test set has ${ss.num_cases}.`;
+    const taskCard = card(
+      "Task accuracy",
+      [
+        ["old → new", `${percent(d.task_old)} → ${percent(d.task_new)}`],
+        ["old interval", `${percent(st.old.low)} – ${percent(st.old.high)} (Wilson ${conf(report)})`],
+        ["new interval", `${percent(st.new.low)} – ${percent(st.new.high)}`],
+        ["delta", `${signed(d.task_delta)} (${signed(st.delta.low, 3)} to ${signed(st.delta.high, 3)}, Newcombe)`],
+        ["McNemar", `b = ${st.mcnemar.b}, c = ${st.mcnemar.c}: p = ${st.mcnemar.p_exact.toPrecision(3)} (mid-p ${st.mcnemar.p_mid.toPrecision(3)})`],
+        ["tolerance", String(d.details.task_regression_tol)],
+        ["passed", `old ${o.passed} · new ${n.passed} of ${o.cases}`],
+        ["wrong verdict", `old ${o.wrong} · new ${n.wrong}`],
+        ["missing verdict", `old ${o.missing} · new ${n.missing}`],
+        ["runner errors", `old ${o.errored} · new ${n.errored}`],
+        ["extra verdicts", `old ${o.extra} · new ${n.extra}`],
+      ],
+      [passRateChart(d.task_old, d.task_new, st.old, st.new), twoByTwo, h("p", { class: "dg-muted", "data-testid": "sample-size" }, guidance)],
+    );
+    const t = report.trajectories;
+    const trajCard = d.details.trajectory_checked
+      ? card(
+          "Trajectory quality",
+          [
+            ["old → new", `${d.trajectory_old} → ${d.trajectory_new}`],
+            ["delta", report.stats.trajectory ? `${signed(d.trajectory_delta)} (${signed(report.stats.trajectory.delta.low, 3)} to ${signed(report.stats.trajectory.delta.high, 3)}, bootstrap)` : signed(d.trajectory_delta)],
+            ["tolerance", String(d.details.trajectory_regression_tol)],
+            ["results", `old ${t.old.results} · new ${t.new.results}`],
+            ["without judge score", `old ${t.old.skipped_without_judge} · new ${t.new.skipped_without_judge}`],
+          ],
+          trajectoryChart(t.old.composites, t.new.composites),
+        )
+      : card("Trajectory quality", [["status", "not checked (needs both trajectory files)"]]);
+
+    const templates = h(
+      "section",
+      { class: "dg-panel" },
+      h("h3", {}, "Per template"),
+      report.templates.length ? templateDeltaChart(report.templates) : null,
+      h(
+        "table",
+        { class: "dg-table" },
+        h("thead", {}, h("tr", {}, ["template", "cases", "old", "new", "Δ"].map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, report.templates.map((r) => h("tr", { "data-testid": "template-row" }, h("td", {}, longText(r.template_id)), h("td", { class: "dg-num" }, String(r.n)), h("td", { class: "dg-num" }, percent(r.old_pass_rate)), h("td", { class: "dg-num" }, percent(r.new_pass_rate)), h("td", { class: `dg-num ${r.delta < 0 ? "dg-worse" : r.delta > 0 ? "dg-better" : ""}` }, signed(r.delta))))),
+      ),
+    );
+
+    const table = new CaseTable();
+    const casesPanel = h("section", { class: "dg-panel" }, h("h3", {}, "Cases"), table);
+    table.show(report.cases, cases);
+
+    const a = report.audit;
+    const quality = h(
+      "section",
+      { class: "dg-panel", "data-testid": "data-quality" },
+      h("h3", {}, "Audit log data quality"),
+      h("dl", { class: "dg-grid" }, [
+        ["files", a.files], ["lines read", a.lines], ["blank lines", a.blank_lines], ["stage entries", a.stage_entries],
+        ["completion entries", a.completion_entries], ["successful completions", a.successful_completions], ["pipelines", a.pipelines],
+        ["successful pipelines", a.successful_pipelines], ["…without stage entries", a.successful_without_stages],
+        ["…without an input", a.successful_without_input], ["candidate cases", a.candidates], ["test cases", report.test_set.num_cases],
+      ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))])),
+      Object.keys(a.skipped).length
+        ? h("ul", { class: "dg-skipped" }, Object.entries(a.skipped).map(([reason, stat]) => h("li", {}, h("strong", {}, `${stat.count} × ${reason}`), " — first at ", longText(stat.first_lines.map((l) => `${l.file}:${l.line}`).join(", ")))))
+        : h("p", { class: "dg-muted" }, "No line was skipped."),
+    );
+    const warnings = report.warnings.length ? h("section", { class: "dg-panel dg-warnings" }, h("h3", {}, "Warnings"), h("ul", {}, report.warnings.map((w) => h("li", {}, longText(w))))) : null;
+    this.replaceChildren(banner, exports, h("div", { class: "dg-cards" }, taskCard, trajCard), templates, casesPanel, quality, warnings);
+  }
+
+  /** While the audit log's sha256 is being computed, the exports that carry it wait. */
+  setDigestPending(pending) {
+    for (const kind of ["report", "markdown"]) {
+      const button = this.querySelector(`[data-testid="export-${kind}"]`);
+      if (button) button.disabled = pending;
+    }
+    if (this.digestNote) this.digestNote.textContent = pending ? "Computing the audit log's sha256 (the report and the summary carry it)…" : "";
+  }
+
+  clear() {
+    this.replaceChildren();
+  }
+}
+
+export { pretty };

@@ -1,0 +1,224 @@
+// <deploy-gate-viewer>: the whole gate viewer as one custom element. Import this module and put
+// the element on a page; it loads its styles, starts the worker and runs everything locally.
+// Attribute scan-workers="N": how many workers scan a large log (default: cores − 1).
+import { register } from "./components/index.js";
+import { GateClient } from "./client.js";
+import { h, download } from "./dom.js";
+import { markdownSummary } from "./summary.js";
+import { exampleFile, styleUrl } from "./assets.js";
+
+register();
+
+const SINGLE_ROLES = ["old_verdicts", "new_verdicts", "old_trajectories", "new_trajectories"];
+const EXAMPLE = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl", "old_trajectories.jsonl", "new_trajectories.jsonl"];
+
+/** Links the viewer's stylesheet unless the page has it already (linked, bundled or inline: the
+ * element then has the viewer's colour variables). */
+function ensureStyles(element) {
+  if (getComputedStyle(element).getPropertyValue("--dg-bg").trim()) return;
+  const href = styleUrl();
+  if (!href || [...document.querySelectorAll('link[rel="stylesheet"]')].some((l) => l.href === href)) return;
+  document.head.append(h("link", { rel: "stylesheet", href }));
+}
+
+export class DeployGateViewer extends HTMLElement {
+  connectedCallback() {
+    if (this.client) return;
+    ensureStyles(this);
+    this.client = new GateClient();
+    this.client.onNotice = (msg) => {
+      if (msg.type !== "digests") return;
+      if (msg.error) this.fail(new Error(`Cannot compute the audit log's sha256: ${msg.error}`));
+      else this.chain = this.chain.then(() => this.refreshDigests()).catch((e) => this.fail(e));
+    };
+    this.loaded = { audit: [], old_verdicts: null, new_verdicts: null, old_trajectories: null, new_trajectories: null };
+    this.files = [];
+    this.generation = 0;
+    this.chain = Promise.resolve();
+
+    this.drop = document.createElement("dg-file-drop");
+    this.drop.sniffer = (file) => this.client.call("sniff", { file });
+    this.policyForm = document.createElement("dg-policy-form");
+    this.progress = document.createElement("dg-progress");
+    this.results = document.createElement("dg-results");
+    this.signPanel = document.createElement("dg-sign-panel");
+    this.signPanel.client = this.client;
+    this.signPanel.className = "dg-panel";
+    this.signPanel.hidden = true;
+    this.verifyPanel = document.createElement("dg-verify-panel");
+    this.verifyPanel.client = this.client;
+    this.errorBox = h("div", { class: "dg-error", role: "alert", "data-testid": "error", hidden: true });
+    this.status = h("p", { class: "dg-muted", "data-testid": "status", "aria-live": "polite" }, "Add files to start.");
+    this.append(
+      h(
+        "div",
+        { class: "dg-layout" },
+        h(
+          "aside",
+          { class: "dg-side" },
+          this.drop,
+          h("details", { open: true, class: "dg-panel" }, h("summary", {}, "Policy"), this.policyForm),
+          h("details", { class: "dg-panel", "data-testid": "verify-panel" }, h("summary", {}, "Verify a signed decision"), this.verifyPanel),
+        ),
+        h("div", { class: "dg-main" }, this.progress, this.errorBox, this.status, this.results, this.signPanel),
+      ),
+    );
+    this.addEventListener("dg-files", (e) => {
+      this.files = e.detail.files;
+      this.schedule(() => this.sync());
+    });
+    this.addEventListener("dg-policy", (e) => this.schedule(() => this.applyPolicy(e.detail)));
+    this.addEventListener("dg-cancel", () => this.client.cancel());
+    this.addEventListener("dg-example", () => this.loadExample());
+    this.addEventListener("dg-export", (e) => this.export(e.detail.kind));
+    let initial;
+    try {
+      initial = this.policyForm.read();
+    } catch {
+      initial = undefined;
+    }
+    this.policyForm.last = JSON.stringify({ policy: initial });
+    this.schedule(() => this.client.call("init", { policy: initial }));
+  }
+
+  /** Runs tasks one after another; each change invalidates the decision on screen. After each,
+   * the worker may start hashing the audit log (it waits for the decision on 2 cores). */
+  schedule(task) {
+    this.generation++;
+    this.report = null;
+    this.results.clear();
+    this.signPanel.hidden = true;
+    this.chain = this.chain
+      .then(task)
+      .catch((e) => this.fail(e))
+      .then(() => this.client.call("digests"))
+      .catch(() => {});
+    return this.chain;
+  }
+
+  fail(e) {
+    this.progress.done();
+    if (e && e.cancelled) {
+      this.status.textContent = "Cancelled. Add or re-select files to start again.";
+      return;
+    }
+    this.errorBox.textContent = e && e.message ? e.message : String(e);
+    this.errorBox.hidden = false;
+  }
+
+  async sync() {
+    this.errorBox.hidden = true;
+    const want = (role) => this.files.filter((f) => f.role === role).map((f) => f.file);
+    const audit = want("audit");
+    const same = audit.length === this.loaded.audit.length && audit.every((f, i) => f === this.loaded.audit[i]);
+    if (!same) {
+      this.loaded.audit = [];
+      if (audit.length) {
+        this.progress.start(`Reading ${audit.length === 1 ? audit[0].name : `${audit.length} audit files`}`);
+        const workers = Number(this.getAttribute("scan-workers")) || 0;
+        await this.client.call("audit", { files: audit, workers }, (p) => this.progress.update(p));
+        this.progress.done();
+      } else {
+        await this.client.call("remove", { role: "audit" });
+      }
+      this.loaded.audit = audit;
+    }
+    for (const role of SINGLE_ROLES) {
+      const file = want(role)[0] || null;
+      if (file === this.loaded[role]) continue;
+      this.loaded[role] = null;
+      if (file) await this.client.call(role.endsWith("verdicts") ? "verdicts" : "trajectories", { role, file });
+      else await this.client.call("remove", { role });
+      this.loaded[role] = file;
+    }
+    await this.evaluate();
+  }
+
+  async applyPolicy(detail) {
+    if (detail.error) {
+      this.status.textContent = "Fix the policy to see a decision.";
+      return;
+    }
+    this.errorBox.hidden = true;
+    const change = await this.client.call("policy", { policy: detail.policy });
+    if (this.loaded.audit.length && change !== "ready") {
+      this.progress.start(change === "rescan" ? "Reading the audit log again (pass verdicts changed)" : "Rebuilding the test set");
+      await this.client.call(change, {}, (p) => this.progress.update(p));
+      this.progress.done();
+    }
+    await this.evaluate();
+  }
+
+  async evaluate() {
+    const generation = this.generation;
+    const missing = [];
+    if (!this.loaded.audit.length) missing.push("an audit log");
+    if (!this.loaded.old_verdicts) missing.push("the old model's verdicts");
+    if (!this.loaded.new_verdicts) missing.push("the new model's verdicts");
+    if (missing.length) {
+      this.status.textContent = `Still needed: ${missing.join(", ")}.`;
+      return;
+    }
+    const result = await this.client.call("evaluate");
+    if (!result || generation !== this.generation) return;
+    this.report = result.report;
+    this.json = result.json;
+    this.status.textContent = "";
+    this.results.show(result.report, result.cases);
+    this.signPanel.hidden = false;
+    this.showDigestState();
+    this.dispatchEvent(new CustomEvent("dg-decision", { bubbles: true, detail: { report: result.report } }));
+  }
+
+  /** Exports and signing wait while an audit file's sha256 is still being computed. */
+  showDigestState() {
+    const pending = this.report.inputs.some((f) => !f.sha256);
+    this.results.setDigestPending(pending);
+    this.signPanel.setDigestPending(pending);
+  }
+
+  /** The digests are in: take the report again (same decision, now with every sha256). */
+  async refreshDigests() {
+    if (!this.report || !this.report.inputs.some((f) => !f.sha256)) return;
+    const generation = this.generation;
+    const result = await this.client.call("evaluate");
+    if (!result || generation !== this.generation) return;
+    this.report = result.report;
+    this.json = result.json;
+    this.showDigestState();
+  }
+
+  async loadExample() {
+    try {
+      const files = await Promise.all(EXAMPLE.map(exampleFile));
+      const roles = ["audit", "old_verdicts", "new_verdicts", "old_trajectories", "new_trajectories"];
+      this.drop.set(files.map((file, i) => ({ file, role: roles[i] })));
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  async export(kind) {
+    if (!this.report) return;
+    if (kind === "report") download("report.json", this.json, "application/json");
+    else if (kind === "testset") download("test_set.jsonl", await this.client.call("testSet"), "application/x-ndjson");
+    else if (kind === "markdown") {
+      const md = markdownSummary(this.report);
+      let copied = false;
+      try {
+        await navigator.clipboard.writeText(md);
+        copied = true;
+      } catch {
+        copied = false;
+      }
+      const box = h("textarea", { readonly: true, rows: 12, class: "dg-markdown", "data-testid": "markdown", "aria-label": "Markdown summary" });
+      box.value = md;
+      const old = this.querySelector(".dg-markdown-panel");
+      if (old) old.remove();
+      this.results.querySelector(".dg-exports").after(h("div", { class: "dg-panel dg-markdown-panel" }, h("p", { class: "dg-muted" }, copied ? "Copied to the clipboard." : "Select and copy:"), box));
+      if (!copied) box.select();
+    }
+  }
+}
+
+if (!customElements.get("deploy-gate-viewer")) customElements.define("deploy-gate-viewer", DeployGateViewer);

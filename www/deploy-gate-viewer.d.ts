@@ -1,0 +1,43 @@
+// Types of the <deploy-gate-viewer> element (import "deploy-gate/viewer"). The reports and the
+// JS API are declared by the wasm package (deploy_gate.d.ts, generated from src/wasm.rs).
+import type { GateReport } from "../pkg/deploy_gate.js";
+
+export type { GateReport };
+
+/** The detail of the `dg-decision` event: the report on screen (the CLI's report, parsed). */
+export interface DeployGateDecisionDetail {
+  report: GateReport;
+}
+
+/** Fired (bubbling) each time a decision is shown. */
+export type DeployGateDecisionEvent = CustomEvent<DeployGateDecisionDetail>;
+
+/** The element's attributes, as written in HTML. */
+export interface DeployGateViewerAttributes {
+  /** How many workers scan a large audit log (default: cores − 1, at most 8). */
+  "scan-workers"?: string | number;
+}
+
+/** The whole gate viewer: drop zone, policy form, decision, cases, exports, signing and
+ * verification. Registered as `deploy-gate-viewer` when the module is imported. */
+export declare class DeployGateViewer extends HTMLElement {
+  /** The report of the decision on screen; null while there is none (inputs changing). */
+  readonly report: GateReport | null | undefined;
+  /** The same report as the CLI's exact JSON text. */
+  readonly json: string | undefined;
+  /** Loads the bundled example (as the "Load example" button does). */
+  loadExample(): Promise<void>;
+  addEventListener<K extends keyof HTMLElementEventMap>(type: K, listener: (this: DeployGateViewer, ev: HTMLElementEventMap[K]) => unknown, options?: boolean | AddEventListenerOptions): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;
+  removeEventListener<K extends keyof HTMLElementEventMap>(type: K, listener: (this: DeployGateViewer, ev: HTMLElementEventMap[K]) => unknown, options?: boolean | EventListenerOptions): void;
+  removeEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | EventListenerOptions): void;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "deploy-gate-viewer": DeployGateViewer;
+  }
+  interface HTMLElementEventMap {
+    "dg-decision": DeployGateDecisionEvent;
+  }
+}
