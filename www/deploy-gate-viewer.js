@@ -9,6 +9,8 @@ import { markdownSummary } from "./summary.js";
 register();
 
 const SINGLE_ROLES = ["old_verdicts", "new_verdicts", "old_trajectories", "new_trajectories"];
+/** Cases per message from the worker (about 20 ms of copying each). */
+const CASE_SLICE = 5000;
 const EXAMPLE = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl", "old_trajectories.jsonl", "new_trajectories.jsonl"];
 
 function ensureStyles() {
@@ -157,10 +159,18 @@ export class DeployGateViewer extends HTMLElement {
     }
     const result = await this.client.call("evaluate");
     if (!result || generation !== this.generation) return;
-    this.report = result.report;
-    this.json = result.json;
+    // The cases come a slice per message: copying 200,000 at once blocks the page for a second.
+    const { report } = result;
+    const testCases = [];
+    for (let from = 0; from < result.numCases; from += CASE_SLICE) {
+      const slice = await this.client.call("caseSlice", { evaluation: result.evaluation, from, to: from + CASE_SLICE });
+      if (generation !== this.generation) return;
+      for (const c of slice.outcomes) report.cases.push(c);
+      for (const c of slice.testCases) testCases.push(c);
+    }
+    this.report = report;
     this.status.textContent = "";
-    this.results.show(result.report, result.cases);
+    this.results.show(report, testCases);
     this.signPanel.hidden = false;
     this.showDigestState();
     this.dispatchEvent(new CustomEvent("dg-decision", { bubbles: true, detail: { report: result.report } }));
@@ -177,10 +187,11 @@ export class DeployGateViewer extends HTMLElement {
   async refreshDigests() {
     if (!this.report || !this.report.inputs.some((f) => !f.sha256)) return;
     const generation = this.generation;
-    const result = await this.client.call("evaluate");
+    const result = await this.client.call("evaluate", { withCases: false });
     if (!result || generation !== this.generation) return;
+    // Only the inputs' digests changed: the cases are those on screen.
+    result.report.cases = this.report.cases;
     this.report = result.report;
-    this.json = result.json;
     this.showDigestState();
   }
 
@@ -202,7 +213,10 @@ export class DeployGateViewer extends HTMLElement {
 
   async export(kind) {
     if (!this.report) return;
-    if (kind === "report") download("report.json", this.json, "application/json");
+    if (kind === "report") {
+      const json = await this.client.call("reportJson");
+      if (json !== null) download("report.json", json, "application/json");
+    }
     else if (kind === "testset") download("test_set.jsonl", await this.client.call("testSet"), "application/x-ndjson");
     else if (kind === "markdown") {
       const md = markdownSummary(this.report);

@@ -41,6 +41,9 @@ export async function openPage(env, pathname = "/www/index.html") {
     if (r.status() >= 400) page.errors.push(`HTTP ${r.status()}: ${r.url()}`);
   });
   await page.goto(env.base + pathname);
+  // The viewer's module graph has a top-level await (the wasm module), so "load" can come
+  // before the element is defined: wait until it is (then its parts are in the DOM).
+  await page.evaluate(() => document.querySelector("deploy-gate-viewer") && customElements.whenDefined("deploy-gate-viewer"));
   return page;
 }
 
