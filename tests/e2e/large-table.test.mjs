@@ -90,8 +90,9 @@ test("200,000 cases: the table renders, filters, searches and pages within a sec
   await page.waitForFunction(() => document.querySelector('[data-testid="export-report"]')?.disabled === false, null, { timeout: 120_000 });
   const gap = await page.evaluate(() => (clearInterval(window.__beat), window.__gap));
   assert.equal(shown.numCases, cli.cases.length);
-  // Taking 200,000 cases from the worker in one message blocked the page for about a second.
-  assert.ok(gap < 500, `the main thread was blocked for ${gap.toFixed(0)} ms`);
+  // Taking 200,000 cases from the worker in one message blocked the page for 1.9 to 3.6 s (the
+  // bound leaves room for a loaded machine: the longest task is now about 40 ms, 100 ms loaded).
+  assert.ok(gap < 750, `the main thread was blocked for ${gap.toFixed(0)} ms`);
 
   const order = tableOrder(cli.cases);
   const ids = (rows) => rows.map((c) => JSON.stringify(c.pipeline_id));
