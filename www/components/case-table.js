@@ -46,6 +46,7 @@ export class CaseTable extends HTMLElement {
     this.filter = "all";
     this.query = "";
     this.rows = this.order;
+    this.shown = { filter: "all", query: "" };
     this.page = 0;
     const filterButtons = FILTERS.map(([name, label], f) =>
       h("button", { type: "button", class: "dg-chip", "data-filter": name, "aria-pressed": String(name === "all"), onclick: () => this.setFilter(name) }, `${label} (${counts[f]})`),
@@ -133,16 +134,20 @@ export class CaseTable extends HTMLElement {
     const pred = FILTERS.find(([n]) => n === this.filter)[2];
     const q = this.query;
     const outcomes = this.outcomes;
+    // Typing on narrows the search: a case matching the longer text matched the shorter one.
+    const narrowing = this.shown && this.shown.filter === this.filter && q.includes(this.shown.query);
+    const from = narrowing ? this.rows : this.order;
     if (this.filter === "all" && !q) this.rows = this.order;
     else {
       const rows = [];
-      for (const i of this.order) {
+      for (const i of from) {
         if (!pred(outcomes[i])) continue;
         if (q && !this.haystack(i).includes(q)) continue;
         rows.push(i);
       }
       this.rows = rows;
     }
+    this.shown = { filter: this.filter, query: q };
     this.page = 0;
     this.render();
   }
