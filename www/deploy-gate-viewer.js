@@ -211,10 +211,16 @@ export class DeployGateViewer extends HTMLElement {
     }
   }
 
+  /** The report on screen as JSON text, byte for byte the CLI's (null before a decision). The
+   * worker holds it: a 200,000-case report is about 90 MB. */
+  async reportJson() {
+    return this.report ? this.client.call("reportJson") : null;
+  }
+
   async export(kind) {
     if (!this.report) return;
     if (kind === "report") {
-      const json = await this.client.call("reportJson");
+      const json = await this.reportJson();
       if (json !== null) download("report.json", json, "application/json");
     }
     else if (kind === "testset") download("test_set.jsonl", await this.client.call("testSet"), "application/x-ndjson");
