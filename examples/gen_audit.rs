@@ -6,8 +6,10 @@
 //! pipelines, retried stages, failed runs and a few malformed lines), `DIR/old_verdicts.jsonl`,
 //! `DIR/new_verdicts.jsonl`, `DIR/old_trajectories.jsonl` and `DIR/new_trajectories.jsonl`.
 //! With `--ascii`, strings escape every non-ASCII character as `\uXXXX`, as Python's
-//! `json.dumps` does by default (and so the Decide engine's audit log). The same arguments
-//! always give the same bytes.
+//! `json.dumps` does by default (and so the Decide engine's audit log). With `--compact`, every
+//! run has one short stage entry in the small shape and short texts (about 300 bytes per
+//! pipeline instead of about 4.5 KB): many cases in a small file, for the page's large case
+//! table. The same arguments always give the same bytes.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -135,10 +137,10 @@ enum Outcome {
     Error,
 }
 
-fn stage_line(rng: &mut Rng, run: &mut Run, out: &mut String) {
+fn stage_line(rng: &mut Rng, run: &mut Run, compact: bool, out: &mut String) {
     let stage = STAGES[(run.step % STAGES.len() as u64) as usize];
     let stage_id = format!("s{}-{stage}", run.step);
-    let words = 20 + rng.below(60);
+    let words = if compact { 2 } else { 20 + rng.below(60) };
     let output = text(rng, words);
     let reward = rng.below(10_000) as f64 / 10_000.0;
     out.clear();
@@ -227,6 +229,10 @@ struct Args {
     /// Escape every non-ASCII character as `\uXXXX`, as Python's `json.dumps` does by default.
     #[arg(long)]
     ascii: bool,
+    /// One short stage entry per run, small-shape entries and short texts: many pipelines per
+    /// byte (without it, the output is as before).
+    #[arg(long)]
+    compact: bool,
 }
 
 fn main() -> std::io::Result<()> {
@@ -237,6 +243,7 @@ fn main() -> std::io::Result<()> {
         out: dir,
         seed,
         ascii,
+        compact,
     } = <Args as clap::Parser>::parse();
     ASCII.store(ascii, std::sync::atomic::Ordering::Relaxed);
     std::fs::create_dir_all(&dir)?;
@@ -250,7 +257,7 @@ fn main() -> std::io::Result<()> {
     let mut runs = 0u64;
     while written < size || !active.is_empty() {
         if written < size && (active.len() < 8 || rng.chance(10)) {
-            let words = 8 + rng.below(20);
+            let words = if compact { 2 } else { 8 + rng.below(20) };
             active.push(Run {
                 id: if rng.chance(2) {
                     format!("{}", 100_000 + rng.below(900_000))
@@ -258,8 +265,8 @@ fn main() -> std::io::Result<()> {
                     uuid(&mut rng)
                 },
                 template: TEMPLATES[rng.below(TEMPLATES.len() as u64) as usize],
-                real_shape: rng.chance(60),
-                stages_left: 2 + rng.below(5),
+                real_shape: rng.chance(60) && !compact,
+                stages_left: if compact { 1 } else { 2 + rng.below(5) },
                 step: 0,
                 input: text(&mut rng, words),
                 outcome: match rng.below(100) {
@@ -273,7 +280,7 @@ fn main() -> std::io::Result<()> {
         let i = rng.below(active.len() as u64) as usize;
         let run = &mut active[i];
         if run.stages_left > 0 {
-            stage_line(&mut rng, run, &mut line);
+            stage_line(&mut rng, run, compact, &mut line);
             run.stages_left -= 1;
             run.step += 1;
         } else {

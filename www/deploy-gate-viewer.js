@@ -10,6 +10,8 @@ import { exampleFile, styleUrl } from "./assets.js";
 register();
 
 const SINGLE_ROLES = ["old_verdicts", "new_verdicts", "old_trajectories", "new_trajectories"];
+/** Cases per message from the worker (about 20 ms of copying each). */
+const CASE_SLICE = 5000;
 const EXAMPLE = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl", "old_trajectories.jsonl", "new_trajectories.jsonl"];
 
 /** Links the viewer's stylesheet unless the page has it already (linked, bundled or inline: the
@@ -165,10 +167,18 @@ export class DeployGateViewer extends HTMLElement {
     }
     const result = await this.client.call("evaluate");
     if (!result || generation !== this.generation) return;
-    this.report = result.report;
-    this.json = result.json;
+    // The cases come a slice per message: copying 200,000 at once blocks the page for a second.
+    const { report } = result;
+    const testCases = [];
+    for (let from = 0; from < result.numCases; from += CASE_SLICE) {
+      const slice = await this.client.call("caseSlice", { evaluation: result.evaluation, from, to: from + CASE_SLICE });
+      if (generation !== this.generation) return;
+      for (const c of slice.outcomes) report.cases.push(c);
+      for (const c of slice.testCases) testCases.push(c);
+    }
+    this.report = report;
     this.status.textContent = "";
-    this.results.show(result.report, result.cases);
+    this.results.show(report, testCases);
     this.signPanel.hidden = false;
     this.showDigestState();
     this.dispatchEvent(new CustomEvent("dg-decision", { bubbles: true, detail: { report: result.report } }));
@@ -185,10 +195,11 @@ export class DeployGateViewer extends HTMLElement {
   async refreshDigests() {
     if (!this.report || !this.report.inputs.some((f) => !f.sha256)) return;
     const generation = this.generation;
-    const result = await this.client.call("evaluate");
+    const result = await this.client.call("evaluate", { withCases: false });
     if (!result || generation !== this.generation) return;
+    // Only the inputs' digests changed: the cases are those on screen.
+    result.report.cases = this.report.cases;
     this.report = result.report;
-    this.json = result.json;
     this.showDigestState();
   }
 
@@ -202,9 +213,18 @@ export class DeployGateViewer extends HTMLElement {
     }
   }
 
+  /** The report on screen as JSON text, byte for byte the CLI's (null before a decision). The
+   * worker holds it: a 200,000-case report is about 90 MB. */
+  async reportJson() {
+    return this.report ? this.client.call("reportJson") : null;
+  }
+
   async export(kind) {
     if (!this.report) return;
-    if (kind === "report") download("report.json", this.json, "application/json");
+    if (kind === "report") {
+      const json = await this.reportJson();
+      if (json !== null) download("report.json", json, "application/json");
+    }
     else if (kind === "testset") download("test_set.jsonl", await this.client.call("testSet"), "application/x-ndjson");
     else if (kind === "markdown") {
       const md = markdownSummary(this.report);

@@ -376,10 +376,28 @@ const handlers = {
     }
     return null;
   },
-  async evaluate() {
+  /** The report with its `cases` left empty, and how many there are: the page takes them with
+   * `caseSlice`, a few thousand per message, so that no single message (200,000 cases take about
+   * a second to copy) blocks its main thread. `withCases: false` keeps no cases to take. */
+  async evaluate({ withCases = true }) {
     if (!session.isReady()) return null;
-    const json = session.evaluateJson();
-    return { json, report: JSON.parse(json), cases: session.testCases() };
+    const report = JSON.parse(session.evaluateJson());
+    evaluation++;
+    lastCases = withCases ? { evaluation, outcomes: report.cases, testCases: session.testCases() } : null;
+    const numCases = lastCases ? Math.max(lastCases.outcomes.length, lastCases.testCases.length) : 0;
+    report.cases = [];
+    return { report, evaluation, numCases };
+  },
+  /** Cases `from`..`to` of the last evaluation: the report's outcomes and the test cases. */
+  async caseSlice({ evaluation: wanted, from, to }) {
+    if (!lastCases || lastCases.evaluation !== wanted) throw new Error("the evaluation changed while its cases were being read");
+    const slice = { outcomes: lastCases.outcomes.slice(from, to), testCases: lastCases.testCases.slice(from, to) };
+    if (to >= Math.max(lastCases.outcomes.length, lastCases.testCases.length)) lastCases = null;
+    return slice;
+  },
+  /** The report JSON, as the CLI writes it. */
+  async reportJson() {
+    return session.isReady() ? session.evaluateJson() : null;
   },
   async testSet() {
     return session.testSetJsonl();
@@ -399,6 +417,9 @@ const handlers = {
 };
 
 let queue = Promise.resolve();
+/** The last evaluation's number and the cases the page has yet to take (see `evaluate`). */
+let evaluation = 0;
+let lastCases = null;
 
 onmessage = (event) => {
   const { id, type, payload } = event.data;
