@@ -111,6 +111,10 @@ export interface VerifiedDecision extends VerifyScope {
 /** A rejected envelope: the failed check and why. */
 export interface RejectedDecision extends VerifyScope { valid: false; check: CheckName; message: string; signers: string[]; }
 export type VerifyResult = VerifiedDecision | RejectedDecision;
+/** A verified decision opened with `openSignedDecision`: the report read from the verified statement, and its text. */
+export interface OpenedDecision extends VerifiedDecision { report: GateReport; report_json: string; }
+/** `openSignedDecision`'s answer: the opened decision, or the rejection (no report: it is not trusted). */
+export type SignedDecision = OpenedDecision | RejectedDecision;
 
 
 
@@ -312,6 +316,14 @@ export class Sha256Stream {
 export function checkPolicy(input: PolicyInput | undefined): PolicyCheck;
 
 /**
+ * Co-signs a signed decision with another reviewer's private key (PEM): the envelope as JSON
+ * text, the one `deploy-gate sign --envelope EXISTING.json --key KEY.pem` writes for the same
+ * envelope and key. The envelope must verify against the trusted keys with the options
+ * given (else an error naming the failed check); its statement's bytes are kept.
+ */
+export function cosignDecision(envelope: Uint8Array | number[], private_pem: string, trusted_pems: string[], options: VerifyOptions): string;
+
+/**
  * The default policy, as the report lists it (the page's form shows these values).
  */
 export function defaultPolicy(): GatePolicy;
@@ -325,6 +337,13 @@ export function generateKeyPair(seed: Uint8Array | number[]): KeyPair;
  * What a PEM holds: a private or a public key, and its key id.
  */
 export function keyInfo(pem: string): KeyInfo;
+
+/**
+ * Opens a signed decision: verifies it as `verifyEnvelope` does and, when it is valid, adds the
+ * GateReport read from the verified statement (`report`, and `report_json`: its text as
+ * `deploy-gate evaluate` writes it). A rejected envelope's report is never read.
+ */
+export function openSignedDecision(envelope: Uint8Array | number[], trusted_pems: string[], options: VerifyOptions): SignedDecision;
 
 /**
  * Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds.
@@ -347,6 +366,7 @@ export interface InitOutput {
     readonly __wbg_segmentscanner_free: (a: number, b: number) => void;
     readonly __wbg_sha256stream_free: (a: number, b: number) => void;
     readonly checkPolicy: (a: any) => [number, number, number];
+    readonly cosignDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: any) => [number, number, number, number];
     readonly defaultPolicy: () => [number, number, number];
     readonly gatesession_addAuditFile: (a: number, b: number, c: number) => [number, number, number];
     readonly gatesession_addTrajectories: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
@@ -381,6 +401,7 @@ export interface InitOutput {
     readonly gatesession_testSetJsonl: (a: number) => [number, number, number, number];
     readonly generateKeyPair: (a: number, b: number) => [number, number, number];
     readonly keyInfo: (a: number, b: number) => [number, number, number];
+    readonly openSignedDecision: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
     readonly segmentscanner_finish: (a: number) => [number, number];
     readonly segmentscanner_new: (a: number, b: number, c: number, d: number) => number;
     readonly segmentscanner_push: (a: number, b: number, c: number) => void;

@@ -589,6 +589,50 @@ export function checkPolicy(input) {
 }
 
 /**
+ * Co-signs a signed decision with another reviewer's private key (PEM): the envelope as JSON
+ * text, the one `deploy-gate sign --envelope EXISTING.json --key KEY.pem` writes for the same
+ * envelope and key. The envelope must verify against the trusted keys with the options
+ * given (else an error naming the failed check); its statement's bytes are kept.
+ * @param {Uint8Array | number[]} envelope
+ * @param {string} private_pem
+ * @param {string[]} trusted_pems
+ * @param {VerifyOptions} options
+ * @returns {string}
+ */
+export function cosignDecision(envelope, private_pem, trusted_pems, options) {
+    let deferred5_0;
+    let deferred5_1;
+    try {
+        let ptr0, len0, ptr1, len1, ptr2, len2;
+        try {
+            ptr0 = passArray8ToWasm0(envelope, wasm.__wbindgen_malloc);
+            len0 = WASM_VECTOR_LEN;
+            ptr1 = passStringToWasm0(private_pem, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            len1 = WASM_VECTOR_LEN;
+            ptr2 = passArrayJsValueToWasm0(trusted_pems, wasm.__wbindgen_malloc);
+            len2 = WASM_VECTOR_LEN;
+        } catch (e) {
+            if (ptr2) { wasm.__externref_drop_slice(ptr2, len2); wasm.__wbindgen_free(ptr2, len2 * 4, 4); }
+            if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+            if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+            throw e;
+        }
+        const ret = wasm.cosignDecision(ptr0, len0, ptr1, len1, ptr2, len2, options);
+        var ptr4 = ret[0];
+        var len4 = ret[1];
+        if (ret[3]) {
+            ptr4 = 0; len4 = 0;
+            throw takeFromExternrefTable0(ret[2]);
+        }
+        deferred5_0 = ptr4;
+        deferred5_1 = len4;
+        return getStringFromWasm0(ptr4, len4);
+    } finally {
+        wasm.__wbindgen_free(deferred5_0, deferred5_1, 1);
+    }
+}
+
+/**
  * The default policy, as the report lists it (the page's form shows these values).
  * @returns {GatePolicy}
  */
@@ -624,6 +668,34 @@ export function keyInfo(pem) {
     const ptr0 = passStringToWasm0(pem, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
     const len0 = WASM_VECTOR_LEN;
     const ret = wasm.keyInfo(ptr0, len0);
+    if (ret[2]) {
+        throw takeFromExternrefTable0(ret[1]);
+    }
+    return takeFromExternrefTable0(ret[0]);
+}
+
+/**
+ * Opens a signed decision: verifies it as `verifyEnvelope` does and, when it is valid, adds the
+ * GateReport read from the verified statement (`report`, and `report_json`: its text as
+ * `deploy-gate evaluate` writes it). A rejected envelope's report is never read.
+ * @param {Uint8Array | number[]} envelope
+ * @param {string[]} trusted_pems
+ * @param {VerifyOptions} options
+ * @returns {SignedDecision}
+ */
+export function openSignedDecision(envelope, trusted_pems, options) {
+    let ptr0, len0, ptr1, len1;
+    try {
+        ptr0 = passArray8ToWasm0(envelope, wasm.__wbindgen_malloc);
+        len0 = WASM_VECTOR_LEN;
+        ptr1 = passArrayJsValueToWasm0(trusted_pems, wasm.__wbindgen_malloc);
+        len1 = WASM_VECTOR_LEN;
+    } catch (e) {
+        if (ptr1) { wasm.__externref_drop_slice(ptr1, len1); wasm.__wbindgen_free(ptr1, len1 * 4, 4); }
+        if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+        throw e;
+    }
+    const ret = wasm.openSignedDecision(ptr0, len0, ptr1, len1, options);
     if (ret[2]) {
         throw takeFromExternrefTable0(ret[1]);
     }
@@ -785,6 +857,10 @@ function __wbg_get_imports() {
         __wbg_prototypesetcall_13162965d1fe7aa3: function(arg0, arg1, arg2) {
             Uint8Array.prototype.set.call(getArrayU8FromWasm0(arg0, arg1), arg2);
         },
+        __wbg_set_2793479888329cb6: function() { return handleError(function (arg0, arg1, arg2) {
+            const ret = Reflect.set(arg0, arg1, arg2);
+            return ret;
+        }, arguments); },
         __wbg_set_8282f7e0d2d01336: function(arg0, arg1, arg2) {
             const ret = arg0.set(arg1, arg2);
             return ret;

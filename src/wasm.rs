@@ -129,6 +129,10 @@ export interface VerifiedDecision extends VerifyScope {
 /** A rejected envelope: the failed check and why. */
 export interface RejectedDecision extends VerifyScope { valid: false; check: CheckName; message: string; signers: string[]; }
 export type VerifyResult = VerifiedDecision | RejectedDecision;
+/** A verified decision opened with `openSignedDecision`: the report read from the verified statement, and its text. */
+export interface OpenedDecision extends VerifiedDecision { report: GateReport; report_json: string; }
+/** `openSignedDecision`'s answer: the opened decision, or the rejection (no report: it is not trusted). */
+export type SignedDecision = OpenedDecision | RejectedDecision;
 "#;
 
 #[wasm_bindgen(start)]
@@ -498,10 +502,7 @@ pub fn sign_decision(
         target: target.trim(),
         time_verified: now as i64,
     };
-    let envelope = crate::attest::sign(&claim, &key).map_err(into_error)?;
-    let mut text = serde_json::to_string_pretty(&envelope).map_err(into_error)?;
-    text.push('\n');
-    Ok(text)
+    Ok(crate::attest::sign(&claim, &key).map_err(into_error)?.to_json())
 }
 
 #[derive(serde::Deserialize)]
@@ -517,15 +518,19 @@ struct VerifyOptions {
     max_age_seconds: Option<f64>,
 }
 
-/// Verifies an envelope against trusted public keys (PEM). Invalid envelopes are a result with
-/// `valid: false` and the failed `check`, not an exception.
-#[wasm_bindgen(js_name = verifyEnvelope, unchecked_return_type = "VerifyResult")]
-pub fn verify_envelope(
+/// Verifies an envelope with the page's options: the result, and what was asked to be checked.
+fn verify_with(
     envelope: &[u8],
-    trusted_pems: Vec<String>,
-    #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] options: JsValue,
-) -> Result<JsValue, JsError> {
-    let text = js_sys::JSON::stringify(&options)
+    trusted_pems: &[String],
+    options: &JsValue,
+) -> Result<
+    (
+        Result<crate::attest::Verified, crate::attest::VerifyError>,
+        crate::attest::Scope,
+    ),
+    JsError,
+> {
+    let text = js_sys::JSON::stringify(options)
         .ok()
         .and_then(|s| s.as_string())
         .ok_or_else(|| into_error("options: not an object"))?;
@@ -562,11 +567,76 @@ pub fn verify_envelope(
         subject_checked: digest.is_some(),
         target_checked: target.is_some(),
     };
-    let result = match crate::attest::verify(envelope, &req) {
+    Ok((crate::attest::verify(envelope, &req), scope))
+}
+
+/// Verifies an envelope against trusted public keys (PEM). Invalid envelopes are a result with
+/// `valid: false` and the failed `check`, not an exception.
+#[wasm_bindgen(js_name = verifyEnvelope, unchecked_return_type = "VerifyResult")]
+pub fn verify_envelope(
+    envelope: &[u8],
+    trusted_pems: Vec<String>,
+    #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] options: JsValue,
+) -> Result<JsValue, JsError> {
+    let (verified, scope) = verify_with(envelope, &trusted_pems, &options)?;
+    let result = match verified {
         Ok(v) => crate::attest::VerifyResult::Valid(crate::attest::Summary::of(&v).with_scope(scope)),
         Err(e) => crate::attest::VerifyResult::Invalid(crate::attest::Failure::from(&e).with_scope(scope)),
     };
     to_js(&result)
+}
+
+/// Opens a signed decision: verifies it as `verifyEnvelope` does and, when it is valid, adds the
+/// GateReport read from the verified statement (`report`, and `report_json`: its text as
+/// `deploy-gate evaluate` writes it). A rejected envelope's report is never read.
+#[wasm_bindgen(js_name = openSignedDecision, unchecked_return_type = "SignedDecision")]
+pub fn open_signed_decision(
+    envelope: &[u8],
+    trusted_pems: Vec<String>,
+    #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] options: JsValue,
+) -> Result<JsValue, JsError> {
+    let (verified, scope) = verify_with(envelope, &trusted_pems, &options)?;
+    let v = match verified {
+        Ok(v) => v,
+        Err(e) => {
+            return to_js(&crate::attest::VerifyResult::Invalid(
+                crate::attest::Failure::from(&e).with_scope(scope),
+            ))
+        }
+    };
+    let result = to_js(&crate::attest::VerifyResult::Valid(
+        crate::attest::Summary::of(&v).with_scope(scope),
+    ))?;
+    let mut report_json = serde_json::to_string_pretty(v.report()).map_err(into_error)?;
+    report_json.push('\n');
+    js_sys::Reflect::set(&result, &"report".into(), &json_to_js(&report_json)?)
+        .map_err(|_| into_error("internal error: cannot set the report"))?;
+    js_sys::Reflect::set(&result, &"report_json".into(), &JsValue::from_str(&report_json))
+        .map_err(|_| into_error("internal error: cannot set the report"))?;
+    Ok(result)
+}
+
+/// Co-signs a signed decision with another reviewer's private key (PEM): the envelope as JSON
+/// text, the one `deploy-gate sign --envelope EXISTING.json --key KEY.pem` writes for the same
+/// envelope and key. The envelope must verify against the trusted keys with the options
+/// given (else an error naming the failed check); its statement's bytes are kept.
+#[wasm_bindgen(js_name = cosignDecision)]
+pub fn cosign_decision(
+    envelope: &[u8],
+    private_pem: &str,
+    trusted_pems: Vec<String>,
+    #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] options: JsValue,
+) -> Result<String, JsError> {
+    let key = keys::read_private_pem(private_pem).map_err(into_error)?;
+    let (verified, _) = verify_with(envelope, &trusted_pems, &options)?;
+    let v = verified.map_err(|e| {
+        into_error(format!(
+            "cannot co-sign: the envelope does not verify against the trusted keys given ({}: {e})",
+            crate::attest::Failure::from(&e).check
+        ))
+    })?;
+    let cosigned = crate::attest::cosign_verified(envelope, &v, &key).map_err(into_error)?;
+    Ok(cosigned.to_json())
 }
 
 /// A JS policy through the core's one parser (as JSON text, so that unknown (misspelt) fields

@@ -321,3 +321,126 @@ fn default_policy_and_check_policy_come_from_the_core() {
         serde_json::from_str(&text(&check_policy(js(r#"{"mode": "non-inferiority"}"#)).unwrap())).unwrap();
     assert_eq!(mode["policy"]["mode"], "non_inferiority");
 }
+
+/// `openSignedDecision` gives the report from the verified statement (byte for byte the one
+/// signed) and nothing from a rejected envelope; `cosignDecision` adds a second signature to
+/// an envelope that verifies, keeps its statement, and refuses one that does not verify.
+#[wasm_bindgen_test]
+fn a_signed_decision_is_opened_and_cosigned_only_when_it_verifies() {
+    use deploy_gate::wasm::{cosign_decision, generate_key_pair, open_signed_decision, sign_decision, verify_envelope};
+    let plain =
+        |v: &JsValue| -> Value { serde_json::from_str(&JSON::stringify(v).unwrap().as_string().unwrap()).unwrap() };
+    let message = |e: wasm_bindgen::JsError| -> String {
+        Reflect::get(&JsValue::from(e), &"message".into())
+            .unwrap()
+            .as_string()
+            .unwrap()
+    };
+    let (a, b) = (
+        plain(&generate_key_pair(&[7u8; 32]).unwrap()),
+        plain(&generate_key_pair(&[8u8; 32]).unwrap()),
+    );
+    let pem = |k: &Value, half: &str| k[half].as_str().unwrap().to_owned();
+    let report_json = loaded_session().evaluate_json().unwrap();
+    let digest = format!("sha256:{}", "cd".repeat(32));
+    let now = 1_764_547_200.0;
+    let envelope = sign_decision(
+        &report_json,
+        &pem(&a, "private_pem"),
+        "agent-7b",
+        &digest,
+        "serving.yaml",
+        now,
+    )
+    .unwrap();
+    let options = || js(&format!(r#"{{"now": {}}}"#, now + 60.0));
+
+    let opened = open_signed_decision(envelope.as_bytes(), vec![pem(&a, "public_pem")], options()).unwrap();
+    let text = Reflect::get(&opened, &"report_json".into())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    assert_eq!(text, report_json, "the report as the CLI writes it");
+    let opened = plain(&opened);
+    // (Both through JS numbers: `0.0` is `0` there.)
+    assert_eq!(opened["report"], plain(&js(&report_json)));
+    // The rest is `verifyEnvelope`'s result.
+    let mut summary = opened.clone();
+    summary.as_object_mut().unwrap().remove("report");
+    summary.as_object_mut().unwrap().remove("report_json");
+    assert_eq!(
+        summary,
+        plain(&verify_envelope(envelope.as_bytes(), vec![pem(&a, "public_pem")], options()).unwrap())
+    );
+    assert_eq!(opened["signers"], serde_json::json!([a["keyid"]]));
+
+    // Another key: rejected, and no report.
+    let refused = plain(&open_signed_decision(envelope.as_bytes(), vec![pem(&b, "public_pem")], options()).unwrap());
+    assert_eq!(
+        (&refused["valid"], &refused["check"]),
+        (&Value::Bool(false), &Value::from("signature"))
+    );
+    assert!(refused.get("report").is_none() && refused.get("report_json").is_none());
+
+    // Co-signed by B: A's envelope and one more signature; two of A and B verify it.
+    let cosigned = cosign_decision(
+        envelope.as_bytes(),
+        &pem(&b, "private_pem"),
+        vec![pem(&a, "public_pem")],
+        options(),
+    )
+    .unwrap();
+    let (before, after): (Value, Value) = (
+        serde_json::from_str(&envelope).unwrap(),
+        serde_json::from_str(&cosigned).unwrap(),
+    );
+    assert_eq!(after["payload"], before["payload"]);
+    assert_eq!(after["signatures"][0], before["signatures"][0]);
+    assert_eq!(after["signatures"][1]["keyid"], b["keyid"]);
+    assert_eq!(after["signatures"].as_array().unwrap().len(), 2);
+    assert!(cosigned.ends_with("}\n"));
+    let both = || vec![pem(&a, "public_pem"), pem(&b, "public_pem")];
+    let two = js(&format!(r#"{{"now": {}, "threshold": 2}}"#, now + 60.0));
+    assert_eq!(
+        plain(&verify_envelope(cosigned.as_bytes(), both(), two.clone()).unwrap())["valid"],
+        true
+    );
+    assert_eq!(
+        plain(&verify_envelope(envelope.as_bytes(), both(), two).unwrap())["check"],
+        "signature"
+    );
+
+    // Refused: an envelope that does not verify against the keys given, a tampered one, a key
+    // that signed already, a public key given as the signer's.
+    let err = message(
+        cosign_decision(
+            envelope.as_bytes(),
+            &pem(&b, "private_pem"),
+            vec![pem(&b, "public_pem")],
+            options(),
+        )
+        .unwrap_err(),
+    );
+    assert!(err.contains("does not verify") && err.contains("signature"), "{err}");
+    let mut tampered = before.clone();
+    tampered["payload"] = Value::from(format!("{}AAAA", before["payload"].as_str().unwrap()));
+    let err = message(
+        cosign_decision(
+            tampered.to_string().as_bytes(),
+            &pem(&b, "private_pem"),
+            vec![pem(&a, "public_pem")],
+            options(),
+        )
+        .unwrap_err(),
+    );
+    assert!(err.contains("does not verify"), "{err}");
+    let err = message(cosign_decision(cosigned.as_bytes(), &pem(&b, "private_pem"), both(), options()).unwrap_err());
+    assert!(err.contains("signed it already"), "{err}");
+    assert!(cosign_decision(
+        envelope.as_bytes(),
+        &pem(&b, "public_pem"),
+        vec![pem(&a, "public_pem")],
+        options()
+    )
+    .is_err());
+}

@@ -1,6 +1,9 @@
 // <deploy-gate-viewer>: the whole gate viewer as one custom element. Import this module and put
 // the element on a page; it loads its styles, starts the worker and runs everything locally.
 // Attribute scan-workers="N": how many workers scan a large log (default: cores − 1).
+// A signed decision (decision.dsse.json and the trusted public keys), dropped on the file drop or
+// on the Verify panel, is verified and its evidence shown above the live evaluation, where a
+// second reviewer can co-sign it; the panel emits `dg-signed-decision` each time it verifies.
 import { register } from "./components/index.js";
 import { GateClient } from "./client.js";
 import { h, download } from "./dom.js";
@@ -49,6 +52,9 @@ export class DeployGateViewer extends HTMLElement {
     this.signPanel.hidden = true;
     this.verifyPanel = document.createElement("dg-verify-panel");
     this.verifyPanel.client = this.client;
+    this.signedView = document.createElement("dg-signed-decision");
+    this.signedView.client = this.client;
+    this.verifyDetails = h("details", { class: "dg-panel", "data-testid": "verify-panel" }, h("summary", {}, "Verify a signed decision"), this.verifyPanel);
     this.errorBox = h("div", { class: "dg-error", role: "alert", "data-testid": "error", hidden: true });
     this.status = h("p", { class: "dg-muted", "data-testid": "status", "aria-live": "polite" }, "Add files to start.");
     this.append(
@@ -60,9 +66,9 @@ export class DeployGateViewer extends HTMLElement {
           { class: "dg-side" },
           this.drop,
           h("details", { open: true, class: "dg-panel" }, h("summary", {}, "Policy"), this.policyForm),
-          h("details", { class: "dg-panel", "data-testid": "verify-panel" }, h("summary", {}, "Verify a signed decision"), this.verifyPanel),
+          this.verifyDetails,
         ),
-        h("div", { class: "dg-main" }, this.progress, this.errorBox, this.status, this.results, this.signPanel),
+        h("div", { class: "dg-main" }, this.signedView, this.progress, this.errorBox, this.status, this.results, this.signPanel),
       ),
     );
     this.addEventListener("dg-files", (e) => {
@@ -72,7 +78,13 @@ export class DeployGateViewer extends HTMLElement {
     this.addEventListener("dg-policy", (e) => this.schedule(() => this.applyPolicy(e.detail)));
     this.addEventListener("dg-cancel", () => this.client.cancel());
     this.addEventListener("dg-example", () => this.loadExample());
-    this.addEventListener("dg-export", (e) => this.export(e.detail.kind));
+    this.addEventListener("dg-export", (e) => this.export(e.detail.kind, e.target));
+    // Keys and envelopes dropped with the evaluation's files go to the Verify panel.
+    this.addEventListener("dg-signed-files", (e) => {
+      this.verifyDetails.open = true;
+      this.verifyPanel.add(e.detail.files).catch((err) => this.fail(err));
+    });
+    this.addEventListener("dg-signed-decision", (e) => this.signedView.show(e.detail));
     this.schedule(async () => {
       // The form's defaults come from the core, which loads while the page renders.
       await this.policyForm.ready;
@@ -219,15 +231,23 @@ export class DeployGateViewer extends HTMLElement {
     return this.report ? this.client.call("reportJson") : null;
   }
 
-  async export(kind) {
+  /** An export of the live report, or of the signed decision's when `from` is in its view. */
+  async export(kind, from) {
+    const signed = from && this.signedView.contains(from) ? this.signedView.source() : null;
+    if (signed) return this.exportReport(kind, signed);
     if (!this.report) return;
+    if (kind === "testset") download("test_set.jsonl", await this.client.call("testSet"), "application/x-ndjson");
+    else await this.exportReport(kind, { report: this.report, json: null, results: this.results });
+  }
+
+  /** `json` is the report's JSON text, or null for the live report (fetched from the worker). */
+  async exportReport(kind, { report, json, results }) {
     if (kind === "report") {
-      const json = await this.reportJson();
-      if (json !== null) download("report.json", json, "application/json");
+      const text = json ?? (await this.reportJson());
+      if (text !== null) download("report.json", text, "application/json");
     }
-    else if (kind === "testset") download("test_set.jsonl", await this.client.call("testSet"), "application/x-ndjson");
     else if (kind === "markdown") {
-      const md = markdownSummary(this.report);
+      const md = markdownSummary(report);
       let copied = false;
       try {
         await navigator.clipboard.writeText(md);
@@ -237,9 +257,9 @@ export class DeployGateViewer extends HTMLElement {
       }
       const box = h("textarea", { readonly: true, rows: 12, class: "dg-markdown", "data-testid": "markdown", "aria-label": "Markdown summary" });
       box.value = md;
-      const old = this.querySelector(".dg-markdown-panel");
+      const old = results.querySelector(".dg-markdown-panel");
       if (old) old.remove();
-      this.results.querySelector(".dg-exports").after(h("div", { class: "dg-panel dg-markdown-panel" }, h("p", { class: "dg-muted" }, copied ? "Copied to the clipboard." : "Select and copy:"), box));
+      results.querySelector(".dg-exports").after(h("div", { class: "dg-panel dg-markdown-panel" }, h("p", { class: "dg-muted" }, copied ? "Copied to the clipboard." : "Select and copy:"), box));
       if (!copied) box.select();
     }
   }

@@ -3,7 +3,7 @@
 // {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
-import init, { GateSession, SegmentScanner, generateKeyPair, keyInfo, signDecision, verifyEnvelope } from "./wasm.js";
+import init, { GateSession, SegmentScanner, cosignDecision, generateKeyPair, keyInfo, openSignedDecision, signDecision, verifyEnvelope } from "./wasm.js";
 import { chunks } from "./chunks.js";
 import { startHashWorker, startScanWorker } from "./assets.js";
 
@@ -413,6 +413,14 @@ const handlers = {
   },
   async verify({ envelope, trustedPems, options }) {
     return verifyEnvelope(new Uint8Array(await envelope.arrayBuffer()), trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
+  },
+  /** Verifies a signed decision and, when valid, gives the report from its verified statement. */
+  async open({ envelope, trustedPems, options }) {
+    return openSignedDecision(new Uint8Array(await envelope.arrayBuffer()), trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
+  },
+  /** Adds a signature to a signed decision that verifies against the trusted keys. */
+  async cosign({ envelope, privatePem, trustedPems, options }) {
+    return cosignDecision(new Uint8Array(await envelope.arrayBuffer()), privatePem, trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
   },
 };
 

@@ -44,6 +44,15 @@ pub struct Envelope {
     pub signatures: Vec<Signature>,
 }
 
+impl Envelope {
+    /// The envelope as written to `decision.dsse.json`: indented JSON and a newline.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("an envelope serializes");
+        text.push('\n');
+        text
+    }
+}
+
 /// Encodes bytes as standard base64 (with padding).
 pub fn encode(bytes: &[u8]) -> String {
     STANDARD.encode(bytes)

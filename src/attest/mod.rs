@@ -224,9 +224,39 @@ pub fn cosign(existing: &Envelope, claim: &Claim<'_>, key: &SigningKey) -> Resul
     Ok(out)
 }
 
+/// Co-signs the envelope whose bytes were just verified (`verified` is what [`verify`] returned
+/// for `envelope_bytes`): the claim is the verified statement's own (its report, the subject
+/// that matched, its target), so the signer adds a signature to exactly the decision they
+/// reviewed, and the result is the envelope [`cosign`] gives for that claim (what
+/// `deploy-gate sign --envelope` writes). The statement's bytes are kept as they are.
+///
+/// Refused when the envelope's payload is not the statement that was verified, or when the
+/// statement is not one [`cosign`] would add to (several subjects, another signer's shape, a
+/// key that signed it already).
+pub fn cosign_verified(envelope_bytes: &[u8], verified: &Verified, key: &SigningKey) -> Result<Envelope, SignError> {
+    let existing: Envelope = serde_json::from_slice(envelope_bytes)
+        .map_err(|e| SignError::Cosign(format!("it is not a DSSE envelope: {e}")))?;
+    let payload =
+        dsse::decode(&existing.payload).ok_or_else(|| SignError::Cosign("its payload is not base64".into()))?;
+    if hex::encode(Sha256::digest(&payload)) != verified.payload_sha256 {
+        return Err(SignError::Cosign(
+            "its statement is not the one that was verified".into(),
+        ));
+    }
+    let claim = Claim {
+        report: verified.report(),
+        model_name: &verified.model_name,
+        model_sha256: &verified.model_sha256,
+        target: &verified.target,
+        time_verified: verified.time_verified,
+    };
+    cosign(&existing, &claim, key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::attest::keys::signing_key_from_seed;
 
     #[test]
     fn pointers_escape_tilde_before_slash() {
@@ -248,5 +278,116 @@ mod tests {
         assert_eq!(report_pointer(), "/predicate/https:~1~1deploy-gate.dev~1report~1v1");
         let statement = json!({"predicate": {REPORT_KEY: {"schema": "x"}, "https:": {"": {}}}});
         assert_eq!(statement.pointer(&report_pointer()), Some(&json!({"schema": "x"})));
+    }
+
+    const MODEL: &str = "abababababababababababababababababababababababababababababababab";
+    const NOW: i64 = 1_795_984_397;
+
+    fn report() -> Value {
+        json!({
+            "schema": crate::report::SCHEMA,
+            "policy": {"min_samples": 20, "task_regression_tol": 0.05},
+            "inputs": [{"role": "audit", "name": "audit.jsonl", "bytes": 3, "sha256": "0f".repeat(32)}],
+            "decision": {"approved": true, "reason": "approved: no regression on task or trajectory"},
+            "cases": [{"pipeline_id": "p1", "status": "both_pass"}],
+        })
+    }
+
+    fn signed(report: &Value, key: &SigningKey, target: &str) -> Vec<u8> {
+        let claim = Claim {
+            report,
+            model_name: "agent-7b",
+            model_sha256: MODEL,
+            target,
+            time_verified: NOW - 60,
+        };
+        serde_json::to_vec_pretty(&sign(&claim, key).unwrap()).unwrap()
+    }
+
+    fn verified(
+        envelope: &[u8],
+        trusted: &[ed25519_dalek::VerifyingKey],
+        threshold: usize,
+    ) -> Result<Verified, VerifyError> {
+        verify(
+            envelope,
+            &Requirements {
+                trusted,
+                threshold,
+                subject_sha256: None,
+                target: None,
+                now: NOW,
+                max_age: 3600,
+                already_applied: &|_| false,
+                limits: Limits::default(),
+            },
+        )
+    }
+
+    #[test]
+    fn cosigning_a_verified_envelope_is_what_cosign_gives_for_its_claim() {
+        let (a, b) = (signing_key_from_seed([1; 32]), signing_key_from_seed([2; 32]));
+        let r = report();
+        let one = signed(&r, &a, "file:config.yaml");
+        let v = verified(&one, &[a.verifying_key()], 1).unwrap();
+        assert_eq!(v.report(), &r, "the report comes out of the verified statement");
+        let two = cosign_verified(&one, &v, &b).unwrap();
+        // The same envelope as the CLI's `sign --envelope` (cosign with the claim given again).
+        let existing: Envelope = serde_json::from_slice(&one).unwrap();
+        let claim = Claim {
+            report: &r,
+            model_name: "agent-7b",
+            model_sha256: MODEL,
+            target: "file:config.yaml",
+            time_verified: NOW,
+        };
+        assert_eq!(two, cosign(&existing, &claim, &b).unwrap());
+        // The statement's bytes are kept; the first signature too; one signature is added.
+        assert_eq!(two.payload, existing.payload);
+        assert_eq!(two.signatures.len(), 2);
+        assert_eq!(two.signatures[0], existing.signatures[0]);
+        assert_eq!(two.signatures[1].keyid, keys::keyid(&b.verifying_key()));
+        let bytes = serde_json::to_vec(&two).unwrap();
+        let both = verified(&bytes, &[a.verifying_key(), b.verifying_key()], 2).unwrap();
+        assert_eq!(both.signers.len(), 2);
+        assert_eq!(both.payload_sha256, v.payload_sha256);
+        // Only A's signature does not meet a threshold of 2.
+        assert!(matches!(
+            verified(&one, &[a.verifying_key(), b.verifying_key()], 2),
+            Err(VerifyError::Signature {
+                verified: 1,
+                required: 2
+            })
+        ));
+    }
+
+    #[test]
+    fn cosigning_refuses_another_statement_than_the_verified_one_and_a_second_signature_by_a_key() {
+        let (a, b) = (signing_key_from_seed([1; 32]), signing_key_from_seed([2; 32]));
+        let r = report();
+        let one = signed(&r, &a, "file:config.yaml");
+        let v = verified(&one, &[a.verifying_key()], 1).unwrap();
+        // Another decision (another target), signed by the same key: its statement is not the
+        // one verified, so `v` does not vouch for it.
+        let other = signed(&r, &a, "file:other.yaml");
+        let err = cosign_verified(&other, &v, &b).unwrap_err();
+        assert_eq!(
+            err,
+            SignError::Cosign("its statement is not the one that was verified".into())
+        );
+        // A key that signed already does not sign twice.
+        let err = cosign_verified(&one, &v, &a).unwrap_err();
+        assert_eq!(err, SignError::Cosign("this key has signed it already".into()));
+        assert!(matches!(
+            cosign_verified(b"not json", &v, &b),
+            Err(SignError::Cosign(_))
+        ));
+        // The envelope's text as written (pretty, one newline at the end).
+        let text = cosign_verified(&one, &v, &b).unwrap().to_json();
+        assert!(text.ends_with("}\n") && !text.ends_with("\n\n"));
+        assert_eq!(
+            serde_json::from_str::<Envelope>(&text).unwrap(),
+            cosign_verified(&one, &v, &b).unwrap()
+        );
     }
 }

@@ -94,6 +94,12 @@ function samples() {
   out.refused = ["VerifyResult", wasm.verifyEnvelope(bytes, [other.public_pem], { now: 1_800_000_100 })];
   assert.equal(out.verified[1].valid, true);
   assert.equal(out.refused[1].valid, false);
+  // A signed decision opened (with its report) and refused (without), and a co-signed one.
+  out.opened = ["SignedDecision", wasm.openSignedDecision(bytes, [pair.public_pem], { now: 1_800_000_100 })];
+  out.openRefused = ["SignedDecision", wasm.openSignedDecision(bytes, [other.public_pem], { now: 1_800_000_100 })];
+  assert.equal(JSON.parse(wasm.cosignDecision(bytes, other.private_pem, [pair.public_pem], { now: 1_800_000_100 })).signatures.length, 2);
+  assert.equal(out.opened[1].report_json, JSON.stringify(report, null, 2) + "\n");
+  assert.equal(out.openRefused[1].report, undefined);
   return out;
 }
 
