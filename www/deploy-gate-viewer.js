@@ -66,7 +66,8 @@ export class DeployGateViewer extends HTMLElement {
     this.addEventListener("dg-policy", (e) => this.schedule(() => this.applyPolicy(e.detail)));
     this.addEventListener("dg-cancel", () => this.client.cancel());
     this.addEventListener("dg-example", () => this.loadExample());
-    this.addEventListener("dg-export", (e) => this.export(e.detail.kind));
+    this.addEventListener("dg-export", (e) => this.export(e.detail.kind).catch((err) => this.fail(err)));
+    this.addEventListener("dg-report-file", (e) => this.schedule(() => this.openReport(e.detail.file)));
     let initial;
     try {
       initial = this.policyForm.read();
@@ -200,9 +201,28 @@ export class DeployGateViewer extends HTMLElement {
     }
   }
 
+  /** Shows the report embedded in a standalone HTML report (`deploy-gate evaluate --html`). */
+  async openReport(file) {
+    this.errorBox.hidden = true;
+    const json = embeddedReport(await file.text());
+    if (json === null) throw new Error(`${file.name} is not a deploy-gate HTML report: it has no embedded report`);
+    let report;
+    try {
+      report = JSON.parse(json);
+    } catch (e) {
+      throw new Error(`${file.name}: the embedded report is not JSON (${e.message})`);
+    }
+    this.results.show(report, []);
+    this.report = report;
+    this.json = json;
+    this.results.setDigestPending(false);
+    this.status.textContent = `The report saved in ${file.name} (the test cases' inputs are not in it).`;
+  }
+
   async export(kind) {
     if (!this.report) return;
     if (kind === "report") download("report.json", this.json, "application/json");
+    else if (kind === "html") download("report.html", await this.client.call("reportHtml", { json: this.json }), "text/html");
     else if (kind === "testset") download("test_set.jsonl", await this.client.call("testSet"), "application/x-ndjson");
     else if (kind === "markdown") {
       const md = markdownSummary(this.report);
@@ -221,6 +241,15 @@ export class DeployGateViewer extends HTMLElement {
       if (!copied) box.select();
     }
   }
+}
+
+/** The report JSON embedded in a standalone HTML report, as the CLI wrote it (the `\u003c`
+ * escapes that keep it inside its script element undone, escaped backslashes left alone);
+ * null when there is none. Parsing does not run the file's scripts. */
+export function embeddedReport(html) {
+  const el = new DOMParser().parseFromString(html, "text/html").getElementById("deploy-gate-report");
+  if (!el || el.getAttribute("type") !== "application/json") return null;
+  return el.textContent.replace(/\\\\|\\u003c/g, (m) => (m === "\\u003c" ? "<" : m));
 }
 
 if (!customElements.get("deploy-gate-viewer")) customElements.define("deploy-gate-viewer", DeployGateViewer);

@@ -1,5 +1,6 @@
 // <dg-file-drop>: the drop zone, the file picker and the list of files with their roles.
-// Emits `dg-files` ({files: [{file, role}]}) whenever the set or a role changes.
+// Emits `dg-files` ({files: [{file, role}]}) whenever the set or a role changes, and
+// `dg-report-file` ({file}) for a dropped HTML report.
 import { h, bytes } from "../dom.js";
 
 export const ROLES = [
@@ -53,6 +54,10 @@ export class FileDrop extends HTMLElement {
 
   /** Adds files, guessing each one's role from its content and name. */
   async add(files) {
+    // A standalone HTML report is opened, not evaluated (`dg-report-file`, {file}).
+    const reports = files.filter((f) => /\.html?$/i.test(f.name));
+    for (const file of reports) this.dispatchEvent(new CustomEvent("dg-report-file", { bubbles: true, detail: { file } }));
+    files = files.filter((f) => !reports.includes(f));
     if (!files.length) return;
     const guesses = await Promise.all(files.map((f) => (this.sniffer ? this.sniffer(f).catch(() => null) : null)));
     files.forEach((file, i) => {
