@@ -594,12 +594,12 @@ header.top{display:flex;justify-content:space-between;gap:1rem;align-items:basel
 .approved{border-color:var(--ok);background:var(--ok-bg)}.blocked{border-color:var(--bad);background:var(--bad-bg)}
 .approved h1{color:var(--ok)}.blocked h1{color:var(--bad)}
 section.panel,.card{border:1px solid var(--line);border-radius:8px;padding:.8rem 1rem;margin-bottom:1rem;background:var(--panel)}
-.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(22rem,1fr));gap:1rem}.cards .card{margin:0}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(22rem,1fr));gap:1rem;margin-bottom:1rem}.cards .card{margin:0}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.15rem .8rem;margin:0}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0}
 dl.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:.2rem 1rem;margin:0}dl.grid div{display:flex;justify-content:space-between;border-bottom:1px dotted var(--line)}dl.grid dd{margin:0;font-variant-numeric:tabular-nums}
 table{border-collapse:collapse;width:100%;margin:.4rem 0}th,td{border-bottom:1px solid var(--line);padding:.25rem .45rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{font-weight:600}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-table.two{width:auto}
+table.two{width:auto;min-width:16rem}
 .worse{color:var(--bad)}.better{color:var(--ok)}.pass{color:var(--ok)}.fail{color:var(--bad)}
 .chart{width:100%;max-width:420px;height:auto;display:block;margin:.4rem 0}
 .chart text{fill:var(--fg);font-size:12px}.chart .value{fill:var(--muted)}
@@ -1035,44 +1035,40 @@ fn render_quality(o: &mut String, v: &View) {
         }
         o.push_str("</ul>");
     }
-    o.push_str("<h3>Verdict files</h3><table><thead><tr><th scope=\"col\"></th><th scope=\"col\">format</th>");
-    let cols = [
-        "records",
-        "test cases",
-        "passed",
-        "wrong",
-        "missing",
-        "errored",
-        "composite",
-        "extra",
-        "duplicates",
-        "conflicting",
-        "stage entries ignored",
+    let (vo, vn) = (&v.verdicts.old, &v.verdicts.new);
+    let _ = write!(
+        o,
+        "<h3>Verdict files</h3><table class=\"two\"><thead><tr><td></td><th scope=\"col\" class=\"num\">old</th><th scope=\"col\" class=\"num\">new</th></tr></thead><tbody><tr><th scope=\"row\">format</th><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+        esc(&vo.format),
+        esc(&vn.format)
+    );
+    let rows: [(&str, fn(&CountsV) -> u64); 11] = [
+        ("records", |m| m.records),
+        ("test cases", |m| m.cases),
+        ("passed", |m| m.passed),
+        ("wrong verdict", |m| m.wrong),
+        ("missing verdict", |m| m.missing),
+        ("runner errors", |m| m.errored),
+        ("composite verdicts", |m| m.composite),
+        ("not test cases (extra)", |m| m.extra),
+        ("duplicate records", |m| m.duplicates),
+        ("conflicting duplicates", |m| m.conflicting),
+        ("stage entries ignored", |m| m.ignored_stage_entries),
     ];
-    for c in cols {
-        let _ = write!(o, "<th scope=\"col\" class=\"num\">{c}</th>");
+    for (label, get) in rows {
+        let _ = write!(
+            o,
+            "<tr><th scope=\"row\">{label}</th><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            get(vo),
+            get(vn)
+        );
     }
-    o.push_str("<th scope=\"col\" class=\"num\">pass rate</th></tr></thead><tbody>");
-    for (side, m) in [("old", &v.verdicts.old), ("new", &v.verdicts.new)] {
-        let _ = write!(o, "<tr><th scope=\"row\">{side}</th><td>{}</td>", esc(&m.format));
-        for n in [
-            m.records,
-            m.cases,
-            m.passed,
-            m.wrong,
-            m.missing,
-            m.errored,
-            m.composite,
-            m.extra,
-            m.duplicates,
-            m.conflicting,
-            m.ignored_stage_entries,
-        ] {
-            let _ = write!(o, "<td class=\"num\">{n}</td>");
-        }
-        let _ = write!(o, "<td class=\"num\">{}</td></tr>", pct(m.pass_rate));
-    }
-    o.push_str("</tbody></table>");
+    let _ = write!(
+        o,
+        "<tr><th scope=\"row\">pass rate</th><td class=\"num\">{}</td><td class=\"num\">{}</td></tr></tbody></table>",
+        pct(vo.pass_rate),
+        pct(vn.pass_rate)
+    );
     for (side, m) in [("old", &v.verdicts.old), ("new", &v.verdicts.new)] {
         if !m.conflicting_ids.is_empty() {
             let _ = write!(
