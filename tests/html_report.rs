@@ -9,13 +9,9 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/parity").join(name)
 }
 
-/// Runs `evaluate` on a fixture with its policy flags, `--out` and `--html`; returns the exit
-/// code, the JSON report and the HTML file's text.
-fn evaluate(name: &str, extra: &[&str]) -> (i32, String, String) {
+/// `deploy-gate evaluate` on a fixture's files with its policy as flags.
+fn command(name: &str) -> Command {
     let dir = fixture(name);
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("report.json");
-    let html = tmp.path().join("report.html");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_deploy-gate"));
     cmd.arg("evaluate")
         .arg("--audit")
@@ -30,16 +26,18 @@ fn evaluate(name: &str, extra: &[&str]) -> (i32, String, String) {
             .arg("--new-trajectories")
             .arg(dir.join("new_trajectories.jsonl"));
     }
-    let status = cmd
-        .args(["--min-samples", "20", "--max-samples", "none", "--on-insufficient", "approve"])
-        .args(extra)
-        .arg("--out")
-        .arg(&out)
-        .arg("--html")
-        .arg(&html)
-        .output()
-        .unwrap();
-    let code = status.status.code().unwrap();
+    cmd.args(["--min-samples", "20", "--max-samples", "none", "--on-insufficient", "approve"]);
+    cmd
+}
+
+/// Runs `evaluate` on a fixture with `--out` and `--html`; returns the exit code, the JSON
+/// report and the HTML file's text.
+fn evaluate(name: &str) -> (i32, String, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("report.json");
+    let html = tmp.path().join("report.html");
+    let run = command(name).arg("--out").arg(&out).arg("--html").arg(&html).output().unwrap();
+    let code = run.status.code().unwrap();
     let json = std::fs::read_to_string(&out).unwrap();
     let page = std::fs::read_to_string(&html).expect("the HTML report is written");
     (code, json, page)
@@ -47,7 +45,7 @@ fn evaluate(name: &str, extra: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn an_approved_fixture_writes_its_html_report() {
-    let (code, json, html) = evaluate("approved", &[]);
+    let (code, json, html) = evaluate("approved");
     assert_eq!(code, 0, "approved: exit 0 as without --html");
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(report["decision"]["approved"], true);
@@ -61,7 +59,7 @@ fn an_approved_fixture_writes_its_html_report() {
 
 #[test]
 fn a_blocked_fixture_writes_its_html_report_and_still_exits_3() {
-    let (code, json, html) = evaluate("both-regressed", &[]);
+    let (code, json, html) = evaluate("both-regressed");
     assert_eq!(code, 3, "blocked: exit 3 as without --html");
     assert!(html.contains("data-approved=\"false\""));
     assert!(html.contains("Blocked — keep the old model"));
@@ -70,40 +68,17 @@ fn a_blocked_fixture_writes_its_html_report_and_still_exits_3() {
 
 #[test]
 fn the_json_report_is_unchanged_by_html() {
-    let dir = fixture("task-tolerance");
-    let plain = Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
-        .arg("evaluate")
-        .arg("--audit")
-        .arg(dir.join("audit.jsonl"))
-        .arg("--old-verdicts")
-        .arg(dir.join("old_verdicts.jsonl"))
-        .arg("--new-verdicts")
-        .arg(dir.join("new_verdicts.jsonl"))
-        .arg("--old-trajectories")
-        .arg(dir.join("old_trajectories.jsonl"))
-        .arg("--new-trajectories")
-        .arg(dir.join("new_trajectories.jsonl"))
-        .args(["--min-samples", "20", "--max-samples", "none", "--on-insufficient", "approve"])
-        .output()
-        .unwrap();
-    let (code, json, _) = evaluate("task-tolerance", &[]);
+    let plain = command("task-tolerance").output().unwrap();
+    let (code, json, _) = evaluate("task-tolerance");
     assert_eq!(plain.status.code().unwrap(), code);
     assert_eq!(String::from_utf8(plain.stdout).unwrap(), json);
 }
 
 #[test]
 fn an_unwritable_html_path_is_an_error_naming_it() {
-    let dir = fixture("approved");
     let tmp = tempfile::tempdir().unwrap();
     let bad = tmp.path().join("no-such-dir").join("report.html");
-    let run = Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
-        .arg("evaluate")
-        .arg("--audit")
-        .arg(dir.join("audit.jsonl"))
-        .arg("--old-verdicts")
-        .arg(dir.join("old_verdicts.jsonl"))
-        .arg("--new-verdicts")
-        .arg(dir.join("new_verdicts.jsonl"))
+    let run = command("approved")
         .arg("--out")
         .arg(tmp.path().join("r.json"))
         .arg("--html")
