@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/parity").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/parity")
+        .join(name)
 }
 
 /// `deploy-gate evaluate` on a fixture's files with its policy as flags.
@@ -26,7 +28,14 @@ fn command(name: &str) -> Command {
             .arg("--new-trajectories")
             .arg(dir.join("new_trajectories.jsonl"));
     }
-    cmd.args(["--min-samples", "20", "--max-samples", "none", "--on-insufficient", "approve"]);
+    cmd.args([
+        "--min-samples",
+        "20",
+        "--max-samples",
+        "none",
+        "--on-insufficient",
+        "approve",
+    ]);
     cmd
 }
 
@@ -36,7 +45,13 @@ fn evaluate(name: &str) -> (i32, String, String) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("report.json");
     let html = tmp.path().join("report.html");
-    let run = command(name).arg("--out").arg(&out).arg("--html").arg(&html).output().unwrap();
+    let run = command(name)
+        .arg("--out")
+        .arg(&out)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
     let code = run.status.code().unwrap();
     let json = std::fs::read_to_string(&out).unwrap();
     let page = std::fs::read_to_string(&html).expect("the HTML report is written");

@@ -555,7 +555,11 @@ fn trajectory_chart(old: &[N], new: &[N]) -> String {
     let bw = (W - 40.0) / BINS as f64;
     for (k, (label, bars, cls)) in series.iter().enumerate() {
         let base = 62.0 + k as f64 * 68.0;
-        let _ = write!(s, "<text x=\"0\" y=\"{}\" class=\"label\">{label}</text>", co(base - 20.0));
+        let _ = write!(
+            s,
+            "<text x=\"0\" y=\"{}\" class=\"label\">{label}</text>",
+            co(base - 20.0)
+        );
         for (i, (n, share)) in bars.iter().enumerate() {
             let hgt = share / max * 48.0;
             let _ = write!(
@@ -575,7 +579,9 @@ fn trajectory_chart(old: &[N], new: &[N]) -> String {
             b = co(base)
         );
     }
-    s.push_str("<text x=\"40\" y=\"148\" class=\"value\">0</text><text x=\"410\" y=\"148\" class=\"value\">1</text></svg>");
+    s.push_str(
+        "<text x=\"40\" y=\"148\" class=\"value\">0</text><text x=\"410\" y=\"148\" class=\"value\">1</text></svg>",
+    );
     s
 }
 
@@ -776,7 +782,10 @@ fn render(v: &View, json: &str) -> String {
                 ),
             ),
             ("tolerance", plain(d.details.task_regression_tol)),
-            ("passed", format!("old {} · new {} of {}", old.passed, new.passed, old.cases)),
+            (
+                "passed",
+                format!("old {} · new {} of {}", old.passed, new.passed, old.cases),
+            ),
             ("wrong verdict", format!("old {} · new {}", old.wrong, new.wrong)),
             ("missing verdict", format!("old {} · new {}", old.missing, new.missing)),
             ("runner errors", format!("old {} · new {}", old.errored, new.errored)),
@@ -831,7 +840,13 @@ fn render(v: &View, json: &str) -> String {
             if let Some(ts) = &v.stats.trajectory {
                 rows.push((
                     "means (unrounded)",
-                    format!("old {} (n {}) · new {} (n {})", plain(ts.old.mean), ts.old.n, plain(ts.new.mean), ts.new.n),
+                    format!(
+                        "old {} (n {}) · new {} (n {})",
+                        plain(ts.old.mean),
+                        ts.old.n,
+                        plain(ts.new.mean),
+                        ts.new.n
+                    ),
                 ));
             }
             kv(&mut o, &rows);
@@ -992,7 +1007,9 @@ fn render_cases(o: &mut String, v: &View) {
 
 fn render_quality(o: &mut String, v: &View) {
     let a = &v.audit;
-    o.push_str("<section class=\"panel\" id=\"data-quality\"><h2>Data quality</h2><h3>Audit log</h3><dl class=\"grid\">");
+    o.push_str(
+        "<section class=\"panel\" id=\"data-quality\"><h2>Data quality</h2><h3>Audit log</h3><dl class=\"grid\">",
+    );
     for (k, n) in [
         ("files", a.files),
         ("bytes", a.bytes),
@@ -1024,7 +1041,11 @@ fn render_quality(o: &mut String, v: &View) {
     } else {
         o.push_str("<h3>Skipped lines</h3><ul>");
         for (reason, stat) in &a.skipped {
-            let at: Vec<String> = stat.first_lines.iter().map(|l| format!("{}:{}", l.file, l.line)).collect();
+            let at: Vec<String> = stat
+                .first_lines
+                .iter()
+                .map(|l| format!("{}:{}", l.file, l.line))
+                .collect();
             let _ = write!(
                 o,
                 "<li><strong>{} × {}</strong> — first at {}</li>",

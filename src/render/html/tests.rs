@@ -55,7 +55,10 @@ fn hostile_report() -> GateReport {
         match i % 5 {
             0 => old.push_str(&format!("{{\"pipeline_id\": {id}, \"verdict\": {}}}\n", q(HOSTILE))),
             1 => old.push_str(&format!("{{\"pipeline_id\": {id}, \"verdict\": {wrong}}}\n")),
-            2 => old.push_str(&format!("{{\"pipeline_id\": {id}, \"verdict\": null, \"error\": {}}}\n", q(HOSTILE))),
+            2 => old.push_str(&format!(
+                "{{\"pipeline_id\": {id}, \"verdict\": null, \"error\": {}}}\n",
+                q(HOSTILE)
+            )),
             3 => {}
             _ => old.push_str(&format!("{{\"pipeline_id\": {id}, \"verdict\": {}}}\n", q(HOSTILE))),
         }
@@ -63,7 +66,10 @@ fn hostile_report() -> GateReport {
             0 => new.push_str(&format!("{{\"pipeline_id\": {id}, \"verdict\": {wrong}}}\n")),
             1 => new.push_str(&format!("{{\"pipeline_id\": {id}, \"verdict\": {}}}\n", q(HOSTILE))),
             2 => {}
-            _ => new.push_str(&format!("{{\"pipeline_id\": {id}, \"verdict\": \"FAIL\", \"error\": {}}}\n", q(HOSTILE))),
+            _ => new.push_str(&format!(
+                "{{\"pipeline_id\": {id}, \"verdict\": \"FAIL\", \"error\": {}}}\n",
+                q(HOSTILE)
+            )),
         }
     }
     audit.push_str("not json </script>\n");
@@ -99,14 +105,20 @@ fn svgs(html: &str) -> Vec<&str> {
 
 #[test]
 fn escapes_every_special_character() {
-    assert_eq!(esc(r#"<script>&"'</script>"#), "&lt;script&gt;&amp;&quot;&#39;&lt;/script&gt;");
+    assert_eq!(
+        esc(r#"<script>&"'</script>"#),
+        "&lt;script&gt;&amp;&quot;&#39;&lt;/script&gt;"
+    );
     assert_eq!(esc("plain é 東京"), "plain é 東京");
 }
 
 #[test]
 fn long_values_are_shortened_with_a_note() {
     let long = "é".repeat(SHOWN_CHARACTERS + 5);
-    assert_eq!(shorten(&long), format!("{}… (5 more characters)", "é".repeat(SHOWN_CHARACTERS)));
+    assert_eq!(
+        shorten(&long),
+        format!("{}… (5 more characters)", "é".repeat(SHOWN_CHARACTERS))
+    );
     assert_eq!(shorten("short"), "short");
 }
 
@@ -116,7 +128,10 @@ fn hostile_values_are_escaped_everywhere() {
     let json = report.to_json();
     // The hostile values are in the report: in ids, templates, verdicts, errors and file names.
     assert!(report.cases.iter().any(|c| c.old_errored), "an errored case");
-    assert!(report.cases.iter().any(|c| c.status == crate::scoring::CaseStatus::Regressed));
+    assert!(report
+        .cases
+        .iter()
+        .any(|c| c.status == crate::scoring::CaseStatus::Regressed));
     assert!(count(&json, "</script>") > 50, "the report carries the hostile values");
     let html = report_html(&report);
     // The page has exactly its own two script elements, no comment, no other element.
@@ -127,10 +142,22 @@ fn hostile_values_are_escaped_everywhere() {
     assert_eq!(count(&html, "alert(1)</"), 0);
     // Each value is shown escaped: in the cases, the templates, the inputs, the warnings.
     let shown = esc(HOSTILE);
-    assert!(count(&html, &format!("{shown}-0")) >= 1, "the pipeline id is shown escaped");
-    assert!(count(&html, &format!("{shown}-t1")) >= 2, "a template id is shown escaped (table and chart)");
-    assert!(count(&html, &format!("{shown}.jsonl")) >= 5, "the file names are shown escaped");
-    assert!(html.contains(&format!("{shown} wrong")), "a wrong verdict is shown escaped");
+    assert!(
+        count(&html, &format!("{shown}-0")) >= 1,
+        "the pipeline id is shown escaped"
+    );
+    assert!(
+        count(&html, &format!("{shown}-t1")) >= 2,
+        "a template id is shown escaped (table and chart)"
+    );
+    assert!(
+        count(&html, &format!("{shown}.jsonl")) >= 5,
+        "the file names are shown escaped"
+    );
+    assert!(
+        html.contains(&format!("{shown} wrong")),
+        "a wrong verdict is shown escaped"
+    );
     // An attribute cannot be closed by a value: every `"` inside the body's text is escaped.
     assert!(!html.contains("onerror=\"alert"));
     // The embedded JSON is the report, byte for byte.
@@ -156,13 +183,19 @@ fn the_embedded_json_is_the_report_byte_for_byte() {
     let start = hostile_html.find(&open).unwrap() + open.len();
     let raw = &hostile_html[start..start + hostile_html[start..].find("</script>").unwrap()];
     let parsed: serde_json::Value = serde_json::from_str(raw).unwrap();
-    assert_eq!(parsed, serde_json::from_str::<serde_json::Value>(&hostile.to_json()).unwrap());
+    assert_eq!(
+        parsed,
+        serde_json::from_str::<serde_json::Value>(&hostile.to_json()).unwrap()
+    );
 }
 
 #[test]
 fn unescaping_leaves_escaped_backslashes_alone() {
     // `\\u003c` is an escaped backslash and the text `u003c`; `\u003c` is `<`.
-    assert_eq!(unescape_embedded(r#""a\\u003cb" \u003c/script"#), r#""a\\u003cb" </script"#);
+    assert_eq!(
+        unescape_embedded(r#""a\\u003cb" \u003c/script"#),
+        r#""a\\u003cb" </script"#
+    );
     assert_eq!(unescape_embedded(r#"\"\u003c\\\u003c"#), r#"\"<\\<"#);
     assert_eq!(unescape_embedded("é\\é"), "é\\é");
 }
@@ -173,7 +206,11 @@ fn the_same_report_gives_the_same_bytes() {
     let a = report_html(&report);
     let b = report_html(&fixture_report());
     assert_eq!(a, b);
-    assert_eq!(report_html_json(&report.to_json()).unwrap(), a, "from the JSON text as from the report");
+    assert_eq!(
+        report_html_json(&report.to_json()).unwrap(),
+        a,
+        "from the JSON text as from the report"
+    );
     let h = hostile_report();
     assert_eq!(report_html(&h), report_html(&hostile_report()));
 }
@@ -274,7 +311,10 @@ fn print_and_dark_mode_have_their_styles() {
     let html = report_html(&fixture_report());
     assert!(html.contains("@media (prefers-color-scheme:dark)"));
     assert!(html.contains("@media print"));
-    assert!(html.contains("#cases tbody tr[hidden]{display:table-row!important}"), "printing shows every listed case");
+    assert!(
+        html.contains("#cases tbody tr[hidden]{display:table-row!important}"),
+        "printing shows every listed case"
+    );
 }
 
 #[test]
