@@ -245,11 +245,14 @@ export class DeployGateViewer extends HTMLElement {
 
 /** The report JSON embedded in a standalone HTML report, as the CLI wrote it (the `\u003c`
  * escapes that keep it inside its script element undone, escaped backslashes left alone);
- * null when there is none. Parsing does not run the file's scripts. */
+ * null when there is none. The text is cut out, not parsed as HTML: the element holds no `<`,
+ * so it ends at the first `</script>`. */
 export function embeddedReport(html) {
-  const el = new DOMParser().parseFromString(html, "text/html").getElementById("deploy-gate-report");
-  if (!el || el.getAttribute("type") !== "application/json") return null;
-  return el.textContent.replace(/\\\\|\\u003c/g, (m) => (m === "\\u003c" ? "<" : m));
+  const open = '<script type="application/json" id="deploy-gate-report">';
+  const start = html.indexOf(open);
+  const end = start < 0 ? -1 : html.indexOf("</script>", start + open.length);
+  if (end < 0) return null;
+  return html.slice(start + open.length, end).replace(/\\\\|\\u003c/g, (m) => (m === "\\u003c" ? "<" : m));
 }
 
 if (!customElements.get("deploy-gate-viewer")) customElements.define("deploy-gate-viewer", DeployGateViewer);

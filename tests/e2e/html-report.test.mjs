@@ -150,7 +150,7 @@ test("the report opened from file:// shows the decision, filters and searches, l
 test("hostile values in ids, templates and verdicts run nothing and come back intact", async () => {
   const dir = path.join(tmp, "hostile-in");
   fs.mkdirSync(dir, { recursive: true });
-  const evil = `</script><script>window.__pwned=1;alert(1)</script><!--<img src=x onerror="window.__pwned=2">&amp;'`;
+  const evil = `</script><script>window.__pwned=1;alert(1)</script><!--<img src=x onerror="window.__pwned=2">&amp;' \\u003c \\`;
   const audit = [];
   const oldV = [];
   const newV = [];
@@ -179,12 +179,24 @@ test("hostile values in ids, templates and verdicts run nothing and come back in
   assert.deepEqual(page.errors, []);
   assert.deepEqual([...new Set(page.requests)], [page.url0]);
   await page.context().close();
+
+  // Reopened in the page, the report JSON comes back byte for byte (a literal `\u003c` too).
+  const viewer = await openPage(env);
+  await viewer.locator('[data-testid="drop-zone"]').waitFor();
+  await dropFiles(viewer, [cli.htmlPath], "text/html");
+  await decision(viewer);
+  const [dl] = await Promise.all([viewer.waitForEvent("download"), viewer.click('[data-testid="export-report"]')]);
+  assert.equal(fs.readFileSync(await dl.path(), "utf8"), cli.json);
+  assert.ok((await downloadBytes(viewer, '[data-testid="export-html"]')).equals(cli.html));
+  assert.deepEqual(viewer.errors, []);
+  await viewer.context().close();
 });
 
 test("a dropped HTML report opens in the page, and downloads again as the same bytes", async () => {
   const cli = cliHtml(path.join(FIXTURES, "both-regressed"), policyFlags(fixturePolicy("both-regressed")), path.join(tmp, "dropped"));
   const report = JSON.parse(cli.json);
   const page = await openPage(env);
+  await page.locator('[data-testid="drop-zone"]').waitFor();
   await dropFiles(page, [cli.htmlPath], "text/html");
   const shown = await decision(page);
   assert.deepEqual(shown, { approved: report.decision.approved, reason: report.decision.reason, numCases: report.decision.num_cases });
