@@ -1,5 +1,6 @@
 //! `deploy-gate evaluate --html FILE`: the standalone report written alongside the JSON report,
 //! by a real process, on the parity fixtures; the exit codes are unchanged.
+#![cfg(not(target_arch = "wasm32"))]
 
 use deploy_gate::render::html::{embedded_json, report_html_json};
 use std::path::{Path, PathBuf};

@@ -728,18 +728,18 @@ fn render(v: &View, json: &str) -> String {
         esc(&v.tool.version),
         if d.approved { "approved" } else { "blocked" },
     );
-    let _ = write!(
+    let _ = writeln!(
         o,
-        "<header class=\"top\"><strong>deploy-gate report</strong><span class=\"muted\">{} {} · {}</span></header>\n",
+        "<header class=\"top\"><strong>deploy-gate report</strong><span class=\"muted\">{} {} · {}</span></header>",
         esc(&v.tool.name),
         esc(&v.tool.version),
         esc(&v.schema)
     );
 
     // The banner.
-    let _ = write!(
+    let _ = writeln!(
         o,
-        "<section class=\"banner {cls}\" data-testid=\"decision\" data-approved=\"{}\" data-reason=\"{r}\" role=\"status\"><h1>{title}</h1><p>Reason: <code>{r}</code> · test cases: <strong data-testid=\"num-cases\">{}</strong> of {} candidate(s)</p><p class=\"muted\">{}</p></section>\n",
+        "<section class=\"banner {cls}\" data-testid=\"decision\" data-approved=\"{}\" data-reason=\"{r}\" role=\"status\"><h1>{title}</h1><p>Reason: <code>{r}</code> · test cases: <strong data-testid=\"num-cases\">{}</strong> of {} candidate(s)</p><p class=\"muted\">{}</p></section>",
         d.approved,
         d.num_cases,
         v.test_set.candidates,
@@ -809,7 +809,7 @@ fn render(v: &View, json: &str) -> String {
             ss.num_cases
         ),
     };
-    let _ = write!(o, "<p class=\"muted\">{}</p></section>\n", esc(&guidance));
+    let _ = writeln!(o, "<p class=\"muted\">{}</p></section>", esc(&guidance));
 
     o.push_str("<section class=\"card\" id=\"trajectory\"><h2>Trajectory quality</h2>");
     match (d.details.trajectory_checked, &v.trajectories.old, &v.trajectories.new) {
@@ -896,9 +896,9 @@ fn render(v: &View, json: &str) -> String {
     render_quality(&mut o, v);
     render_policy(&mut o, v);
 
-    let _ = write!(
+    let _ = writeln!(
         o,
-        "<footer>Written by {} {} from the report below (schema {}); the whole report, every case included, is embedded in this file as JSON (<code>script#{EMBEDDED_ID}</code>): drop this file on the deploy-gate page to open it there.</footer>\n",
+        "<footer>Written by {} {} from the report below (schema {}); the whole report, every case included, is embedded in this file as JSON (<code>script#{EMBEDDED_ID}</code>): drop this file on the deploy-gate page to open it there.</footer>",
         esc(&v.tool.name),
         esc(&v.tool.version),
         esc(&v.schema)
@@ -989,9 +989,9 @@ fn render_cases(o: &mut String, v: &View) {
         if c.missing_or_errored() {
             tags.push("missing");
         }
-        let _ = write!(
+        let _ = writeln!(
             o,
-            "<tr class=\"{s}\" data-tags=\"{}\"><td class=\"mono\">{}</td><td>{}</td><td>{}</td>{}{}<td>{}</td></tr>\n",
+            "<tr class=\"{s}\" data-tags=\"{}\"><td class=\"mono\">{}</td><td>{}</td><td>{}</td>{}{}<td>{}</td></tr>",
             esc(&tags.join(" ")),
             cell(&text(&c.pipeline_id)),
             cell(&text(&c.template_id)),
@@ -1063,7 +1063,8 @@ fn render_quality(o: &mut String, v: &View) {
         esc(&vo.format),
         esc(&vn.format)
     );
-    let rows: [(&str, fn(&CountsV) -> u64); 11] = [
+    type Count = fn(&CountsV) -> u64;
+    let rows: [(&str, Count); 11] = [
         ("records", |m| m.records),
         ("test cases", |m| m.cases),
         ("passed", |m| m.passed),
