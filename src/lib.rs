@@ -32,6 +32,8 @@ pub mod lines;
 pub mod native;
 mod parallel;
 pub mod policy;
+/// Reports for people: the standalone HTML report (and the CI formats).
+pub mod render;
 pub mod report;
 pub mod scoring;
 pub mod session;

@@ -478,6 +478,13 @@ pub fn key_info(pem: &str) -> Result<JsValue, JsError> {
     to_js(&serde_json::json!({"kind": "public", "keyid": keys::keyid(&key)}))
 }
 
+/// A report's JSON text (`evaluateJson()`) as the standalone HTML report, byte for byte what
+/// `deploy-gate evaluate --html` writes for the same report.
+#[wasm_bindgen(js_name = reportHtml)]
+pub fn report_html(report_json: &str) -> Result<String, JsError> {
+    crate::render::html::report_html_json(report_json).map_err(into_error)
+}
+
 /// Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds.
 #[wasm_bindgen(js_name = signDecision)]
 pub fn sign_decision(

@@ -78,7 +78,8 @@ export class DeployGateViewer extends HTMLElement {
     this.addEventListener("dg-policy", (e) => this.schedule(() => this.applyPolicy(e.detail)));
     this.addEventListener("dg-cancel", () => this.client.cancel());
     this.addEventListener("dg-example", () => this.loadExample());
-    this.addEventListener("dg-export", (e) => this.export(e.detail.kind, e.target));
+    this.addEventListener("dg-export", (e) => this.export(e.detail.kind, e.target).catch((err) => this.fail(err)));
+    this.addEventListener("dg-report-file", (e) => this.schedule(() => this.openReport(e.detail.file)));
     // Keys and envelopes dropped with the evaluation's files go to the Verify panel.
     this.addEventListener("dg-signed-files", (e) => {
       this.verifyDetails.open = true;
@@ -104,6 +105,7 @@ export class DeployGateViewer extends HTMLElement {
   schedule(task) {
     this.generation++;
     this.report = null;
+    this.openedJson = null;
     this.results.clear();
     this.signPanel.hidden = true;
     this.chain = this.chain
@@ -226,12 +228,32 @@ export class DeployGateViewer extends HTMLElement {
   }
 
   /** The report on screen as JSON text, byte for byte the CLI's (null before a decision). The
-   * worker holds it: a 200,000-case report is about 90 MB. */
+   * worker holds a live evaluation's (a 200,000-case report is about 90 MB); a reopened HTML
+   * report's is kept here. */
   async reportJson() {
-    return this.report ? this.client.call("reportJson") : null;
+    if (!this.report) return null;
+    return this.openedJson ?? this.client.call("reportJson");
   }
 
-  /** An export of the live report, or of the signed decision's when `from` is in its view. */
+  /** Shows the report embedded in a standalone HTML report (`deploy-gate evaluate --html`). */
+  async openReport(file) {
+    this.errorBox.hidden = true;
+    const json = embeddedReport(await file.text());
+    if (json === null) throw new Error(`${file.name} is not a deploy-gate HTML report: it has no embedded report`);
+    let report;
+    try {
+      report = JSON.parse(json);
+    } catch (e) {
+      throw new Error(`${file.name}: the embedded report is not JSON (${e.message})`);
+    }
+    this.results.show(report, []);
+    this.report = report;
+    this.openedJson = json;
+    this.results.setDigestPending(false);
+    this.status.textContent = `The report saved in ${file.name} (the test cases' inputs are not in it).`;
+  }
+
+  /** An export of the report on screen, or of the signed decision's when `from` is in its view. */
   async export(kind, from) {
     const signed = from && this.signedView.contains(from) ? this.signedView.source() : null;
     if (signed) return this.exportReport(kind, signed);
@@ -240,12 +262,12 @@ export class DeployGateViewer extends HTMLElement {
     else await this.exportReport(kind, { report: this.report, json: null, results: this.results });
   }
 
-  /** `json` is the report's JSON text, or null for the live report (fetched from the worker). */
+  /** `json` is the report's JSON text, or null for the report on screen (see `reportJson`). */
   async exportReport(kind, { report, json, results }) {
-    if (kind === "report") {
-      const text = json ?? (await this.reportJson());
-      if (text !== null) download("report.json", text, "application/json");
-    }
+    const text = json ?? (await this.reportJson());
+    if (text === null) return;
+    if (kind === "report") download("report.json", text, "application/json");
+    else if (kind === "html") download("report.html", await this.client.call("reportHtml", { json: text }), "text/html");
     else if (kind === "markdown") {
       const md = markdownSummary(report);
       let copied = false;
@@ -263,6 +285,18 @@ export class DeployGateViewer extends HTMLElement {
       if (!copied) box.select();
     }
   }
+}
+
+/** The report JSON embedded in a standalone HTML report, as the CLI wrote it (the `\u003c`
+ * escapes that keep it inside its script element undone, escaped backslashes left alone);
+ * null when there is none. The text is cut out, not parsed as HTML: the element holds no `<`,
+ * so it ends at the first `</script>`. */
+export function embeddedReport(html) {
+  const open = '<script type="application/json" id="deploy-gate-report">';
+  const start = html.indexOf(open);
+  const end = start < 0 ? -1 : html.indexOf("</script>", start + open.length);
+  if (end < 0) return null;
+  return html.slice(start + open.length, end).replace(/\\\\|\\u003c/g, (m) => (m === "\\u003c" ? "<" : m));
 }
 
 if (!customElements.get("deploy-gate-viewer")) customElements.define("deploy-gate-viewer", DeployGateViewer);

@@ -3,7 +3,7 @@
 // {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
-import init, { GateSession, SegmentScanner, cosignDecision, generateKeyPair, keyInfo, openSignedDecision, signDecision, verifyEnvelope } from "./wasm.js";
+import init, { GateSession, SegmentScanner, cosignDecision, generateKeyPair, keyInfo, openSignedDecision, reportHtml, signDecision, verifyEnvelope } from "./wasm.js";
 import { chunks } from "./chunks.js";
 import { startHashWorker, startScanWorker } from "./assets.js";
 
@@ -401,6 +401,10 @@ const handlers = {
   },
   async testSet() {
     return session.testSetJsonl();
+  },
+  /** The standalone HTML report of a report's JSON text (the CLI's `--html` bytes). */
+  async reportHtml({ json }) {
+    return reportHtml(json);
   },
   async keygen() {
     return generateKeyPair(crypto.getRandomValues(new Uint8Array(32)));

@@ -1,5 +1,5 @@
 // <dg-results>: the decision, its evidence and the exports for one report. Emits `dg-export`
-// ({kind: "report" | "testset" | "markdown"}).
+// ({kind: "report" | "html" | "testset" | "markdown"}).
 import { h, text, pretty, percent, signed, longText } from "../dom.js";
 import { passRateChart, templateDeltaChart, trajectoryChart } from "../charts.js";
 import { CaseTable } from "./case-table.js";
@@ -64,7 +64,7 @@ export class ResultsView extends HTMLElement {
       h("p", { class: "dg-muted" }, "Reason: ", h("code", {}, d.reason), " · test cases: ", h("strong", { "data-testid": "num-cases" }, String(d.num_cases))),
     );
     this.digestNote = h("span", { class: "dg-muted", "data-testid": "digest-status", "aria-live": "polite" });
-    const labels = { report: "Download report JSON", testset: "Download test set JSONL", markdown: "Copy Markdown summary" };
+    const labels = { report: "Download report JSON", testset: "Download test set JSONL", html: "Download HTML report", markdown: "Copy Markdown summary" };
     const exports = h("div", { class: "dg-exports" }, offered.map((kind) => exportButton(kind, labels[kind])), this.digestNote);
 
     const o = report.verdicts.old;
@@ -152,7 +152,7 @@ export class ResultsView extends HTMLElement {
 
   /** While the audit log's sha256 is being computed, the exports that carry it wait. */
   setDigestPending(pending) {
-    for (const kind of ["report", "markdown"]) {
+    for (const kind of ["report", "html", "markdown"]) {
       const button = this.querySelector(`[data-testid="export-${kind}"]`);
       if (button) button.disabled = pending;
     }

@@ -127,6 +127,9 @@ pub(crate) struct EvaluateArgs {
     /// Write the report to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Also write the report as one standalone HTML file (no script file, no network).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 impl AuditArgs {
@@ -168,6 +171,9 @@ pub fn evaluate_cmd(args: &EvaluateArgs) -> Result<u8> {
     let policy = resolve_policy(args.audit.policy.as_deref(), flags)?;
     let report = evaluate_files(args, &policy)?;
     write_output(args.out.as_deref(), report.to_json().as_bytes())?;
+    if let Some(path) = &args.html {
+        write_output(Some(path), deploy_gate::render::html::report_html(&report).as_bytes())?;
+    }
     print_summary(&report);
     Ok(if report.decision.approved {
         EXIT_OK
