@@ -32,6 +32,7 @@ pub mod lines;
 pub mod native;
 mod parallel;
 pub mod policy;
+pub mod render;
 pub mod report;
 pub mod scoring;
 pub mod session;

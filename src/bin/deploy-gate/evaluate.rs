@@ -127,6 +127,8 @@ pub(crate) struct EvaluateArgs {
     /// Write the report to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    ci: crate::ci::CiOutputs,
 }
 
 impl AuditArgs {
@@ -167,7 +169,9 @@ pub fn evaluate_cmd(args: &EvaluateArgs) -> Result<u8> {
     let flags = args.decision.input().or(args.audit.sample.input());
     let policy = resolve_policy(args.audit.policy.as_deref(), flags)?;
     let report = evaluate_files(args, &policy)?;
-    write_output(args.out.as_deref(), report.to_json().as_bytes())?;
+    let json = report.to_json();
+    args.ci.write(&report, &json, args.out.as_deref())?;
+    write_output(args.out.as_deref(), json.as_bytes())?;
     print_summary(&report);
     Ok(if report.decision.approved {
         EXIT_OK
