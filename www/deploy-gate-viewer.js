@@ -4,7 +4,6 @@
 import { register } from "./components/index.js";
 import { GateClient } from "./client.js";
 import { h, download } from "./dom.js";
-import { markdownSummary } from "./summary.js";
 
 register();
 
@@ -205,7 +204,7 @@ export class DeployGateViewer extends HTMLElement {
     if (kind === "report") download("report.json", this.json, "application/json");
     else if (kind === "testset") download("test_set.jsonl", await this.client.call("testSet"), "application/x-ndjson");
     else if (kind === "markdown") {
-      const md = markdownSummary(this.report);
+      const md = await this.client.call("markdown", { json: this.json });
       let copied = false;
       try {
         await navigator.clipboard.writeText(md);

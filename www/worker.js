@@ -4,6 +4,7 @@
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
 import init, { GateSession, SegmentScanner, generateKeyPair, keyInfo, signDecision, verifyEnvelope } from "../pkg/deploy_gate.js";
+import { reportMarkdown } from "../pkg/deploy_gate.js";
 import { chunks } from "./chunks.js";
 
 const ready = init();
@@ -382,6 +383,10 @@ const handlers = {
   },
   async testSet() {
     return session.testSetJsonl();
+  },
+  /** The Markdown summary of a report JSON (the CLI's `--markdown` text). */
+  async markdown({ json }) {
+    return reportMarkdown(json);
   },
   async keygen() {
     return generateKeyPair(crypto.getRandomValues(new Uint8Array(32)));

@@ -47,11 +47,13 @@ fn attr(out: &mut String, name: &str, value: &str) {
     out.push('"');
 }
 
-/// A JSON value as one line of text: a string as it is, anything else as its JSON.
+/// A JSON value as text: a string as it is, anything else as compact JSON (keys in the log's
+/// order, so the same id spelt with other spacing is the same class).
 fn json_text(raw: &str) -> String {
     match serde_json::from_str::<Value>(raw) {
         Ok(Value::String(s)) => s,
-        _ => raw.to_owned(),
+        Ok(other) => other.to_string(),
+        Err(_) => raw.to_owned(),
     }
 }
 
@@ -243,6 +245,43 @@ mod tests {
         assert_eq!(json_text("\"tmpl-a\""), "tmpl-a");
         assert_eq!(json_text("7"), "7");
         assert_eq!(json_text("null"), "null");
-        assert_eq!(json_text("{\"a\":1}"), "{\"a\":1}");
+        assert_eq!(json_text("{\"b\": 1, \"a\": [1.0]}"), "{\"b\":1,\"a\":[1.0]}");
+    }
+}
+
+#[cfg(test)]
+mod report_tests {
+    use super::*;
+    use crate::render::testing::report;
+    use serde_json::json;
+
+    #[test]
+    fn counts_and_one_result_per_case() {
+        // p0 passes, p1 regresses, p2 has no new verdict, p3's runner failed, p4 passes.
+        let ids = [json!("a"), json!("a"), json!("b"), json!({"k": 1}), json!(null)];
+        let r = report(&ids, &[Some("PASS"), Some("FAIL"), None, Some("!boom <&> ]]>\u{1}"), Some("PASS")]);
+        let x = report_junit(&r);
+        assert!(x.contains("<testsuites name=\"deploy-gate\" tests=\"5\" failures=\"1\" errors=\"2\">"), "{x}");
+        assert!(x.contains("<testsuite name=\"deploy-gate\" tests=\"5\" failures=\"1\" errors=\"2\" skipped=\"0\">"));
+        assert_eq!(x.matches("<testcase ").count(), 5);
+        assert_eq!(x.matches("<failure ").count(), 1);
+        assert_eq!(x.matches("<error ").count(), 2);
+        assert!(x.contains("<testcase classname=\"a\" name=\"p1\">\n      <failure type=\"regression\""));
+        assert!(x.contains("<testcase classname=\"b\" name=\"p2\">\n      <error type=\"missing_verdict\" message=\"no new verdict (counted as a regression)\">"));
+        assert!(x.contains("<testcase classname=\"{&quot;k&quot;:1}\" name=\"p3\">\n      <error type=\"errored_verdict\" message=\"the new model&apos;s run failed: boom &lt;&amp;&gt; ]]&gt;\\u{1} (counted as a regression)\">"));
+        assert!(x.contains("<testcase classname=\"null\" name=\"p4\"/>"));
+        assert!(!x.contains("]]>"));
+        assert!(!x.contains('\u{1}'));
+        assert!(x.contains("<property name=\"decision\" value=\"blocked\"/>"));
+        assert!(x.contains("<property name=\"approved\" value=\"false\"/>"));
+        assert!(x.contains(&format!("<property name=\"policy.sha256\" value=\"{}\"/>", r.policy.digest().unwrap())));
+        assert!(x.contains(&format!("<property name=\"input.0.sha256\" value=\"{}\"/>", r.inputs[0].sha256)));
+    }
+
+    #[test]
+    fn deterministic() {
+        let ids = [json!("a"), json!("b")];
+        let outcomes = [Some("FAIL"), Some("PASS")];
+        assert_eq!(report_junit(&report(&ids, &outcomes)), report_junit(&report(&ids, &outcomes)));
     }
 }

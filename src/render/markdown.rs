@@ -486,3 +486,107 @@ fn render(r: &Report<'_>) -> String {
     );
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::testing::report;
+    use serde_json::json;
+
+    /// The template table's data rows.
+    fn template_rows(md: &str) -> Vec<&str> {
+        let start = md.find("| template | n | old | new | Δ |").expect("a template table");
+        md[start..].lines().skip(2).take_while(|l| l.starts_with('|')).collect()
+    }
+
+    /// The cells of a table row, split as GFM splits them: at each `|` not after a backslash.
+    fn cells(row: &str) -> Vec<String> {
+        let mut out = vec![String::new()];
+        let mut escaped = false;
+        for c in row.chars() {
+            if c == '|' && !escaped {
+                out.push(String::new());
+            } else {
+                out.last_mut().unwrap().push(c);
+            }
+            escaped = c == '\\' && !escaped;
+        }
+        out[1..out.len() - 1].iter().map(|c| c.trim().to_owned()).collect()
+    }
+
+    #[test]
+    fn hostile_template_ids_stay_in_their_cell_and_are_shown_escaped() {
+        let ids = [
+            json!("a|b||c"),
+            json!("*bold* _u_ `code` ~~s~~"),
+            json!("two\nlines\r\nand\u{2028}more"),
+            json!("<img src=x onerror=alert(1)>"),
+            json!("</details><script>alert(1)</script>"),
+            json!("&lt;b&gt;"),
+            json!("[x](javascript:alert(1))"),
+            json!("ends with a backslash \\"),
+            json!("\u{1b}[31mred\u{7}"),
+        ];
+        let r = report(&ids, &[Some("PASS"); 9]);
+        let md = report_markdown(&r);
+        let rows = template_rows(&md);
+        assert_eq!(rows.len(), ids.len());
+        let shown: Vec<String> = rows.iter().map(|r| cells(r)[0].clone()).collect();
+        for row in &rows {
+            assert_eq!(cells(row).len(), 5, "{row}");
+        }
+        let expected = [
+            r"a\|b\|\|c",
+            r"\*bold\* \_u\_ \`code\` \~\~s\~\~",
+            "two lines and more",
+            r"\<img src=x onerror=alert(1)\>",
+            r"\</details\>\<script\>alert(1)\</script\>",
+            r"\&lt;b\&gt;",
+            r"\[x\](javascript:alert(1))",
+            r"ends with a backslash \\",
+            r"\u{1b}\[31mred\u{7}",
+        ];
+        assert_eq!(shown, expected);
+        // No raw tag from a value: every `<` in the output is one the summary itself writes.
+        let own = ["<details>", "<summary>", "</summary>", "</details>", "<sub>", "</sub>"];
+        let mut rest = md.clone();
+        for tag in own {
+            rest = rest.replace(tag, "");
+        }
+        assert!(rest.match_indices('<').all(|(i, _)| rest[..i].ends_with('\\')), "{rest}");
+    }
+
+    #[test]
+    fn non_string_template_ids_as_the_page_wrote_them() {
+        let ids = [json!({"2": 1, "1": [1.0, "x"], "b": null}), json!(12345678901234567890u64), json!(null), json!(1.0)];
+        let md = report_markdown(&report(&ids, &[Some("PASS"); 4]));
+        let shown: Vec<String> = template_rows(&md).iter().map(|r| cells(r)[0].clone()).collect();
+        // What `cell(JSON.parse(id))` gave in the page: keys in JavaScript's order, doubles.
+        assert_eq!(shown, [r#"{"1":\[1,"x"\],"2":1,"b":null}"#, "12345678901234567000", "—", "1"]);
+    }
+
+    #[test]
+    fn a_file_name_with_a_backtick_stays_in_its_code_span() {
+        assert_eq!(code_span(&code_text("a`b")), r"`` a\`b ``");
+        assert_eq!(code_span(&code_text("old_verdicts.jsonl")), r"`old\_verdicts.jsonl`");
+        assert_eq!(code_span("x``y\nz"), "``` x``y z ```");
+    }
+
+    #[test]
+    fn the_same_text_from_the_report_and_from_its_json() {
+        let r = report(&[json!("t1"), json!("t2")], &[Some("FAIL"), None]);
+        let md = report_markdown(&r);
+        assert_eq!(markdown_from_json(&r.to_json()).unwrap(), md);
+        assert_eq!(report_markdown(&r), md);
+        assert!(md.starts_with("## deploy-gate: ⛔ blocked — keep the old model\n"));
+        assert!(md.contains("Regressed 2, improved 0. Missing verdicts: old 0, new 1; errored: old 0, new 0."));
+        assert!(md.ends_with("</sub>\n"));
+    }
+
+    #[test]
+    fn a_json_that_is_no_report_is_an_error() {
+        let e = markdown_from_json(r#"{"schema": "deploy-gate/report/v1"}"#).unwrap_err();
+        assert!(e.to_string().starts_with("not a deploy-gate report: missing field"), "{e}");
+        assert!(markdown_from_json("[1,").is_err());
+    }
+}

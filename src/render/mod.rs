@@ -2,3 +2,5 @@
 pub mod junit;
 pub mod markdown;
 pub mod number;
+#[cfg(test)]
+mod testing;

@@ -83,7 +83,7 @@ pub fn to_fixed(x: f64, digits: usize) -> String {
     if !x.is_finite() || x.abs() >= 1e21 {
         return js_string(x);
     }
-    let (sign, x) = if x < 0.0 { ("-", -x) } else { ("", x) };
+    let (sign, x) = if x < 0.0 { ("-", -x) } else { ("", x.abs()) };
     let (int, frac) = exact(x);
     let mut all: Vec<u8> = int.bytes().collect();
     let mut frac: Vec<u8> = frac.into_bytes();
