@@ -327,6 +327,12 @@ export function generateKeyPair(seed: Uint8Array | number[]): KeyPair;
 export function keyInfo(pem: string): KeyInfo;
 
 /**
+ * The report's Markdown summary from its JSON (`GateSession.evaluateJson()`, a signed
+ * decision's embedded report): the text `deploy-gate evaluate --markdown` writes.
+ */
+export function reportMarkdown(report_json: string): string;
+
+/**
  * Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds.
  */
 export function signDecision(report_json: string, private_pem: string, model_name: string, model_digest: string, target: string, now: number): string;
@@ -381,6 +387,7 @@ export interface InitOutput {
     readonly gatesession_testSetJsonl: (a: number) => [number, number, number, number];
     readonly generateKeyPair: (a: number, b: number) => [number, number, number];
     readonly keyInfo: (a: number, b: number) => [number, number, number];
+    readonly reportMarkdown: (a: number, b: number) => [number, number, number, number];
     readonly segmentscanner_finish: (a: number) => [number, number];
     readonly segmentscanner_new: (a: number, b: number, c: number, d: number) => number;
     readonly segmentscanner_push: (a: number, b: number, c: number) => void;

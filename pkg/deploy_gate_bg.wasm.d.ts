@@ -39,6 +39,7 @@ export const gatesession_testCases: (a: number) => [number, number, number];
 export const gatesession_testSetJsonl: (a: number) => [number, number, number, number];
 export const generateKeyPair: (a: number, b: number) => [number, number, number];
 export const keyInfo: (a: number, b: number) => [number, number, number];
+export const reportMarkdown: (a: number, b: number) => [number, number, number, number];
 export const segmentscanner_finish: (a: number) => [number, number];
 export const segmentscanner_new: (a: number, b: number, c: number, d: number) => number;
 export const segmentscanner_push: (a: number, b: number, c: number) => void;
