@@ -316,3 +316,14 @@ fn default_policy_and_check_policy_come_from_the_core() {
         serde_json::from_str(&text(&check_policy(js(r#"{"mode": "non-inferiority"}"#)).unwrap())).unwrap();
     assert_eq!(mode["policy"]["mode"], "non_inferiority");
 }
+
+#[wasm_bindgen_test]
+fn report_markdown_is_the_clis_summary() {
+    use deploy_gate::wasm::report_markdown;
+    // `deploy-gate evaluate --markdown` on the same fixture (and what the page's former JS
+    // renderer wrote for it).
+    const SUMMARY: &str = include_str!("fixtures/ci/markdown/real-writer-shape.md");
+    let json = loaded_session().evaluate_json().unwrap();
+    assert_eq!(report_markdown(&json).unwrap(), SUMMARY);
+    assert!(report_markdown(r#"{"schema": "deploy-gate/report/v1"}"#).is_err());
+}
