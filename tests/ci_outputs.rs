@@ -40,7 +40,11 @@ fn policy_flags(dir: &Path) -> Vec<String> {
         "--min-samples".into(),
         p["min_samples"].to_string(),
         "--max-samples".into(),
-        if p["max_samples"].is_null() { "none".into() } else { p["max_samples"].to_string() },
+        if p["max_samples"].is_null() {
+            "none".into()
+        } else {
+            p["max_samples"].to_string()
+        },
         "--task-tol".into(),
         p["task_regression_tol"].to_string(),
         "--traj-tol".into(),
@@ -48,7 +52,13 @@ fn policy_flags(dir: &Path) -> Vec<String> {
         "--on-insufficient".into(),
         p["on_insufficient"].as_str().unwrap().into(),
         "--pass-verdicts".into(),
-        p["pass_verdicts"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>().join(","),
+        p["pass_verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect::<Vec<_>>()
+            .join(","),
     ];
     if !p["seed"].is_null() {
         flags.extend(["--seed".into(), p["seed"].to_string()]);
@@ -69,7 +79,11 @@ fn evaluate(dir: &Path, audit: Option<&Path>, extra: &[&str]) -> (i32, Vec<u8>, 
     }
     cmd.args(policy_flags(dir)).args(extra);
     let out = cmd.output().expect("deploy-gate runs");
-    (out.status.code().unwrap_or(-1), out.stdout, String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code().unwrap_or(-1),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// What `tests/ci_check.py` reads in a file.
@@ -144,8 +158,17 @@ fn assert_junit_matches(file: &Path, report: &Value) {
         .unwrap()
         .iter()
         .map(|c| {
-            let results = c["results"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_owned()).collect();
-            (c["classname"].as_str().unwrap().to_owned(), c["name"].as_str().unwrap().to_owned(), results)
+            let results = c["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_str().unwrap().to_owned())
+                .collect();
+            (
+                c["classname"].as_str().unwrap().to_owned(),
+                c["name"].as_str().unwrap().to_owned(),
+                results,
+            )
         })
         .collect();
     let expected: Vec<(String, String, Vec<String>)> = expected
@@ -175,21 +198,38 @@ fn markdown_is_the_pages_summary_and_the_report_and_exit_code_do_not_change() {
         let (code, json, _) = evaluate(&dir, None, &[]);
         let md = tmp.path().join(format!("{name}.md"));
         let xml = tmp.path().join(format!("{name}.xml"));
-        let (code2, json2, stderr) = evaluate(&dir, None, &["--markdown", md.to_str().unwrap(), "--junit", xml.to_str().unwrap()]);
+        let (code2, json2, stderr) = evaluate(
+            &dir,
+            None,
+            &["--markdown", md.to_str().unwrap(), "--junit", xml.to_str().unwrap()],
+        );
         assert!(code == 0 || code == 3, "{name}: {stderr}");
         assert_eq!(code2, code, "{name}: the exit code is the decision");
         assert_eq!(json2, json, "{name}: the JSON report is the same with the CI outputs");
         let golden = std::fs::read_to_string(root().join(format!("tests/fixtures/ci/markdown/{name}.md"))).unwrap();
-        assert_eq!(std::fs::read_to_string(&md).unwrap(), golden, "{name}: the page's summary");
+        assert_eq!(
+            std::fs::read_to_string(&md).unwrap(),
+            golden,
+            "{name}: the page's summary"
+        );
         let report: Value = serde_json::from_slice(&json).unwrap();
         assert_eq!(code == 0, report["decision"]["approved"].as_bool().unwrap());
         assert_junit_matches(&xml, &report);
         // The summary as a CommonMark renderer reads it: one row per template, no markup.
         let m = check("markdown", &md);
-        assert_eq!(m["template_rows"].as_array().unwrap().len(), report["templates"].as_array().unwrap().len());
+        assert_eq!(
+            m["template_rows"].as_array().unwrap().len(),
+            report["templates"].as_array().unwrap().len()
+        );
         for tag in m["html"].as_array().unwrap() {
             assert!(
-                ["<details><summary>Warnings</summary>\n", "</details>\n", "html_inline:<sub>", "html_inline:</sub>"].contains(&tag.as_str().unwrap()),
+                [
+                    "<details><summary>Warnings</summary>\n",
+                    "</details>\n",
+                    "html_inline:<sub>",
+                    "html_inline:</sub>"
+                ]
+                .contains(&tag.as_str().unwrap()),
                 "{name}: {tag}"
             );
         }
@@ -202,11 +242,24 @@ fn with_out_the_three_files_are_written_and_stdout_stays_empty() {
     let dir = root().join("tests/fixtures/parity/both-regressed");
     let (code, stdout_report, _) = evaluate(&dir, None, &[]);
     let [out, md, xml] = ["r.json", "s.md", "j.xml"].map(|n| tmp.path().join(n));
-    let (code2, stdout, stderr) = evaluate(&dir, None, &["--out", out.to_str().unwrap(), "--markdown", md.to_str().unwrap(), "--junit", xml.to_str().unwrap()]);
+    let (code2, stdout, stderr) = evaluate(
+        &dir,
+        None,
+        &[
+            "--out",
+            out.to_str().unwrap(),
+            "--markdown",
+            md.to_str().unwrap(),
+            "--junit",
+            xml.to_str().unwrap(),
+        ],
+    );
     assert_eq!((code, code2), (3, 3), "{stderr}");
     assert!(stdout.is_empty());
     assert_eq!(std::fs::read(&out).unwrap(), stdout_report);
-    assert!(std::fs::read_to_string(&md).unwrap().starts_with("## deploy-gate: ⛔ blocked"));
+    assert!(std::fs::read_to_string(&md)
+        .unwrap()
+        .starts_with("## deploy-gate: ⛔ blocked"));
     let report: Value = serde_json::from_slice(&stdout_report).unwrap();
     assert_junit_matches(&xml, &report);
     assert!(check("junit", &xml)["failures"].as_u64().unwrap() > 0);
@@ -220,18 +273,43 @@ fn hostile_values_from_the_files_neither_break_the_table_nor_the_xml() {
     let audit = tmp.path().join("a&b~`x`<i>.jsonl");
     std::fs::copy(dir.join("audit.jsonl"), &audit).unwrap();
     let [md, xml] = ["s.md", "j.xml"].map(|n| tmp.path().join(n));
-    let (code, json, stderr) = evaluate(&dir, Some(&audit), &["--min-samples", "1", "--markdown", md.to_str().unwrap(), "--junit", xml.to_str().unwrap()]);
+    let (code, json, stderr) = evaluate(
+        &dir,
+        Some(&audit),
+        &[
+            "--min-samples",
+            "1",
+            "--markdown",
+            md.to_str().unwrap(),
+            "--junit",
+            xml.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 3, "{stderr}");
     let report: Value = serde_json::from_slice(&json).unwrap();
 
     // JUnit: well-formed although the values hold `]]>`, `<`, `&` and control characters.
     assert_junit_matches(&xml, &report);
     let j = check("junit", &xml);
-    assert!(j["failures"].as_u64().unwrap() > 0 && j["errors"].as_u64().unwrap() > 0, "{j}");
+    assert!(
+        j["failures"].as_u64().unwrap() > 0 && j["errors"].as_u64().unwrap() > 0,
+        "{j}"
+    );
     let text = std::fs::read_to_string(&xml).unwrap();
     assert!(!text.contains("]]>") && !text.contains('\u{1b}') && !text.contains('\u{0}'));
-    let messages: Vec<&str> = j["cases"].as_array().unwrap().iter().flat_map(|c| c["messages"].as_array().unwrap()).filter_map(|m| m.as_str()).collect();
-    assert!(messages.iter().any(|m| m.contains("runner crashed: <oops> & \\u{7} ]]>")), "{messages:?}");
+    let messages: Vec<&str> = j["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["messages"].as_array().unwrap())
+        .filter_map(|m| m.as_str())
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("runner crashed: <oops> & \\u{7} ]]>")),
+        "{messages:?}"
+    );
 
     // Markdown: each template id is one cell and reads as the value (runs of whitespace as one
     // space, control characters as `\u{…}`); the only tags are the summary's own.
@@ -258,10 +336,18 @@ fn hostile_values_from_the_files_neither_break_the_table_nor_the_xml() {
     }
     assert_eq!(
         m["html"],
-        serde_json::json!(["<details><summary>Warnings</summary>\n", "</details>\n", "html_inline:<sub>", "html_inline:</sub>"])
+        serde_json::json!([
+            "<details><summary>Warnings</summary>\n",
+            "</details>\n",
+            "html_inline:<sub>",
+            "html_inline:</sub>"
+        ])
     );
     let summary = std::fs::read_to_string(&md).unwrap();
-    assert!(summary.contains("- audit: `` a&b~\\`x\\`\\<i\\>.jsonl `` ("), "{summary}");
+    assert!(
+        summary.contains("- audit: `` a&b~\\`x\\`\\<i\\>.jsonl `` ("),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -275,7 +361,11 @@ fn a_file_that_cannot_be_written_is_an_error_and_no_report_is_printed() {
     assert!(stdout.is_empty());
     assert!(stderr.contains(&missing.display().to_string()), "{stderr}");
     let same = tmp.path().join("x");
-    let (code, _, stderr) = evaluate(&dir, None, &["--out", same.to_str().unwrap(), "--markdown", same.to_str().unwrap()]);
+    let (code, _, stderr) = evaluate(
+        &dir,
+        None,
+        &["--out", same.to_str().unwrap(), "--markdown", same.to_str().unwrap()],
+    );
     assert_ne!(code, 0);
     assert!(stderr.contains("--markdown and --out both name"), "{stderr}");
     assert!(!same.exists());

@@ -86,7 +86,11 @@ fn outcome(c: &CaseOutcome) -> Option<(&'static str, &'static str, String)> {
     .collect();
     let regressed = c.status == CaseStatus::Regressed;
     if !problems.is_empty() {
-        let kind = if c.new_errored || c.old_errored { "errored_verdict" } else { "missing_verdict" };
+        let kind = if c.new_errored || c.old_errored {
+            "errored_verdict"
+        } else {
+            "missing_verdict"
+        };
         let mut message = problems.join("; ");
         if regressed {
             message.push_str(" (counted as a regression)");
@@ -161,7 +165,10 @@ fn details(c: &CaseOutcome) -> String {
         c.expected.get(),
         serde_json::to_string(&c.old_verdict).expect("serializes"),
         serde_json::to_string(&c.new_verdict).expect("serializes"),
-        serde_json::to_value(c.status).expect("serializes").as_str().unwrap_or_default()
+        serde_json::to_value(c.status)
+            .expect("serializes")
+            .as_str()
+            .unwrap_or_default()
     );
     for (side, error) in [("old", &c.old_error), ("new", &c.new_error)] {
         if let Some(e) = error {
@@ -175,7 +182,10 @@ fn details(c: &CaseOutcome) -> String {
 fn properties(r: &GateReport) -> Vec<(String, String)> {
     let d = &r.decision;
     let mut p: Vec<(String, String)> = vec![
-        ("decision".into(), if d.approved { "approved" } else { "blocked" }.into()),
+        (
+            "decision".into(),
+            if d.approved { "approved" } else { "blocked" }.into(),
+        ),
         ("approved".into(), d.approved.to_string()),
         ("reason".into(), d.reason.clone()),
         ("num_cases".into(), d.num_cases.to_string()),
@@ -191,7 +201,10 @@ fn properties(r: &GateReport) -> Vec<(String, String)> {
             ("trajectory_old".into(), number(d.trajectory_old)),
             ("trajectory_new".into(), number(d.trajectory_new)),
             ("trajectory_delta".into(), number(Some(d.trajectory_delta))),
-            ("trajectory_regressed".into(), d.details.trajectory_regressed.to_string()),
+            (
+                "trajectory_regressed".into(),
+                d.details.trajectory_regressed.to_string(),
+            ),
         ]);
     }
     if let Ok(Value::Object(policy)) = serde_json::to_value(&r.policy) {
@@ -234,7 +247,10 @@ mod tests {
     fn markup_and_forbidden_characters_are_escaped() {
         assert_eq!(escaped("a<b>&\"'", true), "a&lt;b&gt;&amp;&quot;&apos;");
         assert_eq!(escaped("x]]>y", false), "x]]&gt;y");
-        assert_eq!(escaped("\u{0}\u{1b}\u{b}\u{fffe}", false), "\\u{0}\\u{1b}\\u{b}\\u{fffe}");
+        assert_eq!(
+            escaped("\u{0}\u{1b}\u{b}\u{fffe}", false),
+            "\\u{0}\\u{1b}\\u{b}\\u{fffe}"
+        );
         assert_eq!(escaped("a\tb\nc\rd", true), "a&#9;b&#10;c&#13;d");
         assert_eq!(escaped("a\tb\nc", false), "a\tb\nc");
         assert_eq!(escaped("é 😀 \u{fffd}", true), "é 😀 \u{fffd}");
@@ -259,9 +275,21 @@ mod report_tests {
     fn counts_and_one_result_per_case() {
         // p0 passes, p1 regresses, p2 has no new verdict, p3's runner failed, p4 passes.
         let ids = [json!("a"), json!("a"), json!("b"), json!({"k": 1}), json!(null)];
-        let r = report(&ids, &[Some("PASS"), Some("FAIL"), None, Some("!boom <&> ]]>\u{1}"), Some("PASS")]);
+        let r = report(
+            &ids,
+            &[
+                Some("PASS"),
+                Some("FAIL"),
+                None,
+                Some("!boom <&> ]]>\u{1}"),
+                Some("PASS"),
+            ],
+        );
         let x = report_junit(&r);
-        assert!(x.contains("<testsuites name=\"deploy-gate\" tests=\"5\" failures=\"1\" errors=\"2\">"), "{x}");
+        assert!(
+            x.contains("<testsuites name=\"deploy-gate\" tests=\"5\" failures=\"1\" errors=\"2\">"),
+            "{x}"
+        );
         assert!(x.contains("<testsuite name=\"deploy-gate\" tests=\"5\" failures=\"1\" errors=\"2\" skipped=\"0\">"));
         assert_eq!(x.matches("<testcase ").count(), 5);
         assert_eq!(x.matches("<failure ").count(), 1);
@@ -274,14 +302,23 @@ mod report_tests {
         assert!(!x.contains('\u{1}'));
         assert!(x.contains("<property name=\"decision\" value=\"blocked\"/>"));
         assert!(x.contains("<property name=\"approved\" value=\"false\"/>"));
-        assert!(x.contains(&format!("<property name=\"policy.sha256\" value=\"{}\"/>", r.policy.digest().unwrap())));
-        assert!(x.contains(&format!("<property name=\"input.0.sha256\" value=\"{}\"/>", r.inputs[0].sha256)));
+        assert!(x.contains(&format!(
+            "<property name=\"policy.sha256\" value=\"{}\"/>",
+            r.policy.digest().unwrap()
+        )));
+        assert!(x.contains(&format!(
+            "<property name=\"input.0.sha256\" value=\"{}\"/>",
+            r.inputs[0].sha256
+        )));
     }
 
     #[test]
     fn deterministic() {
         let ids = [json!("a"), json!("b")];
         let outcomes = [Some("FAIL"), Some("PASS")];
-        assert_eq!(report_junit(&report(&ids, &outcomes)), report_junit(&report(&ids, &outcomes)));
+        assert_eq!(
+            report_junit(&report(&ids, &outcomes)),
+            report_junit(&report(&ids, &outcomes))
+        );
     }
 }

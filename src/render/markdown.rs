@@ -204,20 +204,8 @@ fn plain(x: Option<f64>) -> String {
 fn js_space(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n'
-            | '\u{b}'
-            | '\u{c}'
-            | '\r'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
     )
 }
 
@@ -333,8 +321,11 @@ fn js_stringify(v: &Value, out: &mut String) {
             out.push(']');
         }
         Value::Object(map) => {
-            let mut keys: Vec<(Option<u32>, usize, &String, &Value)> =
-                map.iter().enumerate().map(|(i, (k, v))| (array_index(k), i, k, v)).collect();
+            let mut keys: Vec<(Option<u32>, usize, &String, &Value)> = map
+                .iter()
+                .enumerate()
+                .map(|(i, (k, v))| (array_index(k), i, k, v))
+                .collect();
             keys.sort_by_key(|(index, i, _, _)| match index {
                 Some(n) => (0, *n as usize),
                 None => (1, *i),
@@ -553,16 +544,27 @@ mod tests {
         for tag in own {
             rest = rest.replace(tag, "");
         }
-        assert!(rest.match_indices('<').all(|(i, _)| rest[..i].ends_with('\\')), "{rest}");
+        assert!(
+            rest.match_indices('<').all(|(i, _)| rest[..i].ends_with('\\')),
+            "{rest}"
+        );
     }
 
     #[test]
     fn non_string_template_ids_as_the_page_wrote_them() {
-        let ids = [json!({"2": 1, "1": [1.0, "x"], "b": null}), json!(12345678901234567890u64), json!(null), json!(1.0)];
+        let ids = [
+            json!({"2": 1, "1": [1.0, "x"], "b": null}),
+            json!(12345678901234567890u64),
+            json!(null),
+            json!(1.0),
+        ];
         let md = report_markdown(&report(&ids, &[Some("PASS"); 4]));
         let shown: Vec<String> = template_rows(&md).iter().map(|r| cells(r)[0].clone()).collect();
         // What `cell(JSON.parse(id))` gave in the page: keys in JavaScript's order, doubles.
-        assert_eq!(shown, [r#"{"1":\[1,"x"\],"2":1,"b":null}"#, "12345678901234567000", "—", "1"]);
+        assert_eq!(
+            shown,
+            [r#"{"1":\[1,"x"\],"2":1,"b":null}"#, "12345678901234567000", "—", "1"]
+        );
     }
 
     #[test]
@@ -586,7 +588,10 @@ mod tests {
     #[test]
     fn a_json_that_is_no_report_is_an_error() {
         let e = markdown_from_json(r#"{"schema": "deploy-gate/report/v1"}"#).unwrap_err();
-        assert!(e.to_string().starts_with("not a deploy-gate report: missing field"), "{e}");
+        assert!(
+            e.to_string().starts_with("not a deploy-gate report: missing field"),
+            "{e}"
+        );
         assert!(markdown_from_json("[1,").is_err());
     }
 }

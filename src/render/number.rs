@@ -73,7 +73,11 @@ pub fn js_string(x: f64) -> String {
         let e = n - 1;
         let sign = if e < 0 { '-' } else { '+' };
         let (first, rest) = digits.split_at(1);
-        let rest = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let rest = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
         format!("{first}{rest}e{sign}{}", e.abs())
     }
 }
@@ -109,7 +113,11 @@ pub fn to_precision(x: f64, precision: usize) -> String {
     }
     let p = precision.max(1);
     if x == 0.0 {
-        return if p == 1 { "0".into() } else { format!("0.{}", "0".repeat(p - 1)) };
+        return if p == 1 {
+            "0".into()
+        } else {
+            format!("0.{}", "0".repeat(p - 1))
+        };
     }
     let (sign, x) = if x < 0.0 { ("-", -x) } else { ("", x) };
     let (int, frac) = exact(x);
@@ -128,7 +136,11 @@ pub fn to_precision(x: f64, precision: usize) -> String {
     let n = String::from_utf8(n).expect("digits");
     let text = if e < -6 || e >= p as i64 {
         let (first, rest) = n.split_at(1);
-        let rest = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let rest = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
         format!("{first}{rest}e{}{}", if e < 0 { '-' } else { '+' }, e.abs())
     } else if e == p as i64 - 1 {
         n

@@ -13,8 +13,12 @@ pub fn report(templates: &[Value], new: &[Option<&str>]) -> GateReport {
     for (i, t) in templates.iter().enumerate() {
         let pid = format!("p{i}");
         let line = |v: Value| v.to_string() + "\n";
-        audit += &line(json!({"pipeline_id": pid, "template_id": t, "stage_id": "s", "stage_type": "llm", "input": "q", "output": "a", "state_snapshot": {"input_text": "in"}}));
-        audit += &line(json!({"pipeline_id": pid, "template_id": t, "verdict": "PASS", "is_complete": true, "error": null, "episode_reward": 1.0}));
+        audit += &line(
+            json!({"pipeline_id": pid, "template_id": t, "stage_id": "s", "stage_type": "llm", "input": "q", "output": "a", "state_snapshot": {"input_text": "in"}}),
+        );
+        audit += &line(
+            json!({"pipeline_id": pid, "template_id": t, "verdict": "PASS", "is_complete": true, "error": null, "episode_reward": 1.0}),
+        );
         old_v += &line(json!({"pipeline_id": pid, "verdict": "PASS"}));
         match new.get(i).copied().flatten() {
             None => {}
