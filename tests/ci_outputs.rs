@@ -4,6 +4,7 @@
 //! both). The Markdown is compared byte for byte with what the page's own renderer
 //! (`www/summary.js`, before it moved into the core) wrote for the same reports
 //! (`tests/fixtures/ci/markdown/`), so the page's summary did not change.
+#![cfg(not(target_arch = "wasm32"))]
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
