@@ -43,6 +43,36 @@ fn increment(digits: &mut [u8]) -> bool {
     true
 }
 
+/// When `x` lies exactly halfway between two shortest digit strings that both read back as `x`,
+/// JavaScript takes the even one (`0.50925445556640625` → `0.5092544555664062`) where Rust
+/// may take the other: `digits` (significant digits, first at 10^(n−1)) is switched to the even one.
+fn even_midpoint(x: f64, digits: &mut String, n: i64) {
+    let (int, frac) = exact(x);
+    let all = format!("{int}{frac}");
+    let lead = all.bytes().take_while(|b| *b == b'0').count();
+    let exact_digits = all[lead..].trim_end_matches('0');
+    let k = digits.len();
+    if exact_digits.len() != k + 1 || !exact_digits.ends_with('5') {
+        return;
+    }
+    let mut lower = exact_digits.as_bytes()[..k].to_vec();
+    let mut upper = lower.clone();
+    if increment(&mut upper) {
+        return;
+    }
+    let other = if digits.as_bytes() == lower.as_slice() {
+        std::mem::take(&mut upper)
+    } else {
+        std::mem::take(&mut lower)
+    };
+    if other.last().is_some_and(|d| (d - b'0') % 2 == 0) {
+        let text = String::from_utf8(other).expect("digits");
+        if format!("0.{text}e{n}").parse::<f64>() == Ok(x) {
+            *digits = text;
+        }
+    }
+}
+
 /// `String(x)` for a JavaScript number.
 pub fn js_string(x: f64) -> String {
     if x.is_nan() {
@@ -60,9 +90,10 @@ pub fn js_string(x: f64) -> String {
     // The shortest digits that read back as x, as Rust finds them, then JavaScript's layout.
     let sci = format!("{x:e}");
     let (mantissa, exponent) = sci.split_once('e').expect("`{:e}` writes an exponent");
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let k = digits.len() as i64;
+    let mut digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     let n = exponent.parse::<i64>().expect("an integer exponent") + 1;
+    even_midpoint(x, &mut digits, n);
+    let k = digits.len() as i64;
     if k <= n && n <= 21 {
         format!("{digits}{}", "0".repeat((n - k) as usize))
     } else if 0 < n && n <= 21 {
@@ -186,6 +217,9 @@ mod tests {
             (f64::NAN, "NaN"),
             (f64::INFINITY, "Infinity"),
             (5e-324, "5e-324"),
+            // Halfway between two 16-digit strings: the even one.
+            (0.50925445556640625, "0.5092544555664062"),
+            (0.018007278442382813, "0.018007278442382812"),
         ] {
             assert_eq!(js_string(x), js, "{x:e}");
         }
@@ -237,6 +271,21 @@ mod tests {
             (2.0f64.powi(-30), "9.31e-10"),
         ] {
             assert_eq!(to_precision(x, 3), js, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn six_thousand_numbers_as_node_prints_them() {
+        // Written by node (tests/fixtures/ci/js-numbers.mjs).
+        let table: Vec<(f64, String, String, String, String, f64)> =
+            serde_json::from_str(include_str!("../../tests/fixtures/ci/js-numbers.json")).unwrap();
+        assert_eq!(table.len(), 6000);
+        for (x, fixed1, fixed4, precision3, string, round) in &table {
+            assert_eq!(&to_fixed(*x, 1), fixed1, "{x:e}");
+            assert_eq!(&to_fixed(*x, 4), fixed4, "{x:e}");
+            assert_eq!(&to_precision(*x, 3), precision3, "{x:e}");
+            assert_eq!(&js_string(*x), string, "{x:e}");
+            assert_eq!(js_round(x * 100.0), *round, "{x:e}");
         }
     }
 
