@@ -65,7 +65,7 @@ fn even_midpoint(x: f64, digits: &mut String, n: i64) {
     } else {
         std::mem::take(&mut lower)
     };
-    if other.last().is_some_and(|d| (d - b'0') % 2 == 0) {
+    if other.last().is_some_and(|d| (d - b'0').is_multiple_of(2)) {
         let text = String::from_utf8(other).expect("digits");
         if format!("0.{text}e{n}").parse::<f64>() == Ok(x) {
             *digits = text;
@@ -218,8 +218,8 @@ mod tests {
             (f64::INFINITY, "Infinity"),
             (5e-324, "5e-324"),
             // Halfway between two 16-digit strings: the even one.
-            (0.50925445556640625, "0.5092544555664062"),
-            (0.018007278442382813, "0.018007278442382812"),
+            (66749.0 / 131072.0, "0.5092544555664062"),
+            (9441.0 / 524288.0, "0.018007278442382812"),
         ] {
             assert_eq!(js_string(x), js, "{x:e}");
         }
