@@ -2,7 +2,7 @@
 # Installs what the build and the tests need, skipping what is already there (idempotent):
 # the wasm32 target, clippy and rustfmt, wasm-pack, wasm-bindgen-cli (the version in
 # Cargo.lock), wasm-opt (npm binaryen: Debian's crashes at load), Debian's Chromium and
-# ChromeDriver, PyYAML (the config-edit oracle), the e2e tests' npm packages (playwright-core; typescript for the type check; esbuild, which bundles the single-file viewer and builds the consumer project of tests/e2e/consumer.test.mjs) and cargo-fuzz
+# ChromeDriver, PyYAML (the config-edit oracle), junitparser and markdown-it-py (readers of the CI outputs), the e2e tests' npm packages (playwright-core; typescript for the type check; esbuild, which bundles the single-file viewer and builds the consumer project of tests/e2e/consumer.test.mjs) and cargo-fuzz
 # (scripts/fuzz.sh). Needs Rust, Node, Python and apt (as root, or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +62,11 @@ fi
 if ! python3 -c 'import yaml' 2>/dev/null; then
   log "installing PyYAML (the YAML oracle of tests/it/yaml_oracle.rs: upstream loads configs with it)"
   python3 -m pip install pyyaml || fail "cannot install PyYAML"
+fi
+
+if ! python3 -c 'import junitparser, markdown_it' 2>/dev/null; then
+  log "installing junitparser and markdown-it-py (tests/ci_outputs.rs reads the CI outputs with them)"
+  python3 -m pip install junitparser markdown-it-py || fail "cannot install junitparser and markdown-it-py"
 fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then

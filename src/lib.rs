@@ -13,6 +13,7 @@
 //! pipelines' spans (pass 2); [`verdicts`] and [`trajectory`] read the models' results;
 //! [`scoring`], [`stats`] and [`decision`] score and decide; [`report`] assembles the
 //! GateReport; [`attest`] signs and verifies the decision; [`deploy`] edits the serving config.
+//! [`render`] writes the report as a Markdown summary and as JUnit XML for CI systems.
 //! Every input file has a [`Role`] ([`input`]); [`sniff`](mod@sniff) guesses it for the page.
 //!
 //! The types a user of the library needs are re-exported here at the root.
@@ -32,7 +33,7 @@ pub mod lines;
 pub mod native;
 mod parallel;
 pub mod policy;
-/// Reports for people: the standalone HTML report (and the CI formats).
+/// Reports for people and CI systems: the standalone HTML report, the Markdown summary, JUnit XML.
 pub mod render;
 pub mod report;
 pub mod scoring;

@@ -717,6 +717,13 @@ impl Default for Sha256Stream {
     }
 }
 
+/// The report's Markdown summary from its JSON (`GateSession.evaluateJson()`, a signed
+/// decision's embedded report): the text `deploy-gate evaluate --markdown` writes.
+#[wasm_bindgen(js_name = reportMarkdown)]
+pub fn report_markdown(report_json: &str) -> Result<String, JsError> {
+    crate::render::markdown::markdown_from_json(report_json).map_err(into_error)
+}
+
 /// Pass 1 over one part of an audit file, in any worker: the bytes from `offset` (0 or just
 /// after a newline) to the end of the part. `finish` gives the segment for `mergeSegment`.
 #[wasm_bindgen]

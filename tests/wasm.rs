@@ -444,3 +444,14 @@ fn a_signed_decision_is_opened_and_cosigned_only_when_it_verifies() {
     )
     .is_err());
 }
+
+#[wasm_bindgen_test]
+fn report_markdown_is_the_clis_summary() {
+    use deploy_gate::wasm::report_markdown;
+    // `deploy-gate evaluate --markdown` on the same fixture (and what the page's former JS
+    // renderer wrote for it).
+    const SUMMARY: &str = include_str!("fixtures/ci/markdown/real-writer-shape.md");
+    let json = loaded_session().evaluate_json().unwrap();
+    assert_eq!(report_markdown(&json).unwrap(), SUMMARY);
+    assert!(report_markdown(r#"{"schema": "deploy-gate/report/v1"}"#).is_err());
+}

@@ -7,7 +7,6 @@
 import { register } from "./components/index.js";
 import { GateClient } from "./client.js";
 import { h, download } from "./dom.js";
-import { markdownSummary } from "./summary.js";
 import { exampleFile, styleUrl } from "./assets.js";
 
 register();
@@ -269,7 +268,7 @@ export class DeployGateViewer extends HTMLElement {
     if (kind === "report") download("report.json", text, "application/json");
     else if (kind === "html") download("report.html", await this.client.call("reportHtml", { json: text }), "text/html");
     else if (kind === "markdown") {
-      const md = markdownSummary(report);
+      const md = await this.client.call("markdown", { json: text });
       let copied = false;
       try {
         await navigator.clipboard.writeText(md);

@@ -3,7 +3,7 @@
 // {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
-import init, { GateSession, SegmentScanner, cosignDecision, generateKeyPair, keyInfo, openSignedDecision, reportHtml, signDecision, verifyEnvelope } from "./wasm.js";
+import init, { GateSession, SegmentScanner, cosignDecision, generateKeyPair, keyInfo, openSignedDecision, reportHtml, reportMarkdown, signDecision, verifyEnvelope } from "./wasm.js";
 import { chunks } from "./chunks.js";
 import { startHashWorker, startScanWorker } from "./assets.js";
 
@@ -405,6 +405,11 @@ const handlers = {
   /** The standalone HTML report of a report's JSON text (the CLI's `--html` bytes). */
   async reportHtml({ json }) {
     return reportHtml(json);
+  },
+
+  /** The Markdown summary of a report JSON (the CLI's `--markdown` text). */
+  async markdown({ json }) {
+    return reportMarkdown(json);
   },
   async keygen() {
     return generateKeyPair(crypto.getRandomValues(new Uint8Array(32)));

@@ -1,1 +1,8 @@
+//! Renderings of a report for people and CI systems: the standalone HTML report, the Markdown
+//! summary for pull requests, JUnit XML.
 pub mod html;
+pub mod junit;
+pub mod markdown;
+pub mod number;
+#[cfg(test)]
+mod testing;

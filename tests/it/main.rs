@@ -18,7 +18,11 @@ mod bounds;
 #[cfg(not(target_arch = "wasm32"))]
 mod chunking;
 #[cfg(not(target_arch = "wasm32"))]
+mod ci_outputs;
+#[cfg(not(target_arch = "wasm32"))]
 mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+mod html_report;
 #[cfg(not(target_arch = "wasm32"))]
 mod numbers;
 #[cfg(not(target_arch = "wasm32"))]

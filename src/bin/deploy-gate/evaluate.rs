@@ -130,6 +130,8 @@ pub(crate) struct EvaluateArgs {
     /// Also write the report as one standalone HTML file (no script file, no network).
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    #[command(flatten)]
+    ci: crate::ci::CiOutputs,
 }
 
 impl AuditArgs {
@@ -170,10 +172,12 @@ pub fn evaluate_cmd(args: &EvaluateArgs) -> Result<u8> {
     let flags = args.decision.input().or(args.audit.sample.input());
     let policy = resolve_policy(args.audit.policy.as_deref(), flags)?;
     let report = evaluate_files(args, &policy)?;
-    write_output(args.out.as_deref(), report.to_json().as_bytes())?;
+    let json = report.to_json();
+    args.ci.write(&report, &json, args.out.as_deref())?;
     if let Some(path) = &args.html {
         write_output(Some(path), deploy_gate::render::html::report_html(&report).as_bytes())?;
     }
+    write_output(args.out.as_deref(), json.as_bytes())?;
     print_summary(&report);
     Ok(if report.decision.approved {
         EXIT_OK

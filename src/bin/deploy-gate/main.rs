@@ -5,6 +5,8 @@
 #[cfg(not(target_arch = "wasm32"))]
 mod apply;
 #[cfg(not(target_arch = "wasm32"))]
+mod ci;
+#[cfg(not(target_arch = "wasm32"))]
 mod evaluate;
 #[cfg(not(target_arch = "wasm32"))]
 mod exit;

@@ -1,21 +1,18 @@
 //! `deploy-gate evaluate --html FILE`: the standalone report written alongside the JSON report,
 //! by a real process, on the parity fixtures; the exit codes are unchanged.
-#![cfg(not(target_arch = "wasm32"))]
 
 use deploy_gate::render::html::{embedded_json, report_html_json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/parity")
-        .join(name)
+    crate::common::parity_dir().join(name)
 }
 
 /// `deploy-gate evaluate` on a fixture's files with its policy as flags.
 fn command(name: &str) -> Command {
     let dir = fixture(name);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_deploy-gate"));
+    let mut cmd = crate::common::dg();
     cmd.arg("evaluate")
         .arg("--audit")
         .arg(dir.join("audit.jsonl"))

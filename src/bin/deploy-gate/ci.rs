@@ -1,0 +1,46 @@
+//! `evaluate --markdown FILE --junit FILE`: the report's Markdown summary and its JUnit XML,
+//! written next to the JSON report for a CI job to publish.
+
+use crate::exit::write_output;
+use anyhow::{anyhow, Result};
+use clap::Args;
+use deploy_gate::render::{junit, markdown};
+use deploy_gate::report::GateReport;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub(crate) struct CiOutputs {
+    /// Also write the Markdown summary to FILE (the page's "Copy Markdown summary", the same text).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Also write the report as JUnit XML to FILE: a test case per case, a regression a failure,
+    /// a missing or errored verdict an error, the decision in the suite's properties.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+}
+
+impl CiOutputs {
+    /// Writes the files asked for (before the JSON report, so a failure leaves no report).
+    pub(crate) fn write(&self, report: &GateReport, json: &str, out: Option<&std::path::Path>) -> Result<()> {
+        if let (Some(a), Some(b)) = (&self.markdown, &self.junit) {
+            if a == b {
+                return Err(anyhow!("--markdown and --junit both name {}", a.display()));
+            }
+        }
+        for (flag, path) in [("--markdown", &self.markdown), ("--junit", &self.junit)] {
+            if let (Some(path), Some(out)) = (path, out) {
+                if path == out {
+                    return Err(anyhow!("{flag} and --out both name {}", path.display()));
+                }
+            }
+        }
+        if let Some(path) = &self.markdown {
+            let text = markdown::markdown_from_json(json).map_err(|e| anyhow!("{e}"))?;
+            write_output(Some(path), text.as_bytes())?;
+        }
+        if let Some(path) = &self.junit {
+            write_output(Some(path), junit::report_junit(report).as_bytes())?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,324 @@
+//! The report as JUnit XML, the test-result format CI systems render (GitLab's test report,
+//! Jenkins, Azure DevOps, the GitHub test-reporter actions): one `<testcase>` per test case
+//! (class name: its template id; name: its pipeline id), a regression as a `<failure>`, a missing
+//! or errored verdict (either model) as an `<error>`, and the decision, the policy and the input
+//! digests as the suite's `<properties>`.
+//!
+//! Every text is XML-escaped; characters XML 1.0 cannot carry at all (most C0 controls,
+//! U+FFFE, U+FFFF) are written as `\u{…}` so that the file stays well-formed.
+
+use crate::report::GateReport;
+use crate::scoring::{CaseOutcome, CaseStatus};
+use serde_json::Value;
+use std::fmt::Write;
+
+/// Whether XML 1.0 allows `c` in a document.
+fn xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+}
+
+/// `text` escaped for an attribute value (between double quotes) or, with `attribute` false,
+/// for element content.
+fn escape(out: &mut String, text: &str, attribute: bool) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' if attribute => out.push_str("&quot;"),
+            '\'' if attribute => out.push_str("&apos;"),
+            // An attribute's whitespace is normalised to spaces unless written as a reference.
+            '\t' if attribute => out.push_str("&#9;"),
+            '\n' if attribute => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            c if !xml_char(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+fn attr(out: &mut String, name: &str, value: &str) {
+    out.push(' ');
+    out.push_str(name);
+    out.push_str("=\"");
+    escape(out, value, true);
+    out.push('"');
+}
+
+/// A JSON value as text: a string as it is, anything else as compact JSON (keys in the log's
+/// order, so the same id spelt with other spacing is the same class).
+fn json_text(raw: &str) -> String {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => raw.to_owned(),
+    }
+}
+
+/// A number as the report writes it (`null` when absent).
+fn number(x: Option<f64>) -> String {
+    serde_json::to_string(&x).expect("a number serializes")
+}
+
+/// What goes wrong with one case, if anything: (`error` or `failure`, type, message).
+fn outcome(c: &CaseOutcome) -> Option<(&'static str, &'static str, String)> {
+    let verdict = |v: &Option<String>| v.as_deref().map_or_else(|| "none".to_owned(), |v| format!("{v:?}"));
+    let side = |name: &str, missing: bool, errored: bool, error: &Option<String>| -> Option<String> {
+        if errored {
+            Some(match error {
+                Some(e) => format!("the {name} model's run failed: {e}"),
+                None => format!("the {name} model's run failed"),
+            })
+        } else if missing {
+            Some(format!("no {name} verdict"))
+        } else {
+            None
+        }
+    };
+    let problems: Vec<String> = [
+        side("old", c.old_missing, c.old_errored, &c.old_error),
+        side("new", c.new_missing, c.new_errored, &c.new_error),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let regressed = c.status == CaseStatus::Regressed;
+    if !problems.is_empty() {
+        let kind = if c.new_errored || c.old_errored {
+            "errored_verdict"
+        } else {
+            "missing_verdict"
+        };
+        let mut message = problems.join("; ");
+        if regressed {
+            message.push_str(" (counted as a regression)");
+        }
+        return Some(("error", kind, message));
+    }
+    regressed.then(|| {
+        (
+            "failure",
+            "regression",
+            format!(
+                "regressed: the old model passed ({}), the new one fails ({})",
+                verdict(&c.old_verdict),
+                verdict(&c.new_verdict)
+            ),
+        )
+    })
+}
+
+/// The JUnit XML of `report`.
+pub fn report_junit(report: &GateReport) -> String {
+    let outcomes: Vec<_> = report.cases.iter().map(outcome).collect();
+    let failures = outcomes.iter().flatten().filter(|o| o.0 == "failure").count();
+    let errors = outcomes.iter().flatten().filter(|o| o.0 == "error").count();
+    let tests = report.cases.len().to_string();
+    let (failures, errors) = (failures.to_string(), errors.to_string());
+
+    let mut x = String::with_capacity(512 + report.cases.len() * 96);
+    x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites");
+    attr(&mut x, "name", "deploy-gate");
+    attr(&mut x, "tests", &tests);
+    attr(&mut x, "failures", &failures);
+    attr(&mut x, "errors", &errors);
+    x.push_str(">\n  <testsuite");
+    attr(&mut x, "name", "deploy-gate");
+    attr(&mut x, "tests", &tests);
+    attr(&mut x, "failures", &failures);
+    attr(&mut x, "errors", &errors);
+    attr(&mut x, "skipped", "0");
+    x.push_str(">\n    <properties>\n");
+    for (name, value) in properties(report) {
+        x.push_str("      <property");
+        attr(&mut x, "name", &name);
+        attr(&mut x, "value", &value);
+        x.push_str("/>\n");
+    }
+    x.push_str("    </properties>\n");
+    for (c, o) in report.cases.iter().zip(&outcomes) {
+        x.push_str("    <testcase");
+        attr(&mut x, "classname", &json_text(c.template_id.get()));
+        attr(&mut x, "name", &c.pipeline_id.to_string());
+        match o {
+            None => x.push_str("/>\n"),
+            Some((element, kind, message)) => {
+                let _ = write!(x, ">\n      <{element}");
+                attr(&mut x, "type", kind);
+                attr(&mut x, "message", message);
+                x.push('>');
+                escape(&mut x, &details(c), false);
+                let _ = write!(x, "</{element}>\n    </testcase>\n");
+            }
+        }
+    }
+    x.push_str("  </testsuite>\n</testsuites>\n");
+    x
+}
+
+/// The body of a failure or an error: the case as the report lists it.
+fn details(c: &CaseOutcome) -> String {
+    let mut s = format!(
+        "expected: {}\nold verdict: {}\nnew verdict: {}\nstatus: {}",
+        c.expected.get(),
+        serde_json::to_string(&c.old_verdict).expect("serializes"),
+        serde_json::to_string(&c.new_verdict).expect("serializes"),
+        serde_json::to_value(c.status)
+            .expect("serializes")
+            .as_str()
+            .unwrap_or_default()
+    );
+    for (side, error) in [("old", &c.old_error), ("new", &c.new_error)] {
+        if let Some(e) = error {
+            let _ = write!(s, "\n{side} error: {e}");
+        }
+    }
+    s
+}
+
+/// The suite's properties: the decision, the policy (each field, and its digest) and the inputs.
+fn properties(r: &GateReport) -> Vec<(String, String)> {
+    let d = &r.decision;
+    let mut p: Vec<(String, String)> = vec![
+        (
+            "decision".into(),
+            if d.approved { "approved" } else { "blocked" }.into(),
+        ),
+        ("approved".into(), d.approved.to_string()),
+        ("reason".into(), d.reason.clone()),
+        ("num_cases".into(), d.num_cases.to_string()),
+        ("candidates".into(), r.test_set.candidates.to_string()),
+        ("task_old".into(), number(Some(d.task_old))),
+        ("task_new".into(), number(Some(d.task_new))),
+        ("task_delta".into(), number(Some(d.task_delta))),
+        ("task_regressed".into(), d.details.task_regressed.to_string()),
+        ("trajectory_checked".into(), d.details.trajectory_checked.to_string()),
+    ];
+    if d.details.trajectory_checked {
+        p.extend([
+            ("trajectory_old".into(), number(d.trajectory_old)),
+            ("trajectory_new".into(), number(d.trajectory_new)),
+            ("trajectory_delta".into(), number(Some(d.trajectory_delta))),
+            (
+                "trajectory_regressed".into(),
+                d.details.trajectory_regressed.to_string(),
+            ),
+        ]);
+    }
+    if let Ok(Value::Object(policy)) = serde_json::to_value(&r.policy) {
+        for (k, v) in policy {
+            let text = match v {
+                Value::String(s) => s,
+                Value::Array(items) => items
+                    .iter()
+                    .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
+                    .collect::<Vec<_>>()
+                    .join(","),
+                other => other.to_string(),
+            };
+            p.push((format!("policy.{k}"), text));
+        }
+    }
+    if let Ok(digest) = r.policy.digest() {
+        p.push(("policy.sha256".into(), digest));
+    }
+    for (i, f) in r.inputs.iter().enumerate() {
+        p.push((format!("input.{i}.role"), f.role.as_str().to_owned()));
+        p.push((format!("input.{i}.name"), f.name.clone()));
+        p.push((format!("input.{i}.bytes"), f.bytes.to_string()));
+        p.push((format!("input.{i}.sha256"), f.sha256.clone()));
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn escaped(text: &str, attribute: bool) -> String {
+        let mut s = String::new();
+        escape(&mut s, text, attribute);
+        s
+    }
+
+    #[test]
+    fn markup_and_forbidden_characters_are_escaped() {
+        assert_eq!(escaped("a<b>&\"'", true), "a&lt;b&gt;&amp;&quot;&apos;");
+        assert_eq!(escaped("x]]>y", false), "x]]&gt;y");
+        assert_eq!(
+            escaped("\u{0}\u{1b}\u{b}\u{fffe}", false),
+            "\\u{0}\\u{1b}\\u{b}\\u{fffe}"
+        );
+        assert_eq!(escaped("a\tb\nc\rd", true), "a&#9;b&#10;c&#13;d");
+        assert_eq!(escaped("a\tb\nc", false), "a\tb\nc");
+        assert_eq!(escaped("é 😀 \u{fffd}", true), "é 😀 \u{fffd}");
+    }
+
+    #[test]
+    fn template_ids_as_class_names() {
+        assert_eq!(json_text("\"tmpl-a\""), "tmpl-a");
+        assert_eq!(json_text("7"), "7");
+        assert_eq!(json_text("null"), "null");
+        assert_eq!(json_text("{\"b\": 1, \"a\": [1.0]}"), "{\"b\":1,\"a\":[1.0]}");
+    }
+}
+
+#[cfg(test)]
+mod report_tests {
+    use super::*;
+    use crate::render::testing::report;
+    use serde_json::json;
+
+    #[test]
+    fn counts_and_one_result_per_case() {
+        // p0 passes, p1 regresses, p2 has no new verdict, p3's runner failed, p4 passes.
+        let ids = [json!("a"), json!("a"), json!("b"), json!({"k": 1}), json!(null)];
+        let r = report(
+            &ids,
+            &[
+                Some("PASS"),
+                Some("FAIL"),
+                None,
+                Some("!boom <&> ]]>\u{1}"),
+                Some("PASS"),
+            ],
+        );
+        let x = report_junit(&r);
+        assert!(
+            x.contains("<testsuites name=\"deploy-gate\" tests=\"5\" failures=\"1\" errors=\"2\">"),
+            "{x}"
+        );
+        assert!(x.contains("<testsuite name=\"deploy-gate\" tests=\"5\" failures=\"1\" errors=\"2\" skipped=\"0\">"));
+        assert_eq!(x.matches("<testcase ").count(), 5);
+        assert_eq!(x.matches("<failure ").count(), 1);
+        assert_eq!(x.matches("<error ").count(), 2);
+        assert!(x.contains("<testcase classname=\"a\" name=\"p1\">\n      <failure type=\"regression\""));
+        assert!(x.contains("<testcase classname=\"b\" name=\"p2\">\n      <error type=\"missing_verdict\" message=\"no new verdict (counted as a regression)\">"));
+        assert!(x.contains("<testcase classname=\"{&quot;k&quot;:1}\" name=\"p3\">\n      <error type=\"errored_verdict\" message=\"the new model&apos;s run failed: boom &lt;&amp;&gt; ]]&gt;\\u{1} (counted as a regression)\">"));
+        assert!(x.contains("<testcase classname=\"null\" name=\"p4\"/>"));
+        assert!(!x.contains("]]>"));
+        assert!(!x.contains('\u{1}'));
+        assert!(x.contains("<property name=\"decision\" value=\"blocked\"/>"));
+        assert!(x.contains("<property name=\"approved\" value=\"false\"/>"));
+        assert!(x.contains(&format!(
+            "<property name=\"policy.sha256\" value=\"{}\"/>",
+            r.policy.digest().unwrap()
+        )));
+        assert!(x.contains(&format!(
+            "<property name=\"input.0.sha256\" value=\"{}\"/>",
+            r.inputs[0].sha256
+        )));
+    }
+
+    #[test]
+    fn deterministic() {
+        let ids = [json!("a"), json!("b")];
+        let outcomes = [Some("FAIL"), Some("PASS")];
+        assert_eq!(
+            report_junit(&report(&ids, &outcomes)),
+            report_junit(&report(&ids, &outcomes))
+        );
+    }
+}

@@ -1,0 +1,597 @@
+//! The report's Markdown summary, for a pull request or a CI job summary: what the page's
+//! "Copy Markdown summary" shows and `deploy-gate evaluate --markdown FILE` writes, the same text.
+//!
+//! It reads the report through its JSON form (the page holds the JSON, the CLI writes it), so
+//! both give the same bytes; numbers are written as JavaScript writes them ([`super::number`]).
+//! Every value that comes from an input file (template ids, file names, warnings) is escaped:
+//! it can neither end a table cell or a line nor open a link, an emphasis or an HTML tag.
+
+use super::number::{js_round, js_string, to_fixed, to_precision};
+use crate::report::GateReport;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Number, Value};
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// A report JSON the summary cannot be written from.
+#[derive(Debug, thiserror::Error)]
+#[error("not a deploy-gate report: {0}")]
+pub struct ReportJsonError(#[from] serde_json::Error);
+
+#[derive(Deserialize)]
+struct Report<'a> {
+    #[serde(borrow)]
+    tool: Tool<'a>,
+    policy: Policy<'a>,
+    #[serde(borrow)]
+    inputs: Vec<Input<'a>>,
+    test_set: TestSet,
+    verdicts: Sides,
+    decision: Decision<'a>,
+    stats: Stats,
+    cases: Vec<Case<'a>>,
+    #[serde(borrow)]
+    templates: Vec<Template<'a>>,
+    #[serde(borrow)]
+    warnings: Vec<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Tool<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    version: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct Policy<'a> {
+    min_samples: Number,
+    max_samples: Option<Number>,
+    seed: Number,
+    #[serde(borrow)]
+    on_insufficient: Cow<'a, str>,
+    #[serde(borrow)]
+    mode: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct Input<'a> {
+    #[serde(borrow)]
+    role: Cow<'a, str>,
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    bytes: Number,
+    #[serde(borrow)]
+    sha256: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct TestSet {
+    num_cases: Number,
+    candidates: Number,
+    sampled: bool,
+}
+
+#[derive(Deserialize)]
+struct Sides {
+    old: Counts,
+    new: Counts,
+}
+
+#[derive(Deserialize)]
+struct Counts {
+    missing: Number,
+    errored: Number,
+}
+
+#[derive(Deserialize)]
+struct Decision<'a> {
+    approved: bool,
+    #[serde(borrow)]
+    reason: Cow<'a, str>,
+    task_old: Option<f64>,
+    task_new: Option<f64>,
+    task_delta: Option<f64>,
+    trajectory_old: Option<f64>,
+    trajectory_new: Option<f64>,
+    trajectory_delta: Option<f64>,
+    details: Details,
+}
+
+#[derive(Deserialize)]
+struct Details {
+    task_regression_tol: f64,
+    trajectory_regression_tol: f64,
+    trajectory_checked: bool,
+}
+
+#[derive(Deserialize)]
+struct Stats {
+    confidence: f64,
+    task: TaskStats,
+}
+
+#[derive(Deserialize)]
+struct TaskStats {
+    delta: Interval,
+    mcnemar: McNemar,
+}
+
+#[derive(Deserialize)]
+struct Interval {
+    low: Option<f64>,
+    high: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct McNemar {
+    b: Number,
+    c: Number,
+    p_exact: f64,
+}
+
+#[derive(Deserialize)]
+struct Case<'a> {
+    #[serde(borrow)]
+    status: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct Template<'a> {
+    #[serde(borrow)]
+    template_id: &'a RawValue,
+    n: Number,
+    old_pass_rate: Option<f64>,
+    new_pass_rate: Option<f64>,
+    delta: Option<f64>,
+}
+
+/// The Markdown summary of `report`.
+pub fn report_markdown(report: &GateReport) -> String {
+    markdown_from_json(&serde_json::to_string(report).expect("the report serializes"))
+        .expect("a report's own JSON has every field the summary reads")
+}
+
+/// The Markdown summary of a report given as its JSON text (`deploy-gate evaluate`'s output, a
+/// signed decision's embedded report).
+pub fn markdown_from_json(json: &str) -> Result<String, ReportJsonError> {
+    let report: Report<'_> = serde_json::from_str(json)?;
+    Ok(render(&report))
+}
+
+/// A JSON number as JavaScript prints it (integers as they are: counts never reach 2^53).
+fn num(n: &Number) -> String {
+    if n.is_u64() || n.is_i64() {
+        n.to_string()
+    } else {
+        js_string(n.as_f64().unwrap_or(f64::NAN))
+    }
+}
+
+/// A rate as a percentage with one decimal (`—` when absent).
+fn percent(x: Option<f64>) -> String {
+    match x {
+        None => "—".into(),
+        Some(x) => format!("{}%", to_fixed(x * 100.0, 1)),
+    }
+}
+
+/// A change with its sign: `+0.0682`, `−0.0588` (a minus sign), `±0.0000`.
+fn signed(x: Option<f64>) -> String {
+    match x {
+        None => "—".into(),
+        Some(x) => {
+            let sign = if x > 0.0 {
+                "+"
+            } else if x < 0.0 {
+                "−"
+            } else {
+                "±"
+            };
+            format!("{sign}{}", to_fixed(x.abs(), 4))
+        }
+    }
+}
+
+/// A number from the decision written as it is (`null` when absent, as the page always wrote it).
+fn plain(x: Option<f64>) -> String {
+    x.map_or_else(|| "null".into(), js_string)
+}
+
+/// JavaScript's `\s`: the characters a run of which becomes one space.
+fn js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+    )
+}
+
+/// `text` on one line with every character in `special` backslash-escaped.
+fn escape_with(text: &str, special: &[char]) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut in_space = false;
+    for c in text.chars() {
+        if js_space(c) {
+            if !in_space {
+                out.push(' ');
+            }
+            in_space = true;
+            continue;
+        }
+        in_space = false;
+        if c.is_control() {
+            // (An escape sequence would reach a terminal that prints the file.)
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            continue;
+        }
+        if special.contains(&c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The characters escaped in text and table cells: those that end a cell (`|`), start code,
+/// emphasis, strikethrough, links, HTML tags and autolinks, or an entity (`&`), and the
+/// backslash itself.
+const TEXT_SPECIAL: &[char] = &['|', '\\', '`', '*', '_', '<', '>', '[', ']', '&', '~'];
+
+/// A value from a file in running text or a table cell.
+fn cell_text(text: &str) -> String {
+    escape_with(text, TEXT_SPECIAL)
+}
+
+/// A file name for a code span, escaped as the page has always escaped it ([`code_span`] keeps
+/// a backtick in it from ending the span).
+fn code_text(text: &str) -> String {
+    escape_with(text, &['|', '\\', '`', '*', '_', '<', '>', '[', ']'])
+}
+
+/// A value the core writes (a role, a digest, the tool's name): the page wrote these as they
+/// are, and so does this (none has these characters), but a report JSON from elsewhere cannot
+/// use one to open a tag or end a cell. (`_` is left alone: inside a word it is no emphasis.)
+fn fixed_text(text: &str) -> String {
+    escape_with(text, &['|', '\\', '`', '*', '<', '>', '[', ']', '&', '~'])
+}
+
+/// `text` as one code span: between single backticks as the page wrote it, or, if it holds a
+/// backtick, between a longer run of them so that it cannot end the span early.
+fn code_span(text: &str) -> String {
+    let text = escape_with(text, &[]);
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    if longest == 0 {
+        return format!("`{text}`");
+    }
+    let fence = "`".repeat(longest + 1);
+    format!("{fence} {text} {fence}")
+}
+
+/// A template id (any JSON value): a string as it is, anything else as compact JSON in the
+/// page's key order, `—` for null.
+fn template_cell(raw: &RawValue) -> String {
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(Value::Null) => "—".into(),
+        Ok(Value::String(s)) => cell_text(&s),
+        Ok(v) => {
+            let mut out = String::new();
+            js_stringify(&v, &mut out);
+            cell_text(&out)
+        }
+        Err(_) => cell_text(raw.get()),
+    }
+}
+
+/// Whether `key` is an array index, which JavaScript objects list first, in numeric order.
+fn array_index(key: &str) -> Option<u32> {
+    let canonical = key == "0" || (!key.starts_with('0') && !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit()));
+    if !canonical {
+        return None;
+    }
+    key.parse::<u32>().ok().filter(|n| *n != u32::MAX)
+}
+
+/// `JSON.stringify(JSON.parse(text))`, as the page computed it: numbers as JavaScript doubles,
+/// object keys in JavaScript's order.
+fn js_stringify(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            out.push_str(&if x.is_finite() { js_string(x) } else { "null".into() });
+        }
+        Value::String(s) => out.push_str(&serde_json::to_string(s).expect("a string serializes")),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                js_stringify(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<(Option<u32>, usize, &String, &Value)> = map
+                .iter()
+                .enumerate()
+                .map(|(i, (k, v))| (array_index(k), i, k, v))
+                .collect();
+            keys.sort_by_key(|(index, i, _, _)| match index {
+                Some(n) => (0, *n as usize),
+                None => (1, *i),
+            });
+            out.push('{');
+            for (j, (_, _, k, v)) in keys.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(k).expect("a key serializes"));
+                out.push(':');
+                js_stringify(v, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn render(r: &Report<'_>) -> String {
+    let d = &r.decision;
+    let mut s = String::new();
+    // (Writing to a String cannot fail.)
+    let line = |s: &mut String, text: &str| {
+        s.push_str(text);
+        s.push('\n');
+    };
+    line(
+        &mut s,
+        if d.approved {
+            "## deploy-gate: ✅ approved — deploy the new model"
+        } else {
+            "## deploy-gate: ⛔ blocked — keep the old model"
+        },
+    );
+    line(&mut s, "");
+    line(&mut s, &format!("**Reason:** {}", code_span(&d.reason)));
+    line(&mut s, "");
+    line(&mut s, "| | old | new | Δ | tolerance |");
+    line(&mut s, "|---|---|---|---|---|");
+    line(
+        &mut s,
+        &format!(
+            "| task pass rate | {} | {} | {} | {} |",
+            percent(d.task_old),
+            percent(d.task_new),
+            signed(d.task_delta),
+            js_string(d.details.task_regression_tol)
+        ),
+    );
+    if d.details.trajectory_checked {
+        line(
+            &mut s,
+            &format!(
+                "| trajectory score | {} | {} | {} | {} |",
+                plain(d.trajectory_old),
+                plain(d.trajectory_new),
+                signed(d.trajectory_delta),
+                js_string(d.details.trajectory_regression_tol)
+            ),
+        );
+    } else {
+        line(&mut s, "| trajectory score | — | — | not checked | — |");
+    }
+    let st = &r.stats.task;
+    line(&mut s, "");
+    line(
+        &mut s,
+        &format!(
+            "Rule: {}. {}% interval for the change in pass rate: {} to {} (Newcombe); McNemar b = {}, c = {}, p = {}.",
+            code_span(&r.policy.mode),
+            js_string(js_round(r.stats.confidence * 100.0)),
+            signed(st.delta.low),
+            signed(st.delta.high),
+            num(&st.mcnemar.b),
+            num(&st.mcnemar.c),
+            to_precision(st.mcnemar.p_exact, 3)
+        ),
+    );
+    line(&mut s, "");
+    let count = |status: &str| r.cases.iter().filter(|c| c.status == status).count();
+    let (o, n) = (&r.verdicts.old, &r.verdicts.new);
+    let sampled = if r.test_set.sampled {
+        format!(", sampled with seed {}", num(&r.policy.seed))
+    } else {
+        String::new()
+    };
+    line(
+        &mut s,
+        &format!(
+            "Test set: **{}** cases ({} candidates{sampled}). Regressed {}, improved {}. Missing verdicts: old {}, new {}; errored: old {}, new {}.",
+            num(&r.test_set.num_cases),
+            num(&r.test_set.candidates),
+            count("regressed"),
+            count("improved"),
+            num(&o.missing),
+            num(&n.missing),
+            num(&o.errored),
+            num(&n.errored)
+        ),
+    );
+    if !r.templates.is_empty() {
+        line(&mut s, "");
+        line(&mut s, "| template | n | old | new | Δ |");
+        line(&mut s, "|---|---|---|---|---|");
+        for t in &r.templates {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                template_cell(t.template_id),
+                num(&t.n),
+                percent(t.old_pass_rate),
+                percent(t.new_pass_rate),
+                signed(t.delta)
+            );
+        }
+    }
+    if !r.warnings.is_empty() {
+        line(&mut s, "");
+        line(&mut s, "<details><summary>Warnings</summary>");
+        line(&mut s, "");
+        for w in &r.warnings {
+            let _ = writeln!(s, "- {}", cell_text(w));
+        }
+        line(&mut s, "");
+        line(&mut s, "</details>");
+    }
+    line(&mut s, "");
+    line(&mut s, "Inputs:");
+    for f in &r.inputs {
+        let _ = writeln!(
+            s,
+            "- {}: {} ({} bytes, sha256 {})",
+            fixed_text(&f.role),
+            code_span(&code_text(&f.name)),
+            num(&f.bytes),
+            code_span(&f.sha256)
+        );
+    }
+    line(&mut s, "");
+    let max = r.policy.max_samples.as_ref().map_or_else(|| "none".into(), num);
+    let _ = writeln!(
+        s,
+        "<sub>{} {}, policy: min_samples {}, max_samples {max}, seed {}, on_insufficient {}</sub>",
+        fixed_text(&r.tool.name),
+        fixed_text(&r.tool.version),
+        num(&r.policy.min_samples),
+        num(&r.policy.seed),
+        fixed_text(&r.policy.on_insufficient)
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::testing::report;
+    use serde_json::json;
+
+    /// The template table's data rows.
+    fn template_rows(md: &str) -> Vec<&str> {
+        let start = md.find("| template | n | old | new | Δ |").expect("a template table");
+        md[start..].lines().skip(2).take_while(|l| l.starts_with('|')).collect()
+    }
+
+    /// The cells of a table row, split as GFM splits them: at each `|` not after a backslash.
+    fn cells(row: &str) -> Vec<String> {
+        let mut out = vec![String::new()];
+        let mut escaped = false;
+        for c in row.chars() {
+            if c == '|' && !escaped {
+                out.push(String::new());
+            } else {
+                out.last_mut().unwrap().push(c);
+            }
+            escaped = c == '\\' && !escaped;
+        }
+        out[1..out.len() - 1].iter().map(|c| c.trim().to_owned()).collect()
+    }
+
+    #[test]
+    fn hostile_template_ids_stay_in_their_cell_and_are_shown_escaped() {
+        let ids = [
+            json!("a|b||c"),
+            json!("*bold* _u_ `code` ~~s~~"),
+            json!("two\nlines\r\nand\u{2028}more"),
+            json!("<img src=x onerror=alert(1)>"),
+            json!("</details><script>alert(1)</script>"),
+            json!("&lt;b&gt;"),
+            json!("[x](javascript:alert(1))"),
+            json!("ends with a backslash \\"),
+            json!("\u{1b}[31mred\u{7}"),
+        ];
+        let r = report(&ids, &[Some("PASS"); 9]);
+        let md = report_markdown(&r);
+        let rows = template_rows(&md);
+        assert_eq!(rows.len(), ids.len());
+        let shown: Vec<String> = rows.iter().map(|r| cells(r)[0].clone()).collect();
+        for row in &rows {
+            assert_eq!(cells(row).len(), 5, "{row}");
+        }
+        let expected = [
+            r"a\|b\|\|c",
+            r"\*bold\* \_u\_ \`code\` \~\~s\~\~",
+            "two lines and more",
+            r"\<img src=x onerror=alert(1)\>",
+            r"\</details\>\<script\>alert(1)\</script\>",
+            r"\&lt;b\&gt;",
+            r"\[x\](javascript:alert(1))",
+            r"ends with a backslash \\",
+            r"\u{1b}\[31mred\u{7}",
+        ];
+        assert_eq!(shown, expected);
+        // No raw tag from a value: every `<` in the output is one the summary itself writes.
+        let own = ["<details>", "<summary>", "</summary>", "</details>", "<sub>", "</sub>"];
+        let mut rest = md.clone();
+        for tag in own {
+            rest = rest.replace(tag, "");
+        }
+        assert!(
+            rest.match_indices('<').all(|(i, _)| rest[..i].ends_with('\\')),
+            "{rest}"
+        );
+    }
+
+    #[test]
+    fn non_string_template_ids_as_the_page_wrote_them() {
+        let ids = [
+            json!({"2": 1, "1": [1.0, "x"], "b": null}),
+            json!(12345678901234567890u64),
+            json!(null),
+            json!(1.0),
+        ];
+        let md = report_markdown(&report(&ids, &[Some("PASS"); 4]));
+        let shown: Vec<String> = template_rows(&md).iter().map(|r| cells(r)[0].clone()).collect();
+        // What `cell(JSON.parse(id))` gave in the page: keys in JavaScript's order, doubles.
+        assert_eq!(
+            shown,
+            [r#"{"1":\[1,"x"\],"2":1,"b":null}"#, "12345678901234567000", "—", "1"]
+        );
+    }
+
+    #[test]
+    fn a_file_name_with_a_backtick_stays_in_its_code_span() {
+        assert_eq!(code_span(&code_text("a`b")), r"`` a\`b ``");
+        assert_eq!(code_span(&code_text("old_verdicts.jsonl")), r"`old\_verdicts.jsonl`");
+        assert_eq!(code_span("x``y\nz"), "``` x``y z ```");
+    }
+
+    #[test]
+    fn the_same_text_from_the_report_and_from_its_json() {
+        let r = report(&[json!("t1"), json!("t2")], &[Some("FAIL"), None]);
+        let md = report_markdown(&r);
+        assert_eq!(markdown_from_json(&r.to_json()).unwrap(), md);
+        assert_eq!(report_markdown(&r), md);
+        assert!(md.starts_with("## deploy-gate: ⛔ blocked — keep the old model\n"));
+        assert!(md.contains("Regressed 2, improved 0. Missing verdicts: old 0, new 1; errored: old 0, new 0."));
+        assert!(md.ends_with("</sub>\n"));
+    }
+
+    #[test]
+    fn a_json_that_is_no_report_is_an_error() {
+        let e = markdown_from_json(r#"{"schema": "deploy-gate/report/v1"}"#).unwrap_err();
+        assert!(
+            e.to_string().starts_with("not a deploy-gate report: missing field"),
+            "{e}"
+        );
+        assert!(markdown_from_json("[1,").is_err());
+    }
+}
