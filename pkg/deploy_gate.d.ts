@@ -346,6 +346,18 @@ export function keyInfo(pem: string): KeyInfo;
 export function openSignedDecision(envelope: Uint8Array | number[], trusted_pems: string[], options: VerifyOptions): SignedDecision;
 
 /**
+ * A report's JSON text (`evaluateJson()`) as the standalone HTML report, byte for byte what
+ * `deploy-gate evaluate --html` writes for the same report.
+ */
+export function reportHtml(report_json: string): string;
+
+/**
+ * The report's Markdown summary from its JSON (`GateSession.evaluateJson()`, a signed
+ * decision's embedded report): the text `deploy-gate evaluate --markdown` writes.
+ */
+export function reportMarkdown(report_json: string): string;
+
+/**
  * Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds.
  */
 export function signDecision(report_json: string, private_pem: string, model_name: string, model_digest: string, target: string, now: number): string;
@@ -402,6 +414,8 @@ export interface InitOutput {
     readonly generateKeyPair: (a: number, b: number) => [number, number, number];
     readonly keyInfo: (a: number, b: number) => [number, number, number];
     readonly openSignedDecision: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
+    readonly reportHtml: (a: number, b: number) => [number, number, number, number];
+    readonly reportMarkdown: (a: number, b: number) => [number, number, number, number];
     readonly segmentscanner_finish: (a: number) => [number, number];
     readonly segmentscanner_new: (a: number, b: number, c: number, d: number) => number;
     readonly segmentscanner_push: (a: number, b: number, c: number) => void;

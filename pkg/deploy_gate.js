@@ -703,6 +703,60 @@ export function openSignedDecision(envelope, trusted_pems, options) {
 }
 
 /**
+ * A report's JSON text (`evaluateJson()`) as the standalone HTML report, byte for byte what
+ * `deploy-gate evaluate --html` writes for the same report.
+ * @param {string} report_json
+ * @returns {string}
+ */
+export function reportHtml(report_json) {
+    let deferred3_0;
+    let deferred3_1;
+    try {
+        const ptr0 = passStringToWasm0(report_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.reportHtml(ptr0, len0);
+        var ptr2 = ret[0];
+        var len2 = ret[1];
+        if (ret[3]) {
+            ptr2 = 0; len2 = 0;
+            throw takeFromExternrefTable0(ret[2]);
+        }
+        deferred3_0 = ptr2;
+        deferred3_1 = len2;
+        return getStringFromWasm0(ptr2, len2);
+    } finally {
+        wasm.__wbindgen_free(deferred3_0, deferred3_1, 1);
+    }
+}
+
+/**
+ * The report's Markdown summary from its JSON (`GateSession.evaluateJson()`, a signed
+ * decision's embedded report): the text `deploy-gate evaluate --markdown` writes.
+ * @param {string} report_json
+ * @returns {string}
+ */
+export function reportMarkdown(report_json) {
+    let deferred3_0;
+    let deferred3_1;
+    try {
+        const ptr0 = passStringToWasm0(report_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.reportMarkdown(ptr0, len0);
+        var ptr2 = ret[0];
+        var len2 = ret[1];
+        if (ret[3]) {
+            ptr2 = 0; len2 = 0;
+            throw takeFromExternrefTable0(ret[2]);
+        }
+        deferred3_0 = ptr2;
+        deferred3_1 = len2;
+        return getStringFromWasm0(ptr2, len2);
+    } finally {
+        wasm.__wbindgen_free(deferred3_0, deferred3_1, 1);
+    }
+}
+
+/**
  * Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds.
  * @param {string} report_json
  * @param {string} private_pem

@@ -1,15 +1,19 @@
 // <deploy-gate-viewer>: the whole gate viewer as one custom element. Import this module and put
 // the element on a page; it loads its styles, starts the worker and runs everything locally.
 // Attribute scan-workers="N": how many workers scan a large log (default: cores − 1).
+// A signed decision (decision.dsse.json and the trusted public keys), dropped on the file drop or
+// on the Verify panel, is verified and its evidence shown above the live evaluation, where a
+// second reviewer can co-sign it; the panel emits `dg-signed-decision` each time it verifies.
 import { register } from "./components/index.js";
 import { GateClient } from "./client.js";
 import { h, download } from "./dom.js";
-import { markdownSummary } from "./summary.js";
 import { exampleFile, styleUrl } from "./assets.js";
 
 register();
 
 const SINGLE_ROLES = ["old_verdicts", "new_verdicts", "old_trajectories", "new_trajectories"];
+/** Cases per message from the worker (about 20 ms of copying each). */
+const CASE_SLICE = 5000;
 const EXAMPLE = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl", "old_trajectories.jsonl", "new_trajectories.jsonl"];
 
 /** Links the viewer's stylesheet unless the page has it already (linked, bundled or inline: the
@@ -47,6 +51,9 @@ export class DeployGateViewer extends HTMLElement {
     this.signPanel.hidden = true;
     this.verifyPanel = document.createElement("dg-verify-panel");
     this.verifyPanel.client = this.client;
+    this.signedView = document.createElement("dg-signed-decision");
+    this.signedView.client = this.client;
+    this.verifyDetails = h("details", { class: "dg-panel", "data-testid": "verify-panel" }, h("summary", {}, "Verify a signed decision"), this.verifyPanel);
     this.errorBox = h("div", { class: "dg-error", role: "alert", "data-testid": "error", hidden: true });
     this.status = h("p", { class: "dg-muted", "data-testid": "status", "aria-live": "polite" }, "Add files to start.");
     this.append(
@@ -58,9 +65,9 @@ export class DeployGateViewer extends HTMLElement {
           { class: "dg-side" },
           this.drop,
           h("details", { open: true, class: "dg-panel" }, h("summary", {}, "Policy"), this.policyForm),
-          h("details", { class: "dg-panel", "data-testid": "verify-panel" }, h("summary", {}, "Verify a signed decision"), this.verifyPanel),
+          this.verifyDetails,
         ),
-        h("div", { class: "dg-main" }, this.progress, this.errorBox, this.status, this.results, this.signPanel),
+        h("div", { class: "dg-main" }, this.signedView, this.progress, this.errorBox, this.status, this.results, this.signPanel),
       ),
     );
     this.addEventListener("dg-files", (e) => {
@@ -70,15 +77,26 @@ export class DeployGateViewer extends HTMLElement {
     this.addEventListener("dg-policy", (e) => this.schedule(() => this.applyPolicy(e.detail)));
     this.addEventListener("dg-cancel", () => this.client.cancel());
     this.addEventListener("dg-example", () => this.loadExample());
-    this.addEventListener("dg-export", (e) => this.export(e.detail.kind));
-    let initial;
-    try {
-      initial = this.policyForm.read();
-    } catch {
-      initial = undefined;
-    }
-    this.policyForm.last = JSON.stringify({ policy: initial });
-    this.schedule(() => this.client.call("init", { policy: initial }));
+    this.addEventListener("dg-export", (e) => this.export(e.detail.kind, e.target).catch((err) => this.fail(err)));
+    this.addEventListener("dg-report-file", (e) => this.schedule(() => this.openReport(e.detail.file)));
+    // Keys and envelopes dropped with the evaluation's files go to the Verify panel.
+    this.addEventListener("dg-signed-files", (e) => {
+      this.verifyDetails.open = true;
+      this.verifyPanel.add(e.detail.files).catch((err) => this.fail(err));
+    });
+    this.addEventListener("dg-signed-decision", (e) => this.signedView.show(e.detail));
+    this.schedule(async () => {
+      // The form's defaults come from the core, which loads while the page renders.
+      await this.policyForm.ready;
+      let initial;
+      try {
+        initial = this.policyForm.read();
+      } catch {
+        initial = undefined;
+      }
+      this.policyForm.last = JSON.stringify({ policy: initial });
+      await this.client.call("init", { policy: initial });
+    });
   }
 
   /** Runs tasks one after another; each change invalidates the decision on screen. After each,
@@ -86,6 +104,7 @@ export class DeployGateViewer extends HTMLElement {
   schedule(task) {
     this.generation++;
     this.report = null;
+    this.openedJson = null;
     this.results.clear();
     this.signPanel.hidden = true;
     this.chain = this.chain
@@ -161,10 +180,18 @@ export class DeployGateViewer extends HTMLElement {
     }
     const result = await this.client.call("evaluate");
     if (!result || generation !== this.generation) return;
-    this.report = result.report;
-    this.json = result.json;
+    // The cases come a slice per message: copying 200,000 at once blocks the page for a second.
+    const { report } = result;
+    const testCases = [];
+    for (let from = 0; from < result.numCases; from += CASE_SLICE) {
+      const slice = await this.client.call("caseSlice", { evaluation: result.evaluation, from, to: from + CASE_SLICE });
+      if (generation !== this.generation) return;
+      for (const c of slice.outcomes) report.cases.push(c);
+      for (const c of slice.testCases) testCases.push(c);
+    }
+    this.report = report;
     this.status.textContent = "";
-    this.results.show(result.report, result.cases);
+    this.results.show(report, testCases);
     this.signPanel.hidden = false;
     this.showDigestState();
     this.dispatchEvent(new CustomEvent("dg-decision", { bubbles: true, detail: { report: result.report } }));
@@ -181,10 +208,11 @@ export class DeployGateViewer extends HTMLElement {
   async refreshDigests() {
     if (!this.report || !this.report.inputs.some((f) => !f.sha256)) return;
     const generation = this.generation;
-    const result = await this.client.call("evaluate");
+    const result = await this.client.call("evaluate", { withCases: false });
     if (!result || generation !== this.generation) return;
+    // Only the inputs' digests changed: the cases are those on screen.
+    result.report.cases = this.report.cases;
     this.report = result.report;
-    this.json = result.json;
     this.showDigestState();
   }
 
@@ -198,12 +226,49 @@ export class DeployGateViewer extends HTMLElement {
     }
   }
 
-  async export(kind) {
+  /** The report on screen as JSON text, byte for byte the CLI's (null before a decision). The
+   * worker holds a live evaluation's (a 200,000-case report is about 90 MB); a reopened HTML
+   * report's is kept here. */
+  async reportJson() {
+    if (!this.report) return null;
+    return this.openedJson ?? this.client.call("reportJson");
+  }
+
+  /** Shows the report embedded in a standalone HTML report (`deploy-gate evaluate --html`). */
+  async openReport(file) {
+    this.errorBox.hidden = true;
+    const json = embeddedReport(await file.text());
+    if (json === null) throw new Error(`${file.name} is not a deploy-gate HTML report: it has no embedded report`);
+    let report;
+    try {
+      report = JSON.parse(json);
+    } catch (e) {
+      throw new Error(`${file.name}: the embedded report is not JSON (${e.message})`);
+    }
+    this.results.show(report, []);
+    this.report = report;
+    this.openedJson = json;
+    this.results.setDigestPending(false);
+    this.status.textContent = `The report saved in ${file.name} (the test cases' inputs are not in it).`;
+  }
+
+  /** An export of the report on screen, or of the signed decision's when `from` is in its view. */
+  async export(kind, from) {
+    const signed = from && this.signedView.contains(from) ? this.signedView.source() : null;
+    if (signed) return this.exportReport(kind, signed);
     if (!this.report) return;
-    if (kind === "report") download("report.json", this.json, "application/json");
-    else if (kind === "testset") download("test_set.jsonl", await this.client.call("testSet"), "application/x-ndjson");
+    if (kind === "testset") download("test_set.jsonl", await this.client.call("testSet"), "application/x-ndjson");
+    else await this.exportReport(kind, { report: this.report, json: null, results: this.results });
+  }
+
+  /** `json` is the report's JSON text, or null for the report on screen (see `reportJson`). */
+  async exportReport(kind, { report, json, results }) {
+    const text = json ?? (await this.reportJson());
+    if (text === null) return;
+    if (kind === "report") download("report.json", text, "application/json");
+    else if (kind === "html") download("report.html", await this.client.call("reportHtml", { json: text }), "text/html");
     else if (kind === "markdown") {
-      const md = markdownSummary(this.report);
+      const md = await this.client.call("markdown", { json: text });
       let copied = false;
       try {
         await navigator.clipboard.writeText(md);
@@ -213,12 +278,24 @@ export class DeployGateViewer extends HTMLElement {
       }
       const box = h("textarea", { readonly: true, rows: 12, class: "dg-markdown", "data-testid": "markdown", "aria-label": "Markdown summary" });
       box.value = md;
-      const old = this.querySelector(".dg-markdown-panel");
+      const old = results.querySelector(".dg-markdown-panel");
       if (old) old.remove();
-      this.results.querySelector(".dg-exports").after(h("div", { class: "dg-panel dg-markdown-panel" }, h("p", { class: "dg-muted" }, copied ? "Copied to the clipboard." : "Select and copy:"), box));
+      results.querySelector(".dg-exports").after(h("div", { class: "dg-panel dg-markdown-panel" }, h("p", { class: "dg-muted" }, copied ? "Copied to the clipboard." : "Select and copy:"), box));
       if (!copied) box.select();
     }
   }
+}
+
+/** The report JSON embedded in a standalone HTML report, as the CLI wrote it (the `\u003c`
+ * escapes that keep it inside its script element undone, escaped backslashes left alone);
+ * null when there is none. The text is cut out, not parsed as HTML: the element holds no `<`,
+ * so it ends at the first `</script>`. */
+export function embeddedReport(html) {
+  const open = '<script type="application/json" id="deploy-gate-report">';
+  const start = html.indexOf(open);
+  const end = start < 0 ? -1 : html.indexOf("</script>", start + open.length);
+  if (end < 0) return null;
+  return html.slice(start + open.length, end).replace(/\\\\|\\u003c/g, (m) => (m === "\\u003c" ? "<" : m));
 }
 
 if (!customElements.get("deploy-gate-viewer")) customElements.define("deploy-gate-viewer", DeployGateViewer);

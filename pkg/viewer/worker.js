@@ -3,7 +3,7 @@
 // {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
-import init, { GateSession, SegmentScanner, generateKeyPair, keyInfo, signDecision, verifyEnvelope } from "./wasm.js";
+import init, { GateSession, SegmentScanner, cosignDecision, generateKeyPair, keyInfo, openSignedDecision, reportHtml, reportMarkdown, signDecision, verifyEnvelope } from "./wasm.js";
 import { chunks } from "./chunks.js";
 import { startHashWorker, startScanWorker } from "./assets.js";
 
@@ -376,13 +376,40 @@ const handlers = {
     }
     return null;
   },
-  async evaluate() {
+  /** The report with its `cases` left empty, and how many there are: the page takes them with
+   * `caseSlice`, a few thousand per message, so that no single message (200,000 cases take about
+   * a second to copy) blocks its main thread. `withCases: false` keeps no cases to take. */
+  async evaluate({ withCases = true }) {
     if (!session.isReady()) return null;
-    const json = session.evaluateJson();
-    return { json, report: JSON.parse(json), cases: session.testCases() };
+    const report = JSON.parse(session.evaluateJson());
+    evaluation++;
+    lastCases = withCases ? { evaluation, outcomes: report.cases, testCases: session.testCases() } : null;
+    const numCases = lastCases ? Math.max(lastCases.outcomes.length, lastCases.testCases.length) : 0;
+    report.cases = [];
+    return { report, evaluation, numCases };
+  },
+  /** Cases `from`..`to` of the last evaluation: the report's outcomes and the test cases. */
+  async caseSlice({ evaluation: wanted, from, to }) {
+    if (!lastCases || lastCases.evaluation !== wanted) throw new Error("the evaluation changed while its cases were being read");
+    const slice = { outcomes: lastCases.outcomes.slice(from, to), testCases: lastCases.testCases.slice(from, to) };
+    if (to >= Math.max(lastCases.outcomes.length, lastCases.testCases.length)) lastCases = null;
+    return slice;
+  },
+  /** The report JSON, as the CLI writes it. */
+  async reportJson() {
+    return session.isReady() ? session.evaluateJson() : null;
   },
   async testSet() {
     return session.testSetJsonl();
+  },
+  /** The standalone HTML report of a report's JSON text (the CLI's `--html` bytes). */
+  async reportHtml({ json }) {
+    return reportHtml(json);
+  },
+
+  /** The Markdown summary of a report JSON (the CLI's `--markdown` text). */
+  async markdown({ json }) {
+    return reportMarkdown(json);
   },
   async keygen() {
     return generateKeyPair(crypto.getRandomValues(new Uint8Array(32)));
@@ -396,9 +423,20 @@ const handlers = {
   async verify({ envelope, trustedPems, options }) {
     return verifyEnvelope(new Uint8Array(await envelope.arrayBuffer()), trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
   },
+  /** Verifies a signed decision and, when valid, gives the report from its verified statement. */
+  async open({ envelope, trustedPems, options }) {
+    return openSignedDecision(new Uint8Array(await envelope.arrayBuffer()), trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
+  },
+  /** Adds a signature to a signed decision that verifies against the trusted keys. */
+  async cosign({ envelope, privatePem, trustedPems, options }) {
+    return cosignDecision(new Uint8Array(await envelope.arrayBuffer()), privatePem, trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
+  },
 };
 
 let queue = Promise.resolve();
+/** The last evaluation's number and the cases the page has yet to take (see `evaluate`). */
+let evaluation = 0;
+let lastCases = null;
 
 onmessage = (event) => {
   const { id, type, payload } = event.data;

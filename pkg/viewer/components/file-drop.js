@@ -1,6 +1,9 @@
 // <dg-file-drop>: the drop zone, the file picker and the list of files with their roles.
-// Emits `dg-files` ({files: [{file, role}]}) whenever the set or a role changes.
+// Emits `dg-files` ({files: [{file, role}]}) whenever the set or a role changes, and
+// `dg-signed-files` ({files}) for the files of a signed decision (envelopes, keys) dropped here.
+// `dg-report-file` ({file}) for a dropped HTML report.
 import { h, bytes } from "../dom.js";
+import { isSignedDecisionFile } from "./verify-panel.js";
 
 export const ROLES = [
   ["audit", "audit log"],
@@ -52,7 +55,16 @@ export class FileDrop extends HTMLElement {
   }
 
   /** Adds files, guessing each one's role from its content and name. */
-  async add(files) {
+  async add(dropped) {
+    if (!dropped.length) return;
+    // A standalone HTML report is opened, not evaluated (`dg-report-file`, {file}).
+    const reports = dropped.filter((f) => /\.html?$/i.test(f.name));
+    for (const file of reports) this.dispatchEvent(new CustomEvent("dg-report-file", { bubbles: true, detail: { file } }));
+    dropped = dropped.filter((f) => !reports.includes(f));
+    const signed = await Promise.all(dropped.map((f) => isSignedDecisionFile(f)));
+    const decision = dropped.filter((_, i) => signed[i]);
+    if (decision.length) this.dispatchEvent(new CustomEvent("dg-signed-files", { bubbles: true, detail: { files: decision } }));
+    const files = dropped.filter((_, i) => !signed[i]);
     if (!files.length) return;
     const guesses = await Promise.all(files.map((f) => (this.sniffer ? this.sniffer(f).catch(() => null) : null)));
     files.forEach((file, i) => {

@@ -6,6 +6,7 @@ import { ResultsView } from "./results-view.js";
 import { CaseTable } from "./case-table.js";
 import { SignPanel } from "./sign-panel.js";
 import { VerifyPanel } from "./verify-panel.js";
+import { SignedDecision } from "./signed-decision.js";
 
 export function register() {
   const define = (name, cls) => customElements.get(name) || customElements.define(name, cls);
@@ -16,4 +17,5 @@ export function register() {
   define("dg-case-table", CaseTable);
   define("dg-sign-panel", SignPanel);
   define("dg-verify-panel", VerifyPanel);
+  define("dg-signed-decision", SignedDecision);
 }

@@ -4,7 +4,8 @@
 import { h } from "../dom.js";
 import init, { checkPolicy, defaultPolicy } from "../wasm.js";
 
-await init();
+// The core loads while the page renders; the form fills its fields once it is in.
+const core = init();
 
 const FIELDS = [
   ["min_samples", "Min samples", "Fewer candidate cases than this give an empty test set."],
@@ -25,15 +26,22 @@ function defaultTexts() {
 }
 
 export class PolicyForm extends HTMLElement {
+  constructor() {
+    super();
+    /** Resolves once the fields hold the core's defaults (`read()` works from then on). */
+    this.ready = new Promise((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+  }
+
   connectedCallback() {
     if (this.form) return;
-    const defaults = defaultTexts();
     this.error = h("p", { class: "dg-error", role: "alert", hidden: true });
     this.form = h(
       "form",
       { class: "dg-policy", "aria-label": "Gate policy" },
       FIELDS.map(([name, label, help]) =>
-        h("label", { class: "dg-field" }, h("span", {}, label), h("input", { name, value: defaults[name], type: "text", inputmode: name === "pass_verdicts" ? undefined : "decimal", autocomplete: "off", spellcheck: "false", title: help })),
+        h("label", { class: "dg-field" }, h("span", {}, label), h("input", { name, type: "text", inputmode: name === "pass_verdicts" ? undefined : "decimal", autocomplete: "off", spellcheck: "false", title: help })),
       ),
       h(
         "label",
@@ -49,8 +57,18 @@ export class PolicyForm extends HTMLElement {
       ),
       this.error,
     );
-    this.form.elements.on_insufficient.value = defaults.on_insufficient;
-    this.form.elements.mode.value = defaults.mode;
+    this.fields = h("fieldset", { class: "dg-fields", disabled: true }, [...this.form.childNodes]);
+    this.form.append(this.fields);
+    core.then(
+      () => {
+        const defaults = defaultTexts();
+        for (const el of this.form.elements) if (el.name) el.value = defaults[el.name];
+        this.fields.disabled = false;
+        this.loaded = true;
+        this.settle.resolve();
+      },
+      (e) => this.settle.reject(e),
+    );
     this.form.addEventListener("submit", (e) => e.preventDefault());
     this.form.addEventListener("change", () => this.emit());
     this.form.addEventListener("input", () => {
@@ -63,6 +81,7 @@ export class PolicyForm extends HTMLElement {
   /** The policy as the core resolves the fields' texts (the report's policy object), or throws
    * with the core's message naming the field that is wrong. */
   read() {
+    if (!this.loaded) throw new Error("the policy form is still loading");
     const input = {};
     for (const el of this.form.elements) if (el.name) input[el.name] = el.value;
     const checked = checkPolicy(input);

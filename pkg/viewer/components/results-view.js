@@ -1,5 +1,5 @@
 // <dg-results>: the decision, its evidence and the exports for one report. Emits `dg-export`
-// ({kind: "report" | "testset" | "markdown"}).
+// ({kind: "report" | "html" | "testset" | "markdown"}).
 import { h, text, pretty, percent, signed, longText } from "../dom.js";
 import { passRateChart, templateDeltaChart, trajectoryChart } from "../charts.js";
 import { CaseTable } from "./case-table.js";
@@ -47,20 +47,25 @@ function card(title, rows, extra) {
 }
 
 export class ResultsView extends HTMLElement {
-  /** Shows a report. `cases` are the test cases (for the drill-down). */
-  show(report, cases) {
+  /** Shows a report. `cases` are the test cases (for the drill-down; null when not at hand).
+   * `options.source`: where the report comes from, when it is not a live evaluation (shown in
+   * the banner); `options.exports`: the export buttons offered (default: all three). */
+  show(report, cases, options = {}) {
     const d = report.decision;
+    const offered = options.exports || ["report", "testset", "markdown"];
     const exportButton = (kind, label) => h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": `export-${kind}`, onclick: () => this.dispatchEvent(new CustomEvent("dg-export", { bubbles: true, detail: { kind } })) }, label);
     const banner = h(
       "section",
-      { class: `dg-banner ${d.approved ? "dg-approved" : "dg-blocked"}`, "data-testid": "decision", "data-approved": String(d.approved), "data-reason": d.reason, role: "status" },
+      { class: `dg-banner ${d.approved ? "dg-approved" : "dg-blocked"}`, "data-testid": "decision", "data-approved": String(d.approved), "data-reason": d.reason, "data-source": options.source ? "signed" : "live", role: "status" },
+      options.source ? h("p", { class: "dg-source", "data-testid": "report-source" }, options.source) : null,
       h("h2", {}, d.approved ? "Approved — deploy the new model" : "Blocked — keep the old model"),
       h("p", {}, explain(report)),
       h("p", { class: "dg-muted", "data-testid": "rule" }, ruleSentence(report)),
       h("p", { class: "dg-muted" }, "Reason: ", h("code", {}, d.reason), " · test cases: ", h("strong", { "data-testid": "num-cases" }, String(d.num_cases))),
     );
     this.digestNote = h("span", { class: "dg-muted", "data-testid": "digest-status", "aria-live": "polite" });
-    const exports = h("div", { class: "dg-exports" }, exportButton("report", "Download report JSON"), exportButton("testset", "Download test set JSONL"), exportButton("markdown", "Copy Markdown summary"), this.digestNote);
+    const labels = { report: "Download report JSON", testset: "Download test set JSONL", html: "Download HTML report", markdown: "Copy Markdown summary" };
+    const exports = h("div", { class: "dg-exports" }, offered.map((kind) => exportButton(kind, labels[kind])), this.digestNote);
 
     const o = report.verdicts.old;
     const n = report.verdicts.new;
@@ -147,7 +152,7 @@ export class ResultsView extends HTMLElement {
 
   /** While the audit log's sha256 is being computed, the exports that carry it wait. */
   setDigestPending(pending) {
-    for (const kind of ["report", "markdown"]) {
+    for (const kind of ["report", "html", "markdown"]) {
       const button = this.querySelector(`[data-testid="export-${kind}"]`);
       if (button) button.disabled = pending;
     }

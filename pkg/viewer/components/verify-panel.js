@@ -1,6 +1,21 @@
-// <dg-verify-panel>: drop a signed decision and the trusted public keys; shows whether it is
-// valid, which trusted keys signed it, and the decision. Nothing is sent anywhere.
+// <dg-verify-panel>: drop a signed decision and the trusted public keys (or paste a key); shows
+// whether it is valid, which trusted keys signed it, and the decision. Each time it verifies, it
+// emits `dg-signed-decision` ({result, envelope, keys, options}; `null` when there is nothing to
+// verify): the viewer then shows the evidence of a valid decision. Nothing is sent anywhere.
 import { h } from "../dom.js";
+
+/** Files that belong to a signed decision rather than to an evaluation: keys and envelopes. */
+export async function isSignedDecisionFile(file) {
+  if (/\.(pem|pub|key)$/i.test(file.name) || /\.(dsse|intoto)(\.json)?$/i.test(file.name)) return true;
+  let head;
+  try {
+    head = await file.slice(0, 2048).text();
+  } catch {
+    return false;
+  }
+  if (/^\s*-----BEGIN [A-Z ]*KEY-----/.test(head)) return true;
+  return /^\s*\{/.test(head) && /"payloadType"\s*:/.test(head) && /"signatures"\s*:|"payload"\s*:/.test(head);
+}
 
 export class VerifyPanel extends HTMLElement {
   connectedCallback() {
@@ -8,63 +23,113 @@ export class VerifyPanel extends HTMLElement {
     this.client = this.client || null;
     this.envelope = null;
     this.keys = [];
+    this.runs = 0;
     this.input = h("input", { type: "file", multiple: true, accept: ".json,.pem", "data-testid": "verify-input", "aria-label": "Envelope and trusted public keys" });
     this.input.addEventListener("change", () => {
       this.add([...this.input.files]);
       this.input.value = "";
     });
-    this.list = h("ul", { class: "dg-skipped" });
+    this.list = h("ul", { class: "dg-skipped", "data-testid": "verify-files" });
     this.result = h("div", { "data-testid": "verify-result", "aria-live": "polite" });
     const field = (name, label, placeholder) => h("label", { class: "dg-field" }, h("span", {}, label), h("input", { name, type: "text", placeholder, autocomplete: "off" }));
     this.fields = h("div", { class: "dg-policy" }, field("verify_model_digest", "Model digest", "optional: sha256:…"), field("verify_target", "Target", "optional"), field("verify_threshold", "Signatures needed", "1"));
     this.fields.addEventListener("change", () => this.verify());
+    this.paste = h("textarea", { rows: 3, class: "dg-pem", placeholder: "-----BEGIN PUBLIC KEY-----", spellcheck: "false", "data-testid": "verify-paste-key", "aria-label": "A trusted public key (PEM)" });
+    const pasted = h(
+      "details",
+      {},
+      h("summary", {}, "Paste a trusted public key"),
+      this.paste,
+      h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": "verify-add-key", onclick: () => this.addPasted() }, "Add the key"),
+    );
     const zone = h("div", { class: "dg-drop", "data-testid": "verify-drop" }, h("p", {}, "Drop decision.dsse.json and the trusted public keys (.pem)"), this.input);
     zone.addEventListener("dragover", (e) => e.preventDefault());
     zone.addEventListener("drop", (e) => {
       e.preventDefault();
       this.add([...(e.dataTransfer ? e.dataTransfer.files : [])]);
     });
-    this.append(zone, this.list, this.fields, this.result);
+    this.append(zone, pasted, this.list, this.fields, this.result);
+  }
+
+  /** Adds one public key; false (with the reason shown) when it is not one. */
+  async addKey(name, pem) {
+    try {
+      const info = await this.client.call("keyInfo", { pem });
+      if (info.kind !== "public") throw new Error("a private key — only public keys are needed here (a co-signer loads theirs below the signed decision)");
+      this.keys = this.keys.filter((k) => k.keyid !== info.keyid).concat([{ name, pem, keyid: info.keyid }]);
+      return true;
+    } catch (e) {
+      this.result.replaceChildren(h("p", { class: "dg-error" }, `${name}: ${e.message}`));
+      return false;
+    }
+  }
+
+  async addPasted() {
+    const pem = this.paste.value.trim();
+    if (!pem) return;
+    if (!(await this.addKey(`pasted key ${this.keys.filter((k) => k.name.startsWith("pasted key")).length + 1}`, `${pem}\n`))) return;
+    this.paste.value = "";
+    this.render();
+    await this.verify();
   }
 
   async add(files) {
     for (const file of files) {
-      if (/\.pem$|\.pub$|\.key$/i.test(file.name)) {
-        const pem = await file.text();
-        try {
-          const info = await this.client.call("keyInfo", { pem });
-          if (info.kind !== "public") throw new Error("a private key — only public keys are needed here");
-          this.keys = this.keys.filter((k) => k.keyid !== info.keyid).concat([{ name: file.name, pem, keyid: info.keyid }]);
-        } catch (e) {
-          this.result.replaceChildren(h("p", { class: "dg-error" }, `${file.name}: ${e.message}`));
-          return;
-        }
+      if (/\.pem$|\.pub$|\.key$/i.test(file.name) || /^\s*-----BEGIN /.test(await file.slice(0, 64).text())) {
+        if (!(await this.addKey(file.name, await file.text()))) return;
       } else {
         this.envelope = file;
       }
     }
+    this.render();
+    await this.verify();
+  }
+
+  render() {
     this.list.replaceChildren(
       this.envelope ? h("li", {}, "decision: ", this.envelope.name) : null,
       ...this.keys.map((k) => h("li", {}, "trusted key: ", k.name, h("span", { class: "dg-muted" }, ` (${k.keyid.slice(0, 16)}…)`))),
     );
-    await this.verify();
+  }
+
+  /** The verification options from the fields. */
+  options() {
+    const v = (name) => this.fields.querySelector(`[name="${name}"]`).value.trim();
+    const threshold = Number(v("verify_threshold") || "1");
+    return { model_digest: v("verify_model_digest"), target: v("verify_target"), threshold: Number.isInteger(threshold) && threshold > 0 ? threshold : 1 };
+  }
+
+  /** The key file's name for a key id (or the key id's start). */
+  keyName(id) {
+    return (this.keys.find((k) => k.keyid === id) || { name: id.slice(0, 16) + "…" }).name;
   }
 
   async verify() {
+    const run = ++this.runs;
     if (!this.envelope || !this.keys.length) {
       this.result.replaceChildren(h("p", { class: "dg-muted" }, "Needs a decision file and at least one trusted public key."));
+      this.emit(null);
       return;
     }
-    const v = (name) => this.fields.querySelector(`[name="${name}"]`).value.trim();
-    const threshold = Number(v("verify_threshold") || "1");
-    const r = await this.client.call("verify", { envelope: this.envelope, trustedPems: this.keys.map((k) => k.pem), options: { model_digest: v("verify_model_digest"), target: v("verify_target"), threshold: Number.isInteger(threshold) && threshold > 0 ? threshold : 1 } });
-    const names = (ids) => ids.map((id) => (this.keys.find((k) => k.keyid === id) || { name: id.slice(0, 16) + "…" }).name);
+    const envelope = this.envelope;
+    const keys = this.keys.slice();
+    const options = this.options();
+    let r;
+    try {
+      r = await this.client.call("open", { envelope, trustedPems: keys.map((k) => k.pem), options });
+    } catch (e) {
+      if (run !== this.runs) return;
+      this.result.replaceChildren(h("p", { class: "dg-error" }, `Cannot verify ${envelope.name}: ${e.message}`));
+      this.emit(null);
+      return;
+    }
+    if (run !== this.runs) return;
     const box = h("div", { class: `dg-banner ${r.valid ? (r.approved ? "dg-approved" : "dg-blocked") : "dg-blocked"}`, "data-valid": String(r.valid) });
     if (r.valid) {
       box.append(
         h("h3", {}, `Valid — ${r.approved ? "PASSED: deploy" : "FAILED: keep the old model"}`),
         h("p", {}, "Reason: ", h("code", {}, r.reason)),
-        h("p", {}, `Signed by: ${names(r.signers).join(", ")}`),
+        h("p", {}, `Signed by: ${r.signers.map((id) => this.keyName(id)).join(", ")}`),
         h("p", {}, `Model ${r.model} (${r.model_digest}) → ${r.target}, decided ${r.time_verified}`),
         !r.subject_checked || !r.target_checked ? h("p", { class: "dg-muted" }, "Enter the model digest and the target to check them too.") : null,
       );
@@ -72,5 +137,10 @@ export class VerifyPanel extends HTMLElement {
       box.append(h("h3", {}, `Invalid — ${r.check}`), h("p", {}, r.message));
     }
     this.result.replaceChildren(box);
+    this.emit({ result: r, envelope, keys, options });
+  }
+
+  emit(detail) {
+    this.dispatchEvent(new CustomEvent("dg-signed-decision", { bubbles: true, detail }));
   }
 }
