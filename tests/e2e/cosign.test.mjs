@@ -87,7 +87,10 @@ test("signed in the CLI, opened and co-signed in the page, applied by the CLI wi
   assert.equal(Number(await view.locator('[data-testid="num-cases"]').innerText()), report.decision.num_cases);
   assert.ok(report.cases.length > 0);
   assert.equal(await view.locator('[data-testid="case-row"]').count(), Math.min(report.cases.length, 200));
-  const firstId = typeof report.cases[0].pipeline_id === "string" ? report.cases[0].pipeline_id : JSON.stringify(report.cases[0].pipeline_id);
+  // The table lists regressed cases first, then improved ones, then the rest, each in report order.
+  const rank = (c) => (c.status === "regressed" ? 0 : c.status === "improved" ? 1 : 2);
+  const first = report.cases.map((c, i) => [rank(c), i, c]).sort((a, b) => a[0] - b[0] || a[1] - b[1])[0][2];
+  const firstId = typeof first.pipeline_id === "string" ? first.pipeline_id : JSON.stringify(first.pipeline_id);
   assert.equal((await view.locator('[data-testid="case-row"] td').first().innerText()).trim(), firstId);
   assert.equal(await view.locator('[data-testid="template-row"]').count(), report.templates.length);
   assert.equal(await view.locator('[data-testid="two-by-two"]').count(), 1);

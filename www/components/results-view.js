@@ -49,10 +49,10 @@ function card(title, rows, extra) {
 export class ResultsView extends HTMLElement {
   /** Shows a report. `cases` are the test cases (for the drill-down; null when not at hand).
    * `options.source`: where the report comes from, when it is not a live evaluation (shown in
-   * the banner); `options.exports`: the export buttons offered (default: all three). */
+   * the banner); `options.exports`: the export buttons offered (default: all four). */
   show(report, cases, options = {}) {
     const d = report.decision;
-    const offered = options.exports || ["report", "testset", "markdown"];
+    const offered = options.exports || ["report", "html", "testset", "markdown"];
     const exportButton = (kind, label) => h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": `export-${kind}`, onclick: () => this.dispatchEvent(new CustomEvent("dg-export", { bubbles: true, detail: { kind } })) }, label);
     const banner = h(
       "section",

@@ -75,7 +75,7 @@ export class SignedDecision extends HTMLElement {
     const cosign = this.cosignForm();
     this.replaceChildren(head, this.results, cosign);
     // The test cases (inputs) are not in a report: the case table shows the outcomes only.
-    this.results.show(r.report, null, { source: `From a signed decision, signed by ${r.signers.length} trusted key(s) on ${r.time_verified}`, exports: ["report", "markdown"] });
+    this.results.show(r.report, null, { source: `From a signed decision, signed by ${r.signers.length} trusted key(s) on ${r.time_verified}`, exports: ["report", "html", "markdown"] });
   }
 
   /** The report and its text, for the viewer's exports. */
