@@ -41,7 +41,9 @@ for (const file of files) {
 if (rewritten !== 3) throw new Error(`expected www/wasm.js (2) and www/deploy-gate-viewer.d.ts (1) to name ${FROM}, found ${rewritten}`);
 
 const generated = JSON.parse(fs.readFileSync(path.join(PKG, "package.json"), "utf8"));
-const licenses = generated.files.filter((f) => /^LICENSE/.test(f));
+// The licence texts, from the repository's root (wasm-pack copies them but does not list them).
+const licenses = ["LICENSE-MIT", "LICENSE-APACHE"];
+for (const name of licenses) fs.copyFileSync(path.join(ROOT, name), path.join(PKG, name));
 const cargo = fs.readFileSync(path.join(ROOT, "Cargo.toml"), "utf8");
 const repository = generated.repository || (cargo.match(/^repository\s*=\s*"([^"]+)"/m) || [])[1];
 const pkg = {

@@ -189,6 +189,7 @@ export class DeployGateViewer extends HTMLElement {
       for (const c of slice.outcomes) report.cases.push(c);
       for (const c of slice.testCases) testCases.push(c);
     }
+    this.openedJson = null;
     this.report = report;
     this.status.textContent = "";
     this.results.show(report, testCases);
@@ -245,7 +246,11 @@ export class DeployGateViewer extends HTMLElement {
     } catch (e) {
       throw new Error(`${file.name}: the embedded report is not JSON (${e.message})`);
     }
-    this.results.show(report, []);
+    this.results.show(report, [], {
+      kind: "file",
+      source: `From the HTML report ${file.name}: a file, not verified (to trust a decision, verify its signed envelope)`,
+      exports: ["report", "html", "markdown"],
+    });
     this.report = report;
     this.openedJson = json;
     this.results.setDigestPending(false);

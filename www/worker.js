@@ -20,6 +20,11 @@ let cancelEpoch = 0;
 let currentEpoch = 0;
 const cancelled = () => currentEpoch <= cancelEpoch;
 
+/** The bytes of a Blob, or the bytes themselves (an envelope is passed as the bytes verified). */
+async function bytesOf(data) {
+  return data instanceof Uint8Array ? data : new Uint8Array(await data.arrayBuffer());
+}
+
 class Cancelled extends Error {
   constructor() {
     super("cancelled");
@@ -425,11 +430,11 @@ const handlers = {
   },
   /** Verifies a signed decision and, when valid, gives the report from its verified statement. */
   async open({ envelope, trustedPems, options }) {
-    return openSignedDecision(new Uint8Array(await envelope.arrayBuffer()), trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
+    return openSignedDecision(await bytesOf(envelope), trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
   },
   /** Adds a signature to a signed decision that verifies against the trusted keys. */
   async cosign({ envelope, privatePem, trustedPems, options }) {
-    return cosignDecision(new Uint8Array(await envelope.arrayBuffer()), privatePem, trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
+    return cosignDecision(await bytesOf(envelope), privatePem, trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
   },
 };
 

@@ -243,14 +243,17 @@ pub fn cosign_verified(envelope_bytes: &[u8], verified: &Verified, key: &Signing
             "its statement is not the one that was verified".into(),
         ));
     }
-    let claim = Claim {
-        report: verified.report(),
-        model_name: &verified.model_name,
-        model_sha256: &verified.model_sha256,
-        target: &verified.target,
-        time_verified: verified.time_verified,
-    };
-    cosign(&existing, &claim, key)
+    // The statement verified, so it is signed as it stands (by whichever version made it): no
+    // statement is rebuilt here. Whether this key signed it already is decided by the signatures
+    // that verified, not by the envelope's keyid hints (a forged hint neither blocks a co-signer
+    // nor hides a second signature by one key, which the verifier would count once).
+    let id = keys::keyid(&key.verifying_key());
+    if verified.signers.contains(&id) {
+        return Err(SignError::Cosign("this key has signed it already".into()));
+    }
+    let mut out = existing;
+    out.signatures.push(signature(key, &payload));
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -389,5 +392,34 @@ mod tests {
             serde_json::from_str::<Envelope>(&text).unwrap(),
             cosign_verified(&one, &v, &b).unwrap()
         );
+    }
+
+    #[test]
+    fn who_signed_already_is_decided_by_the_verified_signatures_not_the_keyid_hints() {
+        let (a, b) = (signing_key_from_seed([1; 32]), signing_key_from_seed([2; 32]));
+        let one = signed(&report(), &a, "file:config.yaml");
+        let mut envelope: Envelope = serde_json::from_slice(&one).unwrap();
+        // A's signature under another hint: A has still signed it, and signs no second time.
+        envelope.signatures[0].keyid = "not-a-keyid".into();
+        let rehinted = serde_json::to_vec(&envelope).unwrap();
+        let v = verified(&rehinted, &[a.verifying_key()], 1).unwrap();
+        let err = cosign_verified(&rehinted, &v, &a).unwrap_err();
+        assert_eq!(err, SignError::Cosign("this key has signed it already".into()));
+        // A forged entry hinting at B's key id does not stop B from co-signing.
+        let mut forged: Envelope = serde_json::from_slice(&one).unwrap();
+        let mut fake = forged.signatures[0].clone();
+        fake.keyid = keys::keyid(&b.verifying_key());
+        fake.sig = dsse::encode(&[0u8; 64]);
+        forged.signatures.push(fake);
+        let forged = serde_json::to_vec(&forged).unwrap();
+        let v = verified(&forged, &[a.verifying_key()], 1).unwrap();
+        let cosigned = cosign_verified(&forged, &v, &b).unwrap();
+        let both = verified(
+            &serde_json::to_vec(&cosigned).unwrap(),
+            &[a.verifying_key(), b.verifying_key()],
+            2,
+        )
+        .unwrap();
+        assert_eq!(both.signers.len(), 2);
     }
 }

@@ -72,7 +72,7 @@ test("signed in the CLI, opened and co-signed in the page, applied by the CLI wi
 
   // Marked as a signed decision: signer, time, model, digest, target.
   const text = async (id) => (await view.locator(`[data-testid="${id}"]`).innerText()).trim();
-  assert.match(await text("signed-signers"), new RegExp(`A\\.pub\\.pem \\(key id ${s.keyidA}\\)`));
+  assert.match(await text("signed-signers"), new RegExp(`key id ${s.keyidA} \\(trusted key file A\\.pub\\.pem\\)`));
   assert.match(await text("signed-time"), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   assert.equal(await text("signed-model"), "agent-7b-v2");
   assert.equal(await text("signed-digest"), s.digest);
@@ -173,6 +173,17 @@ test("a tampered envelope shows the failed check and none of its report; one tha
   assert.equal((await page.locator('[data-testid="signed-check"]').innerText()).trim(), "threshold");
   assert.equal(await page.locator('[data-testid="cosign"]').count(), 0);
   assert.equal(await page.locator('[data-testid="decision"]').count(), 0);
+  // A threshold that is not a whole number ≥ 1 is an error, not a silent 1: nothing is shown.
+  await page.fill('[name="verify_threshold"]', "1");
+  await page.locator('[name="verify_threshold"]').dispatchEvent("change");
+  await page.locator('[data-testid="signed-decision"][data-valid="true"]').waitFor();
+  for (const bad of ["two", "1.5", "0"]) {
+    await page.fill('[name="verify_threshold"]', bad);
+    await page.locator('[name="verify_threshold"]').dispatchEvent("change");
+    await page.locator('[data-testid="verify-panel"] .dg-error', { hasText: "whole number" }).waitFor();
+    assert.equal(await page.locator('[data-testid="signed-decision"]:not([hidden])').count(), 0, bad);
+    assert.equal(await page.locator('[data-testid="cosign"]').count(), 0, bad);
+  }
 
   // Pasted keys: one that is not the signer's fails the signature check; A's then opens it.
   const page2 = await openPage(env);
@@ -190,7 +201,7 @@ test("a tampered envelope shows the failed check and none of its report; one tha
   assert.equal(await page2.locator('[data-testid="cosign"]').count(), 0);
   await paste(s.pubA);
   await page2.locator('[data-testid="signed-decision"][data-valid="true"]').waitFor();
-  assert.match(await page2.locator('[data-testid="signed-signers"]').innerText(), new RegExp(`pasted key 2 \\(key id ${s.keyidA}\\)`));
+  assert.match(await page2.locator('[data-testid="signed-signers"]').innerText(), new RegExp(`key id ${s.keyidA} \\(trusted key file pasted key 2\\)`));
   assert.deepEqual(page2.errors, []);
   await page2.context().close();
   assert.deepEqual(page.errors, []);

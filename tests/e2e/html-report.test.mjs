@@ -201,6 +201,10 @@ test("a dropped HTML report opens in the page, and downloads again as the same b
   const shown = await decision(page);
   assert.deepEqual(shown, { approved: report.decision.approved, reason: report.decision.reason, numCases: report.decision.num_cases });
   assert.equal(await page.locator('[data-testid="file-entry"]').count(), 0, "the report is not taken as an input");
+  // Marked as a file, not a live evaluation and not a signed decision; no test set is offered.
+  assert.equal(await page.locator('[data-testid="decision"]').getAttribute("data-source"), "file");
+  assert.match(await page.locator('[data-testid="report-source"]').innerText(), /not verified/);
+  assert.equal(await page.locator('[data-testid="export-testset"]').count(), 0);
   const again = await downloadBytes(page, '[data-testid="export-html"]');
   assert.ok(again.equals(cli.html));
   const [dl] = await Promise.all([page.waitForEvent("download"), page.click('[data-testid="export-report"]')]);

@@ -49,14 +49,16 @@ function card(title, rows, extra) {
 export class ResultsView extends HTMLElement {
   /** Shows a report. `cases` are the test cases (for the drill-down; null when not at hand).
    * `options.source`: where the report comes from, when it is not a live evaluation (shown in
-   * the banner); `options.exports`: the export buttons offered (default: all four). */
+   * the banner) and `options.kind` what it is (`signed` by default when there is a source;
+   * `file` for a reopened HTML report); `options.exports`: the export buttons offered (default:
+   * all four). */
   show(report, cases, options = {}) {
     const d = report.decision;
     const offered = options.exports || ["report", "html", "testset", "markdown"];
     const exportButton = (kind, label) => h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": `export-${kind}`, onclick: () => this.dispatchEvent(new CustomEvent("dg-export", { bubbles: true, detail: { kind } })) }, label);
     const banner = h(
       "section",
-      { class: `dg-banner ${d.approved ? "dg-approved" : "dg-blocked"}`, "data-testid": "decision", "data-approved": String(d.approved), "data-reason": d.reason, "data-source": options.source ? "signed" : "live", role: "status" },
+      { class: `dg-banner ${d.approved ? "dg-approved" : "dg-blocked"}`, "data-testid": "decision", "data-approved": String(d.approved), "data-reason": d.reason, "data-source": options.kind || (options.source ? "signed" : "live"), role: "status" },
       options.source ? h("p", { class: "dg-source", "data-testid": "report-source" }, options.source) : null,
       h("h2", {}, d.approved ? "Approved — deploy the new model" : "Blocked — keep the old model"),
       h("p", {}, explain(report)),

@@ -32,7 +32,7 @@ export class SignedDecision extends HTMLElement {
     this.setAttribute("data-valid", String(r.valid));
     const name = (id) => {
       const k = keys.find((key) => key.keyid === id);
-      return k ? `${k.name} (key id ${id})` : `key id ${id}`;
+      return k ? `key id ${id} (trusted key file ${k.name})` : `key id ${id}`;
     };
     const close = h("button", { type: "button", class: "dg-link", "data-testid": "signed-close", onclick: () => this.show(null) }, "close");
     if (!r.valid) {
@@ -128,9 +128,9 @@ export class SignedDecision extends HTMLElement {
       this.cosignStatus.textContent = "Load or generate a private key first.";
       return;
     }
-    const { envelope, keys, options } = this.opened;
+    const { bytes, keys, options } = this.opened;
     try {
-      const text = await this.client.call("cosign", { envelope, privatePem: this.cosignPem, trustedPems: keys.map((k) => k.pem), options });
+      const text = await this.client.call("cosign", { envelope: bytes, privatePem: this.cosignPem, trustedPems: keys.map((k) => k.pem), options });
       const count = JSON.parse(text).signatures.length;
       download("decision.dsse.json", text, "application/json");
       this.cosignStatus.textContent = `Co-signed: decision.dsse.json downloaded (${count} signatures).`;

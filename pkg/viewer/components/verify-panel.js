@@ -17,6 +17,9 @@ export async function isSignedDecisionFile(file) {
   return /^\s*\{/.test(head) && /"payloadType"\s*:/.test(head) && /"signatures"\s*:|"payload"\s*:/.test(head);
 }
 
+/** The largest envelope read (the CLI's default `--max-envelope-size`; a decision is far smaller). */
+const MAX_ENVELOPE_BYTES = 64 << 20;
+
 export class VerifyPanel extends HTMLElement {
   connectedCallback() {
     if (this.input) return;
@@ -88,15 +91,19 @@ export class VerifyPanel extends HTMLElement {
   render() {
     this.list.replaceChildren(
       this.envelope ? h("li", {}, "decision: ", this.envelope.name) : null,
-      ...this.keys.map((k) => h("li", {}, "trusted key: ", k.name, h("span", { class: "dg-muted" }, ` (${k.keyid.slice(0, 16)}…)`))),
+      ...this.keys.map((k) => h("li", {}, "trusted key: ", k.name, h("span", { class: "dg-muted" }, ` (key id ${k.keyid})`))),
     );
   }
 
   /** The verification options from the fields. */
   options() {
     const v = (name) => this.fields.querySelector(`[name="${name}"]`).value.trim();
-    const threshold = Number(v("verify_threshold") || "1");
-    return { model_digest: v("verify_model_digest"), target: v("verify_target"), threshold: Number.isInteger(threshold) && threshold > 0 ? threshold : 1 };
+    const text = v("verify_threshold") || "1";
+    const threshold = Number(text);
+    if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(threshold) || threshold < 1) {
+      throw new Error(`Signatures needed must be a whole number of at least 1, not “${text}”`);
+    }
+    return { model_digest: v("verify_model_digest"), target: v("verify_target"), threshold };
   }
 
   /** The key file's name for a key id (or the key id's start). */
@@ -111,12 +118,22 @@ export class VerifyPanel extends HTMLElement {
       this.emit(null);
       return;
     }
+    // Whatever was verified before is not shown while this verification runs.
+    this.emit(null);
     const envelope = this.envelope;
     const keys = this.keys.slice();
-    const options = this.options();
+    let options;
+    let bytes;
     let r;
     try {
-      r = await this.client.call("open", { envelope, trustedPems: keys.map((k) => k.pem), options });
+      options = this.options();
+      // The bytes verified are the bytes co-signed later (the file is not read again).
+      if (envelope.size > MAX_ENVELOPE_BYTES) {
+        throw new Error(`it is larger than the ${MAX_ENVELOPE_BYTES >> 20} MiB a signed decision may be`);
+      }
+      bytes = new Uint8Array(await envelope.arrayBuffer());
+      if (run !== this.runs) return;
+      r = await this.client.call("open", { envelope: bytes, trustedPems: keys.map((k) => k.pem), options });
     } catch (e) {
       if (run !== this.runs) return;
       this.result.replaceChildren(h("p", { class: "dg-error" }, `Cannot verify ${envelope.name}: ${e.message}`));
@@ -129,7 +146,7 @@ export class VerifyPanel extends HTMLElement {
       box.append(
         h("h3", {}, `Valid — ${r.approved ? "PASSED: deploy" : "FAILED: keep the old model"}`),
         h("p", {}, "Reason: ", h("code", {}, r.reason)),
-        h("p", {}, `Signed by: ${r.signers.map((id) => this.keyName(id)).join(", ")}`),
+        h("p", {}, `Signed by: ${r.signers.map((id) => `key id ${id} (${this.keyName(id)})`).join(", ")}`),
         h("p", {}, `Model ${r.model} (${r.model_digest}) → ${r.target}, decided ${r.time_verified}`),
         !r.subject_checked || !r.target_checked ? h("p", { class: "dg-muted" }, "Enter the model digest and the target to check them too.") : null,
       );
@@ -137,7 +154,7 @@ export class VerifyPanel extends HTMLElement {
       box.append(h("h3", {}, `Invalid — ${r.check}`), h("p", {}, r.message));
     }
     this.result.replaceChildren(box);
-    this.emit({ result: r, envelope, keys, options });
+    this.emit({ result: r, envelope, bytes, keys, options });
   }
 
   emit(detail) {
