@@ -58,36 +58,14 @@ fn write(value: &Value, out: &mut String) -> Result<(), JcsError> {
     Ok(())
 }
 
-/// ECMAScript `Number.prototype.toString` of a finite double (RFC 8785 §3.2.2.3).
+/// ECMAScript `Number.prototype.toString` of a finite double (RFC 8785 §3.2.2.3): JavaScript's
+/// own layout and, where two shortest digit strings are equally close, the even one
+/// ([`crate::render::number::js_string`], the one implementation of it).
 pub fn number(x: f64) -> Result<String, JcsError> {
     if !x.is_finite() {
         return Err(JcsError::NotFinite);
     }
-    if x == 0.0 {
-        return Ok("0".into());
-    }
-    // `{:e}` gives the shortest round-trip digits: "d.ddde±x".
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let k = digits.len() as i32;
-    let n = exp.parse::<i32>().expect("exponent is a number") + 1;
-    let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let e = n - 1;
-        let sign = if e < 0 { "-" } else { "+" };
-        if k == 1 {
-            format!("{digits}e{sign}{}", e.abs())
-        } else {
-            format!("{}.{}e{sign}{}", &digits[..1], &digits[1..], e.abs())
-        }
-    };
-    Ok(if x < 0.0 { format!("-{body}") } else { body })
+    Ok(crate::render::number::js_string(x))
 }
 
 #[cfg(test)]
@@ -110,6 +88,9 @@ mod tests {
             (1e21, "1e+21"),
             (1e20, "100000000000000000000"),
             (333333333.33333329, "333333333.3333333"),
+            // Two shortest digit strings equally close to the double: ECMAScript takes the even
+            // one, where Rust's `{:e}` writes ...063.
+            (0.50925445556640625, "0.5092544555664062"),
             (1e30, "1e+30"),
             (-1.5e-10, "-1.5e-10"),
             (9007199254740992.0, "9007199254740992"),
