@@ -59,14 +59,25 @@ if ! command -v openssl >/dev/null; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y openssl
 fi
 
+# A Python package for the tests: pip for this python3; on a Debian python3 that refuses pip
+# (PEP 668, "externally managed"), into the user's site-packages.
+pip_install() {
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    as_root apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-pip
+  fi
+  python3 -m pip install "$@" 2>/dev/null \
+    || python3 -m pip install --user --break-system-packages "$@"
+}
+
 if ! python3 -c 'import yaml' 2>/dev/null; then
   log "installing PyYAML (the YAML oracle of tests/it/yaml_oracle.rs: upstream loads configs with it)"
-  python3 -m pip install pyyaml || fail "cannot install PyYAML"
+  pip_install pyyaml || fail "cannot install PyYAML"
 fi
 
 if ! python3 -c 'import junitparser, markdown_it' 2>/dev/null; then
-  log "installing junitparser and markdown-it-py (tests/ci_outputs.rs reads the CI outputs with them)"
-  python3 -m pip install junitparser markdown-it-py || fail "cannot install junitparser and markdown-it-py"
+  log "installing junitparser and markdown-it-py (tests/it/ci_outputs.rs reads the CI outputs with them)"
+  pip_install junitparser markdown-it-py || fail "cannot install junitparser and markdown-it-py"
 fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
