@@ -267,13 +267,16 @@ export class DeployGateViewer extends HTMLElement {
   }
 
   /** `json` is the report's JSON text, or null for the report on screen (see `reportJson`). */
-  async exportReport(kind, { report, json, results }) {
-    const text = json ?? (await this.reportJson());
-    if (text === null) return;
-    if (kind === "report") download("report.json", text, "application/json");
-    else if (kind === "html") download("report.html", await this.client.call("reportHtml", { json: text }), "text/html");
+  async exportReport(kind, { json, results }) {
+    // The report's JSON text when it is here (a signed or reopened report); the live report's
+    // stays in the worker, which renders it without sending it over.
+    const given = json ?? this.openedJson ?? null;
+    if (kind === "report") {
+      const text = given ?? (await this.reportJson());
+      if (text !== null) download("report.json", text, "application/json");
+    } else if (kind === "html") download("report.html", await this.client.call("reportHtml", { json: given }), "text/html");
     else if (kind === "markdown") {
-      const md = await this.client.call("markdown", { json: text });
+      const md = await this.client.call("markdown", { json: given });
       let copied = false;
       try {
         await navigator.clipboard.writeText(md);

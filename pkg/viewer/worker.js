@@ -407,14 +407,16 @@ const handlers = {
   async testSet() {
     return session.testSetJsonl();
   },
-  /** The standalone HTML report of a report's JSON text (the CLI's `--html` bytes). */
+  /** The standalone HTML report of a report's JSON text (the CLI's `--html` bytes); without
+   * one, of the session's report. */
   async reportHtml({ json }) {
-    return reportHtml(json);
+    return reportHtml(json ?? session.evaluateJson());
   },
 
-  /** The Markdown summary of a report JSON (the CLI's `--markdown` text). */
+  /** The Markdown summary of a report JSON (the CLI's `--markdown` text); without one, of the
+   * session's report (which stays here: it can be tens of MB). */
   async markdown({ json }) {
-    return reportMarkdown(json);
+    return reportMarkdown(json ?? session.evaluateJson());
   },
   async keygen() {
     return generateKeyPair(crypto.getRandomValues(new Uint8Array(32)));
