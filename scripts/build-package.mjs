@@ -13,9 +13,11 @@ const PKG = path.join(ROOT, "pkg");
 const VIEWER = path.join(PKG, "viewer");
 
 // The viewer: every module of www/ and www/components/, its stylesheet, its types and the
-// example its "Load example" button loads. Pages (index.html, embed.html) stay in www/.
+// example (opt-in: only example.js, through example-files.js, names its files, so a portal that
+// does not import "deploy-gate/viewer/example" bundles none of it). Pages (index.html,
+// embed.html) stay in www/.
 const files = [
-  ...fs.readdirSync(WWW).filter((f) => f.endsWith(".js") || f === "deploy-gate-viewer.d.ts" || f === "style.css"),
+  ...fs.readdirSync(WWW).filter((f) => f.endsWith(".js") || f.endsWith(".d.ts") || f === "style.css"),
   ...fs.readdirSync(path.join(WWW, "components")).filter((f) => f.endsWith(".js")).map((f) => `components/${f}`),
   ...fs.readdirSync(path.join(WWW, "examples")).map((f) => `examples/${f}`),
 ].sort();
@@ -32,7 +34,8 @@ for (const file of files) {
     const text = bytes.toString("utf8");
     if (/\.\.\/\.\.\/pkg\//.test(text)) throw new Error(`www/${file} imports ../../pkg/: import the core through www/wasm.js`);
     if (text.includes(FROM) && file !== "wasm.js" && file !== "deploy-gate-viewer.d.ts") throw new Error(`www/${file} imports ../pkg/ directly: import the core through www/wasm.js`);
-    if (text.includes("import.meta") && file !== "assets.js") throw new Error(`www/${file} uses import.meta: find files next to the viewer through www/assets.js (the single-file viewer replaces it)`);
+    if (text.includes("import.meta") && file !== "assets.js" && file !== "example-files.js") throw new Error(`www/${file} uses import.meta: find files next to the viewer through www/assets.js (the single-file viewer replaces it)`);
+    if (/examples\//.test(text) && file !== "example-files.js" && !file.startsWith("examples/")) throw new Error(`www/${file} names the example's files: only www/example-files.js may (the example is opt-in)`);
     rewritten += text.split(FROM).length - 1;
     bytes = Buffer.from(text.replaceAll(FROM, TO));
   }
@@ -60,6 +63,7 @@ const pkg = {
   exports: {
     ".": { types: "./deploy_gate.d.ts", default: "./deploy_gate.js" },
     "./viewer": { types: "./viewer/deploy-gate-viewer.d.ts", default: "./viewer/deploy-gate-viewer.js" },
+    "./viewer/example": { types: "./viewer/example.d.ts", default: "./viewer/example.js" },
     "./viewer.css": "./viewer/style.css",
     "./viewer.html": "./deploy-gate-viewer.html",
     "./viewer/*": "./viewer/*",

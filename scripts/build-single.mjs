@@ -70,7 +70,7 @@ function replaced(modules) {
   return {
     name: "single-file",
     setup(build) {
-      build.onResolve({ filter: /^\.\.?\/(wasm|assets)\.js$/ }, (args) => {
+      build.onResolve({ filter: /^\.\.?\/(wasm|assets|example-files)\.js$/ }, (args) => {
         if (args.namespace === "single") return { path: args.path.slice(args.path.lastIndexOf("/") + 1), namespace: "single" };
         if (!args.importer.startsWith(WWW)) return undefined;
         return { path: path.basename(args.path), namespace: "single" };
@@ -114,22 +114,23 @@ const HASH = ${JSON.stringify(hashSource)};
 export const startWorker = () => { throw new Error("the worker starts no worker.js"); };
 export const startScanWorker = () => blobWorker(SCAN);
 export const startHashWorker = () => blobWorker(HASH);
-export const styleUrl = () => null;
-export async function exampleFile() { throw new Error("no example in a worker"); }`,
+export const styleUrl = () => null;`,
 });
 const examples = Object.fromEntries(EXAMPLE.map((name) => [name, read(path.join(WWW, "examples", name))]));
-const pageSource = await bundle("deploy-gate-viewer.js", "esm", {
+// The page: the viewer with the example (example.js imports the viewer and offers the example).
+const pageSource = await bundle("example.js", "esm", {
   "assets.js": `
 import { blobWorker } from "./blob-worker.js";
 const WORKER = ${JSON.stringify(workerSource)};
-const EXAMPLES = ${JSON.stringify(examples)};
 export const startWorker = () => blobWorker(WORKER);
 export const startScanWorker = () => { throw new Error("the page starts no scan worker"); };
 export const startHashWorker = startScanWorker;
-export const styleUrl = () => null;
-export async function exampleFile(name) {
-  if (!(name in EXAMPLES)) throw new Error(\`no example file \${name}\`);
-  return new File([EXAMPLES[name]], name, { type: "application/x-ndjson" });
+export const styleUrl = () => null;`,
+  "example-files.js": `
+const EXAMPLES = ${JSON.stringify(examples)};
+const ROLES = ${JSON.stringify(Object.fromEntries(EXAMPLE.map((name) => [name, name.replace(/\.jsonl$/, "")])))};
+export async function exampleFiles() {
+  return Object.entries(EXAMPLES).map(([name, text]) => ({ role: ROLES[name], file: new File([text], name, { type: "application/x-ndjson" }) }));
 }`,
 });
 
@@ -159,6 +160,7 @@ swap(/<meta http-equiv="Content-Security-Policy" content="[^"]*">/, `<meta http-
 swap(/<link rel="icon" href="favicon\.svg" type="image\/svg\+xml">/, `<link rel="icon" href="${favicon}" type="image/svg+xml">`);
 swap(/<link rel="stylesheet" href="style\.css">/, `<style>${css}</style>`);
 swap(/<script type="module" src="deploy-gate-viewer\.js"><\/script>/, `<script type="module">${pageSource}</script>`);
+swap(/\n<script type="module" src="example\.js"><\/script>/, "");
 swap(/<\/body>/, `<script type="application/octet-stream" id="dg-wasm">${wasm}</script>\n</body>`);
 fs.mkdirSync(path.dirname(out), { recursive: true });
 fs.writeFileSync(out, html);

@@ -2,7 +2,7 @@
 # Installs what the build and the tests need, skipping what is already there (idempotent):
 # the wasm32 target, clippy and rustfmt, wasm-pack, wasm-bindgen-cli (the version in
 # Cargo.lock), wasm-opt (npm binaryen: Debian's crashes at load), Debian's Chromium and
-# ChromeDriver, PyYAML (the config-edit oracle), junitparser and markdown-it-py (readers of the CI outputs), the e2e tests' npm packages (playwright-core; typescript for the type check; esbuild, which bundles the single-file viewer and builds the consumer project of tests/e2e/consumer.test.mjs) and cargo-fuzz
+# ChromeDriver, PyYAML (the config-edit oracle), junitparser and markdown-it-py (readers of the CI outputs), the e2e tests' npm packages (playwright-core; typescript for the type check; esbuild, which bundles the single-file viewer and builds the consumer project of tests/e2e/consumer.test.mjs; Vite, which builds the portal of tests/e2e/vite-portal.test.mjs) and cargo-fuzz
 # (scripts/fuzz.sh). Needs Rust, Node, Python and apt (as root, or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -85,7 +85,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked || fail "cannot install cargo-fuzz"
 fi
 
-if [ ! -d tests/e2e/node_modules/playwright-core ] || [ ! -d tests/e2e/node_modules/typescript ] || [ ! -d tests/e2e/node_modules/esbuild ]; then
+if [ ! -d tests/e2e/node_modules/playwright-core ] || [ ! -d tests/e2e/node_modules/typescript ] || [ ! -d tests/e2e/node_modules/esbuild ] || [ ! -d tests/e2e/node_modules/vite ]; then
   log "installing the e2e tests' npm packages"
   (cd tests/e2e && npm ci --no-audit --no-fund)
 fi

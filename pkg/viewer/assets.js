@@ -1,7 +1,7 @@
-// Where the viewer finds its workers, its styles and the bundled example: next to this module
+// Where the viewer finds its workers and its styles: next to this module
 // (`new URL(…, import.meta.url)`, which bundlers such as Vite, webpack and Parcel follow). The
 // single-file viewer (scripts/build-single.mjs) replaces this module with one that starts the
-// workers from blob URLs and has the styles and the example inline.
+// workers from blob URLs and has the styles inline. (The example is opt-in: example-files.js.)
 
 /** The viewer's worker (worker.js). */
 export const startWorker = () => new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
@@ -12,9 +12,3 @@ export const startHashWorker = () => new Worker(new URL("./hash-worker.js", impo
 /** The stylesheet to link when the page has not loaded the viewer's styles itself. */
 export const styleUrl = () => new URL("./style.css", import.meta.url).href;
 
-/** One file of the bundled example, as a File. */
-export async function exampleFile(name) {
-  const response = await fetch(new URL(`./examples/${name}`, import.meta.url));
-  if (!response.ok) throw new Error(`cannot load the example ${name}: HTTP ${response.status}`);
-  return new File([await response.blob()], name, { type: "application/x-ndjson" });
-}

@@ -20,12 +20,22 @@ export interface DeployGateViewerAttributes {
 
 /** The whole gate viewer: drop zone, policy form, decision, cases, exports, signing and
  * verification. Registered as `deploy-gate-viewer` when the module is imported. */
+/** A file for the viewer, with the role it plays in the evaluation. */
+export interface DeployGateFileEntry {
+  file: File;
+  role: "audit" | "old_verdicts" | "new_verdicts" | "old_trajectories" | "new_trajectories";
+}
+
 export declare class DeployGateViewer extends HTMLElement {
+  /** Gives every viewer on the page a "Load example" button that loads what `loader` resolves to
+   * (`import "deploy-gate/viewer/example"` does this with the bundled example). */
+  static provideExample(loader: () => Promise<DeployGateFileEntry[]>): void;
   /** The report of the decision on screen; null while there is none (inputs changing). */
   readonly report: GateReport | null | undefined;
   /** The same report as the CLI's exact JSON text. */
   readonly json: string | undefined;
-  /** Loads the bundled example (as the "Load example" button does). */
+  /** Loads the example (as the "Load example" button does); fails unless the page imported
+   * "deploy-gate/viewer/example" (or called `provideExample`). */
   loadExample(): Promise<void>;
   addEventListener<K extends keyof HTMLElementEventMap>(type: K, listener: (this: DeployGateViewer, ev: HTMLElementEventMap[K]) => unknown, options?: boolean | AddEventListenerOptions): void;
   addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;

@@ -7,14 +7,16 @@
 import { register } from "./components/index.js";
 import { GateClient } from "./client.js";
 import { h, download } from "./dom.js";
-import { exampleFile, styleUrl } from "./assets.js";
+import { styleUrl } from "./assets.js";
 
 register();
 
 const SINGLE_ROLES = ["old_verdicts", "new_verdicts", "old_trajectories", "new_trajectories"];
 /** Cases per message from the worker (about 20 ms of copying each). */
 const CASE_SLICE = 5000;
-const EXAMPLE = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl", "old_trajectories.jsonl", "new_trajectories.jsonl"];
+/** Where the example comes from: null until a page imports example.js (the example is opt-in, so
+ * a portal's build carries its data only when it asks for it). */
+let exampleLoader = null;
 
 /** Links the viewer's stylesheet unless the page has it already (linked, bundled or inline: the
  * element then has the viewer's colour variables). */
@@ -26,6 +28,13 @@ function ensureStyles(element) {
 }
 
 export class DeployGateViewer extends HTMLElement {
+  /** Gives every viewer, on the page now or later, a "Load example" button that loads the files
+   * `loader()` resolves to ([{file, role}]). Called by example.js. */
+  static provideExample(loader) {
+    exampleLoader = loader;
+    for (const viewer of document.querySelectorAll("deploy-gate-viewer")) if (viewer.drop) viewer.drop.exampleAvailable = true;
+  }
+
   connectedCallback() {
     if (this.client) return;
     ensureStyles(this);
@@ -42,6 +51,7 @@ export class DeployGateViewer extends HTMLElement {
 
     this.drop = document.createElement("dg-file-drop");
     this.drop.sniffer = (file) => this.client.call("sniff", { file });
+    this.drop.exampleAvailable = Boolean(exampleLoader);
     this.policyForm = document.createElement("dg-policy-form");
     this.progress = document.createElement("dg-progress");
     this.results = document.createElement("dg-results");
@@ -219,9 +229,8 @@ export class DeployGateViewer extends HTMLElement {
 
   async loadExample() {
     try {
-      const files = await Promise.all(EXAMPLE.map(exampleFile));
-      const roles = ["audit", "old_verdicts", "new_verdicts", "old_trajectories", "new_trajectories"];
-      this.drop.set(files.map((file, i) => ({ file, role: roles[i] })));
+      if (!exampleLoader) throw new Error("no example on this page: a page offers one by importing deploy-gate/viewer/example");
+      this.drop.set(await exampleLoader());
     } catch (e) {
       this.fail(e);
     }

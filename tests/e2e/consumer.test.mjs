@@ -38,11 +38,11 @@ after(async () => {
 
 test("the packed package holds the core, the viewer with its workers, styles and types, and the single-file viewer", () => {
   const files = new Set(tarball.files.map((f) => f.path));
-  for (const f of ["package.json", "README.md", "deploy_gate.js", "deploy_gate_bg.wasm", "deploy_gate.d.ts", "deploy-gate-viewer.html", "viewer/deploy-gate-viewer.js", "viewer/deploy-gate-viewer.d.ts", "viewer/worker.js", "viewer/scan-worker.js", "viewer/hash-worker.js", "viewer/wasm.js", "viewer/assets.js", "viewer/style.css", "viewer/components/index.js", "viewer/examples/audit.jsonl"]) {
+  for (const f of ["package.json", "README.md", "deploy_gate.js", "deploy_gate_bg.wasm", "deploy_gate.d.ts", "deploy-gate-viewer.html", "viewer/deploy-gate-viewer.js", "viewer/deploy-gate-viewer.d.ts", "viewer/worker.js", "viewer/scan-worker.js", "viewer/hash-worker.js", "viewer/wasm.js", "viewer/assets.js", "viewer/style.css", "viewer/components/index.js", "viewer/example.js", "viewer/example-files.js", "viewer/example.d.ts", "viewer/examples/audit.jsonl"]) {
     assert.ok(files.has(f), `${f} is in the tarball`);
   }
   const installed = JSON.parse(fs.readFileSync(path.join(WORK, "project/node_modules/deploy-gate/package.json"), "utf8"));
-  for (const key of [".", "./viewer", "./viewer.css", "./viewer.html"]) assert.ok(installed.exports[key], `exports ${key}`);
+  for (const key of [".", "./viewer", "./viewer/example", "./viewer.css", "./viewer.html"]) assert.ok(installed.exports[key], `exports ${key}`);
   assert.equal(installed.license, "MIT OR Apache-2.0");
   assert.equal(installed.types, "./deploy_gate.d.ts");
   // Every module of the installed viewer resolves its imports inside the package.

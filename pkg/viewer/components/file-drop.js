@@ -36,7 +36,7 @@ export class FileDrop extends HTMLElement {
       h("p", { class: "dg-muted" }, "Trajectory results are optional. Files stay on this machine: everything runs in this page."),
       this.input,
       h("label", { class: "dg-button", for: "dg-file-input" }, "Choose files…"),
-      h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": "load-example", onclick: () => this.dispatchEvent(new CustomEvent("dg-example", { bubbles: true })) }, "Load example"),
+      (this.exampleButton = h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": "load-example", hidden: !this.exampleAvailable, onclick: () => this.dispatchEvent(new CustomEvent("dg-example", { bubbles: true })) }, "Load example")),
     );
     for (const type of ["dragenter", "dragover"]) {
       this.zone.addEventListener(type, (e) => {
@@ -52,6 +52,15 @@ export class FileDrop extends HTMLElement {
     });
     this.list = h("ul", { class: "dg-file-list", "aria-label": "Files and their roles" });
     this.append(this.zone, this.list);
+  }
+
+  /** Whether the page offers the bundled example (example.js imported): shows "Load example". */
+  get exampleAvailable() {
+    return Boolean(this._exampleAvailable);
+  }
+  set exampleAvailable(on) {
+    this._exampleAvailable = Boolean(on);
+    if (this.exampleButton) this.exampleButton.hidden = !on;
   }
 
   /** Adds files, guessing each one's role from its content and name. */
