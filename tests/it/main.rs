@@ -30,6 +30,8 @@ mod parity;
 #[cfg(not(target_arch = "wasm32"))]
 mod policy_cli;
 #[cfg(not(target_arch = "wasm32"))]
+mod positions;
+#[cfg(not(target_arch = "wasm32"))]
 mod rules;
 #[cfg(not(target_arch = "wasm32"))]
 mod sign_cli;
