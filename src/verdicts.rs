@@ -510,6 +510,7 @@ fn id_problem(id: &Scalar<'_>) -> &'static str {
         Scalar::Int(_) => "0",
         Scalar::Bool(true) => "true",
         Scalar::Bool(false) => "false",
+        Scalar::Float(f) if *f == 0.0 => "0",
         Scalar::Float(_) => "a number with a fraction or an exponent",
         other => other.kind(),
     }

@@ -119,9 +119,11 @@ fn id_text<'a>(value: &'a Scalar<'_>) -> Result<(std::borrow::Cow<'a, str>, bool
         Scalar::Str(s) if !s.is_empty() => Ok((std::borrow::Cow::Borrowed(s.as_ref()), false)),
         Scalar::Int(i) if *i != 0 => Ok((std::borrow::Cow::Owned(i.to_string()), true)),
         Scalar::BigInt(digits) => Ok((std::borrow::Cow::Borrowed(digits.as_ref()), true)),
+        // Python's falsy values, `0.0` and `-0.0` among them (JSON's `-0` is one).
         Scalar::Absent | Scalar::Null | Scalar::Str(_) | Scalar::Int(_) | Scalar::Bool(false) => {
             Err(SkipReason::NoPipelineId)
         }
+        Scalar::Float(f) if *f == 0.0 => Err(SkipReason::NoPipelineId),
         Scalar::Float(_) | Scalar::Bool(true) | Scalar::Composite => Err(SkipReason::BadPipelineId),
     }
 }
@@ -171,9 +173,9 @@ pub enum SkipReason {
     NotJson,
     /// The line is JSON but not an object.
     NotObject,
-    /// `pipeline_id` is absent, null, `""` or `0`.
+    /// `pipeline_id` is absent or falsy as in Python: null, `""`, `0`, `0.0`, `false`.
     NoPipelineId,
-    /// `pipeline_id` is neither a string nor an integer.
+    /// `pipeline_id` is a float other than zero, `true`, an array or an object.
     BadPipelineId,
     /// The line is longer than the configured maximum.
     LineTooLong,

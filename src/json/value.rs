@@ -98,12 +98,9 @@ impl<'a> Scalar<'a> {
 fn wide_integer(raw: &str) -> Option<&str> {
     let text = raw.trim_matches([' ', '\t', '\n', '\r']);
     let digits = text.strip_prefix('-').unwrap_or(text);
-    // 20 digits fit when below 2^64; 19 always do.
-    let integer = digits.len() >= 20
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && !digits.starts_with('0');
-    let fits = text.parse::<i64>().is_ok() || text.parse::<u64>().is_ok();
-    (integer && !fits).then_some(text)
+    // Below 19 digits every integer fits; a JSON integer has no leading zero.
+    let integer = digits.len() >= 19 && digits.bytes().all(|b| b.is_ascii_digit()) && !digits.starts_with('0');
+    (integer && text.parse::<i64>().is_err() && text.parse::<u64>().is_err()).then_some(text)
 }
 
 /// Whether `text` is a JSON integer other than zero, as an integer id's text is:

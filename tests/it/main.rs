@@ -24,6 +24,8 @@ mod cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod html_report;
 #[cfg(not(target_arch = "wasm32"))]
+mod ids;
+#[cfg(not(target_arch = "wasm32"))]
 mod numbers;
 #[cfg(not(target_arch = "wasm32"))]
 mod parity;
