@@ -277,7 +277,10 @@ mod tests {
         assert_eq!(position(text, 8), (3, 5));
         assert_eq!(position(text, 99), (4, 1));
         let mut at = Positions::new(text);
-        assert_eq!([at.of(1), at.of(4), at.of(8), at.of(2)], [(1, 2), (3, 1), (3, 5), (1, 3)]);
+        assert_eq!(
+            [at.of(1), at.of(4), at.of(8), at.of(2)],
+            [(1, 2), (3, 1), (3, 5), (1, 3)]
+        );
         assert_eq!(invalid_utf8(b"ok \xC3\xA9 \xE2\x82 x"), Some((6, 0xE2)));
         assert_eq!(invalid_utf8(b"\xC3\xA9"), None);
     }

@@ -880,7 +880,10 @@ fn read_delimited(
     // One row buffer for the whole file.
     let mut row = csv::StringRecord::new();
     let mut positions = Positions::new(body);
-    while reader.read_record(&mut row).map_err(|e| csv_error(&e, body, role, name))? {
+    while reader
+        .read_record(&mut row)
+        .map_err(|e| csv_error(&e, body, role, name))?
+    {
         let line = row.position().map_or(0, |p| positions.of(csv_record_start(body, p)).0);
         let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty());
         let id = cell(Some(id_col)).ok_or_else(|| err(Some(line), "empty pipeline_id".into()))?;
@@ -966,7 +969,10 @@ mod tests {
         let e = parse_verdicts(Role::OldVerdicts, "m.json", b"{\"a\": {\"score\": 1}}").unwrap_err();
         assert!(e.to_string().contains("pipeline a: the object has neither"), "{e}");
         let e = parse_verdicts(Role::OldVerdicts, "m.json", b"{\"a\": 1, \"\": 2}").unwrap_err();
-        assert_eq!(e.to_string(), "m.json (old_verdicts) line 1, column 14: an empty pipeline id");
+        assert_eq!(
+            e.to_string(),
+            "m.json (old_verdicts) line 1, column 14: an empty pipeline id"
+        );
     }
 
     /// Each format reads a verdict as the reference's `str(v or "")` (checked with CPython's

@@ -76,7 +76,9 @@ impl Syntax {
 /// Why `text`, which a reader found not to be JSON, is not: serde_json reads it whole again
 /// (only on that error path). `None` if it reads it after all.
 pub fn why_not_json(text: &str) -> Option<Syntax> {
-    serde_json::from_str::<serde_json::Value>(text).err().map(|e| Syntax::of(&e))
+    serde_json::from_str::<serde_json::Value>(text)
+        .err()
+        .map(|e| Syntax::of(&e))
 }
 
 /// The byte offsets in `text` (a JSON object) of the values of its top-level key `key`, with
@@ -114,9 +116,19 @@ mod tests {
     #[test]
     fn syntax_errors_and_values_are_placed() {
         let e = why_not_json("{\"a\": 1,\n \"b\" 2}").unwrap();
-        assert_eq!(e, Syntax { message: "expected `:`".into(), line: 2, column: 6 });
+        assert_eq!(
+            e,
+            Syntax {
+                message: "expected `:`".into(),
+                line: 2,
+                column: 6
+            }
+        );
         let e = why_not_json("[1,\n").unwrap();
-        assert_eq!((e.message.as_str(), e.line, e.column), ("EOF while parsing a value", 2, 1));
+        assert_eq!(
+            (e.message.as_str(), e.line, e.column),
+            ("EOF while parsing a value", 2, 1)
+        );
         assert_eq!(why_not_json("{\"a\": 1e400}").unwrap().message, "number out of range");
         assert_eq!(why_not_json("{}"), None);
         let text = "{\"k\": 1, \"x\":  [2], \"k\":\"v\"}";

@@ -61,7 +61,11 @@ fn outcomes(report: &Value) -> Vec<(String, Value, Value, bool)> {
 #[test]
 fn the_integer_5_and_the_string_5_are_two_cases_in_the_cli() {
     let dir = tempdir();
-    let audit = write(dir.path(), "audit.jsonl", &(pipeline("5", "PASS") + &pipeline("\"5\"", "APPROVE")));
+    let audit = write(
+        dir.path(),
+        "audit.jsonl",
+        &(pipeline("5", "PASS") + &pipeline("\"5\"", "APPROVE")),
+    );
     let old = write(
         dir.path(),
         "old.jsonl",
@@ -135,6 +139,45 @@ fn integer_ids_of_any_size_keep_their_digits() {
     assert!(report.contains("\"pipeline_id\": \"123456789012345678901234567890\","));
 }
 
+/// The HTML report's table shows a wide integer id's digits (read from the report's JSON as
+/// raw text, not as a float).
+#[test]
+fn the_html_report_shows_a_wide_ids_digits() {
+    let dir = tempdir();
+    let id = "-1234567890123456789012345678901234567890123";
+    let audit = write(dir.path(), "audit.jsonl", &pipeline(id, "PASS"));
+    let old = write(
+        dir.path(),
+        "old.jsonl",
+        &format!("{{\"pipeline_id\": {id}, \"verdict\": \"PASS\"}}\n"),
+    );
+    let new = write(
+        dir.path(),
+        "new.jsonl",
+        &format!("{{\"pipeline_id\": {id}, \"verdict\": \"FAIL\"}}\n"),
+    );
+    let html = dir.path().join("report.html");
+    let out = run(&[
+        "evaluate",
+        "--audit",
+        &audit,
+        "--old-verdicts",
+        &old,
+        "--new-verdicts",
+        &new,
+        "--min-samples",
+        "1",
+        "--html",
+        &s(&html),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(
+        html.contains(&format!("<td class=\"mono\">{id}<")),
+        "the table shows the digits"
+    );
+}
+
 /// As the reference's `if not pid: continue`: falsy ids have none; negative integers are ids.
 /// Floats and `true` (which Python would keep as dict keys, `True == 1` and `5.0 == 5`) are
 /// skipped as `bad_pipeline_id` here, a deliberate difference.
@@ -144,7 +187,9 @@ fn falsy_ids_are_skipped_negative_ones_kept_floats_refused() {
     for id in ["-3", "7", "\"x\""] {
         audit += &pipeline(id, "PASS");
     }
-    for id in ["0", "-0", "\"\"", "false", "null", "2.5", "5.0", "1e3", "true", "[5]", "{}"] {
+    for id in [
+        "0", "-0", "\"\"", "false", "null", "2.5", "5.0", "1e3", "true", "[5]", "{}",
+    ] {
         audit += &pipeline(id, "PASS");
     }
     let verdicts = "{\"pipeline_id\": -3, \"verdict\": \"PASS\"}\n{\"pipeline_id\": 7, \"verdict\": \"PASS\"}\n{\"pipeline_id\": \"x\", \"verdict\": \"PASS\"}\n";
@@ -174,7 +219,10 @@ fn the_sample_key_is_the_ids_text_for_both_types() {
             .map(|t| pipeline(&if quoted { format!("\"{t}\"") } else { t.clone() }, "PASS"))
             .collect();
         let (_, report) = evaluate(&audit, "", "", &policy(1, Some(9), seed)).unwrap();
-        let mut ids: Vec<String> = outcomes(&report).into_iter().map(|o| o.0.trim_matches('"').to_owned()).collect();
+        let mut ids: Vec<String> = outcomes(&report)
+            .into_iter()
+            .map(|o| o.0.trim_matches('"').to_owned())
+            .collect();
         ids.sort_by_key(|t| key(t));
         ids
     };
@@ -238,10 +286,15 @@ fn a_typed_record_names_only_its_own_pipeline_when_the_log_has_both() {
 fn an_untyped_record_for_an_id_held_with_both_types_is_refused() {
     let audit = pipeline("5", "PASS") + &pipeline("\"5\"", "PASS");
     let typed = "{\"pipeline_id\": 5, \"verdict\": \"PASS\"}\n{\"pipeline_id\": \"5\", \"verdict\": \"PASS\"}\n";
-    let message = "pipeline id \"5\" is ambiguous: the audit log holds the integer 5 and the string \"5\" as two pipelines";
+    let message =
+        "pipeline id \"5\" is ambiguous: the audit log holds the integer 5 and the string \"5\" as two pipelines";
     for (untyped, line, why) in [
         ("{\n \"5\": \"PASS\"\n}\n", 2, "a JSON object's keys are text"),
-        ("pipeline_id,verdict\r\nx,PASS\r\n5,PASS\r\n", 3, "a CSV or TSV cell is text"),
+        (
+            "pipeline_id,verdict\r\nx,PASS\r\n5,PASS\r\n",
+            3,
+            "a CSV or TSV cell is text",
+        ),
     ] {
         let e = evaluate(&audit, typed, untyped, &policy(1, None, 0)).unwrap_err();
         let want = format!(
@@ -265,7 +318,11 @@ fn an_untyped_record_for_an_id_held_with_both_types_is_refused() {
         "1",
     ]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(stderr(&out).contains(&format!("{map_path} (new_verdicts) line 1: {message}")), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(&format!("{map_path} (new_verdicts) line 1: {message}")),
+        "{}",
+        text(&out)
+    );
 }
 
 /// Ids as messages and the API write them: with their type.

@@ -321,7 +321,12 @@ fn repeated_keys_a_bom_and_crlf_are_read() {
             text: "a".into(),
             numeric: false,
         };
-        assert_eq!(v.get(&id).and_then(|r| r.verdict.as_deref()), Some("PASS"), "{:?}", v.format);
+        assert_eq!(
+            v.get(&id).and_then(|r| r.verdict.as_deref()),
+            Some("PASS"),
+            "{:?}",
+            v.format
+        );
     }
     let t = parse_trajectories(
         Role::OldTrajectories,
@@ -347,7 +352,11 @@ fn small_audit(dir: &std::path::Path) -> String {
 fn the_cli_names_the_path_line_and_column_of_a_refused_file() {
     let dir = tempdir();
     let audit = small_audit(dir.path());
-    let good = write(dir.path(), "good.csv", "pipeline_id,verdict\np0,PASS\np1,PASS\np2,PASS\n");
+    let good = write(
+        dir.path(),
+        "good.csv",
+        "pipeline_id,verdict\np0,PASS\np1,PASS\np2,PASS\n",
+    );
     let files: [(&str, &[u8], &str, &str); 6] = [
         (
             "new.jsonl",
