@@ -124,6 +124,9 @@ pub struct InputError {
     pub file: String,
     /// 1-based line number, when the problem is on one line.
     pub line: Option<u64>,
+    /// 1-based column on that line, counted in bytes, when the problem is at one place of it
+    /// (a byte that is not UTF-8, where the JSON stops being JSON, a value of the wrong type).
+    pub column: Option<u64>,
     /// What is wrong, lowercase.
     pub message: String,
 }
@@ -135,18 +138,32 @@ impl InputError {
             role,
             file: file.into(),
             line,
+            column: None,
             message: message.into(),
+        }
+    }
+
+    /// An error at a line and column of a file.
+    pub fn at_column(role: Role, file: &str, line: u64, column: Option<u64>, message: impl Into<String>) -> Self {
+        InputError {
+            column,
+            ..InputError::at(role, file, Some(line), message)
+        }
+    }
+
+    /// Where in the file, as the message writes it: ` line 3, column 17`, ` line 3`, or empty.
+    pub fn location(&self) -> String {
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => format!(" line {line}, column {column}"),
+            (Some(line), None) => format!(" line {line}"),
+            _ => String::new(),
         }
     }
 }
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.file, self.role)?;
-        if let Some(line) = self.line {
-            write!(f, " line {line}")?;
-        }
-        write!(f, ": {}", self.message)
+        write!(f, "{} ({}){}: {}", self.file, self.role, self.location(), self.message)
     }
 }
 

@@ -196,6 +196,59 @@ pub fn split_all(bytes: &[u8], max_line: usize, mut emit: impl FnMut(Piece<'_>))
     splitter.finish(&mut emit);
 }
 
+/// The 1-based line and the 1-based column (in bytes) of byte `offset` of `bytes`.
+pub fn position(bytes: &[u8], offset: usize) -> (u64, u64) {
+    let mut at = Positions::new(bytes);
+    at.of(offset)
+}
+
+/// Lines and columns of increasing byte offsets of one text, each newline counted once (the
+/// elements of a JSON array of millions of records are placed in one pass over it).
+#[derive(Debug, Clone)]
+pub struct Positions<'a> {
+    bytes: &'a [u8],
+    /// How far the newlines were counted.
+    counted: usize,
+    line: u64,
+    line_start: usize,
+}
+
+impl<'a> Positions<'a> {
+    /// Positions in `bytes`, from its start.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Positions {
+            bytes,
+            counted: 0,
+            line: 1,
+            line_start: 0,
+        }
+    }
+
+    /// The line and column of byte `offset` (clamped to the text); an offset before the last
+    /// one asked for is counted again from the start.
+    pub fn of(&mut self, offset: usize) -> (u64, u64) {
+        let offset = offset.min(self.bytes.len());
+        if offset < self.counted {
+            *self = Positions::new(self.bytes);
+        }
+        for nl in memchr_iter(b'\n', &self.bytes[self.counted..offset]) {
+            self.line += 1;
+            self.line_start = self.counted + nl + 1;
+        }
+        self.counted = offset;
+        (self.line, (offset - self.line_start) as u64 + 1)
+    }
+}
+
+/// Where `bytes` stops being UTF-8: the offset of the first byte that does not belong to a
+/// valid character, and that byte.
+pub fn invalid_utf8(bytes: &[u8]) -> Option<(usize, u8)> {
+    match simdutf8::compat::from_utf8(bytes) {
+        Ok(_) => None,
+        Err(e) => Some((e.valid_up_to(), bytes[e.valid_up_to()])),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +265,24 @@ mod tests {
         }
         s.finish(&mut take);
         out
+    }
+
+    #[test]
+    fn positions_count_lines_and_byte_columns() {
+        let text = b"ab\n\ncd\xC3\xA9x\n";
+        assert_eq!(position(text, 0), (1, 1));
+        assert_eq!(position(text, 2), (1, 3));
+        assert_eq!(position(text, 3), (2, 1));
+        assert_eq!(position(text, 4), (3, 1));
+        assert_eq!(position(text, 8), (3, 5));
+        assert_eq!(position(text, 99), (4, 1));
+        let mut at = Positions::new(text);
+        assert_eq!(
+            [at.of(1), at.of(4), at.of(8), at.of(2)],
+            [(1, 2), (3, 1), (3, 5), (1, 3)]
+        );
+        assert_eq!(invalid_utf8(b"ok \xC3\xA9 \xE2\x82 x"), Some((6, 0xE2)));
+        assert_eq!(invalid_utf8(b"\xC3\xA9"), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::testset::TestSet;
 use crate::verdicts::{VerdictFormat, VerdictRecord, Verdicts};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::Hash;
 
 /// How a case moved from the old model to the new one.
@@ -174,7 +174,7 @@ fn judge(expected_upper: &str, record: Option<&VerdictRecord>) -> Judged {
     }
 }
 
-fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], side: Side, in_test_set: &HashSet<&str>) -> ModelCounts {
+fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], side: Side, test_set: &TestSet) -> ModelCounts {
     let pick = |c: &CaseOutcome| match side {
         Side::Old => (c.old_pass, c.old_missing, c.old_errored, c.old_composite),
         Side::New => (c.new_pass, c.new_missing, c.new_errored, c.new_composite),
@@ -193,7 +193,7 @@ fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], side: Side, in_test_set: &
         composite,
         pass_rate: pass_rate(passed, cases.len()),
         records: verdicts.records,
-        extra: verdicts.count_outside(in_test_set),
+        extra: verdicts.count_outside(test_set),
         duplicates: verdicts.duplicates,
         conflicting: verdicts.conflicting.len(),
         conflicting_ids: verdicts.conflicting_listed().to_vec(),
@@ -205,10 +205,11 @@ fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], side: Side, in_test_set: &
 /// a missing, null or errored verdict fails.
 pub fn score(test_set: &TestSet, old: &Verdicts, new: &Verdicts) -> Scoring {
     let mut cases = Vec::with_capacity(test_set.cases.len());
-    for case in &test_set.cases {
+    for (i, case) in test_set.cases.iter().enumerate() {
         let expected = upper(&case.expected_text()).into_owned();
-        let o = judge(&expected, old.get(&case.pipeline_id));
-        let n = judge(&expected, new.get(&case.pipeline_id));
+        let twin = test_set.has_twin(i);
+        let o = judge(&expected, old.record_for(&case.pipeline_id, twin));
+        let n = judge(&expected, new.record_for(&case.pipeline_id, twin));
         let status = match (o.pass, n.pass) {
             (true, false) => CaseStatus::Regressed,
             (false, true) => CaseStatus::Improved,
@@ -234,9 +235,8 @@ pub fn score(test_set: &TestSet, old: &Verdicts, new: &Verdicts) -> Scoring {
             new_error: n.error,
         });
     }
-    let ids: HashSet<&str> = test_set.cases.iter().map(|c| &*c.pipeline_id.text).collect();
-    let old_counts = counts(old, &cases, Side::Old, &ids);
-    let new_counts = counts(new, &cases, Side::New, &ids);
+    let old_counts = counts(old, &cases, Side::Old, test_set);
+    let new_counts = counts(new, &cases, Side::New, test_set);
     Scoring {
         templates: templates(&cases),
         cases,

@@ -506,6 +506,9 @@ impl Session {
         let index = self.audit_index().ok_or(SessionError::Missing("the audit log"))?;
         let test_set = self.test_set().ok_or(SessionError::Missing("the test set"))?;
         let [old, new] = &self.verdicts;
+        for verdicts in [old, new].into_iter().flatten() {
+            verdicts.check_against(test_set)?;
+        }
         let inputs = GateInputs {
             audit: index,
             test_set,

@@ -42,6 +42,9 @@ struct Wanted {
     first_stage: Pos,
     stages_end: Pos,
     stage_count: u64,
+    /// The log also holds a pipeline whose id has the same text and the other type (`5` and
+    /// `"5"`): a verdict must then name this one with its own type.
+    twin: bool,
 }
 
 /// The chosen pipelines and the byte ranges pass 2 must read for them.
@@ -195,6 +198,7 @@ impl AuditIndex {
                 span_ranges(p.first_stage(), p.stages_end(), &mut ranges);
                 Wanted {
                     id: table.id(p),
+                    twin: table.find(table.text(p), !p.numeric()).is_some(),
                     completion,
                     first_stage: p.first_stage(),
                     stages_end: p.stages_end(),
@@ -273,6 +277,16 @@ pub struct TestSet {
     pub policy: TestSetPolicy,
     /// Things worth a reader's attention (non-string stage ids, …).
     pub warnings: Vec<String>,
+    /// The cases whose id's text the log also holds with the other type (the integer `5` and
+    /// the string `"5"`), by their index in `cases`.
+    pub(crate) twins: Vec<usize>,
+}
+
+impl TestSet {
+    /// Whether the log also holds a pipeline whose id has case `i`'s text and the other type.
+    pub(crate) fn has_twin(&self, i: usize) -> bool {
+        self.twins.binary_search(&i).is_ok()
+    }
 }
 
 impl TestSet {
@@ -592,10 +606,11 @@ impl TestSetBuilder {
         if !matches!(entry.kind, Kind::Stage { .. }) {
             return Ok(());
         }
-        let (text, _) = entry.id_text();
+        let (text, numeric) = entry.id_text();
         let chosen = &self.selection.chosen;
         let found = self.by_id.find(self.hasher.hash_one(text.as_bytes()), |&c| {
-            *chosen[c as usize].id.text == *text
+            let id = &chosen[c as usize].id;
+            *id.text == *text && id.numeric == numeric
         });
         let Some(&case) = found else {
             return Ok(());
@@ -684,7 +699,11 @@ impl TestSetBuilder {
         }
         let mut warnings = Vec::new();
         let mut cases = Vec::with_capacity(self.cases.len());
+        let mut twins = Vec::new();
         for (partial, wanted) in self.cases.into_iter().zip(self.selection.chosen) {
+            if wanted.twin {
+                twins.push(cases.len());
+            }
             let changed = |at: Pos| TestSetError::Changed {
                 file: self.file_names[at.file as usize].clone(),
                 offset: at.offset,
@@ -735,6 +754,7 @@ impl TestSetBuilder {
             insufficient: self.selection.insufficient,
             policy: self.selection.policy,
             warnings: warnings.into_iter().map(|(_, w)| w).collect(),
+            twins,
         })
     }
 }

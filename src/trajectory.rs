@@ -3,9 +3,9 @@
 use crate::compat::round4;
 use crate::input::Role;
 use crate::input::{InputError, InputFile};
-use crate::json::{parse_object_line, NotObject, Scalar};
-use crate::lines::{split_all, Piece};
-use crate::verdicts::describe;
+use crate::json::{parse_object_line, value_offsets, visit_array, why_not_json, NotObject, Scalar, Syntax, ValueError};
+use crate::lines::{invalid_utf8, split_all, Piece, Positions};
+use crate::verdicts::{describe, invalid_utf8_message, offset_of, whole_text};
 use serde::Serialize;
 
 /// The metrics the composite score uses (absent ones are 0).
@@ -127,16 +127,39 @@ enum ResultError {
     },
 }
 
-fn read_result(bytes: &[u8]) -> Result<Option<Scored>, ResultError> {
+/// A result's error and where in its text it is (the value of the first non-numeric metric,
+/// where the JSON stops being JSON).
+fn placed(e: &ResultError, text: &str) -> (String, Option<usize>) {
+    match e {
+        ResultError::NotJson => match why_not_json(text) {
+            Some(syntax) => (
+                format!("not valid JSON: {}", syntax.message),
+                Some(offset_of(text, syntax.line, syntax.column)),
+            ),
+            None => (e.to_string(), None),
+        },
+        ResultError::NotANumber { key, .. } => {
+            let offset = value_offsets(text, key)
+                .into_iter()
+                .find(|(_, raw)| Scalar::of_raw(raw).is_ok_and(|v| v.is_set() && v.as_f64().is_none()))
+                .map(|(offset, _)| offset);
+            (e.to_string(), offset)
+        }
+        _ => (e.to_string(), None),
+    }
+}
+
+fn read_result(text: &str) -> Result<Option<Scored>, ResultError> {
     let mut m = Metrics::default();
     let mut has_judge = false;
     let mut trajectory_id = None;
     let mut problem = None;
-    parse_object_line(bytes, |key, v| {
+    parse_object_line(text.as_bytes(), |key, v| {
         if key == "trajectory_id" {
             trajectory_id = match v.scalar()? {
                 Scalar::Str(s) => Some(s.into_owned()),
                 Scalar::Int(i) => Some(i.to_string()),
+                Scalar::BigInt(digits) => Some(digits.into_owned()),
                 _ => None,
             };
             return Ok(());
@@ -188,9 +211,10 @@ fn read_result(bytes: &[u8]) -> Result<Option<Scored>, ResultError> {
     }))
 }
 
-/// Reads a trajectory file: JSONL or a JSON array of AgenticEvalResult objects.
+/// Reads a trajectory file: JSONL or a JSON array of AgenticEvalResult objects. An unusable
+/// result stops it with an error naming its line and, where it helps, the column.
 pub fn parse_trajectories(role: Role, name: &str, bytes: &[u8]) -> Result<Trajectories, InputError> {
-    let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
+    let at = |line: u64, column: Option<u64>, msg: String| InputError::at_column(role, name, line, column, msg);
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut out = Trajectories {
         file: describe(role, name, bytes),
@@ -202,10 +226,35 @@ pub fn parse_trajectories(role: Role, name: &str, bytes: &[u8]) -> Result<Trajec
         None => out.skipped_without_judge += 1,
     };
     if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
-        let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body)
-            .map_err(|e| err(Some(e.line() as u64), format!("not a JSON array of results: {e}")))?;
-        for (n, item) in items.into_iter().enumerate() {
-            take(read_result(item.get().as_bytes()).map_err(|m| err(None, format!("element {n}: {m}")))?);
+        // One element at a time, placed by its offset.
+        let text = whole_text(body, role, name)?;
+        let mut positions = Positions::new(body);
+        let mut failure = None;
+        let mut de = serde_json::Deserializer::from_str(text);
+        let read = visit_array(&mut de, |n, item| {
+            let item = item.get();
+            let start = item.as_ptr() as usize - text.as_ptr() as usize;
+            match read_result(item) {
+                Ok(r) => {
+                    take(r);
+                    Ok(())
+                }
+                Err(e) => {
+                    let (msg, inner) = placed(&e, item);
+                    let (line, column) = positions.of(start + inner.unwrap_or(0));
+                    failure = Some(at(line, Some(column), format!("element {n}: {msg}")));
+                    Err(ValueError::Invalid(String::new()))
+                }
+            }
+        })
+        .and_then(|()| de.end());
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if let Err(e) = read {
+            let syntax = Syntax::of(&e);
+            let msg = format!("not a JSON array of results: {}", syntax.message);
+            return Err(at(syntax.line, Some(syntax.column), msg));
         }
     } else {
         let mut failure = None;
@@ -214,9 +263,17 @@ pub fn parse_trajectories(role: Role, name: &str, bytes: &[u8]) -> Result<Trajec
             if failure.is_some() || line.bytes.iter().all(u8::is_ascii_whitespace) {
                 return;
             }
-            match read_result(line.bytes) {
+            let Some(text) = line.text() else {
+                let (offset, byte) = invalid_utf8(line.bytes).expect("not UTF-8");
+                failure = Some(at(line.number, Some(offset as u64 + 1), invalid_utf8_message(byte)));
+                return;
+            };
+            match read_result(text) {
                 Ok(r) => take(r),
-                Err(m) => failure = Some(err(Some(line.number), m.to_string())),
+                Err(e) => {
+                    let (msg, offset) = placed(&e, text);
+                    failure = Some(at(line.number, offset.map(|o| o as u64 + 1), msg));
+                }
             }
         });
         if let Some(e) = failure {
@@ -285,7 +342,10 @@ mod tests {
         assert_eq!((t.results.len(), t.skipped_without_judge), (1, 1));
         assert_eq!(t.mean(), Some(0.1));
         let e = parse_trajectories(Role::OldTrajectories, "t", b"{\"overall_judge_score\":\"high\"}").unwrap_err();
-        assert!(e.to_string().contains("line 1: overall_judge_score is a string"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "t (old_trajectories) line 1, column 24: overall_judge_score is a string, expected a number"
+        );
         let a = parse_trajectories(
             Role::OldTrajectories,
             "t",

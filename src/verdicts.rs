@@ -15,8 +15,12 @@ use crate::audit::{into_id_text, PipelineId};
 use crate::compat::py_float_repr;
 use crate::input::Role;
 use crate::input::{InputError, InputFile};
-use crate::json::{parse_object_line, read_object_text, visit_array, NotObject, PyText, Scalar, ValueError, ValueSink};
-use crate::lines::{split_all, Piece};
+use crate::json::{
+    parse_object_line, read_object_text, value_offsets, visit_array, why_not_json, NotObject, PyText, Scalar, Syntax,
+    ValueError, ValueSink,
+};
+use crate::lines::{invalid_utf8, position, split_all, Piece, Positions};
+use crate::testset::TestSet;
 use hashbrown::{DefaultHashBuilder, HashMap};
 use std::sync::Arc;
 
@@ -57,6 +61,39 @@ pub struct VerdictRecord {
     pub composite: bool,
 }
 
+/// How a record names its pipeline: with the id's JSON type (JSONL, a JSON array), or as bare
+/// text (a JSON object's key, a CSV cell), which has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IdKind {
+    /// A JSON string.
+    Str = 0,
+    /// A JSON integer.
+    Int = 1,
+    /// Text without a type.
+    Untyped = 2,
+}
+
+impl IdKind {
+    /// The kind of a test case's id.
+    fn of(id: &PipelineId) -> IdKind {
+        if id.numeric {
+            IdKind::Int
+        } else {
+            IdKind::Str
+        }
+    }
+}
+
+/// A kept record and the line it starts on (for the message that refuses an untyped id).
+#[derive(Debug, Clone)]
+struct Kept {
+    record: VerdictRecord,
+    line: u64,
+}
+
+/// The kept records of one id text, by [`IdKind`].
+type Slots = [Option<Kept>; 3];
+
 /// A parsed verdict file.
 #[derive(Debug, Clone)]
 pub struct Verdicts {
@@ -72,8 +109,9 @@ pub struct Verdicts {
     pub conflicting: Vec<String>,
     /// Audit-log stage entries found in a JSONL verdict file and ignored.
     pub ignored_stage_entries: usize,
-    /// Kept records by id; a kept id shares the caller's copy (see [`parse_verdicts_keeping`]).
-    by_id: HashMap<Arc<str>, VerdictRecord, DefaultHashBuilder>,
+    /// Kept records by id text (and in it by the id's type); a kept id shares the caller's
+    /// copy (see [`parse_verdicts_keeping`]).
+    by_id: HashMap<Arc<str>, Slots, DefaultHashBuilder>,
     /// The records of ids not kept (see [`parse_verdicts_keeping`]) while the file is read: a
     /// 64-bit hash of the id and one of the record, 16 bytes a record (to count them and spot
     /// conflicting duplicates without storing them); sorted and counted once it is read.
@@ -85,15 +123,50 @@ pub struct Verdicts {
     keep_hashes: hashbrown::HashSet<u64, DefaultHashBuilder>,
 }
 
+/// The hash that tells ids apart: the text's, and for an integer another one (`5` and `"5"`
+/// are two ids; an untyped id hashes as a string, and a file holds one kind or the other).
+fn id_hash(text_hash: u64, kind: IdKind) -> u64 {
+    match kind {
+        IdKind::Int => text_hash ^ 0x5bd1_e995_9e37_79b9,
+        IdKind::Str | IdKind::Untyped => text_hash,
+    }
+}
+
 impl Verdicts {
-    /// The record for a pipeline, if the file has one.
+    /// The record for a pipeline, if the file has one: see [`Verdicts::record_for`] (this is it
+    /// for a log that holds no other pipeline with the same id text).
     pub fn get(&self, id: &PipelineId) -> Option<&VerdictRecord> {
-        self.by_id.get(&*id.text)
+        self.record_for(id, false)
+    }
+
+    /// The record for a test case's pipeline, if the file has one. A record that names the id
+    /// with its type (`5`, `"5"`) is the case's own; without one, an untyped record (a JSON
+    /// object's key, a CSV cell) with the id's text; without that, a record naming the same text
+    /// with the other type (a file written before ids had types: `"5"` for the integer `5`),
+    /// unless `twin`: the log also holds a pipeline with that text and the other type, whose
+    /// record that is.
+    pub fn record_for(&self, id: &PipelineId, twin: bool) -> Option<&VerdictRecord> {
+        let kind = self.resolve(id, twin)?;
+        self.by_id.get(&*id.text)?[kind as usize].as_ref().map(|k| &k.record)
+    }
+
+    /// Which of the id text's records a case takes (see [`Verdicts::record_for`]).
+    fn resolve(&self, id: &PipelineId, twin: bool) -> Option<IdKind> {
+        let slots = self.by_id.get(&*id.text)?;
+        let own = IdKind::of(id);
+        let other = match own {
+            IdKind::Int => IdKind::Str,
+            _ => IdKind::Int,
+        };
+        [(own, true), (IdKind::Untyped, true), (other, !twin)]
+            .into_iter()
+            .find(|&(kind, allowed)| allowed && slots[kind as usize].is_some())
+            .map(|(kind, _)| kind)
     }
 
     /// Distinct pipeline ids with a record (kept or not).
     pub fn len(&self) -> usize {
-        self.by_id.len() + self.others_distinct
+        self.by_id.values().map(|s| s.iter().flatten().count()).sum::<usize>() + self.others_distinct
     }
 
     /// True when the file has no record.
@@ -101,9 +174,54 @@ impl Verdicts {
         self.len() == 0
     }
 
-    /// Distinct ids with a record that are not in `ids`.
-    pub(crate) fn count_outside(&self, ids: &std::collections::HashSet<&str>) -> usize {
-        self.by_id.keys().filter(|id| !ids.contains(&***id)).count() + self.others_distinct
+    /// Distinct ids with a record that no case of `test_set` takes.
+    pub(crate) fn count_outside(&self, test_set: &TestSet) -> usize {
+        let mut taken: hashbrown::HashSet<(&str, u8)> = hashbrown::HashSet::new();
+        for (i, case) in test_set.cases.iter().enumerate() {
+            if let Some(kind) = self.resolve(&case.pipeline_id, test_set.has_twin(i)) {
+                taken.insert((&case.pipeline_id.text, kind as u8));
+            }
+        }
+        let kept: usize = self
+            .by_id
+            .iter()
+            .map(|(text, slots)| {
+                (0..3u8)
+                    .filter(|&k| slots[k as usize].is_some() && !taken.contains(&(&**text, k)))
+                    .count()
+            })
+            .sum();
+        kept + self.others_distinct
+    }
+
+    /// Refuses a file whose untyped record (a JSON object's key, a CSV cell) names an id text
+    /// the log holds with both types (`5` and `"5"`) when one of them is a test case: the
+    /// record cannot say whose verdict it is.
+    pub fn check_against(&self, test_set: &TestSet) -> Result<(), InputError> {
+        for (i, case) in test_set.cases.iter().enumerate() {
+            if !test_set.has_twin(i) {
+                continue;
+            }
+            let id = &case.pipeline_id;
+            let Some(Some(kept)) = self.by_id.get(&*id.text).map(|s| &s[IdKind::Untyped as usize]) else {
+                continue;
+            };
+            let (untyped, rewrite) = match self.format {
+                VerdictFormat::JsonMap => ("a JSON object's keys are text", "JSONL or a JSON array"),
+                _ => ("a CSV or TSV cell is text", "JSONL or a JSON array"),
+            };
+            let text = serde_json::to_string(&*id.text).expect("a string serializes");
+            return Err(InputError::at(
+                self.file.role,
+                &self.file.name,
+                Some(kept.line),
+                format!(
+                    "pipeline id {text} is ambiguous: the audit log holds the integer {} and the string {text} as two pipelines, and {untyped}; write this file as {rewrite}, each pipeline_id as the log writes it",
+                    id.text
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The conflicting ids as listed in the report (the first few).
@@ -117,22 +235,29 @@ impl Verdicts {
         }
     }
 
-    /// Whether records of this id are kept whole.
-    fn is_kept(&self, id: &str, id_hash: u64) -> bool {
+    /// Whether records of this id text are kept whole (of either type: a case of one type may
+    /// take the other's record, see [`Verdicts::record_for`]).
+    fn is_kept(&self, id: &str, text_hash: u64) -> bool {
         self.keep
             .as_ref()
-            .is_none_or(|keep| self.keep_hashes.contains(&id_hash) && keep.contains(id))
+            .is_none_or(|keep| self.keep_hashes.contains(&text_hash) && keep.contains(id))
     }
 
     /// Counts a record, and keeps it when its id is kept (only then is it copied).
     fn insert(&mut self, record: RecordRef<'_>) {
         self.records += 1;
-        let id_hash = stable_hash(record.id.as_bytes(), 0);
-        if !self.is_kept(&record.id, id_hash) {
-            self.others.push((id_hash, record.hash()));
+        let text_hash = stable_hash(record.id.as_bytes(), 0);
+        if !self.is_kept(&record.id, text_hash) {
+            self.others.push((id_hash(text_hash, record.kind), record.hash()));
             return;
         }
-        let RecordRef { id, verdict, error } = record;
+        let RecordRef {
+            id,
+            kind,
+            line,
+            verdict,
+            error,
+        } = record;
         let (verdict, composite) = match verdict {
             Some(PyText::Text(t)) => (Some(t), false),
             Some(PyText::Composite) => (None, true),
@@ -143,24 +268,27 @@ impl Verdicts {
             error: error.map(Cow::into_owned),
             composite,
         };
-        match self.by_id.get_mut(&*id) {
-            Some(existing) => {
-                self.duplicates += 1;
-                if *existing != record {
-                    *existing = record;
-                    self.conflict(&id);
-                }
-            }
+        let slots = match self.by_id.get_mut(&*id) {
+            Some(slots) => slots,
             None => {
                 let shared = match self.keep.as_ref().and_then(|keep| keep.get(&*id)) {
                     Some(kept) => Arc::clone(kept),
                     None => Arc::from(&*id),
                 };
-                self.by_id.insert(shared, record);
+                self.by_id.entry(shared).or_default()
             }
+        };
+        match &mut slots[kind as usize] {
+            Some(existing) => {
+                self.duplicates += 1;
+                if existing.record != record {
+                    *existing = Kept { record, line };
+                    self.conflict(&id);
+                }
+            }
+            slot @ None => *slot = Some(Kept { record, line }),
         }
     }
-
     /// Counts the others once the file is read (distinct ids, duplicates) and frees their
     /// hashes; the id hashes of those whose duplicates disagree.
     fn finish_others(&mut self) -> hashbrown::HashSet<u64, DefaultHashBuilder> {
@@ -188,8 +316,9 @@ struct Replay<'v> {
 
 impl Replay<'_> {
     fn record(&mut self, record: &RecordRef<'_>) {
-        let id_hash = stable_hash(record.id.as_bytes(), 0);
-        if !self.others.contains(&id_hash) && !self.verdicts.is_kept(&record.id, id_hash) {
+        let text_hash = stable_hash(record.id.as_bytes(), 0);
+        let id_hash = id_hash(text_hash, record.kind);
+        if !self.others.contains(&id_hash) && !self.verdicts.is_kept(&record.id, text_hash) {
             return;
         }
         let rec_hash = record.hash();
@@ -203,6 +332,10 @@ impl Replay<'_> {
 /// (a record is copied only when it is kept).
 struct RecordRef<'a> {
     id: Cow<'a, str>,
+    /// How the id is written (with its type or without).
+    kind: IdKind,
+    /// The line the record starts on.
+    line: u64,
     /// `None` when the record has no verdict.
     verdict: Option<PyText<'a>>,
     error: Option<Cow<'a, str>>,
@@ -255,6 +388,7 @@ fn error_text(value: Scalar<'_>) -> Option<Cow<'_, str>> {
         Scalar::Absent | Scalar::Null => None,
         Scalar::Str(s) => Some(s),
         Scalar::Int(i) => Some(i.to_string().into()),
+        Scalar::BigInt(digits) => Some(digits),
         Scalar::Float(f) => Some(py_float_repr(f).into()),
         Scalar::Bool(b) => Some(b.to_string().into()),
         Scalar::Composite => Some("(structured error)".into()),
@@ -319,8 +453,9 @@ enum RecordError {
     /// No `pipeline_id`.
     #[error("no pipeline_id")]
     NoId,
-    /// A `pipeline_id` that is not a non-empty string or integer (its JSON type named).
-    #[error("pipeline_id is {0}, expected a non-empty string or integer")]
+    /// A `pipeline_id` that is not a non-empty string or an integer other than 0 (what it is
+    /// named).
+    #[error("pipeline_id is {0}, expected a non-empty string or an integer other than 0")]
     BadId(&'static str),
     /// Neither a verdict nor an error.
     #[error("record has neither a verdict nor an error")]
@@ -332,14 +467,6 @@ enum RecordError {
     /// a `String`, so the result of every record read does not grow).
     #[error("pipeline {}: {}", .0.id, .0.why)]
     MapValue(Box<MapValue>),
-    /// Element `index` (from 0) of a JSON array is unusable.
-    #[error("element {index}: {why}")]
-    Element {
-        /// The element's index.
-        index: usize,
-        /// What is wrong with it.
-        why: Box<RecordError>,
-    },
 }
 
 const _: () = assert!(std::mem::size_of::<RecordError>() <= std::mem::size_of::<String>());
@@ -375,28 +502,87 @@ enum MapValueError {
     Neither,
 }
 
-fn finish_record(f: RecordFields<'_>) -> Result<Parsed<'_>, RecordError> {
+/// What an unusable `pipeline_id` is, for its message.
+fn id_problem(id: &Scalar<'_>) -> &'static str {
+    match id {
+        Scalar::Null => "null",
+        Scalar::Str(_) => "an empty string",
+        Scalar::Int(_) => "0",
+        Scalar::Bool(true) => "true",
+        Scalar::Bool(false) => "false",
+        Scalar::Float(f) if *f == 0.0 => "0",
+        Scalar::Float(_) => "a number with a fraction or an exponent",
+        other => other.kind(),
+    }
+}
+
+fn finish_record(f: RecordFields<'_>, line: u64) -> Result<Parsed<'_>, RecordError> {
     // A JSONL verdict file may be an audit log: its stage entries are ignored, and every
     // other line is a record (a completion by the audit rule, or a runner's error).
     if f.marks.kind(f.verdict.is_some()) == EntryKind::Stage {
         return Ok(Parsed::StageEntry);
     }
-    let id = match f.id {
+    let kind = match f.id {
         Scalar::Absent => return Err(RecordError::NoId),
-        id => {
-            let kind = id.kind();
-            into_id_text(id).map_err(|_| RecordError::BadId(kind))?
-        }
+        Scalar::Int(_) | Scalar::BigInt(_) => IdKind::Int,
+        _ => IdKind::Str,
     };
+    let problem = id_problem(&f.id);
+    let id = into_id_text(f.id).map_err(|_| RecordError::BadId(problem))?;
     let error = error_text(f.error);
     if f.verdict.is_none() && error.is_none() {
         return Err(RecordError::Neither);
     }
     Ok(Parsed::Record(RecordRef {
         id,
+        kind,
+        line,
         verdict: f.verdict,
         error,
     }))
+}
+
+/// A record's error as its message, and where in the record's text it is when a place helps
+/// (where the JSON stops being JSON, the value of a bad `pipeline_id`).
+fn explain(e: &RecordError, text: &str) -> (String, Option<usize>) {
+    match e {
+        RecordError::NotJson => match why_not_json(text) {
+            Some(syntax) => (
+                format!("not valid JSON: {}", syntax.message),
+                Some(offset_of(text, syntax.line, syntax.column)),
+            ),
+            None => (e.to_string(), None),
+        },
+        RecordError::BadId(_) => (e.to_string(), value_offsets(text, "pipeline_id").last().map(|v| v.0)),
+        _ => (e.to_string(), None),
+    }
+}
+
+/// The byte offset in `text` of a 1-based line and column.
+pub(crate) fn offset_of(text: &str, line: u64, column: u64) -> usize {
+    let start = if line <= 1 {
+        0
+    } else {
+        memchr::memchr_iter(b'\n', text.as_bytes())
+            .nth(line as usize - 2)
+            .map_or(text.len(), |nl| nl + 1)
+    };
+    (start + column.saturating_sub(1) as usize).min(text.len())
+}
+
+/// The message for a byte that is not UTF-8.
+pub(crate) fn invalid_utf8_message(byte: u8) -> String {
+    format!("invalid UTF-8 (byte 0x{byte:02x})")
+}
+
+/// Refuses a whole-file format (a JSON array or object) that is not UTF-8, at the first byte
+/// that is not; `body` is the file without its BOM (columns do not count the BOM).
+pub(crate) fn whole_text<'b>(body: &'b [u8], role: Role, name: &str) -> Result<&'b str, InputError> {
+    simdutf8::basic::from_utf8(body).map_err(|_| {
+        let (at, byte) = invalid_utf8(body).expect("not UTF-8");
+        let (line, column) = position(body, at);
+        InputError::at_column(role, name, line, Some(column), invalid_utf8_message(byte))
+    })
 }
 
 fn strip_bom(bytes: &[u8]) -> &[u8] {
@@ -480,7 +666,8 @@ fn parse(role: Role, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<
     Ok(out)
 }
 
-/// Reads the records of a file in `format`, handing each to `on` as it is read.
+/// Reads the records of a file in `format`, handing each to `on` as it is read. An unusable
+/// record stops it with an error naming its line and, where it helps, the column.
 fn read_records(
     format: VerdictFormat,
     bytes: &[u8],
@@ -488,7 +675,7 @@ fn read_records(
     name: &str,
     on: &mut dyn FnMut(Parsed<'_>),
 ) -> Result<(), InputError> {
-    let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
+    let at = |line: u64, column: Option<u64>, msg: String| InputError::at_column(role, name, line, column, msg);
     let body = strip_bom(bytes);
     match format {
         VerdictFormat::Jsonl => {
@@ -498,13 +685,20 @@ fn read_records(
                 if failure.is_some() || line.bytes.iter().all(u8::is_ascii_whitespace) {
                     return;
                 }
-                let parsed = (line.text().ok_or(NotObject::InvalidUtf8))
-                    .and_then(|text| read_object_text(text, record_entry))
+                let Some(text) = line.text() else {
+                    let (offset, byte) = invalid_utf8(line.bytes).expect("not UTF-8");
+                    failure = Some(at(line.number, Some(offset as u64 + 1), invalid_utf8_message(byte)));
+                    return;
+                };
+                let parsed = read_object_text(text, record_entry)
                     .map_err(RecordError::from)
-                    .and_then(finish_record);
+                    .and_then(|f| finish_record(f, line.number));
                 match parsed {
                     Ok(parsed) => on(parsed),
-                    Err(e) => failure = Some(err(Some(line.number), e.to_string())),
+                    Err(e) => {
+                        let (msg, offset) = explain(&e, text);
+                        failure = Some(at(line.number, offset.map(|o| o as u64 + 1), msg));
+                    }
                 }
             });
             if let Some(e) = failure {
@@ -513,49 +707,72 @@ fn read_records(
         }
         VerdictFormat::JsonArray => {
             // One element at a time: nothing of the file is held but the records kept.
-            let text = simdutf8::basic::from_utf8(body)
-                .map_err(|_| err(None, "not a JSON array of verdict records: invalid UTF-8".into()))?;
+            let text = whole_text(body, role, name)?;
+            let mut positions = Positions::new(body);
             let mut failure = None;
             let mut de = serde_json::Deserializer::from_str(text);
             let read = visit_array(&mut de, |n, item| {
+                let item = item.get();
+                let start = item.as_ptr() as usize - text.as_ptr() as usize;
+                let (line, _) = positions.of(start);
                 let mut f = RecordFields::default();
-                let parsed = parse_object_line(item.get().as_bytes(), |k, v| record_entry(&mut f, k, v))
-                    .map_err(|_| RecordError::ElementNotObject)
-                    .and_then(|()| finish_record(f))
-                    .map_err(|why| {
-                        let message = RecordError::Element {
-                            index: n,
-                            why: Box::new(why),
-                        }
-                        .to_string();
-                        ValueError::Invalid(failure.insert(message).clone())
-                    })?;
-                on(parsed);
-                Ok(())
+                let parsed = parse_object_line(item.as_bytes(), |k, v| record_entry(&mut f, k, v))
+                    .map_err(|e| match e {
+                        NotObject::NotObject => RecordError::ElementNotObject,
+                        other => RecordError::from(other),
+                    })
+                    .and_then(|()| finish_record(f, line));
+                match parsed {
+                    Ok(parsed) => {
+                        on(parsed);
+                        Ok(())
+                    }
+                    Err(why) => {
+                        let (msg, inner) = explain(&why, item);
+                        let (line, column) = positions.of(start + inner.unwrap_or(0));
+                        failure = Some(at(line, Some(column), format!("element {n}: {msg}")));
+                        Err(ValueError::Invalid(String::new()))
+                    }
+                }
             })
             .and_then(|()| de.end());
+            if let Some(e) = failure {
+                return Err(e);
+            }
             if let Err(e) = read {
-                let msg = failure.unwrap_or_else(|| format!("not a JSON array of verdict records: {e}"));
-                return Err(err(Some(e.line() as u64), msg));
+                let syntax = Syntax::of(&e);
+                let msg = format!("not a JSON array of verdict records: {}", syntax.message);
+                return Err(at(syntax.line, Some(syntax.column), msg));
             }
         }
         VerdictFormat::JsonMap => {
             // One entry at a time, as in the array.
-            let text = simdutf8::basic::from_utf8(body)
-                .map_err(|_| err(None, "not JSONL, nor a JSON object of verdicts: invalid UTF-8".into()))?;
+            let text = whole_text(body, role, name)?;
+            let mut positions = Positions::new(body);
             let mut failure = None;
             let mut de = serde_json::Deserializer::from_str(text);
             let read = crate::json::visit_object(&mut de, |key, v| {
-                let raw = v.raw()?;
-                let record = map_record(key, raw.get())
-                    .map_err(|e| ValueError::Invalid(failure.insert(e.to_string()).clone()))?;
-                on(Parsed::Record(record));
-                Ok(())
+                let raw = v.raw()?.get();
+                let (line, column) = positions.of(raw.as_ptr() as usize - text.as_ptr() as usize);
+                match map_record(key, raw, line) {
+                    Ok(record) => {
+                        on(Parsed::Record(record));
+                        Ok(())
+                    }
+                    Err(e) => {
+                        failure = Some(at(line, Some(column), e.to_string()));
+                        Err(ValueError::Invalid(String::new()))
+                    }
+                }
             })
             .and_then(|_| de.end());
+            if let Some(e) = failure {
+                return Err(e);
+            }
             if let Err(e) = read {
-                let msg = failure.unwrap_or_else(|| format!("not JSONL, nor a JSON object of verdicts: {e}"));
-                return Err(err(Some(e.line() as u64), msg));
+                let syntax = Syntax::of(&e);
+                let msg = format!("not JSONL, nor a JSON object of verdicts: {}", syntax.message);
+                return Err(at(syntax.line, Some(syntax.column), msg));
             }
         }
         VerdictFormat::Csv | VerdictFormat::Tsv => read_delimited(format, body, role, name, on)?,
@@ -564,7 +781,7 @@ fn read_records(
 }
 
 /// A map entry: its value is a verdict (any JSON value), or an object `{verdict, error}`.
-fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, RecordError> {
+fn map_record<'a>(key: &'a str, raw: &'a str, line: u64) -> Result<RecordRef<'a>, RecordError> {
     if key.is_empty() {
         return Err(RecordError::EmptyKey);
     }
@@ -574,12 +791,16 @@ fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, RecordErr
             why,
         }))
     };
+    let record = |verdict, error| RecordRef {
+        id: Cow::Borrowed(key),
+        kind: IdKind::Untyped,
+        line,
+        verdict,
+        error,
+    };
     if !raw.trim_start().starts_with('{') {
-        return Ok(RecordRef {
-            id: Cow::Borrowed(key),
-            verdict: Some(PyText::of_raw(raw).map_err(|e| in_pipeline(MapValueError::Value(e)))?),
-            error: None,
-        });
+        let verdict = PyText::of_raw(raw).map_err(|e| in_pipeline(MapValueError::Value(e)))?;
+        return Ok(record(Some(verdict), None));
     }
     let (mut verdict, mut error) = (None, Scalar::Absent);
     parse_object_line(raw.as_bytes(), |k, v| {
@@ -595,11 +816,42 @@ fn map_record<'a>(key: &'a str, raw: &'a str) -> Result<RecordRef<'a>, RecordErr
     if verdict.is_none() && error.is_none() {
         return Err(in_pipeline(MapValueError::Neither));
     }
-    Ok(RecordRef {
-        id: Cow::Borrowed(key),
-        verdict,
-        error,
-    })
+    Ok(record(verdict, error))
+}
+
+/// The byte where a CSV record starts: the csv crate's position, past the `\n` of a CRLF it
+/// leaves to the next record (its line numbers lag by one after each CRLF, so lines are counted
+/// here from the bytes).
+fn csv_record_start(body: &[u8], pos: &csv::Position) -> usize {
+    let at = (pos.byte() as usize).min(body.len());
+    at + usize::from(body.get(at) == Some(&b'\n'))
+}
+
+/// A CSV error as the message of an [`InputError`], placed: a byte that is not UTF-8 at its
+/// line and column, a row of the wrong width at its line.
+fn csv_error(e: &csv::Error, body: &[u8], role: Role, name: &str) -> InputError {
+    let line_of = |pos: &csv::Position| position(body, csv_record_start(body, pos)).0;
+    match e.kind() {
+        csv::ErrorKind::Utf8 { pos: Some(pos), .. } => {
+            let from = csv_record_start(body, pos);
+            if let Some((offset, byte)) = invalid_utf8(&body[from..]) {
+                let (line, column) = position(body, from + offset);
+                return InputError::at_column(role, name, line, Some(column), invalid_utf8_message(byte));
+            }
+            InputError::at(role, name, Some(line_of(pos)), "invalid UTF-8")
+        }
+        csv::ErrorKind::UnequalLengths {
+            pos: Some(pos),
+            expected_len,
+            len,
+        } => InputError::at(
+            role,
+            name,
+            Some(line_of(pos)),
+            format!("a row of {len} fields, where the header has {expected_len}"),
+        ),
+        _ => InputError::at(role, name, e.position().map(line_of), e.to_string()),
+    }
 }
 
 fn read_delimited(
@@ -612,10 +864,7 @@ fn read_delimited(
     let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
     let delimiter = if format == VerdictFormat::Tsv { b'\t' } else { b',' };
     let mut reader = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(body);
-    let headers = reader
-        .headers()
-        .map_err(|e| err(Some(1), format!("unreadable header: {e}")))?
-        .clone();
+    let headers = reader.headers().map_err(|e| csv_error(&e, body, role, name))?.clone();
     let column = |want: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(want));
     let id_col = column("pipeline_id").ok_or_else(|| {
         err(
@@ -630,15 +879,18 @@ fn read_delimited(
     }
     // One row buffer for the whole file.
     let mut row = csv::StringRecord::new();
+    let mut positions = Positions::new(body);
     while reader
         .read_record(&mut row)
-        .map_err(|e| err(e.position().map(|p| p.line()), e.to_string()))?
+        .map_err(|e| csv_error(&e, body, role, name))?
     {
-        let line = row.position().map(|p| p.line());
+        let line = row.position().map_or(0, |p| positions.of(csv_record_start(body, p)).0);
         let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty());
-        let id = cell(Some(id_col)).ok_or_else(|| err(line, "empty pipeline_id".into()))?;
+        let id = cell(Some(id_col)).ok_or_else(|| err(Some(line), "empty pipeline_id".into()))?;
         on(Parsed::Record(RecordRef {
             id: Cow::Borrowed(id),
+            kind: IdKind::Untyped,
+            line,
             verdict: cell(verdict_col).map(|v| PyText::Text(Cow::Borrowed(v))),
             error: cell(error_col).map(Cow::Borrowed),
         }));
@@ -652,6 +904,35 @@ mod tests {
 
     fn parse(text: &str) -> Verdicts {
         parse_verdicts(Role::OldVerdicts, "v", text.as_bytes()).unwrap()
+    }
+
+    /// A test set of cases with these ids (text, integer?), those at `twins` with a twin in
+    /// the log.
+    pub(crate) fn test_set_of(ids: &[(&str, bool)], twins: &[usize]) -> TestSet {
+        let raw = |s: &str| serde_json::value::RawValue::from_string(s.to_owned()).unwrap();
+        TestSet {
+            cases: ids
+                .iter()
+                .map(|&(text, numeric)| crate::testset::TestCase {
+                    pipeline_id: PipelineId {
+                        text: text.into(),
+                        numeric,
+                    },
+                    template_id: raw("null"),
+                    input_text: raw("\"in\""),
+                    expected_verdict: raw("\"PASS\""),
+                    expected_stage_outputs: crate::testset::StageOutputs::default(),
+                    episode_reward: raw("null"),
+                    input_hash: None,
+                })
+                .collect(),
+            candidates: ids.len(),
+            sampled: false,
+            insufficient: false,
+            policy: crate::policy::TestSetPolicy::default(),
+            warnings: Vec::new(),
+            twins: twins.to_vec(),
+        }
     }
 
     fn get<'a>(v: &'a Verdicts, id: &str) -> Option<&'a VerdictRecord> {
@@ -688,7 +969,10 @@ mod tests {
         let e = parse_verdicts(Role::OldVerdicts, "m.json", b"{\"a\": {\"score\": 1}}").unwrap_err();
         assert!(e.to_string().contains("pipeline a: the object has neither"), "{e}");
         let e = parse_verdicts(Role::OldVerdicts, "m.json", b"{\"a\": 1, \"\": 2}").unwrap_err();
-        assert_eq!(e.to_string(), "m.json (old_verdicts) line 1: an empty pipeline id");
+        assert_eq!(
+            e.to_string(),
+            "m.json (old_verdicts) line 1, column 14: an empty pipeline id"
+        );
     }
 
     /// Each format reads a verdict as the reference's `str(v or "")` (checked with CPython's
@@ -828,8 +1112,9 @@ mod tests {
         assert_eq!(some.conflicting, ["y", "a"]);
         assert_eq!(get(&some, "a"), get(&all, "a"));
         assert_eq!(get(&some, "x"), None, "not kept");
-        let test_set: std::collections::HashSet<&str> = ["a"].into();
+        let test_set = test_set_of(&[("a", false)], &[]);
         assert_eq!(some.count_outside(&test_set), all.count_outside(&test_set));
+        assert_eq!(some.count_outside(&test_set), 2);
     }
 
     #[test]
@@ -850,7 +1135,10 @@ mod tests {
             b"{\"pipeline_id\":\"a\",\"verdict\":\"P\"}\n\n{\"pipeline_id\":\"b\",\"verdict\":",
         )
         .unwrap_err();
-        assert_eq!(e.to_string(), "new.jsonl (new_verdicts) line 3: not valid JSON");
+        assert_eq!(
+            e.to_string(),
+            "new.jsonl (new_verdicts) line 3, column 29: not valid JSON: EOF while parsing a value"
+        );
         let e = parse_verdicts(Role::NewVerdicts, "n", b"{\"pipeline_id\":[1],\"verdict\":true}").unwrap_err();
         assert_eq!(e.line, Some(1));
         assert!(e.message.contains("pipeline_id is an array or object"), "{e}");
@@ -866,12 +1154,12 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "n (new_verdicts) line 2: element 1: array element is not a JSON object"
+            "n (new_verdicts) line 2, column 2: element 1: array element is not a JSON object"
         );
         let e = parse_verdicts(Role::NewVerdicts, "n", b"{\"a\": \"P\",\n \"b\": {\"latency\": 3}}").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "n (new_verdicts) line 2: pipeline b: the object has neither a verdict nor an error"
+            "n (new_verdicts) line 2, column 7: pipeline b: the object has neither a verdict nor an error"
         );
     }
 }

@@ -80,31 +80,51 @@ pub struct PipelineId {
 
 impl PipelineId {
     /// Reads an id from a field value; `Err` names the reason it is unusable.
+    ///
+    /// As the reference (`if not pid: continue`, then the value is a dict key): a non-empty
+    /// string, or an integer other than zero of any size (kept exactly, negative ones too). A
+    /// falsy value (`null`, `""`, `0`, `false`) has no id. Floats, `true`, arrays and objects
+    /// are refused as `bad_pipeline_id` (see `docs/numbers-and-verdicts.md`, "Id types").
     pub fn from_scalar(value: &Scalar<'_>) -> Result<PipelineId, SkipReason> {
-        match value {
-            Scalar::Str(s) if !s.is_empty() => Ok(PipelineId {
-                text: s.as_ref().into(),
-                numeric: false,
-            }),
-            Scalar::Int(i) if *i != 0 => Ok(PipelineId {
-                text: i.to_string().into(),
-                numeric: true,
-            }),
-            Scalar::Absent | Scalar::Null | Scalar::Str(_) | Scalar::Int(_) | Scalar::Bool(false) => {
-                Err(SkipReason::NoPipelineId)
-            }
-            _ => Err(SkipReason::BadPipelineId),
+        id_text(value).map(|(text, numeric)| PipelineId {
+            text: text.as_ref().into(),
+            numeric,
+        })
+    }
+
+    /// The id's type as a word for messages: `integer` or `string`.
+    pub fn type_name(&self) -> &'static str {
+        if self.numeric {
+            "integer"
+        } else {
+            "string"
+        }
+    }
+
+    /// The id as JSON (an integer id as the integer, a string id as the quoted string), for
+    /// messages where `5` and `"5"` must be told apart.
+    pub fn to_json(&self) -> String {
+        if self.numeric && crate::json::is_integer_id_text(&self.text) {
+            self.text.to_string()
+        } else {
+            serde_json::to_string(&*self.text).expect("a string serializes")
         }
     }
 }
 
-/// The id text of a `pipeline_id` value without allocating for strings (as
-/// [`PipelineId::from_scalar`] decides).
+/// The id text of a `pipeline_id` value without allocating for strings, and whether it is an
+/// integer (see [`PipelineId::from_scalar`]).
 fn id_text<'a>(value: &'a Scalar<'_>) -> Result<(std::borrow::Cow<'a, str>, bool), SkipReason> {
     match value {
         Scalar::Str(s) if !s.is_empty() => Ok((std::borrow::Cow::Borrowed(s.as_ref()), false)),
         Scalar::Int(i) if *i != 0 => Ok((std::borrow::Cow::Owned(i.to_string()), true)),
-        other => PipelineId::from_scalar(other).map(|_| unreachable!("every accepted id is handled above")),
+        Scalar::BigInt(digits) => Ok((std::borrow::Cow::Borrowed(digits.as_ref()), true)),
+        // Python's falsy values, `0.0` and `-0.0` among them (JSON's `-0` is one).
+        Scalar::Absent | Scalar::Null | Scalar::Str(_) | Scalar::Int(_) | Scalar::Bool(false) => {
+            Err(SkipReason::NoPipelineId)
+        }
+        Scalar::Float(f) if *f == 0.0 => Err(SkipReason::NoPipelineId),
+        Scalar::Float(_) | Scalar::Bool(true) | Scalar::Composite => Err(SkipReason::BadPipelineId),
     }
 }
 
@@ -112,6 +132,7 @@ fn id_text<'a>(value: &'a Scalar<'_>) -> Result<(std::borrow::Cow<'a, str>, bool
 pub(crate) fn into_id_text(value: Scalar<'_>) -> Result<std::borrow::Cow<'_, str>, SkipReason> {
     match value {
         Scalar::Str(s) if !s.is_empty() => Ok(s),
+        Scalar::BigInt(digits) => Ok(digits),
         other => id_text(&other).map(|(text, _)| std::borrow::Cow::Owned(text.into_owned())),
     }
 }
@@ -123,10 +144,22 @@ impl std::fmt::Display for PipelineId {
 }
 
 impl Serialize for PipelineId {
+    /// An integer id as the JSON integer it was (its exact digits, however many), a string id
+    /// as the string.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if !self.numeric {
+            return s.serialize_str(&self.text);
+        }
         match self.text.parse::<i128>() {
-            Ok(n) if self.numeric => s.serialize_i128(n),
-            _ => s.serialize_str(&self.text),
+            Ok(n) => s.serialize_i128(n),
+            // Wider than 128 bits: the digits as a raw JSON number (serde_json writes it as it
+            // is; every report and test set is written by serde_json).
+            Err(_) if crate::json::is_integer_id_text(&self.text) => {
+                serde_json::value::RawValue::from_string(self.text.to_string())
+                    .map_err(serde::ser::Error::custom)?
+                    .serialize(s)
+            }
+            Err(_) => s.serialize_str(&self.text),
         }
     }
 }
@@ -140,9 +173,9 @@ pub enum SkipReason {
     NotJson,
     /// The line is JSON but not an object.
     NotObject,
-    /// `pipeline_id` is absent, null, `""` or `0`.
+    /// `pipeline_id` is absent or falsy as in Python: null, `""`, `0`, `0.0`, `false`.
     NoPipelineId,
-    /// `pipeline_id` is neither a string nor an integer.
+    /// `pipeline_id` is a float other than zero, `true`, an array or an object.
     BadPipelineId,
     /// The line is longer than the configured maximum.
     LineTooLong,

@@ -223,19 +223,39 @@ impl Pipelines {
         self.table.reserve(more, |&(_, h)| spread(h));
     }
 
-    /// The index of the pipeline with this id text, inserted if new.
-    pub(super) fn entry(&mut self, text: &str, numeric: bool) -> usize {
-        let short = (self.hasher.hash_one(text.as_bytes()) >> 32) as u32;
+    /// The 32 bits of an id's hash the table keeps: its text's, and its type's (the integer
+    /// `5` and the string `"5"` are two pipelines, as in the reference).
+    fn short_hash(&self, text: &str, numeric: bool) -> u32 {
+        let h = (self.hasher.hash_one(text.as_bytes()) >> 32) as u32;
+        if numeric {
+            h ^ 0x9E37_79B9
+        } else {
+            h
+        }
+    }
+
+    /// The index of the pipeline with this id (its text and its type), if there is one.
+    pub(crate) fn find(&self, text: &str, numeric: bool) -> Option<usize> {
+        self.find_hashed(self.short_hash(text, numeric), text, numeric)
+    }
+
+    fn find_hashed(&self, short: u32, text: &str, numeric: bool) -> Option<usize> {
         let (list, ids) = (&self.list, &self.ids);
-        let text_of = |i: u32| {
-            let p = &list[i as usize];
-            &ids[p.id_start as usize..p.id_start as usize + p.id_len as usize]
-        };
-        if let Some(&(i, _)) = self
-            .table
-            .find(spread(short), |&(i, h)| h == short && text_of(i) == text.as_bytes())
-        {
-            return i as usize;
+        self.table
+            .find(spread(short), |&(i, h)| {
+                let p = &list[i as usize];
+                h == short
+                    && p.numeric() == numeric
+                    && &ids[p.id_start as usize..p.id_start as usize + p.id_len as usize] == text.as_bytes()
+            })
+            .map(|&(i, _)| i as usize)
+    }
+
+    /// The index of the pipeline with this id (its text and its type), inserted if new.
+    pub(super) fn entry(&mut self, text: &str, numeric: bool) -> usize {
+        let short = self.short_hash(text, numeric);
+        if let Some(i) = self.find_hashed(short, text, numeric) {
+            return i;
         }
         let i = self.list.len();
         let index = u32::try_from(i).expect("fewer than 4 billion pipelines");

@@ -69,6 +69,27 @@ fn skipped_lines_are_counted_by_reason_with_line_numbers() {
     assert_eq!(s.skipped["not_json"].first_lines[1].line, 10);
 }
 
+/// The integer `5` and the string `"5"` are two pipelines, as in the reference (`5 != "5"`),
+/// each with its own stages and completion.
+#[test]
+fn ids_of_two_types_are_two_pipelines() {
+    let idx = scan(concat!(
+        "{\"pipeline_id\":5,\"stage_id\":\"s\",\"input\":\"x\"}\n",
+        "{\"pipeline_id\":\"5\",\"stage_id\":\"s\",\"input\":\"y\"}\n",
+        "{\"pipeline_id\":\"5\",\"stage_id\":\"t\"}\n",
+        "{\"pipeline_id\":\"5\",\"verdict\":\"PASS\",\"is_complete\":true}\n",
+        "{\"pipeline_id\":5,\"verdict\":\"PASS\",\"is_complete\":true}\n",
+    ));
+    let got: Vec<(String, u64, Option<u64>)> = idx
+        .pipelines
+        .list()
+        .iter()
+        .map(|p| (idx.pipelines.id(p).to_json(), p.stage_count(), p.success().map(|s| s.0)))
+        .collect();
+    assert_eq!(got, [("5".into(), 1, Some(1)), ("\"5\"".into(), 2, Some(0))]);
+    assert_eq!(idx.summary().candidates, 2);
+}
+
 #[test]
 fn integer_pipeline_ids_are_kept_as_integers() {
     let idx = scan(r#"{"pipeline_id":531386,"stage_id":"s","input":"x"}"#);
@@ -89,7 +110,10 @@ fn integer_pipeline_ids_are_kept_as_integers() {
 
 #[test]
 fn segments_survive_the_wire() {
-    let text = "{\"pipeline_id\":\"a\",\"stage_id\":\"s\",\"input\":\"x\"}\nnot json\n{\"pipeline_id\":7,\"verdict\":\"PASS\",\"is_complete\":true}\n{\"pipeline_id\":\"a\",\"verdict\":\"PASS\",\"is_complete\":true}\n";
+    let text = concat!(
+        "{\"pipeline_id\":\"a\",\"stage_id\":\"s\",\"input\":\"x\"}\nnot json\n{\"pipeline_id\":7,\"verdict\":\"PASS\",\"is_complete\":true}\n{\"pipeline_id\":\"a\",\"verdict\":\"PASS\",\"is_complete\":true}\n",
+        "{\"pipeline_id\":\"7\",\"verdict\":\"PASS\",\"is_complete\":true}\n{\"pipeline_id\":-123456789012345678901234567890,\"stage_id\":\"s\"}\n",
+    );
     let scan = |wire: bool| {
         let mut builder = IndexBuilder::new();
         let no = builder.add_file(InputFile {
@@ -127,6 +151,8 @@ fn segments_survive_the_wire() {
         )
     };
     assert_eq!(scan(true), scan(false));
+    let ids: Vec<String> = scan(true).1.iter().map(|p| p.0.to_json()).collect();
+    assert_eq!(ids, ["\"a\"", "7", "\"7\"", "-123456789012345678901234567890"]);
     assert!(Segment::from_bytes(b"DGS1\0").is_err());
     assert!(Segment::from_bytes(b"nope").is_err());
     // The header (magic, file, line limit, five counts, next rank), then a skip-reason count

@@ -51,6 +51,9 @@ pub enum WireError {
     /// An empty pipeline id.
     #[error("an empty pipeline id")]
     EmptyId,
+    /// An id marked as an integer whose text is not one.
+    #[error("an integer id that is not an integer")]
+    NotAnInteger,
     /// The same pipeline twice.
     #[error("a pipeline listed twice")]
     DuplicatePipeline,
@@ -187,6 +190,9 @@ impl Segment {
                 return Err(WireError::EmptyId);
             }
             let numeric = w.u8()? == 1;
+            if numeric && !crate::json::is_integer_id_text(text) {
+                return Err(WireError::NotAnInteger);
+            }
             let i = pipelines.entry(text, numeric);
             if i + 1 != pipelines.len() {
                 return Err(WireError::DuplicatePipeline);

@@ -11,7 +11,7 @@ pub mod skim;
 mod value;
 mod visit;
 
-pub use value::{nested_field, NotObject, PyText, Scalar, ValueError, ValueSink};
+pub use value::{is_integer_id_text, nested_field, NotObject, PyText, Scalar, ValueError, ValueSink};
 pub(crate) use visit::{visit_array, visit_object};
 
 /// Parses one line as a JSON object, calling back for each top-level entry.
@@ -48,6 +48,55 @@ pub fn read_object_text<'de, S: Default>(
     Ok(state)
 }
 
+/// Why a JSON text is not JSON, as serde_json says it: its message without the position, and
+/// the position (1-based line; 1-based column counted in bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Syntax {
+    /// serde_json's message (`expected `,` or `}``, `EOF while parsing a list`, …).
+    pub message: String,
+    /// The line where it stopped.
+    pub line: u64,
+    /// The column where it stopped (at least 1: the start of a line, past its newline).
+    pub column: u64,
+}
+
+impl Syntax {
+    /// A serde_json error as a [`Syntax`].
+    pub fn of(e: &serde_json::Error) -> Syntax {
+        let full = e.to_string();
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        Syntax {
+            message: full.strip_suffix(&suffix).unwrap_or(&full).to_owned(),
+            line: e.line() as u64,
+            column: (e.column() as u64).max(1),
+        }
+    }
+}
+
+/// Why `text`, which a reader found not to be JSON, is not: serde_json reads it whole again
+/// (only on that error path). `None` if it reads it after all.
+pub fn why_not_json(text: &str) -> Option<Syntax> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .err()
+        .map(|e| Syntax::of(&e))
+}
+
+/// The byte offsets in `text` (a JSON object) of the values of its top-level key `key`, with
+/// their JSON text, in order (a key may repeat). Empty when `text` is not an object.
+pub fn value_offsets<'t>(text: &'t str, key: &str) -> Vec<(usize, &'t str)> {
+    let mut found = Vec::new();
+    let _ = visit::parse_object_text(text, |k, v| {
+        if k == key {
+            let raw = v.raw()?.get();
+            found.push((raw.as_ptr() as usize - text.as_ptr() as usize, raw));
+            Ok(())
+        } else {
+            v.skip()
+        }
+    });
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,6 +111,30 @@ mod tests {
         assert_eq!(ok(b"{\"a\": 1} x"), Err(NotObject::NotJson));
         assert_eq!(ok(b"{\"a\": \"\xff\"}"), Err(NotObject::InvalidUtf8));
         assert_eq!(ok(b"audit writer restarted"), Err(NotObject::NotJson));
+    }
+
+    #[test]
+    fn syntax_errors_and_values_are_placed() {
+        let e = why_not_json("{\"a\": 1,\n \"b\" 2}").unwrap();
+        assert_eq!(
+            e,
+            Syntax {
+                message: "expected `:`".into(),
+                line: 2,
+                column: 6
+            }
+        );
+        let e = why_not_json("[1,\n").unwrap();
+        assert_eq!(
+            (e.message.as_str(), e.line, e.column),
+            ("EOF while parsing a value", 2, 1)
+        );
+        assert_eq!(why_not_json("{\"a\": 1e400}").unwrap().message, "number out of range");
+        assert_eq!(why_not_json("{}"), None);
+        let text = "{\"k\": 1, \"x\":  [2], \"k\":\"v\"}";
+        assert_eq!(value_offsets(text, "k"), [(6, "1"), (24, "\"v\"")]);
+        assert_eq!(value_offsets(text, "x"), [(15, "[2]")]);
+        assert!(value_offsets("[1]", "k").is_empty());
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub enum Scalar<'a> {
     Str(Cow<'a, str>),
     /// An integer that fits in 64 bits (sign kept).
     Int(i128),
+    /// An integer too wide for 64 bits, as its exact decimal text (Python keeps such an
+    /// integer exactly; serde_json would make it a float).
+    BigInt(Cow<'a, str>),
     /// Any other number.
     Float(f64),
     /// `true` or `false`.
@@ -50,7 +53,7 @@ pub enum Scalar<'a> {
     Composite,
 }
 
-impl Scalar<'_> {
+impl<'a> Scalar<'a> {
     /// True unless absent or null.
     pub fn is_set(&self) -> bool {
         !matches!(self, Scalar::Absent | Scalar::Null)
@@ -62,7 +65,7 @@ impl Scalar<'_> {
             Scalar::Absent => "absent",
             Scalar::Null => "null",
             Scalar::Str(_) => "a string",
-            Scalar::Int(_) | Scalar::Float(_) => "a number",
+            Scalar::Int(_) | Scalar::BigInt(_) | Scalar::Float(_) => "a number",
             Scalar::Bool(_) => "a boolean",
             Scalar::Composite => "an array or object",
         }
@@ -70,12 +73,41 @@ impl Scalar<'_> {
 
     /// The value as a number, if it is one.
     pub fn as_f64(&self) -> Option<f64> {
-        match *self {
-            Scalar::Int(i) => Some(i as f64),
-            Scalar::Float(f) => Some(f),
+        match self {
+            Scalar::Int(i) => Some(*i as f64),
+            // Correctly rounded, as Python's `float(int)` (which raises beyond the doubles).
+            Scalar::BigInt(text) => text.parse().ok(),
+            Scalar::Float(f) => Some(*f),
             _ => None,
         }
     }
+
+    /// Reads one JSON value from its text (`raw`, as serde_json's `RawValue` gives it): as
+    /// serde_json reads it, except that an integer too wide for 64 bits keeps its digits
+    /// ([`Scalar::BigInt`]) instead of becoming a float.
+    pub(crate) fn of_raw(raw: &'a str) -> Result<Scalar<'a>, ValueError> {
+        if let Some(digits) = wide_integer(raw) {
+            return Ok(Scalar::BigInt(Cow::Borrowed(digits)));
+        }
+        serde_json::from_str::<Scalar<'a>>(raw).map_err(|e| ValueError::Invalid(e.to_string()))
+    }
+}
+
+/// `raw` without surrounding whitespace when it is a JSON integer (`-?(0|[1-9][0-9]*)`) that
+/// does not fit in an `i64` or a `u64`.
+fn wide_integer(raw: &str) -> Option<&str> {
+    let text = raw.trim_matches([' ', '\t', '\n', '\r']);
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    // Below 19 digits every integer fits; a JSON integer has no leading zero.
+    let integer = digits.len() >= 19 && digits.bytes().all(|b| b.is_ascii_digit()) && !digits.starts_with('0');
+    (integer && text.parse::<i64>().is_err() && text.parse::<u64>().is_err()).then_some(text)
+}
+
+/// Whether `text` is a JSON integer other than zero, as an integer id's text is:
+/// `-?[1-9][0-9]*`.
+pub fn is_integer_id_text(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// A value made text as the reference makes a verdict text, `str(v or "")`.

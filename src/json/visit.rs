@@ -55,7 +55,12 @@ struct MapSink<'a, A> {
 
 impl<'de, A: MapAccess<'de>> ValueSink<'de> for MapSink<'_, A> {
     fn scalar(&mut self) -> Result<Scalar<'de>, ValueError> {
-        self.map.next_value::<Scalar<'de>>().map_err(invalid)
+        // Through the raw text, so that an integer too wide for 64 bits keeps its digits.
+        let raw = self
+            .map
+            .next_value::<&'de serde_json::value::RawValue>()
+            .map_err(invalid)?;
+        Scalar::of_raw(raw.get())
     }
     fn text(&mut self) -> Result<PyText<'de>, ValueError> {
         let raw = self

@@ -291,7 +291,8 @@ struct TrajStatsV {
 
 #[derive(Deserialize)]
 struct CaseV {
-    pipeline_id: Value,
+    /// Raw: an integer id past 64 bits keeps its digits (a `Value` would make it a float).
+    pipeline_id: Box<serde_json::value::RawValue>,
     template_id: Value,
     expected: Value,
     old_verdict: Option<String>,
@@ -356,6 +357,11 @@ fn text(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// A pipeline id as shown: a string id's text, an integer id's digits.
+fn id_text(raw: &serde_json::value::RawValue) -> String {
+    serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| raw.get().to_owned())
 }
 
 /// `s` cut to [`SHOWN_CHARACTERS`] characters with a note of the rest.
@@ -993,7 +999,7 @@ fn render_cases(o: &mut String, v: &View) {
             o,
             "<tr class=\"{s}\" data-tags=\"{}\"><td class=\"mono\">{}</td><td>{}</td><td>{}</td>{}{}<td>{}</td></tr>",
             esc(&tags.join(" ")),
-            cell(&text(&c.pipeline_id)),
+            cell(&id_text(&c.pipeline_id)),
             cell(&text(&c.template_id)),
             cell(&text(&c.expected)),
             verdict_cell(&c.old_verdict, c.old_pass, c.old_missing, c.old_errored, &c.old_error),

@@ -123,9 +123,49 @@ test("an unusable file is reported with its name and line, and no decision is sh
   await page.setInputFiles('[data-testid="file-input"]', [...files, broken]);
   const error = page.locator('[data-testid="error"]');
   await error.waitFor();
-  assert.equal(await error.textContent(), "new_verdicts.jsonl (new_verdicts) line 2: not valid JSON");
+  assert.equal(await error.textContent(), "new_verdicts.jsonl (new_verdicts) line 2, column 32: not valid JSON: EOF while parsing a value");
   assert.equal(await page.locator('[data-testid="decision"]').count(), 0);
   await page.context().close();
+});
+
+test("a JSON array of verdicts with a byte that is not UTF-8 is refused at its line and column", async () => {
+  const page = await openPage(env);
+  const dir = path.join(ARTIFACTS, "broken-array");
+  fs.mkdirSync(dir, { recursive: true });
+  const broken = path.join(dir, "new_verdicts.json");
+  fs.writeFileSync(broken, Buffer.concat([Buffer.from('[\n{"pipeline_id": "a", "verdict": "PASS"},\n{"pipeline_id": "b", "verdict": "PA'), Buffer.from([0xff]), Buffer.from('SS"}]\n')]));
+  const files = fixtureFiles("approved").filter((f) => !f.endsWith("new_verdicts.jsonl"));
+  await page.setInputFiles('[data-testid="file-input"]', [...files, broken]);
+  const error = page.locator('[data-testid="error"]');
+  await error.waitFor();
+  assert.equal(await error.textContent(), "new_verdicts.json (new_verdicts) line 3, column 36: invalid UTF-8 (byte 0xff)");
+  assert.equal(await page.locator('[data-testid="decision"]').count(), 0);
+  await page.context().close();
+});
+
+test("the integer 5 and the string \"5\" are two cases in the page; a JSON object of verdicts that cannot tell them apart is refused", async () => {
+  const page = await openPage(env);
+  await setPolicy(page, fixturePolicy("typed-ids"));
+  await page.setInputFiles('[data-testid="file-input"]', fixtureFiles("typed-ids"));
+  const shown = await decision(page);
+  assert.equal(shown.numCases, 13);
+  const ids = await page.locator('[data-testid="case-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute("data-id")));
+  assert.ok(ids.includes("5") && ids.includes('"5"'), ids.join(" "));
+  await page.context().close();
+
+  const dir = path.join(ARTIFACTS, "untyped-twins");
+  fs.mkdirSync(dir, { recursive: true });
+  const map = path.join(dir, "new_verdicts.json");
+  fs.writeFileSync(map, '{\n "5": "PASS",\n "p-1": "PASS"\n}\n');
+  const page2 = await openPage(env);
+  await setPolicy(page2, fixturePolicy("typed-ids"));
+  const files = fixtureFiles("typed-ids").filter((f) => !f.endsWith("new_verdicts.jsonl"));
+  await page2.setInputFiles('[data-testid="file-input"]', [...files, map]);
+  const error = page2.locator('[data-testid="error"]');
+  await error.waitFor();
+  assert.match(await error.textContent(), /^new_verdicts\.json \(new_verdicts\) line 2: pipeline id "5" is ambiguous: the audit log holds the integer 5 and the string "5" as two pipelines/);
+  assert.equal(await page2.locator('[data-testid="decision"]').count(), 0);
+  await page2.context().close();
 });
 
 test("a gzip-compressed audit log is streamed through DecompressionStream and decided as the plain one", async () => {

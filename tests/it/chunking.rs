@@ -24,6 +24,8 @@ fn tricky_log() -> Vec<u8> {
     );
     log.extend_from_slice(&fixture("real-writer-shape/audit.jsonl"));
     log.extend_from_slice(&fixture("approved/audit.jsonl"));
+    // Ids of both types with one text (`5`, `"5"`) and integers past 64 bits.
+    log.extend_from_slice(&fixture("typed-ids/audit.jsonl"));
     log.extend_from_slice("{\"pipeline_id\":\"tail\",\"stage_id\":\"s\",\"input\":\"∑\"}".as_bytes());
     log
 }

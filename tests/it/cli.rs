@@ -139,7 +139,9 @@ fn bad_input_names_the_file_and_line_and_exits_1() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.contains(&format!("{broken} (new_verdicts) line 2: not valid JSON")),
+        err.contains(&format!(
+            "{broken} (new_verdicts) line 2, column 30: not valid JSON: EOF while parsing a value"
+        )),
         "{err}"
     );
 
@@ -162,7 +164,7 @@ fn bad_input_names_the_file_and_line_and_exits_1() {
         traj.clone(),
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("t.jsonl (old_trajectories) line 2: tac_score is a string"));
+    assert!(stderr(&out).contains("t.jsonl (old_trajectories) line 2, column 40: tac_score is a string"));
 
     let missing = s(&dir.path().join("nope.jsonl"));
     let out = run(&["test-set".into(), "--audit".into(), missing.clone()]);

@@ -24,11 +24,15 @@ mod cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod html_report;
 #[cfg(not(target_arch = "wasm32"))]
+mod ids;
+#[cfg(not(target_arch = "wasm32"))]
 mod numbers;
 #[cfg(not(target_arch = "wasm32"))]
 mod parity;
 #[cfg(not(target_arch = "wasm32"))]
 mod policy_cli;
+#[cfg(not(target_arch = "wasm32"))]
+mod positions;
 #[cfg(not(target_arch = "wasm32"))]
 mod rules;
 #[cfg(not(target_arch = "wasm32"))]

@@ -11,7 +11,7 @@ use deploy_gate::input::{Role, Side};
 use deploy_gate::native::{self, file_name, ReadOptions, DEFAULT_SEGMENT};
 use deploy_gate::policy::{self, GatePolicy, Mode, OnInsufficient, PolicyInput};
 use deploy_gate::report::GateReport;
-use deploy_gate::session::Session;
+use deploy_gate::session::{Session, SessionError};
 use deploy_gate::trajectory::parse_trajectories;
 use deploy_gate::verdicts::{parse_verdicts_keeping, KeepSet, Verdicts};
 use std::path::{Path, PathBuf};
@@ -269,7 +269,13 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
         let parsed = parse_trajectories(role, &file_name(path), &bytes).map_err(|e| input_error(path, e))?;
         session.set_trajectories(side, parsed);
     }
-    Ok(session.report()?)
+    // A verdict file the report refuses (an untyped id the log holds with both types) is named
+    // by its path, as when it was read.
+    session.report().map_err(|e| match e {
+        SessionError::Input(e) if e.role == Role::OldVerdicts => input_error(inputs.old_verdicts, e),
+        SessionError::Input(e) if e.role == Role::NewVerdicts => input_error(inputs.new_verdicts, e),
+        other => other.into(),
+    })
 }
 
 fn print_summary(r: &GateReport) {

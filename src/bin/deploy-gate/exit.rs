@@ -43,6 +43,5 @@ pub fn write_output(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
 
 /// An input error with the path as the user typed it.
 pub fn input_error(path: &Path, e: InputError) -> anyhow::Error {
-    let line = e.line.map(|l| format!(" line {l}")).unwrap_or_default();
-    anyhow!("{} ({}){line}: {}", path.display(), e.role, e.message)
+    anyhow!("{} ({}){}: {}", path.display(), e.role, e.location(), e.message)
 }
