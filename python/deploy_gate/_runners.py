@@ -8,6 +8,7 @@ import asyncio
 import concurrent.futures
 import inspect
 import logging
+import os
 import threading
 from typing import Any, Awaitable, Callable, List, Optional, Sequence, Tuple
 
@@ -72,6 +73,23 @@ def run_sequential(
     return out
 
 
+def _run_chunk(
+    fn: Callable[[Any], Any],
+    chunk: Sequence[Tuple[Any, Any]],
+    where: str,
+    progress: Optional[Progress],
+    stop: threading.Event,
+) -> List[Answer]:
+    out: List[Answer] = []
+    for pid, case_input in chunk:
+        if stop.is_set():
+            break
+        out.append(call_runner(fn, case_input, pid, where))
+    if progress is not None:
+        progress.advance(len(out))
+    return out
+
+
 def run_threads(
     fn: Callable[[Any], Any],
     cases: Sequence[Tuple[Any, Any]],
@@ -80,25 +98,27 @@ def run_threads(
     progress: Optional[Progress] = None,
 ) -> List[Answer]:
     """Runs ``fn`` over the cases on a pool of ``max_workers`` threads (``None``: Python's
-    default). Answers come back in case order. KeyboardInterrupt cancels the cases not
-    started and is raised again once the running ones return."""
+    default), handing each thread runs of consecutive cases (a future per case costs more
+    than a trivial runner). Answers come back in case order. KeyboardInterrupt stops the
+    runs at their next case and is raised again once the running calls return."""
     if max_workers is not None and max_workers <= 1:
         return run_sequential(fn, cases, where, progress)
-    out: List[Optional[Answer]] = [None] * len(cases)
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="deploy-gate-runner")
+    workers = max_workers or min(32, (os.cpu_count() or 1) + 4)  # the pool's own default
+    size = max(1, min(256, len(cases) // (workers * 8) or 1))
+    chunks = [cases[i : i + size] for i in range(0, len(cases), size)]
+    stop = threading.Event()
     try:
-        futures = {
-            pool.submit(call_runner, fn, case_input, pid, where): i for i, (pid, case_input) in enumerate(cases)
-        }
-        for future in concurrent.futures.as_completed(futures):
-            out[futures[future]] = future.result()
-            if progress is not None:
-                progress.advance(1)
+        futures = [pool.submit(_run_chunk, fn, chunk, where, progress, stop) for chunk in chunks]
+        out: List[Answer] = []
+        for future in futures:
+            out.extend(future.result())
     except BaseException:
+        stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
-    return [a if a is not None else (MISSING, "") for a in out]
+    return out
 
 
 async def _run_async(
@@ -108,26 +128,30 @@ async def _run_async(
     where: str,
     progress: Optional[Progress],
 ) -> List[Answer]:
-    semaphore = asyncio.Semaphore(max_concurrency)
+    # max_concurrency workers take the next case as they finish one (cheaper than a task and
+    # a semaphore per case).
+    out: List[Optional[Answer]] = [None] * len(cases)
+    next_case = iter(range(len(cases)))
 
-    async def one(pid: Any, case_input: Any) -> Answer:
-        async with semaphore:
+    async def worker() -> None:
+        for i in next_case:
+            pid, case_input = cases[i]
             try:
-                produced = await fn(case_input)
-                answer = verdict_answer(produced)
+                answer = verdict_answer(await fn(case_input))
             except Exception as exc:
                 answer = _logged(pid, exc, where)
-        if progress is not None:
-            progress.advance(1)
-        return answer
+            out[i] = answer
+            if progress is not None:
+                progress.advance(1)
 
-    tasks = [asyncio.ensure_future(one(pid, case_input)) for pid, case_input in cases]
+    tasks = [asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, len(cases)))]
     try:
-        return list(await asyncio.gather(*tasks))
+        await asyncio.gather(*tasks)
     except BaseException:
         for t in tasks:
             t.cancel()
         raise
+    return [a if a is not None else (MISSING, "") for a in out]
 
 
 def run_async(

@@ -11,6 +11,8 @@ __all__ = [
     "TrajectoryFileError",
     "PolicyError",
     "DeployError",
+    "SignError",
+    "VerificationError",
 ]
 
 
@@ -62,3 +64,20 @@ class DeployError(RuntimeError):
         super().__init__(message)
         self.file = file
         self.line = line
+
+
+class SignError(ValueError):
+    """A report, key or digest cannot be signed or used (not a report, not a PEM key, …)."""
+
+    def __init__(self, message: str, role: Optional[str] = None, file: Optional[str] = None, line: Optional[int] = None) -> None:
+        super().__init__(message)
+
+
+class VerificationError(Exception):
+    """A signed decision did not verify; ``check`` names the check that failed (``signature``,
+    ``subject``, ``target``, ``age``, …), as ``deploy-gate verify`` reports it (exit code 2)."""
+
+    def __init__(self, check: str, message: str) -> None:
+        super().__init__(f"{check}: {message}")
+        self.check = check
+        self.message = message

@@ -4,6 +4,7 @@
 //! go out (JSON text, tuples, floats). No rule of the gate is implemented here: every number,
 //! reason and byte of a report is the core's. File scans run with the GIL released.
 
+use deploy_gate::attest;
 use deploy_gate::decision::{compare_with, decide, Evidence};
 use deploy_gate::input::{InputError, Role, Side};
 use deploy_gate::native::{self, file_name, ReadError, ReadOptions};
@@ -463,6 +464,106 @@ fn deploy_config(
     Ok((done.changed, text(&done.config), done.backup.as_deref().map(text)))
 }
 
+/// The model digest (hex sha256) of a file or a directory, as `deploy-gate digest` prints it.
+#[cfg(unix)]
+#[pyfunction]
+fn model_digest(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    py.allow_threads(|| native::files::model_digest(&path))
+        .map_err(|e| PyOSError::new_err(format!("{e:#}")))
+}
+
+/// Signs a report's decision for a model and a target, as `deploy-gate sign`: the DSSE
+/// envelope's JSON (pretty, with a final newline, the bytes the CLI writes).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn sign_report(
+    py: Python<'_>,
+    report: &str,
+    key_pem: &str,
+    model: &str,
+    model_sha256: &str,
+    target: &str,
+    time_verified: i64,
+) -> PyResult<String> {
+    let report: serde_json::Value = serde_json::from_str(report).map_err(|e| {
+        raise(
+            py,
+            "SignError",
+            format!("the report is not JSON: {e}"),
+            None,
+            None,
+            None,
+        )
+    })?;
+    let key = attest::keys::read_private_pem(key_pem)
+        .map_err(|e| raise(py, "SignError", format!("the key: {e}"), None, None, None))?;
+    let digest =
+        attest::parse_digest(model_sha256).map_err(|e| raise(py, "SignError", e.to_string(), None, None, None))?;
+    let claim = attest::Claim {
+        report: &report,
+        model_name: model,
+        model_sha256: &digest,
+        target,
+        time_verified,
+    };
+    let envelope = attest::sign(&claim, &key).map_err(|e| raise(py, "SignError", e.to_string(), None, None, None))?;
+    let mut text = serde_json::to_string_pretty(&envelope).expect("an envelope serializes");
+    text.push('\n');
+    Ok(text)
+}
+
+/// Verifies a signed decision as `deploy-gate verify` does (without a ledger): the verified
+/// decision as JSON, or `VerificationError(check, message)` naming the check that failed.
+#[pyfunction]
+#[pyo3(signature = (envelope, trusted_pems, threshold, subject_sha256, target, now, max_age))]
+#[allow(clippy::too_many_arguments)]
+fn verify_envelope(
+    py: Python<'_>,
+    envelope: &[u8],
+    trusted_pems: Vec<String>,
+    threshold: usize,
+    subject_sha256: Option<&str>,
+    target: Option<&str>,
+    now: i64,
+    max_age: i64,
+) -> PyResult<String> {
+    let mut trusted = Vec::new();
+    for (i, pem) in trusted_pems.iter().enumerate() {
+        trusted.push(
+            attest::keys::read_public_pem(pem)
+                .map_err(|e| raise(py, "SignError", format!("trusted key {}: {e}", i + 1), None, None, None))?,
+        );
+    }
+    let subject = subject_sha256
+        .map(attest::parse_digest)
+        .transpose()
+        .map_err(|e| raise(py, "SignError", e.to_string(), None, None, None))?;
+    let never = |_: &str| false;
+    let req = attest::Requirements {
+        trusted: &trusted,
+        threshold,
+        subject_sha256: subject.as_deref(),
+        target,
+        now,
+        max_age,
+        already_applied: &never,
+        limits: attest::Limits::default(),
+    };
+    match attest::verify(envelope, &req) {
+        Ok(v) => Ok(serde_json::to_string(&v).expect("a verified decision serializes")),
+        Err(e) => {
+            let made = py
+                .import("deploy_gate.errors")
+                .and_then(|m| m.getattr("VerificationError"))
+                .and_then(|c| c.call1((e.kind().as_str(), e.to_string())));
+            Err(match made {
+                Ok(value) => PyErr::from_value(value),
+                Err(err) => err,
+            })
+        }
+    }
+}
+
 /// The core's version.
 #[pyfunction]
 fn core_version() -> String {
@@ -481,7 +582,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trajectory_mean, m)?)?;
     m.add_function(wrap_pyfunction!(report_html_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(sign_report, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_envelope, m)?)?;
     #[cfg(unix)]
     m.add_function(wrap_pyfunction!(deploy_config, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(model_digest, m)?)?;
     Ok(())
 }

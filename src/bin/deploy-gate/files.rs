@@ -4,12 +4,12 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use deploy_gate::policy::{GatePolicy, PolicyInput};
-use std::fs::{self, File, Metadata, OpenOptions};
-use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::{self, File};
+use std::io::Read;
 use std::path::Path;
 
-pub use deploy_gate::native::files::{open_error, read_regular};
+/// Trusted reads (no final symlink, no FIFO, bounded): the library's, which the deploy step shares.
+pub use deploy_gate::native::files::read_regular;
 
 pub fn read_text(path: &Path, what: &str) -> Result<String> {
     fs::read_to_string(path).with_context(|| format!("cannot read {what} {}", path.display()))

@@ -5,10 +5,12 @@
 //! binding's `DeploymentGate.apply_decision`). The CLI's `apply` composes the same parts with
 //! verification and the ledger.
 
+mod digest;
 pub mod locks;
 pub mod regular;
 pub mod replace;
 
+pub use digest::model_digest;
 pub use regular::{open_error, read_regular};
 
 use crate::deploy::{deploy_config, Change, MAX_CONFIG_BYTES};
