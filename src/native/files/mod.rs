@@ -91,7 +91,7 @@ mod tests {
         assert!(done.changed);
         assert_eq!(
             std::fs::read_to_string(&config).unwrap(),
-            "# serving\ndefault_model: models/new  # the live one\nbackend: transformers\nport: 8080\n"
+            "# serving\ndefault_model: \"models/new\"  # the live one\nbackend: \"transformers\"\nport: 8080\n"
         );
         let backup = dir.path().join("serving.yaml.backup");
         assert_eq!(done.backup.as_deref(), Some(backup.as_path()));
