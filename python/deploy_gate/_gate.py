@@ -169,7 +169,17 @@ class DeploymentGate:
         if self.pass_verdicts is not None:
             overrides["pass_verdicts"] = self.pass_verdicts
         session = _core.Session(_core.resolve_policy(overrides=json.dumps(overrides)))
-        session.build_test_set([os.fspath(audit_path)], self.threads)
+        order: Optional[List[int]] = None
+        if python_sampling:
+            # CPython's sample(population, k) uses only len(population): drawing positions from
+            # range(n) consumes the generator exactly as drawing from the cases would, and only
+            # the chosen cases are then built.
+            n = session.scan([os.fspath(audit_path)], self.threads)
+            if max_samples is not None and n > max_samples and n >= min_samples:
+                order = self._rng.sample(range(n), max_samples)
+            session.read_test_set(order)
+        else:
+            session.build_test_set([os.fspath(audit_path)], self.threads)
         num_cases, candidates, _sampled, insufficient = session.test_set_info()
         if insufficient:
             logger.warning(
@@ -180,8 +190,10 @@ class DeploymentGate:
             )
             return []
         cases = [_reference_case(line) for line in session.case_lines()]
-        if python_sampling and max_samples is not None and len(cases) > max_samples:
-            cases = self._rng.sample(cases, max_samples)
+        if order is not None:
+            # The cases come in audit (candidate) order; the reference lists them in sample order.
+            by_position = dict(zip(sorted(order), cases))
+            cases = [by_position[p] for p in order]
         logger.info("DeploymentGate.build_test_set: built %d test cases from %s", len(cases), audit_path)
         return cases
 

@@ -246,6 +246,8 @@ fn trajectory_mean(results: Vec<(f64, f64, f64, f64, f64, f64, f64)>) -> Option<
 #[pyclass(module = "deploy_gate._core")]
 struct Session {
     inner: CoreSession,
+    /// The audit files `scan` read and which were gzip, until `read_test_set`.
+    scanned: Option<(Vec<PathBuf>, Vec<bool>)>,
     /// The verdict files the answers became, by side, for a caller that saves them.
     answer_files: [Option<Vec<u8>>; 2],
 }
@@ -257,6 +259,7 @@ impl Session {
     fn new(py: Python<'_>, policy: &str) -> PyResult<Self> {
         Ok(Session {
             inner: CoreSession::new(policy_of(py, Some(policy), None, None)?),
+            scanned: None,
             answer_files: [None, None],
         })
     }
@@ -273,6 +276,46 @@ impl Session {
         let session = &mut self.inner;
         py.allow_threads(|| native::build_test_set(session, &paths, ReadOptions::new(threads)))
             .map_err(|e| read_error(py, e))
+    }
+
+    /// Pass 1 only, on `threads` threads, with the GIL released: the number of candidates
+    /// (successful pipelines with a stage and an input), for a caller that samples them itself
+    /// (`read_test_set` follows).
+    #[pyo3(signature = (paths, threads=0))]
+    fn scan(&mut self, py: Python<'_>, paths: Vec<PathBuf>, threads: usize) -> PyResult<u64> {
+        let session = &mut self.inner;
+        let gzipped = py
+            .allow_threads(|| native::scan_into(session, &paths, ReadOptions::new(threads)))
+            .map_err(|e| read_error(py, e))?;
+        let candidates = self.inner.audit_index().map_or(0, |i| i.summary().candidates);
+        self.scanned = Some((paths, gzipped));
+        Ok(candidates)
+    }
+
+    /// After `scan`: the selection (the policy's sample, or the candidates at `positions`,
+    /// 0-based in candidate order) and pass 2, with the GIL released.
+    #[pyo3(signature = (positions=None))]
+    fn read_test_set(&mut self, py: Python<'_>, positions: Option<Vec<usize>>) -> PyResult<()> {
+        let (paths, gzipped) = self
+            .scanned
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("call scan first"))?;
+        let chosen = match &positions {
+            Some(p) => self.inner.needed_ranges_at(p).map(|_| ()),
+            None => self.inner.needed_ranges().map(|_| ()),
+        };
+        chosen.map_err(|e| match e {
+            SessionError::Positions(m) => PyValueError::new_err(m),
+            e => session_error(py, e),
+        })?;
+        self.inner.release_pipelines();
+        let session = &mut self.inner;
+        py.allow_threads(|| -> Result<(), ReadError> {
+            native::read_chosen(&paths, session.test_set_builder()?, &gzipped)?;
+            session.finish_test_set()?;
+            Ok(())
+        })
+        .map_err(|e| read_error(py, e))
     }
 
     /// (num_cases, candidates, sampled, insufficient) of the built test set.
