@@ -283,7 +283,9 @@ class DeploymentGate:
         mean trajectory score regresses (``new < old - trajectory_regression_tol``).
 
         Trajectory results are ``AgenticEvalResult`` objects or dicts with the same keys (the
-        reference ignores dicts); results without ``overall_judge_score`` are skipped.
+        reference ignores dicts); results without ``overall_judge_score`` are skipped, and a
+        metric that is ``None`` counts 0 as an absent one does (the reference raises
+        ``TypeError``).
 
         Difference from the reference: an empty test set is blocked
         (``"blocked: insufficient test cases (empty test set)"``) unless
