@@ -2,7 +2,7 @@
 # Installs what the build and the tests need, skipping what is already there (idempotent):
 # the wasm32 target, clippy and rustfmt, wasm-pack, wasm-bindgen-cli (the version in
 # Cargo.lock), wasm-opt (npm binaryen: Debian's crashes at load), Debian's Chromium and
-# ChromeDriver, PyYAML (the config-edit oracle), junitparser and markdown-it-py (readers of the CI outputs), the e2e tests' npm packages (playwright-core; typescript for the type check; esbuild, which bundles the single-file viewer and builds the consumer project of tests/e2e/consumer.test.mjs; Vite, which builds the portal of tests/e2e/vite-portal.test.mjs) and cargo-fuzz
+# ChromeDriver, python3-venv (the Python package's tests), PyYAML (the config-edit oracle), junitparser and markdown-it-py (readers of the CI outputs), the e2e tests' npm packages (playwright-core; typescript for the type check; esbuild, which bundles the single-file viewer and builds the consumer project of tests/e2e/consumer.test.mjs; Vite, which builds the portal of tests/e2e/vite-portal.test.mjs) and cargo-fuzz
 # (scripts/fuzz.sh). Needs Rust, Node, Python and apt (as root, or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,6 +69,15 @@ pip_install() {
   python3 -m pip install "$@" 2>/dev/null \
     || python3 -m pip install --user --break-system-packages "$@"
 }
+
+# The Python package's tests run in a virtual environment (scripts/test.sh); Debian's python3
+# leaves venv's pip (ensurepip) to the python3-venv package.
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  log "installing python3-venv (the Python package's tests run in a venv)"
+  as_root apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv
+  python3 -c 'import venv, ensurepip' || fail "python3 -m venv still cannot make a venv with pip"
+fi
 
 if ! python3 -c 'import yaml' 2>/dev/null; then
   log "installing PyYAML (the YAML oracle of tests/it/yaml_oracle.rs: upstream loads configs with it)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: formatting, lints, the wasm32 build, Rust unit/integration/parity/property
 # tests, a few seconds of each fuzz target (scripts/fuzz.sh), wasm-bindgen tests (node and
-# headless Chromium) and the end-to-end tests of the page (Playwright + Chromium). Installs what
+# headless Chromium), the end-to-end tests of the page (Playwright + Chromium) and the Python
+# package's tests (pytest in a fresh venv the package is pip-installed into). Installs what
 # is missing first (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,5 +44,19 @@ WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome --chromedriver /us
 step "end-to-end tests of the page (Playwright, headless Chromium)"
 cargo build --release --bins --examples
 (cd tests/e2e && node --test --test-concurrency=1)
+
+step "the Python package (python/): its fmt and clippy, installed from source into a fresh venv, pytest"
+cargo fmt --check --manifest-path python/Cargo.toml
+cargo clippy --manifest-path python/Cargo.toml --all-targets -- -D warnings
+rm -rf .venv-test
+python3 -m venv .venv-test
+.venv-test/bin/python -m pip install --quiet --upgrade pip
+# Exactly what a user does: pip builds the wheel with maturin (python/pyproject.toml), into python/target.
+.venv-test/bin/python -m pip install --quiet ./python pytest mypy
+# Without the optional packages (pytest exits non-zero on a failure, and with 5 when no test ran)…
+DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q python/tests
+# …and the tests that use them, with pandas and tqdm installed.
+.venv-test/bin/python -m pip install --quiet pandas tqdm
+DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q -m optional_deps python/tests
 
 step "all tests passed"

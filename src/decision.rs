@@ -23,10 +23,16 @@ pub struct ABComparison {
 
 /// A/B comparison of two pass rates, as the reference's `compare_models` (min_delta 0.0).
 pub fn compare(old: Option<f64>, new: Option<f64>, num_cases: usize) -> ABComparison {
+    compare_with(old, new, num_cases, 0.0)
+}
+
+/// [`compare`] with the reference's `min_delta`: the new model is better when
+/// `delta >= min_delta and new > old`.
+pub fn compare_with(old: Option<f64>, new: Option<f64>, num_cases: usize, min_delta: f64) -> ABComparison {
     let old_score = old.unwrap_or(0.0);
     let new_score = new.unwrap_or(0.0);
     let delta = round4(new_score - old_score);
-    let new_is_better = delta >= 0.0 && new_score > old_score;
+    let new_is_better = delta >= min_delta && new_score > old_score;
     ABComparison {
         old_score,
         new_score,
@@ -208,6 +214,16 @@ mod tests {
             task_delta_low: None,
             trajectory_delta_low: None,
         }
+    }
+
+    #[test]
+    fn min_delta_is_the_references() {
+        // The new model must beat the old by at least min_delta, and be strictly better.
+        assert!(compare_with(Some(0.5), Some(0.6), 10, 0.1).new_is_better);
+        assert!(!compare_with(Some(0.5), Some(0.55), 10, 0.1).new_is_better);
+        assert!(!compare_with(Some(0.5), Some(0.5), 10, -0.1).new_is_better);
+        let c = compare_with(None, Some(0.25), 4, 0.0);
+        assert_eq!((c.old_score, c.delta, c.recommendation.as_str()), (0.0, 0.25, "deploy"));
     }
 
     #[test]

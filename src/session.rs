@@ -65,6 +65,9 @@ pub enum SessionError {
     /// The test set is asked for before it was built.
     #[error("the test set is not built")]
     TestSetNotBuilt,
+    /// Candidate positions that are out of range or repeated.
+    #[error("{0}")]
+    Positions(String),
     /// A new selection from an index whose pipeline table was released.
     #[error("the audit log's pipelines were released: scan it again to choose other test cases")]
     PipelinesReleased,
@@ -337,6 +340,25 @@ impl Session {
             return Err(SessionError::PipelinesReleased);
         }
         let selection = index.select(&self.policy.test_set);
+        *pass2 = Pass2::Building(Box::new(TestSetBuilder::new(index, selection)));
+        match pass2 {
+            Pass2::Building(b) => Ok(b.ranges()),
+            _ => unreachable!("just set"),
+        }
+    }
+
+    /// [`Session::needed_ranges`] for the candidates at `positions` (a caller's own sample, see
+    /// [`AuditIndex::select_positions`]); `Err` for a position out of range or repeated.
+    pub fn needed_ranges_at(&mut self, positions: &[usize]) -> Result<&[ReadRange], SessionError> {
+        let Audit::Indexed { index, pass2, released } = &mut self.audit else {
+            return Err(SessionError::AuditNotLoaded);
+        };
+        if *released {
+            return Err(SessionError::PipelinesReleased);
+        }
+        let selection = index
+            .select_positions(&self.policy.test_set, positions)
+            .map_err(SessionError::Positions)?;
         *pass2 = Pass2::Building(Box::new(TestSetBuilder::new(index, selection)));
         match pass2 {
             Pass2::Building(b) => Ok(b.ranges()),

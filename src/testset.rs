@@ -138,6 +138,32 @@ impl AuditIndex {
     /// Chooses the test cases: candidates in order of first successful completion, emptied when
     /// fewer than `min_samples`, and sampled to the `max_samples` smallest sample keys.
     pub fn select(&self, policy: &TestSetPolicy) -> Selection {
+        self.select_from(policy, None)
+    }
+
+    /// Chooses the candidates at `positions` (0-based, in candidate order: the order of first
+    /// successful completion) instead of the sample `policy` would take — a caller's own
+    /// sample (the Python binding's `sampling="python"` reproduces CPython's `random.sample`,
+    /// which needs only the number of candidates). `min_samples` still applies; the cases are
+    /// listed in audit order. `Err` names a position out of range or given twice.
+    pub fn select_positions(&self, policy: &TestSetPolicy, positions: &[usize]) -> Result<Selection, String> {
+        let candidates = usize::try_from(self.summary().candidates).unwrap_or(usize::MAX);
+        let mut seen = vec![false; candidates];
+        for &p in positions {
+            match seen.get_mut(p) {
+                None => {
+                    return Err(format!(
+                        "position {p} is out of range: there are {candidates} candidates"
+                    ))
+                }
+                Some(true) => return Err(format!("position {p} is given twice")),
+                Some(s) => *s = true,
+            }
+        }
+        Ok(self.select_from(policy, Some(positions)))
+    }
+
+    fn select_from(&self, policy: &TestSetPolicy, positions: Option<&[usize]>) -> Selection {
         let table = &self.pipelines;
         let list = table.list();
         let mut chosen: Vec<u32> = (0..list.len() as u32)
@@ -152,6 +178,10 @@ impl AuditIndex {
         let mut sampled = false;
         if insufficient {
             chosen.clear();
+        } else if let Some(positions) = positions {
+            chosen.sort_unstable_by_key(|&i| rank(i));
+            chosen = positions.iter().map(|&p| chosen[p]).collect();
+            sampled = chosen.len() < candidates;
         } else if let Some(max) = policy.max_samples.filter(|&m| candidates > m) {
             let prefix = seed_prefix(policy.seed);
             // The `max` smallest keys (keys are distinct: the rank, distinct too, breaks any tie,

@@ -28,6 +28,23 @@ fn replaces_values_in_place_and_keeps_every_other_byte() {
 }
 
 #[test]
+fn a_quoted_value_is_replaced_up_to_its_closing_quote_keeping_the_comment_after_it() {
+    // The parser's span of a quoted scalar can run on over the comment after it: a second
+    // deploy (over the quoted values the first one wrote) must keep the comment too.
+    for config in [
+        "default_model: \"models/old\"  # the live one\nbackend: 'vl''lm'   # was\nport: 8080\n",
+        "default_model: \"a \\\" b\"  # the live one\nbackend: 'vl''lm'   # was\nport: 8080\n",
+    ] {
+        let got = deploy(config, "models/new", "vllm").unwrap();
+        assert_eq!(
+            got,
+            "default_model: \"models/new\"  # the live one\nbackend: \"vllm\"   # was\nport: 8080\n"
+        );
+        assert_eq!(deploy(&got, "models/new", "vllm").unwrap(), got);
+    }
+}
+
+#[test]
 fn adds_missing_keys_in_block_style_with_the_files_line_ending() {
     assert_eq!(
         deploy("a: 1\r\nb: [1, 2]  # c\r\n", "/m", "api").unwrap(),

@@ -39,6 +39,29 @@ fn properties_start(text: &str, from: usize, to: usize, wanted: &[u8]) -> usize 
     to
 }
 
+/// The end (after the closing quote) of the quoted scalar whose opening quote is at or after
+/// `from`: in double quotes a backslash escapes the next character, in single quotes `''` is a
+/// quote. `None` when there is no such scalar.
+fn quoted_end(text: &str, from: usize, double: bool) -> Option<usize> {
+    let b = text.as_bytes();
+    let quote = if double { b'"' } else { b'\'' };
+    let mut i = from + b[from..].iter().position(|&c| c == quote)? + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if double => i += 2,
+            c if c == quote => {
+                if !double && b.get(i + 1) == Some(&b'\'') {
+                    i += 2;
+                } else {
+                    return Some(i + 1);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// The closing bracket of a flow collection: the first `]`/`}` at or after `from` outside
 /// comments (the parser's end event can sit on a trailing comma).
 fn flow_close(text: &str, from: usize) -> Option<usize> {
@@ -178,6 +201,10 @@ pub(crate) fn parse(text: &str) -> Result<Doc, ConfigError> {
                 // An empty plain scalar takes no bytes (the parser may give it the next token's span).
                 let end = if plain && value.is_empty() && anchor == 0 && tag.is_none() {
                     start
+                } else if matches!(style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted) {
+                    // A quoted scalar ends at its closing quote: the parser's span can run on over
+                    // the spaces and comment after it, which an edit must keep.
+                    quoted_end(text, s, style == ScalarStyle::DoubleQuoted).map_or(e, |q| q.min(e))
                 } else {
                     e
                 };

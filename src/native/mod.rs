@@ -6,6 +6,8 @@
 //! module only feeds it.
 
 #[cfg(unix)]
+pub mod files;
+#[cfg(unix)]
 pub mod mapped;
 mod plan;
 pub mod read;

@@ -457,3 +457,36 @@ fn the_whole_stream_builds_the_same_test_set_as_the_ranges() {
     let e = s.end_stream(0).unwrap_err();
     assert!(e.to_string().contains("were not read in pass 2"), "{e}");
 }
+
+#[test]
+fn chosen_positions_build_those_candidates_in_audit_order() {
+    let mut all = Session::new(policy());
+    streamed(&mut all);
+    ranges_fed(&mut all);
+    let every: Vec<String> = all.test_set().unwrap().to_jsonl().lines().map(str::to_owned).collect();
+    assert!(every.len() >= 20);
+    let mut s = Session::new(policy());
+    streamed(&mut s);
+    let positions = [7, 0, every.len() - 1, 3];
+    s.needed_ranges_at(&positions).unwrap();
+    let ranges = s.test_set_builder().unwrap().ranges().to_vec();
+    for (i, r) in ranges.iter().enumerate() {
+        let end = if r.end == crate::testset::TO_END {
+            AUDIT.len()
+        } else {
+            r.end as usize
+        };
+        s.feed_range(i, &AUDIT[r.start as usize..end]).unwrap();
+        s.end_range(i).unwrap();
+    }
+    let ts = s.finish_test_set().unwrap();
+    let got: Vec<String> = ts.to_jsonl().lines().map(str::to_owned).collect();
+    let mut sorted = positions.to_vec();
+    sorted.sort_unstable();
+    assert_eq!(got, sorted.iter().map(|&p| every[p].clone()).collect::<Vec<_>>());
+    assert!(ts.sampled && ts.candidates == every.len());
+    // Out of range or repeated positions are refused.
+    let e = s.needed_ranges_at(&[every.len()]).unwrap_err();
+    assert!(e.to_string().contains("out of range"), "{e}");
+    assert!(s.needed_ranges_at(&[1, 1]).unwrap_err().to_string().contains("twice"));
+}

@@ -4,12 +4,12 @@
 
 use crate::exit::{now, EXIT_INVALID};
 use crate::files::{read_key, read_regular};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use deploy_gate::attest::keys::read_public_pem;
 use deploy_gate::attest::ledger::{self, Ledger, Tail};
 use deploy_gate::attest::{
-    directory_digest, verify, Check, Failure, Limits, Requirements, Verified, VerifyError, DEFAULT_MAX_STATEMENT_BYTES,
+    verify, Check, Failure, Limits, Requirements, Verified, VerifyError, DEFAULT_MAX_STATEMENT_BYTES,
 };
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -166,46 +166,5 @@ pub(crate) fn invalid(failure: &Failure) -> u8 {
     EXIT_INVALID
 }
 
-fn file_sha256(path: &Path) -> Result<String> {
-    Ok(deploy_gate::native::hash_file(path)?)
-}
-
-/// The model digest of a file, or of a directory (every regular file below it).
-pub fn model_digest(path: &Path) -> Result<String> {
-    let meta = fs::metadata(path).with_context(|| format!("model path {} does not exist", path.display()))?;
-    if meta.is_file() {
-        return file_sha256(path);
-    }
-    let mut files = Vec::new();
-    let mut stack = vec![path.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
-            let p = entry?.path();
-            let m = fs::metadata(&p).with_context(|| format!("cannot read {}", p.display()))?;
-            if m.is_dir() {
-                stack.push(p);
-            } else if m.is_file() {
-                let rel = p.strip_prefix(path).expect("below the root");
-                // The digest names files by their UTF-8 paths: two names that differ only in
-                // bytes that are not UTF-8 would read alike, so such a name is refused.
-                let rel = rel
-                    .components()
-                    .map(|c| {
-                        c.as_os_str().to_str().map(str::to_owned).ok_or_else(|| {
-                            anyhow!(
-                                "{}: a file name in the model directory is not UTF-8 ({:?}); the model digest needs UTF-8 names",
-                                path.display(),
-                                p
-                            )
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?
-                    .join("/");
-                files.push((rel, file_sha256(&p)?));
-            } else {
-                bail!("{} is neither a file nor a directory", p.display());
-            }
-        }
-    }
-    Ok(directory_digest(&files))
-}
+/// The model digest of a file or a directory: the library's, which the Python binding shares.
+pub use deploy_gate::native::files::model_digest;

@@ -1,0 +1,54 @@
+"""deploy-gate for Python: gate the deployment of a retrained agent model in-process.
+
+- The reference's API as a drop-in: ``from deploy_gate import DeploymentGate, GateDecision,
+  ABComparison`` (runner callables ``fn(input_text) -> verdict``; trajectory results as
+  objects or dicts).
+- Beyond it: ``evaluate`` (verdict files, mappings, sync or async runners) returning a
+  ``Report`` whose ``to_json()`` is byte for byte the CLI's ``evaluate --out``;
+  ``build_test_set`` (the CLI's ``test-set``); ``sign``, ``verify`` and ``digest`` (signed
+  decisions, as the CLI's).
+
+Every score, rounding, delta, decision and reason comes from deploy-gate's Rust core.
+"""
+
+from __future__ import annotations
+
+from ._attest import digest, sign, verify
+from ._core import core_version as _core_version
+from ._deploy import deploy_model
+from ._evaluate import Report, TestSet, build_test_set, evaluate
+from ._gate import ABComparison, DeploymentGate, GateDecision
+from .errors import (
+    AuditFileError,
+    DeployError,
+    InputError,
+    PolicyError,
+    SignError,
+    TrajectoryFileError,
+    VerdictFileError,
+    VerificationError,
+)
+
+__version__ = _core_version()
+
+__all__ = [
+    "ABComparison",
+    "AuditFileError",
+    "DeployError",
+    "DeploymentGate",
+    "GateDecision",
+    "InputError",
+    "PolicyError",
+    "Report",
+    "SignError",
+    "TestSet",
+    "TrajectoryFileError",
+    "VerdictFileError",
+    "VerificationError",
+    "build_test_set",
+    "deploy_model",
+    "digest",
+    "evaluate",
+    "sign",
+    "verify",
+]

@@ -1,0 +1,283 @@
+"""Beyond the reference: ``evaluate`` (the CLI's ``evaluate`` in-process, with verdict files,
+verdict mappings or runner callables, sync or async), ``build_test_set`` (the CLI's
+``test-set``), and the ``Report`` and ``TestSet`` they return."""
+
+from __future__ import annotations
+
+import html as _html
+import json
+import os
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _core
+from ._gate import GateDecision
+from ._progress import Progress, ProgressArg
+from ._runners import run_runner
+from ._trajectories import to_jsonl as _trajectories_jsonl
+from .errors import VerdictFileError
+
+__all__ = ["evaluate", "build_test_set", "Report", "TestSet"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+AuditArg = Union[PathLike, Sequence[PathLike]]
+PolicyArg = Union[None, Mapping[str, Any], PathLike]
+ModelArg = Union[PathLike, Mapping[Any, Any], Callable[[Any], Any]]
+
+
+def _paths(audit: AuditArg) -> List[str]:
+    if isinstance(audit, (str, os.PathLike)):
+        return [os.fspath(audit)]
+    paths = [os.fspath(p) for p in audit]
+    if not paths:
+        raise ValueError("audit: give at least one audit log")
+    return paths
+
+
+def _policy_json(policy: PolicyArg, overrides: Optional[Dict[str, Any]] = None) -> str:
+    over = json.dumps(overrides) if overrides else None
+    if policy is None:
+        resolved: str = _core.resolve_policy(overrides=over)
+    elif isinstance(policy, Mapping):
+        resolved = _core.resolve_policy(policy=json.dumps(dict(policy)), overrides=over)
+    else:
+        resolved = _core.resolve_policy(policy_file=os.fspath(policy), overrides=over)
+    return resolved
+
+
+class TestSet:
+    """A test set as ``deploy-gate test-set`` builds it: ``cases`` (dicts with the reference's
+    keys, plus ``input_hash`` where the log has one), ``candidates`` (before sampling),
+    ``sampled``, ``insufficient`` (fewer candidates than ``min_samples``: no case) and
+    ``to_jsonl()`` (the CLI's bytes)."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, session: "_core.Session") -> None:
+        self._session = session
+        num, candidates, sampled, insufficient = session.test_set_info()
+        self.candidates: int = candidates
+        self.sampled: bool = sampled
+        self.insufficient: bool = insufficient
+        self.warnings: List[str] = list(session.test_set_warnings())
+        self._lines: List[str] = session.case_lines()
+        self._cases: Optional[List[Dict[str, Any]]] = None
+
+    @property
+    def cases(self) -> List[Dict[str, Any]]:
+        if self._cases is None:
+            self._cases = [json.loads(line) for line in self._lines]
+        return self._cases
+
+    def to_jsonl(self) -> str:
+        """The test set as JSONL, byte for byte what ``deploy-gate test-set`` writes."""
+        jsonl: str = self._session.test_set_jsonl()
+        return jsonl
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        return iter(self.cases)
+
+    def __repr__(self) -> str:
+        return f"TestSet({len(self)} cases of {self.candidates} candidates, sampled={self.sampled})"
+
+
+def build_test_set(
+    audit: AuditArg,
+    *,
+    policy: PolicyArg = None,
+    min_samples: Optional[int] = None,
+    max_samples: Union[int, None, str] = "policy",
+    seed: Optional[int] = None,
+    pass_verdicts: Optional[Sequence[str]] = None,
+    threads: int = 0,
+) -> TestSet:
+    """Builds the test set from one or more audit logs (plain or gzip JSONL, read as one
+    stream in the order given) on ``threads`` threads (0: every core), with the GIL released
+    while the files are scanned. ``policy`` (a dict shaped as a policy file, or a policy file's
+    path) and the keywords (``max_samples=None``: no cap) set the test-set policy as the CLI's
+    ``--policy`` and flags do. Unusable files raise ``OSError`` or an ``InputError``."""
+    overrides: Dict[str, Any] = {}
+    if min_samples is not None:
+        overrides["min_samples"] = min_samples
+    if max_samples != "policy":
+        overrides["max_samples"] = max_samples
+    if seed is not None:
+        overrides["seed"] = seed
+    if pass_verdicts is not None:
+        overrides["pass_verdicts"] = list(pass_verdicts)
+    session = _core.Session(_policy_json(policy, overrides))
+    session.build_test_set(_paths(audit), threads)
+    return TestSet(session)
+
+
+class Report:
+    """A gate report (``deploy-gate/report/v1``): ``decision`` (a ``GateDecision``),
+    ``approved``, ``stats``, ``cases``, ``data`` (the whole report as a dict), and its
+    renderings: ``to_json()`` (the bytes of ``deploy-gate evaluate --out``), ``to_html()``,
+    ``to_markdown()``, ``to_junit()``; ``cases_frame()`` (pandas); shown as HTML in a
+    notebook."""
+
+    def __init__(self, core: "_core.Report", verdict_files: Dict[str, Optional[bytes]]) -> None:
+        self._core = core
+        self._data: Optional[Dict[str, Any]] = None
+        self._verdict_files = verdict_files
+
+    @property
+    def data(self) -> Dict[str, Any]:
+        """The whole report as a dict (parsed from ``to_json()``)."""
+        if self._data is None:
+            self._data = json.loads(self._core.to_json())
+        return self._data
+
+    @property
+    def decision(self) -> GateDecision:
+        return GateDecision._from_core(self.data["decision"])
+
+    @property
+    def approved(self) -> bool:
+        approved: bool = self._core.approved
+        return approved
+
+    @property
+    def stats(self) -> Dict[str, Any]:
+        stats: Dict[str, Any] = self.data["stats"]
+        return stats
+
+    @property
+    def cases(self) -> List[Dict[str, Any]]:
+        cases: List[Dict[str, Any]] = self.data["cases"]
+        return cases
+
+    def to_json(self) -> str:
+        """The report's JSON, byte for byte what ``deploy-gate evaluate --out`` writes for the
+        same inputs and policy."""
+        text: str = self._core.to_json()
+        return text
+
+    def to_html(self) -> str:
+        """The standalone HTML report (``evaluate --html``)."""
+        text: str = self._core.to_html()
+        return text
+
+    def to_markdown(self) -> str:
+        """The Markdown summary (``evaluate --markdown``)."""
+        text: str = self._core.to_markdown()
+        return text
+
+    def to_junit(self) -> str:
+        """JUnit XML (``evaluate --junit``)."""
+        text: str = self._core.to_junit()
+        return text
+
+    def verdict_file(self, side: str) -> Optional[bytes]:
+        """The JSONL verdict file a runner's answers made for ``side`` (``"old"``/``"new"``),
+        or ``None`` when that side's verdicts came from a file or a mapping. Saved under the
+        name the report lists, it gives ``deploy-gate evaluate`` the same report."""
+        return self._verdict_files.get(side)
+
+    def cases_frame(self) -> Any:
+        """The cases as a pandas DataFrame, one row per case (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("Report.cases_frame() needs pandas: pip install pandas") from exc
+        return pd.DataFrame(self.cases)
+
+    def _repr_html_(self) -> str:
+        # The standalone report, isolated in a frame so its styles do not leak into the notebook.
+        return (
+            '<iframe sandbox="" style="width:100%;height:640px;border:0" srcdoc="'
+            + _html.escape(self.to_html(), quote=True)
+            + '"></iframe>'
+        )
+
+    def __repr__(self) -> str:
+        d = self.data["decision"]
+        return f"Report(approved={d['approved']}, reason={d['reason']!r}, num_cases={d['num_cases']})"
+
+
+def _add_model(
+    session: "_core.Session",
+    side: str,
+    model: ModelArg,
+    cases: Optional[List[Tuple[Any, Any]]],
+    ids: Optional[List[str]],
+    max_workers: Optional[int],
+    max_concurrency: Optional[int],
+    progress: ProgressArg,
+) -> None:
+    if isinstance(model, (str, os.PathLike)):
+        session.add_verdict_file(side, os.fspath(model))
+    elif isinstance(model, Mapping):
+        try:
+            data = json.dumps({str(k): v for k, v in model.items()}, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise VerdictFileError(
+                f"{side} verdicts: the mapping is not JSON ({exc})", f"{side}_verdicts", f"{side}-verdicts.json", None
+            ) from None
+        session.add_verdict_bytes(side, f"{side}-verdicts.json", data.encode("utf-8"))
+    elif callable(model):
+        assert cases is not None and ids is not None
+        with Progress(progress, len(cases), f"{side} model") as bar:
+            answers = run_runner(model, cases, max_workers, max_concurrency, f"evaluate({side})", bar)
+        session.add_answers(side, f"{side}-runner.jsonl", ids, [a[0] for a in answers], [a[1] for a in answers])
+    else:
+        raise TypeError(f"{side}: give a verdict file path, a {{pipeline_id: verdict}} mapping or a runner callable")
+
+
+def _add_trajectories(session: "_core.Session", side: str, results: Any) -> None:
+    if results is None:
+        return
+    if isinstance(results, (str, os.PathLike)):
+        session.add_trajectory_file(side, os.fspath(results))
+        return
+    name = f"{side}-trajectories.jsonl"
+    session.add_trajectory_bytes(side, name, _trajectories_jsonl(list(results), f"{side}_trajectories", name))
+
+
+def evaluate(
+    audit: AuditArg,
+    old: ModelArg,
+    new: ModelArg,
+    old_trajectories: Any = None,
+    new_trajectories: Any = None,
+    policy: PolicyArg = None,
+    max_workers: Optional[int] = None,
+    max_concurrency: Optional[int] = None,
+    progress: ProgressArg = True,
+    *,
+    threads: int = 0,
+) -> Report:
+    """Evaluates the gate as ``deploy-gate evaluate`` does, in-process.
+
+    ``audit``: an audit log's path, or several (one stream). ``old`` / ``new``: each a verdict
+    file's path (JSONL, JSON array or object, CSV/TSV), a ``{pipeline_id: verdict}`` mapping
+    (read as a JSON-object verdict file), a runner ``fn(input_text) -> verdict`` (run on a
+    thread pool of ``max_workers``), or an ``async def`` runner (run on an event loop, at most
+    ``max_concurrency`` at a time, default 64). A runner's answers follow the reference's rules
+    (``str(v or "")``, case-insensitive; ``None`` a missing verdict; an exception an errored
+    case, logged) and enter the core as the verdict records a file would hold.
+    ``*_trajectories``: a trajectory file's path, or a list of ``AgenticEvalResult`` objects or
+    dicts. ``policy``: a dict shaped as a policy file (or the report's ``policy``), or a policy
+    file's path. ``progress``: ``True`` (a tqdm bar when tqdm is installed), ``False``, or a
+    callable ``progress(done, total, what)``.
+
+    Raises ``OSError`` for a file that cannot be read, an ``InputError`` subclass naming the
+    file and line for one that is unusable, ``PolicyError`` for an invalid policy.
+    """
+    session = _core.Session(_policy_json(policy))
+    session.build_test_set(_paths(audit), threads)
+    cases: Optional[List[Tuple[Any, Any]]] = None
+    ids: Optional[List[str]] = None
+    if callable(old) and not isinstance(old, Mapping) or callable(new) and not isinstance(new, Mapping):
+        parsed = [json.loads(line) for line in session.case_lines()]
+        cases = [(c["pipeline_id"], c["input_text"]) for c in parsed]
+        ids = [str(c["pipeline_id"]) for c in parsed]
+    for side, model in (("old", old), ("new", new)):
+        _add_model(session, side, model, cases, ids, max_workers, max_concurrency, progress)
+    _add_trajectories(session, "old", old_trajectories)
+    _add_trajectories(session, "new", new_trajectories)
+    files = {"old": session.answer_file("old"), "new": session.answer_file("new")}
+    return Report(session.report(), files)

@@ -1,0 +1,361 @@
+"""The reference's ``DeploymentGate`` API as a drop-in: the same classes, methods, parameters,
+defaults and return types, with every number, rounding, delta, decision and reason computed by
+deploy-gate's Rust core. Where deploy-gate deliberately differs, the default is deploy-gate's
+and one keyword restores the reference's behaviour (each listed in the method's docstring)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from . import _core
+from ._deploy import deploy_model
+from ._runners import run_sequential
+from ._trajectories import metric_rows
+
+logger = logging.getLogger("deploy_gate")
+
+__all__ = ["ABComparison", "GateDecision", "DeploymentGate"]
+
+# The reference's test-case keys, in its order (deploy-gate's test sets add ``input_hash``).
+_CASE_KEYS = (
+    "pipeline_id",
+    "template_id",
+    "input_text",
+    "expected_verdict",
+    "expected_stage_outputs",
+    "episode_reward",
+)
+
+
+@dataclass
+class ABComparison:
+    """Result of A/B scoring an old model vs a new (retrained) model."""
+
+    old_score: float
+    new_score: float
+    delta: float  # new_score - old_score
+    num_cases: int
+    new_is_better: bool  # new_score > old_score (by >= min_delta)
+    recommendation: str  # "deploy" | "keep_old"
+
+
+@dataclass
+class GateDecision:
+    """The gate's decision for a retrained model: deploy only if the new model is not worse on
+    task accuracy and not worse on trajectory quality."""
+
+    approved: bool
+    reason: str
+    task_delta: float = 0.0
+    trajectory_delta: float = 0.0
+    task_old: float = 0.0
+    task_new: float = 0.0
+    trajectory_old: Optional[float] = None
+    trajectory_new: Optional[float] = None
+    num_cases: int = 0
+    details: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def _from_core(cls, d: Dict[str, Any]) -> "GateDecision":
+        return cls(
+            approved=d["approved"],
+            reason=d["reason"],
+            task_delta=d["task_delta"],
+            trajectory_delta=d["trajectory_delta"],
+            task_old=d["task_old"],
+            task_new=d["task_new"],
+            trajectory_old=d["trajectory_old"],
+            trajectory_new=d["trajectory_new"],
+            num_cases=d["num_cases"],
+            details=dict(d["details"]),
+        )
+
+
+def _reference_case(line: str) -> Dict[str, Any]:
+    case = json.loads(line)
+    return {k: case[k] for k in _CASE_KEYS}
+
+
+def _expected_text(case: Dict[str, Any]) -> str:
+    return str(case.get("expected_verdict") or "")
+
+
+class DeploymentGate:
+    """Builds a ground-truth test set from an audit log and gates the deploy of a retrained
+    model: ``build_test_set``, ``score_model``, ``compare_models``, ``evaluate_decision``,
+    ``apply_decision``.
+
+    ``seed`` seeds the sample of ``build_test_set``. ``sampling`` chooses how a test set larger
+    than ``max_samples`` is sampled:
+
+    - ``"deploy-gate"`` (default): deploy-gate's reproducible sample, the ``max_samples`` cases
+      with the smallest ``sha256("<seed>:<pipeline_id>")``, in audit order; the same in the CLI,
+      the page and here, and stable as the log grows. ``seed=None`` means seed 0 (the CLI's
+      default), so the test set is still reproducible.
+    - ``"python"``: the reference's ``random.Random(seed).sample(cases, max_samples)``, exactly
+      (CPython's own ``random``), so a team that switches keeps the test set it had. As in the
+      reference the generator lives in the gate: a second call draws another sample, and
+      ``seed=None`` seeds it from the OS.
+
+    Deliberate differences from the reference, each restored by one keyword:
+
+    - ``on_insufficient="block"`` (default): ``evaluate_decision`` on an empty test set blocks
+      (``"blocked: insufficient test cases (empty test set)"``); ``on_insufficient="approve"``
+      approves 0.0 vs 0.0 as the reference does.
+    - ``build_test_set`` reads the real writer's completion entries (which carry
+      ``stage_type: "output"``) as completions, and takes the user input from
+      ``state_snapshot.input_text`` when a stage has it; the reference files such completions as
+      stages and finds no test case in a real log. No keyword restores that defect.
+    - ``pass_verdicts`` (default ``PASS, APPROVE, COMPLETE``, the reference's) can be changed.
+    """
+
+    def __init__(
+        self,
+        seed: Optional[int] = None,
+        sampling: str = "deploy-gate",
+        *,
+        on_insufficient: str = "block",
+        pass_verdicts: Optional[Sequence[str]] = None,
+        threads: int = 0,
+    ) -> None:
+        if sampling not in ("deploy-gate", "python"):
+            raise ValueError(f"sampling must be 'deploy-gate' or 'python', not {sampling!r}")
+        if on_insufficient not in ("block", "approve"):
+            raise ValueError(f"on_insufficient must be 'block' or 'approve', not {on_insufficient!r}")
+        self.seed = seed
+        self.sampling = sampling
+        self.on_insufficient = on_insufficient
+        self.pass_verdicts = list(pass_verdicts) if pass_verdicts is not None else None
+        self.threads = threads
+        # The reference's generator (used by sampling="python" only).
+        self._rng = random.Random(seed)
+
+    # ------------------------------------------------------------------ test set
+
+    def build_test_set(
+        self,
+        audit_path: str,
+        min_samples: int = 20,
+        max_samples: int = 200,
+    ) -> List[Dict[str, Any]]:
+        """Reconstructs test cases from the successful pipeline runs of the audit log at
+        ``audit_path`` (plain or gzip JSONL; read by deploy-gate's native reader on every core,
+        with the GIL released).
+
+        Returns the reference's list of dicts ``{pipeline_id, template_id, input_text,
+        expected_verdict, expected_stage_outputs, episode_reward}``; an empty list, with the
+        reference's warning, when the file does not exist or fewer than ``min_samples``
+        successful runs are found. More than ``max_samples`` cases are sampled as the gate's
+        ``sampling`` says (``max_samples=None``: no cap).
+
+        Differences from the reference: the real writer's completion entries count (see the
+        class docstring), and the sample is deploy-gate's unless ``sampling="python"``.
+        """
+        if not os.path.exists(audit_path):
+            logger.warning("DeploymentGate.build_test_set: %s not found", audit_path)
+            return []
+        python_sampling = self.sampling == "python"
+        overrides: Dict[str, Any] = {
+            "min_samples": min_samples,
+            "max_samples": None if python_sampling else max_samples,
+        }
+        if self.seed is not None and not python_sampling:
+            overrides["seed"] = self.seed
+        if self.pass_verdicts is not None:
+            overrides["pass_verdicts"] = self.pass_verdicts
+        session = _core.Session(_core.resolve_policy(overrides=json.dumps(overrides)))
+        order: Optional[List[int]] = None
+        if python_sampling:
+            # CPython's sample(population, k) uses only len(population): drawing positions from
+            # range(n) consumes the generator exactly as drawing from the cases would, and only
+            # the chosen cases are then built.
+            n = session.scan([os.fspath(audit_path)], self.threads)
+            if max_samples is not None and n > max_samples and n >= min_samples:
+                order = self._rng.sample(range(n), max_samples)
+            session.read_test_set(order)
+        else:
+            session.build_test_set([os.fspath(audit_path)], self.threads)
+        num_cases, candidates, _sampled, insufficient = session.test_set_info()
+        if insufficient:
+            logger.warning(
+                "DeploymentGate.build_test_set: only %d successful runs found "
+                "(min_samples=%d) — returning empty test set.",
+                candidates,
+                min_samples,
+            )
+            return []
+        cases = [_reference_case(line) for line in session.case_lines()]
+        if order is not None:
+            # The cases come in audit (candidate) order; the reference lists them in sample order.
+            by_position = dict(zip(sorted(order), cases))
+            cases = [by_position[p] for p in order]
+        logger.info("DeploymentGate.build_test_set: built %d test cases from %s", len(cases), audit_path)
+        return cases
+
+    # ------------------------------------------------------------------ scoring
+
+    def score_model(
+        self,
+        test_set: List[Dict[str, Any]],
+        model_runner_fn: Callable[[Any], Any],
+    ) -> Optional[float]:
+        """Scores a model on the test set: the fraction of cases whose verdict matches.
+
+        ``model_runner_fn(input_text) -> verdict`` is called once per case, in order, on this
+        thread. A verdict is made text as ``str(v or "")`` and compared case-insensitively with
+        ``str(expected_verdict or "")``; a runner that raises is a failed case (logged). The
+        pass rate is rounded to 4 decimals as Python's ``round``; ``None`` for an empty test set.
+
+        Difference from the reference: a runner that returns ``None`` is a missing verdict and
+        fails even against an empty expected verdict (the reference compares ``""`` with
+        ``""`` and passes it).
+        """
+        if not test_set:
+            logger.warning("DeploymentGate.score_model: empty test set — nothing to score.")
+            return None
+        cases = [(case.get("pipeline_id"), case.get("input_text")) for case in test_set]
+        answers = run_sequential(model_runner_fn, cases, "score_model")
+        score, passed = _core.score_answers_by_position(
+            [_expected_text(c) for c in test_set], [a[0] for a in answers], [a[1] for a in answers]
+        )
+        logger.info("DeploymentGate.score_model: %d/%d passed (%.3f).", passed, len(test_set), score or 0.0)
+        return score
+
+    def compare_models(
+        self,
+        test_set: List[Dict[str, Any]],
+        old_model_fn: Callable[[Any], Any],
+        new_model_fn: Callable[[Any], Any],
+        min_delta: float = 0.0,
+    ) -> ABComparison:
+        """A/B scores the old and the new model on the same test set (old first).
+        ``new_is_better`` needs ``delta >= min_delta`` and the new score strictly higher;
+        ``recommendation`` is ``"deploy"`` or ``"keep_old"``."""
+        old_score = self.score_model(test_set, old_model_fn)
+        new_score = self.score_model(test_set, new_model_fn)
+        old, new, delta, num_cases, better, recommendation = _core.compare(
+            old_score, new_score, len(test_set), float(min_delta)
+        )
+        logger.info(
+            "DeploymentGate.compare_models: old=%.3f new=%.3f delta=%+.3f → %s",
+            old,
+            new,
+            delta,
+            recommendation,
+        )
+        return ABComparison(
+            old_score=old,
+            new_score=new,
+            delta=delta,
+            num_cases=num_cases,
+            new_is_better=better,
+            recommendation=recommendation,
+        )
+
+    # ------------------------------------------------------------------ the gate
+
+    @staticmethod
+    def _mean_trajectory_score(results: Optional[List[Any]]) -> Optional[float]:
+        """The mean composite trajectory score of results that have an
+        ``overall_judge_score`` (objects or dicts alike), rounded to 4; ``None`` for none."""
+        mean: Optional[float] = _core.trajectory_mean(metric_rows(results))
+        return mean
+
+    def evaluate_decision(
+        self,
+        test_set: List[Dict[str, Any]],
+        old_model_fn: Callable[[Any], Any],
+        new_model_fn: Callable[[Any], Any],
+        old_trajectory_results: Optional[List[Any]] = None,
+        new_trajectory_results: Optional[List[Any]] = None,
+        task_regression_tol: float = 0.0,
+        trajectory_regression_tol: float = 0.05,
+        *,
+        on_insufficient: Optional[str] = None,
+    ) -> GateDecision:
+        """Decides whether to deploy the new model: blocked when the task pass rate regresses
+        (``new < old - task_regression_tol``) or, when both trajectory results are given, the
+        mean trajectory score regresses (``new < old - trajectory_regression_tol``).
+
+        Trajectory results are ``AgenticEvalResult`` objects or dicts with the same keys (the
+        reference ignores dicts); results without ``overall_judge_score`` are skipped, and a
+        metric that is ``None`` counts 0 as an absent one does (the reference raises
+        ``TypeError``).
+
+        Difference from the reference: an empty test set is blocked
+        (``"blocked: insufficient test cases (empty test set)"``) unless
+        ``on_insufficient="approve"`` (here or on the gate) restores the reference's approval.
+        """
+        task_old = self.score_model(test_set, old_model_fn)
+        task_new = self.score_model(test_set, new_model_fn)
+        traj_old = self._mean_trajectory_score(old_trajectory_results)
+        traj_new = self._mean_trajectory_score(new_trajectory_results)
+        policy = _core.resolve_policy(
+            overrides=json.dumps(
+                {
+                    "task_regression_tol": float(task_regression_tol),
+                    "trajectory_regression_tol": float(trajectory_regression_tol),
+                    "on_insufficient": on_insufficient or self.on_insufficient,
+                    "min_samples": 0,
+                    "mode": "point",
+                }
+            )
+        )
+        n = len(test_set)
+        decision = GateDecision._from_core(
+            json.loads(_core.decide_scores(task_old, task_new, traj_old, traj_new, n, n, policy))
+        )
+        logger.info(
+            "GateDecision: approved=%s (%s) task %.3f→%.3f traj %s→%s",
+            decision.approved,
+            decision.reason,
+            decision.task_old,
+            decision.task_new,
+            traj_old,
+            traj_new,
+        )
+        return decision
+
+    def apply_decision(
+        self,
+        decision: GateDecision,
+        config_path: str,
+        trained_path: Optional[str] = None,
+        deploy_fn: Optional[Callable[..., Any]] = None,
+        rollback_fn: Optional[Callable[..., Any]] = None,
+        *,
+        backend: str = "transformers",
+        stage_model_map: Optional[Dict[str, str]] = None,
+    ) -> str:
+        """Acts on a decision: approved → deploy the new model (``"deployed"``); otherwise keep
+        the old one (``"kept_old"``), calling ``rollback_fn(config_path=...)`` when given.
+
+        ``deploy_fn(config_path=..., trained_path=...)`` is called when given. Without it the
+        serving config is changed as the upstream bridge changes it — ``default_model`` set to
+        the normalised ``trained_path``, ``backend`` (and each stage's ``model`` in
+        ``stage_model_map``) — by deploy-gate's deploy step: the config is edited through a
+        YAML parser keeping every other byte, checked by parsing it again, the previous config
+        kept as ``<config>.yaml.backup`` (where upstream's rollback finds it), and replaced
+        atomically under the config's lock.
+
+        Difference from the reference: the reference's default deploy call passes a keyword its
+        bridge does not take and raises; this one deploys.
+        """
+        if decision.approved:
+            if trained_path is None:
+                raise ValueError("apply_decision(approved): trained_path is required to deploy.")
+            if deploy_fn is not None:
+                deploy_fn(config_path=config_path, trained_path=trained_path)
+            else:
+                deploy_model(config_path, trained_path, backend=backend, stage_model_map=stage_model_map)
+            logger.info("apply_decision: DEPLOYED new model (%s).", decision.reason)
+            return "deployed"
+        if rollback_fn is not None:
+            rollback_fn(config_path=config_path)
+        logger.warning("apply_decision: KEPT OLD model (%s).", decision.reason)
+        return "kept_old"

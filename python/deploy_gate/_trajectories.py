@@ -1,0 +1,92 @@
+"""Trajectory-evaluation results (``AgenticEvalResult`` objects, or dicts with the same keys)
+mapped to what the core takes. Objects and dicts are read alike."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Iterable, List, Optional, Tuple
+
+from .errors import TrajectoryFileError
+
+# The fields of AgenticEvalResult the trajectory file format has (see UPSTREAM's list).
+FIELDS = (
+    "trajectory_id",
+    "goal_completion_score",
+    "tool_sequence_validity",
+    "unnecessary_steps_penalty",
+    "error_recovery_score",
+    "overall_judge_score",
+    "tac_score",
+    "ter_score",
+    "latency_ms",
+    "bleu_score",
+    "bert_score",
+    "arr_score",
+    "scsr_score",
+    "rad_score",
+    "iasa_score",
+    "egs_score",
+    "pas_score",
+    "pmed_score",
+    "ase_score",
+    "scr_score",
+    "rotation_id",
+    "lcf_score",
+)
+
+# The metrics the composite uses, in the order the core's trajectory_mean takes them.
+METRICS = ("overall_judge_score", "tac_score", "scsr_score", "iasa_score", "egs_score", "arr_score", "lcf_score")
+
+_MISSING = object()
+
+
+def _get(result: Any, name: str) -> Any:
+    if isinstance(result, dict):
+        return result.get(name, _MISSING)
+    return getattr(result, name, _MISSING)
+
+
+def has_judge(result: Any) -> bool:
+    """The reference scores only results with an ``overall_judge_score``."""
+    return _get(result, "overall_judge_score") is not _MISSING
+
+
+def metrics(result: Any) -> Tuple[float, float, float, float, float, float, float]:
+    """The seven metrics of one result; an absent one (or ``None``) counts 0 as in the
+    reference's ``getattr(r, name, 0.0)``."""
+    out = []
+    for name in METRICS:
+        v = _get(result, name)
+        if v is _MISSING or v is None:
+            out.append(0.0)
+        else:
+            out.append(float(v))
+    return (out[0], out[1], out[2], out[3], out[4], out[5], out[6])
+
+
+def metric_rows(results: Optional[Iterable[Any]]) -> List[Tuple[float, float, float, float, float, float, float]]:
+    """The metrics of every result that has a judge score, in order."""
+    return [metrics(r) for r in (results or []) if has_judge(r)]
+
+
+def to_jsonl(results: Iterable[Any], role: str, name: str) -> bytes:
+    """The results as a trajectory file (JSONL) for the core: each result's fields of
+    AgenticEvalResult, from a dict's keys or an object's attributes (dataclasses included)."""
+    lines = []
+    for i, r in enumerate(results):
+        if isinstance(r, dict):
+            record = {k: r[k] for k in r if k in FIELDS}
+        elif dataclasses.is_dataclass(r) and not isinstance(r, type):
+            record = {f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name in FIELDS}
+        else:
+            record = {}
+            for name in FIELDS:
+                v = getattr(r, name, _MISSING)
+                if v is not _MISSING:
+                    record[name] = v
+        try:
+            lines.append(json.dumps(record, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise TrajectoryFileError(f"{name} result {i}: {exc}", role, name, i + 1) from None
+    return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")

@@ -1,0 +1,83 @@
+"""Exceptions of deploy_gate: unusable inputs name their file and, where there is one, the line."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = [
+    "InputError",
+    "AuditFileError",
+    "VerdictFileError",
+    "TrajectoryFileError",
+    "PolicyError",
+    "DeployError",
+    "SignError",
+    "VerificationError",
+]
+
+
+class InputError(ValueError):
+    """An input is unusable. ``file`` and ``line`` say where (``None`` when not known);
+    ``role`` is the input's role (``audit``, ``old_verdicts``, ``new_verdicts``,
+    ``old_trajectories``, ``new_trajectories``) or ``None`` for a policy."""
+
+    def __init__(
+        self,
+        message: str,
+        role: Optional[str] = None,
+        file: Optional[str] = None,
+        line: Optional[int] = None,
+    ) -> None:
+        super().__init__(message)
+        self.role = role
+        self.file = file
+        self.line = line
+
+
+class AuditFileError(InputError):
+    """An audit log is unusable (it changed while it was read, is not valid gzip, …)."""
+
+
+class VerdictFileError(InputError):
+    """A verdict file (or a verdict mapping) is unusable: the message names the file and line."""
+
+
+class TrajectoryFileError(InputError):
+    """A trajectory-results file (or list) is unusable: the message names the file and line."""
+
+
+class PolicyError(InputError):
+    """A policy is invalid: the message names the field."""
+
+
+class DeployError(RuntimeError):
+    """The serving config could not be changed (not a YAML mapping, refused, unwritable, changed
+    while it was written); the config is as it was. ``file`` is the config's path."""
+
+    def __init__(
+        self,
+        message: str,
+        role: Optional[str] = None,
+        file: Optional[str] = None,
+        line: Optional[int] = None,
+    ) -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line
+
+
+class SignError(ValueError):
+    """A report, key or digest cannot be signed or used (not a report, not a PEM key, …)."""
+
+    def __init__(self, message: str, role: Optional[str] = None, file: Optional[str] = None, line: Optional[int] = None) -> None:
+        super().__init__(message)
+
+
+class VerificationError(Exception):
+    """A signed decision did not verify; ``check`` names the check that failed (``signature``,
+    ``subject``, ``target``, ``age``, …), as ``deploy-gate verify`` reports it (exit code 2)."""
+
+    def __init__(self, check: str, message: str) -> None:
+        super().__init__(f"{check}: {message}")
+        self.check = check
+        self.message = message

@@ -1,0 +1,635 @@
+//! `deploy_gate._core`: the Python binding's native module, a mapping layer over the core
+//! crate. Python values come in (paths, policy JSON, verdict texts the Python side made with
+//! `str(v or "")`), the core's session, scoring, decision and renderers run, and their values
+//! go out (JSON text, tuples, floats). No rule of the gate is implemented here: every number,
+//! reason and byte of a report is the core's. File scans run with the GIL released.
+
+use deploy_gate::attest;
+use deploy_gate::decision::{compare_with, decide, Evidence};
+use deploy_gate::input::{InputError, Role, Side};
+use deploy_gate::native::{self, file_name, ReadError, ReadOptions};
+use deploy_gate::policy::{GatePolicy, PolicyInput};
+use deploy_gate::render::{html, junit, markdown};
+use deploy_gate::report::GateReport;
+use deploy_gate::runs::{score_answers, verdicts_of, Answer};
+use deploy_gate::session::{Session as CoreSession, SessionError};
+use deploy_gate::trajectory::{composite, mean_score, parse_trajectories, Metrics};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::path::PathBuf;
+
+/// Raises `deploy_gate.errors.<class>(message, role, file, line)`.
+fn raise(
+    py: Python<'_>,
+    class: &str,
+    message: String,
+    role: Option<&str>,
+    file: Option<&str>,
+    line: Option<u64>,
+) -> PyErr {
+    let made = py
+        .import("deploy_gate.errors")
+        .and_then(|m| m.getattr(class))
+        .and_then(|c| c.call1((message.clone(), role, file, line)));
+    match made {
+        Ok(value) => PyErr::from_value(value),
+        Err(e) => e,
+    }
+}
+
+/// An input error as the Python exception of its role.
+fn input_error(py: Python<'_>, e: &InputError) -> PyErr {
+    let class = match e.role {
+        Role::Audit => "AuditFileError",
+        Role::OldVerdicts | Role::NewVerdicts => "VerdictFileError",
+        Role::OldTrajectories | Role::NewTrajectories => "TrajectoryFileError",
+    };
+    raise(py, class, e.to_string(), Some(e.role.as_str()), Some(&e.file), e.line)
+}
+
+/// A reading error: the audit log not as pass 1 read it is an input error; a file that cannot
+/// be opened or read is an `OSError` with the CLI's message and its cause.
+fn read_error(py: Python<'_>, e: ReadError) -> PyErr {
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    match e {
+        ReadError::Pass2 { path, .. } | ReadError::Gzip { path, .. } | ReadError::Shorter(path) => {
+            let name = file_name(&path);
+            raise(py, "AuditFileError", message, Some("audit"), Some(&name), None)
+        }
+        ReadError::Session(e) => session_error(py, e),
+        _ => PyOSError::new_err(message),
+    }
+}
+
+fn session_error(py: Python<'_>, e: SessionError) -> PyErr {
+    match e {
+        SessionError::Input(e) => input_error(py, &e),
+        other => PyRuntimeError::new_err(other.to_string()),
+    }
+}
+
+fn policy_error(py: Python<'_>, message: String) -> PyErr {
+    raise(py, "PolicyError", message, None, None, None)
+}
+
+fn side_of(side: &str) -> PyResult<Side> {
+    match side {
+        "old" => Ok(Side::Old),
+        "new" => Ok(Side::New),
+        other => Err(PyValueError::new_err(format!(
+            "side must be 'old' or 'new', not {other:?}"
+        ))),
+    }
+}
+
+/// The answers from parallel lists: kind 0 a verdict (`texts[i]`), 1 no verdict, 2 an error
+/// (`texts[i]` its message).
+fn answers(kinds: &[u8], texts: Vec<String>) -> PyResult<Vec<Answer>> {
+    if kinds.len() != texts.len() {
+        return Err(PyValueError::new_err("kinds and texts differ in length"));
+    }
+    kinds
+        .iter()
+        .zip(texts)
+        .map(|(k, t)| match k {
+            0 => Ok(Answer::Verdict(t)),
+            1 => Ok(Answer::Missing),
+            2 => Ok(Answer::Error(t)),
+            _ => Err(PyValueError::new_err(format!("unknown answer kind {k}"))),
+        })
+        .collect()
+}
+
+/// The policy from a full or partial policy JSON object (the shape of a policy file), with
+/// `overrides` (same shape) layered over it and the defaults under both.
+fn policy_of(
+    py: Python<'_>,
+    base: Option<&str>,
+    base_file: Option<PathBuf>,
+    overrides: Option<&str>,
+) -> PyResult<GatePolicy> {
+    let base = match (base, base_file) {
+        (Some(text), _) => PolicyInput::from_json(text).map_err(|e| policy_error(py, e.to_string()))?,
+        (None, Some(path)) => {
+            let bytes = std::fs::read(&path)
+                .map_err(|e| PyOSError::new_err(format!("cannot read policy file {}: {e}", path.display())))?;
+            PolicyInput::from_file(&bytes).map_err(|e| policy_error(py, format!("{}: {e}", path.display())))?
+        }
+        (None, None) => PolicyInput::default(),
+    };
+    let over = match overrides {
+        Some(text) => PolicyInput::from_json(text).map_err(|e| policy_error(py, e.to_string()))?,
+        None => PolicyInput::default(),
+    };
+    over.or(base).into_policy().map_err(|e| policy_error(py, e.to_string()))
+}
+
+fn policy_json(policy: &GatePolicy) -> String {
+    serde_json::to_string(policy).expect("a policy serializes")
+}
+
+/// The resolved policy as the report's `policy` object (JSON): defaults < `policy` (JSON text)
+/// or `policy_file` < `overrides` (JSON text).
+#[pyfunction]
+#[pyo3(signature = (policy=None, policy_file=None, overrides=None))]
+fn resolve_policy(
+    py: Python<'_>,
+    policy: Option<&str>,
+    policy_file: Option<PathBuf>,
+    overrides: Option<&str>,
+) -> PyResult<String> {
+    Ok(policy_json(&policy_of(py, policy, policy_file, overrides)?))
+}
+
+/// The policy's digest (sha256 of its RFC 8785 form), as a signed decision pins it.
+#[pyfunction]
+fn policy_digest(py: Python<'_>, policy: &str) -> PyResult<String> {
+    policy_of(py, Some(policy), None, None)?
+        .digest()
+        .map_err(|e| policy_error(py, e.to_string()))
+}
+
+/// The reference's `score_model` over cases by position: the pass rate (`None` for no case)
+/// and the cases passed.
+#[pyfunction]
+fn score_answers_by_position(
+    py: Python<'_>,
+    expected: Vec<String>,
+    kinds: Vec<u8>,
+    texts: Vec<String>,
+) -> PyResult<(Option<f64>, usize)> {
+    if expected.len() != kinds.len() {
+        return Err(PyValueError::new_err("one answer per case"));
+    }
+    let answers = answers(&kinds, texts)?;
+    score_answers(&expected, &answers).map_err(|e| input_error(py, &e))
+}
+
+/// The reference's `compare_models` from two scores: (old, new, delta, num_cases,
+/// new_is_better, recommendation).
+#[pyfunction]
+fn compare(
+    old: Option<f64>,
+    new: Option<f64>,
+    num_cases: usize,
+    min_delta: f64,
+) -> (f64, f64, f64, usize, bool, String) {
+    let c = compare_with(old, new, num_cases, min_delta);
+    (
+        c.old_score,
+        c.new_score,
+        c.delta,
+        c.num_cases,
+        c.new_is_better,
+        c.recommendation,
+    )
+}
+
+/// The gate decision (the report's `decision` object, as JSON) from the two task scores and
+/// the two trajectory means under `policy` (JSON), the point rule.
+#[pyfunction]
+#[pyo3(signature = (task_old, task_new, trajectory_old, trajectory_new, num_cases, candidates, policy))]
+#[allow(clippy::too_many_arguments)]
+fn decide_scores(
+    py: Python<'_>,
+    task_old: Option<f64>,
+    task_new: Option<f64>,
+    trajectory_old: Option<f64>,
+    trajectory_new: Option<f64>,
+    num_cases: usize,
+    candidates: usize,
+    policy: &str,
+) -> PyResult<String> {
+    let policy = policy_of(py, Some(policy), None, None)?;
+    let evidence = Evidence {
+        task_old,
+        task_new,
+        trajectory_old,
+        trajectory_new,
+        num_cases,
+        candidates,
+        task_delta_low: None,
+        trajectory_delta_low: None,
+    };
+    Ok(serde_json::to_string(&decide(&evidence, &policy)).expect("a decision serializes"))
+}
+
+/// The mean composite trajectory score of results given as (judge, tac, scsr, iasa, egs, arr,
+/// lcf); `None` for none.
+#[pyfunction]
+fn trajectory_mean(results: Vec<(f64, f64, f64, f64, f64, f64, f64)>) -> Option<f64> {
+    let composites: Vec<f64> = results
+        .into_iter()
+        .map(|(judge, tac, scsr, iasa, egs, arr, lcf)| {
+            composite(&Metrics {
+                judge,
+                tac,
+                scsr,
+                iasa,
+                egs,
+                arr,
+                lcf,
+            })
+        })
+        .collect();
+    mean_score(&composites)
+}
+
+/// One evaluation: the core's session, fed from Python.
+#[pyclass(module = "deploy_gate._core")]
+struct Session {
+    inner: CoreSession,
+    /// The audit files `scan` read and which were gzip, until `read_test_set`.
+    scanned: Option<(Vec<PathBuf>, Vec<bool>)>,
+    /// The verdict files the answers became, by side, for a caller that saves them.
+    answer_files: [Option<Vec<u8>>; 2],
+}
+
+#[pymethods]
+impl Session {
+    /// A session under `policy` (JSON, as `resolve_policy` gives it).
+    #[new]
+    fn new(py: Python<'_>, policy: &str) -> PyResult<Self> {
+        Ok(Session {
+            inner: CoreSession::new(policy_of(py, Some(policy), None, None)?),
+            scanned: None,
+            answer_files: [None, None],
+        })
+    }
+
+    /// The session's policy (JSON).
+    fn policy(&self) -> String {
+        policy_json(self.inner.policy())
+    }
+
+    /// Pass 1 on `threads` threads (0: every core), the selection and pass 2 over the audit
+    /// files, with the GIL released.
+    #[pyo3(signature = (paths, threads=0))]
+    fn build_test_set(&mut self, py: Python<'_>, paths: Vec<PathBuf>, threads: usize) -> PyResult<()> {
+        let session = &mut self.inner;
+        py.allow_threads(|| native::build_test_set(session, &paths, ReadOptions::new(threads)))
+            .map_err(|e| read_error(py, e))
+    }
+
+    /// Pass 1 only, on `threads` threads, with the GIL released: the number of candidates
+    /// (successful pipelines with a stage and an input), for a caller that samples them itself
+    /// (`read_test_set` follows).
+    #[pyo3(signature = (paths, threads=0))]
+    fn scan(&mut self, py: Python<'_>, paths: Vec<PathBuf>, threads: usize) -> PyResult<u64> {
+        let session = &mut self.inner;
+        let gzipped = py
+            .allow_threads(|| native::scan_into(session, &paths, ReadOptions::new(threads)))
+            .map_err(|e| read_error(py, e))?;
+        let candidates = self.inner.audit_index().map_or(0, |i| i.summary().candidates);
+        self.scanned = Some((paths, gzipped));
+        Ok(candidates)
+    }
+
+    /// After `scan`: the selection (the policy's sample, or the candidates at `positions`,
+    /// 0-based in candidate order) and pass 2, with the GIL released.
+    #[pyo3(signature = (positions=None))]
+    fn read_test_set(&mut self, py: Python<'_>, positions: Option<Vec<usize>>) -> PyResult<()> {
+        let (paths, gzipped) = self
+            .scanned
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("call scan first"))?;
+        let chosen = match &positions {
+            Some(p) => self.inner.needed_ranges_at(p).map(|_| ()),
+            None => self.inner.needed_ranges().map(|_| ()),
+        };
+        chosen.map_err(|e| match e {
+            SessionError::Positions(m) => PyValueError::new_err(m),
+            e => session_error(py, e),
+        })?;
+        self.inner.release_pipelines();
+        let session = &mut self.inner;
+        py.allow_threads(|| -> Result<(), ReadError> {
+            native::read_chosen(&paths, session.test_set_builder()?, &gzipped)?;
+            session.finish_test_set()?;
+            Ok(())
+        })
+        .map_err(|e| read_error(py, e))
+    }
+
+    /// (num_cases, candidates, sampled, insufficient) of the built test set.
+    fn test_set_info(&self) -> PyResult<(usize, usize, bool, bool)> {
+        let ts = self.test_set()?;
+        Ok((ts.cases.len(), ts.candidates, ts.sampled, ts.insufficient))
+    }
+
+    /// The built test set's cases, each as its JSON line (the lines of `deploy-gate test-set`).
+    fn case_lines(&self) -> PyResult<Vec<String>> {
+        let ts = self.test_set()?;
+        Ok(ts
+            .cases
+            .iter()
+            .map(|c| serde_json::to_string(c).expect("test cases serialize"))
+            .collect())
+    }
+
+    /// The test set as `deploy-gate test-set` writes it.
+    fn test_set_jsonl(&self) -> PyResult<String> {
+        Ok(self.test_set()?.to_jsonl())
+    }
+
+    /// The test-set warnings (non-string stage ids, …).
+    fn test_set_warnings(&self) -> PyResult<Vec<String>> {
+        Ok(self.test_set()?.warnings.clone())
+    }
+
+    /// Reads `side`'s verdict file from `path` (any of the formats the CLI reads).
+    fn add_verdict_file(&mut self, py: Python<'_>, side: &str, path: PathBuf) -> PyResult<()> {
+        let side = side_of(side)?;
+        let bytes = py
+            .allow_threads(|| native::read_whole(&path, "verdict file", true))
+            .map_err(|e| read_error(py, e))?;
+        self.inner
+            .add_verdicts(side, &file_name(&path), &bytes)
+            .map_err(|e| session_error(py, e))
+    }
+
+    /// Reads `side`'s verdicts from a file's bytes named `name`.
+    fn add_verdict_bytes(&mut self, py: Python<'_>, side: &str, name: &str, data: &[u8]) -> PyResult<()> {
+        let side = side_of(side)?;
+        self.inner
+            .add_verdicts(side, name, data)
+            .map_err(|e| session_error(py, e))
+    }
+
+    /// `side`'s verdicts from a model run: answer `i` is for pipeline `ids[i]` (see `answers`).
+    /// They are read as the JSONL verdict file they make, named `name`.
+    fn add_answers(
+        &mut self,
+        py: Python<'_>,
+        side: &str,
+        name: &str,
+        ids: Vec<String>,
+        kinds: Vec<u8>,
+        texts: Vec<String>,
+    ) -> PyResult<()> {
+        let side_v = side_of(side)?;
+        if ids.len() != kinds.len() {
+            return Err(PyValueError::new_err("one answer per id"));
+        }
+        let answers = answers(&kinds, texts)?;
+        let (verdicts, bytes) = verdicts_of(
+            Role::verdicts(side_v),
+            name,
+            ids.iter().map(String::as_str).zip(answers.iter()),
+        )
+        .map_err(|e| input_error(py, &e))?;
+        self.inner.set_verdicts(side_v, verdicts);
+        self.answer_files[usize::from(side_v == Side::New)] = Some(bytes);
+        Ok(())
+    }
+
+    /// The JSONL verdict file `side`'s answers made, if they came from a run.
+    fn answer_file<'py>(&self, py: Python<'py>, side: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let side = side_of(side)?;
+        Ok(self.answer_files[usize::from(side == Side::New)]
+            .as_deref()
+            .map(|b| PyBytes::new(py, b)))
+    }
+
+    /// Reads `side`'s trajectory file from `path`.
+    fn add_trajectory_file(&mut self, py: Python<'_>, side: &str, path: PathBuf) -> PyResult<()> {
+        let side = side_of(side)?;
+        let bytes = py
+            .allow_threads(|| native::read_whole(&path, "trajectory file", true))
+            .map_err(|e| read_error(py, e))?;
+        self.inner
+            .add_trajectories(side, &file_name(&path), &bytes)
+            .map_err(|e| session_error(py, e))
+    }
+
+    /// Reads `side`'s trajectories from a file's bytes named `name`.
+    fn add_trajectory_bytes(&mut self, py: Python<'_>, side: &str, name: &str, data: &[u8]) -> PyResult<()> {
+        let side = side_of(side)?;
+        let parsed = parse_trajectories(Role::trajectories(side), name, data).map_err(|e| input_error(py, &e))?;
+        self.inner.set_trajectories(side, parsed);
+        Ok(())
+    }
+
+    /// The GateReport.
+    fn report(&self, py: Python<'_>) -> PyResult<Report> {
+        let report = self.inner.report().map_err(|e| session_error(py, e))?;
+        let json = report.to_json();
+        Ok(Report { report, json })
+    }
+}
+
+impl Session {
+    fn test_set(&self) -> PyResult<&deploy_gate::TestSet> {
+        self.inner
+            .test_set()
+            .ok_or_else(|| PyRuntimeError::new_err("the test set is not built"))
+    }
+}
+
+/// A GateReport and its canonical JSON.
+#[pyclass(module = "deploy_gate._core", frozen)]
+struct Report {
+    report: GateReport,
+    json: String,
+}
+
+#[pymethods]
+impl Report {
+    /// The report's JSON, the bytes `deploy-gate evaluate --out` writes.
+    fn to_json(&self) -> &str {
+        &self.json
+    }
+
+    /// The standalone HTML report (`evaluate --html`).
+    fn to_html(&self) -> String {
+        html::report_html(&self.report)
+    }
+
+    /// The Markdown summary (`evaluate --markdown`).
+    fn to_markdown(&self) -> PyResult<String> {
+        markdown::markdown_from_json(&self.json).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
+    /// JUnit XML (`evaluate --junit`).
+    fn to_junit(&self) -> String {
+        junit::report_junit(&self.report)
+    }
+
+    /// Whether the gate approved the new model.
+    #[getter]
+    fn approved(&self) -> bool {
+        self.report.decision.approved
+    }
+}
+
+/// Reads a report's JSON (as `to_json` or `evaluate --out` wrote it) back into a report.
+#[pyfunction]
+fn report_html_from_json(json: &str) -> PyResult<String> {
+    html::report_html_json(json).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The upstream bridge's change to the serving config at `config_path` (see
+/// `deploy_gate::native::files::deploy_to_config`): (changed, config, backup).
+#[cfg(unix)]
+#[pyfunction]
+fn deploy_config(
+    py: Python<'_>,
+    config_path: PathBuf,
+    trained_path: &str,
+    backend: &str,
+    stages: Vec<(String, String)>,
+) -> PyResult<(bool, String, Option<String>)> {
+    let change = deploy_gate::deploy::Change {
+        model_path: trained_path,
+        backend,
+        stage_models: &stages,
+    };
+    let done = py
+        .allow_threads(|| native::files::deploy_to_config(&config_path, &change))
+        .map_err(|e| {
+            raise(
+                py,
+                "DeployError",
+                format!("{e:#}"),
+                None,
+                Some(&config_path.display().to_string()),
+                None,
+            )
+        })?;
+    let text = |p: &std::path::Path| p.display().to_string();
+    Ok((done.changed, text(&done.config), done.backup.as_deref().map(text)))
+}
+
+/// The model digest (hex sha256) of a file or a directory, as `deploy-gate digest` prints it.
+#[cfg(unix)]
+#[pyfunction]
+fn model_digest(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    py.allow_threads(|| native::files::model_digest(&path))
+        .map_err(|e| PyOSError::new_err(format!("{e:#}")))
+}
+
+/// Signs a report's decision for a model and a target, as `deploy-gate sign`: the DSSE
+/// envelope's JSON (pretty, with a final newline, the bytes the CLI writes).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn sign_report(
+    py: Python<'_>,
+    report: &str,
+    key_pem: &str,
+    model: &str,
+    model_sha256: &str,
+    target: &str,
+    time_verified: i64,
+) -> PyResult<String> {
+    let report: serde_json::Value = serde_json::from_str(report).map_err(|e| {
+        raise(
+            py,
+            "SignError",
+            format!("the report is not JSON: {e}"),
+            None,
+            None,
+            None,
+        )
+    })?;
+    let key = attest::keys::read_private_pem(key_pem)
+        .map_err(|e| raise(py, "SignError", format!("the key: {e}"), None, None, None))?;
+    let digest =
+        attest::parse_digest(model_sha256).map_err(|e| raise(py, "SignError", e.to_string(), None, None, None))?;
+    let claim = attest::Claim {
+        report: &report,
+        model_name: model,
+        model_sha256: &digest,
+        target,
+        time_verified,
+    };
+    let envelope = attest::sign(&claim, &key).map_err(|e| raise(py, "SignError", e.to_string(), None, None, None))?;
+    let mut text = serde_json::to_string_pretty(&envelope).expect("an envelope serializes");
+    text.push('\n');
+    Ok(text)
+}
+
+/// Verifies a signed decision as `deploy-gate verify` does (without a ledger): the verified
+/// decision as JSON, or `VerificationError(check, message)` naming the check that failed.
+#[pyfunction]
+#[pyo3(signature = (envelope, trusted_pems, threshold, subject_sha256, target, now, max_age))]
+#[allow(clippy::too_many_arguments)]
+fn verify_envelope(
+    py: Python<'_>,
+    envelope: &[u8],
+    trusted_pems: Vec<String>,
+    threshold: usize,
+    subject_sha256: Option<&str>,
+    target: Option<&str>,
+    now: i64,
+    max_age: i64,
+) -> PyResult<String> {
+    let mut trusted = Vec::new();
+    for (i, pem) in trusted_pems.iter().enumerate() {
+        trusted.push(
+            attest::keys::read_public_pem(pem)
+                .map_err(|e| raise(py, "SignError", format!("trusted key {}: {e}", i + 1), None, None, None))?,
+        );
+    }
+    let subject = subject_sha256
+        .map(attest::parse_digest)
+        .transpose()
+        .map_err(|e| raise(py, "SignError", e.to_string(), None, None, None))?;
+    let never = |_: &str| false;
+    let req = attest::Requirements {
+        trusted: &trusted,
+        threshold,
+        subject_sha256: subject.as_deref(),
+        target,
+        now,
+        max_age,
+        already_applied: &never,
+        limits: attest::Limits::default(),
+    };
+    match attest::verify(envelope, &req) {
+        Ok(v) => Ok(serde_json::to_string(&v).expect("a verified decision serializes")),
+        Err(e) => {
+            let made = py
+                .import("deploy_gate.errors")
+                .and_then(|m| m.getattr("VerificationError"))
+                .and_then(|c| c.call1((e.kind().as_str(), e.to_string())));
+            Err(match made {
+                Ok(value) => PyErr::from_value(value),
+                Err(err) => err,
+            })
+        }
+    }
+}
+
+/// The core's version.
+#[pyfunction]
+fn core_version() -> String {
+    deploy_gate::report::Tool::default().version
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Session>()?;
+    m.add_class::<Report>()?;
+    m.add_function(wrap_pyfunction!(resolve_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(policy_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(score_answers_by_position, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(decide_scores, m)?)?;
+    m.add_function(wrap_pyfunction!(trajectory_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(report_html_from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(sign_report, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_envelope, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(deploy_config, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(model_digest, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,69 @@
+"""sign, verify and digest from Python, interoperating with the CLI's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import deploy_gate
+from conftest import PARITY, run_cli
+
+
+def _report() -> deploy_gate.Report:
+    d = PARITY / "approved"
+    return deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
+                                policy=json.loads((d / "args.json").read_text())["policy"], progress=False)
+
+
+def _keys(cli: Path, tmp_path: Path, name: str) -> tuple:
+    done = run_cli(cli, "keygen", "--out", str(tmp_path / name))
+    assert done.returncode == 0, done.stderr.decode()
+    return tmp_path / f"{name}.key.pem", tmp_path / f"{name}.pub.pem"
+
+
+def test_sign_in_python_verify_in_both(cli: Path, tmp_path: Path) -> None:
+    key, pub = _keys(cli, tmp_path, "a")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "weights.bin").write_bytes(b"\x00" * 100)
+    digest = deploy_gate.digest(model)
+    assert run_cli(cli, "digest", str(model)).stdout.decode().strip() == digest
+    envelope = deploy_gate.sign(_report(), key=key, model="kyc-v2", model_path=model, target="serving.yaml")
+    env_file = tmp_path / "decision.dsse.json"
+    env_file.write_text(envelope)
+    done = run_cli(cli, "verify", str(env_file), "--trusted-key", str(pub), "--model-digest", digest,
+                   "--target", "serving.yaml")
+    assert done.returncode == 0, done.stderr.decode()
+    v = deploy_gate.verify(env_file, trusted_keys=[pub], model_path=model, target="serving.yaml")
+    assert v["approved"] is True and v["model_name"] == "kyc-v2" and len(v["signers"]) == 1
+    assert v["statement"]["predicate"]["https://deploy-gate.dev/report/v1"] == _report().data
+
+
+def test_cli_signed_verifies_in_python_and_failures_name_the_check(cli: Path, tmp_path: Path) -> None:
+    key, pub = _keys(cli, tmp_path, "a")
+    _, other = _keys(cli, tmp_path, "b")
+    report = tmp_path / "report.json"
+    report.write_text(_report().to_json())
+    digest = "sha256:" + "ab" * 32
+    done = run_cli(cli, "sign", str(report), "--key", str(key), "--model", "m", "--model-digest", digest,
+                   "--target", "prod")
+    assert done.returncode == 0, done.stderr.decode()
+    envelope = done.stdout
+    assert deploy_gate.verify(envelope, trusted_keys=[pub], model_digest=digest, target="prod")["approved"]
+    with pytest.raises(deploy_gate.VerificationError) as e:
+        deploy_gate.verify(envelope, trusted_keys=[other], model_digest=digest, target="prod")
+    assert e.value.check == "signature"
+    with pytest.raises(deploy_gate.VerificationError) as e:
+        deploy_gate.verify(envelope, trusted_keys=[pub], model_digest=digest, target="staging")
+    assert e.value.check == "target"
+    with pytest.raises(deploy_gate.VerificationError) as e:
+        deploy_gate.verify(envelope, trusted_keys=[pub], model_digest="sha256:" + "cd" * 32, target="prod")
+    assert e.value.check == "subject_digest"
+    with pytest.raises(deploy_gate.VerificationError) as e:
+        deploy_gate.verify(envelope, trusted_keys=[pub], model_digest=digest, target="prod", now=1)
+    assert e.value.check == "from_the_future"  # a decision signed after "now"
+    with pytest.raises(deploy_gate.SignError):
+        deploy_gate.sign(_report(), key="-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n",
+                         model="m", model_digest=digest, target="prod")

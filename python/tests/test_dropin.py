@@ -1,0 +1,163 @@
+"""The drop-in's behaviours beside the recorded results: the missing audit file, real-writer
+logs, trajectory dicts, apply_decision's hooks and its own deploy step, errors naming files."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+import deploy_gate
+from conftest import PARITY, completion, stage, write_lines
+from deploy_gate import DeploymentGate, GateDecision
+
+
+def test_missing_audit_file_gives_an_empty_list_and_the_references_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="deploy_gate"):
+        assert DeploymentGate(seed=0).build_test_set("/nonexistent/audit.jsonl") == []
+    assert "DeploymentGate.build_test_set: /nonexistent/audit.jsonl not found" in caplog.text
+    # The evaluate API raises instead.
+    with pytest.raises(OSError, match="nonexistent"):
+        deploy_gate.evaluate("/nonexistent/audit.jsonl", {}, {}, progress=False)
+
+
+def test_too_few_runs_warns_and_gives_an_empty_list(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    log = write_lines(tmp_path / "a.jsonl", [stage("p", "s", "x"), completion("p", "PASS")])
+    with caplog.at_level(logging.WARNING, logger="deploy_gate"):
+        assert DeploymentGate().build_test_set(str(log), min_samples=2) == []
+    assert "only 1 successful runs found (min_samples=2)" in caplog.text
+
+
+def test_a_real_writers_log_gives_test_cases() -> None:
+    # The reference finds none in this shape (its completions carry stage_type: "output").
+    cases = DeploymentGate().build_test_set(str(PARITY / "real-writer-shape" / "audit.jsonl"), min_samples=1)
+    assert cases and set(cases[0]) == {"pipeline_id", "template_id", "input_text", "expected_verdict",
+                                       "expected_stage_outputs", "episode_reward"}
+
+
+def test_trajectory_objects_and_dicts_are_read_alike() -> None:
+    class Result:
+        def __init__(self, **kw: float) -> None:
+            self.__dict__.update(kw)
+
+    rows = [dict(overall_judge_score=0.9, tac_score=0.8, scsr_score=0.7, iasa_score=0.6, egs_score=0.5,
+                 arr_score=0.1, lcf_score=1), dict(overall_judge_score=1.5, tac_score=1.0)]
+    gate = DeploymentGate()
+    by_dict = gate._mean_trajectory_score(rows)
+    by_object = gate._mean_trajectory_score([Result(**r) for r in rows])
+    # (0.9+0.8+0.7+0.6+0.5)/5 - 0.02 - 0.1 = 0.58; (1.5+1.0)/5 = 0.5; mean 0.54.
+    assert by_dict == by_object == 0.54
+    assert gate._mean_trajectory_score([{"tac_score": 1.0}]) is None
+    assert gate._mean_trajectory_score(None) is None
+
+
+def test_apply_decision_hooks() -> None:
+    gate = DeploymentGate(seed=0)
+    calls: dict = {}
+    approved = GateDecision(approved=True, reason="ok")
+    out = gate.apply_decision(approved, config_path="cfg.yaml", trained_path="/models/new",
+                              deploy_fn=lambda config_path, trained_path: calls.update(d=(config_path, trained_path)))
+    assert out == "deployed" and calls["d"] == ("cfg.yaml", "/models/new")
+    blocked = GateDecision(approved=False, reason="blocked: task accuracy regressed")
+    assert gate.apply_decision(blocked, config_path="cfg.yaml",
+                               rollback_fn=lambda config_path: calls.update(r=config_path)) == "kept_old"
+    assert calls["r"] == "cfg.yaml"
+    assert gate.apply_decision(blocked, config_path="cfg.yaml") == "kept_old"
+    with pytest.raises(ValueError):
+        gate.apply_decision(approved, config_path="cfg.yaml", deploy_fn=lambda **k: None)
+
+
+def test_apply_decision_deploys_through_deploy_gates_deploy_step(tmp_path: Path) -> None:
+    config = tmp_path / "serving.yml"
+    before = "# the serving config\ndefault_model: models/old   # live\nbackend: vllm\nstages:\n  extract: {model: a}\n"
+    config.write_text(before)
+    model = tmp_path / "models" / "new"
+    model.mkdir(parents=True)
+    gate = DeploymentGate()
+    out = gate.apply_decision(GateDecision(approved=True, reason="ok"), str(config), str(model) + "/",
+                              stage_model_map={"extract": "models/x"})
+    assert out == "deployed"
+    after = config.read_text()
+    # The values are written as quoted scalars; every other byte (comments, layout) is kept.
+    assert after == before.replace("models/old", f'"{model}"').replace("vllm", '"transformers"').replace(
+        "{model: a}", '{model: "models/x"}')
+    # Upstream's backup name, holding the config as it was.
+    assert (tmp_path / "serving.yaml.backup").read_text() == before
+    # A config that is not a mapping is refused and left untouched.
+    bad = tmp_path / "gateway.yaml"
+    bad.write_text("- a\n")
+    with pytest.raises(deploy_gate.DeployError, match="gateway.yaml"):
+        gate.apply_decision(GateDecision(approved=True, reason="ok"), str(bad), str(model))
+    assert bad.read_text() == "- a\n"
+    with pytest.raises(FileNotFoundError):
+        gate.apply_decision(GateDecision(approved=True, reason="ok"), str(config), str(tmp_path / "nope"))
+
+
+def test_errors_name_the_file_and_the_line(tmp_path: Path) -> None:
+    log = write_lines(tmp_path / "a.jsonl", [stage("p", "s", "x"), completion("p", "PASS")])
+    bad = write_lines(tmp_path / "old.jsonl", ['{"pipeline_id": "p", "verdict": "PASS"}', '{"pipeline_id": 1.5}'])
+    with pytest.raises(deploy_gate.VerdictFileError) as e:
+        deploy_gate.evaluate(log, bad, {"p": "PASS"}, policy={"min_samples": 1}, progress=False)
+    assert isinstance(e.value, deploy_gate.InputError) and isinstance(e.value, ValueError)
+    assert (e.value.file, e.value.line, e.value.role) == ("old.jsonl", 2, "old_verdicts")
+    assert "old.jsonl" in str(e.value) and "line 2" in str(e.value)
+    traj = write_lines(tmp_path / "t.jsonl", ['{"overall_judge_score": "high"}'])
+    with pytest.raises(deploy_gate.TrajectoryFileError) as t:
+        deploy_gate.evaluate(log, {"p": "PASS"}, {"p": "PASS"}, traj, traj, policy={"min_samples": 1}, progress=False)
+    assert (t.value.file, t.value.line) == ("t.jsonl", 1)
+    with pytest.raises(deploy_gate.PolicyError, match="min_sample"):
+        deploy_gate.evaluate(log, {}, {}, policy={"min_sample": 1}, progress=False)
+    with pytest.raises(deploy_gate.TrajectoryFileError):
+        deploy_gate.evaluate(log, {}, {}, [{"overall_judge_score": float("nan")}], [], progress=False)
+
+
+def test_gzip_and_several_files_are_one_stream(tmp_path: Path) -> None:
+    import gzip
+
+    a = write_lines(tmp_path / "a.jsonl", [stage("p1", "s", "x"), completion("p1", "PASS")])
+    b = tmp_path / "b.jsonl.gz"
+    b.write_bytes(gzip.compress((stage("p2", "s", "y") + "\n" + completion("p2", "APPROVE") + "\n").encode()))
+    ts = deploy_gate.build_test_set([a, b], min_samples=1)
+    assert [c["pipeline_id"] for c in ts] == ["p1", "p2"]
+    assert DeploymentGate().build_test_set(str(b), min_samples=1)[0]["input_text"] == "y"
+
+
+def test_report_renderings_and_notebook_view(tmp_path: Path) -> None:
+    d = PARITY / "approved"
+    r = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
+                             policy=json.loads((d / "args.json").read_text())["policy"], progress=False)
+    assert r.to_html().startswith("<!DOCTYPE html>") and "srcdoc" in r._repr_html_()
+    assert r.to_junit().startswith("<?xml") and r.to_markdown().startswith("#")
+    assert r.cases and r.stats["task"]["mcnemar"]["b"] >= 0
+    assert "approved=True" in repr(r)
+
+
+@pytest.mark.optional_deps
+def test_cases_frame_with_pandas_and_a_tqdm_bar(tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("tqdm")
+    d = PARITY / "approved"
+    r = deploy_gate.evaluate(d / "audit.jsonl", lambda t: "PASS", d / "new_verdicts.jsonl",
+                             policy=json.loads((d / "args.json").read_text())["policy"], progress=True)
+    frame = r.cases_frame()
+    assert isinstance(frame, pd.DataFrame) and len(frame) == r.data["test_set"]["num_cases"]
+    assert {"pipeline_id", "old_pass", "new_pass", "status"} <= set(frame.columns)
+
+
+def test_cases_frame_without_pandas_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real = builtins.__import__
+
+    def no_pandas(name: str, *a: object, **k: object) -> object:
+        if name == "pandas":
+            raise ImportError("no pandas")
+        return real(name, *a, **k)  # type: ignore[arg-type]
+
+    d = PARITY / "approved"
+    r = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl", progress=True)
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        r.cases_frame()

@@ -1,0 +1,45 @@
+"""An example user of the package, type-checked by `mypy --strict` (test_typing.py): the
+stubs and inline types must describe the API a user writes against."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict, List, Optional
+
+import deploy_gate
+from deploy_gate import ABComparison, DeploymentGate, GateDecision, Report, TestSet
+
+
+def runner(input_text: Any) -> str:
+    return "APPROVE"
+
+
+async def async_runner(input_text: Any) -> Optional[str]:
+    await asyncio.sleep(0)
+    return None
+
+
+def use_the_drop_in(path: str) -> str:
+    gate = DeploymentGate(seed=7, sampling="python")
+    cases: List[Dict[str, Any]] = gate.build_test_set(path, min_samples=1, max_samples=50)
+    score: Optional[float] = gate.score_model(cases, runner)
+    cmp: ABComparison = gate.compare_models(cases, runner, runner, min_delta=0.01)
+    decision: GateDecision = gate.evaluate_decision(cases, runner, runner, None, [{"overall_judge_score": 0.5}])
+    trajectory: Optional[float] = decision.trajectory_new
+    print(score, cmp.recommendation, trajectory)
+    return gate.apply_decision(decision, "serving.yaml", "models/new", deploy_fn=lambda **kw: None)
+
+
+def use_evaluate(path: str) -> bool:
+    ts: TestSet = deploy_gate.build_test_set(path, max_samples=None, seed=3)
+    report: Report = deploy_gate.evaluate(
+        path, runner, async_runner, policy={"min_samples": 1}, max_workers=8, max_concurrency=16, progress=False
+    )
+    text: str = report.to_json() + report.to_markdown() + report.to_junit() + report.to_html()
+    stats: Dict[str, Any] = report.stats
+    print(len(ts), ts.to_jsonl()[:10], text[:10], stats.keys(), report.decision.reason)
+    try:
+        deploy_gate.evaluate(path, "old.jsonl", {"p1": "PASS"}, policy="policy.json")
+    except deploy_gate.VerdictFileError as e:
+        print(e.file, e.line)
+    return report.approved

@@ -1,0 +1,171 @@
+//! Verdicts produced by running a model in memory (a Python runner, a worker program): the
+//! answers become the records a verdict file would hold (`{pipeline_id, verdict}`,
+//! `{pipeline_id, verdict: null}` for no answer, `{pipeline_id, error}` for a failed run) and
+//! are read by the verdict reader, so they enter scoring exactly as a file's records do.
+//!
+//! The reference's `score_model` scores a list of cases it was handed, which need not have
+//! distinct (or any) pipeline ids; [`score_answers`] scores such a list by position.
+
+use crate::audit::PipelineId;
+use crate::input::{InputError, Role};
+use crate::testset::{StageOutputs, TestCase, TestSet};
+use crate::verdicts::{parse_verdicts, Verdicts};
+use serde_json::value::RawValue;
+use std::sync::Arc;
+
+/// What a model run gave for one test case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// A verdict, already made text as the reference makes it (`str(v or "")`).
+    Verdict(String),
+    /// No verdict (the runner gave `None`): the case fails and is counted as missing.
+    Missing,
+    /// The run failed with this message: the case fails and is counted as errored.
+    Error(String),
+}
+
+/// The answers as a JSONL verdict file: one record per answer, in the order given.
+pub fn records_jsonl<'a>(answers: impl IntoIterator<Item = (&'a str, &'a Answer)>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
+    for (id, answer) in answers {
+        out.extend_from_slice(b"{\"pipeline_id\":");
+        out.extend_from_slice(text(id).as_bytes());
+        match answer {
+            Answer::Verdict(v) => {
+                out.extend_from_slice(b",\"verdict\":");
+                out.extend_from_slice(text(v).as_bytes());
+            }
+            Answer::Missing => out.extend_from_slice(b",\"verdict\":null"),
+            Answer::Error(e) => {
+                out.extend_from_slice(b",\"error\":");
+                out.extend_from_slice(text(e).as_bytes());
+            }
+        }
+        out.extend_from_slice(b"}\n");
+    }
+    out
+}
+
+/// The answers read as the verdict file [`records_jsonl`] writes (`name` is the file name the
+/// report lists); the file's bytes are returned too, so a caller can save it and give it to
+/// `deploy-gate evaluate` for the same report.
+pub fn verdicts_of<'a>(
+    role: Role,
+    name: &str,
+    answers: impl IntoIterator<Item = (&'a str, &'a Answer)>,
+) -> Result<(Verdicts, Vec<u8>), InputError> {
+    let bytes = records_jsonl(answers);
+    let verdicts = parse_verdicts(role, name, &bytes)?;
+    Ok((verdicts, bytes))
+}
+
+/// A test set of the given expected verdicts (as text), case `i` having the pipeline id `"i"`.
+pub fn expected_test_set(expected: &[String]) -> TestSet {
+    let null = || RawValue::from_string("null".to_owned()).expect("null is JSON");
+    let cases = expected
+        .iter()
+        .enumerate()
+        .map(|(i, text)| TestCase {
+            pipeline_id: PipelineId {
+                text: Arc::from(i.to_string()),
+                numeric: false,
+            },
+            template_id: null(),
+            input_text: null(),
+            expected_verdict: RawValue::from_string(serde_json::to_string(text).expect("a string serializes"))
+                .expect("a JSON string"),
+            expected_stage_outputs: StageOutputs::default(),
+            episode_reward: null(),
+            input_hash: None,
+        })
+        .collect::<Vec<_>>();
+    TestSet {
+        candidates: cases.len(),
+        cases,
+        sampled: false,
+        insufficient: false,
+        policy: Default::default(),
+        warnings: Vec::new(),
+    }
+}
+
+/// The reference's `score_model` over cases given by position: `expected[i]` is case `i`'s
+/// expected verdict as text and `answers[i]` what the model gave for it. The pass rate
+/// rounded as the reference rounds it (`None` for no cases), and the number of cases passed.
+pub fn score_answers(expected: &[String], answers: &[Answer]) -> Result<(Option<f64>, usize), InputError> {
+    assert_eq!(expected.len(), answers.len(), "one answer per case");
+    let ids: Vec<String> = (0..answers.len()).map(|i| i.to_string()).collect();
+    let (verdicts, _) = verdicts_of(
+        Role::NewVerdicts,
+        "answers",
+        ids.iter().map(String::as_str).zip(answers.iter()),
+    )?;
+    let test_set = expected_test_set(expected);
+    let counts = crate::scoring::score(&test_set, &verdicts, &verdicts).new;
+    Ok((counts.pass_rate, counts.passed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn answers_are_written_as_a_verdict_file_writes_them() {
+        let a = [
+            Answer::Verdict("APPROVE".into()),
+            Answer::Missing,
+            Answer::Error("model \"crashed\"".into()),
+        ];
+        let bytes = records_jsonl(["p1", "p2", "p3"].into_iter().zip(a.iter()));
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            "{\"pipeline_id\":\"p1\",\"verdict\":\"APPROVE\"}\n\
+             {\"pipeline_id\":\"p2\",\"verdict\":null}\n\
+             {\"pipeline_id\":\"p3\",\"error\":\"model \\\"crashed\\\"\"}\n"
+        );
+    }
+
+    #[test]
+    fn the_reference_runner_rules_score_by_position() {
+        // Case-insensitive (full Unicode upper-casing), an error and a miss fail, and ids that
+        // a hand-made test set leaves out or repeats do not matter.
+        let expected = texts(&["APPROVE", "PASS", "STRASSE", "COMPLETE", "PASS"]);
+        let answers = [
+            Answer::Verdict("approve".into()),
+            Answer::Error("boom".into()),
+            Answer::Verdict("straße".into()),
+            Answer::Missing,
+            Answer::Verdict("".into()),
+        ];
+        // 2 of 5.
+        assert_eq!(score_answers(&expected, &answers).unwrap(), (Some(0.4), 2));
+        // 1/3 is rounded as Python's round(x, 4).
+        let expected = texts(&["PASS", "PASS", "PASS"]);
+        let answers = [Answer::Verdict("PASS".into()), Answer::Missing, Answer::Missing];
+        assert_eq!(score_answers(&expected, &answers).unwrap(), (Some(0.3333), 1));
+        assert_eq!(score_answers(&[], &[]).unwrap(), (None, 0));
+    }
+
+    #[test]
+    fn answers_count_as_missing_and_errored_apart() {
+        let ts = expected_test_set(&texts(&["PASS", "PASS", "PASS"]));
+        let answers = [
+            Answer::Verdict("pass".into()),
+            Answer::Missing,
+            Answer::Error("e".into()),
+        ];
+        let (v, _) = verdicts_of(
+            Role::OldVerdicts,
+            "old",
+            ["0", "1", "2"].into_iter().zip(answers.iter()),
+        )
+        .unwrap();
+        let s = crate::scoring::score(&ts, &v, &v);
+        assert_eq!((s.old.passed, s.old.missing, s.old.errored, s.old.wrong), (1, 1, 1, 0));
+    }
+}
