@@ -24,13 +24,19 @@ pub enum Answer {
     Error(String),
 }
 
-/// The answers as a JSONL verdict file: one record per answer, in the order given.
-pub fn records_jsonl<'a>(answers: impl IntoIterator<Item = (&'a str, &'a Answer)>) -> Vec<u8> {
+/// The answers as a JSONL verdict file: one record per answer, in the order given. Each id is
+/// written with its type (an integer id as a JSON integer), so the record matches its case
+/// exactly even when the log holds the same text with both types.
+pub fn records_jsonl<'a>(answers: impl IntoIterator<Item = (&'a PipelineId, &'a Answer)>) -> Vec<u8> {
     let mut out = Vec::new();
     let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
     for (id, answer) in answers {
         out.extend_from_slice(b"{\"pipeline_id\":");
-        out.extend_from_slice(text(id).as_bytes());
+        if id.numeric {
+            out.extend_from_slice(id.text.as_bytes());
+        } else {
+            out.extend_from_slice(text(&id.text).as_bytes());
+        }
         match answer {
             Answer::Verdict(v) => {
                 out.extend_from_slice(b",\"verdict\":");
@@ -53,11 +59,19 @@ pub fn records_jsonl<'a>(answers: impl IntoIterator<Item = (&'a str, &'a Answer)
 pub fn verdicts_of<'a>(
     role: Role,
     name: &str,
-    answers: impl IntoIterator<Item = (&'a str, &'a Answer)>,
+    answers: impl IntoIterator<Item = (&'a PipelineId, &'a Answer)>,
 ) -> Result<(Verdicts, Vec<u8>), InputError> {
     let bytes = records_jsonl(answers);
     let verdicts = parse_verdicts(role, name, &bytes)?;
     Ok((verdicts, bytes))
+}
+
+/// The string id `"i"` of case `i` in a test set made by position.
+fn position_id(i: usize) -> PipelineId {
+    PipelineId {
+        text: Arc::from(i.to_string()),
+        numeric: false,
+    }
 }
 
 /// A test set of the given expected verdicts (as text), case `i` having the pipeline id `"i"`.
@@ -67,10 +81,7 @@ pub fn expected_test_set(expected: &[String]) -> TestSet {
         .iter()
         .enumerate()
         .map(|(i, text)| TestCase {
-            pipeline_id: PipelineId {
-                text: Arc::from(i.to_string()),
-                numeric: false,
-            },
+            pipeline_id: position_id(i),
             template_id: null(),
             input_text: null(),
             expected_verdict: RawValue::from_string(serde_json::to_string(text).expect("a string serializes"))
@@ -87,6 +98,7 @@ pub fn expected_test_set(expected: &[String]) -> TestSet {
         insufficient: false,
         policy: Default::default(),
         warnings: Vec::new(),
+        twins: Vec::new(),
     }
 }
 
@@ -95,12 +107,8 @@ pub fn expected_test_set(expected: &[String]) -> TestSet {
 /// rounded as the reference rounds it (`None` for no cases), and the number of cases passed.
 pub fn score_answers(expected: &[String], answers: &[Answer]) -> Result<(Option<f64>, usize), InputError> {
     assert_eq!(expected.len(), answers.len(), "one answer per case");
-    let ids: Vec<String> = (0..answers.len()).map(|i| i.to_string()).collect();
-    let (verdicts, _) = verdicts_of(
-        Role::NewVerdicts,
-        "answers",
-        ids.iter().map(String::as_str).zip(answers.iter()),
-    )?;
+    let ids: Vec<PipelineId> = (0..answers.len()).map(position_id).collect();
+    let (verdicts, _) = verdicts_of(Role::NewVerdicts, "answers", ids.iter().zip(answers.iter()))?;
     let test_set = expected_test_set(expected);
     let counts = crate::scoring::score(&test_set, &verdicts, &verdicts).new;
     Ok((counts.pass_rate, counts.passed))
@@ -121,12 +129,17 @@ mod tests {
             Answer::Missing,
             Answer::Error("model \"crashed\"".into()),
         ];
-        let bytes = records_jsonl(["p1", "p2", "p3"].into_iter().zip(a.iter()));
+        let id = |text: &str, numeric| PipelineId {
+            text: Arc::from(text),
+            numeric,
+        };
+        let ids = [id("p1", false), id("5", true), id("5", false)];
+        let bytes = records_jsonl(ids.iter().zip(a.iter()));
         assert_eq!(
             String::from_utf8(bytes).unwrap(),
             "{\"pipeline_id\":\"p1\",\"verdict\":\"APPROVE\"}\n\
-             {\"pipeline_id\":\"p2\",\"verdict\":null}\n\
-             {\"pipeline_id\":\"p3\",\"error\":\"model \\\"crashed\\\"\"}\n"
+             {\"pipeline_id\":5,\"verdict\":null}\n\
+             {\"pipeline_id\":\"5\",\"error\":\"model \\\"crashed\\\"\"}\n"
         );
     }
 
@@ -159,12 +172,8 @@ mod tests {
             Answer::Missing,
             Answer::Error("e".into()),
         ];
-        let (v, _) = verdicts_of(
-            Role::OldVerdicts,
-            "old",
-            ["0", "1", "2"].into_iter().zip(answers.iter()),
-        )
-        .unwrap();
+        let ids: Vec<PipelineId> = (0..3).map(position_id).collect();
+        let (v, _) = verdicts_of(Role::OldVerdicts, "old", ids.iter().zip(answers.iter())).unwrap();
         let s = crate::scoring::score(&ts, &v, &v);
         assert_eq!((s.old.passed, s.old.missing, s.old.errored, s.old.wrong), (1, 1, 1, 0));
     }

@@ -1,6 +1,6 @@
 """Type stubs of deploy_gate._core, the native module (a mapping layer over the Rust core)."""
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 def resolve_policy(
     policy: Optional[str] = None, policy_file: Optional[str] = None, overrides: Optional[str] = None
@@ -52,7 +52,7 @@ class Session:
     def add_verdict_file(self, side: str, path: str) -> None: ...
     def add_verdict_bytes(self, side: str, name: str, data: bytes) -> None: ...
     def add_answers(
-        self, side: str, name: str, ids: Sequence[str], kinds: Sequence[int], texts: Sequence[str]
+        self, side: str, name: str, ids: Sequence[Union[int, str]], kinds: Sequence[int], texts: Sequence[str]
     ) -> None: ...
     def answer_file(self, side: str) -> Optional[bytes]: ...
     def add_trajectory_file(self, side: str, path: str) -> None: ...

@@ -203,7 +203,7 @@ def _add_model(
     side: str,
     model: ModelArg,
     cases: Optional[List[Tuple[Any, Any]]],
-    ids: Optional[List[str]],
+    ids: Optional[List[Union[int, str]]],
     max_workers: Optional[int],
     max_concurrency: Optional[int],
     progress: ProgressArg,
@@ -270,11 +270,11 @@ def evaluate(
     session = _core.Session(_policy_json(policy))
     session.build_test_set(_paths(audit), threads)
     cases: Optional[List[Tuple[Any, Any]]] = None
-    ids: Optional[List[str]] = None
+    ids: Optional[List[Union[int, str]]] = None
     if callable(old) and not isinstance(old, Mapping) or callable(new) and not isinstance(new, Mapping):
         parsed = [json.loads(line) for line in session.case_lines()]
         cases = [(c["pipeline_id"], c["input_text"]) for c in parsed]
-        ids = [str(c["pipeline_id"]) for c in parsed]
+        ids = [c["pipeline_id"] for c in parsed]
     for side, model in (("old", old), ("new", new)):
         _add_model(session, side, model, cases, ids, max_workers, max_concurrency, progress)
     _add_trajectories(session, "old", old_trajectories)

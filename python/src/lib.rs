@@ -5,6 +5,7 @@
 //! reason and byte of a report is the core's. File scans run with the GIL released.
 
 use deploy_gate::attest;
+use deploy_gate::audit::PipelineId;
 use deploy_gate::decision::{compare_with, decide, Evidence};
 use deploy_gate::input::{InputError, Role, Side};
 use deploy_gate::native::{self, file_name, ReadError, ReadOptions};
@@ -16,8 +17,9 @@ use deploy_gate::session::{Session as CoreSession, SessionError};
 use deploy_gate::trajectory::{composite, mean_score, parse_trajectories, Metrics};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBool, PyBytes, PyInt};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Raises `deploy_gate.errors.<class>(message, role, file, line)`.
 fn raise(
@@ -87,6 +89,28 @@ fn side_of(side: &str) -> PyResult<Side> {
             "side must be 'old' or 'new', not {other:?}"
         ))),
     }
+}
+
+/// A test case's pipeline id as the core holds it: a Python `int` (not a `bool`) is an integer
+/// id, a `str` a string id.
+fn typed_id(id: &Bound<'_, PyAny>) -> PyResult<PipelineId> {
+    if id.is_instance_of::<PyBool>() {
+        return Err(PyValueError::new_err("a pipeline id is an int or a str, not a bool"));
+    }
+    if id.is_instance_of::<PyInt>() {
+        let text: String = id.str()?.extract()?;
+        return Ok(PipelineId {
+            text: Arc::from(text),
+            numeric: true,
+        });
+    }
+    let text: String = id
+        .extract()
+        .map_err(|_| PyValueError::new_err("a pipeline id is an int or a str"))?;
+    Ok(PipelineId {
+        text: Arc::from(text),
+        numeric: false,
+    })
 }
 
 /// The answers from parallel lists: kind 0 a verdict (`texts[i]`), 1 no verdict, 2 an error
@@ -363,28 +387,26 @@ impl Session {
             .map_err(|e| session_error(py, e))
     }
 
-    /// `side`'s verdicts from a model run: answer `i` is for pipeline `ids[i]` (see `answers`).
-    /// They are read as the JSONL verdict file they make, named `name`.
+    /// `side`'s verdicts from a model run: answer `i` is for pipeline `ids[i]` (see `answers`),
+    /// an `int` or a `str` as the test case holds it (the integer 5 and the string "5" are two
+    /// cases). They are read as the JSONL verdict file they make, named `name`.
     fn add_answers(
         &mut self,
         py: Python<'_>,
         side: &str,
         name: &str,
-        ids: Vec<String>,
+        ids: Vec<Bound<'_, PyAny>>,
         kinds: Vec<u8>,
         texts: Vec<String>,
     ) -> PyResult<()> {
         let side_v = side_of(side)?;
+        let ids = ids.iter().map(typed_id).collect::<PyResult<Vec<_>>>()?;
         if ids.len() != kinds.len() {
             return Err(PyValueError::new_err("one answer per id"));
         }
         let answers = answers(&kinds, texts)?;
-        let (verdicts, bytes) = verdicts_of(
-            Role::verdicts(side_v),
-            name,
-            ids.iter().map(String::as_str).zip(answers.iter()),
-        )
-        .map_err(|e| input_error(py, &e))?;
+        let (verdicts, bytes) = verdicts_of(Role::verdicts(side_v), name, ids.iter().zip(answers.iter()))
+            .map_err(|e| input_error(py, &e))?;
         self.inner.set_verdicts(side_v, verdicts);
         self.answer_files[usize::from(side_v == Side::New)] = Some(bytes);
         Ok(())
