@@ -43,9 +43,13 @@ def child_duckdb(audit):
     with open(SQL, encoding="utf-8") as f:
         sql = f.read()
     threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
+    import resource
+    before = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
     rows = con.execute(sql).fetchall()
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     cases = [
         {
             "id": [row[0], not row[1]],
@@ -57,7 +61,7 @@ def child_duckdb(audit):
     ]
     candidates = rows[0][6] if rows else None
     json.dump(
-        {"seconds": seconds, "threads": threads, "version": duckdb.__version__,
+        {"seconds": seconds, "cpu": cpu, "threads": threads, "version": duckdb.__version__,
          "cases": cases, "candidates": candidates},
         sys.stdout,
         ensure_ascii=False,
@@ -65,14 +69,15 @@ def child_duckdb(audit):
 
 
 def run(cmd, stdout):
-    """Runs `cmd`; gives (wall seconds, peak RSS in bytes, exit status, stderr)."""
+    """Runs `cmd`; gives (wall seconds, CPU seconds, peak RSS in bytes, exit status, stderr)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss * 1024, proc.returncode, err.decode("utf-8", "replace")
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss * 1024, proc.returncode, err.decode("utf-8", "replace")
 
 
 def native_cases(path):
@@ -129,8 +134,8 @@ def main():
         out = os.path.join(tmp, "cases.jsonl")
 
         def native():
-            wall, rss, code, err = run([args.deploy_gate, "test-set", "--audit", audit, "--out", out],
-                                       subprocess.DEVNULL)
+            wall, cpu, rss, code, err = run([args.deploy_gate, "test-set", "--audit", audit, "--out", out],
+                                            subprocess.DEVNULL)
             if code != 0:
                 fail(f"deploy-gate test-set exited {code}: {err.strip()}")
             nonlocal expected, expected_candidates
@@ -141,11 +146,11 @@ def main():
                 expected, expected_candidates = cases, candidates
             elif cases != expected:
                 fail("two deploy-gate runs gave different test sets: " + first_difference(expected, cases))
-            return wall, rss
+            return wall, cpu, rss
 
         def duckdb():
             with open(os.path.join(tmp, "duckdb.json"), "w+b") as res:
-                wall, rss, code, err = run([sys.executable, os.path.abspath(__file__), "--child-duckdb", audit], res)
+                wall, _, rss, code, err = run([sys.executable, os.path.abspath(__file__), "--child-duckdb", audit], res)
                 if code != 0:
                     fail(f"the DuckDB query exited {code}: {err.strip()[-2000:]}")
                 res.seek(0)
@@ -155,28 +160,30 @@ def main():
         for pair in range(args.pairs):
             first_native = pair % 2 == 0
             if first_native:
-                n_wall, n_rss = native()
+                n_wall, n_cpu, n_rss = native()
                 got, d_wall, d_rss = duckdb()
             else:
                 got, d_wall, d_rss = duckdb()
-                n_wall, n_rss = native()
+                n_wall, n_cpu, n_rss = native()
             if expected is None:
                 fail("no deploy-gate run")
             if got["cases"] != expected:
                 fail("DuckDB and deploy-gate chose different test cases: " + first_difference(expected, got["cases"]))
             if expected_candidates is not None and got["candidates"] is not None and got["candidates"] != expected_candidates:
                 fail(f"candidates: deploy-gate {expected_candidates}, DuckDB {got['candidates']}")
-            rows.append((n_wall, n_rss, got["seconds"], d_wall, d_rss))
+            rows.append((n_wall, n_rss, got["seconds"], d_wall, d_rss, n_cpu, got["cpu"]))
             print(f"pair {pair + 1} ({'native first' if first_native else 'DuckDB first'}): "
-                  f"deploy-gate {n_wall:.3f} s {n_rss / 2**20:.1f} MiB | "
+                  f"deploy-gate {n_wall:.3f} s (CPU {n_cpu:.2f} s) {n_rss / 2**20:.1f} MiB | "
                   f"DuckDB {got['version']} ({got['threads']} threads) query {got['seconds']:.3f} s "
-                  f"(process {d_wall:.3f} s) {d_rss / 2**20:.1f} MiB", flush=True)
+                  f"(CPU {got['cpu']:.2f} s; process {d_wall:.3f} s) {d_rss / 2**20:.1f} MiB | "
+                  f"x{got['seconds'] / n_wall:.2f}", flush=True)
     med = [statistics.median(col) for col in zip(*rows)]
     print(f"same {len(expected)} cases in the same order in every run ({expected_candidates} candidates)")
-    print(f"median: deploy-gate {med[0]:.3f} s {med[1] / 2**20:.1f} MiB | "
-          f"DuckDB query {med[2]:.3f} s (process {med[3]:.3f} s) {med[4] / 2**20:.1f} MiB")
-    print(f"DuckDB / deploy-gate: time x{med[2] / med[0]:.2f} (target >= 8), "
-          f"peak RSS x{med[4] / med[1]:.1f} (target >= 20)")
+    print(f"median: deploy-gate {med[0]:.3f} s (CPU {med[5]:.2f} s) {med[1] / 2**20:.1f} MiB | "
+          f"DuckDB query {med[2]:.3f} s (CPU {med[6]:.2f} s; process {med[3]:.3f} s) {med[4] / 2**20:.1f} MiB")
+    print(f"DuckDB / deploy-gate: time x{med[2] / med[0]:.2f} (target >= 8; median of the pairs' ratios "
+          f"x{statistics.median(r[2] / r[0] for r in rows):.2f}; CPU x{med[6] / med[5]:.2f}), "
+          f"peak RSS x{med[4] / med[1]:.1f} (target >= 20); load {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -450,8 +450,8 @@ pub fn parse_verdicts_keeping_with_progress(
 }
 
 /// The offset in `bytes` where a record's id starts, when it is read in place.
-fn offset_in(bytes: &[u8], id: &Cow<'_, str>) -> Option<usize> {
-    let Cow::Borrowed(id) = id else { return None };
+fn offset_in(bytes: &[u8], id: &RecordRef<'_>) -> Option<usize> {
+    let Cow::Borrowed(id) = &id.id else { return None };
     let at = (id.as_ptr() as usize).checked_sub(bytes.as_ptr() as usize)?;
     (at < bytes.len()).then_some(at)
 }
@@ -508,7 +508,7 @@ fn parse(
     };
     read_records(format, bytes, role, name, &mut |parsed| match parsed {
         Parsed::Record(record) => {
-            if let Some(at) = offset_in(bytes, &record.id) {
+            if let Some(at) = offset_in(bytes, &record) {
                 progress(at);
             }
             out.insert(record)
@@ -525,7 +525,7 @@ fn parse(
         };
         read_records(format, bytes, role, name, &mut |parsed| {
             if let Parsed::Record(record) = parsed {
-                if let Some(at) = offset_in(bytes, &record.id) {
+                if let Some(at) = offset_in(bytes, &record) {
                     progress(at);
                 }
                 replay.record(&record);
