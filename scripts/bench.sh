@@ -3,7 +3,8 @@
 # that file: the physical references (newline count, typed serde_json parse), MB/s and peak RSS
 # of `deploy-gate evaluate`, MB/s of the wasm core under node on one core, the seconds the page
 # needs in headless Chromium, and — when ../shared/seeds/deployment_gate.py is there — the
-# reference implementation's time and peak RSS. Usage: scripts/bench.sh [SIZE]   (default 1G;
+# reference implementation's time and peak RSS; with the duckdb Python package, native `test-set`
+# against DuckDB side by side (scripts/bench-duckdb.py). Usage: scripts/bench.sh [SIZE]   (default 1G;
 # RUNS=N sets how many times `evaluate` runs, default 7, of which the median is printed;
 # ASCII=1 uses a log whose strings escape non-ASCII as \uXXXX, as Python's json.dumps writes
 # by default, generated once in bench-data[-SIZE]-ascii/)
@@ -46,6 +47,15 @@ sort -n "$all" | awk -v b="$bytes" -v n="$runs" '{ t[NR] = $1; if ($2 > k) k = $
   m = t[int((n + 1) / 2)]
   printf "deploy-gate evaluate (native, all cores, median of %d): %.2f s (%.2f–%.2f), %.0f MB/s, peak RSS %.0f MB\n", n, m, t[1], t[n], b/1e6/m, k/1024 }'
 rm -f "$all"
+
+# Native `test-set` against DuckDB running the same rules in SQL (scripts/duckdb-testset.sql),
+# side by side, when the duckdb Python package is installed (`pip install duckdb`; not needed by
+# the tests): interleaved pairs, their medians and ratios; it fails if the two test sets differ.
+if python3 -c 'import duckdb' 2>/dev/null; then
+  python3 scripts/bench-duckdb.py "$data/audit.jsonl" --pairs "${DUCKDB_PAIRS:-5}"
+else
+  echo "DuckDB side by side: skipped (pip install duckdb to run scripts/bench-duckdb.py)"
+fi
 
 node scripts/bench-wasm.mjs "$data"
 NO_HASH=1 node scripts/bench-wasm.mjs "$data" | sed "s/one core)/one core, sha256 left to another worker)/"

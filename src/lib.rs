@@ -61,4 +61,6 @@ pub use session::{Session, SessionError};
 pub use sniff::{sniff, Guess};
 pub use testset::{TestSet, TestSetBuilder, TestSetError};
 pub use trajectory::{parse_trajectories, Trajectories};
-pub use verdicts::{parse_verdicts, parse_verdicts_keeping, KeepSet, VerdictFormat, Verdicts};
+pub use verdicts::{
+    parse_verdicts, parse_verdicts_keeping, parse_verdicts_keeping_with_progress, KeepSet, VerdictFormat, Verdicts,
+};

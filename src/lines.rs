@@ -189,10 +189,16 @@ impl LineSplitter {
     }
 }
 
-/// Splits a whole in-memory file into lines (a convenience over [`LineSplitter`]).
+/// Splits a whole in-memory file into lines (a convenience over [`LineSplitter`]). The file is
+/// fed a MiB at a time, so its bytes are read in one sweep, front to back (the UTF-8 check of
+/// the whole lines of a piece just before their lines are handed out): a caller that holds the
+/// file mapped can give back the pages behind the lines it was given. The lines are the same
+/// however the file is cut; only a line across a cut is handed out from a copy.
 pub fn split_all(bytes: &[u8], max_line: usize, mut emit: impl FnMut(Piece<'_>)) {
     let mut splitter = LineSplitter::new(max_line);
-    splitter.push(bytes, &mut emit);
+    for piece in bytes.chunks(1 << 20) {
+        splitter.push(piece, &mut emit);
+    }
     splitter.finish(&mut emit);
 }
 

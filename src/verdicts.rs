@@ -383,6 +383,23 @@ pub(crate) fn describe(role: Role, name: &str, bytes: &[u8]) -> InputFile {
     }
 }
 
+/// [`describe`], telling `progress` how far the hash has read, a MiB at a time.
+fn describe_reporting(role: Role, name: &str, bytes: &[u8], progress: &mut dyn FnMut(usize)) -> InputFile {
+    let mut sha = Sha256::new();
+    let mut at = 0;
+    for chunk in bytes.chunks(1 << 20) {
+        sha.update(chunk);
+        at += chunk.len();
+        progress(at);
+    }
+    InputFile {
+        role,
+        name: name.into(),
+        bytes: bytes.len() as u64,
+        sha256: hex::encode(sha.finalize()),
+    }
+}
+
 fn error_text(value: Scalar<'_>) -> Option<Cow<'_, str>> {
     match value {
         Scalar::Absent | Scalar::Null => None,
@@ -591,17 +608,47 @@ fn strip_bom(bytes: &[u8]) -> &[u8] {
 
 /// Reads a verdict file, detecting its format. `role` and `name` go into errors and the report.
 pub fn parse_verdicts(role: Role, name: &str, bytes: &[u8]) -> Result<Verdicts, InputError> {
-    parse(role, name, bytes, None)
+    parse(role, name, bytes, None, &mut |_| {})
 }
 
 /// Reads a verdict file keeping whole records only for the ids in `keep` (the test set's);
 /// the others are counted (records, duplicates, conflicts, extras) from hashes, so memory stays
 /// small when a verdict file covers every pipeline of a large log.
 pub fn parse_verdicts_keeping(role: Role, name: &str, bytes: &[u8], keep: KeepSet) -> Result<Verdicts, InputError> {
-    parse(role, name, bytes, Some(keep))
+    parse(role, name, bytes, Some(keep), &mut |_| {})
 }
 
-fn parse(role: Role, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<Verdicts, InputError> {
+/// [`parse_verdicts_keeping`], telling `progress` where in `bytes` the reading is, so that a
+/// caller holding the file mapped can give back the pages behind it (nothing before an offset
+/// given is read again in the same pass): how far the file's sha256 has read, a MiB at a time,
+/// then the offset of each record's id where the id is read in place (JSONL, a JSON array or
+/// object; not CSV, whose reader copies). The offsets grow within a pass and start again near
+/// the beginning at the next: the records are read after the hash, and read a second time to
+/// tell conflicting duplicates apart. The result is [`parse_verdicts_keeping`]'s.
+pub fn parse_verdicts_keeping_with_progress(
+    role: Role,
+    name: &str,
+    bytes: &[u8],
+    keep: KeepSet,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Verdicts, InputError> {
+    parse(role, name, bytes, Some(keep), progress)
+}
+
+/// The offset in `bytes` where a record's id starts, when it is read in place.
+fn offset_in(bytes: &[u8], id: &RecordRef<'_>) -> Option<usize> {
+    let Cow::Borrowed(id) = &id.id else { return None };
+    let at = (id.as_ptr() as usize).checked_sub(bytes.as_ptr() as usize)?;
+    (at < bytes.len()).then_some(at)
+}
+
+fn parse(
+    role: Role,
+    name: &str,
+    bytes: &[u8],
+    keep: Option<KeepSet>,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Verdicts, InputError> {
     let body = strip_bom(bytes);
     let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
     let format = match first {
@@ -633,7 +680,7 @@ fn parse(role: Role, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<
         }
     };
     let mut out = Verdicts {
-        file: describe(role, name, bytes),
+        file: describe_reporting(role, name, bytes, progress),
         format,
         records: 0,
         duplicates: 0,
@@ -646,7 +693,12 @@ fn parse(role: Role, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<
         keep,
     };
     read_records(format, bytes, role, name, &mut |parsed| match parsed {
-        Parsed::Record(record) => out.insert(record),
+        Parsed::Record(record) => {
+            if let Some(at) = offset_in(bytes, &record) {
+                progress(at);
+            }
+            out.insert(record)
+        }
         Parsed::StageEntry => out.ignored_stage_entries += 1,
     })?;
     let others = out.finish_others();
@@ -659,6 +711,9 @@ fn parse(role: Role, name: &str, bytes: &[u8], keep: Option<KeepSet>) -> Result<
         };
         read_records(format, bytes, role, name, &mut |parsed| {
             if let Parsed::Record(record) = parsed {
+                if let Some(at) = offset_in(bytes, &record) {
+                    progress(at);
+                }
                 replay.record(&record);
             }
         })?;
@@ -1161,5 +1216,93 @@ mod tests {
             e.to_string(),
             "n (new_verdicts) line 2, column 7: pipeline b: the object has neither a verdict nor an error"
         );
+    }
+    /// The progress a mapped file's reader is given: the hash a MiB at a time up to the end,
+    /// then, in each pass over the records, the growing offsets of ids read in place (none for
+    /// CSV); the verdicts are the same as without it.
+    #[test]
+    fn progress_tells_how_far_the_reading_is_and_changes_nothing() {
+        let ids: Vec<String> = (0..60_000).map(|i| format!("p-{i}")).collect();
+        let mut jsonl = String::new();
+        for (i, id) in ids.iter().enumerate() {
+            jsonl.push_str(&format!(
+                "{{\"pipeline_id\": \"{id}\", \"verdict\": \"{}\"}}\n",
+                ["PASS", "FAIL"][i % 3 / 2]
+            ));
+        }
+        // A conflicting duplicate outside the kept ids: the records are read a second time.
+        jsonl.push_str("{\"pipeline_id\": \"p-7\", \"verdict\": \"FAIL\"}\n");
+        let array = format!(
+            "[{}]",
+            ids.iter()
+                .map(|id| format!("{{\"pipeline_id\": \"{id}\", \"verdict\": \"PASS\"}}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let map = format!(
+            "{{{}}}",
+            ids.iter()
+                .map(|id| format!("\"{id}\": \"PASS\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let csv = format!(
+            "pipeline_id,verdict\n{}",
+            ids.iter().map(|id| format!("{id},PASS\n")).collect::<String>()
+        );
+        let keep: KeepSet = ["p-1", "p-500", "p-59999"].into_iter().map(Into::into).collect();
+        for (text, in_place, passes) in [(&jsonl, true, 2), (&array, true, 1), (&map, true, 1), (&csv, false, 1)] {
+            let bytes = text.as_bytes();
+            let mut seen = Vec::new();
+            let with = parse_verdicts_keeping_with_progress(Role::OldVerdicts, "v", bytes, keep.clone(), &mut |at| {
+                seen.push(at)
+            })
+            .unwrap();
+            let without = parse_verdicts_keeping(Role::OldVerdicts, "v", bytes, keep.clone()).unwrap();
+            // (Their hash sets list in no set order: the fields compared one by one.)
+            let fields = |v: &Verdicts| {
+                let mut kept: Vec<String> = v.by_id.iter().map(|r| format!("{r:?}")).collect();
+                kept.sort();
+                format!(
+                    "{:?} {:?} {} {} {:?} {} {} {} {kept:?}",
+                    v.file,
+                    v.format,
+                    v.records,
+                    v.duplicates,
+                    v.conflicting,
+                    v.ignored_stage_entries,
+                    v.others_distinct,
+                    v.others.len()
+                )
+            };
+            assert_eq!(fields(&with), fields(&without));
+            let hashed = bytes.len().div_ceil(1 << 20);
+            let expected_hash: Vec<usize> = (1..=hashed).map(|k| (k << 20).min(bytes.len())).collect();
+            assert_eq!(seen[..hashed], expected_hash[..]);
+            let records = &seen[hashed..];
+            if !in_place {
+                assert!(records.is_empty());
+                continue;
+            }
+            // Each pass's offsets grow, each the start of an id in the file.
+            let restarts = records.windows(2).filter(|w| w[1] < w[0]).count();
+            assert_eq!(restarts + 1, passes, "{}", &text[..20]);
+            // (Every record gives its offset, but in JSONL a line across a cut of the file into
+            // MiB pieces, which is read from a copy.)
+            let cut = if text.starts_with('{') && text.contains('\n') {
+                bytes.len() >> 20
+            } else {
+                0
+            };
+            let all = passes * with.records as usize;
+            assert!(
+                records.len() <= all && records.len() + passes * cut >= all,
+                "{} of {all}",
+                records.len()
+            );
+            for &at in records {
+                assert!(text[at..].starts_with("p-"), "{at}");
+            }
+        }
     }
 }

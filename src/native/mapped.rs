@@ -328,8 +328,10 @@ impl Drop for StopOnPanic<'_, '_> {
 }
 
 /// Pass 1 over a mapped file: each scan thread takes the next segment and scans it straight
-/// from the map; the hashing thread hashes the map in order; the main thread merges. Each
-/// gives back the pages that both sides have finished as it moves its mark.
+/// from the map; the hashing thread (when the plan hashes) hashes the map in order; the main
+/// thread merges. Each gives back the pages that both sides have finished as it moves its mark.
+/// Unhashed, the whole file counts as hashed from the start: the scan threads are held back by
+/// the merge only, and the sha256 is empty.
 pub(crate) fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Result<(u64, String), ReadError> {
     let bytes = map.bytes();
     let progress = Progress {
@@ -337,7 +339,7 @@ pub(crate) fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Re
             at: vec![None; plan.threads],
             next: 0,
             merged: 0,
-            hashed: 0,
+            hashed: if plan.hash { 0 } else { plan.len },
             released: 0,
             stop: false,
         }),
@@ -378,19 +380,21 @@ pub(crate) fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Re
             });
         }
         drop(done_tx);
-        let hasher = scope.spawn(move || {
-            let _stop = StopOnPanic(progress);
-            let mut sha = Sha256::new();
-            let mut at = 0u64;
-            for piece in bytes.chunks(plan.chunk) {
-                if !progress.wait_for(|_, scanned| at < scanned + WINDOW) {
-                    break;
+        let hasher = plan.hash.then(|| {
+            scope.spawn(move || {
+                let _stop = StopOnPanic(progress);
+                let mut sha = Sha256::new();
+                let mut at = 0u64;
+                for piece in bytes.chunks(plan.chunk) {
+                    if !progress.wait_for(|_, scanned| at < scanned + WINDOW) {
+                        break;
+                    }
+                    sha.update(piece);
+                    at += piece.len() as u64;
+                    progress.set(|m| m.hashed = at);
                 }
-                sha.update(piece);
-                at += piece.len() as u64;
-                progress.set(|m| m.hashed = at);
-            }
-            hex::encode(sha.finalize())
+                hex::encode(sha.finalize())
+            })
         });
         let mut in_order = InOrder::new(plan, builder);
         for (k, segment) in done_rx {
@@ -404,7 +408,7 @@ pub(crate) fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Re
             m.next = plan.starts.len();
             m.at.iter_mut().for_each(|a| *a = None);
         });
-        let sha = hasher.join().expect("the hashing thread panicked");
+        let sha = hasher.map_or_else(String::new, |h| h.join().expect("the hashing thread panicked"));
         in_order.check_complete()?;
         Ok((plan.len, sha))
     })
@@ -526,6 +530,7 @@ mod tests {
                 threads: 2,
                 segment: 4 << 20,
                 map: true,
+                hash: true,
             };
             let plan = Plan::new(&path, 0, &pass, &f, opts, 1 << 20).unwrap();
             assert_eq!(plan.starts.len(), 1, "no newline, one segment");

@@ -20,6 +20,10 @@ pub struct ReadOptions {
     pub segment: u64,
     /// Whether plain files are mapped into memory (on Unix) rather than copied.
     pub map: bool,
+    /// Whether each audit file's sha256 is computed in pass 1 (on a thread of its own). A
+    /// caller whose output does not carry the digest (`test-set`) turns it off: the files'
+    /// sha256 then stays empty, and the scan threads have every core.
+    pub hash: bool,
 }
 
 /// The default segment size: 4 MiB.
@@ -33,6 +37,7 @@ impl ReadOptions {
             threads: if threads == 0 { cores } else { threads },
             segment: DEFAULT_SEGMENT,
             map: true,
+            hash: true,
         }
     }
 
@@ -45,6 +50,12 @@ impl ReadOptions {
     /// With memory maps on or off (the tests check both ways of reading).
     pub fn with_map(mut self, map: bool) -> Self {
         self.map = map;
+        self
+    }
+
+    /// With the audit files hashed in pass 1 or not (see [`ReadOptions::hash`]).
+    pub fn with_hash(mut self, hash: bool) -> Self {
+        self.hash = hash;
         self
     }
 }
@@ -108,6 +119,8 @@ pub struct Plan<'a> {
     pub chunk: usize,
     /// Lines longer than this are skipped.
     max_line: usize,
+    /// Whether the file is hashed.
+    pub hash: bool,
 }
 
 impl<'a> Plan<'a> {
@@ -134,6 +147,7 @@ impl<'a> Plan<'a> {
             starts,
             ends,
             max_line,
+            hash: opts.hash,
         })
     }
 

@@ -68,6 +68,22 @@ impl std::ops::Deref for Contents {
     }
 }
 
+impl Contents {
+    /// Gives back the resident pages of `from..to` when mapped (see
+    /// [`super::mapped::Mapping::release`]; read again, they are mapped again) and gives where
+    /// the next release starts; read into memory, keeps everything and gives `to`.
+    pub fn release(&self, from: usize, to: usize) -> usize {
+        match self {
+            #[cfg(unix)]
+            Contents::Mapped(map) => map.release(from, to),
+            Contents::Read(_) => {
+                let _ = from;
+                to
+            }
+        }
+    }
+}
+
 /// The whole of file `path` (`what` it is, for the error).
 pub fn read_whole(path: &Path, what: &'static str, map: bool) -> Result<Contents, ReadError> {
     let cannot = |source| ReadError::ReadInput {
@@ -144,7 +160,14 @@ fn scan_plain(
         let mut segment = plan.segment(0);
         segment.finish();
         builder.merge(segment);
-        return Ok((0, hex::encode(Sha256::digest(b""))));
+        return Ok((
+            0,
+            if opts.hash {
+                hex::encode(Sha256::digest(b""))
+            } else {
+                String::new()
+            },
+        ));
     }
     #[cfg(unix)]
     if opts.map {
@@ -157,8 +180,8 @@ fn scan_plain(
 }
 
 /// Pass 1 over a file read in chunks. One thread reads the file once, in order; another hashes
-/// each chunk; the chunks go, without copying, to the scan threads, segment `k` to thread
-/// `k % threads`.
+/// each chunk (unless the plan says not to); the chunks go, without copying, to the scan
+/// threads, segment `k` to thread `k % threads`.
 fn scan_copied(plan: &Plan, f: &File, builder: &mut IndexBuilder) -> Result<(u64, String), ReadError> {
     let (path, len, threads) = (plan.path, plan.len, plan.threads);
     let (starts, ends) = (&plan.starts, &plan.ends);
@@ -196,14 +219,19 @@ fn scan_copied(plan: &Plan, f: &File, builder: &mut IndexBuilder) -> Result<(u64
         }
         drop(done_tx);
         // The hash has a thread of its own: on the reading thread it would be the longest chain.
-        let (hash_tx, hash_rx) = mpsc::sync_channel::<Chunk>(4 * threads + 4);
-        let hasher = scope.spawn(move || {
-            let mut sha = Sha256::new();
-            for chunk in hash_rx {
-                sha.update(&chunk.buf);
-            }
-            hex::encode(sha.finalize())
-        });
+        let (hash_tx, hasher) = if plan.hash {
+            let (hash_tx, hash_rx) = mpsc::sync_channel::<Chunk>(4 * threads + 4);
+            let hasher = scope.spawn(move || {
+                let mut sha = Sha256::new();
+                for chunk in hash_rx {
+                    sha.update(&chunk.buf);
+                }
+                hex::encode(sha.finalize())
+            });
+            (Some(hash_tx), Some(hasher))
+        } else {
+            (None, None)
+        };
         let reader = scope.spawn(move || -> Result<(), ReadError> {
             let free_rx = free_rx;
             let mut at = 0u64;
@@ -224,8 +252,10 @@ fn scan_copied(plan: &Plan, f: &File, builder: &mut IndexBuilder) -> Result<(u64
                     buf,
                     pool: free_tx.clone(),
                 });
-                if hash_tx.send(chunk.clone()).is_err() {
-                    return Err(ReadError::Stopped("the hashing thread stopped"));
+                if let Some(hash_tx) = &hash_tx {
+                    if hash_tx.send(chunk.clone()).is_err() {
+                        return Err(ReadError::Stopped("the hashing thread stopped"));
+                    }
                 }
                 let end = at + n as u64;
                 let mut k = first;
@@ -257,23 +287,25 @@ fn scan_copied(plan: &Plan, f: &File, builder: &mut IndexBuilder) -> Result<(u64
             in_order.add(k, segment);
         }
         reader.join().expect("the reading thread panicked")?;
-        let sha = hasher.join().expect("the hashing thread panicked");
+        let sha = hasher.map_or_else(String::new, |h| h.join().expect("the hashing thread panicked"));
         in_order.check_complete()?;
         Ok((len, sha))
     })
 }
 
-/// Pass 1 over a gzip file: one stream, decompressed as it is read, never whole in memory.
+/// Pass 1 over a gzip file: one stream, decompressed as it is read, never whole in memory
+/// (the compressed bytes hashed as they are read when `hash`).
 fn scan_gzip(
     path: &Path,
     file_no: u32,
     pass: &PassSet,
+    hash: bool,
     builder: &mut IndexBuilder,
 ) -> Result<(u64, String), ReadError> {
     let file = open_audit(path)?;
     let mut tee = HashingReader {
         inner: file,
-        sha: Sha256::new(),
+        sha: hash.then(Sha256::new),
         bytes: 0,
     };
     let mut segment = Segment::new(pass.clone(), DEFAULT_MAX_LINE, file_no, 0);
@@ -295,19 +327,25 @@ fn scan_gzip(
     std::io::copy(&mut tee, &mut std::io::sink())?;
     segment.finish();
     builder.merge(segment);
-    Ok((tee.bytes, hex::encode(tee.sha.finalize())))
+    Ok((
+        tee.bytes,
+        tee.sha.map_or_else(String::new, |sha| hex::encode(sha.finalize())),
+    ))
 }
 
+/// Counts (and, with a hasher, hashes) the bytes read through it.
 struct HashingReader<R> {
     inner: R,
-    sha: Sha256,
+    sha: Option<Sha256>,
     bytes: u64,
 }
 
 impl<R: Read> Read for HashingReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.sha.update(&buf[..n]);
+        if let Some(sha) = &mut self.sha {
+            sha.update(&buf[..n]);
+        }
         self.bytes += n as u64;
         Ok(n)
     }
@@ -334,7 +372,7 @@ pub fn scan(paths: &[PathBuf], pass: &PassSet, opts: ReadOptions) -> Result<(Aud
         }
         let gz = is_gzip(path)?;
         let (len, sha) = if gz {
-            scan_gzip(path, no, pass, &mut builder)?
+            scan_gzip(path, no, pass, opts.hash, &mut builder)?
         } else {
             scan_plain(path, no, pass, opts, &mut builder)?
         };

@@ -716,6 +716,87 @@ fn the_report_carries_the_sha256_of_each_input_as_given() {
     }
 }
 
+/// `test-set` does not hash the log (its output carries no digest): the test set read without
+/// the hashing thread is byte for byte the one read with it, whichever way the log is read
+/// (mapped or copied, one thread or several, segments smaller or larger than a read chunk,
+/// plain or gzip), and the command prints it. Hashed, the files' sha256 is the file's; not
+/// hashed, it is left empty.
+#[test]
+fn the_test_set_read_without_hashing_is_the_hashed_one() {
+    use deploy_gate::native::{self, ReadOptions};
+    use deploy_gate::policy::GatePolicy;
+    use deploy_gate::session::Session;
+    use sha2::{Digest, Sha256};
+    use std::io::Write;
+    let dir = tempdir();
+    let mut all = Vec::new();
+    for case in parity_cases() {
+        all.extend_from_slice(&std::fs::read(case.join("audit.jsonl")).unwrap());
+        if all.last() != Some(&b'\n') {
+            all.push(b'\n');
+        }
+    }
+    let plain = dir.path().join("all.jsonl");
+    std::fs::write(&plain, &all).unwrap();
+    let gz = dir.path().join("all.jsonl.gz");
+    let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+    enc.write_all(&all).unwrap();
+    enc.finish().unwrap();
+    let mut policy = GatePolicy::default();
+    policy.test_set.max_samples = None;
+    policy.test_set.min_samples = 1;
+    for (log, segment, threads, map) in [
+        (&plain, 700_000, 2, true),
+        (&plain, 4096, 3, true),
+        (&plain, 4096, 3, false),
+        (&plain, 64_000_000, 1, true),
+        (&plain, 64_000_000, 1, false),
+        (&gz, 4096, 2, true),
+    ] {
+        let build = |hash: bool| {
+            let opts = ReadOptions::new(threads)
+                .with_segment(segment)
+                .with_map(map)
+                .with_hash(hash);
+            let mut session = Session::new(policy.clone());
+            native::build_test_set(&mut session, std::slice::from_ref(log), opts).unwrap();
+            let files = session.audit_index().unwrap().files().to_vec();
+            (session.test_set().unwrap().to_jsonl(), files)
+        };
+        let (hashed, hashed_files) = build(true);
+        let (unhashed, unhashed_files) = build(false);
+        let what = format!("{}, segment {segment}, {threads} threads, map {map}", log.display());
+        assert!(hashed.lines().count() > 20, "{what}");
+        assert!(
+            hashed == unhashed,
+            "{what}\n{}",
+            diff(hashed.as_bytes(), unhashed.as_bytes())
+        );
+        let bytes = std::fs::read(log).unwrap();
+        assert_eq!(hashed_files[0].sha256, hex::encode(Sha256::digest(&bytes)), "{what}");
+        assert_eq!(unhashed_files[0].sha256, "", "{what}");
+        assert_eq!(hashed_files[0].bytes, unhashed_files[0].bytes, "{what}");
+        let out = dg()
+            .args(["test-set", "--max-samples", "none", "--min-samples", "1", "--audit"])
+            .arg(log)
+            .args([
+                "--threads",
+                &threads.to_string(),
+                "--segment-size",
+                &segment.to_string(),
+            ])
+            .args(no_mmap(if map { "1" } else { "0" }))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            out.stdout == hashed.as_bytes(),
+            "{what}\n{}",
+            diff(hashed.as_bytes(), &out.stdout)
+        );
+    }
+}
+
 /// The `gen_audit` example, built (in this test's profile) if it is missing or stale.
 fn gen_audit() -> std::path::PathBuf {
     let test_exe = std::env::current_exe().unwrap();

@@ -13,8 +13,11 @@ use deploy_gate::policy::{self, GatePolicy, Mode, OnInsufficient, PolicyInput};
 use deploy_gate::report::GateReport;
 use deploy_gate::session::{Session, SessionError};
 use deploy_gate::trajectory::parse_trajectories;
-use deploy_gate::verdicts::{parse_verdicts_keeping, KeepSet, Verdicts};
+use deploy_gate::verdicts::{parse_verdicts_keeping_with_progress, KeepSet, Verdicts};
 use std::path::{Path, PathBuf};
+
+/// A mapped verdict file's pages are given back this many bytes at a time, behind the reading.
+const VERDICT_RELEASE: usize = 4 << 20;
 
 #[derive(Args)]
 pub(crate) struct AuditArgs {
@@ -27,7 +30,7 @@ pub(crate) struct AuditArgs {
     policy: Option<PathBuf>,
     #[command(flatten)]
     sample: SampleFlags,
-    /// Threads scanning the audit log (0: one per core; one more thread reads and hashes it).
+    /// Threads scanning the audit log (0: one per core; for `evaluate` one more thread hashes it).
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
     /// Segment size in bytes for pass 1 (the tests set it low to split small files).
@@ -143,10 +146,11 @@ impl AuditArgs {
     }
 }
 
-/// `test-set`: the test set as JSONL, and a line about it on stderr.
+/// `test-set`: the test set as JSONL, and a line about it on stderr. Neither carries the audit
+/// files' sha256, so they are not hashed: the scan has every core.
 pub fn test_set_cmd(audit: &AuditArgs, out: Option<&Path>) -> Result<u8> {
     let policy = resolve_policy(audit.policy.as_deref(), audit.sample.input())?;
-    let session = build_test_set(&audit.audit, &policy, audit.read_options())?;
+    let session = build_test_set(&audit.audit, &policy, audit.read_options().with_hash(false))?;
     let ts = session.test_set().expect("pass 2 ended");
     write_output(out, ts.to_jsonl().as_bytes())?;
     eprintln!(
@@ -244,7 +248,18 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
     let keep: KeepSet = builder.selection().shared_ids().cloned().collect();
     let verdicts = |role: Role, path: &Path, keep| -> Result<Verdicts> {
         let bytes = native::read_whole(path, "verdict file", opts.map)?;
-        parse_verdicts_keeping(role, &file_name(path), &bytes, keep).map_err(|e| input_error(path, e))
+        // What the reading has passed is given back a few MiB at a time, so a mapped verdict file
+        // adds a window to the peak memory, not its size.
+        let mut from = 0;
+        let mut progress = |at: usize| {
+            if at < from {
+                from = at;
+            } else if at >= from + VERDICT_RELEASE {
+                from = bytes.release(from, at);
+            }
+        };
+        parse_verdicts_keeping_with_progress(role, &file_name(path), &bytes, keep, &mut progress)
+            .map_err(|e| input_error(path, e))
     };
     // The two verdict files are read side by side, while pass 2 reads the test cases.
     let (pass2, old, new) = std::thread::scope(|scope| {
