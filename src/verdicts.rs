@@ -624,7 +624,7 @@ pub fn parse_verdicts_keeping(role: Role, name: &str, bytes: &[u8], keep: KeepSe
 /// then the offset of each record's id where the id is read in place (JSONL, a JSON array or
 /// object; not CSV, whose reader copies). The offsets grow within a pass and start again near
 /// the beginning at the next: the records are read after the hash, and read a second time to
-/// tell conflicting duplicates apart. The result is [`parse_verdicts_keeping`]'s.
+/// list the repeated ids whose records disagree. The result is [`parse_verdicts_keeping`]'s.
 pub fn parse_verdicts_keeping_with_progress(
     role: Role,
     name: &str,
@@ -1230,7 +1230,7 @@ mod tests {
                 ["PASS", "FAIL"][i % 3 / 2]
             ));
         }
-        // A conflicting duplicate outside the kept ids: the records are read a second time.
+        // An id outside the kept ones repeated with another verdict: the records are read twice.
         jsonl.push_str("{\"pipeline_id\": \"p-7\", \"verdict\": \"FAIL\"}\n");
         let array = format!(
             "[{}]",
