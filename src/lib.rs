@@ -14,6 +14,7 @@
 //! [`scoring`], [`stats`] and [`decision`] score and decide; [`report`] assembles the
 //! GateReport; [`attest`] signs and verifies the decision; [`deploy`] edits the serving config.
 //! [`render`] writes the report as a Markdown summary and as JUnit XML for CI systems.
+//! [`run`] is the pure part of `deploy-gate run` (the worker protocol, its records, resuming).
 //! Every input file has a [`Role`] ([`input`]); [`sniff`](mod@sniff) guesses it for the page.
 //!
 //! The types a user of the library needs are re-exported here at the root.
@@ -36,6 +37,7 @@ pub mod policy;
 /// Reports for people and CI systems: the standalone HTML report, the Markdown summary, JUnit XML.
 pub mod render;
 pub mod report;
+pub mod run;
 pub mod scoring;
 pub mod session;
 pub mod sniff;

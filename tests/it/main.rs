@@ -31,6 +31,8 @@ mod parity;
 mod policy_cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod rules;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
+mod run_cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod sign_cli;
 #[cfg(not(target_arch = "wasm32"))]
