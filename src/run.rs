@@ -178,7 +178,7 @@ pub fn read_cases(file: &str, bytes: &[u8]) -> Result<Cases, RunFileError> {
     for (number, range, _) in lines(bytes) {
         let line = &bytes[range.clone()];
         let bad = |m: String| RunFileError::at(file, number, m);
-        if !line.first().is_some_and(|b| *b == b'{') {
+        if line.first() != Some(&b'{') {
             return Err(bad("not a JSON object (a test case is one JSON object per line)".into()));
         }
         let head: CaseHead = serde_json::from_slice(line).map_err(|e| bad(format!("not a valid test case: {e}")))?;
@@ -344,7 +344,10 @@ pub fn record_line(id: &PipelineId, answer: &Answer) -> String {
         error: &'a str,
     }
     let mut line = match answer {
-        Answer::Verdict(verdict) => serde_json::to_string(&Verdict { pipeline_id: id, verdict }),
+        Answer::Verdict(verdict) => serde_json::to_string(&Verdict {
+            pipeline_id: id,
+            verdict,
+        }),
         Answer::Error(error) => serde_json::to_string(&Error { pipeline_id: id, error }),
     }
     .expect("a record serializes");
@@ -429,7 +432,10 @@ mod tests {
         assert_eq!(cases.cases[0].id, id("7", true));
         assert_eq!(cases.cases[1].id, id("7", false));
         assert_eq!(cases.cases[2].id, id("p1", false));
-        assert_eq!(&SET[cases.cases[1].line.clone()], b"{\"pipeline_id\": \"7\", \"input_text\": \"b\"}");
+        assert_eq!(
+            &SET[cases.cases[1].line.clone()],
+            b"{\"pipeline_id\": \"7\", \"input_text\": \"b\"}"
+        );
         assert_eq!(cases.position(&id("7", false)), Some(1));
         assert_eq!(cases.position(&id("p1", true)), None);
     }
@@ -462,15 +468,24 @@ mod tests {
     fn answers_keep_the_verdict_as_written() {
         let p = id("9", true);
         let record = |line: &[u8]| record_line(&p, &parse_answer(line, &p).unwrap());
-        assert_eq!(record(b"{\"verdict\": \"PASS\"}"), "{\"pipeline_id\":9,\"verdict\":\"PASS\"}\n");
+        assert_eq!(
+            record(b"{\"verdict\": \"PASS\"}"),
+            "{\"pipeline_id\":9,\"verdict\":\"PASS\"}\n"
+        );
         assert_eq!(record(b"{\"verdict\":1e16}"), "{\"pipeline_id\":9,\"verdict\":1e16}\n");
         assert_eq!(record(b"{\"verdict\": null}"), "{\"pipeline_id\":9,\"verdict\":null}\n");
         assert_eq!(
             record(b" {\"verdict\": {\"a\": [1, 2]}} "),
             "{\"pipeline_id\":9,\"verdict\":{\"a\": [1, 2]}}\n"
         );
-        assert_eq!(record(b"{\"error\": \"no \\\"model\\\"\"}"), "{\"pipeline_id\":9,\"error\":\"no \\\"model\\\"\"}\n");
-        assert_eq!(record(b"{\"pipeline_id\": 9, \"verdict\": true}"), "{\"pipeline_id\":9,\"verdict\":true}\n");
+        assert_eq!(
+            record(b"{\"error\": \"no \\\"model\\\"\"}"),
+            "{\"pipeline_id\":9,\"error\":\"no \\\"model\\\"\"}\n"
+        );
+        assert_eq!(
+            record(b"{\"pipeline_id\": 9, \"verdict\": true}"),
+            "{\"pipeline_id\":9,\"verdict\":true}\n"
+        );
         let s = id("a\"b", false);
         assert_eq!(
             record_line(&s, &Answer::Error("timeout after 60s".into())),
@@ -482,11 +497,17 @@ mod tests {
     fn garbage_is_not_an_answer() {
         let p = id("9", true);
         let bad = |line: &[u8]| parse_answer(line, &p).unwrap_err();
-        assert_eq!(bad(b"PASS"), BadAnswer::NotObject("expected value at line 1 column 1".into()));
+        assert_eq!(
+            bad(b"PASS"),
+            BadAnswer::NotObject("expected value at line 1 column 1".into())
+        );
         assert!(matches!(bad(b"[\"PASS\"]"), BadAnswer::NotObject(_)));
         assert!(matches!(bad(b"\"PASS\""), BadAnswer::NotObject(_)));
         assert!(matches!(bad(b"{\"verdict\": \"PASS\""), BadAnswer::NotObject(_)));
-        assert!(matches!(bad(b"{\"verdict\": 1} {\"verdict\": 2}"), BadAnswer::NotObject(_)));
+        assert!(matches!(
+            bad(b"{\"verdict\": 1} {\"verdict\": 2}"),
+            BadAnswer::NotObject(_)
+        ));
         assert_eq!(bad(b"\xff"), BadAnswer::NotUtf8);
         assert_eq!(bad(b"{}"), BadAnswer::Neither);
         assert_eq!(bad(b"{\"verdict\": 1, \"error\": \"x\"}"), BadAnswer::Both);
@@ -527,7 +548,10 @@ mod tests {
         let empty = read_resume("v.jsonl", b"", &cases).unwrap();
         assert_eq!(empty, Resumed::default());
         let torn_only = read_resume("v.jsonl", b"{\"pipel", &cases).unwrap();
-        assert_eq!((torn_only.done.len(), torn_only.torn_line, torn_only.whole_len), (0, Some(1), 0));
+        assert_eq!(
+            (torn_only.done.len(), torn_only.torn_line, torn_only.whole_len),
+            (0, Some(1), 0)
+        );
     }
 
     #[test]

@@ -38,7 +38,11 @@ fn test_set(dir: &Path) -> (String, Vec<Value>) {
 /// A file's lines as JSON (a panic naming the line if one is not).
 fn lines(path: &Path) -> Vec<Value> {
     let bytes = std::fs::read(path).unwrap();
-    assert!(bytes.is_empty() || bytes.ends_with(b"\n"), "{} ends with a whole line", path.display());
+    assert!(
+        bytes.is_empty() || bytes.ends_with(b"\n"),
+        "{} ends with a whole line",
+        path.display()
+    );
     String::from_utf8(bytes)
         .unwrap()
         .lines()
@@ -97,7 +101,11 @@ fn records_by_id(out: &Path, cases: &[Value]) -> HashMap<String, Value> {
         assert!(by_id.insert(id.clone(), r.clone()).is_none(), "one record for {id}");
     }
     for c in cases {
-        assert!(by_id.contains_key(&c["pipeline_id"].to_string()), "a record for {}", c["pipeline_id"]);
+        assert!(
+            by_id.contains_key(&c["pipeline_id"].to_string()),
+            "a record for {}",
+            c["pipeline_id"]
+        );
     }
     assert_eq!(by_id.len(), cases.len(), "no record of another case");
     by_id
@@ -115,13 +123,19 @@ fn cid(cases: &[Value], n: usize) -> String {
 fn every_case_gets_its_record_and_evaluate_reads_the_file() {
     let dir = tempdir();
     let (cases_path, cases) = test_set(dir.path());
-    assert!(cases.iter().any(|c| c["pipeline_id"].is_i64() || c["pipeline_id"].is_u64()));
+    assert!(cases
+        .iter()
+        .any(|c| c["pipeline_id"].is_i64() || c["pipeline_id"].is_u64()));
     let worker = python_worker(dir.path(), "w.py", "");
     let out = dir.path().join("verdicts.jsonl");
     let o = run(&run_args(&cases_path, &out, &["--jobs", "3"], &["python3", &worker]));
     assert!(o.status.success(), "{}", text(&o));
     let n = cases.len();
-    assert!(stderr(&o).contains(&format!("{n} cases in {}: {n} answered, 0 errored", s(&out))), "{}", text(&o));
+    assert!(
+        stderr(&o).contains(&format!("{n} cases in {}: {n} answered, 0 errored", s(&out))),
+        "{}",
+        text(&o)
+    );
 
     // In test-set order at the end, each id with its JSON type, each verdict the worker's.
     let records = lines(&out);
@@ -149,7 +163,10 @@ fn every_case_gets_its_record_and_evaluate_reads_the_file() {
     ]);
     let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(report["decision"]["num_cases"], n, "{}", text(&o));
-    assert_eq!(report["stats"]["task"]["table"]["both_pass"], n, "every case read, none missing");
+    assert_eq!(
+        report["stats"]["task"]["table"]["both_pass"], n,
+        "every case read, none missing"
+    );
 }
 
 #[test]
@@ -190,15 +207,28 @@ fn jobs_run_concurrently_and_worker_stderr_is_passed_through() {
     let took = started.elapsed();
     assert!(o.status.success(), "{}", text(&o));
     records_by_id(&out, &cases);
-    let used: std::collections::HashSet<String> = std::fs::read_to_string(&pids).unwrap().lines().map(str::to_owned).collect();
+    let used: std::collections::HashSet<String> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
     assert_eq!(used.len(), 4, "four workers answered cases");
     let serial = Duration::from_millis(50) * cases.len() as u32;
-    assert!(took < serial, "4 workers took {took:?}, one would take {serial:?} sleeping alone");
+    assert!(
+        took < serial,
+        "4 workers took {took:?}, one would take {serial:?} sleeping alone"
+    );
     let err = stderr(&o);
     for n in 1..=4 {
-        assert!(err.contains(&format!("[worker {n}] working on ")), "worker {n}'s stderr is shown: {err}");
+        assert!(
+            err.contains(&format!("[worker {n}] working on ")),
+            "worker {n}'s stderr is shown: {err}"
+        );
     }
-    assert!(err.contains(&format!("[worker 1] working on {}", cid(&cases, 0))), "{err}");
+    assert!(
+        err.contains(&format!("[worker 1] working on {}", cid(&cases, 0))),
+        "{err}"
+    );
 }
 
 #[test]
@@ -215,7 +245,12 @@ fn a_crashing_worker_is_restarted_and_its_case_retried_then_errored() {
         ),
     );
     let out = dir.path().join("v.jsonl");
-    let o = run(&run_args(&cases_path, &out, &["--jobs", "2", "--retries", "1"], &["python3", &worker]));
+    let o = run(&run_args(
+        &cases_path,
+        &out,
+        &["--jobs", "2", "--retries", "1"],
+        &["python3", &worker],
+    ));
     assert!(o.status.success(), "{}", text(&o));
     let by_id = records_by_id(&out, &cases);
     let record = |n: usize| &by_id[&cases[n]["pipeline_id"].to_string()];
@@ -225,7 +260,11 @@ fn a_crashing_worker_is_restarted_and_its_case_retried_then_errored() {
         "{}",
         text(&o)
     );
-    assert_eq!(record(7)["verdict"], cases[7]["expected_verdict"], "retried on a new worker");
+    assert_eq!(
+        record(7)["verdict"],
+        cases[7]["expected_verdict"],
+        "retried on a new worker"
+    );
     let errored: Vec<_> = by_id.values().filter(|r| r.get("error").is_some()).collect();
     assert_eq!(errored.len(), 1, "{errored:?}");
     let err = stderr(&o);
@@ -235,11 +274,19 @@ fn a_crashing_worker_is_restarted_and_its_case_retried_then_errored() {
     // With no retry, a crash is recorded at once.
     std::fs::remove_file(&marker).unwrap();
     let out = dir.path().join("v0.jsonl");
-    let o = run(&run_args(&cases_path, &out, &["--jobs", "1", "--retries", "0"], &["python3", &worker]));
+    let o = run(&run_args(
+        &cases_path,
+        &out,
+        &["--jobs", "1", "--retries", "0"],
+        &["python3", &worker],
+    ));
     assert!(o.status.success(), "{}", text(&o));
     let by_id = records_by_id(&out, &cases);
     let record = |n: usize| &by_id[&cases[n]["pipeline_id"].to_string()];
-    assert_eq!(record(7)["error"], "the worker exited with signal 9 while answering (tried once)");
+    assert_eq!(
+        record(7)["error"],
+        "the worker exited with signal 9 while answering (tried once)"
+    );
 }
 
 #[test]
@@ -255,7 +302,12 @@ fn a_hung_worker_is_killed_at_the_timeout_and_its_case_errored() {
     );
     let out = dir.path().join("v.jsonl");
     let started = Instant::now();
-    let o = run(&run_args(&cases_path, &out, &["--jobs", "2", "--timeout", "1s"], &[&worker]));
+    let o = run(&run_args(
+        &cases_path,
+        &out,
+        &["--jobs", "2", "--timeout", "1s"],
+        &[&worker],
+    ));
     assert!(o.status.success(), "{}", text(&o));
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
     let by_id = records_by_id(&out, &cases);
@@ -290,14 +342,29 @@ fn garbage_on_stdout_errors_the_case_and_restarts_the_worker() {
     let o = run(&run_args(&cases_path, &out, &["--jobs", "1"], &["python3", &worker]));
     assert!(o.status.success(), "{}", text(&o));
     let by_id = records_by_id(&out, &cases);
-    let error = |n: usize| by_id[&cases[n]["pipeline_id"].to_string()]["error"].as_str().unwrap_or("").to_owned();
-    assert!(error(1).starts_with("invalid answer from the worker: the answer is not a JSON object"), "{}", error(1));
+    let error = |n: usize| {
+        by_id[&cases[n]["pipeline_id"].to_string()]["error"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    };
+    assert!(
+        error(1).starts_with("invalid answer from the worker: the answer is not a JSON object"),
+        "{}",
+        error(1)
+    );
     assert_eq!(
         error(4),
         "invalid answer from the worker: the answer has the key \"verdit\"; only \"verdict\" or \"error\" (and \"pipeline_id\") are read"
     );
-    assert_eq!(error(6), "invalid answer from the worker: the worker wrote more than one line for this case");
-    assert_eq!(error(9), "invalid answer from the worker: the answer has both \"verdict\" and \"error\"");
+    assert_eq!(
+        error(6),
+        "invalid answer from the worker: the worker wrote more than one line for this case"
+    );
+    assert_eq!(
+        error(9),
+        "invalid answer from the worker: the answer has both \"verdict\" and \"error\""
+    );
     let errored = by_id.values().filter(|r| r.get("error").is_some()).count();
     assert_eq!(errored, 4, "the others are answered");
     let starts = std::fs::read_to_string(&pids).unwrap();
@@ -312,15 +379,25 @@ fn a_worker_that_cannot_start_stops_the_run_with_a_clear_error() {
     let out = dir.path().join("v.jsonl");
     let o = run(&run_args(&cases_path, &out, &["--jobs", "2"], &["/nonexistent/worker"]));
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(stderr(&o).contains("cannot start the worker program \"/nonexistent/worker\": No such file or directory"), "{}", text(&o));
+    assert!(
+        stderr(&o).contains("cannot start the worker program \"/nonexistent/worker\": No such file or directory"),
+        "{}",
+        text(&o)
+    );
 
-    let worker = script(dir.path(), "fail.sh", "#!/bin/sh\necho 'cannot load the model' >&2\nexit 4\n");
+    let worker = script(
+        dir.path(),
+        "fail.sh",
+        "#!/bin/sh\necho 'cannot load the model' >&2\nexit 4\n",
+    );
     let started = Instant::now();
     let o = run(&run_args(&cases_path, &out, &["--jobs", "2"], &[&worker]));
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("the worker program exited 6 times in a row without answering a case (the last time with exit status 4)"),
+        err.contains(
+            "the worker program exited 6 times in a row without answering a case (the last time with exit status 4)"
+        ),
         "{err}"
     );
     assert!(err.contains("[worker 1] cannot load the model"), "{err}");
@@ -335,9 +412,17 @@ fn bad_input_and_usage_exit_1_naming_the_file_and_line() {
     let bad = write(dir.path(), "bad.jsonl", "{\"pipeline_id\": 1}\n{\"pipeline_id\": 2\n");
     let o = run(&run_args(&bad, &out, &[], &["true"]));
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains(&format!("{bad} line 2: not a valid test case")), "{}", text(&o));
+    assert!(
+        stderr(&o).contains(&format!("{bad} line 2: not a valid test case")),
+        "{}",
+        text(&o)
+    );
 
-    let cases = write(dir.path(), "cases.jsonl", "{\"pipeline_id\": 1}\n{\"pipeline_id\": \"1\"}\n");
+    let cases = write(
+        dir.path(),
+        "cases.jsonl",
+        "{\"pipeline_id\": 1}\n{\"pipeline_id\": \"1\"}\n",
+    );
     let o = run(&strings(&["run", "--test-set", &cases, "--out", &s(&out)]));
     assert_eq!(o.status.code(), Some(1), "no program: {}", text(&o));
     let o = run(&run_args(&cases, &out, &["--timeout", "soon"], &["true"]));
@@ -345,11 +430,17 @@ fn bad_input_and_usage_exit_1_naming_the_file_and_line() {
     assert!(stderr(&o).contains("--timeout \"soon\""), "{}", text(&o));
 
     // An output file of another test set, or with the id's other JSON type, is refused.
-    let other = write(dir.path(), "other.jsonl", "{\"pipeline_id\":\"2\",\"verdict\":\"PASS\"}\n");
+    let other = write(
+        dir.path(),
+        "other.jsonl",
+        "{\"pipeline_id\":\"2\",\"verdict\":\"PASS\"}\n",
+    );
     let o = run(&run_args(&cases, Path::new(&other), &[], &["true"]));
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains(&format!("{other} line 1: pipeline_id \"2\" is not a case of the test set")),
+        stderr(&o).contains(&format!(
+            "{other} line 1: pipeline_id \"2\" is not a case of the test set"
+        )),
         "{}",
         text(&o)
     );
@@ -379,7 +470,10 @@ fn a_resumed_run_skips_the_cases_answered_and_drops_a_torn_line() {
     let err = stderr(&o);
     assert!(err.contains("line 3 was torn"), "{err}");
     assert!(err.contains("2 already answered"), "{err}");
-    assert!(err.contains("4 cases in ") && err.contains("3 answered, 1 errored"), "{err}");
+    assert!(
+        err.contains("4 cases in ") && err.contains("3 answered, 1 errored"),
+        "{err}"
+    );
     assert_eq!(
         std::fs::read_to_string(&seen).unwrap(),
         "{\"pipeline_id\": 1}\n{\"pipeline_id\": \"x\"}\n",
@@ -400,7 +494,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n
     }
 }
@@ -428,21 +525,47 @@ fn sigkill_of_run_at_random_moments_then_a_rerun_gives_one_record_per_case() {
         .as_nanos() as u64;
     eprintln!("sigkill test seed: {seed}");
     let mut random = Lcg(seed);
+    let count = || std::fs::read_to_string(&out).map_or(0, |t| t.lines().count());
+    let mut mid_run = 0;
     for round in 0..6 {
+        let before = count();
         let mut child = spawn_run(&args);
-        std::thread::sleep(Duration::from_millis(30 + random.below(250)));
+        // Once this run writes, at a random moment within the next ~150 ms.
+        let until = Instant::now() + Duration::from_secs(30);
+        while count() == before && Instant::now() < until && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(random.below(150)));
         child.kill().unwrap(); // SIGKILL
         let status = child.wait().unwrap();
-        let records = if out.exists() { std::fs::read(&out).unwrap() } else { Vec::new() };
-        // Whatever was written is whole records, at most one per case.
-        let text = String::from_utf8(records).unwrap();
-        let complete = text.lines().filter(|l| serde_json::from_str::<Value>(l).is_ok()).count();
-        eprintln!("round {round}: {status:?}, {complete} records");
+        let bytes = std::fs::read(&out).unwrap_or_default();
+        assert!(
+            bytes.is_empty() || bytes.ends_with(b"\n"),
+            "seed {seed} round {round}: no torn line"
+        );
+        let records = lines(&out);
+        let ids: std::collections::HashSet<String> = records.iter().map(|r| r["pipeline_id"].to_string()).collect();
+        assert_eq!(
+            ids.len(),
+            records.len(),
+            "seed {seed} round {round}: one record per case"
+        );
+        if records.len() > before && records.len() < cases.len() {
+            mid_run += 1;
+        }
+        eprintln!("round {round}: {status:?}, {before} -> {} records", records.len());
     }
+    assert!(
+        mid_run >= 3,
+        "seed {seed}: {mid_run} of the kills landed while the run was writing"
+    );
     let o = run(&args);
     assert!(o.status.success(), "seed {seed}: {}", text(&o));
     let by_id = records_by_id(&out, &cases);
-    assert!(by_id.values().all(|r| r.get("verdict").is_some()), "seed {seed}: nothing errored");
+    assert!(
+        by_id.values().all(|r| r.get("verdict").is_some()),
+        "seed {seed}: nothing errored"
+    );
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .flatten()
@@ -453,34 +576,61 @@ fn sigkill_of_run_at_random_moments_then_a_rerun_gives_one_record_per_case() {
 }
 
 #[test]
-fn sigterm_stops_the_workers_and_keeps_what_was_written() {
+fn sigint_and_sigterm_stop_the_workers_and_keep_what_was_written() {
     let dir = tempdir();
     let (cases_path, cases) = test_set(dir.path());
     let pids = dir.path().join("pids");
     let worker = python_worker(
         dir.path(),
         "w.py",
-        &format!("open({:?}, 'a').write(str(os.getpid()) + '\\n')\ntime.sleep(0.1)", s(&pids)),
+        &format!(
+            "open({:?}, 'a').write(str(os.getpid()) + '\\n')\ntime.sleep(0.05)",
+            s(&pids)
+        ),
     );
     let out = dir.path().join("v.jsonl");
     let args = run_args(&cases_path, &out, &["--jobs", "2"], &["python3", &worker]);
-    let child = dg().args(&args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    // Once a few records are written (the workers are running).
-    let until = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < until && std::fs::read_to_string(&out).map_or(0, |t| t.lines().count()) < 3 {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // SAFETY: a signal to the child this test started.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(143), "{}", text(&o));
-    assert!(stderr(&o).contains("interrupted (signal 15)"), "{}", text(&o));
-    let kept = lines(&out);
-    assert!(!kept.is_empty() && kept.len() < cases.len(), "{} of {}", kept.len(), cases.len());
-    for pid in std::fs::read_to_string(&pids).unwrap().lines() {
-        let pid: i32 = pid.parse().unwrap();
-        // SAFETY: signal 0 only asks whether the process exists.
-        assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "worker {pid} is gone");
+    let count = || std::fs::read_to_string(&out).map_or(0, |t| t.lines().count());
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let before = count();
+        let child = dg()
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Once a few records are written (the workers are running).
+        let until = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < until && count() < before + 3 {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: a signal to the child this test started.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(code), "{}", text(&o));
+        assert!(
+            stderr(&o).contains(&format!("interrupted (signal {signal})")),
+            "{}",
+            text(&o)
+        );
+        assert!(
+            stderr(&o).contains("run the same command again to resume"),
+            "{}",
+            text(&o)
+        );
+        let kept = lines(&out);
+        assert!(
+            kept.len() > before && kept.len() < cases.len(),
+            "{before} -> {} of {}",
+            kept.len(),
+            cases.len()
+        );
+        for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+            let pid: i32 = pid.parse().unwrap();
+            // SAFETY: signal 0 only asks whether the process exists.
+            assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "worker {pid} is gone");
+        }
     }
     let o = run(&args);
     assert!(o.status.success(), "{}", text(&o));

@@ -34,11 +34,15 @@ impl Display {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             bar.set_style(
-                ProgressStyle::with_template(
-                    "{bar:30.cyan/blue} {pos}/{len} cases  {per_sec:.dim}  {eta} left  {msg}",
-                )
-                .expect("a valid template")
-                .progress_chars("█▉▊▋▌▍▎▏ "),
+                ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} cases  {rate:.dim}  {eta} left  {msg}")
+                    .expect("a valid template")
+                    .with_key(
+                        "rate",
+                        |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = write!(w, "{:.1} cases/s", state.per_sec());
+                        },
+                    )
+                    .progress_chars("█▉▊▋▌▍▎▏ "),
             );
             bar.set_position(done);
             bar.reset_eta();
@@ -62,7 +66,11 @@ impl Display {
 
     fn show_errored(&self, errored: u64) {
         if let Some(bar) = &self.bar {
-            bar.set_message(if errored > 0 { format!("{errored} errored") } else { String::new() });
+            bar.set_message(if errored > 0 {
+                format!("{errored} errored")
+            } else {
+                String::new()
+            });
         }
     }
 

@@ -144,9 +144,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
         .collect::<Result<_>>()?;
 
     catch_stop_signals();
-    let probe = Display::new(0, 0, 0);
-    let output = Output::open(&args.out, &cases, &probe)?;
-    probe.clear();
+    let output = Output::open(&args.out, &cases)?;
     let mut done = vec![false; cases.len()];
     for position in output.done() {
         done[position] = true;
@@ -159,16 +157,15 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
     let jobs = jobs.min(pending.len()).max(1);
     let display = Display::new(cases.len() as u64, already as u64, output.errored_before as u64);
-    let mut header = format!(
-        "deploy-gate run: {} cases in {}",
-        cases.len(),
-        test_set.display()
-    );
+    let mut header = format!("deploy-gate run: {} cases in {}", cases.len(), test_set.display());
     if already > 0 {
         header += &format!(", {already} already answered in {} (resumed)", args.out.display());
     }
     if !pending.is_empty() {
         header += &format!(", {jobs} worker{}", if jobs == 1 { "" } else { "s" });
+    }
+    if let Some(note) = &output.note {
+        display.line(note);
     }
     display.line(&header);
 
@@ -415,7 +412,11 @@ impl Run<'_> {
                             "deploy-gate run: worker {number} exited ({status}) while answering pipeline_id {id}; restarted, the case is recorded as errored"
                         ));
                         self.tally.crashes += 1;
-                        let times = if tries == 1 { "once".to_owned() } else { format!("{tries} times") };
+                        let times = if tries == 1 {
+                            "once".to_owned()
+                        } else {
+                            format!("{tries} times")
+                        };
                         let error = format!("the worker exited with {status} while answering (tried {times})");
                         if self.fruitless > 0 {
                             self.suspects.push((position, error));
@@ -424,8 +425,9 @@ impl Run<'_> {
                         }
                     }
                 } else if !self.pending.is_empty() {
-                    self.display
-                        .line(&format!("deploy-gate run: worker {number} exited ({status}); restarted"));
+                    self.display.line(&format!(
+                        "deploy-gate run: worker {number} exited ({status}); restarted"
+                    ));
                 }
                 if self.fruitless >= self.fruitless_limit {
                     bail!(
@@ -445,7 +447,10 @@ impl Run<'_> {
         if let Some(worker) = slots.0[slot].worker.take() {
             worker.kill();
         }
-        self.record(position, Answer::Error(format!("invalid answer from the worker: {bad}")))?;
+        self.record(
+            position,
+            Answer::Error(format!("invalid answer from the worker: {bad}")),
+        )?;
         self.restart(slots, slot)
     }
 }

@@ -2,7 +2,6 @@
 //! to resume (a torn last line is dropped), appended one whole record per `write`, synced at
 //! the end and, once every case has its record, rewritten in test-set order (atomically).
 
-use super::display::Display;
 use crate::replace::{dir_of, file_name_of, replace_file, TEMP_MARK};
 use anyhow::{anyhow, bail, Context, Result};
 use deploy_gate::run::{read_resume, Cases};
@@ -22,12 +21,14 @@ pub struct Output {
     order: Vec<usize>,
     /// Errors among the records read back.
     pub errored_before: usize,
+    /// What was wrong with the file and mended (a torn last line), for stderr.
+    pub note: Option<String>,
 }
 
 impl Output {
     /// Opens (or creates) `path`, locks it, removes what an interrupted final rewrite left
     /// beside it, and reads the records it holds for `cases`.
-    pub fn open(path: &Path, cases: &Cases, display: &Display) -> Result<Output> {
+    pub fn open(path: &Path, cases: &Cases) -> Result<Output> {
         let file = open_locked(path)?;
         remove_stale_temps(path)?;
         let mut bytes = Vec::new();
@@ -36,10 +37,11 @@ impl Output {
             .with_context(|| format!("cannot read {}", path.display()))?;
         let shown = path.display().to_string();
         let resumed = read_resume(&shown, &bytes, cases).map_err(|e| anyhow!("{e}"))?;
+        let mut note = None;
         if let Some(line) = resumed.torn_line {
             file.set_len(resumed.whole_len as u64)
                 .with_context(|| format!("cannot cut the torn last line of {}", path.display()))?;
-            display.line(&format!(
+            note = Some(format!(
                 "deploy-gate run: {shown} line {line} was torn (a write cut short by a crash); dropped, its case runs again"
             ));
         }
@@ -57,6 +59,7 @@ impl Output {
             records,
             order,
             errored_before: resumed.errored,
+            note,
         })
     }
 
@@ -128,17 +131,25 @@ fn open_locked(path: &Path) -> Result<File> {
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                bail!("another `deploy-gate run` is writing {}; wait for it to end", path.display());
+                bail!(
+                    "another `deploy-gate run` is writing {}; wait for it to end",
+                    path.display()
+                );
             }
             return Err(e).with_context(|| format!("cannot lock {}", path.display()));
         }
-        let opened = file.metadata().with_context(|| format!("cannot read {}", path.display()))?;
+        let opened = file
+            .metadata()
+            .with_context(|| format!("cannot read {}", path.display()))?;
         match fs::metadata(path) {
             Ok(now) if now.dev() == opened.dev() && now.ino() == opened.ino() => return Ok(file),
             _ => continue,
         }
     }
-    bail!("the output file {} keeps being replaced while it is opened", path.display())
+    bail!(
+        "the output file {} keeps being replaced while it is opened",
+        path.display()
+    )
 }
 
 /// Removes the temporary files a final rewrite cut short left beside the output (under its

@@ -101,7 +101,9 @@ impl Worker {
     pub fn kill(mut self) -> ExitStatus {
         self.stdin = None;
         kill_group(&self.child);
-        self.child.wait().unwrap_or_else(|_| ExitStatus::from_raw(libc::SIGKILL))
+        self.child
+            .wait()
+            .unwrap_or_else(|_| ExitStatus::from_raw(libc::SIGKILL))
     }
 
     /// After its stdout closed: waits a moment for it to exit by itself (to report its own
