@@ -15,6 +15,7 @@
 //! GateReport; [`attest`] signs and verifies the decision; [`deploy`] edits the serving config.
 //! [`render`] writes the report as a Markdown summary and as JUnit XML for CI systems.
 //! [`runs`] turns the answers of a model run in memory into verdict records.
+//! [`run`] is the pure part of `deploy-gate run` (the worker protocol, its records, resuming).
 //! Every input file has a [`Role`] ([`input`]); [`sniff`](mod@sniff) guesses it for the page.
 //!
 //! The types a user of the library needs are re-exported here at the root.
@@ -37,6 +38,7 @@ pub mod policy;
 /// Reports for people and CI systems: the standalone HTML report, the Markdown summary, JUnit XML.
 pub mod render;
 pub mod report;
+pub mod run;
 pub mod runs;
 pub mod scoring;
 pub mod session;

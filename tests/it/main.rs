@@ -35,6 +35,8 @@ mod policy_cli;
 mod positions;
 #[cfg(not(target_arch = "wasm32"))]
 mod rules;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
+mod run_cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod sign_cli;
 #[cfg(not(target_arch = "wasm32"))]

@@ -1,5 +1,5 @@
 //! The `deploy-gate` command: its flags and the dispatch to one module per command
-//! (`evaluate`, `sign`, `apply`), which share `trust`, `files` and `exit`. Native only: under
+//! (`evaluate`, `run`, `sign`, `apply`), which share `trust`, `files` and `exit`. Native only: under
 //! wasm32 (where the tests of the JS API are built) it is an empty program.
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -16,6 +16,8 @@ mod files;
 mod locks;
 #[cfg(not(target_arch = "wasm32"))]
 mod replace;
+#[cfg(not(target_arch = "wasm32"))]
+mod run;
 #[cfg(not(target_arch = "wasm32"))]
 mod sign;
 #[cfg(not(target_arch = "wasm32"))]
@@ -59,6 +61,15 @@ enum Command {
     ///
     /// Exit code 0: approved. 3: blocked (keep the old model). 1: unusable input or usage.
     Evaluate(evaluate::EvaluateArgs),
+    /// Run a model over the test set: starts PROGRAM (after `--`, never through a shell) as
+    /// long-lived workers that read one case per line (JSON) on stdin and answer one line
+    /// {"verdict": …} or {"error": "…"} each on stdout; writes the verdict file (JSONL).
+    ///
+    /// Resumes from the records --out already holds. Exit code 0: every case has a record
+    /// (errored ones included; a summary on stderr). 1: unusable input, usage or I/O, or a
+    /// worker program that cannot start or keeps exiting. 128+N: stopped by signal N (130:
+    /// SIGINT, 143: SIGTERM), what was written is kept.
+    Run(run::RunArgs),
     /// Print the resolved policy (defaults < --policy FILE < flags) as the report lists it; its
     /// digest (sha256 of its RFC 8785 canonical JSON, the one a signed decision pins) goes to
     /// stderr.
@@ -170,6 +181,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::TestSet { audit, out } => evaluate::test_set_cmd(&audit, out.as_deref()),
         Command::Evaluate(args) => evaluate::evaluate_cmd(&args),
+        Command::Run(args) => run::run_cmd(&args),
         Command::Policy {
             policy,
             sample,

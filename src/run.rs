@@ -1,0 +1,575 @@
+//! The pure part of `deploy-gate run` (the shell that runs the workers is the CLI's `run`
+//! module): reading the test set into cases, reading a worker's answer line, the record
+//! written for each case, and reading an output file an earlier run left, to resume it.
+//!
+//! The protocol: a worker reads one test case per line on stdin (the test set's line, byte for
+//! byte) and writes one line per case on stdout, in order: `{"verdict": V}` (any JSON value,
+//! kept as written) or `{"error": "text"}`, optionally with `"pipeline_id"` echoing the case's
+//! id (then checked). Anything else is not an answer ([`BadAnswer`]): the case is errored,
+//! never passed. The output is JSONL of `{"pipeline_id": ID, "verdict": V}` or
+//! `{"pipeline_id": ID, "error": "text"}`, the id written as the test set wrote it (an integer
+//! stays an integer), which [`crate::verdicts`] reads as any verdict file.
+
+use crate::audit::PipelineId;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+
+/// A file `run` reads is unusable: the message names the file and, where known, the line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {message}", line.map(|l| format!(" line {l}")).unwrap_or_default())]
+pub struct RunFileError {
+    /// The file as the user named it.
+    pub file: String,
+    /// 1-based line number, when the problem is on one line.
+    pub line: Option<u64>,
+    /// What is wrong, lowercase.
+    pub message: String,
+}
+
+impl RunFileError {
+    fn at(file: &str, line: u64, message: impl Into<String>) -> Self {
+        RunFileError {
+            file: file.to_owned(),
+            line: Some(line),
+            message: message.into(),
+        }
+    }
+}
+
+/// One test case: its id and where its line is in the test-set bytes (without the newline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Case {
+    /// The case's pipeline id, with its JSON type.
+    pub id: PipelineId,
+    /// The line's bytes in the test set, sent to the worker as they are.
+    pub line: Range<usize>,
+}
+
+/// The test set's cases, in file order, and the case of each id.
+#[derive(Debug, Clone, Default)]
+pub struct Cases {
+    /// The cases, in the order of the file.
+    pub cases: Vec<Case>,
+    index: HashMap<PipelineId, usize>,
+}
+
+impl Cases {
+    /// The position of the case with this id (string and integer ids are different ids).
+    pub fn position(&self, id: &PipelineId) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// The number of cases.
+    pub fn len(&self) -> usize {
+        self.cases.len()
+    }
+
+    /// True when there is no case.
+    pub fn is_empty(&self) -> bool {
+        self.cases.is_empty()
+    }
+}
+
+/// A `pipeline_id` value read with its JSON type: a non-empty string or an integer.
+struct IdValue(Result<PipelineId, &'static str>);
+
+impl<'de> Deserialize<'de> for IdValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = IdValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a pipeline id")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<IdValue, E> {
+                Ok(IdValue(if s.is_empty() {
+                    Err("an empty string")
+                } else {
+                    Ok(PipelineId {
+                        text: s.into(),
+                        numeric: false,
+                    })
+                }))
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<IdValue, E> {
+                Ok(IdValue(Ok(PipelineId {
+                    text: n.to_string().into(),
+                    numeric: true,
+                })))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<IdValue, E> {
+                Ok(IdValue(Ok(PipelineId {
+                    text: n.to_string().into(),
+                    numeric: true,
+                })))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<IdValue, E> {
+                Ok(IdValue(Err("a number that is not an integer")))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<IdValue, E> {
+                Ok(IdValue(Err("a boolean")))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<IdValue, E> {
+                Ok(IdValue(Err("null")))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<IdValue, A::Error> {
+                while a.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(IdValue(Err("an array")))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<IdValue, A::Error> {
+                while a.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
+                Ok(IdValue(Err("an object")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The id of a case or record, as the message names it: `7 (an integer)` or `"a-7"`.
+pub fn describe_id(id: &PipelineId) -> String {
+    if id.numeric {
+        format!("{} (an integer)", id.text)
+    } else {
+        serde_json::to_string(&*id.text).unwrap_or_default()
+    }
+}
+
+/// The lines of a file with their 1-based numbers and ranges (without `\n` or a final `\r`),
+/// skipping blank lines; the last item says whether the line ended with a newline.
+fn lines(bytes: &[u8]) -> impl Iterator<Item = (u64, Range<usize>, bool)> + '_ {
+    let mut start = 0;
+    let mut number = 0u64;
+    std::iter::from_fn(move || loop {
+        if start >= bytes.len() {
+            return None;
+        }
+        number += 1;
+        let (end, next, ended) = match memchr::memchr(b'\n', &bytes[start..]) {
+            Some(i) => (start + i, start + i + 1, true),
+            None => (bytes.len(), bytes.len(), false),
+        };
+        let mut line = start..end;
+        if ended && line.end > line.start && bytes[line.end - 1] == b'\r' {
+            line.end -= 1;
+        }
+        start = next;
+        if bytes[line.clone()].iter().all(u8::is_ascii_whitespace) && ended {
+            continue;
+        }
+        return Some((number, line, ended));
+    })
+}
+
+/// The `pipeline_id` of a test-set line (the rest of the line is checked to be JSON and kept).
+#[derive(Deserialize)]
+struct CaseHead {
+    pipeline_id: Option<IdValue>,
+}
+
+/// Reads a test set (JSONL as `deploy-gate test-set` writes it): each line a JSON object with a
+/// `pipeline_id` (a non-empty string or an integer), no id twice. Blank lines are skipped.
+pub fn read_cases(file: &str, bytes: &[u8]) -> Result<Cases, RunFileError> {
+    let mut cases = Cases::default();
+    let mut first_line = HashMap::new();
+    for (number, range, _) in lines(bytes) {
+        let line = &bytes[range.clone()];
+        let bad = |m: String| RunFileError::at(file, number, m);
+        if line.first() != Some(&b'{') {
+            return Err(bad("not a JSON object (a test case is one JSON object per line)".into()));
+        }
+        let head: CaseHead = serde_json::from_slice(line).map_err(|e| bad(format!("not a valid test case: {e}")))?;
+        let id = match head.pipeline_id {
+            None => return Err(bad("no pipeline_id".into())),
+            Some(IdValue(Err(kind))) => {
+                return Err(bad(format!(
+                    "pipeline_id is {kind}, expected a non-empty string or integer"
+                )))
+            }
+            Some(IdValue(Ok(id))) => id,
+        };
+        if let Some(first) = first_line.insert(id.clone(), number) {
+            return Err(bad(format!(
+                "pipeline_id {} appears again (first at line {first}); each case needs its own id",
+                describe_id(&id)
+            )));
+        }
+        cases.index.insert(id.clone(), cases.cases.len());
+        cases.cases.push(Case { id, line: range });
+    }
+    Ok(cases)
+}
+
+/// What a worker answered for a case.
+#[derive(Debug)]
+pub enum Answer {
+    /// A verdict, exactly as the worker wrote it (any JSON value).
+    Verdict(Box<RawValue>),
+    /// The worker could not answer; its message.
+    Error(String),
+}
+
+/// A worker's line is not an answer: the case is errored with this message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadAnswer {
+    /// Not UTF-8.
+    #[error("the answer is not UTF-8")]
+    NotUtf8,
+    /// Not JSON, or JSON but not an object, or a key given twice.
+    #[error("the answer is not a JSON object: {0}")]
+    NotObject(String),
+    /// Neither `verdict` nor `error`.
+    #[error("the answer has neither \"verdict\" nor \"error\"")]
+    Neither,
+    /// Both `verdict` and `error`.
+    #[error("the answer has both \"verdict\" and \"error\"")]
+    Both,
+    /// A key other than `verdict`, `error` and `pipeline_id`.
+    #[error("the answer has the key {0:?}; only \"verdict\" or \"error\" (and \"pipeline_id\") are read")]
+    UnknownKey(String),
+    /// `error` is not a string.
+    #[error("the answer's \"error\" is not a string")]
+    ErrorNotText,
+    /// The echoed `pipeline_id` is not the case's.
+    #[error("the answer is for pipeline_id {answered}, but the case sent was {sent}")]
+    OtherCase {
+        /// The id in the answer, described.
+        answered: String,
+        /// The case's id, described.
+        sent: String,
+    },
+    /// The worker wrote a second line before it was sent the next case.
+    #[error("the worker wrote more than one line for this case")]
+    ExtraLine,
+    /// The line is longer than the shell reads.
+    #[error("the answer is longer than {0} bytes")]
+    TooLong(usize),
+}
+
+/// The keys of an answer or of a record, each at most once.
+#[derive(Default)]
+struct Fields {
+    id: Option<IdValue>,
+    verdict: Option<Box<RawValue>>,
+    error: Option<Box<RawValue>>,
+    unknown: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Fields;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Fields, A::Error> {
+                let mut f = Fields::default();
+                while let Some(key) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let twice = || de::Error::custom(format_args!("the key {key:?} appears twice"));
+                    match &*key {
+                        "pipeline_id" if f.id.is_some() => return Err(twice()),
+                        "pipeline_id" => f.id = Some(a.next_value()?),
+                        "verdict" if f.verdict.is_some() => return Err(twice()),
+                        "verdict" => f.verdict = Some(a.next_value()?),
+                        "error" if f.error.is_some() => return Err(twice()),
+                        "error" => f.error = Some(a.next_value()?),
+                        _ => {
+                            a.next_value::<de::IgnoredAny>()?;
+                            f.unknown.get_or_insert_with(|| key.into_owned());
+                        }
+                    }
+                }
+                Ok(f)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Reads the fields of one answer or record line.
+fn read_fields(line: &[u8]) -> Result<Fields, BadAnswer> {
+    let text = std::str::from_utf8(line).map_err(|_| BadAnswer::NotUtf8)?;
+    serde_json::from_str::<Fields>(text).map_err(|e| BadAnswer::NotObject(e.to_string()))
+}
+
+/// The verdict or error of checked fields.
+fn outcome(f: Fields) -> Result<(Option<IdValue>, Answer), BadAnswer> {
+    if let Some(key) = f.unknown {
+        return Err(BadAnswer::UnknownKey(key));
+    }
+    let answer = match (f.verdict, f.error) {
+        (Some(_), Some(_)) => return Err(BadAnswer::Both),
+        (None, None) => return Err(BadAnswer::Neither),
+        (Some(v), None) => Answer::Verdict(v),
+        (None, Some(e)) => match serde_json::from_str::<String>(e.get()) {
+            Ok(text) => Answer::Error(text),
+            Err(_) => return Err(BadAnswer::ErrorNotText),
+        },
+    };
+    Ok((f.id, answer))
+}
+
+/// Reads a worker's answer line (without its newline) to the case `id`.
+pub fn parse_answer(line: &[u8], id: &PipelineId) -> Result<Answer, BadAnswer> {
+    let (echoed, answer) = outcome(read_fields(line)?)?;
+    match echoed {
+        None => Ok(answer),
+        Some(IdValue(Ok(echoed))) if echoed == *id => Ok(answer),
+        Some(IdValue(Ok(echoed))) => Err(BadAnswer::OtherCase {
+            answered: describe_id(&echoed),
+            sent: describe_id(id),
+        }),
+        Some(IdValue(Err(kind))) => Err(BadAnswer::OtherCase {
+            answered: kind.to_owned(),
+            sent: describe_id(id),
+        }),
+    }
+}
+
+/// The output record of a case, one line ending in `\n`: the id as the test set wrote it, then
+/// the verdict as the worker wrote it, or the error.
+pub fn record_line(id: &PipelineId, answer: &Answer) -> String {
+    #[derive(serde::Serialize)]
+    struct Verdict<'a> {
+        pipeline_id: &'a PipelineId,
+        verdict: &'a RawValue,
+    }
+    #[derive(serde::Serialize)]
+    struct Error<'a> {
+        pipeline_id: &'a PipelineId,
+        error: &'a str,
+    }
+    let mut line = match answer {
+        Answer::Verdict(verdict) => serde_json::to_string(&Verdict {
+            pipeline_id: id,
+            verdict,
+        }),
+        Answer::Error(error) => serde_json::to_string(&Error { pipeline_id: id, error }),
+    }
+    .expect("a record serializes");
+    line.push('\n');
+    line
+}
+
+/// What an output file already holds.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Resumed {
+    /// The cases with a record (their positions in [`Cases`]) and each record's line (without
+    /// the newline), in file order.
+    pub done: Vec<(usize, Range<usize>)>,
+    /// How many of them are errors.
+    pub errored: usize,
+    /// The length of the file up to its last whole line: bytes after it are a torn line.
+    pub whole_len: usize,
+    /// The line number of a torn last line (no newline: a write the run did not finish),
+    /// which is dropped and its case run again.
+    pub torn_line: Option<u64>,
+}
+
+/// Reads the output file of an earlier run of the same test set: every whole line must be a
+/// record of a case of `cases` (same id, same JSON type), at most one per case. A last line
+/// without its newline is torn (see [`Resumed::torn_line`]).
+pub fn read_resume(file: &str, bytes: &[u8], cases: &Cases) -> Result<Resumed, RunFileError> {
+    let mut resumed = Resumed::default();
+    let mut seen: HashMap<usize, u64> = HashMap::new();
+    for (number, range, ended) in lines(bytes) {
+        if !ended {
+            resumed.torn_line = Some(number);
+            break;
+        }
+        let bad = |m: String| RunFileError::at(file, number, m);
+        let (id, answer) = read_fields(&bytes[range.clone()])
+            .and_then(outcome)
+            .map_err(|e| bad(format!("not a record of `deploy-gate run`: {e}")))?;
+        let id = match id {
+            Some(IdValue(Ok(id))) => id,
+            Some(IdValue(Err(kind))) => return Err(bad(format!("pipeline_id is {kind}"))),
+            None => return Err(bad("not a record of `deploy-gate run`: no pipeline_id".into())),
+        };
+        let Some(position) = cases.position(&id) else {
+            return Err(bad(format!(
+                "pipeline_id {} is not a case of the test set: this file is the output of another test set; give another --out",
+                describe_id(&id)
+            )));
+        };
+        if let Some(first) = seen.insert(position, number) {
+            return Err(bad(format!(
+                "a second record for pipeline_id {} (first at line {first})",
+                describe_id(&id)
+            )));
+        }
+        if matches!(answer, Answer::Error(_)) {
+            resumed.errored += 1;
+        }
+        resumed.done.push((position, range));
+    }
+    // Everything up to the last newline is whole lines (a torn line is the rest).
+    resumed.whole_len = memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1);
+    Ok(resumed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(text: &str, numeric: bool) -> PipelineId {
+        PipelineId {
+            text: text.into(),
+            numeric,
+        }
+    }
+
+    const SET: &[u8] = b"{\"pipeline_id\": 7, \"input_text\": \"a\"}\n\n{\"pipeline_id\": \"7\", \"input_text\": \"b\"}\r\n{\"pipeline_id\":\"p\\u0031\"}";
+
+    #[test]
+    fn reads_cases_with_their_id_type() {
+        let cases = read_cases("t.jsonl", SET).unwrap();
+        assert_eq!(cases.len(), 3);
+        assert_eq!(cases.cases[0].id, id("7", true));
+        assert_eq!(cases.cases[1].id, id("7", false));
+        assert_eq!(cases.cases[2].id, id("p1", false));
+        assert_eq!(
+            &SET[cases.cases[1].line.clone()],
+            b"{\"pipeline_id\": \"7\", \"input_text\": \"b\"}"
+        );
+        assert_eq!(cases.position(&id("7", false)), Some(1));
+        assert_eq!(cases.position(&id("p1", true)), None);
+    }
+
+    #[test]
+    fn test_set_errors_name_the_line() {
+        let err = |b: &[u8]| read_cases("t.jsonl", b).unwrap_err().to_string();
+        assert_eq!(
+            err(b"{\"pipeline_id\": 1}\nnot json\n"),
+            "t.jsonl line 2: not a JSON object (a test case is one JSON object per line)"
+        );
+        assert!(err(b"{\"pipeline_id\": 1\n").starts_with("t.jsonl line 1: not a valid test case: EOF"));
+        assert_eq!(err(b"{\"input_text\": 1}\n"), "t.jsonl line 1: no pipeline_id");
+        assert_eq!(
+            err(b"{\"pipeline_id\": 1.5}\n"),
+            "t.jsonl line 1: pipeline_id is a number that is not an integer, expected a non-empty string or integer"
+        );
+        assert_eq!(
+            err(b"{\"pipeline_id\": \"\"}\n"),
+            "t.jsonl line 1: pipeline_id is an empty string, expected a non-empty string or integer"
+        );
+        assert_eq!(
+            err(b"{\"pipeline_id\": 3}\n{\"pipeline_id\": 3}\n"),
+            "t.jsonl line 2: pipeline_id 3 (an integer) appears again (first at line 1); each case needs its own id"
+        );
+        assert!(err(b"{\"pipeline_id\": 3, \"pipeline_id\": 4}\n").contains("duplicate field"));
+    }
+
+    #[test]
+    fn answers_keep_the_verdict_as_written() {
+        let p = id("9", true);
+        let record = |line: &[u8]| record_line(&p, &parse_answer(line, &p).unwrap());
+        assert_eq!(
+            record(b"{\"verdict\": \"PASS\"}"),
+            "{\"pipeline_id\":9,\"verdict\":\"PASS\"}\n"
+        );
+        assert_eq!(record(b"{\"verdict\":1e16}"), "{\"pipeline_id\":9,\"verdict\":1e16}\n");
+        assert_eq!(record(b"{\"verdict\": null}"), "{\"pipeline_id\":9,\"verdict\":null}\n");
+        assert_eq!(
+            record(b" {\"verdict\": {\"a\": [1, 2]}} "),
+            "{\"pipeline_id\":9,\"verdict\":{\"a\": [1, 2]}}\n"
+        );
+        assert_eq!(
+            record(b"{\"error\": \"no \\\"model\\\"\"}"),
+            "{\"pipeline_id\":9,\"error\":\"no \\\"model\\\"\"}\n"
+        );
+        assert_eq!(
+            record(b"{\"pipeline_id\": 9, \"verdict\": true}"),
+            "{\"pipeline_id\":9,\"verdict\":true}\n"
+        );
+        let s = id("a\"b", false);
+        assert_eq!(
+            record_line(&s, &Answer::Error("timeout after 60s".into())),
+            "{\"pipeline_id\":\"a\\\"b\",\"error\":\"timeout after 60s\"}\n"
+        );
+    }
+
+    #[test]
+    fn garbage_is_not_an_answer() {
+        let p = id("9", true);
+        let bad = |line: &[u8]| parse_answer(line, &p).unwrap_err();
+        assert_eq!(
+            bad(b"PASS"),
+            BadAnswer::NotObject("expected value at line 1 column 1".into())
+        );
+        assert!(matches!(bad(b"[\"PASS\"]"), BadAnswer::NotObject(_)));
+        assert!(matches!(bad(b"\"PASS\""), BadAnswer::NotObject(_)));
+        assert!(matches!(bad(b"{\"verdict\": \"PASS\""), BadAnswer::NotObject(_)));
+        assert!(matches!(
+            bad(b"{\"verdict\": 1} {\"verdict\": 2}"),
+            BadAnswer::NotObject(_)
+        ));
+        assert_eq!(bad(b"\xff"), BadAnswer::NotUtf8);
+        assert_eq!(bad(b"{}"), BadAnswer::Neither);
+        assert_eq!(bad(b"{\"verdict\": 1, \"error\": \"x\"}"), BadAnswer::Both);
+        assert_eq!(bad(b"{\"verdit\": 1}"), BadAnswer::UnknownKey("verdit".into()));
+        assert_eq!(bad(b"{\"error\": 1}"), BadAnswer::ErrorNotText);
+        assert_eq!(
+            bad(b"{\"verdict\": 1, \"verdict\": 2}"),
+            BadAnswer::NotObject("the key \"verdict\" appears twice at line 1 column 24".into())
+        );
+        assert_eq!(
+            bad(b"{\"pipeline_id\": \"9\", \"verdict\": 1}"),
+            BadAnswer::OtherCase {
+                answered: "\"9\"".into(),
+                sent: "9 (an integer)".into()
+            }
+        );
+        assert_eq!(
+            bad(b"{\"pipeline_id\": 8, \"verdict\": 1}").to_string(),
+            "the answer is for pipeline_id 8 (an integer), but the case sent was 9 (an integer)"
+        );
+    }
+
+    #[test]
+    fn resumes_from_whole_lines() {
+        let cases = read_cases("t.jsonl", SET).unwrap();
+        let out = b"{\"pipeline_id\":\"7\",\"verdict\":\"PASS\"}\n{\"pipeline_id\":7,\"error\":\"boom\"}\n{\"pipeline_id\":\"p1\",\"ver";
+        let r = read_resume("v.jsonl", out, &cases).unwrap();
+        assert_eq!(r.done.iter().map(|d| d.0).collect::<Vec<_>>(), vec![1, 0]);
+        assert_eq!(&out[r.done[1].1.clone()], b"{\"pipeline_id\":7,\"error\":\"boom\"}");
+        assert_eq!(r.errored, 1);
+        assert_eq!(r.torn_line, Some(3));
+        assert_eq!(r.whole_len, out.len() - b"{\"pipeline_id\":\"p1\",\"ver".len());
+        assert!(out[..r.whole_len].ends_with(b"}\n"));
+
+        let whole = &out[..r.whole_len];
+        let r = read_resume("v.jsonl", whole, &cases).unwrap();
+        assert_eq!((r.done.len(), r.torn_line, r.whole_len), (2, None, whole.len()));
+        let empty = read_resume("v.jsonl", b"", &cases).unwrap();
+        assert_eq!(empty, Resumed::default());
+        let torn_only = read_resume("v.jsonl", b"{\"pipel", &cases).unwrap();
+        assert_eq!(
+            (torn_only.done.len(), torn_only.torn_line, torn_only.whole_len),
+            (0, Some(1), 0)
+        );
+    }
+
+    #[test]
+    fn resume_refuses_another_files_records() {
+        let cases = read_cases("t.jsonl", SET).unwrap();
+        let err = |b: &[u8]| read_resume("v.jsonl", b, &cases).unwrap_err().to_string();
+        assert_eq!(
+            err(b"{\"pipeline_id\":\"8\",\"verdict\":\"PASS\"}\n"),
+            "v.jsonl line 1: pipeline_id \"8\" is not a case of the test set: this file is the output of another test set; give another --out"
+        );
+        assert_eq!(
+            err(b"{\"pipeline_id\":\"p1\",\"verdict\":1}\n{\"pipeline_id\":\"p1\",\"verdict\":2}\n"),
+            "v.jsonl line 2: a second record for pipeline_id \"p1\" (first at line 1)"
+        );
+        assert_eq!(
+            err(b"{\"verdict\":1}\n"),
+            "v.jsonl line 1: not a record of `deploy-gate run`: no pipeline_id"
+        );
+        assert!(err(b"garbage\n{\"pipeline_id\":7,\"verdict\":1}\n").starts_with("v.jsonl line 1: not a record"));
+    }
+}

@@ -1,0 +1,638 @@
+//! `deploy-gate run` with real worker programs (Python and shell scripts written into a
+//! temporary directory): every case answered once and read back by `evaluate`, concurrency,
+//! workers that crash, hang past the timeout or write garbage, start-up failures, bad input,
+//! SIGTERM, and resuming after `run` itself is killed with SIGKILL at random moments.
+
+use crate::common::*;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// A fixture of 116 cases, three of them with integer ids.
+fn fixture() -> std::path::PathBuf {
+    parity_dir().join("trajectory-regressed").join("audit.jsonl")
+}
+
+/// Builds the whole test set of the fixture into `dir/cases.jsonl`; gives its path and lines.
+fn test_set(dir: &Path) -> (String, Vec<Value>) {
+    let path = dir.join("cases.jsonl");
+    let o = run(&[
+        "test-set",
+        "--audit",
+        &s(&fixture()),
+        "--max-samples",
+        "none",
+        "--min-samples",
+        "1",
+        "--out",
+        &s(&path),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let cases = lines(&path);
+    assert!(cases.len() > 20, "the fixture gives a test set worth running");
+    (s(&path), cases)
+}
+
+/// A file's lines as JSON (a panic naming the line if one is not).
+fn lines(path: &Path) -> Vec<Value> {
+    let bytes = std::fs::read(path).unwrap();
+    assert!(
+        bytes.is_empty() || bytes.ends_with(b"\n"),
+        "{} ends with a whole line",
+        path.display()
+    );
+    String::from_utf8(bytes)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{} line {}: {e}: {l}", path.display(), i + 1)))
+        .collect()
+}
+
+/// A worker script in `dir`, made executable.
+fn script(dir: &Path, name: &str, body: &str) -> String {
+    let path = write(dir, name, body);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// A Python worker answering each case with its expected verdict; `extra` runs first on each
+/// case (with `case`, `cid` (the id as text) and `sys`, `os`, `time` in scope).
+fn python_worker(dir: &Path, name: &str, extra: &str) -> String {
+    let extra: String = extra.lines().map(|l| format!("    {l}\n")).collect();
+    script(
+        dir,
+        name,
+        &format!(
+            "import json, os, sys, time\n\
+             for line in sys.stdin:\n\
+             \x20   case = json.loads(line)\n\
+             \x20   cid = str(case['pipeline_id'])\n\
+             {extra}\
+             \x20   print(json.dumps({{'verdict': case['expected_verdict']}}), flush=True)\n"
+        ),
+    )
+}
+
+/// `deploy-gate run` over `cases` into `out` with these flags, then `--` and the program.
+fn run_args(cases: &str, out: &Path, flags: &[&str], program: &[&str]) -> Vec<String> {
+    let mut args = strings(&["run", "--test-set", cases, "--out", &s(out)]);
+    args.extend(strings(flags));
+    args.push("--".into());
+    args.extend(strings(program));
+    args
+}
+
+/// The records of an output file by id (as JSON text, so `7` and `"7"` differ), checking there
+/// is one per case of `cases` and each has exactly the id's JSON type.
+fn records_by_id(out: &Path, cases: &[Value]) -> HashMap<String, Value> {
+    let records = lines(out);
+    let mut by_id = HashMap::new();
+    for r in &records {
+        let keys: Vec<&String> = r.as_object().unwrap().keys().collect();
+        assert!(
+            keys == ["pipeline_id", "verdict"] || keys == ["pipeline_id", "error"],
+            "a record is {{pipeline_id, verdict|error}}: {r}"
+        );
+        let id = r["pipeline_id"].to_string();
+        assert!(by_id.insert(id.clone(), r.clone()).is_none(), "one record for {id}");
+    }
+    for c in cases {
+        assert!(
+            by_id.contains_key(&c["pipeline_id"].to_string()),
+            "a record for {}",
+            c["pipeline_id"]
+        );
+    }
+    assert_eq!(by_id.len(), cases.len(), "no record of another case");
+    by_id
+}
+
+/// The id of the n-th case as the workers see it (`str()` of the JSON value).
+fn cid(cases: &[Value], n: usize) -> String {
+    match &cases[n]["pipeline_id"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn every_case_gets_its_record_and_evaluate_reads_the_file() {
+    let dir = tempdir();
+    let (cases_path, cases) = test_set(dir.path());
+    assert!(cases
+        .iter()
+        .any(|c| c["pipeline_id"].is_i64() || c["pipeline_id"].is_u64()));
+    let worker = python_worker(dir.path(), "w.py", "");
+    let out = dir.path().join("verdicts.jsonl");
+    let o = run(&run_args(&cases_path, &out, &["--jobs", "3"], &["python3", &worker]));
+    assert!(o.status.success(), "{}", text(&o));
+    let n = cases.len();
+    assert!(
+        stderr(&o).contains(&format!("{n} cases in {}: {n} answered, 0 errored", s(&out))),
+        "{}",
+        text(&o)
+    );
+
+    // In test-set order at the end, each id with its JSON type, each verdict the worker's.
+    let records = lines(&out);
+    let ids = |v: &[Value]| v.iter().map(|r| r["pipeline_id"].clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&records), ids(&cases));
+    for (r, c) in records.iter().zip(&cases) {
+        assert_eq!(r["verdict"], c["expected_verdict"]);
+    }
+    records_by_id(&out, &cases);
+
+    let policy = write(dir.path(), "policy.json", r#"{"min_samples": 1, "max_samples": null}"#);
+    let report = dir.path().join("report.json");
+    let o = run(&[
+        "evaluate",
+        "--audit",
+        &s(&fixture()),
+        "--policy",
+        &policy,
+        "--old-verdicts",
+        &s(&out),
+        "--new-verdicts",
+        &s(&out),
+        "--out",
+        &s(&report),
+    ]);
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(report["decision"]["num_cases"], n, "{}", text(&o));
+    assert_eq!(
+        report["stats"]["task"]["table"]["both_pass"], n,
+        "every case read, none missing"
+    );
+}
+
+#[test]
+fn verdicts_are_kept_as_the_worker_wrote_them() {
+    let dir = tempdir();
+    let cases = write(dir.path(), "cases.jsonl", "{\"pipeline_id\": 12345678901234567890, \"input_text\": \"a\"}\n{\"pipeline_id\": \"12\", \"input_text\": \"b\"}\n");
+    // A shell worker: the verdict's JSON text is written as it is, never re-encoded.
+    let worker = script(
+        dir.path(),
+        "w.sh",
+        "#!/bin/sh\nwhile IFS= read -r line; do\n  case \"$line\" in\n    *'\"a\"'*) echo '{\"verdict\": 1E16}' ;;\n    *) echo '{\"verdict\":{\"x\": [1,2]}, \"pipeline_id\": \"12\"}' ;;\n  esac\ndone\n",
+    );
+    let out = dir.path().join("v.jsonl");
+    let o = run(&run_args(&cases, &out, &["--jobs", "1"], &[&worker]));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "{\"pipeline_id\":12345678901234567890,\"verdict\":1E16}\n{\"pipeline_id\":\"12\",\"verdict\":{\"x\": [1,2]}}\n"
+    );
+}
+
+#[test]
+fn jobs_run_concurrently_and_worker_stderr_is_passed_through() {
+    let dir = tempdir();
+    let (cases_path, cases) = test_set(dir.path());
+    let pids = dir.path().join("pids");
+    let worker = python_worker(
+        dir.path(),
+        "w.py",
+        &format!(
+            "open({:?}, 'a').write(str(os.getpid()) + '\\n')\nprint('working on', cid, file=sys.stderr, flush=True)\ntime.sleep(0.1)",
+            s(&pids)
+        ),
+    );
+    let out = dir.path().join("v.jsonl");
+    let started = Instant::now();
+    let o = run(&run_args(&cases_path, &out, &["--jobs", "4"], &["python3", &worker]));
+    let took = started.elapsed();
+    assert!(o.status.success(), "{}", text(&o));
+    records_by_id(&out, &cases);
+    let used: std::collections::HashSet<String> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(used.len(), 4, "four workers answered cases");
+    let serial = Duration::from_millis(100) * cases.len() as u32;
+    assert!(
+        took < serial,
+        "4 workers took {took:?}, one would take {serial:?} sleeping alone"
+    );
+    let err = stderr(&o);
+    for n in 1..=4 {
+        assert!(
+            err.contains(&format!("[worker {n}] working on ")),
+            "worker {n}'s stderr is shown: {err}"
+        );
+    }
+    assert!(
+        err.contains(&format!("[worker 1] working on {}", cid(&cases, 0))),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_crashing_worker_is_restarted_and_its_case_retried_then_errored() {
+    let dir = tempdir();
+    let (cases_path, cases) = test_set(dir.path());
+    let (always, once) = (cid(&cases, 3), cid(&cases, 7));
+    let marker = s(&dir.path().join("crashed-once"));
+    let worker = python_worker(
+        dir.path(),
+        "w.py",
+        &format!(
+            "if cid == {always:?}:\n    os._exit(3)\nif cid == {once:?} and not os.path.exists({marker:?}):\n    open({marker:?}, 'w').close()\n    os.kill(os.getpid(), 9)"
+        ),
+    );
+    let out = dir.path().join("v.jsonl");
+    let o = run(&run_args(
+        &cases_path,
+        &out,
+        &["--jobs", "2", "--retries", "1"],
+        &["python3", &worker],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records_by_id(&out, &cases);
+    let record = |n: usize| &by_id[&cases[n]["pipeline_id"].to_string()];
+    assert_eq!(
+        record(3)["error"],
+        "the worker exited with exit status 3 while answering (tried 2 times)",
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        record(7)["verdict"],
+        cases[7]["expected_verdict"],
+        "retried on a new worker"
+    );
+    let errored: Vec<_> = by_id.values().filter(|r| r.get("error").is_some()).collect();
+    assert_eq!(errored.len(), 1, "{errored:?}");
+    let err = stderr(&o);
+    assert!(err.contains("exited (signal 9) while answering"), "{err}");
+    assert!(err.contains("1 errored") && err.contains("1 crashes"), "{err}");
+
+    // With no retry, a crash is recorded at once.
+    std::fs::remove_file(&marker).unwrap();
+    let out = dir.path().join("v0.jsonl");
+    let o = run(&run_args(
+        &cases_path,
+        &out,
+        &["--jobs", "1", "--retries", "0"],
+        &["python3", &worker],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records_by_id(&out, &cases);
+    let record = |n: usize| &by_id[&cases[n]["pipeline_id"].to_string()];
+    assert_eq!(
+        record(7)["error"],
+        "the worker exited with signal 9 while answering (tried once)"
+    );
+}
+
+#[test]
+fn a_hung_worker_is_killed_at_the_timeout_and_its_case_errored() {
+    let dir = tempdir();
+    let (cases_path, cases) = test_set(dir.path());
+    let hang = cid(&cases, 2);
+    // A shell worker whose hang is a child process: the whole process group is killed.
+    let worker = script(
+        dir.path(),
+        "w.sh",
+        &format!("#!/bin/sh\nwhile IFS= read -r line; do\n  case \"$line\" in\n    *'\"pipeline_id\":\"{hang}\"'*|*'\"pipeline_id\":{hang},'*) sleep 1000 ;;\n  esac\n  echo '{{\"verdict\": \"PASS\"}}'\ndone\n"),
+    );
+    let out = dir.path().join("v.jsonl");
+    let started = Instant::now();
+    let o = run(&run_args(
+        &cases_path,
+        &out,
+        &["--jobs", "2", "--timeout", "2s"],
+        &[&worker],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    let by_id = records_by_id(&out, &cases);
+    for (n, c) in cases.iter().enumerate() {
+        let r = &by_id[&c["pipeline_id"].to_string()];
+        if n == 2 {
+            assert_eq!(r["error"], "timeout after 2s");
+        } else {
+            assert_eq!(r["verdict"], "PASS", "{r}");
+        }
+    }
+    assert!(stderr(&o).contains("after 2s; killed and restarted"), "{}", text(&o));
+}
+
+#[test]
+fn garbage_on_stdout_errors_the_case_and_restarts_the_worker() {
+    let dir = tempdir();
+    let (cases_path, cases) = test_set(dir.path());
+    let (a, b, c, d) = (cid(&cases, 1), cid(&cases, 4), cid(&cases, 6), cid(&cases, 9));
+    let pids = dir.path().join("pids");
+    let worker = python_worker(
+        dir.path(),
+        "w.py",
+        &format!(
+            "open({:?}, 'a').write(str(os.getpid()) + '\\n')\n\
+             bad = {{{a:?}: 'PASS', {b:?}: '{{\"verdit\": \"PASS\"}}', {c:?}: '{{\"verdict\": \"PASS\"}}\\n{{\"verdict\": \"PASS\"}}', {d:?}: '{{\"verdict\": \"PASS\", \"error\": \"x\"}}'}}\n\
+             if cid in bad:\n    sys.stdout.write(bad[cid] + '\\n')\n    sys.stdout.flush()\n    continue",
+            s(&pids)
+        ),
+    );
+    let out = dir.path().join("v.jsonl");
+    let o = run(&run_args(&cases_path, &out, &["--jobs", "1"], &["python3", &worker]));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records_by_id(&out, &cases);
+    let error = |n: usize| {
+        by_id[&cases[n]["pipeline_id"].to_string()]["error"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    };
+    assert!(
+        error(1).starts_with("invalid answer from the worker: the answer is not a JSON object"),
+        "{}",
+        error(1)
+    );
+    assert_eq!(
+        error(4),
+        "invalid answer from the worker: the answer has the key \"verdit\"; only \"verdict\" or \"error\" (and \"pipeline_id\") are read"
+    );
+    assert_eq!(
+        error(6),
+        "invalid answer from the worker: the worker wrote more than one line for this case"
+    );
+    assert_eq!(
+        error(9),
+        "invalid answer from the worker: the answer has both \"verdict\" and \"error\""
+    );
+    let errored = by_id.values().filter(|r| r.get("error").is_some()).count();
+    assert_eq!(errored, 4, "the others are answered");
+    let starts = std::fs::read_to_string(&pids).unwrap();
+    let distinct: std::collections::HashSet<&str> = starts.lines().collect();
+    assert_eq!(distinct.len(), 5, "a new worker after each garbage answer");
+}
+
+#[test]
+fn a_worker_that_cannot_start_stops_the_run_with_a_clear_error() {
+    let dir = tempdir();
+    let (cases_path, _) = test_set(dir.path());
+    let out = dir.path().join("v.jsonl");
+    let o = run(&run_args(&cases_path, &out, &["--jobs", "2"], &["/nonexistent/worker"]));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        stderr(&o).contains("cannot start the worker program \"/nonexistent/worker\": No such file or directory"),
+        "{}",
+        text(&o)
+    );
+
+    let worker = script(
+        dir.path(),
+        "fail.sh",
+        "#!/bin/sh\necho 'cannot load the model' >&2\nexit 4\n",
+    );
+    let started = Instant::now();
+    let o = run(&run_args(&cases_path, &out, &["--jobs", "2"], &[&worker]));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "the worker program exited 6 times in a row without answering a case (the last time with exit status 4)"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("[worker 1] cannot load the model"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(lines(&out).is_empty(), "no case is recorded as answered");
+}
+
+#[test]
+fn bad_input_and_usage_exit_1_naming_the_file_and_line() {
+    let dir = tempdir();
+    let out = dir.path().join("v.jsonl");
+    let bad = write(dir.path(), "bad.jsonl", "{\"pipeline_id\": 1}\n{\"pipeline_id\": 2\n");
+    let o = run(&run_args(&bad, &out, &[], &["true"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(&format!("{bad} line 2: not a valid test case")),
+        "{}",
+        text(&o)
+    );
+
+    let cases = write(
+        dir.path(),
+        "cases.jsonl",
+        "{\"pipeline_id\": 1}\n{\"pipeline_id\": \"1\"}\n",
+    );
+    let o = run(&strings(&["run", "--test-set", &cases, "--out", &s(&out)]));
+    assert_eq!(o.status.code(), Some(1), "no program: {}", text(&o));
+    let o = run(&run_args(&cases, &out, &["--timeout", "soon"], &["true"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--timeout \"soon\""), "{}", text(&o));
+
+    // An output file of another test set, or with the id's other JSON type, is refused.
+    let other = write(
+        dir.path(),
+        "other.jsonl",
+        "{\"pipeline_id\":\"2\",\"verdict\":\"PASS\"}\n",
+    );
+    let o = run(&run_args(&cases, Path::new(&other), &[], &["true"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(&format!(
+            "{other} line 1: pipeline_id \"2\" is not a case of the test set"
+        )),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_resumed_run_skips_the_cases_answered_and_drops_a_torn_line() {
+    let dir = tempdir();
+    let cases = write(
+        dir.path(),
+        "cases.jsonl",
+        "{\"pipeline_id\": 1}\n{\"pipeline_id\": \"1\"}\n{\"pipeline_id\": 2}\n{\"pipeline_id\": \"x\"}\n",
+    );
+    let seen = dir.path().join("seen");
+    let worker = script(
+        dir.path(),
+        "w.sh",
+        &format!("#!/bin/sh\nwhile IFS= read -r line; do\n  printf '%s\\n' \"$line\" >> '{}'\n  echo '{{\"verdict\": \"PASS\"}}'\ndone\n", s(&seen)),
+    );
+    let out = write(
+        dir.path(),
+        "v.jsonl",
+        "{\"pipeline_id\":\"1\",\"verdict\":\"FAIL\"}\n{\"pipeline_id\":2,\"error\":\"boom\"}\n{\"pipeline_id\":\"x\",\"ver",
+    );
+    let o = run(&run_args(&cases, Path::new(&out), &["--jobs", "1"], &[&worker]));
+    assert!(o.status.success(), "{}", text(&o));
+    let err = stderr(&o);
+    assert!(err.contains("line 3 was torn"), "{err}");
+    assert!(err.contains("2 already answered"), "{err}");
+    assert!(
+        err.contains("4 cases in ") && err.contains("3 answered, 1 errored"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        "{\"pipeline_id\": 1}\n{\"pipeline_id\": \"x\"}\n",
+        "only the cases without a record are run"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "{\"pipeline_id\":1,\"verdict\":\"PASS\"}\n{\"pipeline_id\":\"1\",\"verdict\":\"FAIL\"}\n{\"pipeline_id\":2,\"error\":\"boom\"}\n{\"pipeline_id\":\"x\",\"verdict\":\"PASS\"}\n",
+        "rewritten in test-set order once complete"
+    );
+    // Nothing left to run: no worker is started.
+    let o = run(&run_args(&cases, Path::new(&out), &[], &["/nonexistent/worker"]));
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+/// A small generator of random moments, seeded from the clock (the seed is printed).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Starts `deploy-gate run`, its output discarded.
+fn spawn_run(args: &[String]) -> std::process::Child {
+    dg().args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn sigkill_of_run_at_random_moments_then_a_rerun_gives_one_record_per_case() {
+    let dir = tempdir();
+    let (cases_path, cases) = test_set(dir.path());
+    let worker = python_worker(dir.path(), "w.py", "time.sleep(0.02)");
+    let out = dir.path().join("v.jsonl");
+    let args = run_args(&cases_path, &out, &["--jobs", "3"], &["python3", &worker]);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("sigkill test seed: {seed}");
+    let mut random = Lcg(seed);
+    let count = || std::fs::read_to_string(&out).map_or(0, |t| t.lines().count());
+    let mut mid_run = 0;
+    for round in 0..6 {
+        let before = count();
+        let mut child = spawn_run(&args);
+        // Once this run writes, at a random moment within the next ~150 ms.
+        let until = Instant::now() + Duration::from_secs(30);
+        while count() == before && Instant::now() < until && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(random.below(150)));
+        child.kill().unwrap(); // SIGKILL
+        let status = child.wait().unwrap();
+        let bytes = std::fs::read(&out).unwrap_or_default();
+        assert!(
+            bytes.is_empty() || bytes.ends_with(b"\n"),
+            "seed {seed} round {round}: no torn line"
+        );
+        let records = lines(&out);
+        let ids: std::collections::HashSet<String> = records.iter().map(|r| r["pipeline_id"].to_string()).collect();
+        assert_eq!(
+            ids.len(),
+            records.len(),
+            "seed {seed} round {round}: one record per case"
+        );
+        if records.len() > before && records.len() < cases.len() {
+            mid_run += 1;
+        }
+        eprintln!("round {round}: {status:?}, {before} -> {} records", records.len());
+    }
+    assert!(
+        mid_run >= 3,
+        "seed {seed}: {mid_run} of the kills landed while the run was writing"
+    );
+    let o = run(&args);
+    assert!(o.status.success(), "seed {seed}: {}", text(&o));
+    let by_id = records_by_id(&out, &cases);
+    assert!(
+        by_id.values().all(|r| r.get("verdict").is_some()),
+        "seed {seed}: nothing errored"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".v.jsonl"))
+        .collect();
+    assert!(leftovers.is_empty(), "no temporary file is left: {leftovers:?}");
+}
+
+#[test]
+fn sigint_and_sigterm_stop_the_workers_and_keep_what_was_written() {
+    let dir = tempdir();
+    let (cases_path, cases) = test_set(dir.path());
+    let pids = dir.path().join("pids");
+    let worker = python_worker(
+        dir.path(),
+        "w.py",
+        &format!(
+            "open({:?}, 'a').write(str(os.getpid()) + '\\n')\ntime.sleep(0.05)",
+            s(&pids)
+        ),
+    );
+    let out = dir.path().join("v.jsonl");
+    let args = run_args(&cases_path, &out, &["--jobs", "2"], &["python3", &worker]);
+    let count = || std::fs::read_to_string(&out).map_or(0, |t| t.lines().count());
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let before = count();
+        let child = dg()
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Once a few records are written (the workers are running).
+        let until = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < until && count() < before + 3 {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: a signal to the child this test started.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(code), "{}", text(&o));
+        assert!(
+            stderr(&o).contains(&format!("interrupted (signal {signal})")),
+            "{}",
+            text(&o)
+        );
+        assert!(
+            stderr(&o).contains("run the same command again to resume"),
+            "{}",
+            text(&o)
+        );
+        let kept = lines(&out);
+        assert!(
+            kept.len() > before && kept.len() < cases.len(),
+            "{before} -> {} of {}",
+            kept.len(),
+            cases.len()
+        );
+        for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+            let pid: i32 = pid.parse().unwrap();
+            // SAFETY: signal 0 only asks whether the process exists.
+            assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "worker {pid} is gone");
+        }
+    }
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    records_by_id(&out, &cases);
+}
