@@ -36,11 +36,11 @@ const root = path.resolve(process.env.PAGE_ROOT || ROOT);
 const files = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl"].map((f) => path.join(dir, f));
 const size = fs.statSync(files[0]).size;
 
-/** Resident set (bytes) of each live process below `pid`, by its command line's --type. */
-function residents(pid) {
-  const all = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+/** The live processes below `pid`, each with whether it is a renderer (a tab). */
+function descendants(pid) {
   const parent = new Map();
-  for (const p of all) {
+  for (const p of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(p)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${p}/stat`, "utf8");
       parent.set(Number(p), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
@@ -52,14 +52,26 @@ function residents(pid) {
     for (let q = p; q > 1; q = parent.get(q)) if (q === pid) return true;
     return false;
   };
-  const out = { renderer: 0, all: 0 };
+  const out = [];
   for (const p of parent.keys()) {
-    if (!below(p)) continue;
+    if (p === pid || !below(p)) continue;
     try {
-      const rss = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, "utf8"))[1]) * 1024;
-      const cmd = fs.readFileSync(`/proc/${p}/cmdline`, "utf8");
+      out.push({ pid: p, renderer: fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("--type=renderer") });
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** Resident set (bytes) of the largest renderer and of all the processes listed. */
+function residents(procs) {
+  const out = { renderer: 0, all: 0 };
+  for (const { pid, renderer } of procs) {
+    try {
+      const rss = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
       out.all += rss;
-      if (cmd.includes("--type=renderer")) out.renderer = Math.max(out.renderer, rss);
+      if (renderer) out.renderer = Math.max(out.renderer, rss);
     } catch {
       // gone
     }
@@ -81,8 +93,16 @@ async function run() {
   if (settle) await page.waitForTimeout(settle);
   const pid = process.pid; // Chromium runs below this process
   const peak = { renderer: 0, all: 0 };
+  // The process list is read again each second (reading all of /proc every 20 ms would cost
+  // this process a tenth of a core).
+  let procs = descendants(pid);
+  let listed = Date.now();
   const sampler = setInterval(() => {
-    const now = residents(pid);
+    if (Date.now() - listed > 1000) {
+      procs = descendants(pid);
+      listed = Date.now();
+    }
+    const now = residents(procs);
     peak.renderer = Math.max(peak.renderer, now.renderer);
     peak.all = Math.max(peak.all, now.all);
   }, 20);
@@ -99,7 +119,7 @@ async function run() {
   // The timeline (an older build has none).
   let timeline = null;
   try {
-    await page.waitForFunction(() => (document.querySelector("deploy-gate-viewer").dataset.timings || "").includes('"digests shown"'), null, { timeout: 5000 });
+    await page.waitForFunction(() => (document.querySelector("deploy-gate-viewer").dataset.timings || "").includes('"digests"'), null, { timeout: 5000 });
     timeline = JSON.parse(await page.evaluate(() => document.querySelector("deploy-gate-viewer").dataset.timings)).map(([what, at]) => [what, at - origin]);
   } catch {
     timeline = null;

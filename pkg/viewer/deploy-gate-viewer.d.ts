@@ -18,7 +18,7 @@ export interface DeployGateViewerAttributes {
   "scan-workers"?: string | number;
   /** Audit files up to this many bytes are hashed with WebCrypto, read whole into memory (the
    * tab then holds up to twice the file for a few seconds); larger ones stream through the wasm
-   * SHA-256. Default 2147483648 (2 GiB); 0 always streams. */
+   * SHA-256. Default 1610612736 (1.5 GiB); 0 always streams. */
   "webcrypto-hash-max"?: string | number;
   /** On 2 cores, when the log's sha256 starts: "scanned" (default: once pass 1 is done and both
    * cores are free), "drop" or "decision". With more cores it always starts at the drop, on a

@@ -168,14 +168,15 @@ let digestCache = new Map();
 /** Bumped by every scan: digests arriving for an older scan are dropped. */
 let auditEpoch = 0;
 
-/** Audit files up to this size are hashed by the browser's own SHA-256 (WebCrypto's
- * `crypto.subtle.digest`, native code using the CPU's SHA instructions), which takes the whole
- * file in memory: the hash worker holds it, and the browser a copy while it digests, so the
- * tab's memory grows by up to twice this for the few seconds the hash takes. Larger files
- * (and every file where `crypto.subtle` is missing: a page served over plain http from another
- * host than localhost) are hashed as they stream, in wasm, holding 1 MiB. The viewer's
- * `webcrypto-hash-max="BYTES"` attribute sets another budget (0: always stream). */
-const WEBCRYPTO_HASH_MAX_BYTES = 2 ** 31;
+/** Audit files up to this size (1.5 GiB) are hashed by the browser's own SHA-256 (WebCrypto's
+ * `crypto.subtle.digest`, native code), 1.4–2 times less CPU than the wasm hash; it takes the
+ * whole file in memory: the hash worker holds it, and the browser a copy while it digests, so
+ * the tab's memory grows by up to twice this for the few seconds the hash takes (Chromium reads
+ * no Blob of 2 GiB into one ArrayBuffer: such a file streams). Larger files (and every file
+ * where `crypto.subtle` is missing: a page served over plain http from another host than
+ * localhost, or that cannot be read whole) are hashed as they stream, in wasm, holding 1 MiB.
+ * The viewer's `webcrypto-hash-max="BYTES"` attribute sets another budget (0: always stream). */
+const WEBCRYPTO_HASH_MAX_BYTES = 1.5 * 2 ** 30;
 /** The budget in force (the viewer's attribute, else the constant). */
 let webcryptoMax = WEBCRYPTO_HASH_MAX_BYTES;
 /** On 2 cores, when the hash starts: "drop", "scanned" (pass 1 done) or "decision". */

@@ -240,8 +240,9 @@ test("the log's sha256 is the file's: by WebCrypto below the budget, streamed th
     const report = JSON.parse(await downloadText(page, '[data-testid="export-report"]'));
     const audit = report.inputs.find((f) => f.role === "audit");
     assert.equal(audit.sha256, sha256(files[0]), `${dir}, budget ${budget}`);
-    // The timeline says which hash ran.
-    await page.waitForFunction(() => (document.querySelector("deploy-gate-viewer").dataset.timings || "").includes("digests shown"));
+    // The timeline says which hash ran (written with the decision, or when the digest comes in
+    // after it).
+    await page.waitForFunction(() => (document.querySelector("deploy-gate-viewer").dataset.timings || "").includes('"digests"'));
     const marks = JSON.parse(await page.evaluate(() => document.querySelector("deploy-gate-viewer").dataset.timings)).map(([what]) => what);
     assert.ok(marks.includes(`hash (${method}) done`), `${dir}, budget ${budget}: ${marks.join(", ")}`);
     for (const step of ["files", "audit", "pass 1", "pass 2", "old_verdicts read", "new_verdicts read", "decision", "digests"]) assert.ok(marks.includes(step), `no ${step} in ${marks.join(", ")}`);
