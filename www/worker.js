@@ -21,13 +21,13 @@ let currentEpoch = 0;
 const cancelled = () => currentEpoch <= cancelEpoch;
 
 /** The opt-in timeline (`<deploy-gate-viewer timings>`): [what, epoch ms] from this worker and
- * the helpers, which post theirs with their results; null when off. */
+ * the scan and hash workers, which post theirs with their results; null when off. */
 let timeline = null;
 const now = () => performance.timeOrigin + performance.now();
 function mark(what, at = now()) {
   if (timeline) timeline.push([what, at]);
 }
-/** Adds a helper's marks, each prefixed with `who`. */
+/** Adds a scan or hash worker's marks, each prefixed with `who`. */
 function marksFrom(who, marks) {
   if (timeline && marks) for (const [what, at] of marks) timeline.push([`${who} ${what}`, at]);
 }
@@ -77,11 +77,11 @@ function scanWorkerCount() {
   return scanWorkers > 0 ? scanWorkers : Math.max(1, Math.min(8, cores >= 3 ? cores - 1 : cores));
 }
 
-/** And a hash worker: started by this worker, a helper only loads while this one's thread is
+/** And a hash worker: started by this worker, a worker only loads while this one's thread is
  * free, which it is not at the end of pass 1, when the hash starts. */
 const spareHashWorkers = [];
 
-/** A helper worker given this worker's compiled core at once ({core}: it instantiates it, with
+/** A scan or hash worker given this worker's compiled core at once ({core}: it instantiates it, with
  * no fetch and no compile of its own). */
 function withCore(start) {
   const worker = start();
