@@ -290,7 +290,8 @@ export class SegmentScanner {
 }
 
 /**
- * A streaming SHA-256, for hashing a file in another worker while it is scanned.
+ * A streaming SHA-256, for hashing a file in another worker while it is scanned (sha2 0.11's
+ * WebAssembly SIMD backend).
  */
 export class Sha256Stream {
     free(): void;

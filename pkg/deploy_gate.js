@@ -523,7 +523,8 @@ export class SegmentScanner {
 if (Symbol.dispose) SegmentScanner.prototype[Symbol.dispose] = SegmentScanner.prototype.free;
 
 /**
- * A streaming SHA-256, for hashing a file in another worker while it is scanned.
+ * A streaming SHA-256, for hashing a file in another worker while it is scanned (sha2 0.11's
+ * WebAssembly SIMD backend).
  */
 export class Sha256Stream {
     __destroy_into_raw() {

@@ -1,32 +1,149 @@
 // Seconds the page needs for a generated audit log in headless Chromium: from choosing the
-// files to the decision on screen, and to the exports being ready (the log's sha256 is in).
-// Usage: node scripts/bench-page.mjs [DIR]   (default bench-data, made by
-// `cargo run --release --example gen_audit -- --size 1G --out bench-data`).
+// files to the decision on screen, and to the exports being ready (the log's sha256 is in);
+// and the tab's peak memory (the renderer process's resident set, sampled every 20 ms from
+// /proc while it runs; and all of Chromium's processes together).
+// Usage: node scripts/bench-page.mjs [DIR] [--runs N] [--timings] [--attr NAME=VALUE]…
+//   DIR     the generated files (default bench-data, made by
+//           `cargo run --release --example gen_audit -- --size 1G --out bench-data`)
+//   --runs  N runs, each in a fresh browser, and their medians (default 1)
+//   --timings  print the viewer's timeline of each run (the `timings` attribute: the workers'
+//           steps in ms from the drop)
+//   --attr  sets an attribute on the viewer before the drop (e.g. --attr scan-workers=1)
+//   --settle MS  waits MS ms after the page is ready before the drop (default 0: the start-up
+//           counts; a reviewer takes a few seconds to pick the files)
+// PAGE_ROOT=DIR serves another checkout's www/ and pkg/ (an older build, for A/B runs).
 import { chromium } from "../tests/e2e/node_modules/playwright-core/index.mjs";
 import { serve } from "./serve.mjs";
 import { CHROMIUM_ARGS, ROOT } from "../tests/e2e/harness.mjs";
 import fs from "node:fs";
 import path from "node:path";
 
-const dir = path.resolve(process.argv[2] || path.join(ROOT, "bench-data"));
+const args = process.argv.slice(2);
+let dirArg = null;
+let runs = 1;
+let showTimings = false;
+let settle = 0;
+const attrs = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === "--runs") runs = Number(args[++i]);
+  else if (args[i] === "--timings") showTimings = true;
+  else if (args[i] === "--settle") settle = Number(args[++i]);
+  else if (args[i] === "--attr") attrs.push(args[++i].split(/=(.*)/s).slice(0, 2));
+  else dirArg = args[i];
+}
+const dir = path.resolve(dirArg || path.join(ROOT, "bench-data"));
+const root = path.resolve(process.env.PAGE_ROOT || ROOT);
 const files = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl"].map((f) => path.join(dir, f));
 const size = fs.statSync(files[0]).size;
-const server = await serve(0);
-const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-const page = await browser.newPage();
-await page.goto(`http://127.0.0.1:${server.address().port}/www/index.html`);
-await page.waitForFunction(() => customElements.get("deploy-gate-viewer"));
-const t0 = Date.now();
-await page.setInputFiles('[data-testid="file-input"]', files);
-await page.locator('[data-testid="decision"]').waitFor({ timeout: 600000 });
-const seconds = (Date.now() - t0) / 1000;
-const reason = await page.locator('[data-testid="decision"]').getAttribute("data-reason");
-// The audit log's sha256 (for the exports and signing) may still be computing.
-await page.locator('[data-testid="export-report"]:not([disabled])').waitFor({ timeout: 600000 });
-const digested = (Date.now() - t0) / 1000;
-console.log(
-  `page: ${(size / 1e6).toFixed(0)} MB audit log decided in ${seconds.toFixed(2)} s (${(size / 1e6 / seconds).toFixed(0)} MB/s), ` +
-    `sha256 in and the exports ready at ${digested.toFixed(2)} s — ${reason}`,
-);
-await browser.close();
-server.close();
+
+/** The live processes below `pid`, each with whether it is a renderer (a tab). */
+function descendants(pid) {
+  const parent = new Map();
+  for (const p of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, "utf8");
+      parent.set(Number(p), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone
+    }
+  }
+  const below = (p) => {
+    for (let q = p; q > 1; q = parent.get(q)) if (q === pid) return true;
+    return false;
+  };
+  const out = [];
+  for (const p of parent.keys()) {
+    if (p === pid || !below(p)) continue;
+    try {
+      out.push({ pid: p, renderer: fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("--type=renderer") });
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** Resident set (bytes) of the largest renderer and of all the processes listed. */
+function residents(procs) {
+  const out = { renderer: 0, all: 0 };
+  for (const { pid, renderer } of procs) {
+    try {
+      const rss = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
+      out.all += rss;
+      if (renderer) out.renderer = Math.max(out.renderer, rss);
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+async function run() {
+  const server = await serve(0, root);
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  const page = await browser.newPage();
+  await page.goto(`http://127.0.0.1:${server.address().port}/www/index.html`);
+  await page.waitForFunction(() => customElements.get("deploy-gate-viewer"));
+  await page.evaluate((list) => {
+    const viewer = document.querySelector("deploy-gate-viewer");
+    viewer.setAttribute("timings", "");
+    for (const [name, value] of list) viewer.setAttribute(name, value ?? "");
+  }, attrs);
+  if (settle) await page.waitForTimeout(settle);
+  const pid = process.pid; // Chromium runs below this process
+  const peak = { renderer: 0, all: 0 };
+  // The process list is read again each second (reading all of /proc every 20 ms would cost
+  // this process a tenth of a core).
+  let procs = descendants(pid);
+  let listed = Date.now();
+  const sampler = setInterval(() => {
+    if (Date.now() - listed > 1000) {
+      procs = descendants(pid);
+      listed = Date.now();
+    }
+    const now = residents(procs);
+    peak.renderer = Math.max(peak.renderer, now.renderer);
+    peak.all = Math.max(peak.all, now.all);
+  }, 20);
+  const t0 = Date.now();
+  const origin = await page.evaluate(() => performance.timeOrigin + performance.now());
+  await page.setInputFiles('[data-testid="file-input"]', files);
+  await page.locator('[data-testid="decision"]').waitFor({ timeout: 900000 });
+  const decided = (Date.now() - t0) / 1000;
+  const reason = await page.locator('[data-testid="decision"]').getAttribute("data-reason");
+  // The audit log's sha256 (for the exports and signing) may still be computing.
+  await page.locator('[data-testid="export-report"]:not([disabled])').waitFor({ timeout: 900000 });
+  const digested = (Date.now() - t0) / 1000;
+  clearInterval(sampler);
+  // The timeline (an older build has none).
+  let timeline = null;
+  try {
+    await page.waitForFunction(() => (document.querySelector("deploy-gate-viewer").dataset.timings || "").includes('"digests"'), null, { timeout: 5000 });
+    timeline = JSON.parse(await page.evaluate(() => document.querySelector("deploy-gate-viewer").dataset.timings)).map(([what, at]) => [what, at - origin]);
+  } catch {
+    timeline = null;
+  }
+  await browser.close();
+  server.close();
+  return { decided, digested, reason, peak, timeline };
+}
+
+const mb = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+const results = [];
+for (let i = 0; i < runs; i++) {
+  const r = await run();
+  results.push(r);
+  console.log(
+    `page: ${(size / 1e6).toFixed(0)} MB audit log decided in ${r.decided.toFixed(2)} s (${(size / 1e6 / r.decided).toFixed(0)} MB/s), ` +
+      `sha256 in and the exports ready at ${r.digested.toFixed(2)} s; peak memory: tab ${mb(r.peak.renderer)}, all of Chromium ${mb(r.peak.all)} — ${r.reason}`,
+  );
+  if (showTimings && r.timeline) for (const [what, at] of r.timeline) console.log(`  ${at.toFixed(0).padStart(7)} ms  ${what}`);
+}
+if (runs > 1) {
+  const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  console.log(
+    `median of ${runs}: decided ${median(results.map((r) => r.decided)).toFixed(2)} s, sha256 ${median(results.map((r) => r.digested)).toFixed(2)} s, ` +
+      `peak tab ${mb(median(results.map((r) => r.peak.renderer)))}, all ${mb(median(results.map((r) => r.peak.all)))}`,
+  );
+}

@@ -32,8 +32,9 @@ try {
 const read = (file) => fs.readFileSync(file, "utf8");
 const EXAMPLE = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl", "old_trajectories.jsonl", "new_trajectories.jsonl"];
 
-// The core, instantiated from the inline base64 (the page's data block; a worker gets it as
-// self.DG_WASM from the prelude of its blob).
+// The core, compiled from the inline base64 (the page's data block; a worker gets it as
+// self.DG_WASM from the prelude of its blob), or instantiated from a module another worker
+// compiled and posted (`init(module)`, `compiledModule()`: see www/wasm.js).
 const WASM_MODULE = `
 import init0 from ${JSON.stringify(path.join(PKG, "deploy_gate.js"))};
 export * from ${JSON.stringify(path.join(PKG, "deploy_gate.js"))};
@@ -47,10 +48,12 @@ function decode(b64) {
   for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
   return bytes;
 }
-let bytes;
-export default function init() {
-  bytes = bytes || decode(wasmBase64());
-  return init0({ module_or_path: bytes });
+let compiled = null;
+export const compiledModule = () => compiled;
+export default async function init(module) {
+  if (!(module instanceof WebAssembly.Module)) module = compiled || (await WebAssembly.compile(decode(wasmBase64())));
+  compiled = compiled || module;
+  return init0({ module_or_path: module });
 }`;
 
 /** A classic worker from bundled source, with the wasm base64 in front. */

@@ -684,10 +684,11 @@ pub fn check_policy(
     }
 }
 
-/// A streaming SHA-256, for hashing a file in another worker while it is scanned.
+/// A streaming SHA-256, for hashing a file in another worker while it is scanned (sha2 0.11's
+/// WebAssembly SIMD backend).
 #[wasm_bindgen]
 pub struct Sha256Stream {
-    inner: sha2::Sha256,
+    inner: sha2_simd::Sha256,
 }
 
 #[wasm_bindgen]
@@ -696,18 +697,18 @@ impl Sha256Stream {
     #[wasm_bindgen(constructor)]
     pub fn new() -> Sha256Stream {
         Sha256Stream {
-            inner: sha2::Digest::new(),
+            inner: sha2_simd::Digest::new(),
         }
     }
 
     /// Adds bytes.
     pub fn update(&mut self, bytes: &[u8]) {
-        sha2::Digest::update(&mut self.inner, bytes);
+        sha2_simd::Digest::update(&mut self.inner, bytes);
     }
 
     /// The digest as lowercase hex (the hash can be used no further).
     pub fn finish(self) -> String {
-        hex::encode(sha2::Digest::finalize(self.inner))
+        hex::encode(sha2_simd::Digest::finalize(self.inner))
     }
 }
 

@@ -3,7 +3,7 @@
 // {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
-import init, { GateSession, SegmentScanner, cosignDecision, generateKeyPair, keyInfo, openSignedDecision, reportHtml, reportMarkdown, signDecision, verifyEnvelope } from "./wasm.js";
+import init, { compiledModule, GateSession, SegmentScanner, cosignDecision, generateKeyPair, keyInfo, openSignedDecision, reportHtml, reportMarkdown, signDecision, verifyEnvelope } from "./wasm.js";
 import { chunks } from "./chunks.js";
 import { startHashWorker, startScanWorker } from "./assets.js";
 
@@ -19,6 +19,18 @@ let requestEpoch = 0;
 let cancelEpoch = 0;
 let currentEpoch = 0;
 const cancelled = () => currentEpoch <= cancelEpoch;
+
+/** The opt-in timeline (`<deploy-gate-viewer timings>`): [what, epoch ms] from this worker and
+ * the scan and hash workers, which post theirs with their results; null when off. */
+let timeline = null;
+const now = () => performance.timeOrigin + performance.now();
+function mark(what, at = now()) {
+  if (timeline) timeline.push([what, at]);
+}
+/** Adds a scan or hash worker's marks, each prefixed with `who`. */
+function marksFrom(who, marks) {
+  if (timeline && marks) for (const [what, at] of marks) timeline.push([`${who} ${what}`, at]);
+}
 
 /** The bytes of a Blob, or the bytes themselves (an envelope is passed as the bytes verified). */
 async function bytesOf(data) {
@@ -54,17 +66,51 @@ function open(file, gzip, counter) {
   return gzip ? counted.pipeThrough(new DecompressionStream("gzip")) : counted;
 }
 
+/** Scan workers started ahead of need: a worker's start (its modules, the core's compile and
+ * instantiation) takes 0.1–0.3 s, which the drop would otherwise wait for. */
+const spareScanWorkers = [];
+
+/** The scan workers a large log gets (the viewer's scan-workers attribute, else one per core on
+ * 2 cores, cores − 1 beyond, at most 8). */
+function scanWorkerCount() {
+  const cores = navigator.hardwareConcurrency || 2;
+  return scanWorkers > 0 ? scanWorkers : Math.max(1, Math.min(8, cores >= 3 ? cores - 1 : cores));
+}
+
+/** And a hash worker: started by this worker, a worker only loads while this one's thread is
+ * free, which it is not at the end of pass 1, when the hash starts. */
+const spareHashWorkers = [];
+
+/** A scan or hash worker given this worker's compiled core at once ({core}: it instantiates it, with
+ * no fetch and no compile of its own). */
+function withCore(start) {
+  const worker = start();
+  worker.postMessage({ core: compiledModule() });
+  return worker;
+}
+
+/** Starts scan workers until that many are spare, and a hash worker. */
+function warmWorkers() {
+  while (spareScanWorkers.length < scanWorkerCount()) spareScanWorkers.push(withCore(startScanWorker));
+  if (!spareHashWorkers.length) spareHashWorkers.push(withCore(startHashWorker));
+}
+
+/** A scan or hash worker: a spare one, else a new one. */
+const takeScanWorker = () => spareScanWorkers.pop() || withCore(startScanWorker);
+const takeHashWorker = () => spareHashWorkers.pop() || withCore(startHashWorker);
+
 /** Helper workers running now, each with the function that fails its request. */
 const helpers = new Map();
 
 /** Runs a helper worker (started by `start`) for one job; cancel terminates it and fails the job.
  * The promise has a `stop()` that does the same for this job alone. */
-function helper(start, script, job, onProgress) {
+function helper(start, script, job, onProgress, onReading) {
   const worker = start();
   const done = new Promise((resolve, reject) => {
     helpers.set(worker, reject);
     worker.onmessage = (e) => {
-      if (e.data.progress !== undefined) onProgress && onProgress(e.data.progress);
+      if (e.data.reading) onReading && onReading();
+      else if (e.data.progress !== undefined) onProgress && onProgress(e.data.progress);
       else if (e.data.error) reject(new Error(e.data.error));
       else resolve(e.data);
     };
@@ -122,10 +168,27 @@ let digestCache = new Map();
 /** Bumped by every scan: digests arriving for an older scan are dropped. */
 let auditEpoch = 0;
 
+/** Audit files up to this size (1.5 GiB) are hashed by the browser's own SHA-256 (WebCrypto's
+ * `crypto.subtle.digest`, native code), 1.4–2 times less CPU than the wasm hash; it takes the
+ * whole file in memory: the hash worker holds it, and the browser a copy while it digests, so
+ * the tab's memory grows by up to twice this for the few seconds the hash takes (Chromium reads
+ * no Blob of 2 GiB into one ArrayBuffer: such a file streams). Larger files (and every file
+ * where `crypto.subtle` is missing: a page served over plain http from another host than
+ * localhost, or that cannot be read whole) are hashed as they stream, in wasm, holding 1 MiB.
+ * The viewer's `webcrypto-hash-max="BYTES"` attribute sets another budget (0: always stream). */
+const WEBCRYPTO_HASH_MAX_BYTES = 1.5 * 2 ** 30;
+/** The budget in force (the viewer's attribute, else the constant). */
+let webcryptoMax = WEBCRYPTO_HASH_MAX_BYTES;
+/** On 2 cores, when the hash starts: "drop", "scanned" (pass 1 done) or "decision". */
+let hashStart = "scanned";
+
 function digestOf(file) {
   let entry = digestCache.get(file);
   if (!entry) {
-    const job = helper(startHashWorker, "hash-worker.js", { file });
+    const method = file.size <= webcryptoMax ? "webcrypto" : "stream";
+    mark(`hash start (${method})`);
+    const job = helper(takeHashWorker, "hash-worker.js", { file, method, timings: Boolean(timeline) });
+    job.then((r) => marksFrom(`hash (${r.method})`, r.marks), () => {});
     entry = { digest: job.then((r) => r.sha256), stop: job.stop };
     digestCache.set(file, entry);
     entry.digest.catch(() => digestCache.get(file) === entry && digestCache.delete(file));
@@ -150,6 +213,7 @@ function whenDigested(files) {
       if (epoch !== auditEpoch) return;
       try {
         digests.forEach((sha256, no) => session.setAuditDigest(no, sha256));
+        mark("digests");
         postMessage({ type: "digests" });
       } catch (e) {
         postMessage({ type: "digests", error: String(e && e.message ? e.message : e) });
@@ -164,7 +228,30 @@ function whenDigested(files) {
 /** Files at least this large are scanned by several workers. */
 const PARALLEL_FROM = 32 << 20;
 
-async function scanAudit(id) {
+/** Reads the verdict and trajectory files given with an audit log (`alongside`) into the
+ * session: {role: null (read) | error message}. */
+async function readAlongside(alongside) {
+  const outcome = {};
+  for (const { role, file } of alongside) {
+    mark(`${role} start`);
+    try {
+      const bytes = await readAll(file);
+      if (role.endsWith("verdicts")) session.addVerdicts(role, bytes, file.name);
+      else session.addTrajectories(role, bytes, file.name);
+      outcome[role] = null;
+    } catch (e) {
+      outcome[role] = String(e && e.message ? e.message : e);
+    }
+    mark(`${role} read`);
+  }
+  return outcome;
+}
+
+/** Pass 1 over the audit files. `whileScanning` runs once while the first large file's scan
+ * workers read it (the gate worker is idle then), or else after the scan. */
+async function scanAudit(id, whileScanning = async () => {}) {
+  let ran = null;
+  const runAlongside = () => (ran = ran || whileScanning());
   const total = auditFiles.reduce((n, f) => n + f.size, 0);
   const read = new Map();
   let lastPost = 0;
@@ -186,10 +273,12 @@ async function scanAudit(id) {
   // files and the evaluation down. The viewer's scan-workers attribute overrides the number
   // of scan workers.
   const cores = navigator.hardwareConcurrency || 2;
-  const workers = scanWorkers > 0 ? scanWorkers : Math.max(1, Math.min(8, cores >= 3 ? cores - 1 : cores));
+  const workers = scanWorkerCount();
   auditEpoch++;
   forgetDigests(auditFiles);
-  if (cores > workers) for (const file of auditFiles) digestOf(file).catch(() => {}); // awaited in whenDigested
+  const hashAt = cores > workers ? "drop" : hashStart;
+  const startHashes = () => auditFiles.forEach((file) => digestOf(file).catch(() => {})); // awaited in whenDigested
+  if (hashAt === "drop") startHashes();
   gzipped = [];
   for (const [no, file] of auditFiles.entries()) {
     session.addAuditFile(file.name);
@@ -198,10 +287,26 @@ async function scanAudit(id) {
     let segments;
     if (!gzip && workers > 1 && file.size >= PARALLEL_FROM) {
       const starts = await segmentStarts(file, workers);
+      mark(`parts ${no}`);
       const ends = [...starts.slice(1), file.size];
-      const results = await Promise.all(
-        starts.map((start, k) => helper(startScanWorker, "scan-worker.js", { file, no, start, end: ends[k], pass }, (b) => report(`${no}:${k}`, b))),
+      // Each scan worker says when its core is loaded and it reads: the verdict files are read
+      // then, while the workers scan (the gate worker would be idle; before, its thread is
+      // needed to load them).
+      const reading = [];
+      const scans = Promise.all(
+        starts.map((start, k) => {
+          let began;
+          reading.push(new Promise((resolve) => (began = resolve)));
+          const job = helper(takeScanWorker, "scan-worker.js", { file, no, start, end: ends[k], pass, timings: Boolean(timeline) }, (b) => report(`${no}:${k}`, b), began);
+          job.finally(began).catch(() => {});
+          return job;
+        }),
       );
+      scans.catch(() => {});
+      await Promise.all(reading);
+      await runAlongside();
+      const results = await scans;
+      results.forEach((r, k) => marksFrom(`scan ${no}:${k}`, r.marks));
       segments = results.map((r) => new Uint8Array(r.segment));
     } else {
       const scanner = new SegmentScanner(pass, no, 0);
@@ -231,12 +336,17 @@ async function scanAudit(id) {
       }
       segments = [scanner.finish()];
     }
+    mark(`scanned ${no}`);
     for (const segment of segments) session.mergeSegment(segment);
+    mark(`merged ${no}`);
     session.setAuditFileDigest(no, file.size, "");
   }
   progress(id, "scan", total, total);
+  await runAlongside();
   const summary = session.finishSegmentedAudit();
-  digestsDeferred = cores <= workers;
+  mark("pass 1");
+  if (hashAt === "scanned") startHashes();
+  digestsDeferred = hashAt === "decision";
   if (!digestsDeferred) whenDigested(auditFiles);
   return summary;
 }
@@ -306,7 +416,10 @@ async function buildTestSet(id) {
     }
   }
   progress(id, "ranges", total, total);
-  return session.finishTestSet();
+  mark("ranges read");
+  const testSet = session.finishTestSet();
+  mark("pass 2");
+  return testSet;
 }
 
 async function readAll(file) {
@@ -316,6 +429,7 @@ async function readAll(file) {
 const handlers = {
   async init({ policy }) {
     session = new GateSession(policy);
+    warmWorkers();
     return session.policy();
   },
   async policy({ policy }) {
@@ -339,7 +453,13 @@ const handlers = {
     }
     return GateSession.sniffRole(name, head);
   },
-  async audit({ files, workers }, id) {
+  /** Scans the audit `files` (pass 1 and pass 2); the verdict and trajectory files given
+   * `alongside` ([{role, file}]) are read during the scan, each outcome in the result's
+   * `alongside` ({role: null | error message}). */
+  async audit({ files, workers, timings, webcryptoHashMax, hashStart: start, alongside = [] }, id) {
+    timeline = timings ? [["audit", now()]] : null;
+    webcryptoMax = webcryptoHashMax ?? WEBCRYPTO_HASH_MAX_BYTES;
+    hashStart = start || "scanned";
     auditFiles = files;
     scanWorkers = Number(workers) || 0;
     if (files.length === 0) {
@@ -349,9 +469,12 @@ const handlers = {
       session.removeInput("audit");
       return null;
     }
-    const summary = await scanAudit(id);
+    let outcome = {};
+    const summary = await scanAudit(id, async () => {
+      outcome = await readAlongside(alongside);
+    });
     const testSet = await buildTestSet(id);
-    return { summary, testSet };
+    return { summary, testSet, alongside: outcome };
   },
   async rescan(_, id) {
     const summary = await scanAudit(id);
@@ -362,7 +485,9 @@ const handlers = {
     return { testSet: await buildTestSet(id) };
   },
   async verdicts({ role, file }) {
+    mark(`${role} start`);
     session.addVerdicts(role, await readAll(file), file.name);
+    mark(`${role} read`);
     return null;
   },
   async trajectories({ role, file }) {
@@ -375,6 +500,8 @@ const handlers = {
   },
   /** Starts the audit digests a scan deferred (the viewer asks after each of its tasks). */
   async digests() {
+    // The next log's scan workers start now, while the page shows this one's decision.
+    warmWorkers();
     if (digestsDeferred) {
       digestsDeferred = false;
       whenDigested(auditFiles);
@@ -386,7 +513,9 @@ const handlers = {
    * a second to copy) blocks its main thread. `withCases: false` keeps no cases to take. */
   async evaluate({ withCases = true }) {
     if (!session.isReady()) return null;
+    mark("evaluate");
     const report = JSON.parse(session.evaluateJson());
+    mark("evaluated");
     evaluation++;
     lastCases = withCases ? { evaluation, outcomes: report.cases, testCases: session.testCases() } : null;
     const numCases = lastCases ? Math.max(lastCases.outcomes.length, lastCases.testCases.length) : 0;
@@ -401,6 +530,10 @@ const handlers = {
     return slice;
   },
   /** The report JSON, as the CLI writes it. */
+  /** The timeline recorded since the last `audit` with `timings` (null when off). */
+  async timings() {
+    return timeline;
+  },
   async reportJson() {
     return session.isReady() ? session.evaluateJson() : null;
   },

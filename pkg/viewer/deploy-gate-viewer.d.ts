@@ -16,6 +16,17 @@ export type DeployGateDecisionEvent = CustomEvent<DeployGateDecisionDetail>;
 export interface DeployGateViewerAttributes {
   /** How many workers scan a large audit log (default: cores − 1, at most 8). */
   "scan-workers"?: string | number;
+  /** Audit files up to this many bytes are hashed with WebCrypto, read whole into memory (the
+   * tab then holds up to twice the file for a few seconds); larger ones stream through the wasm
+   * SHA-256. Default 1610612736 (1.5 GiB); 0 always streams. */
+  "webcrypto-hash-max"?: string | number;
+  /** On 2 cores, when the log's sha256 starts: "scanned" (default: once pass 1 is done and both
+   * cores are free), "drop" or "decision". With more cores it always starts at the drop, on a
+   * core of its own. */
+  "hash-start"?: "drop" | "scanned" | "decision";
+  /** Present: each run's timeline ([what, epoch ms] of the workers' steps, the decision on screen,
+   * the sha256 in) is written as JSON to the element's `data-timings`. */
+  timings?: string | boolean;
 }
 
 /** The whole gate viewer: drop zone, policy form, decision, cases, exports, signing and

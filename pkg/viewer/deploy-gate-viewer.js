@@ -1,6 +1,11 @@
 // <deploy-gate-viewer>: the whole gate viewer as one custom element. Import this module and put
 // the element on a page; it loads its styles, starts the worker and runs everything locally.
 // Attribute scan-workers="N": how many workers scan a large log (default: cores − 1).
+// Attribute webcrypto-hash-max="BYTES": the largest audit file hashed with WebCrypto, whole in
+// memory (default 1.5 GiB, WEBCRYPTO_HASH_MAX_BYTES in worker.js; 0: always the streaming wasm hash).
+// Attribute hash-start="drop|scanned|decision": on 2 cores, when the hash starts (default scanned).
+// Attribute timings: records a timeline of each audit run (the workers' steps, the decision on
+// screen, the sha256 in) as JSON [[what, epoch ms], …] in the element's data-timings.
 // A signed decision (decision.dsse.json and the trusted public keys), dropped on the file drop or
 // on the Verify panel, is verified and its evidence shown above the live evaluation, where a
 // second reviewer can co-sign it; the panel emits `dg-signed-decision` each time it verifies.
@@ -81,6 +86,7 @@ export class DeployGateViewer extends HTMLElement {
       ),
     );
     this.addEventListener("dg-files", (e) => {
+      this.mark("files", true);
       this.files = e.detail.files;
       this.schedule(() => this.sync());
     });
@@ -140,17 +146,32 @@ export class DeployGateViewer extends HTMLElement {
     const want = (role) => this.files.filter((f) => f.role === role).map((f) => f.file);
     const audit = want("audit");
     const same = audit.length === this.loaded.audit.length && audit.every((f, i) => f === this.loaded.audit[i]);
+    // The verdict and trajectory files still to read go with a new audit log: the worker reads
+    // them while its scan workers read the log.
+    const pending = SINGLE_ROLES.map((role) => ({ role, file: want(role)[0] || null })).filter(({ role, file }) => file && file !== this.loaded[role]);
     if (!same) {
       this.loaded.audit = [];
       if (audit.length) {
         this.progress.start(`Reading ${audit.length === 1 ? audit[0].name : `${audit.length} audit files`}`);
         const workers = Number(this.getAttribute("scan-workers")) || 0;
-        await this.client.call("audit", { files: audit, workers }, (p) => this.progress.update(p));
+        const timings = this.hasAttribute("timings");
+        const max = this.getAttribute("webcrypto-hash-max");
+        const webcryptoHashMax = max !== null && max.trim() !== "" && Number.isFinite(Number(max)) ? Number(max) : undefined;
+        const hashStart = this.getAttribute("hash-start") || undefined;
+        for (const { role } of pending) this.loaded[role] = null;
+        const result = await this.client.call("audit", { files: audit, workers, timings, webcryptoHashMax, hashStart, alongside: pending }, (p) => this.progress.update(p));
         this.progress.done();
+        this.loaded.audit = audit;
+        let failed = null;
+        for (const { role, file } of pending) {
+          if (result.alongside[role] === null) this.loaded[role] = file;
+          else failed = failed || result.alongside[role];
+        }
+        if (failed !== null) throw new Error(failed);
       } else {
         await this.client.call("remove", { role: "audit" });
+        this.loaded.audit = audit;
       }
-      this.loaded.audit = audit;
     }
     for (const role of SINGLE_ROLES) {
       const file = want(role)[0] || null;
@@ -206,6 +227,18 @@ export class DeployGateViewer extends HTMLElement {
     this.signPanel.hidden = false;
     this.showDigestState();
     this.dispatchEvent(new CustomEvent("dg-decision", { bubbles: true, detail: { report: result.report } }));
+    await this.mark("decision");
+  }
+
+  /** With the `timings` attribute: notes a step on this thread (`reset` starts a new timeline)
+   * and writes the whole timeline, the worker's steps included, to data-timings. */
+  async mark(what, reset = false) {
+    if (!this.hasAttribute("timings")) return;
+    if (reset || !this.timeline) this.timeline = [];
+    this.timeline.push([what, performance.timeOrigin + performance.now()]);
+    if (reset) return;
+    const worker = (await this.client.call("timings")) || [];
+    this.dataset.timings = JSON.stringify([...worker, ...this.timeline].sort((a, b) => a[1] - b[1]));
   }
 
   /** Exports and signing wait while an audit file's sha256 is still being computed. */
@@ -225,6 +258,7 @@ export class DeployGateViewer extends HTMLElement {
     result.report.cases = this.report.cases;
     this.report = result.report;
     this.showDigestState();
+    await this.mark("digests shown");
   }
 
   async loadExample() {

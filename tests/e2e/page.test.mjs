@@ -254,6 +254,43 @@ test("a 200 MB log streams through three scan workers with one progress bar whil
   await page.context().close();
 });
 
+test("the log's sha256 is the file's: by WebCrypto below the budget, streamed through the wasm hash above it", async () => {
+  const crypto = await import("node:crypto");
+  const sha256 = (file) => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+  // A small log under the default budget, a 200 MB one (three scan workers) under it and over a
+  // 1 MB budget set on the element; an empty budget attribute keeps the default.
+  const big = generated("200M");
+  const runs = [
+    { dir: path.join(FIXTURES, "approved"), budget: null, method: "webcrypto" },
+    { dir: path.join(FIXTURES, "approved"), budget: "0", method: "stream" },
+    { dir: big, budget: "", method: "webcrypto" },
+    { dir: big, budget: "1000000", method: "stream" },
+  ];
+  for (const { dir, budget, method } of runs) {
+    const page = await openPage(env);
+    await page.evaluate((budget) => {
+      const viewer = document.querySelector("deploy-gate-viewer");
+      viewer.setAttribute("timings", "");
+      viewer.setAttribute("scan-workers", "3");
+      if (budget !== null) viewer.setAttribute("webcrypto-hash-max", budget);
+    }, budget);
+    const files = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl"].map((f) => path.join(dir, f));
+    await page.setInputFiles('[data-testid="file-input"]', files);
+    await decision(page, 180000);
+    const report = JSON.parse(await downloadText(page, '[data-testid="export-report"]'));
+    const audit = report.inputs.find((f) => f.role === "audit");
+    assert.equal(audit.sha256, sha256(files[0]), `${dir}, budget ${budget}`);
+    // The timeline says which hash ran (written with the decision, or when the digest comes in
+    // after it).
+    await page.waitForFunction(() => (document.querySelector("deploy-gate-viewer").dataset.timings || "").includes('"digests"'));
+    const marks = JSON.parse(await page.evaluate(() => document.querySelector("deploy-gate-viewer").dataset.timings)).map(([what]) => what);
+    assert.ok(marks.includes(`hash (${method}) done`), `${dir}, budget ${budget}: ${marks.join(", ")}`);
+    for (const step of ["files", "audit", "pass 1", "pass 2", "old_verdicts read", "new_verdicts read", "decision", "digests"]) assert.ok(marks.includes(step), `no ${step} in ${marks.join(", ")}`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  }
+});
+
 test("an audit log replaced while its sha256 is being computed: the report and signing use the new log's digest", async () => {
   const big = generated("200M");
   const page = await openPage(env);

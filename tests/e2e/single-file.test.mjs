@@ -100,6 +100,7 @@ test("from file://: a 300 MB log streams through the blob workers with progress,
   const page = await open();
   await page.evaluate(() => {
     document.querySelector("deploy-gate-viewer").setAttribute("scan-workers", "2");
+    document.querySelector("deploy-gate-viewer").setAttribute("timings", "");
     window.__progress = new Set();
     const el = document.querySelector('[data-testid="progress-text"]');
     new MutationObserver(() => window.__progress.add(el.textContent)).observe(el, { childList: true, characterData: true, subtree: true });
@@ -115,6 +116,10 @@ test("from file://: a 300 MB log streams through the blob workers with progress,
   const exported = JSON.parse(await downloadText(page, '[data-testid="export-report"]'));
   assert.deepEqual(exported.inputs[0], cli.inputs[0]);
   assert.match(exported.inputs[0].sha256, /^[0-9a-f]{64}$/);
+  // A file:// page is a secure context: its blob worker has WebCrypto and hashes the log with it.
+  await page.waitForFunction(() => (document.querySelector("deploy-gate-viewer").dataset.timings || "").includes('"digests"'));
+  const marks = JSON.parse(await page.evaluate(() => document.querySelector("deploy-gate-viewer").dataset.timings)).map(([what]) => what);
+  assert.ok(marks.includes("hash (webcrypto) done"), marks.join(", "));
   console.log(`# ${fs.statSync(files[0]).size} byte log: decision after ${ms} ms (${updates} progress updates)`);
   await clean(page);
 });
