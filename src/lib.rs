@@ -38,6 +38,7 @@ pub mod policy;
 /// Reports for people and CI systems: the standalone HTML report, the Markdown summary, JUnit XML.
 pub mod render;
 pub mod report;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod run;
 pub mod runs;
 pub mod scoring;
