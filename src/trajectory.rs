@@ -3,9 +3,9 @@
 use crate::compat::round4;
 use crate::input::Role;
 use crate::input::{InputError, InputFile};
-use crate::json::{parse_object_line, value_offsets, visit_array, why_not_json, NotObject, Scalar, Syntax, ValueError};
-use crate::lines::{invalid_utf8, split_all, Piece, Positions};
-use crate::verdicts::{describe, invalid_utf8_message, offset_of, whole_text};
+use crate::json::{parse_object_line, value_offsets, why_not_json, NotObject, Scalar};
+use crate::lines::{invalid_utf8, split_all, Piece};
+use crate::verdicts::{describe, each_array_element, invalid_utf8_message, offset_of};
 use serde::Serialize;
 
 /// The metrics the composite score uses (absent ones are 0).
@@ -227,35 +227,9 @@ pub fn parse_trajectories(role: Role, name: &str, bytes: &[u8]) -> Result<Trajec
     };
     if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
         // One element at a time, placed by its offset.
-        let text = whole_text(body, role, name)?;
-        let mut positions = Positions::new(body);
-        let mut failure = None;
-        let mut de = serde_json::Deserializer::from_str(text);
-        let read = visit_array(&mut de, |n, item| {
-            let item = item.get();
-            let start = item.as_ptr() as usize - text.as_ptr() as usize;
-            match read_result(item) {
-                Ok(r) => {
-                    take(r);
-                    Ok(())
-                }
-                Err(e) => {
-                    let (msg, inner) = placed(&e, item);
-                    let (line, column) = positions.of(start + inner.unwrap_or(0));
-                    failure = Some(at(line, Some(column), format!("element {n}: {msg}")));
-                    Err(ValueError::Invalid(String::new()))
-                }
-            }
-        })
-        .and_then(|()| de.end());
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        if let Err(e) = read {
-            let syntax = Syntax::of(&e);
-            let msg = format!("not a JSON array of results: {}", syntax.message);
-            return Err(at(syntax.line, Some(syntax.column), msg));
-        }
+        each_array_element(role, name, body, "results", |_, item, _| {
+            read_result(item).map(&mut take).map_err(|e| placed(&e, item))
+        })?;
     } else {
         let mut failure = None;
         split_all(bytes, usize::MAX, |piece| {

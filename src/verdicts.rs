@@ -602,6 +602,47 @@ pub(crate) fn whole_text<'b>(body: &'b [u8], role: Role, name: &str) -> Result<&
     })
 }
 
+/// Reads the JSON array of a whole-file format one element at a time (nothing of the file is
+/// held): `each(n, element, line)` takes element `n`, which starts on `line`, or refuses it with
+/// a message and where in the element the fault is. A refused element is an error at its line
+/// and column (`element N: …`), a file that is not such an array one at the syntax error's
+/// (`not a JSON array of WHAT: …`). `body` is the file without its BOM.
+pub(crate) fn each_array_element(
+    role: Role,
+    name: &str,
+    body: &[u8],
+    what: &str,
+    mut each: impl FnMut(usize, &str, u64) -> Result<(), (String, Option<usize>)>,
+) -> Result<(), InputError> {
+    let at = |line: u64, column: Option<u64>, msg: String| InputError::at_column(role, name, line, column, msg);
+    let text = whole_text(body, role, name)?;
+    let mut positions = Positions::new(body);
+    let mut failure = None;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = visit_array(&mut de, |n, item| {
+        let item = item.get();
+        let start = item.as_ptr() as usize - text.as_ptr() as usize;
+        let (line, _) = positions.of(start);
+        each(n, item, line).map_err(|(msg, inner)| {
+            let (line, column) = positions.of(start + inner.unwrap_or(0));
+            failure = Some(at(line, Some(column), format!("element {n}: {msg}")));
+            ValueError::Invalid(String::new())
+        })
+    })
+    .and_then(|()| de.end());
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    read.map_err(|e| {
+        let syntax = Syntax::of(&e);
+        at(
+            syntax.line,
+            Some(syntax.column),
+            format!("not a JSON array of {what}: {}", syntax.message),
+        )
+    })
+}
+
 fn strip_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
@@ -762,43 +803,17 @@ fn read_records(
         }
         VerdictFormat::JsonArray => {
             // One element at a time: nothing of the file is held but the records kept.
-            let text = whole_text(body, role, name)?;
-            let mut positions = Positions::new(body);
-            let mut failure = None;
-            let mut de = serde_json::Deserializer::from_str(text);
-            let read = visit_array(&mut de, |n, item| {
-                let item = item.get();
-                let start = item.as_ptr() as usize - text.as_ptr() as usize;
-                let (line, _) = positions.of(start);
+            each_array_element(role, name, body, "verdict records", |_, item, line| {
                 let mut f = RecordFields::default();
-                let parsed = parse_object_line(item.as_bytes(), |k, v| record_entry(&mut f, k, v))
+                parse_object_line(item.as_bytes(), |k, v| record_entry(&mut f, k, v))
                     .map_err(|e| match e {
                         NotObject::NotObject => RecordError::ElementNotObject,
                         other => RecordError::from(other),
                     })
-                    .and_then(|()| finish_record(f, line));
-                match parsed {
-                    Ok(parsed) => {
-                        on(parsed);
-                        Ok(())
-                    }
-                    Err(why) => {
-                        let (msg, inner) = explain(&why, item);
-                        let (line, column) = positions.of(start + inner.unwrap_or(0));
-                        failure = Some(at(line, Some(column), format!("element {n}: {msg}")));
-                        Err(ValueError::Invalid(String::new()))
-                    }
-                }
-            })
-            .and_then(|()| de.end());
-            if let Some(e) = failure {
-                return Err(e);
-            }
-            if let Err(e) = read {
-                let syntax = Syntax::of(&e);
-                let msg = format!("not a JSON array of verdict records: {}", syntax.message);
-                return Err(at(syntax.line, Some(syntax.column), msg));
-            }
+                    .and_then(|()| finish_record(f, line))
+                    .map(&mut *on)
+                    .map_err(|why| explain(&why, item))
+            })?;
         }
         VerdictFormat::JsonMap => {
             // One entry at a time, as in the array.
