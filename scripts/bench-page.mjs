@@ -11,6 +11,8 @@
 //   --attr  sets an attribute on the viewer before the drop (e.g. --attr scan-workers=1)
 //   --settle MS  waits MS ms after the page is ready before the drop (default 0: the start-up
 //           counts; a reviewer takes a few seconds to pick the files)
+//   --cpu   prints the CPU time of each of Chromium's threads (from /proc) from the drop to the
+//           decision and from the decision to the sha256, the busiest first
 // PAGE_ROOT=DIR serves another checkout's www/ and pkg/ (an older build, for A/B runs).
 import { chromium } from "../tests/e2e/node_modules/playwright-core/index.mjs";
 import { serve } from "./serve.mjs";
@@ -23,11 +25,13 @@ let dirArg = null;
 let runs = 1;
 let showTimings = false;
 let settle = 0;
+let showCpu = false;
 const attrs = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--runs") runs = Number(args[++i]);
   else if (args[i] === "--timings") showTimings = true;
   else if (args[i] === "--settle") settle = Number(args[++i]);
+  else if (args[i] === "--cpu") showCpu = true;
   else if (args[i] === "--attr") attrs.push(args[++i].split(/=(.*)/s).slice(0, 2));
   else dirArg = args[i];
 }
@@ -62,6 +66,43 @@ function descendants(pid) {
     }
   }
   return out;
+}
+
+/** CPU seconds (user + system) of every thread of the processes listed, by "pid/tid name". */
+function threadCpu(procs) {
+  const out = new Map();
+  const tick = 100; // USER_HZ
+  for (const { pid, renderer } of procs) {
+    let tids = [];
+    try {
+      tids = fs.readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        out.set(`${renderer ? "renderer" : "browser"} ${pid}/${tid} ${name}`, (Number(f[11]) + Number(f[12])) / tick);
+      } catch {
+        // gone
+      }
+    }
+  }
+  return out;
+}
+
+/** The threads' CPU between two readings, the busiest first, as printable lines. */
+function cpuLines(before, after) {
+  const rows = [];
+  for (const [key, t] of after) {
+    const d = t - (before.get(key) || 0);
+    if (d >= 0.02) rows.push([d, key]);
+  }
+  rows.sort((a, b) => b[0] - a[0]);
+  const total = rows.reduce((n, [d]) => n + d, 0);
+  return [`    ${total.toFixed(2)} s of CPU in all`, ...rows.map(([d, key]) => `    ${d.toFixed(2)} s  ${key}`)];
 }
 
 /** Resident set (bytes) of the largest renderer and of all the processes listed. */
@@ -103,18 +144,29 @@ async function run() {
       listed = Date.now();
     }
     const now = residents(procs);
+    if (showCpu) sampleCpu();
     peak.renderer = Math.max(peak.renderer, now.renderer);
     peak.all = Math.max(peak.all, now.all);
   }, 20);
+  // A thread's CPU is read every 20 ms and its last reading kept: workers end (and leave /proc)
+  // before the decision.
+  const seen = new Map();
+  const sampleCpu = () => {
+    for (const [key, t] of threadCpu(procs)) seen.set(key, t);
+    return new Map(seen);
+  };
+  const cpu0 = showCpu ? sampleCpu() : null;
   const t0 = Date.now();
   const origin = await page.evaluate(() => performance.timeOrigin + performance.now());
   await page.setInputFiles('[data-testid="file-input"]', files);
   await page.locator('[data-testid="decision"]').waitFor({ timeout: 900000 });
   const decided = (Date.now() - t0) / 1000;
+  const cpu1 = showCpu ? sampleCpu() : null;
   const reason = await page.locator('[data-testid="decision"]').getAttribute("data-reason");
   // The audit log's sha256 (for the exports and signing) may still be computing.
   await page.locator('[data-testid="export-report"]:not([disabled])').waitFor({ timeout: 900000 });
   const digested = (Date.now() - t0) / 1000;
+  const cpu2 = showCpu ? sampleCpu() : null;
   clearInterval(sampler);
   // The timeline (an older build has none).
   let timeline = null;
@@ -126,7 +178,8 @@ async function run() {
   }
   await browser.close();
   server.close();
-  return { decided, digested, reason, peak, timeline };
+  const cpu = showCpu ? { toDecision: cpuLines(cpu0, cpu1), toDigest: cpuLines(cpu1, cpu2) } : null;
+  return { decided, digested, reason, peak, timeline, cpu };
 }
 
 const mb = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`;
@@ -139,6 +192,12 @@ for (let i = 0; i < runs; i++) {
       `sha256 in and the exports ready at ${r.digested.toFixed(2)} s; peak memory: tab ${mb(r.peak.renderer)}, all of Chromium ${mb(r.peak.all)} — ${r.reason}`,
   );
   if (showTimings && r.timeline) for (const [what, at] of r.timeline) console.log(`  ${at.toFixed(0).padStart(7)} ms  ${what}`);
+  if (r.cpu) {
+    console.log("  CPU from the drop to the decision:");
+    for (const line of r.cpu.toDecision) console.log(line);
+    console.log("  CPU from the decision to the sha256:");
+    for (const line of r.cpu.toDigest) console.log(line);
+  }
 }
 if (runs > 1) {
   const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];

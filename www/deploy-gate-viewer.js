@@ -2,8 +2,8 @@
 // the element on a page; it loads its styles, starts the worker and runs everything locally.
 // Attribute scan-workers="N": how many workers scan a large log (default: cores − 1).
 // Attribute webcrypto-hash-max="BYTES": the largest audit file hashed with WebCrypto, whole in
-// memory (default 1.5 GiB, WEBCRYPTO_HASH_MAX_BYTES in worker.js; 0: always the streaming wasm hash).
-// Attribute hash-start="drop|scanned|decision": on 2 cores, when the hash starts (default scanned).
+// memory (default 0, WEBCRYPTO_HASH_MAX_BYTES in worker.js: always the streaming wasm hash).
+// Attribute hash-start="drop|scanned|ranges|decision": on 2 cores, when the hash starts (default ranges).
 // Attribute timings: records a timeline of each audit run (the workers' steps, the decision on
 // screen, the sha256 in) as JSON [[what, epoch ms], …] in the element's data-timings.
 // A signed decision (decision.dsse.json and the trusted public keys), dropped on the file drop or

@@ -12,8 +12,9 @@ let session = null;
 let auditFiles = [];
 let gzipped = [];
 let scanWorkers = 0;
-/** A scan whose digests are to be computed once the page has its decision (see `digests`). */
-let digestsDeferred = false;
+/** When the last scan's digests start, if they have not: "ranges" (once pass 2 has read its
+ * ranges) or "decision" (when the viewer asks, see `digests`); null once started. */
+let digestsDeferred = null;
 // Every request gets an epoch when it arrives; "cancel" cancels every request received before it.
 let requestEpoch = 0;
 let cancelEpoch = 0;
@@ -168,19 +169,23 @@ let digestCache = new Map();
 /** Bumped by every scan: digests arriving for an older scan are dropped. */
 let auditEpoch = 0;
 
-/** Audit files up to this size (1.5 GiB) are hashed by the browser's own SHA-256 (WebCrypto's
- * `crypto.subtle.digest`, native code), 1.4–2 times less CPU than the wasm hash; it takes the
- * whole file in memory: the hash worker holds it, and the browser a copy while it digests, so
- * the tab's memory grows by up to twice this for the few seconds the hash takes (Chromium reads
- * no Blob of 2 GiB into one ArrayBuffer: such a file streams). Larger files (and every file
- * where `crypto.subtle` is missing: a page served over plain http from another host than
- * localhost, or that cannot be read whole) are hashed as they stream, in wasm, holding 1 MiB.
- * The viewer's `webcrypto-hash-max="BYTES"` attribute sets another budget (0: always stream). */
-const WEBCRYPTO_HASH_MAX_BYTES = 1.5 * 2 ** 30;
+/** Audit files up to this size are hashed by the browser's own SHA-256 (WebCrypto's
+ * `crypto.subtle.digest`, native code), which takes the whole file in memory: the hash worker
+ * holds it, and the browser a copy while it digests, so the tab's memory grows by up to twice
+ * this. Larger files are hashed as they stream, in wasm, holding 1 MiB. The default is 0 — every
+ * file streams — because on the 2-core machine measured (docs/performance.md, "The page at the
+ * speed of the disk") the streaming hash had the sha256 sooner at every size tried (1 GiB: 5.8 s
+ * against 8.9 s from the drop; 256 MB: even) in a sixth of the memory: the page faults of
+ * WebCrypto's two whole-file buffers cost more there than its SHA instructions save. A portal
+ * whose machines differ sets another budget with the viewer's `webcrypto-hash-max="BYTES"`
+ * attribute (Chromium reads no Blob of 2 GiB into one ArrayBuffer: such a file always streams,
+ * and so does every file where `crypto.subtle` is missing or that cannot be read whole). */
+const WEBCRYPTO_HASH_MAX_BYTES = 0;
 /** The budget in force (the viewer's attribute, else the constant). */
 let webcryptoMax = WEBCRYPTO_HASH_MAX_BYTES;
-/** On 2 cores, when the hash starts: "drop", "scanned" (pass 1 done) or "decision". */
-let hashStart = "scanned";
+/** On 2 cores, when the hash starts: "drop", "scanned" (pass 1 done), "ranges" (pass 2's
+ * reads done) or "decision". */
+let hashStart = "ranges";
 
 function digestOf(file) {
   let entry = digestCache.get(file);
@@ -263,15 +268,15 @@ async function scanAudit(id, whileScanning = async () => {}) {
       progress(id, "scan", [...read.values()].reduce((a, b) => a + b, 0), total);
     }
   };
-  digestsDeferred = false;
+  digestsDeferred = null;
   session.removeInput("audit");
   session.beginSegmentedAudit();
   const pass = session.passVerdicts();
   // The decision does not wait for the sha256 (see whenDigested). With 3 or more cores, one
-  // hashes while the others scan; with 2, both scan and the hash starts once the decision is
-  // on screen (the viewer then asks for `digests`), so it does not slow pass 2, the verdict
-  // files and the evaluation down. The viewer's scan-workers attribute overrides the number
-  // of scan workers.
+  // hashes while the others scan; with 2, both scan and the hash starts once pass 2 has read
+  // its ranges (`hashStart`, default "ranges"), so that it slows neither the scan nor pass 2's
+  // reads (a read of the whole file queues them behind it). The viewer's scan-workers
+  // attribute overrides the number of scan workers.
   const cores = navigator.hardwareConcurrency || 2;
   const workers = scanWorkerCount();
   auditEpoch++;
@@ -345,9 +350,8 @@ async function scanAudit(id, whileScanning = async () => {}) {
   await runAlongside();
   const summary = session.finishSegmentedAudit();
   mark("pass 1");
-  if (hashAt === "scanned") startHashes();
-  digestsDeferred = hashAt === "decision";
-  if (!digestsDeferred) whenDigested(auditFiles);
+  if (hashAt === "drop" || hashAt === "scanned") whenDigested(auditFiles);
+  else digestsDeferred = hashAt;
   return summary;
 }
 
@@ -367,6 +371,11 @@ async function feedPlainRange(file, i, start, end, onBytes) {
   }
   session.endRange(i);
 }
+
+/** Pass 2's reads in flight at once: a File's read is a round trip to the browser process, and
+ * 200 ranges of about 30 KB took 94–139 ms 16 at a time, 70–76 ms all at once (in a worker, the
+ * 1 GiB log's ranges). */
+const RANGE_LANES = 64;
 
 /** Pass 2: reads the ranges of the chosen pipelines (several at once) and builds the test set. */
 async function buildTestSet(id) {
@@ -390,7 +399,7 @@ async function buildTestSet(id) {
     for (let i = 0; i < count; i++) if (flat[3 * i] === no) wanted.push(i);
     if (!wanted.length) continue;
     if (!gzipped[no]) {
-      // Sixteen ranges in flight at a time; each is fed in order, the ranges in any order.
+      // RANGE_LANES ranges in flight at a time; each is fed in order, the ranges in any order.
       let next = 0;
       const lane = async () => {
         while (next < wanted.length) {
@@ -398,7 +407,7 @@ async function buildTestSet(id) {
           await feedPlainRange(file, i, flat[3 * i + 1], endOf(i), onBytes);
         }
       };
-      await Promise.all(Array.from({ length: Math.min(16, wanted.length) }, lane));
+      await Promise.all(Array.from({ length: Math.min(RANGE_LANES, wanted.length) }, lane));
       continue;
     }
     // A gzip file: decompress again and hand the core the whole stream (it keeps what the
@@ -417,6 +426,10 @@ async function buildTestSet(id) {
   }
   progress(id, "ranges", total, total);
   mark("ranges read");
+  if (digestsDeferred === "ranges") {
+    digestsDeferred = null;
+    whenDigested(auditFiles);
+  }
   const testSet = session.finishTestSet();
   mark("pass 2");
   return testSet;
@@ -459,12 +472,12 @@ const handlers = {
   async audit({ files, workers, timings, webcryptoHashMax, hashStart: start, alongside = [] }, id) {
     timeline = timings ? [["audit", now()]] : null;
     webcryptoMax = webcryptoHashMax ?? WEBCRYPTO_HASH_MAX_BYTES;
-    hashStart = start || "scanned";
+    hashStart = start || "ranges";
     auditFiles = files;
     scanWorkers = Number(workers) || 0;
     if (files.length === 0) {
       auditEpoch++;
-      digestsDeferred = false;
+      digestsDeferred = null;
       forgetDigests([]);
       session.removeInput("audit");
       return null;
@@ -503,7 +516,7 @@ const handlers = {
     // The next log's scan workers start now, while the page shows this one's decision.
     warmWorkers();
     if (digestsDeferred) {
-      digestsDeferred = false;
+      digestsDeferred = null;
       whenDigested(auditFiles);
     }
     return null;
