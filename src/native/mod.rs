@@ -1,10 +1,12 @@
-//! Reading input files natively, for every native shell (the CLI now, a Python binding
-//! later): pass 1 over audit logs cut into segments and scanned on several threads (mapped into
+//! Reading input files natively, for every native shell (the CLI and the Python binding):
+//! pass 1 over audit logs cut into segments and scanned on several threads (mapped into
 //! memory on Unix, copied otherwise), gzip-compressed logs streamed, pass 2 by positioned reads
 //! or by the decompressed stream, and whole verdict and trajectory files. Native only; the
 //! one part of the library that touches files and threads — the core stays sans-IO, and this
 //! module only feeds it.
 
+#[cfg(unix)]
+pub mod apply;
 #[cfg(unix)]
 pub mod files;
 #[cfg(unix)]
