@@ -1,6 +1,8 @@
 """Type stubs of deploy_gate._core, the native module (a mapping layer over the Rust core)."""
 
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Tuple, Union
+
+Notify = Optional[Callable[[bool, str], object]]
 
 def resolve_policy(
     policy: Optional[str] = None, policy_file: Optional[str] = None, overrides: Optional[str] = None
@@ -36,8 +38,34 @@ def verify_envelope(
     max_age: int,
 ) -> str: ...
 def deploy_config(
-    config_path: str, trained_path: str, backend: str, stages: Sequence[Tuple[str, str]]
+    config_path: str,
+    trained_path: str,
+    backend: str,
+    stages: Sequence[Tuple[str, str]],
+    notify: Notify = None,
+    fail_at_step: Optional[str] = None,
 ) -> Tuple[bool, str, Optional[str]]: ...
+def apply(
+    envelope: str,
+    trusted_keys: Sequence[str],
+    model_path: str,
+    config: str,
+    target: Optional[str],
+    ledger: Optional[str],
+    threshold: int,
+    max_age: int,
+    max_statement_size: int,
+    backend: str,
+    stage_models: Sequence[Tuple[str, str]],
+    deploy_cmd: Sequence[str],
+    rollback_cmd: Sequence[str],
+    dry_run: bool,
+    notify: Notify = None,
+    fail_at_step: Optional[str] = None,
+) -> Tuple[str, str, str, Optional[str]]: ...
+def rollback(
+    config: str, ledger: Optional[str] = None, notify: Notify = None
+) -> Tuple[str, str, bool, str, Optional[str], Optional[str]]: ...
 
 class Session:
     def __init__(self, policy: str) -> None: ...

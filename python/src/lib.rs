@@ -497,29 +497,60 @@ fn report_html_from_json(json: &str) -> PyResult<String> {
     html::report_html_json(json).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The crash points' test hook from its name (`None`: none).
+#[cfg(unix)]
+fn fail_at(name: Option<&str>) -> PyResult<native::files::FailAt> {
+    match name {
+        None => Ok(native::files::FailAt(None)),
+        Some(n) => native::files::Step::parse(n)
+            .map(|s| native::files::FailAt(Some(s)))
+            .ok_or_else(|| PyValueError::new_err(format!("no deploy step {n:?}"))),
+    }
+}
+
+/// The deploy step's notices, passed to `notify(warning, text)` as they come (the GIL taken
+/// for the call only); an exception in `notify` is printed, never raised into the deploy.
+#[cfg(unix)]
+fn notifier(notify: Option<Py<PyAny>>) -> impl FnMut(native::files::Notice) + Send {
+    move |n: native::files::Notice| {
+        if let Some(f) = &notify {
+            Python::with_gil(|py| {
+                if let Err(e) = f.call1(py, (n.warning, n.text)) {
+                    e.print(py);
+                }
+            });
+        }
+    }
+}
+
 /// The upstream bridge's change to the serving config at `config_path` (see
 /// `deploy_gate::native::files::deploy_to_config`): (changed, config, backup).
 #[cfg(unix)]
 #[pyfunction]
+#[pyo3(signature = (config_path, trained_path, backend, stages, notify=None, fail_at_step=None))]
 fn deploy_config(
     py: Python<'_>,
     config_path: PathBuf,
     trained_path: &str,
     backend: &str,
     stages: Vec<(String, String)>,
+    notify: Option<Py<PyAny>>,
+    fail_at_step: Option<&str>,
 ) -> PyResult<(bool, String, Option<String>)> {
     let change = deploy_gate::deploy::Change {
         model_path: trained_path,
         backend,
         stage_models: &stages,
     };
+    let hook = fail_at(fail_at_step)?;
+    let mut notify = notifier(notify);
     let done = py
-        .allow_threads(|| native::files::deploy_to_config(&config_path, &change))
+        .allow_threads(|| native::files::deploy_to_config(&config_path, &change, hook, &mut notify))
         .map_err(|e| {
             raise(
                 py,
                 "DeployError",
-                format!("{e:#}"),
+                native::files::chain(&e),
                 None,
                 Some(&config_path.display().to_string()),
                 None,
@@ -529,12 +560,132 @@ fn deploy_config(
     Ok((done.changed, text(&done.config), done.backup.as_deref().map(text)))
 }
 
+/// `deploy-gate apply` (see `deploy_gate::native::apply`), with the GIL released while it
+/// works: (result, the CLI's stdout JSON, model path as written, why the ledger could not
+/// record a deploy). A failed check raises `VerificationError(check, message)` (the CLI's exit
+/// 2), any other stop `DeployError` (exit 1).
+#[cfg(unix)]
+#[pyfunction]
+#[pyo3(signature = (envelope, trusted_keys, model_path, config, target, ledger, threshold, max_age, max_statement_size, backend, stage_models, deploy_cmd, rollback_cmd, dry_run, notify=None, fail_at_step=None))]
+#[allow(clippy::too_many_arguments)]
+fn apply(
+    py: Python<'_>,
+    envelope: PathBuf,
+    trusted_keys: Vec<PathBuf>,
+    model_path: PathBuf,
+    config: PathBuf,
+    target: Option<String>,
+    ledger: Option<PathBuf>,
+    threshold: usize,
+    max_age: i64,
+    max_statement_size: usize,
+    backend: String,
+    stage_models: Vec<(String, String)>,
+    deploy_cmd: Vec<String>,
+    rollback_cmd: Vec<String>,
+    dry_run: bool,
+    notify: Option<Py<PyAny>>,
+    fail_at_step: Option<&str>,
+) -> PyResult<(String, String, String, Option<String>)> {
+    use native::apply::{Applied, ApplyOptions, Trust};
+    let opts = ApplyOptions {
+        envelope,
+        trust: Trust {
+            trusted_keys,
+            threshold,
+            max_age,
+            ledger,
+            max_statement_size,
+        },
+        model_path,
+        config,
+        target,
+        backend,
+        stage_models,
+        deploy_cmd,
+        rollback_cmd,
+        dry_run,
+        fail_at: fail_at(fail_at_step)?,
+    };
+    let mut notify = notifier(notify);
+    let out = py
+        .allow_threads(|| native::apply::apply(&opts, &mut notify))
+        .map_err(|e| deploy_error(py, &e, &opts.config))?;
+    let json = serde_json::to_string(&out.to_json()).expect("an outcome serializes");
+    let word = out.result().to_owned();
+    match out {
+        Applied::Refused(f) => Err(verification_error(py, f.check.as_str(), &f.message)),
+        Applied::Deployed(d) => Ok((word, json, d.model_path, None)),
+        Applied::DeployedUnrecorded(d, e) => Ok((word, json, d.model_path, Some(native::files::chain(&e)))),
+        Applied::KeptOld { .. } | Applied::DryRun(_) => Ok((word, json, String::new(), None)),
+    }
+}
+
+/// `deploy-gate rollback` (see `deploy_gate::native::apply::rollback`), with the GIL
+/// released: (config, backup, legacy backup, ledger, where the decision undone was recorded —
+/// "ledger", "config_record" or None — and its payload sha256).
+#[cfg(unix)]
+#[pyfunction]
+#[pyo3(signature = (config, ledger=None, notify=None))]
+#[allow(clippy::type_complexity)]
+fn rollback(
+    py: Python<'_>,
+    config: PathBuf,
+    ledger: Option<PathBuf>,
+    notify: Option<Py<PyAny>>,
+) -> PyResult<(String, String, bool, String, Option<String>, Option<String>)> {
+    use native::apply::RollbackRecord;
+    let mut notify = notifier(notify);
+    let done = py
+        .allow_threads(|| native::apply::rollback(&config, ledger.as_deref(), &mut notify))
+        .map_err(|e| deploy_error(py, &e, &config))?;
+    let text = |p: &std::path::Path| p.display().to_string();
+    let recorded_in = match &done.recorded {
+        RollbackRecord::Ledger(_) => Some("ledger".to_owned()),
+        RollbackRecord::ConfigRecord(_) => Some("config_record".to_owned()),
+        RollbackRecord::Nothing => None,
+    };
+    Ok((
+        text(&done.config),
+        text(&done.backup),
+        done.legacy_backup,
+        text(&done.ledger),
+        recorded_in,
+        done.recorded.decision().map(str::to_owned),
+    ))
+}
+
+/// An apply's or a rollback's error as `DeployError(message, file=config)`.
+#[cfg(unix)]
+fn deploy_error(py: Python<'_>, e: &native::apply::ApplyError, config: &std::path::Path) -> PyErr {
+    raise(
+        py,
+        "DeployError",
+        e.message(),
+        None,
+        Some(&config.display().to_string()),
+        None,
+    )
+}
+
+/// `deploy_gate.errors.VerificationError(check, message)`.
+fn verification_error(py: Python<'_>, check: &str, message: &str) -> PyErr {
+    let made = py
+        .import("deploy_gate.errors")
+        .and_then(|m| m.getattr("VerificationError"))
+        .and_then(|c| c.call1((check, message)));
+    match made {
+        Ok(value) => PyErr::from_value(value),
+        Err(err) => err,
+    }
+}
+
 /// The model digest (hex sha256) of a file or a directory, as `deploy-gate digest` prints it.
 #[cfg(unix)]
 #[pyfunction]
 fn model_digest(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     py.allow_threads(|| native::files::model_digest(&path))
-        .map_err(|e| PyOSError::new_err(format!("{e:#}")))
+        .map_err(|e| PyOSError::new_err(native::files::chain(&e)))
 }
 
 /// Signs a report's decision for a model and a target, as `deploy-gate sign`: the DSSE
@@ -616,16 +767,7 @@ fn verify_envelope(
     };
     match attest::verify(envelope, &req) {
         Ok(v) => Ok(serde_json::to_string(&v).expect("a verified decision serializes")),
-        Err(e) => {
-            let made = py
-                .import("deploy_gate.errors")
-                .and_then(|m| m.getattr("VerificationError"))
-                .and_then(|c| c.call1((e.kind().as_str(), e.to_string())));
-            Err(match made {
-                Ok(value) => PyErr::from_value(value),
-                Err(err) => err,
-            })
-        }
+        Err(e) => Err(verification_error(py, e.kind().as_str(), &e.to_string())),
     }
 }
 
@@ -653,5 +795,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(deploy_config, m)?)?;
     #[cfg(unix)]
     m.add_function(wrap_pyfunction!(model_digest, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(apply, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(rollback, m)?)?;
     Ok(())
 }

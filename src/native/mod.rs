@@ -14,7 +14,7 @@ pub mod mapped;
 mod plan;
 pub mod read;
 
-pub use plan::{ReadOptions, CHUNK, DEFAULT_SEGMENT};
+pub use plan::{ProgressHook, ReadOptions, Watch, CHUNK, DEFAULT_SEGMENT};
 pub use read::{build_test_set, file_name, hash_file, read_chosen, read_whole, scan, scan_into, Contents};
 
 use std::path::PathBuf;
@@ -102,6 +102,9 @@ pub enum ReadError {
     /// The session refused a step (pass 2 did not end whole, …).
     #[error(transparent)]
     Session(#[from] crate::session::SessionError),
+    /// The read was cancelled ([`Watch::cancel`]).
+    #[error("cancelled")]
+    Cancelled,
     /// Another I/O error.
     #[error(transparent)]
     Io(#[from] std::io::Error),
