@@ -52,12 +52,18 @@ def has_judge(result: Any) -> bool:
     return _get(result, "overall_judge_score") is not _MISSING
 
 
-def metrics(result: Any) -> Tuple[float, float, float, float, float, float, float]:
-    """The seven metrics of one result; an absent one (or ``None``) counts 0 as in the
-    reference's ``getattr(r, name, 0.0)``."""
+def metrics(result: Any, none_raises: bool = False) -> Tuple[float, float, float, float, float, float, float]:
+    """The seven metrics of one result; an absent one counts 0 as in the reference's
+    ``getattr(r, name, 0.0)``, and so does ``None`` unless ``none_raises`` (then ``TypeError``,
+    as the reference's arithmetic on it raises)."""
     out = []
     for name in METRICS:
         v = _get(result, name)
+        if v is None and none_raises:
+            raise TypeError(
+                f"a trajectory result's {name} is None "
+                "(none_metric='error': the reference's composite cannot add None)"
+            )
         if v is _MISSING or v is None:
             out.append(0.0)
         else:
@@ -65,9 +71,11 @@ def metrics(result: Any) -> Tuple[float, float, float, float, float, float, floa
     return (out[0], out[1], out[2], out[3], out[4], out[5], out[6])
 
 
-def metric_rows(results: Optional[Iterable[Any]]) -> List[Tuple[float, float, float, float, float, float, float]]:
-    """The metrics of every result that has a judge score, in order."""
-    return [metrics(r) for r in (results or []) if has_judge(r)]
+def metric_rows(
+    results: Optional[Iterable[Any]], none_raises: bool = False
+) -> List[Tuple[float, float, float, float, float, float, float]]:
+    """The metrics of every result that has a judge score, in order (see ``metrics``)."""
+    return [metrics(r, none_raises) for r in (results or []) if has_judge(r)]
 
 
 def to_jsonl(results: Iterable[Any], role: str, name: str) -> bytes:

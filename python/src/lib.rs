@@ -8,7 +8,7 @@ use deploy_gate::attest;
 use deploy_gate::audit::PipelineId;
 use deploy_gate::decision::{compare_with, decide, Evidence};
 use deploy_gate::input::{InputError, Role, Side};
-use deploy_gate::native::{self, file_name, ReadError, ReadOptions};
+use deploy_gate::native::{self, file_name, ReadError, ReadOptions, Watch};
 use deploy_gate::policy::{GatePolicy, PolicyInput};
 use deploy_gate::render::{html, junit, markdown};
 use deploy_gate::report::GateReport;
@@ -68,6 +68,74 @@ fn read_error(py: Python<'_>, e: ReadError) -> PyErr {
         ReadError::Session(e) => session_error(py, e),
         _ => PyOSError::new_err(message),
     }
+}
+
+/// How often a native read started from Python looks up: Ctrl-C and the progress callback.
+const LOOK_UP: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Runs `work` (a native read, given a [`Watch`]) on a thread of its own while this thread,
+/// without the GIL but for a moment every [`LOOK_UP`], checks Python's signals and tells
+/// `progress(read, total)` (on a change only; finally `(total, total)` after pass 1). A signal
+/// handler that raises (Ctrl-C: `KeyboardInterrupt`) cancels the read, waits for its thread to
+/// stop (within a chunk) and raises; so does an exception in `progress`. Nothing keeps running
+/// once this returns.
+fn watched<T: Send>(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    work: impl FnOnce(Watch) -> Result<T, ReadError> + Send,
+) -> PyResult<T> {
+    let watch = Watch::new();
+    std::thread::scope(|scope| {
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        // (A receiver is not `Sync`; the GIL-free closures borrow it.)
+        let done_rx = std::sync::Mutex::new(done_rx);
+        let theirs = watch.clone();
+        let worker = scope.spawn(move || {
+            let out = work(theirs);
+            let _ = done_tx.send(());
+            out
+        });
+        let mut told = (u64::MAX, u64::MAX);
+        let stop = |e: PyErr| {
+            watch.cancel();
+            let _ = py.allow_threads(|| worker_join_quietly(&done_rx));
+            Err(e)
+        };
+        loop {
+            let finished = !matches!(
+                py.allow_threads(|| lock(&done_rx).recv_timeout(LOOK_UP)),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            );
+            if let Err(e) = py.check_signals() {
+                return stop(e);
+            }
+            if let Some(f) = &progress {
+                let now = watch.progress();
+                if now != told && now.1 > 0 {
+                    told = now;
+                    if let Err(e) = f.call1(py, now) {
+                        return stop(e);
+                    }
+                }
+            }
+            if finished {
+                break;
+            }
+        }
+        match worker.join() {
+            Ok(out) => out.map_err(|e| read_error(py, e)),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+/// Waits for a cancelled read's thread to say it ended (the scope joins it).
+fn worker_join_quietly(done: &std::sync::Mutex<std::sync::mpsc::Receiver<()>>) {
+    let _ = lock(done).recv();
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn session_error(py: Python<'_>, e: SessionError) -> PyErr {
@@ -294,23 +362,36 @@ impl Session {
     }
 
     /// Pass 1 on `threads` threads (0: every core), the selection and pass 2 over the audit
-    /// files, with the GIL released.
-    #[pyo3(signature = (paths, threads=0))]
-    fn build_test_set(&mut self, py: Python<'_>, paths: Vec<PathBuf>, threads: usize) -> PyResult<()> {
+    /// files, with the GIL released ([`watched`]: `progress(read, total)`, Ctrl-C).
+    #[pyo3(signature = (paths, threads=0, progress=None))]
+    fn build_test_set(
+        &mut self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        threads: usize,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
         let session = &mut self.inner;
-        py.allow_threads(|| native::build_test_set(session, &paths, ReadOptions::new(threads)))
-            .map_err(|e| read_error(py, e))
+        watched(py, progress, |watch| {
+            native::build_test_set(session, &paths, ReadOptions::new(threads).with_watch(watch))
+        })
     }
 
     /// Pass 1 only, on `threads` threads, with the GIL released: the number of candidates
     /// (successful pipelines with a stage and an input), for a caller that samples them itself
     /// (`read_test_set` follows).
-    #[pyo3(signature = (paths, threads=0))]
-    fn scan(&mut self, py: Python<'_>, paths: Vec<PathBuf>, threads: usize) -> PyResult<u64> {
+    #[pyo3(signature = (paths, threads=0, progress=None))]
+    fn scan(
+        &mut self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        threads: usize,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<u64> {
         let session = &mut self.inner;
-        let gzipped = py
-            .allow_threads(|| native::scan_into(session, &paths, ReadOptions::new(threads)))
-            .map_err(|e| read_error(py, e))?;
+        let gzipped = watched(py, progress, |watch| {
+            native::scan_into(session, &paths, ReadOptions::new(threads).with_watch(watch))
+        })?;
         let candidates = self.inner.audit_index().map_or(0, |i| i.summary().candidates);
         self.scanned = Some((paths, gzipped));
         Ok(candidates)
@@ -334,12 +415,11 @@ impl Session {
         })?;
         self.inner.release_pipelines();
         let session = &mut self.inner;
-        py.allow_threads(|| -> Result<(), ReadError> {
-            native::read_chosen(&paths, session.test_set_builder()?, &gzipped)?;
+        watched(py, None, |watch| -> Result<(), ReadError> {
+            native::read_chosen(&paths, session.test_set_builder()?, &gzipped, &watch)?;
             session.finish_test_set()?;
             Ok(())
         })
-        .map_err(|e| read_error(py, e))
     }
 
     /// (num_cases, candidates, sampled, insufficient) of the built test set.

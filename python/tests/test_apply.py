@@ -216,12 +216,13 @@ def test_apply_deploys_once_then_refuses_the_replay_like_the_cli(signed: Signed,
     out = run_cli(CLI, "apply", str(signed.envelope), "--trusted-key", str(signed.public), "--model-path",
                   str(signed.model), "--config", str(config), "--target", TARGET, "--ledger", str(ledger))
     assert out.returncode == 2 and json.loads(out.stdout)["check"] == "replayed"
-    # Envelope and key given in memory, as sign() returns them, with another ledger: the
-    # config's own record refuses it (one decision replaces one config once).
-    with pytest.raises(deploy_gate.VerificationError) as e:
-        deploy_gate.apply(signed.envelope.read_text(), **{**signed.kwargs(config, tmp_path / "other.jsonl"),
-                                                           "trusted_keys": [signed.public.read_text()]})
-    assert e.value.check == "replayed"
+    # Envelope and key given in memory, as sign() returns them, with another ledger: the config
+    # holds this deploy already, so nothing is written (the backup kept): `unchanged`.
+    again = deploy_gate.apply(signed.envelope.read_text(), **{**signed.kwargs(config, tmp_path / "other.jsonl"),
+                                                               "trusted_keys": [signed.public.read_text()]})
+    assert again.result == "deployed" and again.unchanged and again.backup is None
+    assert sorted(again.output) == ["decision", "ledger", "result", "unchanged"]
+    assert_deployed_once(signed, config, ledger)
     # Rollback restores the backup and records the decision as rolled back.
     back = deploy_gate.rollback(config, ledger=ledger)
     assert back.result == "rolled_back" and back.recorded_in == "ledger" and back.decision == signed.payload
