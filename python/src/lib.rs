@@ -98,7 +98,7 @@ fn watched<T: Send>(
         let mut told = (u64::MAX, u64::MAX);
         let stop = |e: PyErr| {
             watch.cancel();
-            let _ = py.allow_threads(|| worker_join_quietly(&done_rx));
+            py.allow_threads(|| worker_join_quietly(&done_rx));
             Err(e)
         };
         loop {
