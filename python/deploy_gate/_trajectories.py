@@ -7,33 +7,11 @@ import dataclasses
 import json
 from typing import Any, Iterable, List, Optional, Tuple
 
+from . import _core
 from .errors import TrajectoryFileError
 
-# The fields of AgenticEvalResult the trajectory file format has (see UPSTREAM's list).
-FIELDS = (
-    "trajectory_id",
-    "goal_completion_score",
-    "tool_sequence_validity",
-    "unnecessary_steps_penalty",
-    "error_recovery_score",
-    "overall_judge_score",
-    "tac_score",
-    "ter_score",
-    "latency_ms",
-    "bleu_score",
-    "bert_score",
-    "arr_score",
-    "scsr_score",
-    "rad_score",
-    "iasa_score",
-    "egs_score",
-    "pas_score",
-    "pmed_score",
-    "ase_score",
-    "scr_score",
-    "rotation_id",
-    "lcf_score",
-)
+# The fields of AgenticEvalResult the trajectory file format has: the core's list.
+FIELDS = tuple(_core.trajectory_fields())
 
 # The metrics the composite uses, in the order the core's trajectory_mean takes them.
 METRICS = ("overall_judge_score", "tac_score", "scsr_score", "iasa_score", "egs_score", "arr_score", "lcf_score")

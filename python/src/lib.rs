@@ -851,6 +851,15 @@ fn verify_envelope(
     }
 }
 
+/// The fields of AgenticEvalResult a trajectory file's result may have: the id, then the
+/// numeric ones (the core's one list).
+#[pyfunction]
+fn trajectory_fields() -> Vec<&'static str> {
+    std::iter::once(deploy_gate::trajectory::ID_FIELD)
+        .chain(deploy_gate::trajectory::NUMERIC_FIELDS.iter().copied())
+        .collect()
+}
+
 /// The core's version.
 #[pyfunction]
 fn core_version() -> String {
@@ -869,6 +878,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trajectory_mean, m)?)?;
     m.add_function(wrap_pyfunction!(report_html_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(trajectory_fields, m)?)?;
     m.add_function(wrap_pyfunction!(sign_report, m)?)?;
     m.add_function(wrap_pyfunction!(verify_envelope, m)?)?;
     #[cfg(unix)]
