@@ -281,6 +281,15 @@ fn check_backup_name_is_ours(paths: &ConfigPaths) -> Result<()> {
     Ok(())
 }
 
+/// Why a verified decision keeps the old model: it is blocked, or inconclusive (which never
+/// deploys).
+fn kept_because(v: &Verified) -> &'static str {
+    match v.outcome {
+        deploy_gate::decision::Outcome::Inconclusive => "inconclusive",
+        _ => "blocked",
+    }
+}
+
 pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     let model_text = utf8(&args.model_path, "model path")?;
     let target = match &args.target {
@@ -312,9 +321,9 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         eprintln!(
             "deploy-gate: dry run — verified; would {} ({})",
             if v.approved {
-                "deploy the new model"
+                "deploy the new model".to_owned()
             } else {
-                "keep the old model"
+                format!("keep the old model (decision {})", kept_because(&v))
             },
             v.reason
         );
@@ -393,7 +402,11 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
             })?;
         crash_point(args, Step::OutcomeLogged);
         report(&v, "kept_old", &ledger.path, json!({}))?;
-        eprintln!("deploy-gate: KEPT the old model — {}", v.reason);
+        eprintln!(
+            "deploy-gate: KEPT the old model (decision {}) — {}",
+            kept_because(&v),
+            v.reason
+        );
         return Ok(EXIT_BLOCKED);
     }
 
