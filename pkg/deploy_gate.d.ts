@@ -22,12 +22,20 @@ export interface PolicyInput {
     mode?: "point" | "non_inferiority" | "non-inferiority";
     /** Strictly between 0 and 1. */
     confidence?: number | string;
+    /** `template`: intervals clustered by template (the default); `none`: every case independent. */
+    cluster?: "template" | "none";
+    /** Which verdicts of a case count: `last` (the default, the reference's rule) or `mean` (every one). */
+    repeats?: "last" | "mean";
 }
-/** The resolved policy, as the report lists it (and as its digest is computed). */
+/**
+ * The resolved policy, as the report lists it (and as its digest is computed). `cluster` and
+ * `repeats` are in every policy of this version; a report made before they existed has neither,
+ * and its policy means what it meant then (no clustering, the last verdict, no `outcome`).
+ */
 export interface GatePolicy {
     min_samples: number; max_samples: number | null; seed: number; pass_verdicts: string[];
     task_regression_tol: number; trajectory_regression_tol: number; on_insufficient: "block" | "approve";
-    mode: "point" | "non_inferiority"; confidence: number;
+    mode: "point" | "non_inferiority"; confidence: number; cluster?: "template" | "none"; repeats?: "last" | "mean";
 }
 /** `checkPolicy`'s answer: the resolved policy, or the field at fault and the core's message. */
 export type PolicyCheck = { ok: true; policy: GatePolicy } | { ok: false; field: string; message: string };
@@ -52,25 +60,39 @@ export interface ModelCounts {
     format: "jsonl" | "json_array" | "json_map" | "csv" | "tsv"; cases: number; passed: number; wrong: number;
     missing: number; errored: number; composite: number; pass_rate: number | null; records: number; extra: number;
     duplicates: number; conflicting: number; conflicting_ids: string[]; ignored_stage_entries: number;
+    /** `repeats: mean` only: the verdicts of test cases, and how many pass. */
+    runs?: number; passes?: number;
 }
 export interface TrajectoryInfo { results: number; skipped_without_judge: number; mean: number | null; composites: number[]; }
+/** A decision's outcome: only the non-inferiority rule can be inconclusive, which never deploys. */
+export type Outcome = "approved" | "blocked" | "inconclusive";
 export interface GateDecision {
-    approved: boolean; reason: string; task_delta: number; trajectory_delta: number; task_old: number;
+    /** Deploy the new model: exactly when `outcome` is `approved`. */
+    approved: boolean;
+    /** Absent in a report made before outcomes existed (`approved` then says approved or blocked). */
+    outcome?: Outcome;
+    reason: string; task_delta: number; trajectory_delta: number; task_old: number;
     task_new: number; trajectory_old: number | null; trajectory_new: number | null; num_cases: number;
     details: { task_regressed: boolean; trajectory_regressed: boolean; task_regression_tol: number;
     trajectory_regression_tol: number; trajectory_checked: boolean; };
 }
-/** A rate with its Wilson interval. */
+/** A rate with its interval (Wilson's; the t interval of case scores under `repeats: mean`; cluster-robust when clustered). */
 export interface RateInterval { rate: number; low: number; high: number; }
-/** An interval for `new − old`: Newcombe's (task) or a seeded percentile bootstrap (trajectory). */
-export interface DeltaInterval { estimate: number; low: number; high: number; method: "newcombe" | "bootstrap"; resamples?: number; seed?: number; }
+/** An interval for `new − old`: Newcombe's, the paired t or the cluster-robust t (task), or a seeded percentile bootstrap (trajectory). */
+export interface DeltaInterval { estimate: number; low: number; high: number; method: "newcombe" | "paired_t" | "cluster_robust_t" | "bootstrap"; resamples?: number; seed?: number; }
+/** The task's intervals clustered by template (t on `clusters − 1` degrees of freedom). */
+export interface ClusteredTask { clusters: number; design_effect: number | null; delta: DeltaInterval; old: RateInterval; new: RateInterval; }
 /** McNemar's test on the discordant pairs (b: old passes, new fails; c: the reverse). */
 export interface McNemar { b: number; c: number; p_exact: number; p_mid: number; }
 /** The paired 2×2 table of old and new pass/fail. */
 export interface PairedTable { both_pass: number; old_only: number; new_only: number; both_fail: number; }
 /** How many cases non-inferiority would need (`cases_needed` null for a tolerance of 0). */
 export interface SampleSize { power: number; tolerance: number; discordance: number; cases_needed: number | null; num_cases: number; }
-export interface TaskStats { old: RateInterval; new: RateInterval; delta: DeltaInterval; mcnemar: McNemar; table: PairedTable; sample_size: SampleSize; }
+/**
+ * The task evidence. `mcnemar` is null under `repeats: mean`; `clustered` is null under
+ * `cluster: none` or with fewer than 2 clusters, and absent in a report made before it existed.
+ */
+export interface TaskStats { old: RateInterval; new: RateInterval; delta: DeltaInterval; mcnemar: McNemar | null; table: PairedTable; sample_size: SampleSize; clustered?: ClusteredTask | null; }
 export interface MeanN { mean: number; n: number; }
 export interface TrajectoryStats { old: MeanN; new: MeanN; delta: DeltaInterval; }
 /** The report's statistics; every interval at `confidence`. */
@@ -81,8 +103,11 @@ export interface CaseOutcome {
     new_verdict: string | null; old_pass: boolean; new_pass: boolean;
     status: "regressed" | "improved" | "both_pass" | "both_fail"; old_missing: boolean; new_missing: boolean;
     old_composite: boolean; new_composite: boolean; old_errored: boolean; new_errored: boolean; old_error?: string; new_error?: string;
+    /** `repeats: mean` only: each model's verdicts for the case, and how many pass. */
+    old_runs?: number; old_passes?: number; new_runs?: number; new_passes?: number;
 }
-export interface TemplateRow { template_id: unknown; n: number; old_pass_rate: number; new_pass_rate: number; delta: number; }
+/** A template's rates; `interval`: the unclustered interval of `new − old` on its cases (absent in older reports). */
+export interface TemplateRow { template_id: unknown; n: number; old_pass_rate: number; new_pass_rate: number; delta: number; interval?: DeltaInterval; }
 export interface GateReport {
     schema: "deploy-gate/report/v1"; tool: { name: string; version: string };
     policy: GatePolicy;
@@ -104,7 +129,7 @@ export type CheckName = "threshold" | "envelope_size" | "envelope" | "signature_
 export interface VerifyScope { hinted_keyids: string[]; subject_checked: boolean; target_checked: boolean; }
 /** A verified decision: the summary `deploy-gate verify` prints, and the scope. */
 export interface VerifiedDecision extends VerifyScope {
-    valid: true; verification_result: "PASSED" | "FAILED"; approved: boolean; reason: string; model: string;
+    valid: true; verification_result: "PASSED" | "FAILED"; approved: boolean; outcome: Outcome; reason: string; model: string;
     model_digest: string; subject_index: number; target: string; time_verified: string; signers: string[];
     payload_sha256: string;
 }

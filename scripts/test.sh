@@ -2,8 +2,9 @@
 # Runs every test: formatting, lints, the wasm32 build, Rust unit/integration/parity/property
 # tests, a few seconds of each fuzz target (scripts/fuzz.sh), wasm-bindgen tests (node and
 # headless Chromium), the end-to-end tests of the page (Playwright + Chromium) and the Python
-# package's tests (pytest in a fresh venv the package is pip-installed into). Installs what
-# is missing first (scripts/setup.sh).
+# package's tests (pytest in a fresh venv the package is pip-installed into), and the
+# statistics' known answers checked against statsmodels, scipy and mpmath in that venv. Installs
+# what is missing first (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,5 +59,9 @@ DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q python/tests
 # …and the tests that use them, with pandas and tqdm installed.
 .venv-test/bin/python -m pip install --quiet pandas tqdm
 DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q -m optional_deps python/tests
+
+step "the statistics' known answers (tests/fixtures/stats/known-answers.json) against statsmodels, scipy and mpmath"
+.venv-test/bin/python -m pip install --quiet statsmodels scipy mpmath
+.venv-test/bin/python scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
 
 step "all tests passed"

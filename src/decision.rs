@@ -1,8 +1,77 @@
-//! The gate policy, the A/B comparison and the gate decision, with the reference's semantics.
+//! The A/B comparison and the gate decision: the reference's semantics, the non-inferiority rule
+//! and the decision's outcome.
+//!
+//! A decision has an outcome: approved, blocked or inconclusive. Only the non-inferiority rule
+//! can be inconclusive (the interval of new − old neither shows non-inferiority nor a
+//! regression), and an inconclusive decision never deploys. `approved` remains for the
+//! reference's callers. A policy written before `cluster` and `repeats` existed
+//! ([`GatePolicy::case_model`] `None`) decides as it did then: approved or blocked, its reasons
+//! as they were, no `outcome` field.
 
 use crate::compat::round4;
 use crate::policy::{GatePolicy, Mode, OnInsufficient};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+/// What a decision says: deploy the new model, keep the old one, or not known yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Deploy the new model.
+    Approved,
+    /// Keep the old model: a regression is shown (or the point rule's check failed).
+    Blocked,
+    /// Keep the old model: the evidence shows neither non-inferiority nor a regression.
+    Inconclusive,
+}
+
+impl Outcome {
+    /// `approved`, `blocked` or `inconclusive`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Approved => "approved",
+            Outcome::Blocked => "blocked",
+            Outcome::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// An outcome's name, as [`Outcome::as_str`] writes it.
+    pub fn parse(name: &str) -> Option<Outcome> {
+        match name {
+            "approved" => Some(Outcome::Approved),
+            "blocked" => Some(Outcome::Blocked),
+            "inconclusive" => Some(Outcome::Inconclusive),
+            _ => None,
+        }
+    }
+
+    /// The outcome of a report's `decision` object: its `outcome`, or, for a report made before
+    /// outcomes existed, `approved` or `blocked` from its `approved`. `None` when the object has
+    /// neither (or an outcome this build does not know).
+    pub fn of_decision(decision: &Value) -> Option<Outcome> {
+        match decision.get("outcome") {
+            Some(v) => v.as_str().and_then(Outcome::parse),
+            None => decision
+                .get("approved")
+                .and_then(Value::as_bool)
+                .map(Outcome::of_approved),
+        }
+    }
+
+    /// `approved` or `blocked`.
+    pub fn of_approved(approved: bool) -> Outcome {
+        if approved {
+            Outcome::Approved
+        } else {
+            Outcome::Blocked
+        }
+    }
+}
+
+impl Serialize for Outcome {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
 
 /// The reference's `ABComparison`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -58,11 +127,15 @@ pub struct DecisionDetails {
     pub trajectory_checked: bool,
 }
 
-/// The reference's `GateDecision`.
+/// The reference's `GateDecision`, and its outcome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GateDecision {
     /// True: deploy the new model. False: keep the old one.
     pub approved: bool,
+    /// Approved, blocked or inconclusive (`approved` is true exactly when it is approved);
+    /// absent under a policy written before outcomes existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
     /// Why, in the reference's words.
     pub reason: String,
     /// `round(task_new − task_old, 4)`.
@@ -81,6 +154,13 @@ pub struct GateDecision {
     pub num_cases: usize,
     /// The regression checks.
     pub details: DecisionDetails,
+}
+
+impl GateDecision {
+    /// The outcome: the decision's, or approved or blocked for a policy without outcomes.
+    pub fn outcome(&self) -> Outcome {
+        self.outcome.unwrap_or(Outcome::of_approved(self.approved))
+    }
 }
 
 /// What the decision is made from.
@@ -102,6 +182,14 @@ pub struct Evidence {
     pub task_delta_low: Option<f64>,
     /// Lower bound of the interval for the trajectory delta, when checked.
     pub trajectory_delta_low: Option<f64>,
+    /// Upper bound of the interval for the task delta (non-inferiority mode: a regression is
+    /// shown when it is below 0).
+    pub task_delta_high: Option<f64>,
+    /// Upper bound of the interval for the trajectory delta, when checked.
+    pub trajectory_delta_high: Option<f64>,
+    /// About how many cases would settle an inconclusive task comparison (the report's
+    /// `stats.task.sample_size.cases_needed`).
+    pub cases_needed: Option<u64>,
 }
 
 /// The reason given when `on_insufficient = block` stops an empty or too small test set.
@@ -122,8 +210,9 @@ fn negated(tol: f64) -> String {
     }
 }
 
-/// The non-inferiority verdicts: (task not shown, trajectory not shown, reason).
-fn non_inferiority(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) -> (bool, bool, String) {
+/// The non-inferiority verdicts of a policy written before outcomes existed: (task not shown,
+/// trajectory not shown, reason), with the reasons of that time.
+fn non_inferiority_before(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) -> (bool, bool, String) {
     let task_low = e.task_delta_low.unwrap_or(-1.0);
     let task_tol = negated(policy.task_regression_tol);
     let task_fail = task_low < -policy.task_regression_tol;
@@ -147,11 +236,138 @@ fn non_inferiority(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) 
     (task_fail, traj_fail, reason)
 }
 
+/// One interval of `new − old` against its tolerance `t`: approved when `low > −t`; blocked when
+/// `low ≤ −t` and `high < 0` (a regression is shown, non-inferiority is not); inconclusive when
+/// `low ≤ −t` and `high ≥ 0` (neither is shown).
+pub fn judge_interval(low: f64, high: f64, tolerance: f64) -> Outcome {
+    if low > -tolerance {
+        Outcome::Approved
+    } else if high < 0.0 {
+        Outcome::Blocked
+    } else {
+        Outcome::Inconclusive
+    }
+}
+
+/// One criterion of the non-inferiority rule as judged.
+struct Judged {
+    name: &'static str,
+    low: f64,
+    high: f64,
+    tolerance: f64,
+    outcome: Outcome,
+}
+
+/// The non-inferiority rule with three outcomes: (task not shown, trajectory not shown,
+/// outcome, reason). The outcome is blocked when a criterion is, else inconclusive when one is,
+/// else approved.
+fn non_inferiority(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) -> (bool, bool, Outcome, String) {
+    let judged = |name, low: Option<f64>, high: Option<f64>, tolerance: f64| {
+        let (low, high) = (low.unwrap_or(-1.0), high.unwrap_or(1.0));
+        Judged {
+            name,
+            low,
+            high,
+            tolerance,
+            outcome: judge_interval(low, high, tolerance),
+        }
+    };
+    let mut criteria = vec![judged(
+        "task",
+        e.task_delta_low,
+        e.task_delta_high,
+        policy.task_regression_tol,
+    )];
+    if trajectory_checked && e.trajectory_delta_low.is_some() {
+        criteria.push(judged(
+            "trajectory",
+            e.trajectory_delta_low,
+            e.trajectory_delta_high,
+            policy.trajectory_regression_tol,
+        ));
+    }
+    let any = |o: Outcome| criteria.iter().any(|c| c.outcome == o);
+    let outcome = if any(Outcome::Blocked) {
+        Outcome::Blocked
+    } else if any(Outcome::Inconclusive) {
+        Outcome::Inconclusive
+    } else {
+        Outcome::Approved
+    };
+    let of = |o: Outcome| criteria.iter().filter(|c| c.outcome == o).collect::<Vec<_>>();
+    let names = |cs: &[&Judged]| cs.iter().map(|c| c.name).collect::<Vec<_>>().join(" AND ");
+    let prefixed = |cs: &[&Judged], each: &dyn Fn(&Judged) -> String| {
+        if cs.len() == 1 {
+            each(cs[0])
+        } else {
+            cs.iter()
+                .map(|c| format!("{} {}", c.name, each(c)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        }
+    };
+    let reason = match outcome {
+        Outcome::Approved => {
+            let cs = of(Outcome::Approved);
+            let bounds = cs
+                .iter()
+                .map(|c| format!("{} lower bound {:.3} > {}", c.name, c.low, negated(c.tolerance)))
+                .collect::<Vec<_>>()
+                .join("; ");
+            format!("approved: non-inferiority shown ({bounds})")
+        }
+        Outcome::Blocked => {
+            let cs = of(Outcome::Blocked);
+            let bounds = prefixed(&cs, &|c| {
+                format!(
+                    "upper bound {:.3} < 0, lower bound {:.3} <= {}",
+                    c.high,
+                    c.low,
+                    negated(c.tolerance)
+                )
+            });
+            format!("blocked: {} regression shown ({bounds})", names(&cs))
+        }
+        Outcome::Inconclusive => {
+            let cs = of(Outcome::Inconclusive);
+            let bounds = prefixed(&cs, &|c| {
+                format!(
+                    "interval {:.3} to {:.3}, tolerance {}: lower bound <= {}, upper bound >= 0",
+                    c.low,
+                    c.high,
+                    c.tolerance,
+                    negated(c.tolerance)
+                )
+            });
+            let settle = match e.cases_needed {
+                Some(n) if cs.iter().any(|c| c.name == "task") => {
+                    format!("; about {n} cases would settle the task comparison")
+                }
+                _ => String::new(),
+            };
+            format!(
+                "inconclusive: {} non-inferiority not shown, nor a regression ({bounds}){settle}",
+                names(&cs)
+            )
+        }
+    };
+    let failed = |name: &str| {
+        criteria
+            .iter()
+            .any(|c| c.name == name && c.outcome != Outcome::Approved)
+    };
+    (failed("task"), failed("trajectory"), outcome, reason)
+}
+
 /// Evaluates the gate: the reference's rule (or non-inferiority), plus `on_insufficient` for an
 /// empty test set (`approve` falls back to the reference's rule whatever the mode). In
 /// non-inferiority mode `details.task_regressed` / `trajectory_regressed` mean "non-inferiority
-/// not shown".
+/// not shown". Under a policy written before outcomes existed the decision is the one that
+/// policy made then (no `outcome`, never inconclusive).
 pub fn decide(e: &Evidence, policy: &GatePolicy) -> GateDecision {
+    if policy.case_model.is_none() {
+        return decide_before(e, policy);
+    }
     let task_old = e.task_old.unwrap_or(0.0);
     let task_new = e.task_new.unwrap_or(0.0);
     let task_delta = round4(task_new - task_old);
@@ -161,6 +377,67 @@ pub fn decide(e: &Evidence, policy: &GatePolicy) -> GateDecision {
     let mut trajectory_regressed = both.is_some_and(|(old, new)| new < old - policy.trajectory_regression_tol);
     let ni =
         (policy.mode == Mode::NonInferiority && e.num_cases > 0).then(|| non_inferiority(e, policy, both.is_some()));
+    if let Some((task_fail, traj_fail, _, _)) = &ni {
+        task_regressed = *task_fail;
+        trajectory_regressed = *traj_fail;
+    }
+    let (outcome, reason) = if e.num_cases == 0 && policy.on_insufficient == OnInsufficient::Block {
+        (
+            Outcome::Blocked,
+            insufficient_reason(e.candidates, policy.test_set.min_samples),
+        )
+    } else if let Some((_, _, outcome, reason)) = ni {
+        (outcome, reason)
+    } else {
+        let (approved, reason) = point_rule(task_regressed, trajectory_regressed);
+        (Outcome::of_approved(approved), reason)
+    };
+    GateDecision {
+        approved: outcome == Outcome::Approved,
+        outcome: Some(outcome),
+        reason,
+        task_delta,
+        trajectory_delta,
+        task_old,
+        task_new,
+        trajectory_old: e.trajectory_old,
+        trajectory_new: e.trajectory_new,
+        num_cases: e.num_cases,
+        details: DecisionDetails {
+            task_regressed,
+            trajectory_regressed,
+            task_regression_tol: policy.task_regression_tol,
+            trajectory_regression_tol: policy.trajectory_regression_tol,
+            trajectory_checked: both.is_some(),
+        },
+    }
+}
+
+/// The reference's point rule and its four reasons.
+fn point_rule(task_regressed: bool, trajectory_regressed: bool) -> (bool, String) {
+    let (approved, reason) = if task_regressed && trajectory_regressed {
+        (false, "blocked: task AND trajectory regressed")
+    } else if task_regressed {
+        (false, "blocked: task accuracy regressed")
+    } else if trajectory_regressed {
+        (false, "blocked: trajectory quality regressed")
+    } else {
+        (true, "approved: no regression on task or trajectory")
+    };
+    (approved, reason.to_owned())
+}
+
+/// [`decide`] under a policy written before outcomes existed: exactly that build's decision.
+fn decide_before(e: &Evidence, policy: &GatePolicy) -> GateDecision {
+    let task_old = e.task_old.unwrap_or(0.0);
+    let task_new = e.task_new.unwrap_or(0.0);
+    let task_delta = round4(task_new - task_old);
+    let both = e.trajectory_old.zip(e.trajectory_new);
+    let trajectory_delta = both.map_or(0.0, |(old, new)| round4(new - old));
+    let mut task_regressed = task_new < task_old - policy.task_regression_tol;
+    let mut trajectory_regressed = both.is_some_and(|(old, new)| new < old - policy.trajectory_regression_tol);
+    let ni = (policy.mode == Mode::NonInferiority && e.num_cases > 0)
+        .then(|| non_inferiority_before(e, policy, both.is_some()));
     if let Some((task_fail, traj_fail, _)) = &ni {
         task_regressed = *task_fail;
         trajectory_regressed = *traj_fail;
@@ -169,17 +446,12 @@ pub fn decide(e: &Evidence, policy: &GatePolicy) -> GateDecision {
         (false, insufficient_reason(e.candidates, policy.test_set.min_samples))
     } else if let Some((task_fail, traj_fail, reason)) = ni {
         (!task_fail && !traj_fail, reason)
-    } else if task_regressed && trajectory_regressed {
-        (false, "blocked: task AND trajectory regressed".to_owned())
-    } else if task_regressed {
-        (false, "blocked: task accuracy regressed".to_owned())
-    } else if trajectory_regressed {
-        (false, "blocked: trajectory quality regressed".to_owned())
     } else {
-        (true, "approved: no regression on task or trajectory".to_owned())
+        point_rule(task_regressed, trajectory_regressed)
     };
     GateDecision {
         approved,
+        outcome: None,
         reason,
         task_delta,
         trajectory_delta,
@@ -199,167 +471,4 @@ pub fn decide(e: &Evidence, policy: &GatePolicy) -> GateDecision {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::policy::TestSetPolicy;
-
-    fn evidence(old: f64, new: f64) -> Evidence {
-        Evidence {
-            task_old: Some(old),
-            task_new: Some(new),
-            trajectory_old: None,
-            trajectory_new: None,
-            num_cases: 10,
-            candidates: 10,
-            task_delta_low: None,
-            trajectory_delta_low: None,
-        }
-    }
-
-    #[test]
-    fn min_delta_is_the_references() {
-        // The new model must beat the old by at least min_delta, and be strictly better.
-        assert!(compare_with(Some(0.5), Some(0.6), 10, 0.1).new_is_better);
-        assert!(!compare_with(Some(0.5), Some(0.55), 10, 0.1).new_is_better);
-        assert!(!compare_with(Some(0.5), Some(0.5), 10, -0.1).new_is_better);
-        let c = compare_with(None, Some(0.25), 4, 0.0);
-        assert_eq!((c.old_score, c.delta, c.recommendation.as_str()), (0.0, 0.25, "deploy"));
-    }
-
-    #[test]
-    fn comparisons_are_plain_f64_without_epsilon() {
-        // 0.8 − 0.1 = 0.7000000000000001 in f64, so 0.7 regresses with tolerance 0.1.
-        let policy = GatePolicy {
-            task_regression_tol: 0.1,
-            ..GatePolicy::default()
-        };
-        let d = decide(&evidence(0.8, 0.7), &policy);
-        assert!(!d.approved && d.details.task_regressed);
-        assert_eq!(d.reason, "blocked: task accuracy regressed");
-        assert_eq!(d.task_delta, -0.1);
-    }
-
-    #[test]
-    fn the_four_reasons() {
-        let p = GatePolicy::default();
-        let with_traj = |old: f64, new: f64, t_old: f64, t_new: f64| Evidence {
-            trajectory_old: Some(t_old),
-            trajectory_new: Some(t_new),
-            ..evidence(old, new)
-        };
-        assert_eq!(
-            decide(&with_traj(0.5, 0.4, 0.5, 0.4), &p).reason,
-            "blocked: task AND trajectory regressed"
-        );
-        assert_eq!(
-            decide(&with_traj(0.5, 0.5, 0.5, 0.4), &p).reason,
-            "blocked: trajectory quality regressed"
-        );
-        assert_eq!(
-            decide(&with_traj(0.5, 0.5, 0.5, 0.46), &p).reason,
-            "approved: no regression on task or trajectory"
-        );
-        let d = decide(
-            &Evidence {
-                trajectory_old: Some(0.9),
-                ..evidence(0.5, 0.5)
-            },
-            &p,
-        );
-        assert!(d.approved && !d.details.trajectory_checked && d.trajectory_delta == 0.0);
-    }
-
-    #[test]
-    fn empty_test_set_blocks_by_default_and_approves_like_the_reference_on_request() {
-        let e = Evidence {
-            task_old: None,
-            task_new: None,
-            trajectory_old: None,
-            trajectory_new: None,
-            num_cases: 0,
-            candidates: 7,
-            task_delta_low: None,
-            trajectory_delta_low: None,
-        };
-        let d = decide(&e, &GatePolicy::default());
-        assert!(!d.approved);
-        assert_eq!(d.reason, "blocked: insufficient test cases (7 < min_samples 20)");
-        let approve = GatePolicy {
-            on_insufficient: OnInsufficient::Approve,
-            ..GatePolicy::default()
-        };
-        let d = decide(&e, &approve);
-        assert!(d.approved && d.task_old == 0.0 && d.task_new == 0.0);
-        let zero_min = GatePolicy {
-            test_set: TestSetPolicy {
-                min_samples: 0,
-                ..TestSetPolicy::default()
-            },
-            ..GatePolicy::default()
-        };
-        let d = decide(&Evidence { candidates: 0, ..e }, &zero_min);
-        assert_eq!(d.reason, "blocked: insufficient test cases (empty test set)");
-    }
-
-    #[test]
-    fn non_inferiority_reasons() {
-        let ni = GatePolicy {
-            mode: Mode::NonInferiority,
-            task_regression_tol: 0.05,
-            ..GatePolicy::default()
-        };
-        let e = |low: f64| Evidence {
-            task_delta_low: Some(low),
-            ..evidence(0.8, 0.79)
-        };
-        let d = decide(&e(-0.081), &ni);
-        assert!(!d.approved && d.details.task_regressed);
-        assert_eq!(
-            d.reason,
-            "blocked: task non-inferiority not shown (lower bound -0.081 < -0.05)"
-        );
-        let d = decide(&e(-0.021), &ni);
-        assert!(d.approved);
-        assert_eq!(
-            d.reason,
-            "approved: non-inferiority shown (task lower bound -0.021 >= -0.05)"
-        );
-        let with_traj = Evidence {
-            trajectory_old: Some(0.6),
-            trajectory_new: Some(0.55),
-            trajectory_delta_low: Some(-0.0625),
-            ..e(-0.1)
-        };
-        assert_eq!(
-            decide(&with_traj, &ni).reason,
-            "blocked: task AND trajectory non-inferiority not shown (task lower bound -0.100 < -0.05; trajectory lower bound -0.062 < -0.05)"
-        );
-        let zero = GatePolicy {
-            task_regression_tol: 0.0,
-            ..ni.clone()
-        };
-        assert_eq!(
-            decide(&e(-0.01), &zero).reason,
-            "blocked: task non-inferiority not shown (lower bound -0.010 < 0)"
-        );
-        let empty = Evidence {
-            num_cases: 0,
-            ..e(-1.0)
-        };
-        assert!(decide(&empty, &ni).reason.starts_with("blocked: insufficient"));
-    }
-
-    #[test]
-    fn comparison_matches_the_reference() {
-        let c = compare(Some(0.75), Some(0.8182), 132);
-        assert_eq!(
-            (c.delta, c.new_is_better, c.recommendation.as_str()),
-            (0.0682, true, "deploy")
-        );
-        let c = compare(None, None, 0);
-        assert_eq!(
-            (c.old_score, c.new_is_better, c.recommendation.as_str()),
-            (0.0, false, "keep_old")
-        );
-    }
-}
+mod tests;

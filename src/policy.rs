@@ -8,7 +8,8 @@
 //! - a policy file a team keeps in its repository ([`PolicyInput::from_file`]: JSON, duplicate keys
 //!   and unknown fields refused);
 //! - the `policy` object of a report ([`GatePolicy::from_report`]), so that a signed report's policy
-//!   parses back to exactly the policy that made it.
+//!   parses back to exactly the policy that made it; a whole report given as a policy file is read
+//!   the same way ([`PolicyInput::from_file`]).
 //!
 //! Sources are layered with [`PolicyInput::or`]: defaults < policy file < explicit flags or fields.
 //! [`PolicyInput::into_policy`] fills in the defaults and validates. Every error is a
@@ -37,6 +38,28 @@
 //! - the core: [`crate::gate::evaluate_in_memory`]'s callers pass a [`GatePolicy`], usually this
 //!   default, and a report made before `mode` and `confidence` existed reads them as the
 //!   defaults ([`GatePolicy::from_report`]).
+//!
+//! # `cluster` and `repeats`: a default for new evaluations, and what their absence means
+//!
+//! The two fields came later than the others, and their defaults for a new evaluation
+//! ([`DEFAULT_CLUSTER`] `template`, [`DEFAULT_REPEATS`] `last`) are not what a policy meant before
+//! they existed (no clustering, the last verdict of a case, a decision that is approved or
+//! blocked). So a policy is one of two kinds, and [`GatePolicy::case_model`] says which:
+//! - `Some(CaseModel)`: a policy of this revision. It is written out with both fields, always, and
+//!   its decisions carry an `outcome` (approved, blocked or, under non-inferiority, inconclusive).
+//!   Every new evaluation has one: the defaults, flags, the page's form and a policy file fill an
+//!   absent `cluster` or `repeats` with its default ([`PolicyInput::into_policy`]).
+//! - `None`: a policy written before the fields existed — a report's `policy` object without
+//!   them ([`GatePolicy::from_report`], a report given as a policy file). It resolves exactly as
+//!   it did: the intervals are not clustered, the last verdict of a case counts, the decision is
+//!   approved or blocked with the reasons of that time, the report has the shape it had (no
+//!   `outcome`, no `clustered`), and its canonical form, so its digest, is the nine fields it had.
+//!   That is how an old signed decision still verifies (its pinned digest) and reproduces (its
+//!   report, byte for byte).
+//!
+//! A policy file that names neither field resolves, for a new evaluation, with the defaults; a
+//! deploy step checking it against a decision signed before the fields existed resolves it as it
+//! did then ([`resolve_pinned`]).
 
 use crate::attest::{jcs, strict};
 use crate::compat::upper;
@@ -63,9 +86,18 @@ pub const DEFAULT_ON_INSUFFICIENT: OnInsufficient = OnInsufficient::Block;
 pub const DEFAULT_MODE: Mode = Mode::Point;
 /// Default of `confidence`: the level of the intervals.
 pub const DEFAULT_CONFIDENCE: f64 = 0.95;
+/// Default of `cluster` for a new evaluation: cases are clustered by their template.
+pub const DEFAULT_CLUSTER: Cluster = Cluster::Template;
+/// Default of `repeats` for a new evaluation: the last verdict of a case counts (the reference's
+/// rule).
+pub const DEFAULT_REPEATS: Repeats = Repeats::Last;
 
-/// The policy's fields, in the report's order and spelling.
-pub const FIELDS: [&str; 9] = [
+/// How the `schema` of every deploy-gate report begins (`report::SCHEMA` is the current one).
+pub const REPORT_SCHEMA_PREFIX: &str = "deploy-gate/report/";
+
+/// The policy's fields, in the report's order and spelling (the last two only in a policy of
+/// this revision: see the module's documentation).
+pub const FIELDS: [&str; 11] = [
     "min_samples",
     "max_samples",
     "seed",
@@ -75,6 +107,8 @@ pub const FIELDS: [&str; 9] = [
     "on_insufficient",
     "mode",
     "confidence",
+    "cluster",
+    "repeats",
 ];
 
 /// An invalid policy field.
@@ -171,6 +205,75 @@ impl std::str::FromStr for Mode {
     }
 }
 
+/// How cases are grouped for the intervals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Cluster {
+    /// Cases of one `template_id` form a cluster (a case without a template is a cluster of its
+    /// own): the intervals are cluster-robust.
+    #[default]
+    Template,
+    /// Every case is independent of the others.
+    None,
+}
+
+impl std::str::FromStr for Cluster {
+    type Err = PolicyError;
+    fn from_str(s: &str) -> Result<Self, PolicyError> {
+        match s {
+            "template" => Ok(Cluster::Template),
+            "none" => Ok(Cluster::None),
+            other => Err(PolicyError::new(
+                "cluster",
+                format!("cluster must be `template` or `none`, not `{other}`"),
+            )),
+        }
+    }
+}
+
+/// Which verdicts of a case count when a verdict file holds several for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Repeats {
+    /// The last one (the reference's rule).
+    #[default]
+    Last,
+    /// Every one: a case's score is the share of its verdicts that pass.
+    Mean,
+}
+
+impl std::str::FromStr for Repeats {
+    type Err = PolicyError;
+    fn from_str(s: &str) -> Result<Self, PolicyError> {
+        match s {
+            "last" => Ok(Repeats::Last),
+            "mean" => Ok(Repeats::Mean),
+            other => Err(PolicyError::new(
+                "repeats",
+                format!("repeats must be `last` or `mean`, not `{other}`"),
+            )),
+        }
+    }
+}
+
+/// How a policy of this revision treats the cases: clustered or not, one verdict or every one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaseModel {
+    /// `cluster`.
+    pub cluster: Cluster,
+    /// `repeats`.
+    pub repeats: Repeats,
+}
+
+impl Default for CaseModel {
+    fn default() -> Self {
+        CaseModel {
+            cluster: DEFAULT_CLUSTER,
+            repeats: DEFAULT_REPEATS,
+        }
+    }
+}
+
 /// Serde reads the enums through `FromStr`: one set of spellings for flags and JSON.
 macro_rules! deserialize_from_str {
     ($t:ty) => {
@@ -184,6 +287,8 @@ macro_rules! deserialize_from_str {
 }
 deserialize_from_str!(OnInsufficient);
 deserialize_from_str!(Mode);
+deserialize_from_str!(Cluster);
+deserialize_from_str!(Repeats);
 
 /// Checks a confidence level: strictly between 0 and 1.
 pub fn check_confidence(c: f64) -> Result<f64, PolicyError> {
@@ -276,6 +381,9 @@ pub struct GatePolicy {
     pub mode: Mode,
     /// Confidence level of the intervals (default 0.95).
     pub confidence: f64,
+    /// `cluster` and `repeats`; `None` for a policy written before they existed, which resolves
+    /// as it did then (see the module's documentation).
+    pub case_model: Option<CaseModel>,
 }
 
 impl Default for GatePolicy {
@@ -288,14 +396,17 @@ impl Default for GatePolicy {
             on_insufficient: DEFAULT_ON_INSUFFICIENT,
             mode: DEFAULT_MODE,
             confidence: DEFAULT_CONFIDENCE,
+            case_model: Some(CaseModel::default()),
         }
     }
 }
 
-/// The report's `policy` object: [`FIELDS`], in that order.
+/// The report's `policy` object: [`FIELDS`], in that order (`cluster` and `repeats` only when the
+/// policy has a [`CaseModel`]).
 impl Serialize for GatePolicy {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("GatePolicy", 9)?;
+        let fields = if self.case_model.is_some() { 11 } else { 9 };
+        let mut st = s.serialize_struct("GatePolicy", fields)?;
         st.serialize_field("min_samples", &self.test_set.min_samples)?;
         st.serialize_field("max_samples", &self.test_set.max_samples)?;
         st.serialize_field("seed", &self.test_set.seed)?;
@@ -305,11 +416,25 @@ impl Serialize for GatePolicy {
         st.serialize_field("on_insufficient", &self.on_insufficient)?;
         st.serialize_field("mode", &self.mode)?;
         st.serialize_field("confidence", &self.confidence)?;
+        if let Some(m) = &self.case_model {
+            st.serialize_field("cluster", &m.cluster)?;
+            st.serialize_field("repeats", &m.repeats)?;
+        }
         st.end()
     }
 }
 
 impl GatePolicy {
+    /// How cases are clustered: `None` (no clustering) for a policy written before `cluster`.
+    pub fn cluster(&self) -> Cluster {
+        self.case_model.map_or(Cluster::None, |m| m.cluster)
+    }
+
+    /// Which verdicts count: `Last` for a policy written before `repeats`.
+    pub fn repeats(&self) -> Repeats {
+        self.case_model.map_or(Repeats::Last, |m| m.repeats)
+    }
+
     /// The policy as the report's `policy` object.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).expect("a policy serialises")
@@ -328,17 +453,11 @@ impl GatePolicy {
 
     /// The policy a report was made with, from the report's `policy` object. The fields every
     /// report has listed from the start are required (`mode` and `confidence` came later; absent,
-    /// they are the defaults); the values are read by the one parser.
+    /// they are the defaults); the values are read by the one parser. Without `cluster` and
+    /// `repeats` the report was made before they existed, and its policy resolves as it did
+    /// (`case_model: None`); a report of this revision lists both.
     pub fn from_report(policy: &Value) -> Result<GatePolicy, PolicyError> {
-        let map = policy
-            .as_object()
-            .ok_or_else(|| PolicyError::new("policy", "the signed report has no policy object"))?;
-        for k in &FIELDS[..7] {
-            if !map.contains_key(*k) {
-                return Err(PolicyError::new(k, format!("the signed report's policy has no {k}")));
-            }
-        }
-        PolicyInput::from_map(map)?.into_policy()
+        PolicyInput::from_report(policy)?.into_policy()
     }
 }
 
@@ -363,6 +482,14 @@ pub struct PolicyInput {
     pub mode: Option<Mode>,
     /// Confidence level of the intervals.
     pub confidence: Option<f64>,
+    /// `template` or `none`.
+    pub cluster: Option<Cluster>,
+    /// `last` or `mean`.
+    pub repeats: Option<Repeats>,
+    /// Read from a report's `policy` (a policy complete for its time): if neither `cluster` nor
+    /// `repeats` is given, the policy predates them and resolves as it did (see the module's
+    /// documentation); otherwise absent fields take the defaults.
+    pub of_report: bool,
 }
 
 /// The field a key names (both spellings of the tolerances), or `None` for an unknown key.
@@ -377,6 +504,8 @@ fn canonical_field(key: &str) -> Option<&'static str> {
         "on_insufficient" => "on_insufficient",
         "mode" => "mode",
         "confidence" => "confidence",
+        "cluster" => "cluster",
+        "repeats" => "repeats",
         _ => return None,
     })
 }
@@ -559,6 +688,20 @@ fn set_field(p: &mut PolicyInput, field: &str, key: &str, v: &Value) -> Result<(
                     .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
             )
         }
+        "cluster" => {
+            p.cluster = Some(
+                shown
+                    .parse()
+                    .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
+            )
+        }
+        "repeats" => {
+            p.repeats = Some(
+                shown
+                    .parse()
+                    .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
+            )
+        }
         "confidence" => {
             p.confidence = Some(match (text, v.as_f64()) {
                 (Some(t), _) => confidence_text(key, t)?,
@@ -588,11 +731,60 @@ impl PolicyInput {
 
     /// A policy file's contents: a JSON object, the shape of a report's `policy` (every field
     /// optional), read strictly: a key twice, an unknown field or an invalid value is refused.
+    /// A whole report (an object with a `schema`, `deploy-gate/report/v1`) is read as its `policy` object is
+    /// ([`PolicyInput::from_report`]): evaluating under it reproduces the policy that made it.
     pub fn from_file(bytes: &[u8]) -> Result<PolicyInput, PolicyFileError> {
         match strict::from_slice(bytes)? {
+            // `schema` is no policy field: the file is a report.
+            Value::Object(map) if map.contains_key("schema") => {
+                let schema = map["schema"].as_str().unwrap_or_default();
+                if !schema.starts_with(REPORT_SCHEMA_PREFIX) {
+                    return Err(PolicyError::new(
+                        "schema",
+                        format!(
+                            "a file with a `schema` is read as a report, and `{schema}` is not a deploy-gate report's"
+                        ),
+                    )
+                    .into());
+                }
+                Ok(PolicyInput::from_report(map.get("policy").unwrap_or(&Value::Null))?)
+            }
             Value::Object(map) => Ok(PolicyInput::from_map(&map)?),
             _ => Err(PolicyFileError::NotObject),
         }
+    }
+
+    /// A report's `policy` object: every field its time listed is required, and it resolves as
+    /// it did when the report was made (`of_report`; see [`GatePolicy::from_report`]). A report
+    /// of this revision lists both `cluster` and `repeats`, one of an earlier one neither.
+    pub fn from_report(policy: &Value) -> Result<PolicyInput, PolicyError> {
+        let map = policy
+            .as_object()
+            .ok_or_else(|| PolicyError::new("policy", "the signed report has no policy object"))?;
+        for k in &FIELDS[..7] {
+            if !map.contains_key(*k) {
+                return Err(PolicyError::new(k, format!("the signed report's policy has no {k}")));
+            }
+        }
+        match (map.contains_key("cluster"), map.contains_key("repeats")) {
+            (true, false) => {
+                return Err(PolicyError::new(
+                    "repeats",
+                    "the signed report's policy has cluster but no repeats",
+                ))
+            }
+            (false, true) => {
+                return Err(PolicyError::new(
+                    "cluster",
+                    "the signed report's policy has repeats but no cluster",
+                ))
+            }
+            _ => {}
+        }
+        Ok(PolicyInput {
+            of_report: true,
+            ..PolicyInput::from_map(map)?
+        })
     }
 
     /// A policy from a JSON object's fields (any of the accepted spellings).
@@ -606,7 +798,7 @@ impl PolicyInput {
                     format!(
                         "unknown field `{key}` (the fields are min_samples, max_samples, seed, pass_verdicts, \
                          task_tol or task_regression_tol, traj_tol or trajectory_regression_tol, \
-                         on_insufficient, mode, confidence)"
+                         on_insufficient, mode, confidence, cluster, repeats)"
                     ),
                 ));
             };
@@ -634,12 +826,23 @@ impl PolicyInput {
             on_insufficient: self.on_insufficient.or(lower.on_insufficient),
             mode: self.mode.or(lower.mode),
             confidence: self.confidence.or(lower.confidence),
+            cluster: self.cluster.or(lower.cluster),
+            repeats: self.repeats.or(lower.repeats),
+            of_report: self.of_report || lower.of_report,
         }
     }
 
-    /// The full policy, defaults filled in; `Err` names the first invalid field.
+    /// Whether the input names `cluster` or `repeats`.
+    pub fn names_case_model(&self) -> bool {
+        self.cluster.is_some() || self.repeats.is_some()
+    }
+
+    /// The full policy, defaults filled in; `Err` names the first invalid field. A report's
+    /// policy without `cluster` and `repeats` (`of_report`) resolves as it did before they
+    /// existed (`case_model: None`); every other input gets the defaults for absent fields.
     pub fn into_policy(self) -> Result<GatePolicy, PolicyError> {
         let d = GatePolicy::default();
+        let before = self.of_report && !self.names_case_model();
         let finite = |name: &str, x: Option<f64>, default: f64| match x {
             Some(v) if !v.is_finite() => Err(PolicyError::new(name, format!("{name} must be a finite number"))),
             Some(v) => Ok(v),
@@ -661,8 +864,46 @@ impl PolicyInput {
             on_insufficient: self.on_insufficient.unwrap_or(d.on_insufficient),
             mode: self.mode.unwrap_or(d.mode),
             confidence: check_confidence(self.confidence.unwrap_or(d.confidence))?,
+            case_model: if before {
+                None
+            } else {
+                Some(CaseModel {
+                    cluster: self.cluster.unwrap_or(DEFAULT_CLUSTER),
+                    repeats: self.repeats.unwrap_or(DEFAULT_REPEATS),
+                })
+            },
         })
     }
+
+    /// The policy as it resolved before `cluster` and `repeats` existed, when it names neither:
+    /// what a policy file meant to a decision signed then ([`resolve_pinned`]).
+    pub fn into_policy_as_before(self) -> Result<GatePolicy, PolicyError> {
+        PolicyInput {
+            of_report: true,
+            ..self
+        }
+        .into_policy()
+    }
+}
+
+/// The policy a deploy step's policy file (`input`, already layered over what it is layered
+/// over) means for a signed decision that pins the digest `pinned`: resolved as a new
+/// evaluation's; or, when that is not the pinned one and the file names neither `cluster` nor
+/// `repeats`, as it resolved before they existed — which only a decision signed then can pin (a
+/// policy of this revision is written with both fields). `Ok(Err(policy))`: neither matches;
+/// the policy is the first resolution, for the message.
+pub fn resolve_pinned(input: PolicyInput, pinned: &str) -> Result<Result<GatePolicy, GatePolicy>, PolicyError> {
+    let current = input.clone().into_policy()?;
+    if current.digest()? == pinned {
+        return Ok(Ok(current));
+    }
+    if !input.names_case_model() {
+        let before = input.into_policy_as_before()?;
+        if before.digest()? == pinned {
+            return Ok(Ok(before));
+        }
+    }
+    Ok(Err(current))
 }
 
 /// `serde_json::from_str::<PolicyInput>` reads through [`PolicyInput::from_value`].
@@ -746,10 +987,12 @@ mod tests {
         assert_eq!(d.on_insufficient, DEFAULT_ON_INSUFFICIENT);
         assert_eq!(d.mode, DEFAULT_MODE);
         assert_eq!(d.confidence, DEFAULT_CONFIDENCE);
+        assert_eq!(d.cluster(), DEFAULT_CLUSTER);
+        assert_eq!(d.repeats(), DEFAULT_REPEATS);
         // As the report lists them.
         assert_eq!(
             serde_json::to_string(&d).unwrap(),
-            r#"{"min_samples":20,"max_samples":200,"seed":0,"pass_verdicts":["PASS","APPROVE","COMPLETE"],"task_regression_tol":0.0,"trajectory_regression_tol":0.05,"on_insufficient":"block","mode":"point","confidence":0.95}"#
+            r#"{"min_samples":20,"max_samples":200,"seed":0,"pass_verdicts":["PASS","APPROVE","COMPLETE"],"task_regression_tol":0.0,"trajectory_regression_tol":0.05,"on_insufficient":"block","mode":"point","confidence":0.95,"cluster":"template","repeats":"last"}"#
         );
         assert_eq!(PolicyInput::default().into_policy().unwrap(), d);
     }
@@ -994,6 +1237,10 @@ mod tests {
             on_insufficient: OnInsufficient::Approve,
             mode: Mode::NonInferiority,
             confidence: 0.9,
+            case_model: Some(CaseModel {
+                cluster: Cluster::None,
+                repeats: Repeats::Mean,
+            }),
         };
         assert_eq!(GatePolicy::from_report(&p.to_value()).unwrap(), p);
         // Reports made before `mode` and `confidence` existed: the defaults.
@@ -1002,6 +1249,23 @@ mod tests {
         old.as_object_mut().unwrap().remove("confidence");
         let back = GatePolicy::from_report(&old).unwrap();
         assert_eq!((back.mode, back.confidence), (Mode::Point, 0.95));
+        // Reports made before `cluster` and `repeats` existed: the policy as it was, which is
+        // written back without them.
+        old.as_object_mut().unwrap().remove("cluster");
+        old.as_object_mut().unwrap().remove("repeats");
+        let back = GatePolicy::from_report(&old).unwrap();
+        assert_eq!(back.case_model, None);
+        assert_eq!((back.cluster(), back.repeats()), (Cluster::None, Repeats::Last));
+        assert_eq!(back.to_value().as_object().unwrap().len(), 9);
+        assert_eq!(GatePolicy::from_report(&back.to_value()).unwrap(), back);
+        // A report of this revision lists both.
+        let mut half = p.to_value();
+        half.as_object_mut().unwrap().remove("repeats");
+        let e = GatePolicy::from_report(&half).unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.message.as_str()),
+            ("repeats", "the signed report's policy has cluster but no repeats")
+        );
         // The fields every report lists are required.
         let mut cut = p.to_value();
         cut.as_object_mut().unwrap().remove("seed");
@@ -1019,9 +1283,112 @@ mod tests {
         let canonical = d.canonical_json().unwrap();
         assert_eq!(
             canonical,
-            r#"{"confidence":0.95,"max_samples":200,"min_samples":20,"mode":"point","on_insufficient":"block","pass_verdicts":["PASS","APPROVE","COMPLETE"],"seed":0,"task_regression_tol":0,"trajectory_regression_tol":0.05}"#
+            r#"{"cluster":"template","confidence":0.95,"max_samples":200,"min_samples":20,"mode":"point","on_insufficient":"block","pass_verdicts":["PASS","APPROVE","COMPLETE"],"repeats":"last","seed":0,"task_regression_tol":0,"trajectory_regression_tol":0.05}"#
         );
         assert_eq!(d.digest().unwrap(), hex::encode(Sha256::digest(canonical.as_bytes())));
+    }
+
+    /// The digest every signed decision of the build before `cluster` and `repeats` pinned for
+    /// the default policy (`deploy-gate policy` of commit a46aed2 printed it).
+    const DEFAULT_DIGEST_BEFORE: &str = "4c8e8e165c7c261f0606f1517b079c9ba4432bf494397485a131786e4a5cb8d9";
+
+    #[test]
+    fn a_policy_from_before_cluster_and_repeats_keeps_its_canonical_form_and_digest() {
+        let before = PolicyInput::default().into_policy_as_before().unwrap();
+        assert_eq!(before.case_model, None);
+        assert_eq!(
+            before.canonical_json().unwrap(),
+            r#"{"confidence":0.95,"max_samples":200,"min_samples":20,"mode":"point","on_insufficient":"block","pass_verdicts":["PASS","APPROVE","COMPLETE"],"seed":0,"task_regression_tol":0,"trajectory_regression_tol":0.05}"#
+        );
+        assert_eq!(before.digest().unwrap(), DEFAULT_DIGEST_BEFORE);
+        // Naming either field makes it a policy of this revision (the other one's default).
+        let named = PolicyInput {
+            repeats: Some(Repeats::Last),
+            ..PolicyInput::default()
+        };
+        assert_eq!(named.into_policy_as_before().unwrap(), GatePolicy::default());
+    }
+
+    #[test]
+    fn a_pinned_digest_resolves_a_file_as_it_resolved_when_the_decision_was_signed() {
+        let file = || PolicyInput::from_file(br#"{"mode": "non_inferiority", "task_tol": 0.05}"#).unwrap();
+        let now = file().into_policy().unwrap();
+        let before = file().into_policy_as_before().unwrap();
+        assert_ne!(now.digest().unwrap(), before.digest().unwrap());
+        // A decision signed today pins the policy with its defaults; one signed before, without.
+        assert_eq!(resolve_pinned(file(), &now.digest().unwrap()).unwrap(), Ok(now.clone()));
+        assert_eq!(
+            resolve_pinned(file(), &before.digest().unwrap()).unwrap(),
+            Ok(before.clone())
+        );
+        assert_eq!(resolve_pinned(file(), "00").unwrap(), Err(now.clone()));
+        // A file that names a field of this revision never resolves as before.
+        let explicit = PolicyInput {
+            cluster: Some(Cluster::None),
+            ..file()
+        };
+        assert!(resolve_pinned(explicit, &before.digest().unwrap()).unwrap().is_err());
+    }
+
+    #[test]
+    fn a_whole_report_as_a_policy_file_is_its_policy() {
+        let p = GatePolicy {
+            confidence: 0.9,
+            ..GatePolicy::default()
+        };
+        let report = serde_json::json!({"schema": "deploy-gate/report/v1", "policy": p.to_value(), "decision": {}});
+        let read = PolicyInput::from_file(report.to_string().as_bytes()).unwrap();
+        assert_eq!(read.clone().into_policy().unwrap(), p);
+        // A report from before `cluster` and `repeats`: its policy as it was.
+        let mut old = p.to_value();
+        old.as_object_mut().unwrap().remove("cluster");
+        old.as_object_mut().unwrap().remove("repeats");
+        let report = serde_json::json!({"schema": "deploy-gate/report/v1", "policy": old});
+        let read = PolicyInput::from_file(report.to_string().as_bytes()).unwrap();
+        assert_eq!(read.clone().into_policy().unwrap().case_model, None);
+        // Flags over it still win, and naming a new field makes it a policy of this revision.
+        let over = PolicyInput {
+            confidence: Some(0.8),
+            ..PolicyInput::default()
+        }
+        .or(read.clone());
+        assert_eq!(over.into_policy().unwrap().confidence, 0.8);
+        let over = PolicyInput {
+            repeats: Some(Repeats::Mean),
+            ..PolicyInput::default()
+        }
+        .or(read);
+        assert_eq!(
+            over.into_policy().unwrap().case_model,
+            Some(CaseModel {
+                cluster: DEFAULT_CLUSTER,
+                repeats: Repeats::Mean
+            })
+        );
+        // A report without a policy is refused naming it.
+        let e = PolicyInput::from_file(br#"{"schema": "deploy-gate/report/v1"}"#).unwrap_err();
+        assert_eq!(e.field(), Some("policy"));
+    }
+
+    #[test]
+    fn cluster_and_repeats_are_read_from_every_source() {
+        let p = parse(r#"{"cluster": "none", "repeats": "mean"}"#).unwrap();
+        assert_eq!((p.cluster(), p.repeats()), (Cluster::None, Repeats::Mean));
+        assert_eq!("template".parse::<Cluster>().unwrap(), Cluster::Template);
+        assert_eq!("mean".parse::<Repeats>().unwrap(), Repeats::Mean);
+        assert_eq!(field_of(r#"{"cluster": "pipeline"}"#), "cluster");
+        assert_eq!(field_of(r#"{"repeats": "first"}"#), "repeats");
+        assert_eq!(
+            PolicyInput::from_json(r#"{"cluster": "x"}"#).unwrap_err().message,
+            "cluster must be `template` or `none`, not `x`"
+        );
+        assert_eq!(
+            PolicyInput::from_json(r#"{"repeats": "x"}"#).unwrap_err().message,
+            "repeats must be `last` or `mean`, not `x`"
+        );
+        // Only the report changes with them.
+        let d = GatePolicy::default();
+        assert_eq!(policy_change(&d, &p), PolicyChange::Ready);
     }
 }
 
@@ -1039,9 +1406,10 @@ mod round_trip {
                 prop_oneof![Just(0.05), -1.0f64..1.0, Just(0.0), Just(-0.0)],
             ),
             (any::<bool>(), any::<bool>(), 0.0001f64..0.9999),
+            proptest::option::of((any::<bool>(), any::<bool>())),
         )
             .prop_map(
-                |((min, max, seed), pass, (task, traj), (approve, ni, confidence))| GatePolicy {
+                |((min, max, seed), pass, (task, traj), (approve, ni, confidence), model)| GatePolicy {
                     test_set: TestSetPolicy {
                         min_samples: min,
                         max_samples: max,
@@ -1057,6 +1425,10 @@ mod round_trip {
                     },
                     mode: if ni { Mode::NonInferiority } else { Mode::Point },
                     confidence,
+                    case_model: model.map(|(none, mean)| CaseModel {
+                        cluster: if none { Cluster::None } else { Cluster::Template },
+                        repeats: if mean { Repeats::Mean } else { Repeats::Last },
+                    }),
                 },
             )
     }
@@ -1070,9 +1442,15 @@ mod round_trip {
             let back = GatePolicy::from_report(&value).unwrap();
             prop_assert_eq!(serde_json::to_string(&back).unwrap(), text.clone());
             prop_assert_eq!(back.digest().unwrap(), p.digest().unwrap());
-            // And as a policy file (the same shape, read strictly).
+            // And as a policy file (the same shape, read strictly), for a policy of this revision;
+            // a file naming neither new field is a new evaluation's, with their defaults.
             let file = PolicyInput::from_file(text.as_bytes()).unwrap().into_policy().unwrap();
-            prop_assert_eq!(serde_json::to_string(&file).unwrap(), text);
+            if p.case_model.is_some() {
+                prop_assert_eq!(serde_json::to_string(&file).unwrap(), text);
+            } else {
+                prop_assert_eq!(file.case_model, Some(CaseModel::default()));
+                prop_assert_eq!(GatePolicy { case_model: None, ..file }, back);
+            }
         }
     }
 }

@@ -5,16 +5,17 @@
 
 use crate::audit::{AuditIndex, AuditSummary};
 use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision};
-use crate::input::InputFile;
-use crate::policy::{GatePolicy, OnInsufficient};
-use crate::scoring::{score, CaseOutcome, CaseStatus, ModelCounts, TemplateRow};
-use crate::stats::{gate_stats, GateStats, Paired};
+use crate::input::{InputFile, Side};
+use crate::policy::{Cluster, GatePolicy, OnInsufficient, Repeats};
+use crate::scoring::{score_with, template_index, CaseOutcome, CaseStatus, ModelCounts, TemplateRow};
+use crate::stats::{gate_stats, paired_delta, Clusters, GateStats, Paired, TaskInput};
 use crate::testset::TestSet;
 use crate::trajectory::Trajectories;
 use crate::verdicts::Verdicts;
 use serde::Serialize;
 
-/// The report's schema name.
+/// The report's schema name (it begins with [`crate::policy::REPORT_SCHEMA_PREFIX`], by which a
+/// report given as a policy file is told from one).
 pub const SCHEMA: &str = "deploy-gate/report/v1";
 
 /// The tool that wrote a report.
@@ -142,10 +143,14 @@ pub struct GateInputs<'a> {
 /// Scores both models, decides, and assembles the report.
 pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
     let ts = inputs.test_set;
-    let scoring = score(ts, inputs.old_verdicts, inputs.new_verdicts);
+    let mut scoring = score_with(ts, inputs.old_verdicts, inputs.new_verdicts, policy.repeats());
     let traj_old = inputs.old_trajectories.and_then(Trajectories::mean);
     let traj_new = inputs.new_trajectories.and_then(Trajectories::mean);
     let stats = evidence_stats(inputs, &scoring.cases, policy);
+    if policy.case_model.is_some() {
+        template_intervals(&mut scoring.templates, &scoring.cases, policy);
+    }
+    let rule_delta = stats.task.rule_delta();
     let evidence = Evidence {
         task_old: scoring.old.pass_rate,
         task_new: scoring.new.pass_rate,
@@ -153,8 +158,11 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
         trajectory_new: traj_new,
         num_cases: ts.cases.len(),
         candidates: ts.candidates,
-        task_delta_low: Some(stats.task.delta.low),
+        task_delta_low: Some(rule_delta.low),
         trajectory_delta_low: stats.trajectory.as_ref().map(|t| t.delta.low),
+        task_delta_high: Some(rule_delta.high),
+        trajectory_delta_high: stats.trajectory.as_ref().map(|t| t.delta.high),
+        cases_needed: stats.task.sample_size.cases_needed,
     };
     let decision = decide(&evidence, policy);
     let comparison = compare(scoring.old.pass_rate, scoring.new.pass_rate, ts.cases.len());
@@ -165,7 +173,7 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
     inputs_list.extend(inputs.old_trajectories.map(|t| t.file.clone()));
     inputs_list.extend(inputs.new_trajectories.map(|t| t.file.clone()));
 
-    let warnings = warnings(inputs, policy, &scoring.old, &scoring.new);
+    let warnings = warnings(inputs, policy, &scoring.old, &scoring.new, &stats);
     GateReport {
         schema: SCHEMA.into(),
         tool: Tool::default(),
@@ -195,6 +203,27 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
     }
 }
 
+/// Each case's cluster: its template, told apart by its JSON text as in the log; a case without
+/// one (`null`) is a cluster of its own.
+fn clusters_of(cases: &[CaseOutcome]) -> Clusters {
+    Clusters::by_key(cases.iter().map(|c| {
+        let text = c.template_id.get();
+        (text != "null").then_some(text)
+    }))
+}
+
+/// Each template row's unclustered interval of `new − old`.
+fn template_intervals(rows: &mut [TemplateRow], cases: &[CaseOutcome], policy: &GatePolicy) {
+    let mut scores: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); rows.len()];
+    for (c, row) in cases.iter().zip(template_index(cases)) {
+        scores[row].0.push(c.score(Side::Old));
+        scores[row].1.push(c.score(Side::New));
+    }
+    for (row, (old, new)) in rows.iter_mut().zip(scores) {
+        row.interval = Some(paired_delta(&old, &new, policy.repeats(), policy.confidence));
+    }
+}
+
 fn evidence_stats(inputs: &GateInputs<'_>, cases: &[CaseOutcome], policy: &GatePolicy) -> GateStats {
     let mut table = Paired {
         both_pass: 0,
@@ -216,16 +245,32 @@ fn evidence_stats(inputs: &GateInputs<'_>, cases: &[CaseOutcome], policy: &GateP
         .zip(inputs.new_trajectories)
         .map(|(o, n)| (composites(o), composites(n)));
     let traj_refs = traj.as_ref().map(|(o, n)| (o.as_slice(), n.as_slice()));
-    gate_stats(
+    let old: Vec<f64> = cases.iter().map(|c| c.score(Side::Old)).collect();
+    let new: Vec<f64> = cases.iter().map(|c| c.score(Side::New)).collect();
+    let clusters = clusters_of(cases);
+    let task = TaskInput {
         table,
+        old: &old,
+        new: &new,
+        clusters: &clusters,
+    };
+    gate_stats(
+        &task,
         traj_refs,
         policy.task_regression_tol,
         policy.confidence,
         policy.test_set.seed,
+        policy.case_model,
     )
 }
 
-fn warnings(inputs: &GateInputs<'_>, policy: &GatePolicy, old: &ModelCounts, new: &ModelCounts) -> Vec<String> {
+fn warnings(
+    inputs: &GateInputs<'_>,
+    policy: &GatePolicy,
+    old: &ModelCounts,
+    new: &ModelCounts,
+    stats: &GateStats,
+) -> Vec<String> {
     let mut w = Vec::new();
     let audit = inputs.audit.summary();
     for (reason, stat) in &audit.skipped {
@@ -273,13 +318,21 @@ fn warnings(inputs: &GateInputs<'_>, policy: &GatePolicy, old: &ModelCounts, new
                 c.errored
             ));
         }
-        if c.conflicting > 0 {
+        // Under `repeats: mean` repeated verdicts are runs, every one counted.
+        if c.conflicting > 0 && policy.repeats() == Repeats::Last {
             w.push(format!(
                 "{role} verdicts: {} pipeline(s) with conflicting duplicate verdicts (the last one counts): {}",
                 c.conflicting,
                 c.conflicting_ids.join(", ")
             ));
         }
+    }
+    if policy.cluster() == Cluster::Template && !ts.cases.is_empty() && matches!(stats.task.clustered, Some(None)) {
+        w.push(
+            "task: every test case has the same template (one cluster): no clustered interval, which needs 2 \
+             clusters or more; the non-inferiority rule uses the unclustered one"
+                .to_owned(),
+        );
     }
     match (inputs.old_trajectories, inputs.new_trajectories) {
         (Some(_), None) | (None, Some(_)) => {

@@ -1,8 +1,15 @@
 //! Scores both models on the test set: per-case outcomes, pass rates, per-template table.
+//!
+//! Under `repeats: last` (the reference's rule) a case's last verdict decides it. Under
+//! `repeats: mean` every verdict of a case counts: its score per model is the share of its
+//! verdicts that pass (0 without any), a pass rate is the mean of the case scores, and a case's
+//! status compares its two scores; the per-verdict fields (`old_verdict`, `old_pass`, missing,
+//! errored) still describe the case's last verdict, and the counts of runs and passes are added.
 
 use crate::audit::PipelineId;
 use crate::compat::{round4, upper};
 use crate::input::Side;
+use crate::policy::Repeats;
 use crate::testset::TestSet;
 use crate::verdicts::{VerdictFormat, VerdictRecord, Verdicts};
 use serde::Serialize;
@@ -61,6 +68,34 @@ pub struct CaseOutcome {
     /// The new runner's error message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_error: Option<String>,
+    /// `repeats: mean`: the old model's verdicts for this case.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_runs: Option<usize>,
+    /// `repeats: mean`: how many of them pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_passes: Option<usize>,
+    /// `repeats: mean`: the new model's verdicts for this case.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_runs: Option<usize>,
+    /// `repeats: mean`: how many of them pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_passes: Option<usize>,
+}
+
+impl CaseOutcome {
+    /// The case's score for `side`: the share of its verdicts that pass under `repeats: mean`
+    /// (0 without any), else 1 or 0 as its verdict passes.
+    pub fn score(&self, side: Side) -> f64 {
+        let (runs, passes, pass) = match side {
+            Side::Old => (self.old_runs, self.old_passes, self.old_pass),
+            Side::New => (self.new_runs, self.new_passes, self.new_pass),
+        };
+        match (runs, passes) {
+            (Some(0), _) => 0.0,
+            (Some(r), Some(p)) => p as f64 / r as f64,
+            _ => f64::from(u8::from(pass)),
+        }
+    }
 }
 
 /// One model's counts over the test set and its verdict file.
@@ -80,7 +115,8 @@ pub struct ModelCounts {
     pub errored: usize,
     /// Cases whose verdict is an object or an array (they fail).
     pub composite: usize,
-    /// `round(passed / cases, 4)`; `null` for an empty test set.
+    /// `round(passed / cases, 4)`; under `repeats: mean`, the mean of the case scores, rounded
+    /// the same way; `null` for an empty test set.
     pub pass_rate: Option<f64>,
     /// Records in the verdict file.
     pub records: usize,
@@ -94,6 +130,12 @@ pub struct ModelCounts {
     pub conflicting_ids: Vec<String>,
     /// Audit-log stage entries in the file, ignored.
     pub ignored_stage_entries: usize,
+    /// `repeats: mean`: the verdicts of test cases (every run of every case).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<usize>,
+    /// `repeats: mean`: how many of them pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passes: Option<usize>,
 }
 
 /// One row of the per-template table.
@@ -109,6 +151,11 @@ pub struct TemplateRow {
     pub new_pass_rate: f64,
     /// `round(new − old, 4)`.
     pub delta: f64,
+    /// The unclustered interval of `new − old` on this template's cases (Newcombe's, or the
+    /// paired t under `repeats: mean`); absent under a policy written before `cluster` and
+    /// `repeats`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<crate::stats::DeltaInterval>,
 }
 
 /// Both models scored on one test set.
@@ -174,7 +221,7 @@ fn judge(expected_upper: &str, record: Option<&VerdictRecord>) -> Judged {
     }
 }
 
-fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], side: Side, test_set: &TestSet) -> ModelCounts {
+fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], side: Side, test_set: &TestSet, repeats: Repeats) -> ModelCounts {
     let pick = |c: &CaseOutcome| match side {
         Side::Old => (c.old_pass, c.old_missing, c.old_errored, c.old_composite),
         Side::New => (c.new_pass, c.new_missing, c.new_errored, c.new_composite),
@@ -183,6 +230,16 @@ fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], side: Side, test_set: &Tes
     let missing = cases.iter().filter(|c| pick(c).1).count();
     let errored = cases.iter().filter(|c| pick(c).2).count();
     let composite = cases.iter().filter(|c| pick(c).3).count();
+    let runs = |c: &CaseOutcome| match side {
+        Side::Old => (c.old_runs.unwrap_or(0), c.old_passes.unwrap_or(0)),
+        Side::New => (c.new_runs.unwrap_or(0), c.new_passes.unwrap_or(0)),
+    };
+    let mean = repeats == Repeats::Mean;
+    let pass_rate = if mean {
+        (!cases.is_empty()).then(|| round4(cases.iter().fold(0.0, |a, c| a + c.score(side)) / cases.len() as f64))
+    } else {
+        pass_rate(passed, cases.len())
+    };
     ModelCounts {
         format: verdicts.format,
         cases: cases.len(),
@@ -191,30 +248,74 @@ fn counts(verdicts: &Verdicts, cases: &[CaseOutcome], side: Side, test_set: &Tes
         missing,
         errored,
         composite,
-        pass_rate: pass_rate(passed, cases.len()),
+        pass_rate,
         records: verdicts.records,
         extra: verdicts.count_outside(test_set),
         duplicates: verdicts.duplicates,
         conflicting: verdicts.conflicting.len(),
         conflicting_ids: verdicts.conflicting_listed().to_vec(),
         ignored_stage_entries: verdicts.ignored_stage_entries,
+        runs: mean.then(|| cases.iter().map(|c| runs(c).0).sum()),
+        passes: mean.then(|| cases.iter().map(|c| runs(c).1).sum()),
     }
 }
 
+/// Under `repeats: mean`, how a case moved: regressed when its new score is below its old one,
+/// improved when above; equal scores are both pass at ½ or more, both fail below.
+fn status_of_scores(old: f64, new: f64) -> CaseStatus {
+    if new < old {
+        CaseStatus::Regressed
+    } else if new > old {
+        CaseStatus::Improved
+    } else if old >= 0.5 {
+        CaseStatus::BothPass
+    } else {
+        CaseStatus::BothFail
+    }
+}
+
+/// A case's runs and how many pass.
+fn runs_of(expected_upper: &str, records: &[&VerdictRecord]) -> (usize, usize) {
+    let passes = records.iter().filter(|r| judge(expected_upper, Some(r)).pass).count();
+    (records.len(), passes)
+}
+
 /// Scores the old and the new model: a case passes when `upper(verdict) == upper(expected)`;
-/// a missing, null or errored verdict fails.
+/// a missing, null or errored verdict fails. The last verdict of a case counts
+/// (`repeats: last`).
 pub fn score(test_set: &TestSet, old: &Verdicts, new: &Verdicts) -> Scoring {
+    score_with(test_set, old, new, Repeats::Last)
+}
+
+/// [`score`] under a `repeats` rule: `mean` counts every verdict of a case (see the module's
+/// documentation).
+pub fn score_with(test_set: &TestSet, old: &Verdicts, new: &Verdicts, repeats: Repeats) -> Scoring {
+    let mean = repeats == Repeats::Mean;
     let mut cases = Vec::with_capacity(test_set.cases.len());
     for (i, case) in test_set.cases.iter().enumerate() {
         let expected = upper(&case.expected_text()).into_owned();
         let twin = test_set.has_twin(i);
         let o = judge(&expected, old.record_for(&case.pipeline_id, twin));
         let n = judge(&expected, new.record_for(&case.pipeline_id, twin));
-        let status = match (o.pass, n.pass) {
-            (true, false) => CaseStatus::Regressed,
-            (false, true) => CaseStatus::Improved,
-            (true, true) => CaseStatus::BothPass,
-            (false, false) => CaseStatus::BothFail,
+        let (o_runs, n_runs) = if mean {
+            (
+                Some(runs_of(&expected, &old.records_for(&case.pipeline_id, twin))),
+                Some(runs_of(&expected, &new.records_for(&case.pipeline_id, twin))),
+            )
+        } else {
+            (None, None)
+        };
+        let status = match (o_runs, n_runs) {
+            (Some(o), Some(n)) => {
+                let score = |(runs, passes): (usize, usize)| if runs == 0 { 0.0 } else { passes as f64 / runs as f64 };
+                status_of_scores(score(o), score(n))
+            }
+            _ => match (o.pass, n.pass) {
+                (true, false) => CaseStatus::Regressed,
+                (false, true) => CaseStatus::Improved,
+                (true, true) => CaseStatus::BothPass,
+                (false, false) => CaseStatus::BothFail,
+            },
         };
         cases.push(CaseOutcome {
             pipeline_id: case.pipeline_id.clone(),
@@ -233,12 +334,16 @@ pub fn score(test_set: &TestSet, old: &Verdicts, new: &Verdicts) -> Scoring {
             new_errored: n.error.is_some(),
             old_error: o.error,
             new_error: n.error,
+            old_runs: o_runs.map(|r| r.0),
+            old_passes: o_runs.map(|r| r.1),
+            new_runs: n_runs.map(|r| r.0),
+            new_passes: n_runs.map(|r| r.1),
         });
     }
-    let old_counts = counts(old, &cases, Side::Old, test_set);
-    let new_counts = counts(new, &cases, Side::New, test_set);
+    let old_counts = counts(old, &cases, Side::Old, test_set, repeats);
+    let new_counts = counts(new, &cases, Side::New, test_set, repeats);
     Scoring {
-        templates: templates(&cases),
+        templates: templates(&cases, repeats),
         cases,
         old: old_counts,
         new: new_counts,
@@ -247,8 +352,36 @@ pub fn score(test_set: &TestSet, old: &Verdicts, new: &Verdicts) -> Scoring {
 
 /// The per-template table, in order of each template's first case. Templates are told apart by
 /// their JSON text as in the log.
-fn templates(cases: &[CaseOutcome]) -> Vec<TemplateRow> {
-    template_rows(cases, |c| c.template_id.get())
+fn templates(cases: &[CaseOutcome], repeats: Repeats) -> Vec<TemplateRow> {
+    let mut rows = template_rows(cases, |c| c.template_id.get());
+    if repeats == Repeats::Mean {
+        // The rates are the means of the case scores.
+        let mut sums: HashMap<&str, (f64, f64)> = HashMap::new();
+        for c in cases {
+            let e = sums.entry(c.template_id.get()).or_insert((0.0, 0.0));
+            e.0 += c.score(Side::Old);
+            e.1 += c.score(Side::New);
+        }
+        for r in &mut rows {
+            let (old, new) = sums[r.template_id.get()];
+            r.old_pass_rate = round4(old / r.n as f64);
+            r.new_pass_rate = round4(new / r.n as f64);
+            r.delta = round4(r.new_pass_rate - r.old_pass_rate);
+        }
+    }
+    rows
+}
+
+/// Each case's position in the per-template table (the rows of [`Scoring::templates`]).
+pub fn template_index(cases: &[CaseOutcome]) -> Vec<usize> {
+    let mut rows: HashMap<&str, usize> = HashMap::new();
+    cases
+        .iter()
+        .map(|c| {
+            let next = rows.len();
+            *rows.entry(c.template_id.get()).or_insert(next)
+        })
+        .collect()
 }
 
 /// [`templates`] with the key of a case given: one hash lookup per case, so linear in the
@@ -278,6 +411,7 @@ fn template_rows<'c, K: Hash + Eq>(cases: &'c [CaseOutcome], key: impl Fn(&'c Ca
                 old_pass_rate: old_rate,
                 new_pass_rate: new_rate,
                 delta: round4(new_rate - old_rate),
+                interval: None,
             }
         })
         .collect()
@@ -311,6 +445,10 @@ mod tests {
             new_composite: false,
             old_error: None,
             new_error: None,
+            old_runs: None,
+            old_passes: None,
+            new_runs: None,
+            new_passes: None,
         }
     }
 
@@ -324,7 +462,7 @@ mod tests {
             case("null", true, true),
             case("\"a\"", false, true),
         ];
-        let rows: Vec<(String, usize, f64, f64)> = templates(&cases)
+        let rows: Vec<(String, usize, f64, f64)> = templates(&cases, Repeats::Last)
             .into_iter()
             .map(|r| (r.template_id.get().to_owned(), r.n, r.old_pass_rate, r.new_pass_rate))
             .collect();

@@ -84,11 +84,24 @@ impl IdKind {
     }
 }
 
-/// A kept record and the line it starts on (for the message that refuses an untyped id).
+/// A kept record and the line it starts on (for the message that refuses an untyped id), and the
+/// records of the same id before it, in file order (a case run several times; `repeats: mean`
+/// counts them all, `last` the last one).
 #[derive(Debug, Clone)]
 struct Kept {
     record: VerdictRecord,
     line: u64,
+    earlier: Vec<VerdictRecord>,
+}
+
+impl Kept {
+    fn new(record: VerdictRecord, line: u64) -> Kept {
+        Kept {
+            record,
+            line,
+            earlier: Vec::new(),
+        }
+    }
 }
 
 /// The kept records of one id text, by [`IdKind`].
@@ -148,6 +161,18 @@ impl Verdicts {
     pub fn record_for(&self, id: &PipelineId, twin: bool) -> Option<&VerdictRecord> {
         let kind = self.resolve(id, twin)?;
         self.by_id.get(&*id.text)?[kind as usize].as_ref().map(|k| &k.record)
+    }
+
+    /// Every record of the one [`Verdicts::record_for`] takes (the same id, written the same
+    /// way), in file order: the runs of a case. Empty when the file has none.
+    pub fn records_for(&self, id: &PipelineId, twin: bool) -> Vec<&VerdictRecord> {
+        let kept = self
+            .resolve(id, twin)
+            .and_then(|kind| self.by_id.get(&*id.text)?[kind as usize].as_ref());
+        match kept {
+            None => Vec::new(),
+            Some(k) => k.earlier.iter().chain([&k.record]).collect(),
+        }
     }
 
     /// Which of the id text's records a case takes (see [`Verdicts::record_for`]).
@@ -281,12 +306,15 @@ impl Verdicts {
         match &mut slots[kind as usize] {
             Some(existing) => {
                 self.duplicates += 1;
-                if existing.record != record {
-                    *existing = Kept { record, line };
+                let differs = existing.record != record;
+                let before = std::mem::replace(&mut existing.record, record);
+                existing.earlier.push(before);
+                if differs {
+                    existing.line = line;
                     self.conflict(&id);
                 }
             }
-            slot @ None => *slot = Some(Kept { record, line }),
+            slot @ None => *slot = Some(Kept::new(record, line)),
         }
     }
     /// Counts the others once the file is read (distinct ids, duplicates) and frees their

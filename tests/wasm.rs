@@ -64,7 +64,11 @@ fn the_report_matches_the_reference_decision() {
     assert!(s.is_ready());
     let report: Value = serde_json::from_str(&s.evaluate_json().unwrap()).unwrap();
     let expected: Value = serde_json::from_str(EXPECTED).unwrap();
-    assert_eq!(report["decision"], expected["decision"]);
+    // The reference's decision, and deploy-gate's outcome beside it.
+    let mut decision = report["decision"].clone();
+    let outcome = decision.as_object_mut().unwrap().shift_remove("outcome");
+    assert_eq!(outcome, Some(Value::from("approved")));
+    assert_eq!(decision, expected["decision"]);
     assert_eq!(report["comparison"], expected["comparison"]);
     // The plain object has the same decision as the JSON text.
     let object = s.evaluate().unwrap();

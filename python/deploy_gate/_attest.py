@@ -78,7 +78,7 @@ def verify(
     """Verifies a signed decision as ``deploy-gate verify`` (without a ledger): the checks in
     the CLI's order against the ``trusted_keys`` only (``threshold`` distinct keys), the
     model's digest, the ``target``, and the age (``max_age`` seconds, default 24 h as the
-    CLI's). Returns the verified decision (``approved``, ``reason``, ``model_name``,
+    CLI's). Returns the verified decision (``approved``, ``outcome``, ``reason``, ``model_name``,
     ``signers``, ``payload_sha256``, ``statement``, …): a valid envelope may carry a blocked
     decision. Raises ``VerificationError`` naming the failed check (the CLI's exit 2)."""
     if isinstance(envelope, bytes):

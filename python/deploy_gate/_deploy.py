@@ -227,7 +227,7 @@ def apply(
         approved = bool(out.get("approved"))
         logger.info(
             "apply: dry run — verified; would %s (%s)",
-            "deploy the new model" if approved else "keep the old model",
+            "deploy the new model" if approved else f"keep the old model (decision {_kept_because(out)})",
             out.get("reason"),
         )
         return ApplyResult(result=word, decision=out, output=out)
@@ -254,8 +254,13 @@ def apply(
             error,
         )
     else:
-        logger.warning("apply: KEPT the old model — %s", decision["reason"])
+        logger.warning("apply: KEPT the old model (decision %s) — %s", _kept_because(decision), decision["reason"])
     return result
+
+
+def _kept_because(decision: Dict[str, Any]) -> str:
+    """Why a verified decision keeps the old model: blocked, or inconclusive (never deploys)."""
+    return "inconclusive" if decision.get("outcome") == "inconclusive" else "blocked"
 
 
 def rollback(config: PathLike, ledger: Optional[PathLike] = None) -> RollbackResult:

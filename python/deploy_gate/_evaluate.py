@@ -120,7 +120,7 @@ def build_test_set(
 
 class Report:
     """A gate report (``deploy-gate/report/v1``): ``decision`` (a ``GateDecision``),
-    ``approved``, ``stats``, ``cases``, ``data`` (the whole report as a dict), and its
+    ``approved``, ``outcome``, ``stats``, ``cases``, ``data`` (the whole report as a dict), and its
     renderings: ``to_json()`` (the bytes of ``deploy-gate evaluate --out``), ``to_html()``,
     ``to_markdown()``, ``to_junit()``; ``cases_frame()`` (pandas); shown as HTML in a
     notebook."""
@@ -145,6 +145,15 @@ class Report:
     def approved(self) -> bool:
         approved: bool = self._core.approved
         return approved
+
+    @property
+    def outcome(self) -> str:
+        """``"approved"``, ``"blocked"`` or ``"inconclusive"`` (under the non-inferiority rule,
+        when the evidence shows neither non-inferiority nor a regression: keep the old model,
+        and ``stats["task"]["sample_size"]["cases_needed"]`` says about how many cases would
+        settle it)."""
+        outcome: str = self._core.outcome
+        return outcome
 
     @property
     def stats(self) -> Dict[str, Any]:
@@ -201,7 +210,10 @@ class Report:
 
     def __repr__(self) -> str:
         d = self.data["decision"]
-        return f"Report(approved={d['approved']}, reason={d['reason']!r}, num_cases={d['num_cases']})"
+        return (
+            f"Report(approved={d['approved']}, outcome={self.outcome!r}, reason={d['reason']!r}, "
+            f"num_cases={d['num_cases']})"
+        )
 
 
 def _add_model(

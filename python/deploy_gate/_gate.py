@@ -62,8 +62,25 @@ class GateDecision:
     num_cases: int = 0
     details: Dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def outcome(self) -> str:
+        """``"approved"``, ``"blocked"`` or ``"inconclusive"`` (the evidence shows neither
+        non-inferiority nor a regression; only under the non-inferiority rule, and it never
+        deploys). deploy-gate's addition: a property, not a field, so the reference's fields,
+        their order and ``dataclasses.asdict`` are unchanged."""
+        if self.approved:
+            return "approved"
+        return "inconclusive" if getattr(self, "_outcome", None) == "inconclusive" else "blocked"
+
     @classmethod
     def _from_core(cls, d: Dict[str, Any]) -> "GateDecision":
+        decision = cls._fields_from_core(d)
+        # Not a field: kept beside them (see ``outcome``).
+        object.__setattr__(decision, "_outcome", d.get("outcome"))
+        return decision
+
+    @classmethod
+    def _fields_from_core(cls, d: Dict[str, Any]) -> "GateDecision":
         return cls(
             approved=d["approved"],
             reason=d["reason"],
@@ -398,5 +415,5 @@ class DeploymentGate:
             return "deployed"
         if rollback_fn is not None:
             rollback_fn(config_path=config_path)
-        logger.warning("apply_decision: KEPT OLD model (%s).", decision.reason)
+        logger.warning("apply_decision: KEPT OLD model (decision %s: %s).", decision.outcome, decision.reason)
         return "kept_old"

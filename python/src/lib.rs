@@ -309,6 +309,9 @@ fn decide_scores(
         candidates,
         task_delta_low: None,
         trajectory_delta_low: None,
+        task_delta_high: None,
+        trajectory_delta_high: None,
+        cases_needed: None,
     };
     Ok(serde_json::to_string(&decide(&evidence, &policy)).expect("a decision serializes"))
 }
@@ -346,11 +349,15 @@ struct Session {
 
 #[pymethods]
 impl Session {
-    /// A session under `policy` (JSON, as `resolve_policy` gives it).
+    /// A session under `policy` (JSON, as `resolve_policy` gives it: a whole policy, which
+    /// resolves as a report's does, so a policy from before `cluster` and `repeats` stays one).
     #[new]
     fn new(py: Python<'_>, policy: &str) -> PyResult<Self> {
+        let value: serde_json::Value =
+            serde_json::from_str(policy).map_err(|e| policy_error(py, format!("policy: {e}")))?;
+        let policy = GatePolicy::from_report(&value).map_err(|e| policy_error(py, e.to_string()))?;
         Ok(Session {
-            inner: CoreSession::new(policy_of(py, Some(policy), None, None)?),
+            inner: CoreSession::new(policy),
             scanned: None,
             answer_files: [None, None],
         })
@@ -568,6 +575,12 @@ impl Report {
     #[getter]
     fn approved(&self) -> bool {
         self.report.decision.approved
+    }
+
+    /// `approved`, `blocked` or `inconclusive`.
+    #[getter]
+    fn outcome(&self) -> &'static str {
+        self.report.decision.outcome().as_str()
     }
 }
 

@@ -126,6 +126,18 @@ fn check_report(report: &Value) -> Result<bool, SignError> {
         .pointer("/decision/approved")
         .and_then(Value::as_bool)
         .ok_or_else(|| SignError::Report("no decision.approved".into()))?;
+    // An outcome, where the report has one, says what `approved` says: only an approved decision
+    // is PASSED; a blocked or inconclusive one is FAILED.
+    if let Some(outcome) = report.pointer("/decision/outcome") {
+        match outcome.as_str().and_then(crate::decision::Outcome::parse) {
+            Some(o) if (o == crate::decision::Outcome::Approved) == approved => {}
+            _ => {
+                return Err(SignError::Report(format!(
+                    "decision.outcome {outcome} does not agree with decision.approved {approved}"
+                )))
+            }
+        }
+    }
     if !report.get("policy").is_some_and(Value::is_object) || !report.get("inputs").is_some_and(Value::is_array) {
         return Err(SignError::Report("no policy or inputs".into()));
     }
@@ -325,6 +337,51 @@ mod tests {
                 limits: Limits::default(),
             },
         )
+    }
+
+    #[test]
+    fn an_inconclusive_decision_is_failed_with_no_level_and_its_outcome_must_agree() {
+        let key = signing_key_from_seed([3; 32]);
+        let mut r = report();
+        r["decision"] = json!({"approved": false, "outcome": "inconclusive", "reason": "inconclusive: task …"});
+        let envelope = signed(&r, &key, "file:config.yaml");
+        let v = verified(&envelope, &[key.verifying_key()], 1).unwrap();
+        assert_eq!((v.approved, v.outcome), (false, crate::decision::Outcome::Inconclusive));
+        let pred = &v.statement["predicate"];
+        assert_eq!(pred["verificationResult"], "FAILED");
+        assert_eq!(pred["verifiedLevels"], json!([]));
+        // A report made before outcomes existed: approved or blocked from `approved`.
+        let v = verified(&signed(&report(), &key, "t"), &[key.verifying_key()], 1).unwrap();
+        assert_eq!(v.outcome, crate::decision::Outcome::Approved);
+        // The signer refuses an outcome that contradicts `approved`…
+        for (approved, outcome) in [(true, "inconclusive"), (false, "approved"), (true, "maybe")] {
+            let mut bad = report();
+            bad["decision"] = json!({"approved": approved, "outcome": outcome, "reason": "r"});
+            let claim = Claim {
+                report: &bad,
+                model_name: "m",
+                model_sha256: MODEL,
+                target: "t",
+                time_verified: NOW,
+            };
+            assert!(matches!(sign(&claim, &key), Err(SignError::Report(_))), "{outcome}");
+        }
+        // …and the verifier an envelope that carries one anyway (signed by hand).
+        let good: Envelope = serde_json::from_slice(&envelope).unwrap();
+        let mut statement: Value = serde_json::from_slice(&dsse::decode(&good.payload).unwrap()).unwrap();
+        statement["predicate"][REPORT_KEY]["decision"]["outcome"] = json!("approved");
+        let payload = serde_json::to_vec(&statement).unwrap();
+        let forged = Envelope {
+            payload_type: PAYLOAD_TYPE.into(),
+            payload: dsse::encode(&payload),
+            signatures: vec![signature(&key, &payload)],
+        };
+        let err = verified(&serde_json::to_vec(&forged).unwrap(), &[key.verifying_key()], 1).unwrap_err();
+        assert!(matches!(err, VerifyError::Predicate(_)), "{err}");
+        assert!(
+            err.to_string().contains("does not match verificationResult FAILED"),
+            "{err}"
+        );
     }
 
     #[test]

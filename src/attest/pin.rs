@@ -45,6 +45,7 @@ mod tests {
             payload_sha256: "p".into(),
             signers: vec!["k".into()],
             approved: true,
+            outcome: crate::decision::Outcome::Approved,
             reason: "r".into(),
             model_name: "m".into(),
             model_sha256: "d".into(),

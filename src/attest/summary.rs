@@ -82,6 +82,8 @@ pub struct Summary {
     pub verification_result: VerificationResult,
     /// Whether the decision deploys the new model (`verification_result == PASSED`).
     pub approved: bool,
+    /// `approved`, `blocked` or `inconclusive` (the last two keep the old model).
+    pub outcome: crate::decision::Outcome,
     /// The decision's reason.
     pub reason: String,
     /// The name of the subject that matched the model.
@@ -110,6 +112,7 @@ impl Summary {
             valid: Valid,
             verification_result: VerificationResult::of(v.approved),
             approved: v.approved,
+            outcome: v.outcome,
             reason: v.reason.clone(),
             model: v.model_name.clone(),
             model_digest: format!("sha256:{}", v.model_sha256),
@@ -194,6 +197,7 @@ mod tests {
             payload_sha256: "ab".repeat(32),
             signers: vec!["k1".into(), "k2".into()],
             approved: false,
+            outcome: crate::decision::Outcome::Blocked,
             reason: "blocked: task accuracy regressed".into(),
             model_name: "agent-7b".into(),
             model_sha256: "cd".repeat(32),
@@ -211,6 +215,7 @@ mod tests {
   "valid": true,
   "verification_result": "FAILED",
   "approved": false,
+  "outcome": "blocked",
   "reason": "blocked: task accuracy regressed",
   "model": "agent-7b",
   "model_digest": "sha256:{cd}",
@@ -247,6 +252,7 @@ mod tests {
             "valid",
             "verification_result",
             "approved",
+            "outcome",
             "reason",
             "model",
             "model_digest",

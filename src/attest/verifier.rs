@@ -241,6 +241,9 @@ pub struct Verified {
     pub signers: Vec<String>,
     /// `verificationResult == "PASSED"`.
     pub approved: bool,
+    /// The decision's outcome: its `outcome` (approved exactly when `approved`), or for a
+    /// report made before outcomes existed, approved or blocked.
+    pub outcome: crate::decision::Outcome,
     /// The decision's reason string.
     pub reason: String,
     /// The name of the subject that matched the artifact (the only subject when no artifact
@@ -490,6 +493,20 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
             "the report's decision does not match verificationResult".into(),
         ));
     }
+    // The outcome, when the report states one, agrees with the result (an inconclusive or a
+    // blocked decision is FAILED; only an approved one PASSED).
+    let outcome = match pred.pointer(&json_pointer(&[REPORT_KEY, "decision", "outcome"])) {
+        None => crate::decision::Outcome::of_approved(approved),
+        Some(v) => match v.as_str().and_then(crate::decision::Outcome::parse) {
+            Some(o) if (o == crate::decision::Outcome::Approved) == approved => o,
+            _ => {
+                return Err(VerifyError::Predicate(format!(
+                    "the report's decision outcome {v} does not match verificationResult {}",
+                    super::VerificationResult::of(approved).as_str()
+                )))
+            }
+        },
+    };
     let reason = pred
         .pointer(&json_pointer(&[REPORT_KEY, "decision", "reason"]))
         .and_then(Value::as_str)
@@ -538,6 +555,7 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
         payload_sha256,
         signers,
         approved,
+        outcome,
         reason,
         target,
         time_verified,

@@ -190,6 +190,11 @@ struct CountsV {
     conflicting: u64,
     conflicting_ids: Vec<String>,
     ignored_stage_entries: u64,
+    /// `repeats: mean` only.
+    #[serde(default)]
+    runs: Option<u64>,
+    #[serde(default)]
+    passes: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -203,6 +208,9 @@ struct TrajV {
 #[derive(Deserialize)]
 struct DecisionV {
     approved: bool,
+    /// Absent in a report made before outcomes existed.
+    #[serde(default)]
+    outcome: Option<String>,
     reason: String,
     task_delta: N,
     trajectory_delta: N,
@@ -246,9 +254,22 @@ struct TaskV {
     old: RateV,
     new: RateV,
     delta: DeltaV,
-    mcnemar: McNemarV,
+    /// `null` under `repeats: mean`.
+    mcnemar: Option<McNemarV>,
     table: TableV,
     sample_size: SampleSizeV,
+    /// `null` or absent when there is no clustered interval.
+    #[serde(default)]
+    clustered: Option<ClusteredV>,
+}
+
+#[derive(Deserialize)]
+struct ClusteredV {
+    clusters: u64,
+    design_effect: N,
+    delta: DeltaV,
+    old: RateV,
+    new: RateV,
 }
 
 #[derive(Deserialize)]
@@ -308,6 +329,15 @@ struct CaseV {
     old_error: Option<String>,
     #[serde(default)]
     new_error: Option<String>,
+    /// `repeats: mean` only.
+    #[serde(default)]
+    old_runs: Option<u64>,
+    #[serde(default)]
+    old_passes: Option<u64>,
+    #[serde(default)]
+    new_runs: Option<u64>,
+    #[serde(default)]
+    new_passes: Option<u64>,
 }
 
 impl CaseV {
@@ -330,6 +360,9 @@ struct TemplateV {
     old_pass_rate: N,
     new_pass_rate: N,
     delta: N,
+    /// Absent in a report made before it existed.
+    #[serde(default)]
+    interval: Option<DeltaV>,
 }
 
 // ---- Text helpers ----
@@ -594,8 +627,8 @@ fn trajectory_chart(old: &[N], new: &[N]) -> String {
 // ---- The page ----
 
 const STYLE: &str = r#"
-:root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--panel:#f6f8fa;--ok:#1a7f37;--ok-bg:#dafbe1;--bad:#cf222e;--bad-bg:#ffebe9;--old:#8c959f;--new:#0969da;--track:#eaeef2}
-@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--line:#3d444d;--panel:#151b23;--ok:#3fb950;--ok-bg:#12261e;--bad:#f85149;--bad-bg:#2d1214;--old:#6e7681;--new:#4493f8;--track:#262c36}}
+:root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--panel:#f6f8fa;--ok:#1a7f37;--ok-bg:#dafbe1;--bad:#cf222e;--bad-bg:#ffebe9;--warn:#9a6700;--warn-bg:#fff8c5;--old:#8c959f;--new:#0969da;--track:#eaeef2}
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--line:#3d444d;--panel:#151b23;--ok:#3fb950;--ok-bg:#12261e;--bad:#f85149;--bad-bg:#2d1214;--warn:#d29922;--warn-bg:#272115;--old:#6e7681;--new:#4493f8;--track:#262c36}}
 *{box-sizing:border-box}
 body{margin:0 auto;max-width:72rem;padding:1.5rem;background:var(--bg);color:var(--fg);font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif}
 h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.2rem;margin:0 0 .6rem}h3{font-size:1rem;margin:.8rem 0 .4rem}
@@ -603,8 +636,8 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 .muted{color:var(--muted)}
 header.top{display:flex;justify-content:space-between;gap:1rem;align-items:baseline;border-bottom:1px solid var(--line);margin-bottom:1rem}
 .banner{border:2px solid;border-radius:8px;padding:1rem 1.2rem;margin-bottom:1rem}
-.approved{border-color:var(--ok);background:var(--ok-bg)}.blocked{border-color:var(--bad);background:var(--bad-bg)}
-.approved h1{color:var(--ok)}.blocked h1{color:var(--bad)}
+.approved{border-color:var(--ok);background:var(--ok-bg)}.blocked{border-color:var(--bad);background:var(--bad-bg)}.inconclusive{border-color:var(--warn);background:var(--warn-bg)}
+.approved h1{color:var(--ok)}.blocked h1{color:var(--bad)}.inconclusive h1{color:var(--warn)}
 section.panel,.card{border:1px solid var(--line);border-radius:8px;padding:.8rem 1rem;margin-bottom:1rem;background:var(--panel)}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(22rem,1fr));gap:1rem;margin-bottom:1rem}.cards .card{margin:0}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.15rem .8rem;margin:0}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0}
@@ -625,7 +658,7 @@ tr.regressed td:last-child{color:var(--bad);font-weight:600}tr.improved td:last-
 .print-only{display:none}
 footer{color:var(--muted);font-size:.85rem;border-top:1px solid var(--line);padding-top:.6rem}
 @media print{
-:root{color-scheme:light;--bg:#fff;--fg:#000;--muted:#444;--line:#bbb;--panel:#fff;--ok:#116329;--ok-bg:#fff;--bad:#a40e26;--bad-bg:#fff;--old:#888;--new:#0550ae;--track:#eee}
+:root{color-scheme:light;--bg:#fff;--fg:#000;--muted:#444;--line:#bbb;--panel:#fff;--ok:#116329;--ok-bg:#fff;--bad:#a40e26;--bad-bg:#fff;--warn:#7d4e00;--warn-bg:#fff;--old:#888;--new:#0550ae;--track:#eee}
 body{max-width:none;padding:0;font-size:11pt}
 .tools,.js .tools,.screen-only{display:none!important}.print-only{display:block}
 #cases tbody tr[hidden]{display:table-row!important}
@@ -689,24 +722,46 @@ fn rule_sentence(v: &View) -> String {
         signed(t.delta.low, 3),
         signed(t.delta.high, 3)
     );
-    if mode == "non_inferiority" {
-        let traj = if v.decision.details.trajectory_checked {
+    let interval = match &t.clustered {
+        Some(c) if mode == "non_inferiority" => format!(
+            "{interval}; clustered by template, {} to {} (the rule uses this one)",
+            signed(c.delta.low, 3),
+            signed(c.delta.high, 3)
+        ),
+        Some(c) => format!(
+            "{interval}; clustered by template, {} to {}",
+            signed(c.delta.low, 3),
+            signed(c.delta.high, 3)
+        ),
+        None => interval,
+    };
+    let traj = |with: &str| {
+        if v.decision.details.trajectory_checked {
             format!(
                 "; likewise for trajectory quality with {}",
                 plain(v.decision.details.trajectory_regression_tol)
             )
         } else {
-            String::new()
-        };
-        format!(
-            "Non-inferiority rule: the new model is approved only if, with {c} confidence, it is at most {tol} worse than the old one (the interval's lower bound must be ≥ −{tol}{traj}). {interval}.",
+            with.to_owned()
+        }
+    };
+    match (mode, &v.decision.outcome) {
+        ("non_inferiority", None) => format!(
+            "Non-inferiority rule: the new model is approved only if, with {c} confidence, it is at most {tol} worse than the old one (the interval's lower bound must be ≥ −{tol}{}). {interval}.",
+            traj(""),
             c = conf(v)
-        )
-    } else {
-        format!(
-            "Point rule (the reference): blocked when the new pass rate is below the old one minus {tol}. {interval}; McNemar p = {}.",
-            sig3(t.mcnemar.p_exact)
-        )
+        ),
+        ("non_inferiority", Some(_)) => format!(
+            "Non-inferiority rule: approved when, with {c} confidence, the new model is at most {tol} worse than the old one (the interval's lower bound > −{tol}{}); blocked when the interval lies below 0 (a regression is shown); otherwise inconclusive (neither is shown), which keeps the old model. {interval}.",
+            traj(""),
+            c = conf(v)
+        ),
+        _ => format!(
+            "Point rule (the reference): blocked when the new pass rate is below the old one minus {tol}. {interval}{}.",
+            t.mcnemar
+                .as_ref()
+                .map_or_else(String::new, |m| format!("; McNemar p = {}", sig3(m.p_exact)))
+        ),
     }
 }
 
@@ -721,10 +776,16 @@ fn kv(out: &mut String, rows: &[(&str, String)]) {
 fn render(v: &View, json: &str) -> String {
     let d = &v.decision;
     let mut o = String::with_capacity(64 * 1024 + json.len() * 2);
-    let title = if d.approved {
-        "Approved — deploy the new model"
-    } else {
-        "Blocked — keep the old model"
+    // A report made before outcomes existed is approved or blocked.
+    let outcome = match (d.approved, d.outcome.as_deref()) {
+        (true, _) => "approved",
+        (false, Some("inconclusive")) => "inconclusive",
+        (false, _) => "blocked",
+    };
+    let title = match outcome {
+        "approved" => "Approved — deploy the new model",
+        "inconclusive" => "Inconclusive — keep the old model; more cases would settle it",
+        _ => "Blocked — keep the old model",
     };
     let _ = write!(
         o,
@@ -732,7 +793,7 @@ fn render(v: &View, json: &str) -> String {
         script_hash(),
         esc(&v.tool.name),
         esc(&v.tool.version),
-        if d.approved { "approved" } else { "blocked" },
+        outcome,
     );
     let _ = writeln!(
         o,
@@ -745,12 +806,16 @@ fn render(v: &View, json: &str) -> String {
     // The banner.
     let _ = writeln!(
         o,
-        "<section class=\"banner {cls}\" data-testid=\"decision\" data-approved=\"{}\" data-reason=\"{r}\" role=\"status\"><h1>{title}</h1><p>Reason: <code>{r}</code> · test cases: <strong data-testid=\"num-cases\">{}</strong> of {} candidate(s)</p><p class=\"muted\">{}</p></section>",
+        "<section class=\"banner {outcome}\" data-testid=\"decision\" data-approved=\"{}\" data-outcome=\"{outcome}\" data-reason=\"{r}\" role=\"status\"><h1>{title}</h1><p>Reason: <code>{r}</code> · test cases: <strong data-testid=\"num-cases\">{}</strong> of {} candidate(s)</p>{}<p class=\"muted\">{}</p></section>",
         d.approved,
         d.num_cases,
         v.test_set.candidates,
+        if outcome == "inconclusive" {
+            format!("<p data-testid=\"cases-needed\"><strong>{}</strong></p>", esc(&settle(&v.stats.task.sample_size)))
+        } else {
+            String::new()
+        },
         esc(&rule_sentence(v)),
-        cls = if d.approved { "approved" } else { "blocked" },
         r = esc(&d.reason),
     );
 
@@ -758,45 +823,90 @@ fn render(v: &View, json: &str) -> String {
     let st = &v.stats.task;
     let (old, new) = (&v.verdicts.old, &v.verdicts.new);
     o.push_str("<div class=\"cards\">\n<section class=\"card\" id=\"task\"><h2>Task accuracy</h2>");
-    kv(
-        &mut o,
-        &[
-            ("old → new", format!("{} → {}", pct(d.task_old), pct(d.task_new))),
-            (
-                "old interval",
-                format!("{} – {} (Wilson {})", pct(st.old.low), pct(st.old.high), conf(v)),
+    let rate_method = if st.delta.method == "paired_t" { "t" } else { "Wilson" };
+    let mut rows = vec![
+        ("old → new", format!("{} → {}", pct(d.task_old), pct(d.task_new))),
+        (
+            "old interval",
+            format!("{} – {} ({rate_method} {})", pct(st.old.low), pct(st.old.high), conf(v)),
+        ),
+        ("new interval", format!("{} – {}", pct(st.new.low), pct(st.new.high))),
+        (
+            "delta",
+            format!(
+                "{} ({} to {}, {})",
+                signed(d.task_delta, 4),
+                signed(st.delta.low, 3),
+                signed(st.delta.high, 3),
+                esc(&st.delta.method)
             ),
-            ("new interval", format!("{} – {}", pct(st.new.low), pct(st.new.high))),
+        ),
+    ];
+    let ni = v.policy.get("mode").and_then(Value::as_str) == Some("non_inferiority");
+    match (&st.clustered, v.policy.get("cluster").and_then(Value::as_str)) {
+        (Some(c), _) => rows.extend([
             (
-                "delta",
+                "clustered delta",
                 format!(
-                    "{} ({} to {}, {})",
-                    signed(d.task_delta, 4),
-                    signed(st.delta.low, 3),
-                    signed(st.delta.high, 3),
-                    esc(&st.delta.method)
+                    "{} to {} (cluster-robust t, {} clusters{})",
+                    signed(c.delta.low, 3),
+                    signed(c.delta.high, 3),
+                    c.clusters,
+                    if ni { "; the rule uses it" } else { "" }
                 ),
             ),
+            ("design effect", sig3(c.design_effect)),
             (
-                "McNemar",
+                "clustered rates",
                 format!(
-                    "b = {}, c = {}: p = {} (mid-p {})",
-                    st.mcnemar.b,
-                    st.mcnemar.c,
-                    sig3(st.mcnemar.p_exact),
-                    sig3(st.mcnemar.p_mid)
+                    "old {} – {} · new {} – {}",
+                    pct(c.old.low),
+                    pct(c.old.high),
+                    pct(c.new.low),
+                    pct(c.new.high)
                 ),
             ),
-            ("tolerance", plain(d.details.task_regression_tol)),
-            (
-                "passed",
-                format!("old {} · new {} of {}", old.passed, new.passed, old.cases),
+        ]),
+        (None, Some("template")) if v.test_set.num_cases > 0 => rows.push((
+            "clustered delta",
+            "none: every case has the same template (one cluster)".to_owned(),
+        )),
+        _ => {}
+    }
+    rows.push((
+        "McNemar",
+        match &st.mcnemar {
+            Some(m) => format!(
+                "b = {}, c = {}: p = {} (mid-p {})",
+                m.b,
+                m.c,
+                sig3(m.p_exact),
+                sig3(m.p_mid)
             ),
-            ("wrong verdict", format!("old {} · new {}", old.wrong, new.wrong)),
-            ("missing verdict", format!("old {} · new {}", old.missing, new.missing)),
-            ("runner errors", format!("old {} · new {}", old.errored, new.errored)),
-        ],
-    );
+            None => "none (several verdicts a case)".to_owned(),
+        },
+    ));
+    rows.extend([
+        ("tolerance", plain(d.details.task_regression_tol)),
+        (
+            "passed",
+            format!("old {} · new {} of {}", old.passed, new.passed, old.cases),
+        ),
+        ("wrong verdict", format!("old {} · new {}", old.wrong, new.wrong)),
+        ("missing verdict", format!("old {} · new {}", old.missing, new.missing)),
+        ("runner errors", format!("old {} · new {}", old.errored, new.errored)),
+    ]);
+    if let (Some(ro), Some(rn)) = (old.runs, new.runs) {
+        rows.push((
+            "runs (every verdict counts)",
+            format!(
+                "old {} of {ro} pass · new {} of {rn}",
+                old.passes.unwrap_or(0),
+                new.passes.unwrap_or(0)
+            ),
+        ));
+    }
+    kv(&mut o, &rows);
     o.push_str(&pass_rate_chart(d, st));
     let tb = &st.table;
     let _ = write!(
@@ -877,7 +987,16 @@ fn render(v: &View, json: &str) -> String {
             );
         }
     }
-    o.push_str("<table><thead><tr><th scope=\"col\">template</th><th scope=\"col\" class=\"num\">cases</th><th scope=\"col\" class=\"num\">old</th><th scope=\"col\" class=\"num\">new</th><th scope=\"col\" class=\"num\">Δ</th></tr></thead><tbody>");
+    let intervals = v.templates.iter().any(|t| t.interval.is_some());
+    let _ = write!(
+        o,
+        "<table><thead><tr><th scope=\"col\">template</th><th scope=\"col\" class=\"num\">cases</th><th scope=\"col\" class=\"num\">old</th><th scope=\"col\" class=\"num\">new</th><th scope=\"col\" class=\"num\">Δ</th>{}</tr></thead><tbody>",
+        if intervals {
+            format!("<th scope=\"col\" class=\"num\">{} interval</th>", conf(v))
+        } else {
+            String::new()
+        }
+    );
     for t in &v.templates {
         let cls = if t.delta.0 < 0.0 {
             " worse"
@@ -886,9 +1005,14 @@ fn render(v: &View, json: &str) -> String {
         } else {
             ""
         };
+        let interval = match (&t.interval, intervals) {
+            (Some(i), _) => format!("<td class=\"num\">{} to {}</td>", signed(i.low, 3), signed(i.high, 3)),
+            (None, true) => "<td class=\"num\">—</td>".to_owned(),
+            (None, false) => String::new(),
+        };
         let _ = write!(
             o,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{cls}\">{}</td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{cls}\">{}</td>{interval}</tr>",
             cell(&text(&t.template_id)),
             t.n,
             pct(t.old_pass_rate),
@@ -920,7 +1044,34 @@ fn render(v: &View, json: &str) -> String {
     o
 }
 
-fn verdict_cell(verdict: &Option<String>, pass: bool, missing: bool, errored: bool, error: &Option<String>) -> String {
+/// How many cases would settle an inconclusive decision, as the banner says it.
+fn settle(ss: &SampleSizeV) -> String {
+    match ss.cases_needed {
+        Some(n) => format!(
+            "About {n} cases would settle it (at the observed discordance; this test set has {}).",
+            ss.num_cases
+        ),
+        None => "With a tolerance of 0 no number of cases shows non-inferiority.".to_owned(),
+    }
+}
+
+/// A case's runs for one model (`repeats: mean`): ` · 2/3 runs pass`.
+fn runs_note(runs: Option<u64>, passes: Option<u64>) -> String {
+    match (runs, passes) {
+        (Some(r), Some(p)) => format!(" <span class=\"muted\">{p}/{r} runs pass</span>"),
+        _ => String::new(),
+    }
+}
+
+/// A verdict cell; `note` (already HTML) follows the mark.
+fn verdict_cell(
+    verdict: &Option<String>,
+    pass: bool,
+    missing: bool,
+    errored: bool,
+    error: &Option<String>,
+    note: &str,
+) -> String {
     let shown = if missing {
         "<em>missing</em>".to_string()
     } else if errored {
@@ -929,7 +1080,7 @@ fn verdict_cell(verdict: &Option<String>, pass: bool, missing: bool, errored: bo
         cell(verdict.as_deref().unwrap_or("—"))
     };
     format!(
-        "<td class=\"{}\">{shown} {}</td>",
+        "<td class=\"{}\">{shown} {}{note}</td>",
         if pass { "pass" } else { "fail" },
         if pass { "✓" } else { "✗" }
     )
@@ -1002,8 +1153,22 @@ fn render_cases(o: &mut String, v: &View) {
             cell(&id_text(&c.pipeline_id)),
             cell(&text(&c.template_id)),
             cell(&text(&c.expected)),
-            verdict_cell(&c.old_verdict, c.old_pass, c.old_missing, c.old_errored, &c.old_error),
-            verdict_cell(&c.new_verdict, c.new_pass, c.new_missing, c.new_errored, &c.new_error),
+            verdict_cell(
+                &c.old_verdict,
+                c.old_pass,
+                c.old_missing,
+                c.old_errored,
+                &c.old_error,
+                &runs_note(c.old_runs, c.old_passes)
+            ),
+            verdict_cell(
+                &c.new_verdict,
+                c.new_pass,
+                c.new_missing,
+                c.new_errored,
+                &c.new_error,
+                &runs_note(c.new_runs, c.new_passes)
+            ),
             esc(&c.status.replace('_', " ")),
             s = esc(&c.status),
         );

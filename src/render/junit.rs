@@ -98,15 +98,19 @@ fn outcome(c: &CaseOutcome) -> Option<(&'static str, &'static str, String)> {
         return Some(("error", kind, message));
     }
     regressed.then(|| {
-        (
-            "failure",
-            "regression",
-            format!(
+        let message = match (c.old_runs, c.old_passes, c.new_runs, c.new_passes) {
+            (Some(or), Some(op), Some(nr), Some(np)) => format!(
+                "regressed: the old model passed {op} of {or} run(s), the new one {np} of {nr} (last verdicts {} and {})",
+                verdict(&c.old_verdict),
+                verdict(&c.new_verdict)
+            ),
+            _ => format!(
                 "regressed: the old model passed ({}), the new one fails ({})",
                 verdict(&c.old_verdict),
                 verdict(&c.new_verdict)
             ),
-        )
+        };
+        ("failure", "regression", message)
     })
 }
 
@@ -175,6 +179,11 @@ fn details(c: &CaseOutcome) -> String {
             let _ = write!(s, "\n{side} error: {e}");
         }
     }
+    for (side, runs, passes) in [("old", c.old_runs, c.old_passes), ("new", c.new_runs, c.new_passes)] {
+        if let (Some(r), Some(p)) = (runs, passes) {
+            let _ = write!(s, "\n{side} runs: {p} of {r} pass");
+        }
+    }
     s
 }
 
@@ -182,10 +191,7 @@ fn details(c: &CaseOutcome) -> String {
 fn properties(r: &GateReport) -> Vec<(String, String)> {
     let d = &r.decision;
     let mut p: Vec<(String, String)> = vec![
-        (
-            "decision".into(),
-            if d.approved { "approved" } else { "blocked" }.into(),
-        ),
+        ("decision".into(), d.outcome().as_str().into()),
         ("approved".into(), d.approved.to_string()),
         ("reason".into(), d.reason.clone()),
         ("num_cases".into(), d.num_cases.to_string()),
@@ -206,6 +212,32 @@ fn properties(r: &GateReport) -> Vec<(String, String)> {
                 d.details.trajectory_regressed.to_string(),
             ),
         ]);
+    }
+    // The evidence behind the rule, in a report of this revision (a report made before
+    // outcomes existed keeps the properties it had).
+    if d.outcome.is_some() {
+        let st = &r.stats.task;
+        p.extend([
+            ("task_interval.method".into(), st.delta.method.to_owned()),
+            ("task_interval.low".into(), number(Some(st.delta.low))),
+            ("task_interval.high".into(), number(Some(st.delta.high))),
+        ]);
+        if let Some(Some(c)) = &st.clustered {
+            p.extend([
+                ("clustered.clusters".into(), c.clusters.to_string()),
+                ("clustered.design_effect".into(), number(c.design_effect)),
+                ("clustered.low".into(), number(Some(c.delta.low))),
+                ("clustered.high".into(), number(Some(c.delta.high))),
+            ]);
+        }
+        if d.outcome() == crate::decision::Outcome::Inconclusive {
+            p.push((
+                "cases_needed".into(),
+                st.sample_size
+                    .cases_needed
+                    .map_or_else(|| "null".to_owned(), |n| n.to_string()),
+            ));
+        }
     }
     if let Ok(Value::Object(policy)) = serde_json::to_value(&r.policy) {
         for (k, v) in policy {

@@ -54,6 +54,9 @@ struct Policy<'a> {
     on_insufficient: Cow<'a, str>,
     #[serde(borrow)]
     mode: Cow<'a, str>,
+    /// Absent in a report made before it existed.
+    #[serde(borrow, default)]
+    cluster: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -84,11 +87,19 @@ struct Sides {
 struct Counts {
     missing: Number,
     errored: Number,
+    /// `repeats: mean` only.
+    #[serde(default)]
+    runs: Option<Number>,
+    #[serde(default)]
+    passes: Option<Number>,
 }
 
 #[derive(Deserialize)]
 struct Decision<'a> {
     approved: bool,
+    /// Absent in a report made before outcomes existed.
+    #[serde(borrow, default)]
+    outcome: Option<Cow<'a, str>>,
     #[serde(borrow)]
     reason: Cow<'a, str>,
     task_old: Option<f64>,
@@ -116,13 +127,33 @@ struct Stats {
 #[derive(Deserialize)]
 struct TaskStats {
     delta: Interval,
-    mcnemar: McNemar,
+    /// `null` under `repeats: mean`.
+    mcnemar: Option<McNemar>,
+    sample_size: SampleSize,
+    /// `null` or absent when there is no clustered interval.
+    #[serde(default)]
+    clustered: Option<Clustered>,
+}
+
+#[derive(Deserialize)]
+struct SampleSize {
+    cases_needed: Option<Number>,
+    num_cases: Number,
+}
+
+#[derive(Deserialize)]
+struct Clustered {
+    clusters: Number,
+    design_effect: Option<f64>,
+    delta: Interval,
 }
 
 #[derive(Deserialize)]
 struct Interval {
     low: Option<f64>,
     high: Option<f64>,
+    #[serde(default)]
+    method: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -146,6 +177,9 @@ struct Template<'a> {
     old_pass_rate: Option<f64>,
     new_pass_rate: Option<f64>,
     delta: Option<f64>,
+    /// Absent in a report made before it existed.
+    #[serde(default)]
+    interval: Option<Interval>,
 }
 
 /// The Markdown summary of `report`.
@@ -192,6 +226,15 @@ fn signed(x: Option<f64>) -> String {
             };
             format!("{sign}{}", to_fixed(x.abs(), 4))
         }
+    }
+}
+
+/// An interval's method as the summary names it.
+fn method_name(method: Option<&str>) -> &'static str {
+    match method {
+        Some("paired_t") => "paired t",
+        Some("cluster_robust_t") => "cluster-robust t",
+        _ => "Newcombe",
     }
 }
 
@@ -352,10 +395,13 @@ fn render(r: &Report<'_>) -> String {
         s.push_str(text);
         s.push('\n');
     };
+    let inconclusive = d.outcome.as_deref() == Some("inconclusive");
     line(
         &mut s,
         if d.approved {
             "## deploy-gate: ✅ approved — deploy the new model"
+        } else if inconclusive {
+            "## deploy-gate: ⚠️ inconclusive — keep the old model; more cases would settle it"
         } else {
             "## deploy-gate: ⛔ blocked — keep the old model"
         },
@@ -391,19 +437,67 @@ fn render(r: &Report<'_>) -> String {
     }
     let st = &r.stats.task;
     line(&mut s, "");
+    let mcnemar = match &st.mcnemar {
+        Some(m) => format!(
+            "McNemar b = {}, c = {}, p = {}",
+            num(&m.b),
+            num(&m.c),
+            to_precision(m.p_exact, 3)
+        ),
+        None => "no McNemar test (several verdicts a case)".to_owned(),
+    };
     line(
         &mut s,
         &format!(
-            "Rule: {}. {}% interval for the change in pass rate: {} to {} (Newcombe); McNemar b = {}, c = {}, p = {}.",
+            "Rule: {}. {}% interval for the change in pass rate: {} to {} ({}); {mcnemar}.",
             code_span(&r.policy.mode),
             js_string(js_round(r.stats.confidence * 100.0)),
             signed(st.delta.low),
             signed(st.delta.high),
-            num(&st.mcnemar.b),
-            num(&st.mcnemar.c),
-            to_precision(st.mcnemar.p_exact, 3)
+            method_name(st.delta.method.as_deref()),
         ),
     );
+    let uses = if r.policy.mode == "non_inferiority" {
+        "; the rule uses this interval"
+    } else {
+        ""
+    };
+    let has_cases = r.test_set.num_cases.as_u64() != Some(0);
+    match (&st.clustered, r.policy.cluster.as_deref()) {
+        (Some(c), _) => {
+            line(&mut s, "");
+            line(
+                &mut s,
+                &format!(
+                    "Clustered by template ({} clusters, design effect {}): {} to {} (cluster-robust t){uses}.",
+                    num(&c.clusters),
+                    c.design_effect.map_or_else(|| "—".into(), |x| to_fixed(x, 2)),
+                    signed(c.delta.low),
+                    signed(c.delta.high)
+                ),
+            );
+        }
+        (None, Some("template")) if has_cases => {
+            line(&mut s, "");
+            line(
+                &mut s,
+                "Clustered by template: every case has the same template (one cluster), so there is no clustered interval.",
+            );
+        }
+        _ => {}
+    }
+    if inconclusive {
+        line(&mut s, "");
+        let needed = match &st.sample_size.cases_needed {
+            Some(n) => format!(
+                "About **{}** cases would settle it (at the observed discordance; this test set has {}).",
+                num(n),
+                num(&st.sample_size.num_cases)
+            ),
+            None => "With a tolerance of 0 no number of cases shows non-inferiority.".to_owned(),
+        };
+        line(&mut s, &needed);
+    }
     line(&mut s, "");
     let count = |status: &str| r.cases.iter().filter(|c| c.status == status).count();
     let (o, n) = (&r.verdicts.old, &r.verdicts.new);
@@ -426,14 +520,38 @@ fn render(r: &Report<'_>) -> String {
             num(&n.errored)
         ),
     );
+    if let (Some(o), Some(n)) = (&o.runs, &n.runs) {
+        line(
+            &mut s,
+            &format!(
+                "Every verdict of a case counts (`repeats: mean`): old {} verdicts ({} pass), new {} ({} pass).",
+                num(o),
+                r.verdicts.old.passes.as_ref().map_or_else(|| "—".into(), num),
+                num(n),
+                r.verdicts.new.passes.as_ref().map_or_else(|| "—".into(), num)
+            ),
+        );
+    }
     if !r.templates.is_empty() {
+        // Reports made before the templates' intervals existed keep their table.
+        let intervals = r.templates.iter().any(|t| t.interval.is_some());
         line(&mut s, "");
-        line(&mut s, "| template | n | old | new | Δ |");
-        line(&mut s, "|---|---|---|---|---|");
+        if intervals {
+            line(&mut s, "| template | n | old | new | Δ | interval |");
+            line(&mut s, "|---|---|---|---|---|---|");
+        } else {
+            line(&mut s, "| template | n | old | new | Δ |");
+            line(&mut s, "|---|---|---|---|---|");
+        }
         for t in &r.templates {
+            let interval = match (&t.interval, intervals) {
+                (Some(i), _) => format!(" {} to {} |", signed(i.low), signed(i.high)),
+                (None, true) => " — |".to_owned(),
+                (None, false) => String::new(),
+            };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |{interval}",
                 template_cell(t.template_id),
                 num(&t.n),
                 percent(t.old_pass_rate),
@@ -524,7 +642,7 @@ mod tests {
         assert_eq!(rows.len(), ids.len());
         let shown: Vec<String> = rows.iter().map(|r| cells(r)[0].clone()).collect();
         for row in &rows {
-            assert_eq!(cells(row).len(), 5, "{row}");
+            assert_eq!(cells(row).len(), 6, "{row}");
         }
         let expected = [
             r"a\|b\|\|c",

@@ -81,7 +81,7 @@ export function cliReport(dir, policy) {
   if (fs.existsSync(f("old_trajectories.jsonl"))) args.push("--old-trajectories", f("old_trajectories.jsonl"), "--new-trajectories", f("new_trajectories.jsonl"));
   args.push(...policyFlags(policy));
   const run = spawnSync(CLI, args, { maxBuffer: 1 << 30 });
-  if (run.status !== 0 && run.status !== 3) throw new Error(`deploy-gate failed: ${run.stderr}`);
+  if (![0, 3, 4].includes(run.status)) throw new Error(`deploy-gate failed: ${run.stderr}`);
   return run.stdout.toString("utf8");
 }
 
@@ -103,6 +103,8 @@ function policyFlags(p = {}) {
   add("--on-insufficient", p.on_insufficient);
   add("--mode", p.mode);
   add("--confidence", p.confidence);
+  add("--cluster", p.cluster);
+  add("--repeats", p.repeats);
   return flags;
 }
 
@@ -111,7 +113,7 @@ export async function setPolicy(page, policy) {
   for (const [name, value] of Object.entries(policy)) {
     if (value === undefined) continue;
     const field = page.locator(`[name="${name}"]`);
-    if (name === "on_insufficient" || name === "mode") await field.selectOption(value);
+    if (["on_insufficient", "mode", "cluster", "repeats"].includes(name)) await field.selectOption(value);
     else {
       await field.fill(value);
       await field.dispatchEvent("change");

@@ -76,6 +76,35 @@ function samples() {
   t.addVerdicts("new", read("both-regressed", "new_verdicts.jsonl"), "new_verdicts.jsonl");
   out.blocked = ["GateReport", t.evaluate()];
 
+  // Clustered intervals, repeated runs and an inconclusive decision (the compatibility inputs:
+  // templates of unequal size, cases without one, several verdicts a case).
+  const compat = (f) => fs.readFileSync(path.join(ROOT, "tests/fixtures/compat", f));
+  const m = new wasm.GateSession({ mode: "non_inferiority", task_tol: 0.05, repeats: "mean" });
+  const compatAudit = compat("inputs/audit.jsonl");
+  m.beginAudit("audit.jsonl");
+  m.pushAudit(compatAudit);
+  m.finishAudit();
+  m.buildTestSet([compatAudit]);
+  m.addVerdicts("old", compat("inputs/old_verdicts.jsonl"), "old_verdicts.jsonl");
+  m.addVerdicts("new", compat("inputs/new_equal.jsonl"), "new_equal.jsonl");
+  out.inconclusive = ["GateReport", m.evaluate()];
+  assert.equal(out.inconclusive[1].decision.outcome, "inconclusive");
+  assert.equal(out.inconclusive[1].stats.task.mcnemar, null);
+  assert.equal(typeof out.inconclusive[1].stats.task.clustered.design_effect, "number");
+  assert.equal(typeof out.inconclusive[1].cases[0].new_runs, "number");
+  m.setPolicy({ cluster: "none" });
+  out.unclustered = ["GateReport", m.evaluate()];
+  assert.equal(out.unclustered[1].stats.task.clustered, null);
+  // A decision signed before outcomes existed, opened: its report has the earlier shape.
+  const old = JSON.parse(compat("scenarios/ni-policy-file/report.json"));
+  const oldEnvelope = compat("scenarios/ni-policy-file/decision.dsse.json");
+  const signedAt = Date.parse(JSON.parse(Buffer.from(JSON.parse(oldEnvelope).payload, "base64")).predicate.timeVerified) / 1000;
+  out.openedOld = ["SignedDecision", wasm.openSignedDecision(oldEnvelope, [compat("reviewer.pub.pem").toString()], { now: signedAt + 60 })];
+  assert.equal(out.openedOld[1].valid, true);
+  assert.equal(out.openedOld[1].outcome, "blocked");
+  assert.equal(out.openedOld[1].report.decision.outcome, undefined);
+  assert.deepEqual(out.openedOld[1].report, old);
+
   out.guesses = ["RoleGuess[]", [
     wasm.GateSession.sniffRole("audit.jsonl", audit.subarray(0, 4096)),
     wasm.GateSession.sniffRole("x.jsonl", read(fixture, "old_verdicts.jsonl").subarray(0, 4096)),

@@ -314,12 +314,26 @@ fn non_inferiority_mode_decides_on_the_interval_and_the_report_carries_the_stati
         "--task-tol",
         "0.05",
     );
-    let out = run(&ni);
+    // Unclustered: Newcombe's interval.
+    let out = run(&with_flag(ni.clone(), "--cluster", "none"));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         r["decision"]["reason"],
-        "approved: non-inferiority shown (task lower bound 0.006 >= -0.05; trajectory lower bound -0.013 >= -0.05)"
+        "approved: non-inferiority shown (task lower bound 0.006 > -0.05; trajectory lower bound -0.013 > -0.05)"
+    );
+    assert_eq!(r["decision"]["outcome"], "approved");
+    assert_eq!(r["stats"]["task"]["clustered"], serde_json::Value::Null);
+    // By default the rule uses the interval clustered by template.
+    let out = run(&ni);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let clustered: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let low = clustered["stats"]["task"]["clustered"]["delta"]["low"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(
+        clustered["decision"]["reason"],
+        format!("approved: non-inferiority shown (task lower bound {low:.3} > -0.05; trajectory lower bound -0.013 > -0.05)")
     );
     assert_eq!(
         (r["policy"]["mode"].as_str(), r["policy"]["confidence"].as_f64()),
@@ -350,15 +364,29 @@ fn non_inferiority_mode_decides_on_the_interval_and_the_report_carries_the_stati
         (Some("bootstrap"), Some(10000))
     );
 
+    // A trajectory interval that reaches past the tolerance and above 0: inconclusive (exit 4).
     let strict_traj = with_flag(ni.clone(), "--traj-tol", "0.01");
     let out = run(&strict_traj);
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let high = r["stats"]["trajectory"]["delta"]["high"].as_f64().unwrap();
     assert_eq!(
         r["decision"]["reason"],
-        "blocked: trajectory non-inferiority not shown (lower bound -0.013 < -0.01)"
+        format!(
+            "inconclusive: trajectory non-inferiority not shown, nor a regression (interval -0.013 to {high:.3}, \
+             tolerance 0.01: lower bound <= -0.01, upper bound >= 0)"
+        )
+    );
+    assert_eq!(
+        (r["decision"]["outcome"].as_str(), r["decision"]["approved"].as_bool()),
+        (Some("inconclusive"), Some(false))
     );
     assert_eq!(r["decision"]["details"]["trajectory_regressed"], true);
+    assert!(
+        stderr(&out).contains("INCONCLUSIVE — keep the old model"),
+        "{}",
+        stderr(&out)
+    );
 
     // The point rule (default) is unchanged; the intervals widen with the confidence.
     let point: serde_json::Value = serde_json::from_slice(&run(&base).stdout).unwrap();

@@ -22,11 +22,17 @@ mod ci_outputs;
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
 #[cfg(not(target_arch = "wasm32"))]
+mod compat;
+#[cfg(not(target_arch = "wasm32"))]
 mod html_report;
 #[cfg(not(target_arch = "wasm32"))]
 mod ids;
 #[cfg(not(target_arch = "wasm32"))]
+mod known_answers;
+#[cfg(not(target_arch = "wasm32"))]
 mod numbers;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
+mod outcomes;
 #[cfg(not(target_arch = "wasm32"))]
 mod parity;
 #[cfg(not(target_arch = "wasm32"))]

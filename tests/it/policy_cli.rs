@@ -44,10 +44,16 @@ fn policy_prints_the_defaults_and_their_canonical_digest() {
     let (policy, digest) = resolved(&[]);
     assert_eq!(
         policy.to_string(),
-        r#"{"min_samples":20,"max_samples":200,"seed":0,"pass_verdicts":["PASS","APPROVE","COMPLETE"],"task_regression_tol":0.0,"trajectory_regression_tol":0.05,"on_insufficient":"block","mode":"point","confidence":0.95}"#
+        r#"{"min_samples":20,"max_samples":200,"seed":0,"pass_verdicts":["PASS","APPROVE","COMPLETE"],"task_regression_tol":0.0,"trajectory_regression_tol":0.05,"on_insufficient":"block","mode":"point","confidence":0.95,"cluster":"template","repeats":"last"}"#
     );
-    let canonical = r#"{"confidence":0.95,"max_samples":200,"min_samples":20,"mode":"point","on_insufficient":"block","pass_verdicts":["PASS","APPROVE","COMPLETE"],"seed":0,"task_regression_tol":0,"trajectory_regression_tol":0.05}"#;
+    let canonical = r#"{"cluster":"template","confidence":0.95,"max_samples":200,"min_samples":20,"mode":"point","on_insufficient":"block","pass_verdicts":["PASS","APPROVE","COMPLETE"],"repeats":"last","seed":0,"task_regression_tol":0,"trajectory_regression_tol":0.05}"#;
     assert_eq!(digest, hex::encode(Sha256::digest(canonical.as_bytes())));
+    // The flags of the two fields.
+    let (policy, _) = resolved(&strings(&["--cluster", "none", "--repeats", "mean"]));
+    assert_eq!(
+        (policy["cluster"].as_str(), policy["repeats"].as_str()),
+        (Some("none"), Some("mean"))
+    );
 }
 
 #[test]
@@ -329,6 +335,8 @@ fn the_help_shows_the_defaults_of_the_policy_module() {
         "[default: block]",
         "[default: point]",
         "[default: 0.95]",
+        "[default: template]",
+        "[default: last]",
     ] {
         assert!(help.contains(shown), "{shown} not in {help}");
     }

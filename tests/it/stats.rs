@@ -6,7 +6,9 @@
 
 #![allow(clippy::excessive_precision)] // known answers as the reference printed them
 
-use deploy_gate::stats::{cases_needed, mcnemar, newcombe_paired, simulate, wilson, Paired};
+use deploy_gate::stats::{
+    cases_needed, mcnemar, newcombe_paired, simulate, simulate_clustered, wilson, ClusterScenario, Paired,
+};
 
 fn close(a: f64, b: f64, what: &str) {
     assert!((a - b).abs() < 1e-12, "{what}: {a} != {b}");
@@ -204,4 +206,54 @@ fn non_inferiority_is_sure_at_2000_cases_where_the_point_rule_is_a_coin_toss() {
     );
     let again = simulate(2000, 0.8, 0.8, 0.05, 0.95, 400, 1);
     assert_eq!(again, equal, "seeded");
+}
+
+/// The targets of the clustered simulation (docs/statistics.md has the full table, 2,000 trials
+/// a cell), here with a fixed seed and 500 trials a cell: 20 templates, non-inferiority at
+/// tolerance 0.05 and 95%.
+#[test]
+fn the_clustered_simulation_meets_its_targets() {
+    let cell = |cases: usize, icc: f64, p_new: f64, seed: u64| {
+        simulate_clustered(&ClusterScenario {
+            cases,
+            templates: 20,
+            icc,
+            p_old: 0.8,
+            p_new,
+            tolerance: 0.05,
+            confidence: 0.95,
+            trials: 500,
+            seed,
+        })
+    };
+    // Clustered intervals cover within ±2.5 points of nominal at ICC 0.7 (the unclustered ones
+    // do not come near).
+    for (cases, p_new, seed) in [(200, 0.8, 1), (200, 0.7, 2), (2000, 0.8, 3), (2000, 0.7, 4)] {
+        let r = cell(cases, 0.7, p_new, seed);
+        assert!(
+            (r.clustered.coverage - 0.95).abs() <= 0.025,
+            "{cases} cases, {p_new}: {r:?}"
+        );
+        assert!(r.unclustered.coverage < 0.8, "{cases} cases, {p_new}: {r:?}");
+    }
+    // Equal models at 2,000 cases are approved or found inconclusive, never blocked, in ≥ 95% of
+    // trials, whatever the correlation.
+    for (icc, seed) in [(0.0, 5), (0.3, 6), (0.7, 7)] {
+        let r = cell(2000, icc, 0.8, seed);
+        assert!(
+            r.clustered.approved + r.clustered.inconclusive >= 0.95,
+            "ICC {icc}: {r:?}"
+        );
+        assert!((r.clustered.approved + r.clustered.inconclusive + r.clustered.blocked - 1.0).abs() < 1e-12);
+    }
+    // A true regression of twice the tolerance is blocked in ≥ 80% of trials at 2,000 cases and
+    // ICC 0; its power falls as the correlation grows (the price of clustering).
+    let power: Vec<f64> = [(0.0, 8), (0.3, 9), (0.7, 10)]
+        .iter()
+        .map(|&(icc, seed)| cell(2000, icc, 0.7, seed).clustered.blocked)
+        .collect();
+    assert!(power[0] >= 0.8, "{power:?}");
+    assert!(power[0] > power[1] && power[1] > power[2], "{power:?}");
+    // Seeded: the same numbers again.
+    assert_eq!(cell(200, 0.3, 0.8, 11), cell(200, 0.3, 0.8, 11));
 }

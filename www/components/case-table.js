@@ -196,16 +196,18 @@ export class CaseTable extends HTMLElement {
   /** The row of outcome `i`, shown at position `k` of the filtered cases. */
   row(i, k) {
     const c = this.outcomes[i];
-    const verdict = (v, pass, missing, errored, error) =>
-      h("td", { class: pass ? "dg-pass" : "dg-fail" }, missing ? h("em", {}, "missing") : errored ? h("em", { title: shorten(error || "") }, "error") : longText(v), pass ? " ✓" : " ✗");
+    // Under `repeats: mean` the cell also counts the case's runs: its last verdict, and how many pass.
+    const runs = (n, passes) => (n === undefined ? null : h("span", { class: "dg-muted dg-runs", "data-testid": "case-runs" }, ` ${passes}/${n} runs pass`));
+    const verdict = (v, pass, missing, errored, error, n, passes) =>
+      h("td", { class: pass ? "dg-pass" : "dg-fail" }, missing ? h("em", {}, "missing") : errored ? h("em", { title: shorten(error || "") }, "error") : longText(v), pass ? " ✓" : " ✗", runs(n, passes));
     const tr = h(
       "tr",
       { "data-testid": "case-row", "data-id": key(c.pipeline_id), "aria-rowindex": String(k + 2), tabindex: "0", "aria-expanded": "false", class: `dg-status-${c.status}` },
       h("td", { class: "dg-mono" }, longText(c.pipeline_id)),
       h("td", {}, longText(c.template_id)),
       h("td", {}, longText(c.expected)),
-      verdict(c.old_verdict, c.old_pass, c.old_missing, c.old_errored, c.old_error),
-      verdict(c.new_verdict, c.new_pass, c.new_missing, c.new_errored, c.new_error),
+      verdict(c.old_verdict, c.old_pass, c.old_missing, c.old_errored, c.old_error, c.old_runs, c.old_passes),
+      verdict(c.new_verdict, c.new_pass, c.new_missing, c.new_errored, c.new_error, c.new_runs, c.new_passes),
       h("td", {}, c.status.replace("_", " ")),
     );
     const toggle = () => {
@@ -240,6 +242,7 @@ export class CaseTable extends HTMLElement {
         verdictLine("Expected verdict", c.expected, false, null),
         verdictLine("Old model", c.old_verdict, c.old_missing, c.old_error),
         verdictLine("New model", c.new_verdict, c.new_missing, c.new_error),
+        c.old_runs !== undefined ? h("p", {}, h("strong", {}, "Runs: "), `old ${c.old_passes} of ${c.old_runs} pass · new ${c.new_passes} of ${c.new_runs} pass (the verdicts above are each model's last)`) : null,
         tc ? h("p", {}, h("strong", {}, "Episode reward: "), text(tc.episode_reward), tc.input_hash !== undefined ? [" · ", h("strong", {}, "input hash: "), h("code", {}, longText(tc.input_hash))] : null) : null,
         h("h4", {}, "Input"),
         h("pre", { class: "dg-pre", "data-testid": "case-input" }, tc ? longText(pretty(tc.input_text)) : "(not available)"),

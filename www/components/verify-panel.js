@@ -141,10 +141,10 @@ export class VerifyPanel extends HTMLElement {
       return;
     }
     if (run !== this.runs) return;
-    const box = h("div", { class: `dg-banner ${r.valid ? (r.approved ? "dg-approved" : "dg-blocked") : "dg-blocked"}`, "data-valid": String(r.valid) });
+    const box = h("div", { class: `dg-banner ${r.valid ? `dg-${r.outcome}` : "dg-blocked"}`, "data-valid": String(r.valid), "data-outcome": r.valid ? r.outcome : null });
     if (r.valid) {
       box.append(
-        h("h3", {}, `Valid — ${r.approved ? "PASSED: deploy" : "FAILED: keep the old model"}`),
+        h("h3", {}, `Valid — ${r.approved ? "PASSED: deploy" : r.outcome === "inconclusive" ? "FAILED (inconclusive): keep the old model" : "FAILED: keep the old model"}`),
         h("p", {}, "Reason: ", h("code", {}, r.reason)),
         h("p", {}, `Signed by: ${r.signers.map((id) => `key id ${id} (${this.keyName(id)})`).join(", ")}`),
         h("p", {}, `Model ${r.model} (${r.model_digest}) → ${r.target}, decided ${r.time_verified}`),

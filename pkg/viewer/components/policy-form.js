@@ -53,7 +53,19 @@ export class PolicyForm extends HTMLElement {
         "label",
         { class: "dg-field" },
         h("span", {}, "Rule"),
-        h("select", { name: "mode", title: "point: blocked when new < old − tolerance (the reference). non-inferiority: approved only when the interval shows new ≥ old − tolerance." }, h("option", { value: "point" }, "point (reference)"), h("option", { value: "non_inferiority" }, "non-inferiority")),
+        h("select", { name: "mode", title: "point: blocked when new < old − tolerance (the reference). non-inferiority: approved when the interval shows new > old − tolerance, blocked when it shows a regression, else inconclusive." }, h("option", { value: "point" }, "point (reference)"), h("option", { value: "non_inferiority" }, "non-inferiority")),
+      ),
+      h(
+        "label",
+        { class: "dg-field" },
+        h("span", {}, "Clustering"),
+        h("select", { name: "cluster", title: "template: cases of one template are correlated, the intervals are cluster-robust. none: every case independent." }, h("option", { value: "template" }, "by template"), h("option", { value: "none" }, "none (independent cases)")),
+      ),
+      h(
+        "label",
+        { class: "dg-field" },
+        h("span", {}, "Repeated verdicts"),
+        h("select", { name: "repeats", title: "last: the last verdict of a case counts (the reference). mean: every verdict counts; a case scores the share that pass." }, h("option", { value: "last" }, "last (reference)"), h("option", { value: "mean" }, "mean of every run")),
       ),
       this.error,
     );

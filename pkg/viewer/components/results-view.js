@@ -7,15 +7,36 @@ import { CaseTable } from "./case-table.js";
 const pct1 = (x) => `${(x * 100).toFixed(1)}`;
 const conf = (report) => `${Math.round(report.stats.confidence * 1000) / 10}%`;
 
+/** The decision's outcome: its `outcome`, or for a report made before outcomes existed,
+ * approved or blocked. */
+export const outcomeOf = (decision) => decision.outcome || (decision.approved ? "approved" : "blocked");
+
+const methods = { newcombe: "Newcombe", paired_t: "paired t", cluster_robust_t: "cluster-robust t", bootstrap: "bootstrap" };
+const methodName = (m) => methods[m] || m;
+
 /** The rule of the policy, in one plain sentence. */
 export function ruleSentence(report) {
   const p = report.policy;
   const t = report.stats.task;
-  const interval = `The ${conf(report)} interval for the change in pass rate is ${signed(t.delta.low, 3)} to ${signed(t.delta.high, 3)}`;
-  if (p.mode === "non_inferiority") {
-    return `Non-inferiority rule: the new model is approved only if, with ${conf(report)} confidence, it is at most ${p.task_regression_tol} worse than the old one (the interval's lower bound must be ≥ −${p.task_regression_tol}${report.decision.details.trajectory_checked ? `; likewise for trajectory quality with ${p.trajectory_regression_tol}` : ""}). ${interval}.`;
+  const ni = p.mode === "non_inferiority";
+  let interval = `The ${conf(report)} interval for the change in pass rate is ${signed(t.delta.low, 3)} to ${signed(t.delta.high, 3)}`;
+  if (t.clustered) interval += `; clustered by template, ${signed(t.clustered.delta.low, 3)} to ${signed(t.clustered.delta.high, 3)}${ni ? " (the rule uses this one)" : ""}`;
+  const traj = report.decision.details.trajectory_checked ? `; likewise for trajectory quality with ${p.trajectory_regression_tol}` : "";
+  if (ni && report.decision.outcome === undefined) {
+    return `Non-inferiority rule: the new model is approved only if, with ${conf(report)} confidence, it is at most ${p.task_regression_tol} worse than the old one (the interval's lower bound must be ≥ −${p.task_regression_tol}${traj}). ${interval}.`;
   }
-  return `Point rule (the reference): blocked when the new pass rate is below the old one minus ${p.task_regression_tol}. ${interval}; McNemar p = ${t.mcnemar.p_exact.toPrecision(3)}.`;
+  if (ni) {
+    return `Non-inferiority rule: approved when, with ${conf(report)} confidence, the new model is at most ${p.task_regression_tol} worse than the old one (the interval's lower bound > −${p.task_regression_tol}${traj}); blocked when the interval lies below 0 (a regression is shown); otherwise inconclusive (neither is shown), which keeps the old model. ${interval}.`;
+  }
+  return `Point rule (the reference): blocked when the new pass rate is below the old one minus ${p.task_regression_tol}. ${interval}${t.mcnemar ? `; McNemar p = ${t.mcnemar.p_exact.toPrecision(3)}` : ""}.`;
+}
+
+/** How many cases would settle an inconclusive decision. */
+export function settle(report) {
+  const ss = report.stats.task.sample_size;
+  return ss.cases_needed === null
+    ? "With a tolerance of 0 no number of cases shows non-inferiority."
+    : `About ${ss.cases_needed} cases would settle it (at the observed discordance; this test set has ${ss.num_cases}).`;
 }
 
 /** The decision in plain words. */
@@ -23,6 +44,12 @@ export function explain(report) {
   const d = report.decision;
   const tol = d.details;
   const task = `task accuracy went from ${percent(d.task_old)} to ${percent(d.task_new)}`;
+  if (outcomeOf(d) === "inconclusive") {
+    return "The evidence shows neither that the new model is within the tolerance of the old one nor that it is worse. Keep the old model, and gather more cases to settle it.";
+  }
+  if (d.outcome && d.reason.includes("regression shown")) {
+    return "The interval shows a regression: the new model is worse than the old one. Keep the old model.";
+  }
   if (d.reason.includes("non-inferiority")) {
     if (d.approved) return "Non-inferiority is shown: the new model is, with the stated confidence, no worse than the tolerance allows. It may be deployed.";
     const parts = [];
@@ -54,14 +81,16 @@ export class ResultsView extends HTMLElement {
    * all four). */
   show(report, cases, options = {}) {
     const d = report.decision;
+    const outcome = outcomeOf(d);
     const offered = options.exports || ["report", "html", "testset", "markdown"];
     const exportButton = (kind, label) => h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": `export-${kind}`, onclick: () => this.dispatchEvent(new CustomEvent("dg-export", { bubbles: true, detail: { kind } })) }, label);
     const banner = h(
       "section",
-      { class: `dg-banner ${d.approved ? "dg-approved" : "dg-blocked"}`, "data-testid": "decision", "data-approved": String(d.approved), "data-reason": d.reason, "data-source": options.kind || (options.source ? "signed" : "live"), role: "status" },
+      { class: `dg-banner dg-${outcome}`, "data-testid": "decision", "data-approved": String(d.approved), "data-outcome": outcome, "data-reason": d.reason, "data-source": options.kind || (options.source ? "signed" : "live"), role: "status" },
       options.source ? h("p", { class: "dg-source", "data-testid": "report-source" }, options.source) : null,
-      h("h2", {}, d.approved ? "Approved — deploy the new model" : "Blocked — keep the old model"),
+      h("h2", {}, { approved: "Approved — deploy the new model", blocked: "Blocked — keep the old model", inconclusive: "Inconclusive — keep the old model" }[outcome]),
       h("p", {}, explain(report)),
+      outcome === "inconclusive" ? h("p", { class: "dg-settle", "data-testid": "cases-needed" }, h("strong", {}, settle(report))) : null,
       h("p", { class: "dg-muted", "data-testid": "rule" }, ruleSentence(report)),
       h("p", { class: "dg-muted" }, "Reason: ", h("code", {}, d.reason), " · test cases: ", h("strong", { "data-testid": "num-cases" }, String(d.num_cases))),
     );
@@ -84,14 +113,28 @@ export class ResultsView extends HTMLElement {
     const guidance = ss.cases_needed === null
       ? "Non-inferiority needs a tolerance above 0."
       : `Non-inferiority at tolerance ${ss.tolerance} would need about ${ss.cases_needed} cases (80% power, equal models, ${pct1(ss.discordance)}% discordant); this test set has ${ss.num_cases}.`;
+    const ni = report.policy.mode === "non_inferiority";
+    const cl = st.clustered;
+    const clusteredRows = cl
+      ? [
+          ["clustered delta", h("span", { "data-testid": "clustered-interval" }, `${signed(cl.delta.low, 3)} to ${signed(cl.delta.high, 3)} (cluster-robust t${ni ? "; the rule uses it" : ""})`)],
+          ["clusters", h("span", { "data-testid": "clusters" }, `${cl.clusters} (templates; a case without one is its own)`)],
+          ["design effect", h("span", { "data-testid": "design-effect" }, cl.design_effect === null ? "—" : cl.design_effect.toFixed(2))],
+        ]
+      : report.policy.cluster === "template" && report.test_set.num_cases > 0
+        ? [["clustered delta", h("span", { "data-testid": "clustered-interval" }, "none: every case has the same template (one cluster)")]]
+        : [];
+    const runs = o.runs !== undefined && n.runs !== undefined ? [["runs (every verdict counts)", `old ${o.passes} of ${o.runs} pass · new ${n.passes} of ${n.runs}`]] : [];
     const taskCard = card(
       "Task accuracy",
       [
         ["old → new", `${percent(d.task_old)} → ${percent(d.task_new)}`],
-        ["old interval", `${percent(st.old.low)} – ${percent(st.old.high)} (Wilson ${conf(report)})`],
+        ["old interval", `${percent(st.old.low)} – ${percent(st.old.high)} (${st.delta.method === "paired_t" ? "t" : "Wilson"} ${conf(report)})`],
         ["new interval", `${percent(st.new.low)} – ${percent(st.new.high)}`],
-        ["delta", `${signed(d.task_delta)} (${signed(st.delta.low, 3)} to ${signed(st.delta.high, 3)}, Newcombe)`],
-        ["McNemar", `b = ${st.mcnemar.b}, c = ${st.mcnemar.c}: p = ${st.mcnemar.p_exact.toPrecision(3)} (mid-p ${st.mcnemar.p_mid.toPrecision(3)})`],
+        ["delta", `${signed(d.task_delta)} (${signed(st.delta.low, 3)} to ${signed(st.delta.high, 3)}, ${methodName(st.delta.method)})`],
+        ...clusteredRows,
+        ["McNemar", st.mcnemar ? `b = ${st.mcnemar.b}, c = ${st.mcnemar.c}: p = ${st.mcnemar.p_exact.toPrecision(3)} (mid-p ${st.mcnemar.p_mid.toPrecision(3)})` : "none (several verdicts a case)"],
+        ...runs,
         ["tolerance", String(d.details.task_regression_tol)],
         ["passed", `old ${o.passed} · new ${n.passed} of ${o.cases}`],
         ["wrong verdict", `old ${o.wrong} · new ${n.wrong}`],
@@ -116,6 +159,8 @@ export class ResultsView extends HTMLElement {
         )
       : card("Trajectory quality", [["status", "not checked (needs both trajectory files)"]]);
 
+    // Reports made before the templates' intervals existed keep their table.
+    const intervals = report.templates.some((r) => r.interval);
     const templates = h(
       "section",
       { class: "dg-panel" },
@@ -124,8 +169,23 @@ export class ResultsView extends HTMLElement {
       h(
         "table",
         { class: "dg-table" },
-        h("thead", {}, h("tr", {}, ["template", "cases", "old", "new", "Δ"].map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", {}, report.templates.map((r) => h("tr", { "data-testid": "template-row" }, h("td", {}, longText(r.template_id)), h("td", { class: "dg-num" }, String(r.n)), h("td", { class: "dg-num" }, percent(r.old_pass_rate)), h("td", { class: "dg-num" }, percent(r.new_pass_rate)), h("td", { class: `dg-num ${r.delta < 0 ? "dg-worse" : r.delta > 0 ? "dg-better" : ""}` }, signed(r.delta))))),
+        h("thead", {}, h("tr", {}, ["template", "cases", "old", "new", "Δ", ...(intervals ? [`${conf(report)} interval`] : [])].map((c) => h("th", { scope: "col" }, c)))),
+        h(
+          "tbody",
+          {},
+          report.templates.map((r) =>
+            h(
+              "tr",
+              { "data-testid": "template-row" },
+              h("td", {}, longText(r.template_id)),
+              h("td", { class: "dg-num" }, String(r.n)),
+              h("td", { class: "dg-num" }, percent(r.old_pass_rate)),
+              h("td", { class: "dg-num" }, percent(r.new_pass_rate)),
+              h("td", { class: `dg-num ${r.delta < 0 ? "dg-worse" : r.delta > 0 ? "dg-better" : ""}` }, signed(r.delta)),
+              intervals ? h("td", { class: "dg-num", "data-testid": "template-interval" }, r.interval ? `${signed(r.interval.low, 3)} to ${signed(r.interval.high, 3)}` : "—") : null,
+            ),
+          ),
+        ),
       ),
     );
 

@@ -6,6 +6,7 @@ use crate::exit::{notice, EXIT_BLOCKED, EXIT_DEPLOYED_UNRECORDED, EXIT_OK};
 use crate::trust::{invalid, TrustArgs};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use deploy_gate::attest::Verified;
 use deploy_gate::deploy::BACKENDS;
 use deploy_gate::native::apply::{self, Applied, ApplyOptions, FailAt};
 use deploy_gate::native::files::chain;
@@ -102,6 +103,15 @@ fn pretty(out: &Applied) -> Result<()> {
     Ok(())
 }
 
+/// Why a verified decision keeps the old model: it is blocked, or inconclusive (which never
+/// deploys).
+fn kept_because(v: &Verified) -> &'static str {
+    match v.outcome {
+        deploy_gate::decision::Outcome::Inconclusive => "inconclusive",
+        _ => "blocked",
+    }
+}
+
 pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
     let opts = ApplyOptions {
         envelope: args.envelope.clone(),
@@ -123,9 +133,9 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
             eprintln!(
                 "deploy-gate: dry run — verified; would {} ({})",
                 if v.approved {
-                    "deploy the new model"
+                    "deploy the new model".to_owned()
                 } else {
-                    "keep the old model"
+                    format!("keep the old model (decision {})", kept_because(v))
                 },
                 v.reason
             );
@@ -134,7 +144,11 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         }
         Applied::KeptOld { decision, .. } => {
             pretty(&out)?;
-            eprintln!("deploy-gate: KEPT the old model — {}", decision.reason);
+            eprintln!(
+                "deploy-gate: KEPT the old model (decision {}) — {}",
+                kept_because(decision),
+                decision.reason
+            );
             Ok(EXIT_BLOCKED)
         }
         Applied::Deployed(d) => {

@@ -3,13 +3,14 @@
 //! policy resolved from defaults, file and flags. `verify --reproduce` evaluates through
 //! [`evaluate_inputs`].
 
-use crate::exit::{input_error, write_output, EXIT_BLOCKED, EXIT_OK};
+use crate::exit::{input_error, write_output, EXIT_BLOCKED, EXIT_INCONCLUSIVE, EXIT_OK};
 use crate::files::resolve_policy;
 use anyhow::{anyhow, Result};
 use clap::Args;
+use deploy_gate::decision::Outcome;
 use deploy_gate::input::{Role, Side};
 use deploy_gate::native::{self, file_name, ReadOptions, DEFAULT_SEGMENT};
-use deploy_gate::policy::{self, GatePolicy, Mode, OnInsufficient, PolicyInput};
+use deploy_gate::policy::{self, Cluster, GatePolicy, Mode, OnInsufficient, PolicyInput, Repeats};
 use deploy_gate::report::GateReport;
 use deploy_gate::session::{Session, SessionError};
 use deploy_gate::trajectory::parse_trajectories;
@@ -94,6 +95,14 @@ pub(crate) struct DecisionFlags {
     /// Confidence level of the intervals.
     #[arg(long, value_name = "X", value_parser = policy::parse_confidence)]
     confidence: Option<f64>,
+    /// How cases are grouped for the intervals: `template` (cluster-robust intervals, cases of
+    /// one template correlated) or `none` (every case independent).
+    #[arg(long, value_name = "template|none")]
+    cluster: Option<Cluster>,
+    /// Which verdicts of a case count when a verdict file holds several: `last` (the reference's
+    /// rule) or `mean` (a case scores the share of its verdicts that pass).
+    #[arg(long, value_name = "last|mean")]
+    repeats: Option<Repeats>,
 }
 
 impl DecisionFlags {
@@ -104,6 +113,8 @@ impl DecisionFlags {
             on_insufficient: self.on_insufficient,
             mode: self.mode,
             confidence: self.confidence,
+            cluster: self.cluster,
+            repeats: self.repeats,
             ..PolicyInput::default()
         }
     }
@@ -183,10 +194,10 @@ pub fn evaluate_cmd(args: &EvaluateArgs) -> Result<u8> {
     }
     write_output(args.out.as_deref(), json.as_bytes())?;
     print_summary(&report);
-    Ok(if report.decision.approved {
-        EXIT_OK
-    } else {
-        EXIT_BLOCKED
+    Ok(match report.decision.outcome() {
+        Outcome::Approved => EXIT_OK,
+        Outcome::Blocked => EXIT_BLOCKED,
+        Outcome::Inconclusive => EXIT_INCONCLUSIVE,
     })
 }
 
@@ -296,10 +307,12 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
 
 fn print_summary(r: &GateReport) {
     let d = &r.decision;
-    let verdict = if d.approved {
-        "APPROVED — deploy the new model"
-    } else {
-        "BLOCKED — keep the old model"
+    let verdict = match d.outcome() {
+        Outcome::Approved => "APPROVED — deploy the new model",
+        Outcome::Blocked => "BLOCKED — keep the old model",
+        Outcome::Inconclusive => {
+            "INCONCLUSIVE — keep the old model; the evidence shows neither non-inferiority nor a regression"
+        }
     };
     let skipped: u64 = r.audit.skipped.values().map(|s| s.count).sum();
     eprintln!("deploy-gate: {verdict}");
@@ -320,16 +333,62 @@ fn print_summary(r: &GateReport) {
         _ => eprintln!("  trajectory: not checked"),
     }
     let st = &r.stats.task;
+    let method = match st.delta.method {
+        "paired_t" => "paired t",
+        _ => "Newcombe",
+    };
+    let mcnemar = match &st.mcnemar {
+        Some(m) => format!("McNemar b={} c={} p={:.3}", m.b, m.c, m.p_exact),
+        None => "McNemar: none (several verdicts a case)".to_owned(),
+    };
     eprintln!(
-        "  evidence:   new − old {:+.4}, {}% interval [{:+.4}, {:+.4}] (Newcombe); McNemar b={} c={} p={:.3}",
+        "  evidence:   new − old {:+.4}, {}% interval [{:+.4}, {:+.4}] ({method}); {mcnemar}",
         st.delta.estimate,
         r.stats.confidence * 100.0,
         st.delta.low,
         st.delta.high,
-        st.mcnemar.b,
-        st.mcnemar.c,
-        st.mcnemar.p_exact
     );
+    let uses = if r.policy.mode == Mode::NonInferiority {
+        "; the rule uses it"
+    } else {
+        ""
+    };
+    match &st.clustered {
+        Some(Some(c)) => eprintln!(
+            "  clustered:  {} clusters (templates), design effect {}: [{:+.4}, {:+.4}] (cluster-robust t{uses})",
+            c.clusters,
+            c.design_effect.map_or("—".to_owned(), |d| format!("{d:.2}")),
+            c.delta.low,
+            c.delta.high
+        ),
+        Some(None) if r.policy.cluster() == Cluster::Template && r.test_set.num_cases > 0 => {
+            eprintln!(
+                "  clustered:  none (every case has the same template){uses}",
+                uses = if uses.is_empty() {
+                    ""
+                } else {
+                    "; the rule uses the interval above"
+                }
+            )
+        }
+        _ => {}
+    }
+    if let (Some(o), Some(n)) = (r.verdicts.old.runs, r.verdicts.new.runs) {
+        eprintln!(
+            "  runs:       old {o} verdict(s), {} pass; new {n}, {} pass (every verdict of a case counts)",
+            r.verdicts.old.passes.unwrap_or(0),
+            r.verdicts.new.passes.unwrap_or(0)
+        );
+    }
+    if d.outcome() == Outcome::Inconclusive {
+        match st.sample_size.cases_needed {
+            Some(n) => eprintln!(
+                "  settle:     about {n} case(s) would settle it (at the observed discordance; this test set has {})",
+                st.sample_size.num_cases
+            ),
+            None => eprintln!("  settle:     with a tolerance of 0, no number of cases shows non-inferiority"),
+        }
+    }
     let (o, n) = (&r.verdicts.old, &r.verdicts.new);
     eprintln!(
         "  verdicts:   old {} missing, {} errored; new {} missing, {} errored",

@@ -13,6 +13,9 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_INPUT: u8 = 1;
 /// Exit code: the gate blocked the deploy (keep the old model).
 pub const EXIT_BLOCKED: u8 = 3;
+/// Exit code (`evaluate`): the decision is inconclusive under the non-inferiority rule (keep the
+/// old model; more cases would settle it).
+pub const EXIT_INCONCLUSIVE: u8 = 4;
 /// Exit code: the envelope failed verification.
 pub const EXIT_INVALID: u8 = 2;
 /// Exit code: the model was deployed, but the ledger could not record it (its intent entry is

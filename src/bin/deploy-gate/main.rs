@@ -57,7 +57,9 @@ enum Command {
     },
     /// Score the old and the new model and decide; prints the GateReport JSON.
     ///
-    /// Exit code 0: approved. 3: blocked (keep the old model). 1: unusable input or usage.
+    /// Exit code 0: approved. 3: blocked (keep the old model). 4: inconclusive under the
+    /// non-inferiority rule (keep the old model; more cases would settle it). 1: unusable input
+    /// or usage.
     Evaluate(evaluate::EvaluateArgs),
     /// Run a model over the test set: starts PROGRAM (after `--`, never through a shell) as
     /// long-lived workers that read one case per line (JSON) on stdin and answer one line
@@ -135,6 +137,8 @@ fn with_defaults(cmd: clap::Command) -> clap::Command {
         ("on_insufficient", json_text(&d.on_insufficient)),
         ("mode", json_text(&d.mode)),
         ("confidence", format!("{:?}", d.confidence)),
+        ("cluster", json_text(&d.cluster())),
+        ("repeats", json_text(&d.repeats())),
     ];
     let add = |mut c: clap::Command| {
         for (id, value) in &defaults {

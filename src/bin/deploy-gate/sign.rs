@@ -2,7 +2,7 @@
 
 use crate::evaluate::{evaluate_inputs, InputPaths};
 use crate::exit::{now, write_output, EXIT_OK};
-use crate::files::{read_key, read_text, resolve_policy};
+use crate::files::{read_key, read_policy_file, read_text};
 use crate::trust::{check, invalid, model_digest, TrustArgs};
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
@@ -11,7 +11,8 @@ use deploy_gate::attest::keys::{keyid, private_pem, public_pem, read_private_pem
 use deploy_gate::attest::{
     cosign, parse_digest, reproduce, sign, Check, Claim, Failure, Mismatch, Summary, VerificationResult, Verified,
 };
-use deploy_gate::policy::GatePolicy;
+use deploy_gate::decision::Outcome;
+use deploy_gate::policy::{resolve_pinned, GatePolicy};
 use serde_json::Value;
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -117,10 +118,10 @@ pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
     write_output(args.out.as_deref(), text.as_bytes())?;
     eprintln!(
         "deploy-gate: signed {} decision for {} (sha256:{}) → {} with key {}",
-        if report["decision"]["approved"] == true {
-            "an APPROVED"
-        } else {
-            "a BLOCKED"
+        match Outcome::of_decision(&report["decision"]) {
+            Some(Outcome::Approved) => "an APPROVED",
+            Some(Outcome::Inconclusive) => "an INCONCLUSIVE",
+            _ => "a BLOCKED",
         },
         args.model,
         digest,
@@ -178,13 +179,22 @@ fn policy_of(report: &Value) -> Result<GatePolicy> {
 }
 
 /// `--policy FILE`: the file's resolved policy (defaults under it) must have the digest the
-/// statement pins (`Verified::check_policy`); `Ok(Err(message))` when it does not.
+/// statement pins (`Verified::check_policy`); a file that names neither `cluster` nor `repeats`
+/// also resolves as it did before they existed, for a decision signed then
+/// (`policy::resolve_pinned`). `Ok(Err(message))` when it does not.
 fn pinned_policy(path: &Path, verified: &Verified) -> Result<Result<GatePolicy, String>> {
-    let policy = resolve_policy(Some(path), Default::default())?;
-    let digest = policy.digest().map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    Ok(match verified.check_policy(&digest) {
-        Ok(()) => Ok(policy),
-        Err(mismatch) => Err(format!("the policy file {} {mismatch}", path.display())),
+    let input = read_policy_file(path)?;
+    let pinned = verified.policy_digest().unwrap_or_default();
+    let resolved = resolve_pinned(input, pinned).map_err(|e| anyhow!("{} (policy file): {e}", path.display()))?;
+    Ok(match resolved {
+        Ok(policy) => Ok(policy),
+        Err(policy) => {
+            let digest = policy.digest().map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            let mismatch = verified
+                .check_policy(&digest)
+                .expect_err("resolve_pinned found no match");
+            Err(format!("the policy file {} {mismatch}", path.display()))
+        }
     })
 }
 
@@ -227,8 +237,13 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
     }
     println!("{}", serde_json::to_string_pretty(&Summary::of(&verified))?);
     eprintln!(
-        "deploy-gate: valid — {} ({}), signed by {} trusted key(s){}",
+        "deploy-gate: valid — {}{} ({}), signed by {} trusted key(s){}",
         VerificationResult::of(verified.approved).as_str(),
+        if verified.outcome == Outcome::Inconclusive {
+            ", inconclusive"
+        } else {
+            ""
+        },
         verified.reason,
         verified.signers.len(),
         if args.reproduce {

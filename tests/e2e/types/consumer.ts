@@ -14,6 +14,8 @@ import init, {
   type ABComparison,
   type AuditSummary,
   type CaseOutcome,
+  type ClusteredTask,
+  type Outcome,
   type DeltaInterval,
   type GatePolicy,
   type GateStats,
@@ -91,12 +93,29 @@ export function evidence(report: GateReport): string {
   const task: TaskStats = stats.task;
   const rates: RateInterval[] = [task.old, task.new];
   const delta: DeltaInterval = task.delta;
-  const test: McNemar = task.mcnemar;
+  // No McNemar test under `repeats: mean`; no clustered interval under `cluster: none`, with one
+  // cluster, or in a report made before it existed.
+  const test: McNemar | null = task.mcnemar;
+  const clustered: ClusteredTask | null | undefined = task.clustered;
   const table: PairedTable = task.table;
   const size: SampleSize = task.sample_size;
   const traj: TrajectoryStats | null = stats.trajectory;
   const means: MeanN[] = traj ? [traj.old, traj.new] : [];
-  return [rates.map((r) => r.rate), delta.method, test.p_exact, table.both_pass, size.cases_needed, means.length].join(" ");
+  const ruled: DeltaInterval = clustered ? clustered.delta : delta;
+  return [rates.map((r) => r.rate), delta.method, test?.p_exact, table.both_pass, size.cases_needed, means.length, ruled.low, clustered?.design_effect].join(" ");
+}
+
+/** What to do with a decision: deploy only when approved; a report made before outcomes existed has none. */
+export function action(report: GateReport): string {
+  const outcome: Outcome = report.decision.outcome ?? (report.decision.approved ? "approved" : "blocked");
+  switch (outcome) {
+    case "approved":
+      return "deploy";
+    case "inconclusive":
+      return `keep the old model; about ${report.stats.task.sample_size.cases_needed} cases would settle it`;
+    case "blocked":
+      return "keep the old model";
+  }
 }
 
 /** Pass 2 from a whole (decompressed) stream: the session keeps what the ranges need. */

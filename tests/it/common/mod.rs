@@ -201,6 +201,20 @@ pub fn first_difference(path: &str, got: &serde_json::Value, want: &serde_json::
     }
 }
 
+/// A report's `decision` as the reference's `GateDecision`: without deploy-gate's `outcome`,
+/// which must say what `approved` says (the point rule is approved or blocked).
+pub fn reference_decision(decision: &serde_json::Value) -> serde_json::Value {
+    let mut d = decision.clone();
+    let outcome = d.as_object_mut().unwrap().shift_remove("outcome");
+    let approved = d["approved"].as_bool().unwrap();
+    assert_eq!(
+        outcome.as_ref().and_then(|o| o.as_str()),
+        Some(if approved { "approved" } else { "blocked" }),
+        "{decision}"
+    );
+    d
+}
+
 /// A reviewer for the signing tests: an approved report (the `approved` parity fixture's) and a
 /// key pair made by `deploy-gate keygen`, all in `dir`.
 pub struct Reviewer {

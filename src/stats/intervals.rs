@@ -1,111 +1,14 @@
-//! Statistical evidence for a decision: Wilson intervals, McNemar's test, Newcombe's paired
-//! interval for the difference of two pass rates, a seeded bootstrap for the trajectory delta,
-//! and the sample size non-inferiority would need.
-//!
-//! Logarithms and exponentials come from the `libm` crate, not the platform's C library, so the
-//! report is the same bytes natively and in WebAssembly.
+//! The intervals and tests of one comparison: Wilson intervals, McNemar's test, Newcombe's paired
+//! interval, the seeded bootstrap, and the sample size non-inferiority would need.
 
+use super::quantile::normal_quantile;
+use super::POWER;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use serde::Serialize;
 
 /// Bootstrap resamples.
 pub const RESAMPLES: usize = 10_000;
-/// Power the sample-size guidance is computed for.
-pub const POWER: f64 = 0.8;
-
-/// Φ⁻¹(p), the standard normal quantile (Wichura's AS 241, PPND16: about 16 digits).
-#[allow(clippy::excessive_precision)] // the coefficients as published
-pub fn normal_quantile(p: f64) -> f64 {
-    if p <= 0.0 {
-        return f64::NEG_INFINITY;
-    }
-    if p >= 1.0 {
-        return f64::INFINITY;
-    }
-    let q = p - 0.5;
-    if q.abs() <= 0.425 {
-        let r = 0.180625 - q * q;
-        let num = ((((((2509.0809287301226727 * r + 33430.575583588128105) * r + 67265.770927008700853) * r
-            + 45921.953931549871457)
-            * r
-            + 13731.693765509461125)
-            * r
-            + 1971.5909503065514427)
-            * r
-            + 133.14166789178437745)
-            * r
-            + 3.387132872796366608;
-        let den = ((((((5226.495278852545925 * r + 28729.085735721942674) * r + 39307.89580009271061) * r
-            + 21213.794301586595867)
-            * r
-            + 5394.1960214247511077)
-            * r
-            + 687.1870074920579083)
-            * r
-            + 42.313330701600911252)
-            * r
-            + 1.0;
-        return q * num / den;
-    }
-    let r = if q < 0.0 { p } else { 1.0 - p };
-    let r = (-libm::log(r)).sqrt();
-    let x = if r <= 5.0 {
-        let r = r - 1.6;
-        let num = ((((((7.7454501427834140764e-4 * r + 0.0227238449892691845833) * r + 0.24178072517745061177) * r
-            + 1.27045825245236838258)
-            * r
-            + 3.64784832476320460504)
-            * r
-            + 5.7694972214606914055)
-            * r
-            + 4.6303378461565452959)
-            * r
-            + 1.42343711074968357734;
-        let den = ((((((1.05075007164441684324e-9 * r + 5.475938084995344946e-4) * r + 0.0151986665636164571966)
-            * r
-            + 0.14810397642748007459)
-            * r
-            + 0.68976733498510000455)
-            * r
-            + 1.6763848301838038494)
-            * r
-            + 2.05319162663775882187)
-            * r
-            + 1.0;
-        num / den
-    } else {
-        let r = r - 5.0;
-        let num = ((((((2.01033439929228813265e-7 * r + 2.71155556874348757815e-5) * r + 0.0012426609473880784386)
-            * r
-            + 0.026532189526576123093)
-            * r
-            + 0.29656057182850489123)
-            * r
-            + 1.7848265399172913358)
-            * r
-            + 5.4637849111641143699)
-            * r
-            + 6.6579046435011037772;
-        let den = ((((((2.04426310338993978564e-15 * r + 1.4215117583164458887e-7) * r + 1.8463183175100546818e-5)
-            * r
-            + 7.868691311456132591e-4)
-            * r
-            + 0.0148753612908506148525)
-            * r
-            + 0.13692988092273580531)
-            * r
-            + 0.59983220655588793769)
-            * r
-            + 1.0;
-        num / den
-    };
-    if q < 0.0 {
-        -x
-    } else {
-        x
-    }
-}
 
 /// `ln P(X = k)` for X ~ Binomial(n, 1/2).
 fn ln_binom_half(n: u64, k: u64) -> f64 {
@@ -191,7 +94,7 @@ pub struct DeltaInterval {
     pub low: f64,
     /// Upper bound.
     pub high: f64,
-    /// `newcombe` or `bootstrap`.
+    /// `newcombe`, `paired_t` or `cluster_robust_t` (task), `bootstrap` (trajectory).
     pub method: &'static str,
     /// Bootstrap resamples (bootstrap only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -273,7 +176,7 @@ pub fn newcombe_paired(t: &Paired, confidence: f64) -> DeltaInterval {
     }
 }
 
-fn mean(xs: &[f64]) -> f64 {
+pub(super) fn mean(xs: &[f64]) -> f64 {
     xs.iter().fold(0.0, |a, x| a + x) / xs.len() as f64
 }
 
@@ -386,182 +289,5 @@ mod tests {
                 "{parts} parts differ"
             );
         }
-    }
-
-    #[test]
-    fn normal_quantiles() {
-        assert!((normal_quantile(0.975) - 1.959963984540054).abs() < 1e-15);
-        assert!((normal_quantile(0.8) - 0.8416212335729143).abs() < 1e-15);
-        assert!((normal_quantile(1e-10) + 6.361340902404056).abs() < 1e-12);
-        assert_eq!(normal_quantile(0.5), 0.0);
-    }
-}
-
-/// How many cases non-inferiority would need, for the report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SampleSize {
-    /// The power it is computed for (0.8).
-    pub power: f64,
-    /// The task tolerance (the margin).
-    pub tolerance: f64,
-    /// Observed share of discordant cases, `(b + c) / n`.
-    pub discordance: f64,
-    /// About how many cases would show non-inferiority of equal models at this power (`null`
-    /// for a tolerance of 0); computed with at least one discordant case.
-    pub cases_needed: Option<u64>,
-    /// Cases in this test set.
-    pub num_cases: u64,
-}
-
-/// The task evidence.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TaskStats {
-    /// The old model's pass rate and Wilson interval.
-    pub old: RateInterval,
-    /// The new model's pass rate and Wilson interval.
-    pub new: RateInterval,
-    /// `new − old` with Newcombe's paired interval.
-    pub delta: DeltaInterval,
-    /// McNemar's test on the discordant pairs.
-    pub mcnemar: McNemar,
-    /// The 2×2 table.
-    pub table: Paired,
-    /// Sample-size guidance for non-inferiority.
-    pub sample_size: SampleSize,
-}
-
-/// A mean and its sample size.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MeanN {
-    /// Unrounded mean.
-    pub mean: f64,
-    /// Results.
-    pub n: usize,
-}
-
-/// The trajectory evidence.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrajectoryStats {
-    /// The old model's mean composite.
-    pub old: MeanN,
-    /// The new model's mean composite.
-    pub new: MeanN,
-    /// `new − old` with a seeded percentile bootstrap interval.
-    pub delta: DeltaInterval,
-}
-
-/// All the statistics of a report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GateStats {
-    /// The confidence level of every interval.
-    pub confidence: f64,
-    /// Task evidence.
-    pub task: TaskStats,
-    /// Trajectory evidence, when both models' results are given.
-    pub trajectory: Option<TrajectoryStats>,
-}
-
-/// Computes the statistics: task from the paired table, trajectory from both composite lists.
-pub fn gate_stats(
-    table: Paired,
-    trajectories: Option<(&[f64], &[f64])>,
-    task_tolerance: f64,
-    confidence: f64,
-    seed: u64,
-) -> GateStats {
-    let n = table.n();
-    let discordance = if n == 0 {
-        0.0
-    } else {
-        (table.old_only + table.new_only) as f64 / n as f64
-    };
-    let assumed = if n == 0 { 1.0 } else { discordance.max(1.0 / n as f64) };
-    let task = TaskStats {
-        old: wilson(table.both_pass + table.old_only, n, confidence),
-        new: wilson(table.both_pass + table.new_only, n, confidence),
-        delta: newcombe_paired(&table, confidence),
-        mcnemar: mcnemar(table.old_only, table.new_only),
-        table,
-        sample_size: SampleSize {
-            power: POWER,
-            tolerance: task_tolerance,
-            discordance,
-            cases_needed: cases_needed(assumed, task_tolerance, confidence),
-            num_cases: n,
-        },
-    };
-    let trajectory = trajectories.and_then(|(old, new)| {
-        let delta = bootstrap_delta(old, new, confidence, seed)?;
-        Some(TrajectoryStats {
-            old: MeanN {
-                mean: mean(old),
-                n: old.len(),
-            },
-            new: MeanN {
-                mean: mean(new),
-                n: new.len(),
-            },
-            delta,
-        })
-    });
-    GateStats {
-        confidence,
-        task,
-        trajectory,
-    }
-}
-
-/// How often each rule approved in [`simulate`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SimulationResult {
-    /// The reference's point rule with tolerance 0 (`new < old` blocks).
-    pub point_strict: f64,
-    /// The point rule with the given tolerance.
-    pub point: f64,
-    /// Non-inferiority (Newcombe lower bound ≥ −tolerance).
-    pub non_inferiority: f64,
-}
-
-/// The README's simulation: `trials` test sets of `n` cases where the old model passes each case
-/// with probability `p_old` and the new one independently with `p_new`; the share of trials each
-/// rule approves. Seeded ChaCha20: the same numbers every run.
-pub fn simulate(
-    n: u64,
-    p_old: f64,
-    p_new: f64,
-    tolerance: f64,
-    confidence: f64,
-    trials: u32,
-    seed: u64,
-) -> SimulationResult {
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let unit = |rng: &mut ChaCha20Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-    let (mut strict, mut point, mut ni) = (0u32, 0u32, 0u32);
-    for _ in 0..trials {
-        let mut t = Paired {
-            both_pass: 0,
-            old_only: 0,
-            new_only: 0,
-            both_fail: 0,
-        };
-        for _ in 0..n {
-            match (unit(&mut rng) < p_old, unit(&mut rng) < p_new) {
-                (true, true) => t.both_pass += 1,
-                (true, false) => t.old_only += 1,
-                (false, true) => t.new_only += 1,
-                (false, false) => t.both_fail += 1,
-            }
-        }
-        let old = crate::compat::round4((t.both_pass + t.old_only) as f64 / n as f64);
-        let new = crate::compat::round4((t.both_pass + t.new_only) as f64 / n as f64);
-        strict += u32::from(new >= old);
-        point += u32::from(new >= old - tolerance);
-        ni += u32::from(newcombe_paired(&t, confidence).low >= -tolerance);
-    }
-    let share = |k: u32| k as f64 / trials as f64;
-    SimulationResult {
-        point_strict: share(strict),
-        point: share(point),
-        non_inferiority: share(ni),
     }
 }

@@ -1,0 +1,31 @@
+//! Statistical evidence for a decision: Wilson intervals, McNemar's test, Newcombe's paired
+//! interval for the difference of two pass rates, cluster-robust intervals for cases correlated
+//! within a template, the paired t interval of case scores, a seeded bootstrap for the
+//! trajectory delta, and the sample size non-inferiority would need. The estimators, their
+//! formulas and sources: docs/statistics.md.
+//!
+//! Logarithms and exponentials come from the `libm` crate, not the platform's C library, so the
+//! report is the same bytes natively and in WebAssembly.
+
+mod cluster;
+mod intervals;
+mod quantile;
+mod simulate;
+mod task;
+
+pub use cluster::{Clusters, RobustMean};
+pub use intervals::{
+    bootstrap_delta, cases_needed, mcnemar, newcombe_paired, wilson, DeltaInterval, McNemar, Paired, RateInterval,
+    RESAMPLES,
+};
+pub use quantile::{normal_quantile, t_density, t_quantile, t_upper_tail};
+pub use simulate::{
+    simulate, simulate_clustered, ClusterScenario, ClusterSimulation, IntervalResult, SimulationResult,
+};
+pub use task::{
+    clustered, gate_stats, paired_delta, ClusteredTask, GateStats, MeanN, SampleSize, TaskInput, TaskStats,
+    TrajectoryStats,
+};
+
+/// Power the sample-size guidance is computed for.
+pub const POWER: f64 = 0.8;
