@@ -214,8 +214,10 @@ fn value_error(place: impl Into<String>, message: impl Into<String>) -> Problem 
     }
 }
 
-/// A pipeline id as the report writes it: a JSON string, or a JSON integer of any size.
-fn pipeline_id(raw: &RawValue, place: impl Fn() -> String) -> Result<PipelineId, Problem> {
+/// A pipeline id as the report writes it: a JSON string, or a JSON integer of any size. In a
+/// signed statement, a float where an id should be is an integer id wider than 64 bits that its
+/// signer wrote as a double: its digits are gone, and the message says so.
+fn pipeline_id(raw: &RawValue, signed: bool, place: impl Fn() -> String) -> Result<PipelineId, Problem> {
     let text = raw.get();
     if text.starts_with('"') {
         let s: String = serde_json::from_str(text).map_err(|e| value_error(place(), e.to_string()))?;
@@ -230,9 +232,19 @@ fn pipeline_id(raw: &RawValue, place: impl Fn() -> String) -> Result<PipelineId,
             numeric: true,
         });
     }
+    let lost = signed && text.parse::<f64>().is_ok_and(|x| x.is_finite() && x.abs() >= 9.2e18);
     Err(value_error(
         place(),
-        format!("`{}` is not a pipeline id (a string or an integer)", shown(text)),
+        if lost {
+            format!(
+                "`{}` is not a pipeline id (a string or an integer): the report had an integer id wider than \
+                 64 bits, which the build that signed it wrote as a float, so its digits are lost and it \
+                 cannot be matched with any case",
+                shown(text)
+            )
+        } else {
+            format!("`{}` is not a pipeline id (a string or an integer)", shown(text))
+        },
     ))
 }
 
@@ -349,7 +361,7 @@ fn evaluation(
     let mut cases = Vec::with_capacity(doc.cases.len());
     for (i, c) in doc.cases.into_iter().enumerate() {
         cases.push(super::CaseRow {
-            id: pipeline_id(c.pipeline_id, || format!("cases[{i}].pipeline_id"))?,
+            id: pipeline_id(c.pipeline_id, source == Source::Signed, || format!("cases[{i}].pipeline_id"))?,
             template: TemplateId::from_raw(c.template_id.get()),
             old_pass: c.old_pass,
             new_pass: c.new_pass,

@@ -21,6 +21,8 @@ mod chunking;
 mod ci_outputs;
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
+mod diff_cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod html_report;
 #[cfg(not(target_arch = "wasm32"))]
