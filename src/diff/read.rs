@@ -33,6 +33,9 @@ pub enum Problem {
     /// JSON that is neither a report nor a signed decision.
     #[error("neither a deploy-gate report (no `schema`) nor a signed decision (no `payloadType`)")]
     Unknown,
+    /// A signed decision where a report was asked for.
+    #[error("it is a signed decision, not a report: a signed decision is read with the keys it must verify against")]
+    SignedNotReport,
     /// A document of another schema (a diff, a report of another version).
     #[error("its schema is `{0}`, not {SCHEMA}")]
     Schema(String),
@@ -310,11 +313,15 @@ pub fn read_document(name: &str, bytes: &[u8], trust: Option<&Trust<'_>>) -> Res
 
 /// serde's message, or the document's own schema when that is what is wrong.
 fn report_problem(e: &serde_json::Error, bytes: &[u8]) -> Problem {
-    if let Ok(Probe { schema: Some(raw), .. }) = serde_json::from_slice::<Probe<'_>>(bytes) {
-        match serde_json::from_str::<String>(raw.get()) {
+    match serde_json::from_slice::<Probe<'_>>(bytes) {
+        Ok(Probe {
+            payload_type: Some(_), ..
+        }) => return Problem::SignedNotReport,
+        Ok(Probe { schema: Some(raw), .. }) => match serde_json::from_str::<String>(raw.get()) {
             Ok(s) if s != SCHEMA => return Problem::Schema(shown(&s).into_owned()),
             _ => {}
-        }
+        },
+        _ => {}
     }
     Problem::Report(e.to_string())
 }
@@ -361,7 +368,9 @@ fn evaluation(
     let mut cases = Vec::with_capacity(doc.cases.len());
     for (i, c) in doc.cases.into_iter().enumerate() {
         cases.push(super::CaseRow {
-            id: pipeline_id(c.pipeline_id, source == Source::Signed, || format!("cases[{i}].pipeline_id"))?,
+            id: pipeline_id(c.pipeline_id, source == Source::Signed, || {
+                format!("cases[{i}].pipeline_id")
+            })?,
             template: TemplateId::from_raw(c.template_id.get()),
             old_pass: c.old_pass,
             new_pass: c.new_pass,

@@ -433,6 +433,11 @@ fn a_signed_decision_is_read_only_once_it_verifies() {
     };
     let keys: &'static [_] = Box::leak(Box::new([key]));
     let others: &'static [_] = Box::leak(Box::new([other]));
+    // Asked for a report, it is named for what it is.
+    assert_eq!(
+        read_report("e", &envelope).unwrap_err().problem,
+        Problem::SignedNotReport
+    );
     // Without keys, with the wrong key, tampered: refused, the check named.
     assert_eq!(
         read_document("e", &envelope, None).unwrap_err().problem,

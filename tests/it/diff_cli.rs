@@ -63,7 +63,9 @@ fn flips(d: &Value) -> Vec<FlipRow> {
         .iter()
         .map(|f| {
             (
-                f["pipeline_id"].as_str().map_or_else(|| f["pipeline_id"].to_string(), str::to_owned),
+                f["pipeline_id"]
+                    .as_str()
+                    .map_or_else(|| f["pipeline_id"].to_string(), str::to_owned),
                 f["model"].as_str().unwrap().to_owned(),
                 f["before_pass"].as_bool().unwrap(),
                 f["after_pass"].as_bool().unwrap(),
@@ -80,7 +82,10 @@ fn expected_flips(
     before: &[(String, String, Option<String>, Option<String>)],
     after: &[(String, String, Option<String>, Option<String>)],
 ) -> (Vec<FlipRow>, [[u64; 3]; 2]) {
-    let pass = |expected: &str, v: &Option<String>| v.as_deref().is_some_and(|v| v.to_uppercase() == expected.to_uppercase());
+    let pass = |expected: &str, v: &Option<String>| {
+        v.as_deref()
+            .is_some_and(|v| v.to_uppercase() == expected.to_uppercase())
+    };
     let mut rows = Vec::new();
     let mut counts = [[0u64; 3]; 2];
     for a in after {
@@ -135,7 +140,9 @@ fn the_grader_change_story_lists_and_counts_every_flip() {
         let rejudged = i % 5 == 0;
         let only_challenge = i % 17 == 3;
         if !only_challenge {
-            audit.push(json!({"pipeline_id": id, "template_id": t, "verdict": "PASS", "is_complete": true, "error": null}));
+            audit.push(
+                json!({"pipeline_id": id, "template_id": t, "verdict": "PASS", "is_complete": true, "error": null}),
+            );
         }
         if rejudged || only_challenge {
             audit.push(json!({"pipeline_id": id, "template_id": t, "verdict": "CHALLENGE", "is_complete": true, "error": null}));
@@ -152,7 +159,11 @@ fn the_grader_change_story_lists_and_counts_every_flip() {
         if !only_challenge {
             before.push((id.clone(), "PASS".to_owned(), v(ov), v(nv)));
         }
-        let expected = if rejudged || only_challenge { "CHALLENGE" } else { "PASS" };
+        let expected = if rejudged || only_challenge {
+            "CHALLENGE"
+        } else {
+            "PASS"
+        };
         after.push((id, expected.to_owned(), v(ov), v(nv)));
     }
     let audit = lines(dir.path(), "audit.jsonl", &audit);
@@ -160,7 +171,13 @@ fn the_grader_change_story_lists_and_counts_every_flip() {
     let new = lines(dir.path(), "new.jsonl", &new_v);
     let (b, a) = (dir.path().join("before.json"), dir.path().join("after.json"));
     evaluate(&audit, &old, &new, &b, &[]);
-    evaluate(&audit, &old, &new, &a, &["--pass-verdicts", "PASS,APPROVE,COMPLETE,CHALLENGE"]);
+    evaluate(
+        &audit,
+        &old,
+        &new,
+        &a,
+        &["--pass-verdicts", "PASS,APPROVE,COMPLETE,CHALLENGE"],
+    );
     let (o, d) = diff(&[&s(&b), &s(&a)]);
     assert!([0, 5].contains(&code(&o)), "{}", text(&o));
     let (want, counts) = expected_flips(&before, &after);
@@ -170,8 +187,16 @@ fn the_grader_change_story_lists_and_counts_every_flip() {
     // The same verdict files: no verdict text changed, and every input is the same file.
     assert_eq!(counts[0][2] + counts[1][2], 0);
     assert!(d["inputs"].as_array().unwrap().iter().all(|i| i["same"] == json!(true)));
-    assert_eq!(d["policy"], json!([{"field": "pass_verdicts", "before": ["PASS", "APPROVE", "COMPLETE"], "after": ["PASS", "APPROVE", "COMPLETE", "CHALLENGE"]}]));
-    let only: Vec<&str> = d["cases"]["only_after"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(
+        d["policy"],
+        json!([{"field": "pass_verdicts", "before": ["PASS", "APPROVE", "COMPLETE"], "after": ["PASS", "APPROVE", "COMPLETE", "CHALLENGE"]}])
+    );
+    let only: Vec<&str> = d["cases"]["only_after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     let want_only: Vec<String> = (0..80).filter(|i| i % 17 == 3).map(|i| format!("run-{i:03}")).collect();
     assert_eq!(only, want_only);
     assert_eq!(d["cases"]["common"], json!(before.len()));
@@ -211,7 +236,10 @@ fn the_new_candidate_story_shows_what_regressed_since_the_deployed_candidate() {
     let (want, counts) = expected_flips(&last, &this);
     assert_eq!(flips(&d), want, "{}", text(&o));
     assert_eq!(counts_of(&d), counts);
-    assert!(want.iter().all(|f| f.1 == "new"), "the deployed model's verdicts did not change");
+    assert!(
+        want.iter().all(|f| f.1 == "new"),
+        "the deployed model's verdicts did not change"
+    );
     assert!(counts[1][1] > 0 && counts[1][0] > 0, "{counts:?}");
     let roles: Vec<(&str, bool)> = d["inputs"]
         .as_array()
@@ -219,7 +247,10 @@ fn the_new_candidate_story_shows_what_regressed_since_the_deployed_candidate() {
         .iter()
         .map(|i| (i["role"].as_str().unwrap(), i["same"].as_bool().unwrap()))
         .collect();
-    assert_eq!(roles, [("audit", true), ("old_verdicts", true), ("new_verdicts", false)]);
+    assert_eq!(
+        roles,
+        [("audit", true), ("old_verdicts", true), ("new_verdicts", false)]
+    );
     assert_eq!(d["cases"]["common"], json!(60));
 }
 
@@ -238,7 +269,13 @@ fn a_policy_change_flips_the_decision_and_is_listed() {
     let dir = tempdir();
     let ids: Vec<String> = (0..40).map(|i| format!("c{i}")).collect();
     let audit = simple_log(dir.path(), "audit.jsonl", &ids);
-    let old = lines(dir.path(), "old.jsonl", &ids.iter().map(|id| json!({"pipeline_id": id, "verdict": "PASS"})).collect::<Vec<_>>());
+    let old = lines(
+        dir.path(),
+        "old.jsonl",
+        &ids.iter()
+            .map(|id| json!({"pipeline_id": id, "verdict": "PASS"}))
+            .collect::<Vec<_>>(),
+    );
     // The new model misses two cases of forty: 0.95 against 1.0.
     let new = lines(
         dir.path(),
@@ -253,12 +290,22 @@ fn a_policy_change_flips_the_decision_and_is_listed() {
     assert_eq!(evaluate(&audit, &old, &new, &a, &["--task-tol", "0.1"]), 0);
     let (o, d) = diff(&[&s(&b), &s(&a)]);
     assert_eq!(code(&o), 5, "{}", text(&o));
-    assert_eq!(d["decision"], json!({"changed": true, "before": "blocked", "after": "approved"}));
-    assert_eq!(d["policy"], json!([{"field": "task_regression_tol", "before": 0.0, "after": 0.1}]));
+    assert_eq!(
+        d["decision"],
+        json!({"changed": true, "before": "blocked", "after": "approved"})
+    );
+    assert_eq!(
+        d["policy"],
+        json!([{"field": "task_regression_tol", "before": 0.0, "after": 0.1}])
+    );
     assert_eq!(d["cases"]["flips"], json!([]));
     assert!(d["inputs"].as_array().unwrap().iter().all(|i| i["same"] == json!(true)));
     assert_ne!(d["before"]["policy_digest"], d["after"]["policy_digest"]);
-    assert!(stderr(&o).contains("the decision CHANGED: blocked → approved"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the decision CHANGED: blocked → approved"),
+        "{}",
+        stderr(&o)
+    );
     // Back the other way, and each against itself.
     assert_eq!(code(&diff(&[&s(&a), &s(&b)]).0), 5);
     let (o, d) = diff(&[&s(&a), &s(&a)]);
@@ -271,22 +318,46 @@ fn different_test_sets_are_compared_on_their_common_cases() {
     let dir = tempdir();
     let first: Vec<String> = (0..30).map(|i| format!("id{i}")).collect();
     let second: Vec<String> = (10..40).map(|i| format!("id{i}")).collect();
-    let all: Vec<Value> = (0..40).map(|i| json!({"pipeline_id": format!("id{i}"), "verdict": "PASS"})).collect();
+    let all: Vec<Value> = (0..40)
+        .map(|i| json!({"pipeline_id": format!("id{i}"), "verdict": "PASS"}))
+        .collect();
     let verdicts = lines(dir.path(), "v.jsonl", &all);
     let (b, a) = (dir.path().join("b.json"), dir.path().join("a.json"));
-    evaluate(&simple_log(dir.path(), "a1.jsonl", &first), &verdicts, &verdicts, &b, &[]);
-    evaluate(&simple_log(dir.path(), "a2.jsonl", &second), &verdicts, &verdicts, &a, &[]);
+    evaluate(
+        &simple_log(dir.path(), "a1.jsonl", &first),
+        &verdicts,
+        &verdicts,
+        &b,
+        &[],
+    );
+    evaluate(
+        &simple_log(dir.path(), "a2.jsonl", &second),
+        &verdicts,
+        &verdicts,
+        &a,
+        &[],
+    );
     let (o, d) = diff(&[&s(&b), &s(&a)]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert_eq!(d["cases"]["common"], json!(20));
     assert_eq!(d["cases"]["only_before"], json!(first[..10]));
     assert_eq!(d["cases"]["only_after"], json!(second[20..]));
     assert_eq!(d["inputs"][0]["same"], json!(false));
-    assert!(d["warnings"][0].as_str().unwrap().starts_with("different test sets: 10 case(s) only before, 10 only after"));
+    assert!(d["warnings"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("different test sets: 10 case(s) only before, 10 only after"));
     // No case in common is allowed, and said.
     let none: Vec<String> = (100..120).map(|i| format!("id{i}")).collect();
     let n = dir.path().join("n.json");
-    let v2 = lines(dir.path(), "v2.jsonl", &none.iter().map(|id| json!({"pipeline_id": id, "verdict": "PASS"})).collect::<Vec<_>>());
+    let v2 = lines(
+        dir.path(),
+        "v2.jsonl",
+        &none
+            .iter()
+            .map(|id| json!({"pipeline_id": id, "verdict": "PASS"}))
+            .collect::<Vec<_>>(),
+    );
     evaluate(&simple_log(dir.path(), "a3.jsonl", &none), &v2, &v2, &n, &[]);
     let (o, d) = diff(&[&s(&b), &s(&n)]);
     assert_eq!(code(&o), 0, "{}", text(&o));
@@ -300,7 +371,11 @@ fn keygen(dir: &Path, name: &str) -> (PathBuf, PathBuf, String) {
     let o = run(&["keygen", "--out", &s(&base)]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let id = String::from_utf8(o.stdout).unwrap().trim().to_owned();
-    (dir.join(format!("{name}.key.pem")), dir.join(format!("{name}.pub.pem")), id)
+    (
+        dir.join(format!("{name}.key.pem")),
+        dir.join(format!("{name}.pub.pem")),
+        id,
+    )
 }
 
 fn sign(report: &Path, key: &Path, out_file: &Path) {
@@ -356,19 +431,44 @@ fn signed_decisions_are_read_only_once_they_verify() {
     assert!(stderr(&o).contains("decision.dsse.json: a signed decision is read only once it verifies: give the keys it must verify against (--trusted-key PUB.pem)"), "{}", stderr(&o));
     let (o, _) = diff(&[&s(&envelope), &s(&report), "--trusted-key", &s(&other)]);
     assert_eq!(code(&o), 1);
-    assert!(stderr(&o).contains("the signed decision does not verify (signature): 0 of the required 1 trusted signature(s) verified"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "the signed decision does not verify (signature): 0 of the required 1 trusted signature(s) verified"
+        ),
+        "{}",
+        stderr(&o)
+    );
     let mut env: Value = serde_json::from_slice(&std::fs::read(&envelope).unwrap()).unwrap();
     let payload = deploy_gate::attest::dsse::decode(env["payload"].as_str().unwrap()).unwrap();
-    let tampered = String::from_utf8(payload).unwrap().replacen("\"new_pass\":true", "\"new_pass\":false", 1);
+    let tampered = String::from_utf8(payload)
+        .unwrap()
+        .replacen("\"new_pass\":true", "\"new_pass\":false", 1);
     env["payload"] = json!(deploy_gate::attest::dsse::encode(tampered.as_bytes()));
     let bad = dir.path().join("tampered.dsse.json");
     std::fs::write(&bad, env.to_string()).unwrap();
     let (o, _) = diff(&[&s(&report), &s(&bad), "--trusted-key", &s(&public)]);
     assert_eq!(code(&o), 1);
-    assert!(stderr(&o).contains("tampered.dsse.json: the signed decision does not verify (signature)"), "{}", stderr(&o));
-    let (o, _) = diff(&[&s(&report), &s(&envelope), "--trusted-key", &s(&public), "--trusted-key", &s(&other), "--threshold", "2"]);
+    assert!(
+        stderr(&o).contains("tampered.dsse.json: the signed decision does not verify (signature)"),
+        "{}",
+        stderr(&o)
+    );
+    let (o, _) = diff(&[
+        &s(&report),
+        &s(&envelope),
+        "--trusted-key",
+        &s(&public),
+        "--trusted-key",
+        &s(&other),
+        "--threshold",
+        "2",
+    ]);
     assert_eq!(code(&o), 1);
-    assert!(stderr(&o).contains("(signature): 1 of the required 2"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("(signature): 1 of the required 2"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(o.stdout, b"", "nothing written on a refusal");
 
     // A decision signed long ago, for any target: its age and target are not checked here.
@@ -418,7 +518,11 @@ fn check(kind: &str, file: &Path) -> Value {
         .arg(file)
         .output()
         .expect("python3 runs");
-    assert!(o.status.success(), "ci_check.py: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "ci_check.py: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
@@ -429,8 +533,20 @@ fn hostile_ids_stay_values_in_every_rendering() {
     let dir = tempdir();
     let h = root().join("tests/fixtures/ci/hostile");
     let (b, a) = (dir.path().join("b.json"), dir.path().join("a.json"));
-    evaluate(&h.join("audit.jsonl"), &h.join("old_verdicts.jsonl"), &h.join("new_verdicts.jsonl"), &b, &[]);
-    evaluate(&h.join("audit.jsonl"), &h.join("new_verdicts.jsonl"), &h.join("old_verdicts.jsonl"), &a, &[]);
+    evaluate(
+        &h.join("audit.jsonl"),
+        &h.join("old_verdicts.jsonl"),
+        &h.join("new_verdicts.jsonl"),
+        &b,
+        &[],
+    );
+    evaluate(
+        &h.join("audit.jsonl"),
+        &h.join("new_verdicts.jsonl"),
+        &h.join("old_verdicts.jsonl"),
+        &a,
+        &[],
+    );
     let (_, json, md, html, _) = render_all(dir.path(), &b, &a);
     let d: Value = serde_json::from_str(&json).unwrap();
     let n_flips = d["cases"]["flips"].as_array().unwrap().len();
@@ -439,15 +555,29 @@ fn hostile_ids_stay_values_in_every_rendering() {
     // Markdown, as markdown-it reads it: no HTML but the comment's own, no link, every flip a
     // row of five cells whose first is the id's text.
     let m = check("markdown", &dir.path().join("d.md"));
-    let tags: Vec<&str> = m["html"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-    let own = ["<details><summary>Warnings</summary>", "</details>", "html_inline:<sub>", "html_inline:</sub>"];
+    let tags: Vec<&str> = m["html"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let own = [
+        "<details><summary>Warnings</summary>",
+        "</details>",
+        "html_inline:<sub>",
+        "html_inline:</sub>",
+    ];
     for t in &tags {
         // Markup in table cells is listed too: the digests' code spans and the `_none_` of a
         // missing verdict are the comment's own; anything else would come from a value.
         let ours = own.contains(&t.trim()) || t.starts_with("code_inline:") || *t == "em_open:" || *t == "em_close:";
         assert!(ours, "{t}: {tags:?}\n{md}");
     }
-    assert_eq!(tags.iter().filter(|t| **t == "em_open:").count(), md.matches("_none_").count(), "{md}");
+    assert_eq!(
+        tags.iter().filter(|t| **t == "em_open:").count(),
+        md.matches("_none_").count(),
+        "{md}"
+    );
     let rows = m["tables"]["pipeline"].as_array().unwrap();
     assert_eq!(rows.len(), n_flips.min(25));
     for (row, flip) in rows.iter().zip(d["cases"]["flips"].as_array().unwrap()) {
@@ -463,7 +593,10 @@ fn hostile_ids_stay_values_in_every_rendering() {
     // HTML: its own two scripts only, every value escaped, the diff embedded byte for byte.
     assert_eq!(html.matches("<script").count(), 2);
     assert!(!html.contains("<img") && !html.contains("<b>"));
-    assert_eq!(deploy_gate::render::diff::html::embedded_json(&html).as_deref(), Some(json.as_str()));
+    assert_eq!(
+        deploy_gate::render::diff::html::embedded_json(&html).as_deref(),
+        Some(json.as_str())
+    );
 
     // JUnit, as junitparser reads it: one failure per pass→fail flip of the new model.
     let j = check("junit", &dir.path().join("d.xml"));
@@ -475,7 +608,10 @@ fn hostile_ids_stay_values_in_every_rendering() {
         .collect();
     assert_eq!(j["cases"].as_array().unwrap().len(), want.len());
     assert_eq!(j["failures"], json!(want.len()));
-    assert_eq!(j["properties"]["decision_changed"], json!(d["decision"]["changed"].to_string()));
+    assert_eq!(
+        j["properties"]["decision_changed"],
+        json!(d["decision"]["changed"].to_string())
+    );
 }
 
 #[test]
@@ -484,15 +620,35 @@ fn the_same_inputs_give_the_same_bytes_and_the_inputs_are_never_written() {
     let parity = root().join("tests/fixtures/parity");
     let (b, a) = (dir.path().join("b.json"), dir.path().join("a.json"));
     let f = |fx: &str, n: &str| parity.join(fx).join(n);
-    evaluate(&f("approved", "audit.jsonl"), &f("approved", "old_verdicts.jsonl"), &f("approved", "new_verdicts.jsonl"), &b, &[]);
-    evaluate(&f("approved", "audit.jsonl"), &f("approved", "new_verdicts.jsonl"), &f("approved", "old_verdicts.jsonl"), &a, &[]);
-    let stamp = |p: &Path| (std::fs::read(p).unwrap(), std::fs::metadata(p).unwrap().modified().unwrap());
+    evaluate(
+        &f("approved", "audit.jsonl"),
+        &f("approved", "old_verdicts.jsonl"),
+        &f("approved", "new_verdicts.jsonl"),
+        &b,
+        &[],
+    );
+    evaluate(
+        &f("approved", "audit.jsonl"),
+        &f("approved", "new_verdicts.jsonl"),
+        &f("approved", "old_verdicts.jsonl"),
+        &a,
+        &[],
+    );
+    let stamp = |p: &Path| {
+        (
+            std::fs::read(p).unwrap(),
+            std::fs::metadata(p).unwrap().modified().unwrap(),
+        )
+    };
     let (sb, sa) = (stamp(&b), stamp(&a));
     let one = tempdir();
     let two = tempdir();
     let first = render_all(one.path(), &b, &a);
     let second = render_all(two.path(), &b, &a);
-    assert_eq!(first, second, "the same two reports give the same bytes in every rendering");
+    assert_eq!(
+        first, second,
+        "the same two reports give the same bytes in every rendering"
+    );
     assert_eq!(first.0, 5);
     // Stdout is the --out file's bytes.
     assert_eq!(run(&["diff", &s(&b), &s(&a)]).stdout, first.1.as_bytes());
@@ -506,7 +662,15 @@ fn the_same_inputs_give_the_same_bytes_and_the_inputs_are_never_written() {
             assert!(stderr(&o).contains("diff never writes to its inputs"), "{}", stderr(&o));
         }
     }
-    let o = run(&["diff", &s(&b), &s(&a), "--out", &s(&dir.path().join("x")), "--markdown", &s(&dir.path().join("x"))]);
+    let o = run(&[
+        "diff",
+        &s(&b),
+        &s(&a),
+        "--out",
+        &s(&dir.path().join("x")),
+        "--markdown",
+        &s(&dir.path().join("x")),
+    ]);
     assert_eq!(code(&o), 1);
     assert!(stderr(&o).contains("--out and --markdown both name"));
     assert_eq!((stamp(&b), stamp(&a)), (sb, sa), "the inputs are untouched");
@@ -524,8 +688,14 @@ fn unusable_inputs_exit_1_naming_the_file() {
     for (path, message) in [
         (dir.path().join("missing.json"), "cannot read"),
         (garbage.clone(), "garbage.json: not a deploy-gate report: "),
-        (a_diff.clone(), "diff.json: its schema is `deploy-gate/diff/v1`, not deploy-gate/report/v1"),
-        (verdicts.clone(), "old_verdicts.jsonl: not a deploy-gate report: trailing characters at line 2"),
+        (
+            a_diff.clone(),
+            "diff.json: its schema is `deploy-gate/diff/v1`, not deploy-gate/report/v1",
+        ),
+        (
+            verdicts.clone(),
+            "old_verdicts.jsonl: not a deploy-gate report: trailing characters at line 2",
+        ),
     ] {
         let o = run(&["diff", &s(&good), &s(&path)]);
         assert_eq!(code(&o), 1, "{}", text(&o));
@@ -549,16 +719,29 @@ fn reports_and_signed_decisions_of_earlier_builds_are_read() {
     assert_eq!(d["cases"]["common"], json!(132));
     assert_eq!(d["cases"]["flips"], json!([]));
     assert_eq!(counts_of(&d), [[0, 0, 0], [0, 0, 0]]);
-    assert_eq!(d["policy"], json!([]), "mode and confidence resolve to what their absence meant");
+    assert_eq!(
+        d["policy"],
+        json!([]),
+        "mode and confidence resolve to what their absence meant"
+    );
     assert!(d["inputs"].as_array().unwrap().iter().all(|i| i["same"] == json!(true)));
     assert_eq!(d["stats"]["before"]["low"], Value::Null);
     assert_eq!(d["stats"]["overlap"], Value::Null);
-    assert!(d["warnings"][0].as_str().unwrap().starts_with("before: the report has no interval"));
+    assert!(d["warnings"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("before: the report has no interval"));
     // … and against this build's report of the same inputs.
     let dir = tempdir();
     let now = dir.path().join("now.json");
     let p = root().join("tests/fixtures/parity/approved");
-    evaluate(&p.join("audit.jsonl"), &p.join("old_verdicts.jsonl"), &p.join("new_verdicts.jsonl"), &now, &["--on-insufficient", "approve"]);
+    evaluate(
+        &p.join("audit.jsonl"),
+        &p.join("old_verdicts.jsonl"),
+        &p.join("new_verdicts.jsonl"),
+        &now,
+        &["--on-insufficient", "approve"],
+    );
     let (o, d) = diff(&[&s(&now), &s(&prev)]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert_eq!(d["cases"]["flips"], json!([]));
@@ -568,7 +751,10 @@ fn reports_and_signed_decisions_of_earlier_builds_are_read() {
     let (o, d) = diff(&[&s(&prev), &s(&signed), "--trusted-key", &s(&key)]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert_eq!(d["after"]["source"], json!("signed"));
-    assert_eq!(d["after"]["signers"], json!(["df1756d890bc6d8baf6447de52c841633eb30bb1f3ff0ad4511e46aa871bc76f"]));
+    assert_eq!(
+        d["after"]["signers"],
+        json!(["df1756d890bc6d8baf6447de52c841633eb30bb1f3ff0ad4511e46aa871bc76f"])
+    );
     assert_eq!(d["before"]["policy_digest"], d["after"]["policy_digest"]);
 
     // Typed ids from the previous commit: `5` and `"5"` two cases, wide integers all their digits.
@@ -577,7 +763,13 @@ fn reports_and_signed_decisions_of_earlier_builds_are_read() {
     let mine = dir.path().join("typed.json");
     // This time no model has a verdict: every case that passed for a model flips to a failure.
     let empty = lines(dir.path(), "none.jsonl", &[]);
-    evaluate(&t.join("audit.jsonl"), &empty, &empty, &mine, &["--on-insufficient", "approve"]);
+    evaluate(
+        &t.join("audit.jsonl"),
+        &empty,
+        &empty,
+        &mine,
+        &["--on-insufficient", "approve"],
+    );
     let o = run(&["diff", &s(&typed), &s(&mine)]);
     assert!([0, 5].contains(&code(&o)), "{}", text(&o));
     let raw_ids = |json: &[u8], pick: &dyn Fn(&RawCase) -> Vec<&'static str>| -> Vec<(String, &'static str)> {
@@ -588,23 +780,48 @@ fn reports_and_signed_decisions_of_earlier_builds_are_read() {
             .collect()
     };
     let mut want = raw_ids(&std::fs::read(&typed).unwrap(), &|c| {
-        [("old", c.old_pass), ("new", c.new_pass)].into_iter().filter(|x| x.1 == Some(true)).map(|x| x.0).collect()
+        [("old", c.old_pass), ("new", c.new_pass)]
+            .into_iter()
+            .filter(|x| x.1 == Some(true))
+            .map(|x| x.0)
+            .collect()
     });
     // By the id's text, a string before the integer of the same text, then old before new.
     want.sort_by(|a, b| {
         (text_of(&a.0), !a.0.starts_with('"'), a.1 == "new").cmp(&(text_of(&b.0), !b.0.starts_with('"'), b.1 == "new"))
     });
     let flipped: RawDiff = serde_json::from_slice(&o.stdout).unwrap();
-    let got: Vec<(String, &str)> = flipped.cases.flips.iter().map(|f| (f.pipeline_id.get().to_owned(), f.model.as_str())).collect();
-    assert_eq!(got.iter().map(|g| (g.0.clone(), g.1)).collect::<Vec<_>>(), want.iter().map(|w| (w.0.clone(), w.1)).collect::<Vec<_>>());
-    assert!(got.iter().any(|g| g.0 == "1234567890123456789012345678901234567890123"), "{got:?}");
+    let got: Vec<(String, &str)> = flipped
+        .cases
+        .flips
+        .iter()
+        .map(|f| (f.pipeline_id.get().to_owned(), f.model.as_str()))
+        .collect();
+    assert_eq!(
+        got.iter().map(|g| (g.0.clone(), g.1)).collect::<Vec<_>>(),
+        want.iter().map(|w| (w.0.clone(), w.1)).collect::<Vec<_>>()
+    );
+    assert!(
+        got.iter().any(|g| g.0 == "1234567890123456789012345678901234567890123"),
+        "{got:?}"
+    );
     assert!(got.iter().any(|g| g.0 == "\"5\"") || got.iter().any(|g| g.0 == "5"));
 
     // The previous commit's signer wrote a wide integer id as a float: its digits are gone, and
     // the diff says so rather than match it with anything.
-    let o = run(&["diff", &s(&typed), &s(&fx.join("previous/typed-ids.dsse.json")), "--trusted-key", &s(&key)]);
+    let o = run(&[
+        "diff",
+        &s(&typed),
+        &s(&fx.join("previous/typed-ids.dsse.json")),
+        "--trusted-key",
+        &s(&key),
+    ]);
     assert_eq!(code(&o), 1);
-    assert!(stderr(&o).contains("which the build that signed it wrote as a float, so its digits are lost"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("which the build that signed it wrote as a float, so its digits are lost"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// The raw text of a JSON string's value or of a number, for ordering ids as the diff does.

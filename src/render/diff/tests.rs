@@ -2,7 +2,7 @@
 //! them, and the same diff gives the same bytes.
 
 use super::{html, junit, markdown};
-use crate::diff::{diff, id_label, read_report, GateDiff, Model};
+use crate::diff::{diff, read_report, GateDiff};
 use crate::gate::{evaluate_in_memory, MemoryInputs};
 use crate::policy::GatePolicy;
 
@@ -162,12 +162,12 @@ fn the_junit_is_well_formed_with_a_failure_per_new_pass_to_fail_flip() {
         .cases
         .flips
         .iter()
-        .filter(|f| f.model == Model::New && f.is_pass_to_fail())
+        .filter(|f| f.model == crate::diff::Model::New && f.is_pass_to_fail())
         .collect();
     assert_eq!(cases.len(), want.len());
     assert_eq!(cases.len(), 9);
     for (node, flip) in cases.iter().zip(&want) {
-        let label = id_label(&flip.pipeline_id);
+        let label = crate::diff::id_label(&flip.pipeline_id);
         // Characters XML cannot hold are written as `\u{…}`, the rest as they are.
         let shown: String = label
             .chars()
