@@ -6,7 +6,7 @@
 - Beyond it: ``evaluate`` (verdict files, mappings, sync or async runners) returning a
   ``Report`` whose ``to_json()`` is byte for byte the CLI's ``evaluate --out``;
   ``build_test_set`` (the CLI's ``test-set``); ``sign``, ``verify`` and ``digest`` (signed
-  decisions, as the CLI's).
+  decisions, as the CLI's); ``diff`` (two evaluations compared, as ``deploy-gate diff``).
 
 Every score, rounding, delta, decision and reason comes from deploy-gate's Rust core.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 from ._attest import digest, sign, verify
 from ._core import core_version as _core_version
 from ._deploy import deploy_model
+from ._diff import diff
 from ._evaluate import Report, TestSet, build_test_set, evaluate
 from ._gate import ABComparison, DeploymentGate, GateDecision
 from .errors import (
@@ -47,6 +48,7 @@ __all__ = [
     "VerificationError",
     "build_test_set",
     "deploy_model",
+    "diff",
     "digest",
     "evaluate",
     "sign",

@@ -92,6 +92,9 @@ struct Probe<'a> {
 struct ReportDoc<'a> {
     #[serde(borrow)]
     schema: Cow<'a, str>,
+    /// An envelope's key: a document that has it is no report (see [`read_document`]).
+    #[serde(default, rename = "payloadType")]
+    payload_type: Option<serde::de::IgnoredAny>,
     #[serde(borrow)]
     tool: ToolDoc<'a>,
     #[serde(borrow)]
@@ -266,6 +269,9 @@ pub fn read_report(name: &str, bytes: &[u8]) -> Result<Evaluation, ReadError> {
         problem,
     };
     let doc: ReportDoc<'_> = serde_json::from_slice(bytes).map_err(|e| fail(report_problem(&e, bytes)))?;
+    if doc.payload_type.is_some() {
+        return Err(fail(Problem::SignedNotReport));
+    }
     evaluation(doc, Source::Report, Vec::new(), None).map_err(fail)
 }
 
@@ -282,21 +288,47 @@ pub fn read_signed(name: &str, bytes: &[u8], trust: Option<&Trust<'_>>) -> Resul
         .ok_or_else(|| fail(Problem::NoTrustedKeys))?;
     let signed = attest::verify_signatures(bytes, trust.keys, trust.threshold, &trust.limits)
         .map_err(|e| fail(Problem::Refused(e)))?;
+    // The statement as a `Value` goes before its report is read again from the same bytes
+    // (keeping every digit of an id): only one of the two is held at a time.
+    let attest::SignedStatement { payload, signers, .. } = signed;
     let signed_report = |p: Problem| fail(Problem::SignedReport(Box::new(p)));
     let statement: StatementDoc<'_> =
-        serde_json::from_slice(&signed.payload).map_err(|e| signed_report(Problem::Report(e.to_string())))?;
+        serde_json::from_slice(&payload).map_err(|e| signed_report(Problem::Report(e.to_string())))?;
     let pinned = statement
         .predicate
         .policy
         .and_then(|p| p.digest)
         .and_then(|d| d.sha256)
         .map(Cow::into_owned);
-    evaluation(statement.predicate.report, Source::Signed, signed.signers, pinned).map_err(signed_report)
+    evaluation(statement.predicate.report, Source::Signed, signers, pinned).map_err(signed_report)
+}
+
+/// The first key of a JSON object, when it is spelt without escapes (`None` otherwise).
+fn first_key(bytes: &[u8]) -> Option<&[u8]> {
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let rest = &bytes[bytes.iter().position(|b| !ws(b))?..];
+    let rest = rest.strip_prefix(b"{")?;
+    let rest = &rest[rest.iter().position(|b| !ws(b))?..];
+    let rest = rest.strip_prefix(b"\"")?;
+    let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+    (rest[end] == b'"').then(|| &rest[..end])
 }
 
 /// Reads either: a signed decision (a JSON object with `payloadType`) through [`read_signed`],
 /// else a report through [`read_report`].
 pub fn read_document(name: &str, bytes: &[u8], trust: Option<&Trust<'_>>) -> Result<Evaluation, ReadError> {
+    // A report as every build writes it starts with its schema: read it at once (a report is
+    // tens of MB; a first pass to find its keys would read it twice). Should it also have a
+    // `payloadType`, it is read as the signed decision it claims to be.
+    if first_key(bytes) == Some(b"schema") {
+        match read_report(name, bytes) {
+            Err(ReadError {
+                problem: Problem::SignedNotReport,
+                ..
+            }) => return read_signed(name, bytes, trust),
+            other => return other,
+        }
+    }
     let probe: Probe<'_> = serde_json::from_slice(bytes).map_err(|e| ReadError {
         name: name.to_owned(),
         problem: report_problem(&e, bytes),

@@ -103,7 +103,9 @@ fn expected_flips(
             }
         }
     }
-    rows.sort_by(|x, y| (!(x.2 && !x.3), &x.0, x.1 == "new").cmp(&(!(y.2 && !y.3), &y.0, y.1 == "new")));
+    // Pass→fail first (its key `false`), then by id, then old before new.
+    let key = |r: &FlipRow| (!r.2 || r.3, r.0.clone(), r.1 == "new");
+    rows.sort_by_key(key);
     (rows, counts)
 }
 
