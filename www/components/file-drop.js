@@ -77,9 +77,9 @@ export class FileDrop extends HTMLElement {
     const kinds = await Promise.all(dropped.map((f) => documentKind(f)));
     // Reports, and envelopes two at a time or beside a report, are compared; one envelope with
     // its keys is verified (the Verify panel).
-    const reports = kinds.filter((k) => k === "report").length;
-    const envelopes = dropped.filter((_, i) => signed[i] && kinds[i] === "signed").length;
-    const comparing = reports > 0 || envelopes >= 2;
+    const reportCount = kinds.filter((k) => k === "report").length;
+    const envelopeCount = dropped.filter((_, i) => signed[i] && kinds[i] === "signed").length;
+    const comparing = reportCount > 0 || envelopeCount >= 2;
     if (comparing) {
       const documents = dropped.filter((_, i) => kinds[i] === "report" || (signed[i] && kinds[i] === "signed"));
       const keys = dropped.filter((_, i) => signed[i] && kinds[i] !== "signed");
