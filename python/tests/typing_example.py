@@ -43,3 +43,12 @@ def use_evaluate(path: str) -> bool:
     except deploy_gate.VerdictFileError as e:
         print(e.file, e.line)
     return report.approved
+
+
+def use_diff(before: str, after: Report, key: str) -> bool:
+    d: Dict[str, Any] = deploy_gate.diff(before, after)
+    signed: Dict[str, Any] = deploy_gate.diff(before.encode(), after, trusted_keys=[key], threshold=1)
+    flips: List[Dict[str, Any]] = d["cases"]["flips"]
+    print(len(flips), signed["after"]["source"])
+    changed: bool = d["decision"]["changed"]
+    return changed
