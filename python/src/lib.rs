@@ -675,12 +675,10 @@ fn diff_documents(
     };
     let b = read(before_name, before)?;
     let a = read(after_name, after)?;
-    let d = py
-        .allow_threads(|| diff::diff(&b, &a))
-        .map_err(|e| {
-            let name = if e.side == "before" { before_name } else { after_name };
-            raise(py, "InputError", format!("{name}: {}", e.error), None, Some(name), None)
-        })?;
+    let d = py.allow_threads(|| diff::diff(&b, &a)).map_err(|e| {
+        let name = if e.side == "before" { before_name } else { after_name };
+        raise(py, "InputError", format!("{name}: {}", e.error), None, Some(name), None)
+    })?;
     Ok(py.allow_threads(|| d.to_json()))
 }
 

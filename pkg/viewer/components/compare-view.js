@@ -259,7 +259,7 @@ export class CompareView extends HTMLElement {
         "table",
         { class: "dg-table" },
         h("thead", {}, h("tr", {}, ["role", "", "before sha256", "after sha256"].map((x) => h("th", { scope: "col" }, x)))),
-        h("tbody", {}, d.inputs.map((i) => h("tr", { "data-testid": "compare-input-row" }, h("td", {}, i.role.replace(/_/g, " ")), h("td", { class: i.same ? "dg-pass" : "dg-fail" }, i.same ? "same" : "differs"), h("td", { class: "dg-mono" }, i.before_sha256 || "—"), h("td", { class: "dg-mono" }, i.after_sha256 || "—")))),
+        h("tbody", {}, d.inputs.map((i) => h("tr", { "data-testid": "compare-input-row" }, h("td", {}, i.role.replace(/_/g, " ")), h("td", { class: `dg-nowrap ${i.same ? "dg-pass" : "dg-fail"}` }, i.same ? "same" : "differs"), h("td", { class: "dg-mono" }, i.before_sha256 || "—"), h("td", { class: "dg-mono" }, i.after_sha256 || "—")))),
       ),
     );
 

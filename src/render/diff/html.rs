@@ -21,7 +21,7 @@ const DIFF_STYLE: &str = r#"
 .changed{border-color:#9a6700;background:#fff8c5}.changed h1{color:#9a6700}
 @media (prefers-color-scheme:dark){.changed{border-color:#d29922;background:#272115}.changed h1{color:#d29922}}
 tr.pass_to_fail td.flip{color:var(--bad);font-weight:600}tr.fail_to_pass td.flip{color:var(--ok);font-weight:600}
-ul.ids{columns:16rem;margin:.4rem 0}ul.ids li{overflow-wrap:anywhere}
+ul.ids{columns:16rem;margin:.4rem 0}ul.ids li{overflow-wrap:anywhere}th.state,td.state{white-space:nowrap}
 "#;
 
 /// The one inline script: the flips' filter and search (without it every listed flip shows).
@@ -219,7 +219,7 @@ pub fn diff_html(d: &GateDiff) -> String {
         }
         o.push_str("</tbody></table>");
     }
-    o.push_str("<h2>Inputs</h2><table><thead><tr><th scope=\"col\">role</th><th scope=\"col\">same</th><th scope=\"col\">before sha256</th><th scope=\"col\">after sha256</th></tr></thead><tbody>");
+    o.push_str("<h2>Inputs</h2><table><thead><tr><th scope=\"col\">role</th><th scope=\"col\" class=\"state\">same</th><th scope=\"col\">before sha256</th><th scope=\"col\">after sha256</th></tr></thead><tbody>");
     for i in &d.inputs {
         let sha = |x: &Option<String>| {
             x.as_deref()
@@ -227,7 +227,7 @@ pub fn diff_html(d: &GateDiff) -> String {
         };
         let _ = write!(
             o,
-            "<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"state {}\">{}</td><td>{}</td><td>{}</td></tr>",
             esc(&i.role.replace('_', " ")),
             if i.same { "pass" } else { "fail" },
             if i.same { "same" } else { "differs" },
