@@ -11,6 +11,7 @@
 //! stays an integer), which [`crate::verdicts`] reads as any verdict file.
 
 use crate::audit::PipelineId;
+use crate::runs::{write_record, Record};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -333,26 +334,12 @@ pub fn parse_answer(line: &[u8], id: &PipelineId) -> Result<Answer, BadAnswer> {
 /// The output record of a case, one line ending in `\n`: the id as the test set wrote it, then
 /// the verdict as the worker wrote it, or the error.
 pub fn record_line(id: &PipelineId, answer: &Answer) -> String {
-    #[derive(serde::Serialize)]
-    struct Verdict<'a> {
-        pipeline_id: &'a PipelineId,
-        verdict: &'a RawValue,
+    let mut out = Vec::new();
+    match answer {
+        Answer::Verdict(verdict) => write_record(&mut out, id, Record::Verdict(verdict.get())),
+        Answer::Error(error) => write_record(&mut out, id, Record::Error(error)),
     }
-    #[derive(serde::Serialize)]
-    struct Error<'a> {
-        pipeline_id: &'a PipelineId,
-        error: &'a str,
-    }
-    let mut line = match answer {
-        Answer::Verdict(verdict) => serde_json::to_string(&Verdict {
-            pipeline_id: id,
-            verdict,
-        }),
-        Answer::Error(error) => serde_json::to_string(&Error { pipeline_id: id, error }),
-    }
-    .expect("a record serializes");
-    line.push('\n');
-    line
+    String::from_utf8(out).expect("a record is UTF-8")
 }
 
 /// What an output file already holds.

@@ -24,31 +24,55 @@ pub enum Answer {
     Error(String),
 }
 
-/// The answers as a JSONL verdict file: one record per answer, in the order given. Each id is
-/// written with its type (an integer id as a JSON integer), so the record matches its case
-/// exactly even when the log holds the same text with both types.
+/// What a verdict record holds besides its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record<'a> {
+    /// `"verdict"`: the verdict as JSON text (a string's quotes included, `null` for none).
+    Verdict(&'a str),
+    /// `"error"`: the error's message.
+    Error(&'a str),
+}
+
+/// Appends one verdict record line, `{"pipeline_id":…,"verdict":…}` or
+/// `{"pipeline_id":…,"error":"…"}` and a newline: the one writer of verdict records, for the
+/// answers of a run in memory ([`records_jsonl`]) and for `deploy-gate run`'s output
+/// (`run::record_line`). The id is written with its type (an integer id as the JSON integer
+/// it was, its digits as they are), so the record matches its case exactly even when the log
+/// holds the same text with both types.
+pub fn write_record(out: &mut Vec<u8>, id: &PipelineId, record: Record<'_>) {
+    let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
+    out.extend_from_slice(b"{\"pipeline_id\":");
+    if id.numeric {
+        out.extend_from_slice(id.text.as_bytes());
+    } else {
+        out.extend_from_slice(text(&id.text).as_bytes());
+    }
+    match record {
+        Record::Verdict(json) => {
+            out.extend_from_slice(b",\"verdict\":");
+            out.extend_from_slice(json.as_bytes());
+        }
+        Record::Error(e) => {
+            out.extend_from_slice(b",\"error\":");
+            out.extend_from_slice(text(e).as_bytes());
+        }
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// The answers as a JSONL verdict file: one record per answer ([`write_record`]), in the order
+/// given.
 pub fn records_jsonl<'a>(answers: impl IntoIterator<Item = (&'a PipelineId, &'a Answer)>) -> Vec<u8> {
     let mut out = Vec::new();
-    let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
     for (id, answer) in answers {
-        out.extend_from_slice(b"{\"pipeline_id\":");
-        if id.numeric {
-            out.extend_from_slice(id.text.as_bytes());
-        } else {
-            out.extend_from_slice(text(&id.text).as_bytes());
-        }
         match answer {
             Answer::Verdict(v) => {
-                out.extend_from_slice(b",\"verdict\":");
-                out.extend_from_slice(text(v).as_bytes());
+                let json = serde_json::to_string(v).expect("a string serializes");
+                write_record(&mut out, id, Record::Verdict(&json));
             }
-            Answer::Missing => out.extend_from_slice(b",\"verdict\":null"),
-            Answer::Error(e) => {
-                out.extend_from_slice(b",\"error\":");
-                out.extend_from_slice(text(e).as_bytes());
-            }
+            Answer::Missing => write_record(&mut out, id, Record::Verdict("null")),
+            Answer::Error(e) => write_record(&mut out, id, Record::Error(e)),
         }
-        out.extend_from_slice(b"}\n");
     }
     out
 }

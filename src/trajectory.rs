@@ -80,8 +80,13 @@ impl Trajectories {
     }
 }
 
-/// Numeric fields of AgenticEvalResult: a non-numeric value in any of them is an error.
-const NUMERIC_FIELDS: &[&str] = &[
+/// The id field of AgenticEvalResult (text or a number).
+pub const ID_FIELD: &str = "trajectory_id";
+
+/// Numeric fields of AgenticEvalResult: a non-numeric value in any of them is an error. With
+/// [`ID_FIELD`], the fields a trajectory file's result may have (the Python binding reads
+/// these from result objects and dicts).
+pub const NUMERIC_FIELDS: &[&str] = &[
     "goal_completion_score",
     "tool_sequence_validity",
     "unnecessary_steps_penalty",
@@ -155,7 +160,7 @@ fn read_result(text: &str) -> Result<Option<Scored>, ResultError> {
     let mut trajectory_id = None;
     let mut problem = None;
     parse_object_line(text.as_bytes(), |key, v| {
-        if key == "trajectory_id" {
+        if key == ID_FIELD {
             trajectory_id = match v.scalar()? {
                 Scalar::Str(s) => Some(s.into_owned()),
                 Scalar::Int(i) => Some(i.to_string()),

@@ -6,7 +6,9 @@
 - Beyond it: ``evaluate`` (verdict files, mappings, sync or async runners) returning a
   ``Report`` whose ``to_json()`` is byte for byte the CLI's ``evaluate --out``;
   ``build_test_set`` (the CLI's ``test-set``); ``sign``, ``verify`` and ``digest`` (signed
-  decisions, as the CLI's); ``diff`` (two evaluations compared, as ``deploy-gate diff``).
+  decisions, as the CLI's); ``apply`` and ``rollback`` (a signed decision deployed exactly
+  once with the ledger, as the CLI's); ``diff`` (two evaluations compared, as ``deploy-gate
+  diff``).
 
 Every score, rounding, delta, decision and reason comes from deploy-gate's Rust core.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from ._attest import digest, sign, verify
 from ._core import core_version as _core_version
-from ._deploy import deploy_model
+from ._deploy import ApplyResult, RollbackResult, apply, deploy_model, rollback
 from ._diff import diff
 from ._evaluate import Report, TestSet, build_test_set, evaluate
 from ._gate import ABComparison, DeploymentGate, GateDecision
@@ -34,6 +36,7 @@ __version__ = _core_version()
 
 __all__ = [
     "ABComparison",
+    "ApplyResult",
     "AuditFileError",
     "DeployError",
     "DeploymentGate",
@@ -41,16 +44,19 @@ __all__ = [
     "InputError",
     "PolicyError",
     "Report",
+    "RollbackResult",
     "SignError",
     "TestSet",
     "TrajectoryFileError",
     "VerdictFileError",
     "VerificationError",
+    "apply",
     "build_test_set",
     "deploy_model",
     "diff",
     "digest",
     "evaluate",
+    "rollback",
     "sign",
     "verify",
 ]

@@ -1,6 +1,8 @@
 """Type stubs of deploy_gate._core, the native module (a mapping layer over the Rust core)."""
 
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Tuple, Union
+
+Notify = Optional[Callable[[bool, str], object]]
 
 def resolve_policy(
     policy: Optional[str] = None, policy_file: Optional[str] = None, overrides: Optional[str] = None
@@ -24,6 +26,7 @@ def decide_scores(
 def trajectory_mean(results: Sequence[Tuple[float, float, float, float, float, float, float]]) -> Optional[float]: ...
 def report_html_from_json(json: str) -> str: ...
 def core_version() -> str: ...
+def trajectory_fields() -> List[str]: ...
 def model_digest(path: str) -> str: ...
 def sign_report(report: str, key_pem: str, model: str, model_sha256: str, target: str, time_verified: int) -> str: ...
 def diff_documents(
@@ -44,14 +47,44 @@ def verify_envelope(
     max_age: int,
 ) -> str: ...
 def deploy_config(
-    config_path: str, trained_path: str, backend: str, stages: Sequence[Tuple[str, str]]
+    config_path: str,
+    trained_path: str,
+    backend: str,
+    stages: Sequence[Tuple[str, str]],
+    notify: Notify = None,
+    fail_at_step: Optional[str] = None,
 ) -> Tuple[bool, str, Optional[str]]: ...
+def apply(
+    envelope: str,
+    trusted_keys: Sequence[str],
+    model_path: str,
+    config: str,
+    target: Optional[str],
+    ledger: Optional[str],
+    threshold: int,
+    max_age: int,
+    max_statement_size: int,
+    backend: str,
+    stage_models: Sequence[Tuple[str, str]],
+    deploy_cmd: Sequence[str],
+    rollback_cmd: Sequence[str],
+    dry_run: bool,
+    notify: Notify = None,
+    fail_at_step: Optional[str] = None,
+) -> Tuple[str, str, str, Optional[str]]: ...
+def rollback(
+    config: str, ledger: Optional[str] = None, notify: Notify = None
+) -> Tuple[str, str, bool, str, Optional[str], Optional[str]]: ...
 
 class Session:
     def __init__(self, policy: str) -> None: ...
     def policy(self) -> str: ...
-    def build_test_set(self, paths: Sequence[str], threads: int = 0) -> None: ...
-    def scan(self, paths: Sequence[str], threads: int = 0) -> int: ...
+    def build_test_set(
+        self, paths: Sequence[str], threads: int = 0, progress: Optional[Callable[[int, int], object]] = None
+    ) -> None: ...
+    def scan(
+        self, paths: Sequence[str], threads: int = 0, progress: Optional[Callable[[int, int], object]] = None
+    ) -> int: ...
     def read_test_set(self, positions: Optional[Sequence[int]] = None) -> None: ...
     def test_set_info(self) -> Tuple[int, int, bool, bool]: ...
     def case_lines(self) -> List[str]: ...

@@ -1,16 +1,281 @@
-"""The deploy step without a signed decision (``DeploymentGate.apply_decision``'s default):
-the upstream bridge's change to the serving config, made by deploy-gate's native deploy code."""
+"""Deploying: ``apply`` and ``rollback`` (``deploy-gate apply`` / ``rollback``: a signed
+decision verified, then deployed exactly once with the ledger), and ``deploy_model`` (the deploy
+step without a signed decision, ``DeploymentGate.apply_decision``'s default). All three run
+deploy-gate's native deploy code with the GIL released; what it says along the way (temporary
+files removed, interrupted applies resolved, warnings) is logged on the logger ``deploy_gate``."""
 
 from __future__ import annotations
 
+import datetime
+import json
+import logging
 import os
-from typing import Dict, Optional
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
 
-__all__ = ["deploy_model"]
+__all__ = ["ApplyResult", "RollbackResult", "apply", "deploy_model", "rollback"]
+
+logger = logging.getLogger("deploy_gate")
 
 BACKENDS = ("transformers", "vllm", "api")
+
+#: The oldest decision ``apply`` accepts by default, in seconds (the CLI's ``--max-age 24h``).
+DEFAULT_MAX_AGE = 24 * 3600
+#: The largest statement ``apply`` accepts by default (the CLI's ``--max-statement-size 64M``).
+DEFAULT_MAX_STATEMENT_SIZE = 64 << 20
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+# The crash points' test hook (tests only): the name of a deploy step (``"intent-logged"``,
+# ``"config-renamed"``, …) at which ``apply`` and ``deploy_model`` abort the process, as the
+# CLI's hidden ``apply --fail-at STEP``.
+_FAIL_AT: Optional[str] = None
+
+
+def _notify(warning: bool, text: str) -> None:
+    if warning:
+        logger.warning("%s", text)
+    else:
+        logger.info("%s", text)
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """What ``apply`` did: the fields of ``deploy-gate apply``'s JSON output.
+
+    ``result`` is ``"deployed"`` (the CLI's exit 0), ``"deployed_unrecorded"`` (exit 4: the
+    model IS deployed but the ledger could not record it; ``error`` says why, and the next
+    apply records it), ``"kept_old"`` (exit 3: a valid decision that keeps the old model; the
+    rollback command ran, if one was given) or ``"dry_run"`` (nothing done; ``decision``
+    says what would be). ``decision`` is the verified decision as ``verify`` prints it
+    (``approved``, ``reason``, ``model``, ``model_digest``, ``target``, ``signers``,
+    ``payload_sha256``, …). ``config`` and ``backup`` are set by the built-in deploy;
+    ``unchanged`` when the config held this deploy already (nothing written)."""
+
+    result: str
+    decision: Dict[str, Any]
+    ledger: Optional[str] = None
+    config: Optional[str] = None
+    backup: Optional[str] = None
+    unchanged: bool = False
+    model_path: Optional[str] = None
+    error: Optional[str] = None
+    output: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def deployed(self) -> bool:
+        """Whether the new model is deployed now (``deployed`` or ``deployed_unrecorded``)."""
+        return self.result in ("deployed", "deployed_unrecorded")
+
+    def to_json(self) -> str:
+        """The CLI's stdout JSON for the same apply (compact)."""
+        return json.dumps(self.output, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class RollbackResult:
+    """What ``rollback`` did: ``config`` restored from ``backup`` (``legacy_backup`` when it
+    had the name earlier versions used); the decision whose deploy was undone, ``decision``
+    (its payload sha256), recorded as rolled back in ``recorded_in`` (``"ledger"``, or
+    ``"config_record"`` when only the config's own record had it), or ``None`` when neither
+    had a deployed decision whose config this was."""
+
+    config: str
+    backup: str
+    legacy_backup: bool
+    ledger: str
+    recorded_in: Optional[str]
+    decision: Optional[str]
+    result: str = "rolled_back"
+
+
+class _Staged:
+    """Envelope or key texts given in memory, written to a private temporary directory (the
+    native apply reads files)."""
+
+    def __init__(self) -> None:
+        self._dir: Optional[tempfile.TemporaryDirectory[str]] = None
+        self._n = 0
+
+    def path(self, value: Union[str, bytes, PathLike], looks_inline: bool) -> str:
+        if isinstance(value, (bytes, bytearray)) or (isinstance(value, str) and looks_inline):
+            if self._dir is None:
+                self._dir = tempfile.TemporaryDirectory(prefix="deploy-gate-")
+            self._n += 1
+            p = os.path.join(self._dir.name, f"input-{self._n}")
+            data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            return p
+        return os.fspath(value)
+
+    def close(self) -> None:
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+
+
+def _seconds(value: Union[int, float, datetime.timedelta]) -> int:
+    if isinstance(value, datetime.timedelta):
+        return int(value.total_seconds())
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"max_age: seconds (int) or a datetime.timedelta, not {type(value).__name__}")
+    return int(value)
+
+
+def _stages(stage_models: Optional[Union[Mapping[str, str], Sequence[Tuple[str, str]]]]) -> List[Tuple[str, str]]:
+    if stage_models is None:
+        return []
+    pairs = list(stage_models.items()) if isinstance(stage_models, Mapping) else list(stage_models)
+    out = []
+    for stage, path in pairs:
+        if not stage or not path:
+            raise ValueError(f"stage_models: {stage!r}={path!r}: expected a stage and a path")
+        out.append((str(stage), os.fspath(path)))
+    return out
+
+
+def _argv(cmd: Optional[Sequence[str]], what: str) -> List[str]:
+    if cmd is None:
+        return []
+    if isinstance(cmd, (str, bytes)):
+        raise TypeError(f"{what}: a list of program and arguments (never run through a shell), not a string")
+    argv = [os.fspath(a) for a in cmd]
+    if not argv:
+        raise ValueError(f"{what}: an empty command")
+    return argv
+
+
+def apply(
+    envelope: Union[str, bytes, PathLike],
+    *,
+    trusted_keys: Sequence[Union[str, bytes, PathLike]],
+    model_path: PathLike,
+    config: PathLike,
+    target: Optional[str] = None,
+    ledger: Optional[PathLike] = None,
+    threshold: int = 1,
+    max_age: Union[int, float, datetime.timedelta] = DEFAULT_MAX_AGE,
+    max_statement_size: int = DEFAULT_MAX_STATEMENT_SIZE,
+    backend: str = "transformers",
+    stage_models: Optional[Union[Mapping[str, str], Sequence[Tuple[str, str]]]] = None,
+    deploy_cmd: Optional[Sequence[str]] = None,
+    rollback_cmd: Optional[Sequence[str]] = None,
+    dry_run: bool = False,
+) -> ApplyResult:
+    """Verifies a signed decision and applies it exactly once, as ``deploy-gate apply``.
+
+    ``envelope``: the envelope's path, or its JSON text / bytes (as ``sign`` returns it).
+    ``trusted_keys``: SPKI PEM public keys (paths, or PEM text / bytes); ``threshold``
+    distinct ones must have signed. ``model_path``: the model (file or directory) whose digest
+    must be the statement's subject. ``config``: the serving config the built-in deploy edits
+    (``default_model``, ``backend`` and ``stage_models``' ``model`` set, every other byte kept,
+    upstream's backup name, atomic replacement under the config's lock; a symlink is followed
+    and kept). ``target``: the target the decision must name (default: ``config`` as given).
+    ``ledger``: the ledger of applied decisions (default ``NAME.deploy-gate-ledger.jsonl``
+    beside the config); a decision in it (or in the config's own record) is refused as a
+    replay. ``max_age``: the oldest acceptable decision (seconds or a ``timedelta``; 24 h).
+    ``deploy_cmd`` / ``rollback_cmd``: ``[program, arg, …]`` run instead of the built-in deploy
+    / when the decision keeps the old model, with the values in ``DEPLOY_GATE_*`` environment
+    variables, never through a shell. ``dry_run``: verify and say what would be done.
+
+    Returns an ``ApplyResult`` (``result``: ``deployed``, ``deployed_unrecorded``,
+    ``kept_old`` or ``dry_run``). Raises ``VerificationError`` naming the failed check
+    (``signature``, ``subject_digest``, ``target``, ``age``, ``replayed``, …; the CLI's exit
+    2) and ``DeployError`` when it stops (the CLI's exit 1: nothing deployed unless the
+    message says so). Two applies of one decision, in any processes, deploy it once; a crash
+    at any point leaves a state the next apply reports and resolves. The GIL is released while
+    it works."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
+        raise ValueError(f"threshold must be a positive int, not {threshold!r}")
+    if isinstance(trusted_keys, (str, bytes)):
+        raise TypeError("trusted_keys: a list of keys")
+    staged = _Staged()
+    try:
+        env_path = staged.path(envelope, isinstance(envelope, str) and envelope.lstrip().startswith("{"))
+        keys = [staged.path(k, isinstance(k, str) and k.lstrip().startswith("-----BEGIN")) for k in trusted_keys]
+        if not keys:
+            raise ValueError("trusted_keys: at least one trusted key")
+        word, output, normalized, error = _core.apply(
+            env_path,
+            keys,
+            os.fspath(model_path),
+            os.fspath(config),
+            target,
+            None if ledger is None else os.fspath(ledger),
+            threshold,
+            _seconds(max_age),
+            int(max_statement_size),
+            backend,
+            _stages(stage_models),
+            _argv(deploy_cmd, "deploy_cmd"),
+            _argv(rollback_cmd, "rollback_cmd"),
+            bool(dry_run),
+            _notify,
+            _FAIL_AT,
+        )
+    finally:
+        staged.close()
+    out: Dict[str, Any] = json.loads(output)
+    if word == "dry_run":
+        approved = bool(out.get("approved"))
+        logger.info(
+            "apply: dry run — verified; would %s (%s)",
+            "deploy the new model" if approved else "keep the old model",
+            out.get("reason"),
+        )
+        return ApplyResult(result=word, decision=out, output=out)
+    decision: Dict[str, Any] = out["decision"]
+    result = ApplyResult(
+        result=word,
+        decision=decision,
+        ledger=out.get("ledger"),
+        config=out.get("config"),
+        backup=out.get("backup"),
+        unchanged=bool(out.get("unchanged", False)),
+        model_path=normalized or None,
+        error=error,
+        output=out,
+    )
+    if word == "deployed":
+        logger.info("apply: DEPLOYED %s (%s) — %s", decision["model"], normalized, decision["reason"])
+    elif word == "deployed_unrecorded":
+        logger.warning(
+            "apply: DEPLOYED %s (%s) — the model IS deployed, but the ledger could not record it: %s. "
+            "Its intent entry is there: the next apply records the deploy and will not deploy this decision again.",
+            decision["model"],
+            normalized,
+            error,
+        )
+    else:
+        logger.warning("apply: KEPT the old model — %s", decision["reason"])
+    return result
+
+
+def rollback(config: PathLike, ledger: Optional[PathLike] = None) -> RollbackResult:
+    """Restores the config saved by the last ``apply`` (upstream's backup name, else
+    ``NAME.backup``), as ``deploy-gate rollback``: under the config's lock and the ledger's,
+    interrupted applies resolved first; the decision whose deploy is undone is recorded as
+    rolled back in ``ledger`` (default: the one beside the config), so it is not applied
+    again. Raises ``DeployError`` (no backup, a refused file, …; nothing restored unless the
+    message says so)."""
+    cfg, backup, legacy, ledger_path, recorded_in, decision = _core.rollback(
+        os.fspath(config), None if ledger is None else os.fspath(ledger), _notify
+    )
+    return RollbackResult(
+        config=cfg,
+        backup=backup,
+        legacy_backup=legacy,
+        ledger=ledger_path,
+        recorded_in=recorded_in,
+        decision=decision,
+    )
 
 
 def deploy_model(
@@ -24,9 +289,10 @@ def deploy_model(
     and each named stage's ``model`` in the YAML config at ``config_path``: every other byte
     kept, the result parsed again and compared, the previous config saved as upstream's
     backup name (``serving.yml`` → ``serving.yaml.backup``), the config replaced atomically
-    under its lock. Both paths must exist, as upstream's bridge requires. Returns
-    ``{"changed", "config", "backup"}`` (``changed`` False when the config held this deploy
-    already; then no backup is written)."""
+    under its lock (two processes deploying at once are serialised; a crash leaves the old or
+    the new config, and the backup is the config from before). Both paths must exist, as
+    upstream's bridge requires. Returns ``{"changed", "config", "backup"}`` (``changed``
+    False when the config held this deploy already; then no backup is written)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if not os.path.exists(trained_path):
@@ -34,5 +300,7 @@ def deploy_model(
     if not os.path.exists(config_path):
         raise FileNotFoundError(f"config not found: {config_path}")
     stages = sorted((stage_model_map or {}).items())
-    changed, config, backup = _core.deploy_config(os.fspath(config_path), os.fspath(trained_path), backend, stages)
+    changed, config, backup = _core.deploy_config(
+        os.fspath(config_path), os.fspath(trained_path), backend, stages, _notify, _FAIL_AT
+    )
     return {"changed": changed, "config": config, "backup": backup}

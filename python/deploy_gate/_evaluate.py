@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from . import _core
 from ._gate import GateDecision
-from ._progress import Progress, ProgressArg
+from ._progress import Progress, ProgressArg, ScanProgress
 from ._runners import run_runner
 from ._trajectories import to_jsonl as _trajectories_jsonl
 from .errors import VerdictFileError
@@ -92,12 +92,17 @@ def build_test_set(
     seed: Optional[int] = None,
     pass_verdicts: Optional[Sequence[str]] = None,
     threads: int = 0,
+    progress: ProgressArg = True,
 ) -> TestSet:
     """Builds the test set from one or more audit logs (plain or gzip JSONL, read as one
     stream in the order given) on ``threads`` threads (0: every core), with the GIL released
     while the files are scanned. ``policy`` (a dict shaped as a policy file, or a policy file's
     path) and the keywords (``max_samples=None``: no cap) set the test-set policy as the CLI's
-    ``--policy`` and flags do. Unusable files raise ``OSError`` or an ``InputError``."""
+    ``--policy`` and flags do. ``progress``: ``True`` (a tqdm bar of the bytes scanned when
+    tqdm is installed), ``False``, or a callable ``progress(read, total, "scan")`` (bytes,
+    increasing, ending at the total). Ctrl-C stops the scan within a fraction of a second
+    (``KeyboardInterrupt``; no thread is left running). Unusable files raise ``OSError`` or an
+    ``InputError``."""
     overrides: Dict[str, Any] = {}
     if min_samples is not None:
         overrides["min_samples"] = min_samples
@@ -108,7 +113,8 @@ def build_test_set(
     if pass_verdicts is not None:
         overrides["pass_verdicts"] = list(pass_verdicts)
     session = _core.Session(_policy_json(policy, overrides))
-    session.build_test_set(_paths(audit), threads)
+    with ScanProgress(progress) as bar:
+        session.build_test_set(_paths(audit), threads, bar.callback())
     return TestSet(session)
 
 
@@ -261,14 +267,17 @@ def evaluate(
     case, logged) and enter the core as the verdict records a file would hold.
     ``*_trajectories``: a trajectory file's path, or a list of ``AgenticEvalResult`` objects or
     dicts. ``policy``: a dict shaped as a policy file (or the report's ``policy``), or a policy
-    file's path. ``progress``: ``True`` (a tqdm bar when tqdm is installed), ``False``, or a
-    callable ``progress(done, total, what)``.
+    file's path. ``progress``: ``True`` (tqdm bars when tqdm is installed: the bytes of the
+    scan, then the cases of each runner), ``False``, or a callable ``progress(done, total,
+    what)`` (``what``: ``"scan"``, counting bytes, then ``"old model"`` / ``"new model"``,
+    counting cases). Ctrl-C stops the scan or the runs cleanly (``KeyboardInterrupt``).
 
     Raises ``OSError`` for a file that cannot be read, an ``InputError`` subclass naming the
     file and line for one that is unusable, ``PolicyError`` for an invalid policy.
     """
     session = _core.Session(_policy_json(policy))
-    session.build_test_set(_paths(audit), threads)
+    with ScanProgress(progress) as bar:
+        session.build_test_set(_paths(audit), threads, bar.callback())
     cases: Optional[List[Tuple[Any, Any]]] = None
     ids: Optional[List[Union[int, str]]] = None
     if callable(old) and not isinstance(old, Mapping) or callable(new) and not isinstance(new, Mapping):

@@ -9,12 +9,14 @@ import json
 import logging
 import os
 import random
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from . import _core
 from ._deploy import deploy_model
-from ._runners import run_sequential
+from ._progress import ProgressArg, ScanProgress
+from ._runners import MISSING, VERDICT, run_sequential
 from ._trajectories import metric_rows
 
 logger = logging.getLogger("deploy_gate")
@@ -111,7 +113,23 @@ class DeploymentGate:
       ``stage_type: "output"``) as completions, and takes the user input from
       ``state_snapshot.input_text`` when a stage has it; the reference files such completions as
       stages and finds no test case in a real log. No keyword restores that defect.
+    - ``none_metric="zero"`` (default): a trajectory metric that is ``None`` counts 0 (as an
+      absent one does, but for the judge score, whose absence skips the result);
+      ``none_metric="error"`` raises ``TypeError`` as the reference does (it adds them up).
+    - ``none_verdict="missing"`` (default): a runner that returns ``None`` gives a missing
+      verdict, a failed case even against an empty expected verdict (which only a hand-made
+      test set has); ``none_verdict="empty"`` makes it ``""`` as the reference's ``str(v or
+      "")`` does, which passes against an empty expected verdict.
+    - ``none_seed="zero"`` (default): ``seed=None`` means seed 0, the CLI's default, so the
+      test set is reproducible; ``none_seed="os"`` draws the seed from the OS, as the
+      reference's ``random.Random(None)`` is seeded (another test set each gate), and keeps it
+      in ``gate.seed`` (logged) so the test set can be built again. (``sampling="python"``
+      follows the reference in this too.)
     - ``pass_verdicts`` (default ``PASS, APPROVE, COMPLETE``, the reference's) can be changed.
+
+    ``progress`` (``True``: a tqdm bar of the bytes scanned when tqdm is installed; ``False``;
+    or a callable ``progress(read, total, "scan")``) shows ``build_test_set``'s scan. Ctrl-C
+    stops a scan within a fraction of a second (``KeyboardInterrupt``).
     """
 
     def __init__(
@@ -120,14 +138,30 @@ class DeploymentGate:
         sampling: str = "deploy-gate",
         *,
         on_insufficient: str = "block",
+        none_metric: str = "zero",
+        none_verdict: str = "missing",
+        none_seed: str = "zero",
         pass_verdicts: Optional[Sequence[str]] = None,
         threads: int = 0,
+        progress: ProgressArg = True,
     ) -> None:
-        if sampling not in ("deploy-gate", "python"):
-            raise ValueError(f"sampling must be 'deploy-gate' or 'python', not {sampling!r}")
-        if on_insufficient not in ("block", "approve"):
-            raise ValueError(f"on_insufficient must be 'block' or 'approve', not {on_insufficient!r}")
+        for name, value, allowed in (
+            ("sampling", sampling, ("deploy-gate", "python")),
+            ("on_insufficient", on_insufficient, ("block", "approve")),
+            ("none_metric", none_metric, ("zero", "error")),
+            ("none_verdict", none_verdict, ("missing", "empty")),
+            ("none_seed", none_seed, ("zero", "os")),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{name} must be {' or '.join(repr(a) for a in allowed)}, not {value!r}")
+        if seed is None and none_seed == "os" and sampling != "python":
+            seed = secrets.randbits(64)
+            logger.info("DeploymentGate: seeded from the OS (none_seed='os'): seed=%d", seed)
         self.seed = seed
+        self.none_metric = none_metric
+        self.none_verdict = none_verdict
+        self.none_seed = none_seed
+        self.progress = progress
         self.sampling = sampling
         self.on_insufficient = on_insufficient
         self.pass_verdicts = list(pass_verdicts) if pass_verdicts is not None else None
@@ -154,7 +188,8 @@ class DeploymentGate:
         ``sampling`` says (``max_samples=None``: no cap).
 
         Differences from the reference: the real writer's completion entries count (see the
-        class docstring), and the sample is deploy-gate's unless ``sampling="python"``.
+        class docstring), the sample is deploy-gate's unless ``sampling="python"``, and
+        ``seed=None`` is seed 0 unless ``none_seed="os"`` (the reference seeds from the OS).
         """
         if not os.path.exists(audit_path):
             logger.warning("DeploymentGate.build_test_set: %s not found", audit_path)
@@ -174,12 +209,14 @@ class DeploymentGate:
             # CPython's sample(population, k) uses only len(population): drawing positions from
             # range(n) consumes the generator exactly as drawing from the cases would, and only
             # the chosen cases are then built.
-            n = session.scan([os.fspath(audit_path)], self.threads)
+            with ScanProgress(self.progress) as bar:
+                n = session.scan([os.fspath(audit_path)], self.threads, bar.callback())
             if max_samples is not None and n > max_samples and n >= min_samples:
                 order = self._rng.sample(range(n), max_samples)
             session.read_test_set(order)
         else:
-            session.build_test_set([os.fspath(audit_path)], self.threads)
+            with ScanProgress(self.progress) as bar:
+                session.build_test_set([os.fspath(audit_path)], self.threads, bar.callback())
         num_cases, candidates, _sampled, insufficient = session.test_set_info()
         if insufficient:
             logger.warning(
@@ -213,13 +250,16 @@ class DeploymentGate:
 
         Difference from the reference: a runner that returns ``None`` is a missing verdict and
         fails even against an empty expected verdict (the reference compares ``""`` with
-        ``""`` and passes it).
+        ``""`` and passes it); ``DeploymentGate(none_verdict="empty")`` restores the
+        reference's way.
         """
         if not test_set:
             logger.warning("DeploymentGate.score_model: empty test set — nothing to score.")
             return None
         cases = [(case.get("pipeline_id"), case.get("input_text")) for case in test_set]
         answers = run_sequential(model_runner_fn, cases, "score_model")
+        if self.none_verdict == "empty":
+            answers = [(VERDICT, "") if a[0] == MISSING else a for a in answers]
         score, passed = _core.score_answers_by_position(
             [_expected_text(c) for c in test_set], [a[0] for a in answers], [a[1] for a in answers]
         )
@@ -259,11 +299,12 @@ class DeploymentGate:
 
     # ------------------------------------------------------------------ the gate
 
-    @staticmethod
-    def _mean_trajectory_score(results: Optional[List[Any]]) -> Optional[float]:
+    def _mean_trajectory_score(self, results: Optional[List[Any]]) -> Optional[float]:
         """The mean composite trajectory score of results that have an
-        ``overall_judge_score`` (objects or dicts alike), rounded to 4; ``None`` for none."""
-        mean: Optional[float] = _core.trajectory_mean(metric_rows(results))
+        ``overall_judge_score`` (objects or dicts alike), rounded to 4; ``None`` for none. A
+        ``None`` metric counts 0, or raises ``TypeError`` under ``none_metric="error"``."""
+        rows = metric_rows(results, none_raises=self.none_metric == "error")
+        mean: Optional[float] = _core.trajectory_mean(rows)
         return mean
 
     def evaluate_decision(
@@ -284,8 +325,8 @@ class DeploymentGate:
 
         Trajectory results are ``AgenticEvalResult`` objects or dicts with the same keys (the
         reference ignores dicts); results without ``overall_judge_score`` are skipped, and a
-        metric that is ``None`` counts 0 as an absent one does (the reference raises
-        ``TypeError``).
+        metric that is ``None`` counts 0 (the reference raises ``TypeError``;
+        ``DeploymentGate(none_metric="error")`` raises it too).
 
         Difference from the reference: an empty test set is blocked
         (``"blocked: insufficient test cases (empty test set)"``) unless

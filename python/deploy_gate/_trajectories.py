@@ -7,33 +7,11 @@ import dataclasses
 import json
 from typing import Any, Iterable, List, Optional, Tuple
 
+from . import _core
 from .errors import TrajectoryFileError
 
-# The fields of AgenticEvalResult the trajectory file format has (see UPSTREAM's list).
-FIELDS = (
-    "trajectory_id",
-    "goal_completion_score",
-    "tool_sequence_validity",
-    "unnecessary_steps_penalty",
-    "error_recovery_score",
-    "overall_judge_score",
-    "tac_score",
-    "ter_score",
-    "latency_ms",
-    "bleu_score",
-    "bert_score",
-    "arr_score",
-    "scsr_score",
-    "rad_score",
-    "iasa_score",
-    "egs_score",
-    "pas_score",
-    "pmed_score",
-    "ase_score",
-    "scr_score",
-    "rotation_id",
-    "lcf_score",
-)
+# The fields of AgenticEvalResult the trajectory file format has: the core's list.
+FIELDS = tuple(_core.trajectory_fields())
 
 # The metrics the composite uses, in the order the core's trajectory_mean takes them.
 METRICS = ("overall_judge_score", "tac_score", "scsr_score", "iasa_score", "egs_score", "arr_score", "lcf_score")
@@ -52,12 +30,18 @@ def has_judge(result: Any) -> bool:
     return _get(result, "overall_judge_score") is not _MISSING
 
 
-def metrics(result: Any) -> Tuple[float, float, float, float, float, float, float]:
-    """The seven metrics of one result; an absent one (or ``None``) counts 0 as in the
-    reference's ``getattr(r, name, 0.0)``."""
+def metrics(result: Any, none_raises: bool = False) -> Tuple[float, float, float, float, float, float, float]:
+    """The seven metrics of one result; an absent one counts 0 as in the reference's
+    ``getattr(r, name, 0.0)``, and so does ``None`` unless ``none_raises`` (then ``TypeError``,
+    as the reference's arithmetic on it raises)."""
     out = []
     for name in METRICS:
         v = _get(result, name)
+        if v is None and none_raises:
+            raise TypeError(
+                f"a trajectory result's {name} is None "
+                "(none_metric='error': the reference's composite cannot add None)"
+            )
         if v is _MISSING or v is None:
             out.append(0.0)
         else:
@@ -65,9 +49,11 @@ def metrics(result: Any) -> Tuple[float, float, float, float, float, float, floa
     return (out[0], out[1], out[2], out[3], out[4], out[5], out[6])
 
 
-def metric_rows(results: Optional[Iterable[Any]]) -> List[Tuple[float, float, float, float, float, float, float]]:
-    """The metrics of every result that has a judge score, in order."""
-    return [metrics(r) for r in (results or []) if has_judge(r)]
+def metric_rows(
+    results: Optional[Iterable[Any]], none_raises: bool = False
+) -> List[Tuple[float, float, float, float, float, float, float]]:
+    """The metrics of every result that has a judge score, in order (see ``metrics``)."""
+    return [metrics(r, none_raises) for r in (results or []) if has_judge(r)]
 
 
 def to_jsonl(results: Iterable[Any], role: str, name: str) -> bytes:

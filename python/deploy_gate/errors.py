@@ -51,8 +51,11 @@ class PolicyError(InputError):
 
 
 class DeployError(RuntimeError):
-    """The serving config could not be changed (not a YAML mapping, refused, unwritable, changed
-    while it was written); the config is as it was. ``file`` is the config's path."""
+    """A deploy stopped (the CLI's exit 1): the serving config could not be changed (not a YAML
+    mapping, refused, unwritable, changed while it was written), the ledger could not be read or
+    written, a deploy command failed, no backup to roll back to. Nothing was deployed unless the
+    message says so (``NOT deployed: …`` says what was left as it was and how it is recorded).
+    ``file`` is the config's path."""
 
     def __init__(
         self,
@@ -74,8 +77,9 @@ class SignError(ValueError):
 
 
 class VerificationError(Exception):
-    """A signed decision did not verify; ``check`` names the check that failed (``signature``,
-    ``subject``, ``target``, ``age``, …), as ``deploy-gate verify`` reports it (exit code 2)."""
+    """A signed decision did not verify, or ``apply`` refused it; ``check`` names the check that
+    failed (``signature``, ``subject_digest``, ``target``, ``from_the_future``, ``replayed``,
+    …), as ``deploy-gate verify`` and ``apply`` report it (exit code 2)."""
 
     def __init__(self, check: str, message: str) -> None:
         super().__init__(f"{check}: {message}")

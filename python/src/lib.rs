@@ -8,7 +8,7 @@ use deploy_gate::attest;
 use deploy_gate::audit::PipelineId;
 use deploy_gate::decision::{compare_with, decide, Evidence};
 use deploy_gate::input::{InputError, Role, Side};
-use deploy_gate::native::{self, file_name, ReadError, ReadOptions};
+use deploy_gate::native::{self, file_name, ReadError, ReadOptions, Watch};
 use deploy_gate::policy::{GatePolicy, PolicyInput};
 use deploy_gate::render::{html, junit, markdown};
 use deploy_gate::report::GateReport;
@@ -68,6 +68,74 @@ fn read_error(py: Python<'_>, e: ReadError) -> PyErr {
         ReadError::Session(e) => session_error(py, e),
         _ => PyOSError::new_err(message),
     }
+}
+
+/// How often a native read started from Python looks up: Ctrl-C and the progress callback.
+const LOOK_UP: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Runs `work` (a native read, given a [`Watch`]) on a thread of its own while this thread,
+/// without the GIL but for a moment every [`LOOK_UP`], checks Python's signals and tells
+/// `progress(read, total)` (on a change only; finally `(total, total)` after pass 1). A signal
+/// handler that raises (Ctrl-C: `KeyboardInterrupt`) cancels the read, waits for its thread to
+/// stop (within a chunk) and raises; so does an exception in `progress`. Nothing keeps running
+/// once this returns.
+fn watched<T: Send>(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    work: impl FnOnce(Watch) -> Result<T, ReadError> + Send,
+) -> PyResult<T> {
+    let watch = Watch::new();
+    std::thread::scope(|scope| {
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        // (A receiver is not `Sync`; the GIL-free closures borrow it.)
+        let done_rx = std::sync::Mutex::new(done_rx);
+        let theirs = watch.clone();
+        let worker = scope.spawn(move || {
+            let out = work(theirs);
+            let _ = done_tx.send(());
+            out
+        });
+        let mut told = (u64::MAX, u64::MAX);
+        let stop = |e: PyErr| {
+            watch.cancel();
+            py.allow_threads(|| worker_join_quietly(&done_rx));
+            Err(e)
+        };
+        loop {
+            let finished = !matches!(
+                py.allow_threads(|| lock(&done_rx).recv_timeout(LOOK_UP)),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            );
+            if let Err(e) = py.check_signals() {
+                return stop(e);
+            }
+            if let Some(f) = &progress {
+                let now = watch.progress();
+                if now != told && now.1 > 0 {
+                    told = now;
+                    if let Err(e) = f.call1(py, now) {
+                        return stop(e);
+                    }
+                }
+            }
+            if finished {
+                break;
+            }
+        }
+        match worker.join() {
+            Ok(out) => out.map_err(|e| read_error(py, e)),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+/// Waits for a cancelled read's thread to say it ended (the scope joins it).
+fn worker_join_quietly(done: &std::sync::Mutex<std::sync::mpsc::Receiver<()>>) {
+    let _ = lock(done).recv();
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn session_error(py: Python<'_>, e: SessionError) -> PyErr {
@@ -294,23 +362,36 @@ impl Session {
     }
 
     /// Pass 1 on `threads` threads (0: every core), the selection and pass 2 over the audit
-    /// files, with the GIL released.
-    #[pyo3(signature = (paths, threads=0))]
-    fn build_test_set(&mut self, py: Python<'_>, paths: Vec<PathBuf>, threads: usize) -> PyResult<()> {
+    /// files, with the GIL released ([`watched`]: `progress(read, total)`, Ctrl-C).
+    #[pyo3(signature = (paths, threads=0, progress=None))]
+    fn build_test_set(
+        &mut self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        threads: usize,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
         let session = &mut self.inner;
-        py.allow_threads(|| native::build_test_set(session, &paths, ReadOptions::new(threads)))
-            .map_err(|e| read_error(py, e))
+        watched(py, progress, |watch| {
+            native::build_test_set(session, &paths, ReadOptions::new(threads).with_watch(watch))
+        })
     }
 
     /// Pass 1 only, on `threads` threads, with the GIL released: the number of candidates
     /// (successful pipelines with a stage and an input), for a caller that samples them itself
     /// (`read_test_set` follows).
-    #[pyo3(signature = (paths, threads=0))]
-    fn scan(&mut self, py: Python<'_>, paths: Vec<PathBuf>, threads: usize) -> PyResult<u64> {
+    #[pyo3(signature = (paths, threads=0, progress=None))]
+    fn scan(
+        &mut self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        threads: usize,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<u64> {
         let session = &mut self.inner;
-        let gzipped = py
-            .allow_threads(|| native::scan_into(session, &paths, ReadOptions::new(threads)))
-            .map_err(|e| read_error(py, e))?;
+        let gzipped = watched(py, progress, |watch| {
+            native::scan_into(session, &paths, ReadOptions::new(threads).with_watch(watch))
+        })?;
         let candidates = self.inner.audit_index().map_or(0, |i| i.summary().candidates);
         self.scanned = Some((paths, gzipped));
         Ok(candidates)
@@ -334,12 +415,11 @@ impl Session {
         })?;
         self.inner.release_pipelines();
         let session = &mut self.inner;
-        py.allow_threads(|| -> Result<(), ReadError> {
-            native::read_chosen(&paths, session.test_set_builder()?, &gzipped)?;
+        watched(py, None, |watch| -> Result<(), ReadError> {
+            native::read_chosen(&paths, session.test_set_builder()?, &gzipped, &watch)?;
             session.finish_test_set()?;
             Ok(())
         })
-        .map_err(|e| read_error(py, e))
     }
 
     /// (num_cases, candidates, sampled, insufficient) of the built test set.
@@ -497,29 +577,60 @@ fn report_html_from_json(json: &str) -> PyResult<String> {
     html::report_html_json(json).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The crash points' test hook from its name (`None`: none).
+#[cfg(unix)]
+fn fail_at(name: Option<&str>) -> PyResult<native::files::FailAt> {
+    match name {
+        None => Ok(native::files::FailAt(None)),
+        Some(n) => native::files::Step::parse(n)
+            .map(|s| native::files::FailAt(Some(s)))
+            .ok_or_else(|| PyValueError::new_err(format!("no deploy step {n:?}"))),
+    }
+}
+
+/// The deploy step's notices, passed to `notify(warning, text)` as they come (the GIL taken
+/// for the call only); an exception in `notify` is printed, never raised into the deploy.
+#[cfg(unix)]
+fn notifier(notify: Option<Py<PyAny>>) -> impl FnMut(native::files::Notice) + Send {
+    move |n: native::files::Notice| {
+        if let Some(f) = &notify {
+            Python::with_gil(|py| {
+                if let Err(e) = f.call1(py, (n.warning, n.text)) {
+                    e.print(py);
+                }
+            });
+        }
+    }
+}
+
 /// The upstream bridge's change to the serving config at `config_path` (see
 /// `deploy_gate::native::files::deploy_to_config`): (changed, config, backup).
 #[cfg(unix)]
 #[pyfunction]
+#[pyo3(signature = (config_path, trained_path, backend, stages, notify=None, fail_at_step=None))]
 fn deploy_config(
     py: Python<'_>,
     config_path: PathBuf,
     trained_path: &str,
     backend: &str,
     stages: Vec<(String, String)>,
+    notify: Option<Py<PyAny>>,
+    fail_at_step: Option<&str>,
 ) -> PyResult<(bool, String, Option<String>)> {
     let change = deploy_gate::deploy::Change {
         model_path: trained_path,
         backend,
         stage_models: &stages,
     };
+    let hook = fail_at(fail_at_step)?;
+    let mut notify = notifier(notify);
     let done = py
-        .allow_threads(|| native::files::deploy_to_config(&config_path, &change))
+        .allow_threads(|| native::files::deploy_to_config(&config_path, &change, hook, &mut notify))
         .map_err(|e| {
             raise(
                 py,
                 "DeployError",
-                format!("{e:#}"),
+                native::files::chain(&e),
                 None,
                 Some(&config_path.display().to_string()),
                 None,
@@ -529,12 +640,132 @@ fn deploy_config(
     Ok((done.changed, text(&done.config), done.backup.as_deref().map(text)))
 }
 
+/// `deploy-gate apply` (see `deploy_gate::native::apply`), with the GIL released while it
+/// works: (result, the CLI's stdout JSON, model path as written, why the ledger could not
+/// record a deploy). A failed check raises `VerificationError(check, message)` (the CLI's exit
+/// 2), any other stop `DeployError` (exit 1).
+#[cfg(unix)]
+#[pyfunction]
+#[pyo3(signature = (envelope, trusted_keys, model_path, config, target, ledger, threshold, max_age, max_statement_size, backend, stage_models, deploy_cmd, rollback_cmd, dry_run, notify=None, fail_at_step=None))]
+#[allow(clippy::too_many_arguments)]
+fn apply(
+    py: Python<'_>,
+    envelope: PathBuf,
+    trusted_keys: Vec<PathBuf>,
+    model_path: PathBuf,
+    config: PathBuf,
+    target: Option<String>,
+    ledger: Option<PathBuf>,
+    threshold: usize,
+    max_age: i64,
+    max_statement_size: usize,
+    backend: String,
+    stage_models: Vec<(String, String)>,
+    deploy_cmd: Vec<String>,
+    rollback_cmd: Vec<String>,
+    dry_run: bool,
+    notify: Option<Py<PyAny>>,
+    fail_at_step: Option<&str>,
+) -> PyResult<(String, String, String, Option<String>)> {
+    use native::apply::{Applied, ApplyOptions, Trust};
+    let opts = ApplyOptions {
+        envelope,
+        trust: Trust {
+            trusted_keys,
+            threshold,
+            max_age,
+            ledger,
+            max_statement_size,
+        },
+        model_path,
+        config,
+        target,
+        backend,
+        stage_models,
+        deploy_cmd,
+        rollback_cmd,
+        dry_run,
+        fail_at: fail_at(fail_at_step)?,
+    };
+    let mut notify = notifier(notify);
+    let out = py
+        .allow_threads(|| native::apply::apply(&opts, &mut notify))
+        .map_err(|e| deploy_error(py, &e, &opts.config))?;
+    let json = serde_json::to_string(&out.to_json()).expect("an outcome serializes");
+    let word = out.result().to_owned();
+    match out {
+        Applied::Refused(f) => Err(verification_error(py, f.check.as_str(), &f.message)),
+        Applied::Deployed(d) => Ok((word, json, d.model_path, None)),
+        Applied::DeployedUnrecorded(d, e) => Ok((word, json, d.model_path, Some(native::files::chain(&e)))),
+        Applied::KeptOld { .. } | Applied::DryRun(_) => Ok((word, json, String::new(), None)),
+    }
+}
+
+/// `deploy-gate rollback` (see `deploy_gate::native::apply::rollback`), with the GIL
+/// released: (config, backup, legacy backup, ledger, where the decision undone was recorded —
+/// "ledger", "config_record" or None — and its payload sha256).
+#[cfg(unix)]
+#[pyfunction]
+#[pyo3(signature = (config, ledger=None, notify=None))]
+#[allow(clippy::type_complexity)]
+fn rollback(
+    py: Python<'_>,
+    config: PathBuf,
+    ledger: Option<PathBuf>,
+    notify: Option<Py<PyAny>>,
+) -> PyResult<(String, String, bool, String, Option<String>, Option<String>)> {
+    use native::apply::RollbackRecord;
+    let mut notify = notifier(notify);
+    let done = py
+        .allow_threads(|| native::apply::rollback(&config, ledger.as_deref(), &mut notify))
+        .map_err(|e| deploy_error(py, &e, &config))?;
+    let text = |p: &std::path::Path| p.display().to_string();
+    let recorded_in = match &done.recorded {
+        RollbackRecord::Ledger(_) => Some("ledger".to_owned()),
+        RollbackRecord::ConfigRecord(_) => Some("config_record".to_owned()),
+        RollbackRecord::Nothing => None,
+    };
+    Ok((
+        text(&done.config),
+        text(&done.backup),
+        done.legacy_backup,
+        text(&done.ledger),
+        recorded_in,
+        done.recorded.decision().map(str::to_owned),
+    ))
+}
+
+/// An apply's or a rollback's error as `DeployError(message, file=config)`.
+#[cfg(unix)]
+fn deploy_error(py: Python<'_>, e: &native::apply::ApplyError, config: &std::path::Path) -> PyErr {
+    raise(
+        py,
+        "DeployError",
+        e.message(),
+        None,
+        Some(&config.display().to_string()),
+        None,
+    )
+}
+
+/// `deploy_gate.errors.VerificationError(check, message)`.
+fn verification_error(py: Python<'_>, check: &str, message: &str) -> PyErr {
+    let made = py
+        .import("deploy_gate.errors")
+        .and_then(|m| m.getattr("VerificationError"))
+        .and_then(|c| c.call1((check, message)));
+    match made {
+        Ok(value) => PyErr::from_value(value),
+        Err(err) => err,
+    }
+}
+
 /// The model digest (hex sha256) of a file or a directory, as `deploy-gate digest` prints it.
 #[cfg(unix)]
 #[pyfunction]
 fn model_digest(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     py.allow_threads(|| native::files::model_digest(&path))
-        .map_err(|e| PyOSError::new_err(format!("{e:#}")))
+        .map_err(|e| PyOSError::new_err(native::files::chain(&e)))
 }
 
 /// Signs a report's decision for a model and a target, as `deploy-gate sign`: the DSSE
@@ -616,16 +847,7 @@ fn verify_envelope(
     };
     match attest::verify(envelope, &req) {
         Ok(v) => Ok(serde_json::to_string(&v).expect("a verified decision serializes")),
-        Err(e) => {
-            let made = py
-                .import("deploy_gate.errors")
-                .and_then(|m| m.getattr("VerificationError"))
-                .and_then(|c| c.call1((e.kind().as_str(), e.to_string())));
-            Err(match made {
-                Ok(value) => PyErr::from_value(value),
-                Err(err) => err,
-            })
-        }
+        Err(e) => Err(verification_error(py, e.kind().as_str(), &e.to_string())),
     }
 }
 
@@ -660,16 +882,7 @@ fn diff_documents(
     let read = |name: &str, bytes: &[u8]| {
         py.allow_threads(|| diff::read_document(name, bytes, Some(&trust)))
             .map_err(|e| match &e.problem {
-                Problem::Refused(v) => {
-                    let made = py
-                        .import("deploy_gate.errors")
-                        .and_then(|m| m.getattr("VerificationError"))
-                        .and_then(|c| c.call1((v.kind().as_str(), e.to_string())));
-                    match made {
-                        Ok(value) => PyErr::from_value(value),
-                        Err(err) => err,
-                    }
-                }
+                Problem::Refused(v) => verification_error(py, v.kind().as_str(), &e.to_string()),
                 _ => raise(py, "InputError", e.to_string(), None, Some(&e.name), None),
             })
     };
@@ -680,6 +893,15 @@ fn diff_documents(
         raise(py, "InputError", format!("{name}: {}", e.error), None, Some(name), None)
     })?;
     Ok(py.allow_threads(|| d.to_json()))
+}
+
+/// The fields of AgenticEvalResult a trajectory file's result may have: the id, then the
+/// numeric ones (the core's one list).
+#[pyfunction]
+fn trajectory_fields() -> Vec<&'static str> {
+    std::iter::once(deploy_gate::trajectory::ID_FIELD)
+        .chain(deploy_gate::trajectory::NUMERIC_FIELDS.iter().copied())
+        .collect()
 }
 
 /// The core's version.
@@ -700,6 +922,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trajectory_mean, m)?)?;
     m.add_function(wrap_pyfunction!(report_html_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(trajectory_fields, m)?)?;
     m.add_function(wrap_pyfunction!(sign_report, m)?)?;
     m.add_function(wrap_pyfunction!(verify_envelope, m)?)?;
     m.add_function(wrap_pyfunction!(diff_documents, m)?)?;
@@ -707,5 +930,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(deploy_config, m)?)?;
     #[cfg(unix)]
     m.add_function(wrap_pyfunction!(model_digest, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(apply, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(rollback, m)?)?;
     Ok(())
 }

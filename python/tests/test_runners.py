@@ -140,7 +140,9 @@ def test_progress_callable(tmp_path: Path) -> None:
     calls = []
     deploy_gate.evaluate(_log(tmp_path), lambda t: "PASS", lambda t: "PASS", policy={"min_samples": 1},
                          progress=lambda done, total, what: calls.append((done, total, what)), max_workers=1)
-    assert calls[-1][:2] == (6, 6) and {c[2] for c in calls} == {"old model", "new model"}
+    assert calls[-1][:2] == (6, 6) and {c[2] for c in calls} == {"scan", "old model", "new model"}
+    scan = [c for c in calls if c[2] == "scan"]
+    assert scan[-1][0] == scan[-1][1] > 0
 
 
 def test_keyboard_interrupt_stops_the_run(tmp_path: Path) -> None:

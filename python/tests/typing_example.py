@@ -45,6 +45,30 @@ def use_evaluate(path: str) -> bool:
     return report.approved
 
 
+def use_apply(envelope: str, key: str) -> Optional[str]:
+    try:
+        done: deploy_gate.ApplyResult = deploy_gate.apply(
+            envelope,
+            trusted_keys=[key],
+            model_path="models/new",
+            config="serving.yaml",
+            target="serving-config",
+            ledger="ledger.jsonl",
+            max_age=3600,
+            stage_models={"decide": "models/new"},
+            dry_run=False,
+        )
+    except deploy_gate.VerificationError as e:
+        check: str = e.check
+        return check
+    except deploy_gate.DeployError as e:
+        return str(e)
+    approved: bool = done.decision["approved"]
+    print(done.result, done.deployed, done.backup, done.unchanged, approved, done.to_json())
+    back: deploy_gate.RollbackResult = deploy_gate.rollback("serving.yaml", ledger="ledger.jsonl")
+    return back.decision
+
+
 def use_diff(before: str, after: Report, key: str) -> bool:
     d: Dict[str, Any] = deploy_gate.diff(before, after)
     signed: Dict[str, Any] = deploy_gate.diff(before.encode(), after, trusted_keys=[key], threshold=1)

@@ -367,8 +367,13 @@ pub(crate) fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Re
                                 return;
                             }
                         }
+                        if plan.watch.is_cancelled() {
+                            progress.set(|m| m.stop = true);
+                            return;
+                        }
                         let to = end.min(at + plan.chunk as u64);
                         segment.push(&bytes[at as usize..to as usize]);
+                        plan.watch.add(to - at);
                         at = to;
                     }
                     segment.finish();
@@ -409,6 +414,7 @@ pub(crate) fn scan(plan: &Plan, map: &Mapping, builder: &mut IndexBuilder) -> Re
             m.at.iter_mut().for_each(|a| *a = None);
         });
         let sha = hasher.map_or_else(String::new, |h| h.join().expect("the hashing thread panicked"));
+        plan.watch.check()?;
         in_order.check_complete()?;
         Ok((plan.len, sha))
     })
@@ -531,8 +537,9 @@ mod tests {
                 segment: 4 << 20,
                 map: true,
                 hash: true,
+                watch: Default::default(),
             };
-            let plan = Plan::new(&path, 0, &pass, &f, opts, 1 << 20).unwrap();
+            let plan = Plan::new(&path, 0, &pass, &f, &opts, 1 << 20).unwrap();
             assert_eq!(plan.starts.len(), 1, "no newline, one segment");
             let mut builder = IndexBuilder::new();
             builder.add_file(crate::input::InputFile {

@@ -1,10 +1,12 @@
-//! Reading input files natively, for every native shell (the CLI now, a Python binding
-//! later): pass 1 over audit logs cut into segments and scanned on several threads (mapped into
+//! Reading input files natively, for every native shell (the CLI and the Python binding):
+//! pass 1 over audit logs cut into segments and scanned on several threads (mapped into
 //! memory on Unix, copied otherwise), gzip-compressed logs streamed, pass 2 by positioned reads
 //! or by the decompressed stream, and whole verdict and trajectory files. Native only; the
 //! one part of the library that touches files and threads — the core stays sans-IO, and this
 //! module only feeds it.
 
+#[cfg(unix)]
+pub mod apply;
 #[cfg(unix)]
 pub mod files;
 #[cfg(unix)]
@@ -12,7 +14,7 @@ pub mod mapped;
 mod plan;
 pub mod read;
 
-pub use plan::{ReadOptions, CHUNK, DEFAULT_SEGMENT};
+pub use plan::{ProgressHook, ReadOptions, Watch, CHUNK, DEFAULT_SEGMENT};
 pub use read::{build_test_set, file_name, hash_file, read_chosen, read_whole, scan, scan_into, Contents};
 
 use std::path::PathBuf;
@@ -100,6 +102,9 @@ pub enum ReadError {
     /// The session refused a step (pass 2 did not end whole, …).
     #[error(transparent)]
     Session(#[from] crate::session::SessionError),
+    /// The read was cancelled ([`Watch::cancel`]).
+    #[error("cancelled")]
+    Cancelled,
     /// Another I/O error.
     #[error(transparent)]
     Io(#[from] std::io::Error),

@@ -7,12 +7,14 @@ use crate::policy::PassSet;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Read size (small enough that a chunk is still in cache when a scan thread reads it).
 pub const CHUNK: usize = 512 << 10;
 
 /// How the audit files are read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ReadOptions {
     /// Threads scanning segments (at least 1).
     pub threads: usize,
@@ -24,6 +26,9 @@ pub struct ReadOptions {
     /// caller whose output does not carry the digest (`test-set`) turns it off: the files'
     /// sha256 then stays empty, and the scan threads have every core.
     pub hash: bool,
+    /// The read's progress and cancellation, shared with whoever watches it. Default: a
+    /// [`Watch`] nobody else holds.
+    pub watch: Watch,
 }
 
 /// The default segment size: 4 MiB.
@@ -38,6 +43,7 @@ impl ReadOptions {
             segment: DEFAULT_SEGMENT,
             map: true,
             hash: true,
+            watch: Watch::default(),
         }
     }
 
@@ -57,6 +63,122 @@ impl ReadOptions {
     pub fn with_hash(mut self, hash: bool) -> Self {
         self.hash = hash;
         self
+    }
+
+    /// Watched by `watch` (progress, cancellation).
+    pub fn with_watch(mut self, watch: Watch) -> Self {
+        self.watch = watch;
+        self
+    }
+}
+
+/// A hook told a read's progress: `(bytes read, total bytes)`.
+pub type ProgressHook = dyn Fn(u64, u64) + Send + Sync;
+
+/// The progress of a read and its cancellation, shared between the reading threads and
+/// whoever watches them (a progress bar, a Python binding checking for Ctrl-C). Pass 1 counts
+/// the audit files' bytes as the scan threads get through them (a gzip file by its compressed
+/// bytes) out of the files' total size; every reading thread checks [`Watch::is_cancelled`]
+/// before each chunk it reads or scans, so a cancelled read stops within a chunk
+/// ([`CHUNK`], 512 KiB) per thread and returns [`ReadError::Cancelled`]. Clones share it.
+#[derive(Clone, Default)]
+pub struct Watch(Arc<WatchState>);
+
+#[derive(Default)]
+struct WatchState {
+    read: AtomicU64,
+    total: AtomicU64,
+    cancelled: AtomicBool,
+    /// The hook and the count of hundredths of the total it has been told.
+    hook: Option<(Box<ProgressHook>, AtomicU64)>,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (read, total) = self.progress();
+        f.debug_struct("Watch")
+            .field("read", &read)
+            .field("total", &total)
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+impl Watch {
+    /// A watch nobody is told of (poll it with [`Watch::progress`]).
+    pub fn new() -> Watch {
+        Watch::default()
+    }
+
+    /// A watch that tells `hook` the progress at a bounded rate: each time the bytes read pass
+    /// another hundredth of the total (at most about 100 calls a read, from whichever reading
+    /// thread passed it), and once at the end with `(total, total)`.
+    pub fn with_hook(hook: impl Fn(u64, u64) + Send + Sync + 'static) -> Watch {
+        Watch(Arc::new(WatchState {
+            hook: Some((Box::new(hook), AtomicU64::new(0))),
+            ..WatchState::default()
+        }))
+    }
+
+    /// Asks every reading thread to stop (at the next chunk).
+    pub fn cancel(&self) {
+        self.0.cancelled.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`Watch::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// `(bytes read, total bytes)` so far (the total is known once the read has started).
+    pub fn progress(&self) -> (u64, u64) {
+        (
+            self.0.read.load(Ordering::Relaxed),
+            self.0.total.load(Ordering::Relaxed),
+        )
+    }
+
+    /// `Err(Cancelled)` once cancelled.
+    pub(crate) fn check(&self) -> Result<(), ReadError> {
+        if self.is_cancelled() {
+            Err(ReadError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn set_total(&self, total: u64) {
+        self.0.total.store(total, Ordering::Relaxed);
+        self.0.read.store(0, Ordering::Relaxed);
+        if let Some((_, told)) = &self.0.hook {
+            told.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts `n` more bytes read, telling the hook when another hundredth is passed.
+    pub(crate) fn add(&self, n: u64) {
+        let read = self.0.read.fetch_add(n, Ordering::Relaxed) + n;
+        if let Some((hook, told)) = &self.0.hook {
+            let total = self.0.total.load(Ordering::Relaxed).max(1);
+            let step = (read.min(total) * 100 / total).min(99);
+            let before = told.load(Ordering::Relaxed);
+            if step > before
+                && told
+                    .compare_exchange(before, step, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            {
+                hook(read.min(total), total);
+            }
+        }
+    }
+
+    /// The read ended: the count is the total, and the hook is told so.
+    pub(crate) fn done(&self) {
+        let total = self.0.total.load(Ordering::Relaxed);
+        self.0.read.store(total, Ordering::Relaxed);
+        if let Some((hook, _)) = &self.0.hook {
+            hook(total, total);
+        }
     }
 }
 
@@ -121,6 +243,8 @@ pub struct Plan<'a> {
     max_line: usize,
     /// Whether the file is hashed.
     pub hash: bool,
+    /// The read's progress and cancellation.
+    pub watch: Watch,
 }
 
 impl<'a> Plan<'a> {
@@ -131,7 +255,7 @@ impl<'a> Plan<'a> {
         file_no: u32,
         pass: &'a PassSet,
         f: &File,
-        opts: ReadOptions,
+        opts: &ReadOptions,
         max_line: usize,
     ) -> Result<Plan<'a>, ReadError> {
         let len = f.metadata()?.len();
@@ -148,6 +272,7 @@ impl<'a> Plan<'a> {
             ends,
             max_line,
             hash: opts.hash,
+            watch: opts.watch.clone(),
         })
     }
 

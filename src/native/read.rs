@@ -149,7 +149,7 @@ fn scan_plain(
     path: &Path,
     file_no: u32,
     pass: &PassSet,
-    opts: ReadOptions,
+    opts: &ReadOptions,
     builder: &mut IndexBuilder,
 ) -> Result<(u64, String), ReadError> {
     let f = open_audit(path)?;
@@ -238,6 +238,7 @@ fn scan_copied(plan: &Plan, f: &File, builder: &mut IndexBuilder) -> Result<(u64
             // The first segment that has not been ended yet.
             let mut first = 0usize;
             while at < len {
+                plan.watch.check()?;
                 let mut buf = free_rx
                     .recv()
                     .map_err(|_| ReadError::Stopped("the scan threads stopped"))?;
@@ -248,6 +249,7 @@ fn scan_copied(plan: &Plan, f: &File, builder: &mut IndexBuilder) -> Result<(u64
                     return Err(ReadError::Shorter(path.into()));
                 }
                 buf.truncate(n);
+                plan.watch.add(n as u64);
                 let chunk = Arc::new(Pooled {
                     buf,
                     pool: free_tx.clone(),
@@ -287,6 +289,7 @@ fn scan_copied(plan: &Plan, f: &File, builder: &mut IndexBuilder) -> Result<(u64
             in_order.add(k, segment);
         }
         reader.join().expect("the reading thread panicked")?;
+        plan.watch.check()?;
         let sha = hasher.map_or_else(String::new, |h| h.join().expect("the hashing thread panicked"));
         in_order.check_complete()?;
         Ok((len, sha))
@@ -300,6 +303,7 @@ fn scan_gzip(
     file_no: u32,
     pass: &PassSet,
     hash: bool,
+    watch: &super::Watch,
     builder: &mut IndexBuilder,
 ) -> Result<(u64, String), ReadError> {
     let file = open_audit(path)?;
@@ -312,7 +316,9 @@ fn scan_gzip(
     {
         let mut gz = MultiGzDecoder::new(&mut tee);
         let mut buf = vec![0u8; CHUNK];
+        let mut counted = 0;
         loop {
+            watch.check()?;
             let n = gz.read(&mut buf).map_err(|source| ReadError::Gzip {
                 path: path.into(),
                 source,
@@ -321,6 +327,9 @@ fn scan_gzip(
                 break;
             }
             segment.push(&buf[..n]);
+            let read = gz.get_ref().bytes;
+            watch.add(read - counted);
+            counted = read;
         }
     }
     // Hash whatever follows the last gzip member too, so the digest is the file's.
@@ -352,9 +361,17 @@ impl<R: Read> Read for HashingReader<R> {
 }
 
 /// Pass 1 over every audit file, in order.
+/// The files' sizes are the watch's total (`opts.watch`), their bytes its progress.
 pub fn scan(paths: &[PathBuf], pass: &PassSet, opts: ReadOptions) -> Result<(AuditIndex, Vec<bool>), ReadError> {
     let mut builder = IndexBuilder::new();
     let mut gzipped = Vec::new();
+    // (A file that is not there is named below, where it is opened.)
+    let total = paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    opts.watch.set_total(total);
     for path in paths {
         let no = builder.add_file(InputFile {
             role: crate::input::Role::Audit,
@@ -372,13 +389,14 @@ pub fn scan(paths: &[PathBuf], pass: &PassSet, opts: ReadOptions) -> Result<(Aud
         }
         let gz = is_gzip(path)?;
         let (len, sha) = if gz {
-            scan_gzip(path, no, pass, opts.hash, &mut builder)?
+            scan_gzip(path, no, pass, opts.hash, &opts.watch, &mut builder)?
         } else {
-            scan_plain(path, no, pass, opts, &mut builder)?
+            scan_plain(path, no, pass, &opts, &mut builder)?
         };
         builder.set_file_digest(no, len, sha);
         gzipped.push(gz);
     }
+    opts.watch.done();
     Ok((builder.finish(), gzipped))
 }
 
@@ -389,11 +407,13 @@ fn feed_range(
     i: usize,
     buf: &mut [u8],
     path: &Path,
+    watch: &super::Watch,
     mut read: impl FnMut(&mut [u8]) -> std::io::Result<usize>,
 ) -> Result<(), ReadError> {
     let range = builder.ranges()[i];
     let mut left = range.end.saturating_sub(range.start);
     while left > 0 {
+        watch.check()?;
         let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
         let n = read(&mut buf[..want]).map_err(|source| ReadError::Read {
             path: path.into(),
@@ -426,12 +446,13 @@ pub fn scan_into(session: &mut Session, paths: &[PathBuf], opts: ReadOptions) ->
 /// Pass 1, the selection, then pass 2 over just the chosen pipelines' ranges: `session` then
 /// holds the test set (its pipeline table released: it selects no more).
 pub fn build_test_set(session: &mut Session, paths: &[PathBuf], opts: ReadOptions) -> Result<(), ReadError> {
+    let watch = opts.watch.clone();
     let gzipped = scan_into(session, paths, opts)?;
     session.needed_ranges()?;
     // Pass 2 needs the files, not the pipeline table (nor the ids in it, which the selection
     // has copied for its cases).
     session.release_pipelines();
-    read_chosen(paths, session.test_set_builder()?, &gzipped)?;
+    read_chosen(paths, session.test_set_builder()?, &gzipped, &watch)?;
     session.finish_test_set()?;
     Ok(())
 }
@@ -439,8 +460,13 @@ pub fn build_test_set(session: &mut Session, paths: &[PathBuf], opts: ReadOption
 /// Pass 2: reads just the ranges `builder` needs from `paths` (the files pass 1 read,
 /// `gzipped` as it found them): positioned reads of a plain file; a gzip file decompressed
 /// again and its stream handed over whole, up to its last range. [`TestSetBuilder::finish`]
-/// (or [`Session::finish_test_set`]) follows.
-pub fn read_chosen(paths: &[PathBuf], builder: &mut TestSetBuilder, gzipped: &[bool]) -> Result<(), ReadError> {
+/// (or [`Session::finish_test_set`]) follows. `watch` can cancel it (its progress is pass 1's).
+pub fn read_chosen(
+    paths: &[PathBuf],
+    builder: &mut TestSetBuilder,
+    gzipped: &[bool],
+    watch: &super::Watch,
+) -> Result<(), ReadError> {
     let ranges = builder.ranges().to_vec();
     let mut buf = vec![0u8; CHUNK];
     for (no, path) in paths.iter().enumerate() {
@@ -452,6 +478,7 @@ pub fn read_chosen(paths: &[PathBuf], builder: &mut TestSetBuilder, gzipped: &[b
         if gzipped[no] {
             let mut gz = MultiGzDecoder::new(File::open(path)?);
             while !builder.stream_done(file) {
+                watch.check()?;
                 let n = gz.read(&mut buf).map_err(|source| ReadError::Read {
                     path: path.into(),
                     source,
@@ -469,7 +496,7 @@ pub fn read_chosen(paths: &[PathBuf], builder: &mut TestSetBuilder, gzipped: &[b
             })?;
             for &i in &wanted {
                 let mut at = ranges[i].start;
-                feed_range(builder, i, &mut buf, path, |b| {
+                feed_range(builder, i, &mut buf, path, watch, |b| {
                     let n = read_at(&f, b, at)?;
                     at += n as u64;
                     Ok(n)
@@ -478,4 +505,85 @@ pub fn read_chosen(paths: &[PathBuf], builder: &mut TestSetBuilder, gzipped: &[b
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::native::Watch;
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    fn log(lines: usize) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        for i in 0..lines {
+            writeln!(
+                f,
+                r#"{{"pipeline_id":"p{i}","stage_id":"s","stage_type":"llm","input":"in-{i}","output":"ok"}}"#
+            )
+            .unwrap();
+            writeln!(f, r#"{{"pipeline_id":"p{i}","verdict":"PASS","is_complete":true}}"#).unwrap();
+        }
+        f
+    }
+
+    #[test]
+    fn the_hook_hears_increasing_counts_ending_at_the_total_at_a_bounded_rate() {
+        let f = log(20_000);
+        let total = f.as_file().metadata().unwrap().len();
+        for (map, threads) in [(true, 3), (false, 3), (false, 1)] {
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let heard = seen.clone();
+            let watch = Watch::with_hook(move |read, total| heard.lock().unwrap().push((read, total)));
+            let opts = ReadOptions::new(threads)
+                .with_segment(64 << 10)
+                .with_map(map)
+                .with_watch(watch.clone());
+            let (index, _) = scan(&[f.path().to_path_buf()], &PassSet::default(), opts).unwrap();
+            assert_eq!(index.summary().lines, 40_000);
+            let seen = seen.lock().unwrap().clone();
+            assert!(
+                seen.len() >= 2 && seen.len() <= 101,
+                "{map} {threads}: {} calls",
+                seen.len()
+            );
+            assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+            assert!(seen.iter().all(|&(_, t)| t == total));
+            assert_eq!(seen.last(), Some(&(total, total)));
+            assert_eq!(watch.progress(), (total, total));
+        }
+    }
+
+    #[test]
+    fn a_cancelled_read_stops_with_cancelled_before_the_end() {
+        let f = log(20_000);
+        for map in [true, false] {
+            // Cancelled by its own hook at the first hundredth read.
+            let cell: Arc<std::sync::OnceLock<Watch>> = Arc::new(std::sync::OnceLock::new());
+            let own = cell.clone();
+            let watch = Watch::with_hook(move |_, _| {
+                if let Some(w) = own.get() {
+                    w.cancel();
+                }
+            });
+            cell.set(watch.clone()).unwrap();
+            let opts = ReadOptions::new(2)
+                .with_segment(64 << 10)
+                .with_map(map)
+                .with_watch(watch.clone());
+            let out = scan(&[f.path().to_path_buf()], &PassSet::default(), opts);
+            assert!(matches!(out, Err(ReadError::Cancelled)), "{map}: {:?}", out.err());
+            let (read, total) = watch.progress();
+            assert!(read < total / 2, "{map}: stopped early ({read} of {total})");
+            // Cancelled before it starts: nothing is read.
+            let watch = Watch::new();
+            watch.cancel();
+            let opts = ReadOptions::new(2).with_map(map).with_watch(watch.clone());
+            assert!(matches!(
+                scan(&[f.path().to_path_buf()], &PassSet::default(), opts),
+                Err(ReadError::Cancelled)
+            ));
+            assert_eq!(watch.progress().0, 0);
+        }
+    }
 }

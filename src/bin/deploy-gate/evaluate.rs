@@ -239,6 +239,7 @@ pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<G
 /// session, then pass 2 while two more threads read the verdict files, then the report.
 fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOptions) -> Result<GateReport> {
     let mut session = Session::new(policy.clone());
+    let (map, watch) = (opts.map, opts.watch.clone());
     let gzipped = native::scan_into(&mut session, inputs.audit, opts)?;
     session.needed_ranges()?;
     // The pipeline table is not needed any more: free it before the verdict files are read.
@@ -247,7 +248,7 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
     // Keep whole records only for the test cases: the rest are counted, not stored.
     let keep: KeepSet = builder.selection().shared_ids().cloned().collect();
     let verdicts = |role: Role, path: &Path, keep| -> Result<Verdicts> {
-        let bytes = native::read_whole(path, "verdict file", opts.map)?;
+        let bytes = native::read_whole(path, "verdict file", map)?;
         // What the reading has passed is given back a few MiB at a time, so a mapped verdict file
         // adds a window to the peak memory, not its size.
         let mut from = 0;
@@ -267,7 +268,7 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
         let old_keep = keep.clone();
         let old = scope.spawn(|| verdicts(Role::OldVerdicts, inputs.old_verdicts, old_keep));
         let new = scope.spawn(|| verdicts(Role::NewVerdicts, inputs.new_verdicts, keep));
-        let pass2 = native::read_chosen(inputs.audit, builder, &gzipped);
+        let pass2 = native::read_chosen(inputs.audit, builder, &gzipped, &watch);
         let joined = |h: std::thread::ScopedJoinHandle<'_, _>| h.join().expect("a verdict thread panicked");
         (pass2, joined(old), joined(new))
     });
@@ -280,7 +281,7 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
         (Side::New, Role::NewTrajectories, inputs.new_trajectories),
     ] {
         let Some(path) = path else { continue };
-        let bytes = native::read_whole(path, "trajectory file", opts.map)?;
+        let bytes = native::read_whole(path, "trajectory file", map)?;
         let parsed = parse_trajectories(role, &file_name(path), &bytes).map_err(|e| input_error(path, e))?;
         session.set_trajectories(side, parsed);
     }

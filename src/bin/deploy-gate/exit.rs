@@ -1,11 +1,11 @@
 //! What every command shares besides its files: the exit codes, writing the output, the
-//! clock, and the message of an input error.
+//! clock, the message of an input error, and the library's notices on stderr.
 
 use anyhow::{anyhow, Context, Result};
 use deploy_gate::input::InputError;
+use deploy_gate::native::files::Notice;
 use std::io::Write;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Exit code: the gate approved the deploy (or the command succeeded).
 pub const EXIT_OK: u8 = 0;
@@ -23,10 +23,13 @@ pub const EXIT_DEPLOYED_UNRECORDED: u8 = 4;
 
 /// Now, in Unix seconds.
 pub fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    deploy_gate::native::apply::unix_now()
+}
+
+/// Prints a notice of the library's deploy step on stderr (`deploy-gate: [warning: ]TEXT`).
+pub fn notice(n: Notice) {
+    let warning = if n.warning { "warning: " } else { "" };
+    eprintln!("deploy-gate: {warning}{}", n.text);
 }
 
 /// Writes the output to `out`, or to stdout (a closed pipe is not an error).

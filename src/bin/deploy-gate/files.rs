@@ -1,40 +1,19 @@
-//! Reading this tool's files, each bounded in size: the files `verify` and `apply` trust
-//! (without following a final symlink, without blocking on a FIFO), key files, reports and
-//! envelopes to sign, and policy files (read here, parsed by `deploy_gate::policy`).
+//! Reading this tool's files, each bounded in size: key files (the library's bounded read),
+//! reports and envelopes to sign, and policy files (read here, parsed by `deploy_gate::policy`).
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use deploy_gate::policy::{GatePolicy, PolicyInput};
-use std::fs::{self, File};
+use std::fs;
 use std::io::Read;
 use std::path::Path;
-
-/// Trusted reads (no final symlink, no FIFO, bounded): the library's, which the deploy step shares.
-pub use deploy_gate::native::files::read_regular;
 
 pub fn read_text(path: &Path, what: &str) -> Result<String> {
     fs::read_to_string(path).with_context(|| format!("cannot read {what} {}", path.display()))
 }
 
-/// The most bytes of a key file: a PEM key is a few hundred.
-const MAX_KEY_BYTES: u64 = 64 << 10;
-
-/// A key file's text, read to at most [`MAX_KEY_BYTES`] (a device or pipe given as a key
-/// cannot make it read without end).
+/// A key file's text, bounded: the library's, which `verify` and `apply` share.
 pub fn read_key(path: &Path, what: &str) -> Result<String> {
-    let context = || format!("cannot read {what} {}", path.display());
-    let mut text = String::new();
-    File::open(path)
-        .with_context(context)?
-        .take(MAX_KEY_BYTES + 1)
-        .read_to_string(&mut text)
-        .with_context(context)?;
-    if text.len() as u64 > MAX_KEY_BYTES {
-        bail!(
-            "{what} {} is larger than {MAX_KEY_BYTES} bytes: not a PEM key",
-            path.display()
-        );
-    }
-    Ok(text)
+    Ok(deploy_gate::native::files::read_key(path, what)?)
 }
 
 /// A policy file is a small JSON object; anything longer than this is refused unread.

@@ -15,8 +15,6 @@ mod exit;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
 #[cfg(not(target_arch = "wasm32"))]
-mod locks;
-#[cfg(not(target_arch = "wasm32"))]
 mod replace;
 #[cfg(not(target_arch = "wasm32"))]
 mod run;

@@ -1,18 +1,12 @@
-//! What `verify` and `apply` trust, and how it is checked: the trusted keys, threshold, age
-//! and ledger flags, the envelope read within its limit and verified by `deploy_gate::attest`,
-//! the ledger as `verify` reads it, and the model digest of a file or directory.
+//! What `verify` and `apply` trust, as flags: the trusted keys, threshold, age, ledger and
+//! size flags, mapped to the library's `native::apply::Trust`; its checks run there, and a
+//! failure is printed here.
 
-use crate::exit::{now, EXIT_INVALID};
-use crate::files::{read_key, read_regular};
-use anyhow::{anyhow, Context, Result};
+use crate::exit::{notice, now, EXIT_INVALID};
+use anyhow::Result;
 use clap::Args;
-use deploy_gate::attest::keys::read_public_pem;
-use deploy_gate::attest::ledger::{self, Ledger, Tail};
-use deploy_gate::attest::{
-    verify, Check, Failure, Limits, Requirements, Verified, VerifyError, DEFAULT_MAX_STATEMENT_BYTES,
-};
-use std::fs::{self, File};
-use std::io::{self, Read};
+use deploy_gate::attest::{Failure, Verified, DEFAULT_MAX_STATEMENT_BYTES};
+use deploy_gate::native::apply::{self, Trust};
 use std::path::{Path, PathBuf};
 
 /// A size in bytes: a number, optionally with a binary suffix (`K`/`KiB`, `M`/`MiB`, `G`/`GiB`).
@@ -60,65 +54,17 @@ pub struct TrustArgs {
     max_statement_size: usize,
 }
 
-/// Reads an envelope, refusing one over the size limit before reading it (a pipe, whose size
-/// is not known beforehand, is read up to one byte past the limit).
-fn read_envelope(path: &Path, limit: usize) -> Result<Result<Vec<u8>, Failure>> {
-    let context = || format!("cannot read envelope {}", path.display());
-    let file = File::open(path).with_context(context)?;
-    let size = file.metadata().with_context(context)?.len();
-    if size > limit as u64 {
-        let e = VerifyError::EnvelopeSize {
-            bytes: usize::try_from(size).unwrap_or(usize::MAX),
-            limit,
-        };
-        return Ok(Err(Failure::new(
-            Check::EnvelopeSize,
-            format!("{}: {e} (--max-statement-size raises it)", path.display()),
-        )));
-    }
-    let mut bytes = Vec::with_capacity(size as usize);
-    file.take(limit as u64 + 1)
-        .read_to_end(&mut bytes)
-        .with_context(context)?;
-    if bytes.len() > limit {
-        let message = format!(
-            "{}: the envelope is more than the limit of {limit} bytes (--max-statement-size raises it)",
-            path.display()
-        );
-        return Ok(Err(Failure::new(Check::EnvelopeSize, message)));
-    }
-    Ok(Ok(bytes))
-}
-
-/// The most `verify --ledger` reads of a ledger (about 500 bytes an entry).
-const MAX_LEDGER_BYTES: usize = 1 << 30;
-
-/// A ledger as `verify --ledger` reads it (no lock, nothing written: a torn last line is
-/// ignored with a warning, the next apply removes it); none or a missing file is empty.
-pub(crate) fn read_ledger(path: Option<&Path>) -> Result<Ledger> {
-    let empty = || ledger::parse(b"").expect("an empty ledger parses");
-    let Some(path) = path else {
-        return Ok(empty());
-    };
-    let bytes = match fs::symlink_metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(empty()),
-        // A link the ledger's writer would refuse is read where it points; FIFOs and devices
-        // are refused, and the size is bounded.
-        _ => {
-            let real = fs::canonicalize(path).with_context(|| format!("cannot read the ledger {}", path.display()))?;
-            read_regular(&real, "ledger", MAX_LEDGER_BYTES)
-                .with_context(|| format!("the ledger {}", path.display()))?
-                .1
+impl TrustArgs {
+    /// The library's `Trust`.
+    pub(crate) fn trust(&self) -> Trust {
+        Trust {
+            trusted_keys: self.trusted_key.clone(),
+            threshold: self.threshold,
+            max_age: self.max_age,
+            ledger: self.ledger.clone(),
+            max_statement_size: self.max_statement_size,
         }
-    };
-    let parsed = ledger::parse(&bytes).map_err(|e| anyhow!("the ledger {} {e}", path.display()))?;
-    if let Tail::Torn { line, .. } = parsed.tail {
-        eprintln!(
-            "deploy-gate: warning: the ledger {} line {line} was cut short by an interrupted write; ignored (the next apply removes it)",
-            path.display()
-        );
     }
-    Ok(parsed)
 }
 
 /// Runs every check; `Ok(Err(..))` is a verification failure (exit 2), `Err` an I/O problem.
@@ -128,32 +74,14 @@ pub(crate) fn check(
     digest: &str,
     target: &str,
 ) -> Result<Result<Verified, Failure>> {
-    let mut trusted = Vec::new();
-    for path in &trust.trusted_key {
-        trusted.push(read_public_pem(&read_key(path, "trusted key")?).map_err(|e| anyhow!("{}: {e}", path.display()))?);
-    }
-    let ledger = read_ledger(trust.ledger.as_deref())?;
-    let applied = |d: &str| ledger.applied(d);
-    let req = Requirements {
-        trusted: &trusted,
-        threshold: trust.threshold,
-        subject_sha256: Some(digest),
-        target: Some(target),
-        now: now(),
-        max_age: trust.max_age,
-        already_applied: &applied,
-        limits: Limits::for_statement_bytes(trust.max_statement_size),
-    };
-    let failed = |e: VerifyError| Failure::from(&e);
-    // A threshold no envelope can meet is refused before the envelope is read.
-    if let Err(e) = req.check_threshold() {
-        return Ok(Err(failed(e)));
-    }
-    let bytes = match read_envelope(envelope, req.limits.envelope_bytes)? {
-        Ok(bytes) => bytes,
-        Err(refused) => return Ok(Err(refused)),
-    };
-    Ok(verify(&bytes, &req).map_err(failed))
+    Ok(apply::check(
+        envelope,
+        &trust.trust(),
+        digest,
+        target,
+        now(),
+        &mut notice,
+    )?)
 }
 
 /// Prints a verification failure (compact JSON on stdout, a line on stderr): exit 2.
@@ -167,4 +95,6 @@ pub(crate) fn invalid(failure: &Failure) -> u8 {
 }
 
 /// The model digest of a file or a directory: the library's, which the Python binding shares.
-pub use deploy_gate::native::files::model_digest;
+pub(crate) fn model_digest(path: &Path) -> Result<String> {
+    Ok(deploy_gate::native::files::model_digest(path)?)
+}

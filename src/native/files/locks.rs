@@ -5,10 +5,10 @@
 
 use super::regular::open_error;
 use super::replace::{dir_of, file_name_of, sync_dir, utf8};
+use super::{FilesError, Notice, Notify};
 use crate::attest::ledger::record::Record;
 use crate::attest::ledger::{self, Entry, Ledger, Outcome, Repair, Tail};
 use crate::deploy::{backup_file_name, legacy_backup_file_name};
-use anyhow::{anyhow, bail, Context, Result};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -33,7 +33,7 @@ pub struct ConfigPaths {
 
 impl ConfigPaths {
     /// Resolves the config as given (it need not exist yet; its directory must).
-    pub fn resolve(given: &Path) -> Result<ConfigPaths> {
+    pub fn resolve(given: &Path) -> Result<ConfigPaths, FilesError> {
         utf8(given, "config path")?;
         let name = file_name_of(given)?;
         let dir = dir_of(given);
@@ -41,9 +41,12 @@ impl ConfigPaths {
             Ok(p) => p,
             // Not there (or a dangling link): the file it would be, in the real directory.
             Err(e) if e.kind() == io::ErrorKind::NotFound => fs::canonicalize(&dir)
-                .with_context(|| format!("the config's directory {} does not exist", dir.display()))?
+                .map_err(FilesError::io(format!(
+                    "the config's directory {} does not exist",
+                    dir.display()
+                )))?
                 .join(&name),
-            Err(e) => return Err(e).with_context(|| format!("cannot resolve the config {}", given.display())),
+            Err(e) => return Err(FilesError::io(format!("cannot resolve the config {}", given.display()))(e)),
         };
         utf8(&real, "config's real path")?;
         Ok(ConfigPaths {
@@ -69,7 +72,7 @@ impl ConfigPaths {
 }
 
 /// Takes an exclusive `flock` on `file` (the `what` at `path`, for the error), retrying on EINTR.
-pub fn flock(file: &File, path: &Path, what: &str) -> Result<()> {
+pub fn flock(file: &File, path: &Path, what: &str) -> Result<(), FilesError> {
     loop {
         // SAFETY: flock on a descriptor this process owns.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
@@ -77,7 +80,7 @@ pub fn flock(file: &File, path: &Path, what: &str) -> Result<()> {
         }
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e).with_context(|| format!("cannot lock the {what} {}", path.display()));
+            return Err(FilesError::io(format!("cannot lock the {what} {}", path.display()))(e));
         }
     }
 }
@@ -98,7 +101,7 @@ pub const MAX_RECORD_BYTES: u64 = 64 << 20;
 /// symbolic link, anything but a regular file, and a file with other hard links (appending
 /// would write into another file); then takes its `flock`. Returns it and its metadata from
 /// before the lock.
-pub fn open_append_locked(path: &Path, what: &str, mode: u32) -> Result<(File, Metadata)> {
+pub fn open_append_locked(path: &Path, what: &str, mode: u32) -> Result<(File, Metadata), FilesError> {
     let file = OpenOptions::new()
         .read(true)
         .append(true)
@@ -116,37 +119,40 @@ pub fn open_append_locked(path: &Path, what: &str, mode: u32) -> Result<(File, M
         })?;
     let meta = file
         .metadata()
-        .with_context(|| format!("cannot read the {what} {}", path.display()))?;
+        .map_err(FilesError::io(format!("cannot read the {what} {}", path.display())))?;
     if !meta.is_file() {
-        bail!("the {what} {} is not a regular file; refused", path.display());
+        return Err(FilesError::NotRegular {
+            what: what.to_owned(),
+            path: path.to_path_buf(),
+        });
     }
     if meta.nlink() != 1 {
-        bail!(
-            "the {what} {} has {} hard links; refused (appending would write into another file)",
-            path.display(),
-            meta.nlink()
-        );
+        return Err(FilesError::AppendHardLinks {
+            what: what.to_owned(),
+            path: path.to_path_buf(),
+            links: meta.nlink(),
+        });
     }
     flock(&file, path, what)?;
     Ok((file, meta))
 }
 
 /// Opens (creating) and locks the config's lock file; the lock lasts as long as the file.
-pub fn lock_config(paths: &ConfigPaths) -> Result<ConfigLock> {
+pub fn lock_config(paths: &ConfigPaths) -> Result<ConfigLock, FilesError> {
     let path = paths.lock_path();
     let (mut file, meta) = open_append_locked(&path, "lock file", 0o600)?;
     if meta.len() > MAX_RECORD_BYTES {
-        bail!(
-            "the config's record {} is {} bytes, more than the {MAX_RECORD_BYTES} this tool reads; refused (archive it and start a new one)",
-            path.display(),
-            meta.len()
-        );
+        return Err(FilesError::RecordTooLarge {
+            path,
+            len: meta.len(),
+            limit: MAX_RECORD_BYTES,
+        });
     }
     let mut bytes = Vec::new();
     (&mut file)
         .take(MAX_RECORD_BYTES)
         .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read the lock file {}", path.display()))?;
+        .map_err(FilesError::io(format!("cannot read the lock file {}", path.display())))?;
     Ok(ConfigLock {
         path,
         file,
@@ -157,7 +163,7 @@ pub fn lock_config(paths: &ConfigPaths) -> Result<ConfigLock> {
 impl ConfigLock {
     /// Appends `<payload> <result> <sha256 before> <sha256 after>` to the record: one `write`,
     /// synced.
-    pub fn record(&mut self, entry: &Entry, result: Outcome) -> Result<()> {
+    pub fn record(&mut self, entry: &Entry, result: Outcome) -> Result<(), FilesError> {
         let line = self.record.line(entry, result);
         let written = loop {
             match self.file.write(&line) {
@@ -167,19 +173,26 @@ impl ConfigLock {
         };
         match written {
             Ok(n) if n == line.len() => {}
-            Ok(n) => bail!(
-                "cannot append to the config's record {}: only {n} of {} bytes written (is the disk full?)",
-                self.path.display(),
-                line.len()
-            ),
+            Ok(n) => {
+                return Err(FilesError::ShortWrite {
+                    what: "the config's record",
+                    path: self.path.clone(),
+                    written: n,
+                    len: line.len(),
+                })
+            }
             Err(e) => {
-                return Err(e).with_context(|| format!("cannot append to the config's record {}", self.path.display()))
+                return Err(FilesError::io(format!(
+                    "cannot append to the config's record {}",
+                    self.path.display()
+                ))(e))
             }
         }
         self.record.wrote(entry, result);
-        self.file
-            .sync_data()
-            .with_context(|| format!("cannot sync the config's record {}", self.path.display()))?;
+        self.file.sync_data().map_err(FilesError::io(format!(
+            "cannot sync the config's record {}",
+            self.path.display()
+        )))?;
         Ok(())
     }
 }
@@ -195,8 +208,8 @@ pub struct LedgerFile {
 
 impl LedgerFile {
     /// Opens (creating) the ledger for appending, locks it, reads it, and repairs its end: a torn
-    /// last line is cut off, a whole last entry without its newline gets one.
-    pub fn open_locked(path: &Path) -> Result<LedgerFile> {
+    /// last line is cut off, a whole last entry without its newline gets one (each said).
+    pub fn open_locked(path: &Path, notify: &mut Notify<'_>) -> Result<LedgerFile, FilesError> {
         utf8(path, "ledger")?;
         let (mut file, _) = open_append_locked(path, "ledger", 0o644)?;
         if file.metadata().is_ok_and(|m| m.len() == 0) {
@@ -205,36 +218,42 @@ impl LedgerFile {
         }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
-            .with_context(|| format!("cannot read the ledger {}", path.display()))?;
-        let parsed = ledger::parse(&bytes).map_err(|e| anyhow!("the ledger {} {e}", path.display()))?;
+            .map_err(FilesError::io(format!("cannot read the ledger {}", path.display())))?;
+        let parsed = ledger::parse(&bytes).map_err(|error| FilesError::Ledger {
+            path: path.to_path_buf(),
+            error,
+        })?;
         let mut this = LedgerFile {
             path: path.to_path_buf(),
             file,
             parsed,
         };
-        let repair = this
-            .parsed
-            .repair(&bytes)
-            .map_err(|e| anyhow!("the ledger {} {e}", path.display()))?;
+        let repair = this.parsed.repair(&bytes).map_err(|error| FilesError::ForeignTail {
+            path: path.to_path_buf(),
+            error,
+        })?;
         match repair {
             Repair::Nothing => {}
             Repair::EndLine => {
                 this.write_once(b"\n", bytes.len() as u64)?;
-                eprintln!(
-                    "deploy-gate: the ledger {}'s last line had no newline; ended it",
+                notify(Notice::info(format!(
+                    "the ledger {}'s last line had no newline; ended it",
                     path.display()
-                );
+                )));
             }
             Repair::Cut { keep, line, bytes: n } => {
                 this.file
                     .set_len(keep as u64)
                     .and_then(|()| this.file.sync_all())
-                    .with_context(|| format!("cannot cut the torn last line of the ledger {}", path.display()))?;
-                eprintln!(
-                    "deploy-gate: the ledger {} line {line} was cut short by an interrupted write ({n} bytes, no newline: {}); removed it",
+                    .map_err(FilesError::io(format!(
+                        "cannot cut the torn last line of the ledger {}",
+                        path.display()
+                    )))?;
+                notify(Notice::info(format!(
+                    "the ledger {} line {line} was cut short by an interrupted write ({n} bytes, no newline: {}); removed it",
                     path.display(),
                     ledger::preview(&bytes[keep..])
-                );
+                )));
             }
         }
         this.parsed.tail = Tail::Clean;
@@ -242,7 +261,7 @@ impl LedgerFile {
     }
 
     /// One `write` of `bytes` at the end, synced; a short write is cut back off.
-    pub fn write_once(&mut self, bytes: &[u8], len_before: u64) -> Result<()> {
+    pub fn write_once(&mut self, bytes: &[u8], len_before: u64) -> Result<(), FilesError> {
         let written = loop {
             match self.file.write(bytes) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -251,24 +270,36 @@ impl LedgerFile {
         };
         let problem = match written {
             Ok(n) if n == bytes.len() => None,
-            Ok(n) => Some(format!("only {n} of {} bytes written (is the disk full?)", bytes.len())),
-            Err(e) => Some(e.to_string()),
+            Ok(n) => Some(FilesError::ShortWrite {
+                what: "the ledger",
+                path: self.path.clone(),
+                written: n,
+                len: bytes.len(),
+            }),
+            Err(e) => Some(FilesError::io(format!(
+                "cannot append to the ledger {}",
+                self.path.display()
+            ))(e)),
         };
         if let Some(problem) = problem {
             let _ = self.file.set_len(len_before).and_then(|()| self.file.sync_all());
-            bail!("cannot append to the ledger {}: {problem}", self.path.display());
+            return Err(problem);
         }
-        self.file
-            .sync_data()
-            .with_context(|| format!("cannot sync the ledger {}", self.path.display()))
+        self.file.sync_data().map_err(FilesError::io(format!(
+            "cannot sync the ledger {}",
+            self.path.display()
+        )))
     }
 
     /// Appends one entry: one whole line, one `write`, synced.
-    pub fn append(&mut self, entry: &Entry) -> Result<()> {
+    pub fn append(&mut self, entry: &Entry) -> Result<(), FilesError> {
         let len = self
             .file
             .metadata()
-            .with_context(|| format!("cannot read the ledger {}", self.path.display()))?
+            .map_err(FilesError::io(format!(
+                "cannot read the ledger {}",
+                self.path.display()
+            )))?
             .len();
         self.write_once(&entry.to_line(), len)?;
         self.parsed.entries.push(entry.clone());

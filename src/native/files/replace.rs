@@ -3,8 +3,8 @@
 //! directory synced; and the path helpers `apply` and `rollback` share.
 
 use super::regular::read_regular;
+use super::{chain, FilesError, Notice, Notify};
 use crate::deploy::MAX_CONFIG_BYTES;
-use anyhow::{anyhow, Context, Result};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -19,31 +19,29 @@ pub fn dir_of(path: &Path) -> PathBuf {
 }
 
 /// The file name of `path` as UTF-8, or a refusal naming it.
-pub fn file_name_of(path: &Path) -> Result<String> {
+pub fn file_name_of(path: &Path) -> Result<String, FilesError> {
     let name = path
         .file_name()
-        .ok_or_else(|| anyhow!("{} is not a file path", path.display()))?;
+        .ok_or_else(|| FilesError::NotAFilePath(path.to_path_buf()))?;
     name.to_str()
         .map(str::to_owned)
-        .ok_or_else(|| anyhow!("{}: the file name is not UTF-8; refused", path.display()))
+        .ok_or_else(|| FilesError::FileNameNotUtf8(path.to_path_buf()))
 }
 
 /// A path as UTF-8 text, or a refusal naming it: the config, the ledger and the deploy command
 /// get paths as text, and a lossy conversion would name another file.
-pub fn utf8<'a>(path: &'a Path, what: &str) -> Result<&'a str> {
-    path.to_str().ok_or_else(|| {
-        anyhow!(
-            "the {what} {} is not UTF-8; refused (it could not be written into the config or the ledger exactly)",
-            path.display()
-        )
+pub fn utf8<'a>(path: &'a Path, what: &str) -> Result<&'a str, FilesError> {
+    path.to_str().ok_or_else(|| FilesError::NotUtf8 {
+        what: what.to_owned(),
+        path: path.to_path_buf(),
     })
 }
 
 /// Syncs a directory, so a rename in it is durable.
-pub fn sync_dir(dir: &Path) -> Result<()> {
+pub fn sync_dir(dir: &Path) -> Result<(), FilesError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
-        .with_context(|| format!("cannot sync the directory {}", dir.display()))
+        .map_err(FilesError::io(format!("cannot sync the directory {}", dir.display())))
 }
 
 /// What the names of this tool's temporary files contain (`.NAME.deploy-gate-tmp-<random>`).
@@ -60,9 +58,9 @@ impl TempFile {
     /// Creates `.BASE.deploy-gate-tmp-<random>` in `dir`, exclusively (`O_EXCL|O_NOFOLLOW`: a
     /// planted file or symlink is refused), with the owner and mode of `like` — or, where the
     /// owner cannot be given, owned by this user and readable by nobody else.
-    pub fn create(dir: &Path, base: &str, like: &Metadata, owner_only: bool) -> Result<TempFile> {
+    pub fn create(dir: &Path, base: &str, like: &Metadata, owner_only: bool) -> Result<TempFile, FilesError> {
         let mut random = [0u8; 12];
-        getrandom::fill(&mut random).map_err(|e| anyhow!("no randomness from the OS: {e}"))?;
+        getrandom::fill(&mut random).map_err(|e| FilesError::Random(e.to_string()))?;
         let path = dir.join(format!(".{base}{TEMP_MARK}{}", hex::encode(random)));
         let file = OpenOptions::new()
             .write(true)
@@ -70,7 +68,10 @@ impl TempFile {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
-            .with_context(|| format!("cannot create the temporary file {}", path.display()))?;
+            .map_err(FilesError::io(format!(
+                "cannot create the temporary file {}",
+                path.display()
+            )))?;
         let temp = TempFile {
             path,
             file,
@@ -82,25 +83,36 @@ impl TempFile {
         }
         temp.file
             .set_permissions(fs::Permissions::from_mode(mode))
-            .with_context(|| format!("cannot set the mode of {}", temp.path.display()))?;
+            .map_err(FilesError::io(format!(
+                "cannot set the mode of {}",
+                temp.path.display()
+            )))?;
         Ok(temp)
     }
 
     /// Writes `bytes` and syncs the file.
-    pub fn write_synced(&mut self, bytes: &[u8]) -> Result<()> {
+    pub fn write_synced(&mut self, bytes: &[u8]) -> Result<(), FilesError> {
         self.file
             .write_all(bytes)
             .and_then(|()| self.file.sync_all())
-            .with_context(|| format!("cannot write {}", self.path.display()))
+            .map_err(FilesError::io(format!("cannot write {}", self.path.display())))
     }
 
-    /// Renames it over `dest` (same directory) and syncs the directory.
-    pub fn commit(mut self, dest: &Path) -> Result<()> {
-        fs::rename(&self.path, dest)
-            .with_context(|| format!("cannot rename {} to {}", self.path.display(), dest.display()))?;
+    /// Renames it over `dest` (same directory) and syncs the directory (a failed sync is a
+    /// warning: the file is replaced).
+    pub fn commit(mut self, dest: &Path, notify: &mut Notify<'_>) -> Result<(), FilesError> {
+        fs::rename(&self.path, dest).map_err(FilesError::io(format!(
+            "cannot rename {} to {}",
+            self.path.display(),
+            dest.display()
+        )))?;
         self.done = true;
         if let Err(e) = sync_dir(&dir_of(dest)) {
-            eprintln!("deploy-gate: warning: {e:#} ({} is replaced)", dest.display());
+            notify(Notice::warning(format!(
+                "{} ({} is replaced)",
+                chain(&e),
+                dest.display()
+            )));
         }
         Ok(())
     }
@@ -108,10 +120,14 @@ impl TempFile {
 
 /// Exchanges two names in one directory atomically (`renameat2(RENAME_EXCHANGE)`). `Ok(false)`
 /// where the file system or kernel cannot.
-pub fn exchange(a: &Path, b: &Path) -> Result<bool> {
+pub fn exchange(a: &Path, b: &Path) -> Result<bool, FilesError> {
     use std::os::unix::ffi::OsStrExt;
-    let ca = std::ffi::CString::new(a.as_os_str().as_bytes())?;
-    let cb = std::ffi::CString::new(b.as_os_str().as_bytes())?;
+    let cannot = || format!("cannot exchange {} and {}", a.display(), b.display());
+    let c_path = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| FilesError::io(cannot())(io::Error::new(io::ErrorKind::InvalidInput, e)))
+    };
+    let (ca, cb) = (c_path(a)?, c_path(b)?);
     // SAFETY: two valid C strings; renameat2 only reads them.
     let r = unsafe {
         libc::renameat2(
@@ -128,7 +144,7 @@ pub fn exchange(a: &Path, b: &Path) -> Result<bool> {
     let e = io::Error::last_os_error();
     match e.raw_os_error() {
         Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP) => Ok(false),
-        _ => Err(e).with_context(|| format!("cannot exchange {} and {}", a.display(), b.display())),
+        _ => Err(FilesError::io(cannot())(e)),
     }
 }
 
@@ -137,19 +153,22 @@ impl TempFile {
     /// atomic exchange, then a comparison of what was swapped out; if that differs (another
     /// program replaced `dest` meanwhile), the exchange is undone and this is an error. Where
     /// the exchange is not available, `dest` is compared just before a rename.
-    pub fn commit_if_unchanged(mut self, dest: &Path, expected: &[u8], hook: impl FnOnce()) -> Result<()> {
-        let changed = || {
-            anyhow!(
-                "the config {} changed while apply ran (another program wrote it); NOT deployed, its new content kept",
-                dest.display()
-            )
+    pub fn commit_if_unchanged(
+        mut self,
+        dest: &Path,
+        expected: &[u8],
+        notify: &mut Notify<'_>,
+    ) -> Result<(), FilesError> {
+        let changed = |source: Option<FilesError>| FilesError::ConfigChanged {
+            path: dest.to_path_buf(),
+            source: source.map(Box::new),
         };
         if !exchange(&self.path, dest)? {
             let (_, now) = read_regular(dest, "config", MAX_CONFIG_BYTES)?;
             if now != expected {
-                return Err(changed());
+                return Err(changed(None));
             }
-            return self.commit(dest).map(|()| hook());
+            return self.commit(dest, notify);
         }
         // `self.path` now holds what was at `dest`.
         let swapped = read_regular(&self.path, "config swapped out", MAX_CONFIG_BYTES).map(|(_, b)| b);
@@ -164,26 +183,26 @@ impl TempFile {
                     Ok(()) => kept,
                     Err(_) => self.path.clone(),
                 };
-                eprintln!(
-                    "deploy-gate: warning: the config {} changed while apply ran, and putting the other program's version back failed ({e:#}): that version is kept at {}; the new config is in place",
+                notify(Notice::warning(format!(
+                    "the config {} changed while apply ran, and putting the other program's version back failed ({}): that version is kept at {}; the new config is in place",
                     dest.display(),
+                    chain(&e),
                     at.display()
-                );
-                hook();
+                )));
                 return Ok(());
             }
-            return Err(match swapped {
-                Ok(_) => changed(),
-                Err(e) => e.context(changed()),
-            });
+            return Err(changed(swapped.err()));
         }
         // The old config, a copy of which is the backup.
         let _ = fs::remove_file(&self.path);
         self.done = true;
         if let Err(e) = sync_dir(&dir_of(dest)) {
-            eprintln!("deploy-gate: warning: {e:#} ({} is replaced)", dest.display());
+            notify(Notice::warning(format!(
+                "{} ({} is replaced)",
+                chain(&e),
+                dest.display()
+            )));
         }
-        hook();
         Ok(())
     }
 }
@@ -197,29 +216,29 @@ impl Drop for TempFile {
 }
 
 /// Replaces `dest` by `bytes` atomically: a temporary file in its directory, synced, renamed
-/// over it. `like` gives the owner and mode; `hook` runs between the write and the rename.
-pub fn replace_file(dest: &Path, bytes: &[u8], like: &Metadata, hook: impl FnOnce()) -> Result<()> {
+/// over it. `like` gives the owner and mode.
+pub fn replace_file(dest: &Path, bytes: &[u8], like: &Metadata, notify: &mut Notify<'_>) -> Result<(), FilesError> {
     let dir = dir_of(dest);
     let mut temp = TempFile::create(&dir, &file_name_of(dest)?, like, false)?;
     temp.write_synced(bytes)?;
-    hook();
-    temp.commit(dest)
+    temp.commit(dest, notify)
 }
 
 /// Removes the temporary files an interrupted apply left for `base` in `dir` (only called under
 /// the config lock, when no other apply to this config runs).
-pub fn remove_stale_temps(dir: &Path, base: &str) -> Result<()> {
+pub fn remove_stale_temps(dir: &Path, base: &str, notify: &mut Notify<'_>) -> Result<(), FilesError> {
     let prefix = format!(".{base}{TEMP_MARK}");
-    let entries = fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let cannot_list = || format!("cannot list {}", dir.display());
+    let entries = fs::read_dir(dir).map_err(FilesError::io(cannot_list()))?;
     for entry in entries {
-        let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+        let entry = entry.map_err(FilesError::io(cannot_list()))?;
         if entry.file_name().to_string_lossy().starts_with(&prefix) {
             let path = entry.path();
-            fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
-            eprintln!(
-                "deploy-gate: removed {}, a temporary file left by an interrupted apply",
+            fs::remove_file(&path).map_err(FilesError::io(format!("cannot remove {}", path.display())))?;
+            notify(Notice::info(format!(
+                "removed {}, a temporary file left by an interrupted apply",
                 path.display()
-            );
+            )));
         }
     }
     Ok(())

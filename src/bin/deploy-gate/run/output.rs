@@ -110,7 +110,7 @@ impl Output {
             .file
             .metadata()
             .with_context(|| format!("cannot read {}", self.path.display()))?;
-        replace_file(&self.path, &bytes, &meta, || {})
+        Ok(replace_file(&self.path, &bytes, &meta, &mut crate::exit::notice)?)
     }
 }
 
