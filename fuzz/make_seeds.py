@@ -130,6 +130,12 @@ with tempfile.TemporaryDirectory() as tmp:
                                                "resourceUri": "gateway", "policy": {"uri": "https://deploy-gate.dev/policy/v1"}, "verificationResult": "PASSED",
                                                "verifiedLevels": ["DEPLOY_GATE_APPROVED"], "https://deploy-gate.dev/report/v1": {"decision": {"approved": True, "reason": "ok"}}}}))
 
+# diff_report: reports of earlier builds (small ones), the envelopes signed with the fixed key.
+for r in [ROOT / "tests/fixtures/diff/previous/typed-ids.report.json", ROOT / "tests/fixtures/diff/first-build/both-regressed.report.json"]:
+    put("diff_report", r.read_bytes())
+for e in envs[:2]:
+    put("diff_report", e)
+
 # timestamps.
 for t in ["2026-11-29T20:33:17Z", "2000-02-29T12:00:00.123+02:00", "1970-01-01T00:00:00z", "2026-12-31t23:59:60-05:30", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00.000000001Z", "2026-11-30T07:23:55+01:00"]:
     put("timestamp", t)

@@ -120,6 +120,58 @@ export interface GateReport {
 
 
 
+/** Options of `diffReports`, `diffEnvelopes` and `diffDocuments`. */
+export interface DiffOptions {
+    /** The names errors give the two inputs (default "before" and "after"). */
+    before_name?: string; after_name?: string;
+    /** `diffDocuments`: the trusted public keys (SPKI PEM) a signed decision must verify against. */
+    trusted_keys?: string[];
+    /** How many distinct trusted keys must have signed each signed decision (default 1). */
+    threshold?: number;
+}
+/** A side of a diff: where it came from and what its report says. */
+export interface DiffSide {
+    source: "report" | "signed"; signers: string[]; tool: { name: string; version: string };
+    decision: { approved: boolean; reason: string; outcome?: "approved" | "blocked" | "inconclusive" };
+    policy_digest: string; num_cases: number; inputs: { role: string; name: string; sha256: string | null }[];
+}
+export type DiffOutcome = "approved" | "blocked" | "inconclusive";
+export interface DiffFlip {
+    pipeline_id: string | number; template_id: unknown; model: "old" | "new"; before_pass: boolean; after_pass: boolean;
+    before_verdict: string | null; after_verdict: string | null;
+}
+export interface DiffFlipCounts { fail_to_pass: number; pass_to_fail: number; verdict_changed: number; }
+export interface DiffTemplate {
+    template_id: unknown; n_before: number; n_after: number; delta_before: number | null; delta_after: number | null;
+    delta_change: number | null;
+}
+export interface DiffInterval { task_delta: number | null; low: number | null; high: number | null; confidence: number | null; }
+/** A diff of two evaluations (`deploy-gate diff --out`), as `JSON.parse` reads it: an integer id
+ * beyond 2^53 is a rounded number here; `GateDiff.json()` has its digits, and the rows of
+ * `GateDiff.flips` and `GateDiff.onlyIds` their exact text. */
+export interface DiffDocument {
+    schema: "deploy-gate/diff/v1"; tool: { name: string; version: string };
+    before: DiffSide; after: DiffSide;
+    decision: { changed: boolean; before: DiffOutcome; after: DiffOutcome };
+    policy: { field: string; before: unknown; after: unknown }[];
+    inputs: { role: string; same: boolean; before_sha256: string | null; after_sha256: string | null }[];
+    cases: {
+        common: number; only_before: (string | number)[]; only_after: (string | number)[];
+        counts: { old: DiffFlipCounts; new: DiffFlipCounts }; flips: DiffFlip[];
+    };
+    templates: DiffTemplate[];
+    stats: { before: DiffInterval; after: DiffInterval; overlap: boolean | null };
+    warnings: string[];
+}
+/** An id as shown: `id_label` is an integer id's digits (all of them) or a string id's text
+ * (quoted when it reads as an integer, so that `5` and `"5"` differ). */
+export interface DiffIdRow { pipeline_id: string | number; id_label: string; id_kind: "integer" | "string"; }
+/** A flip with its id and template as shown (`template_text` null for a null template). */
+export interface DiffFlipRow extends DiffFlip, DiffIdRow { template_text: string | null; }
+export interface DiffTemplateRow extends DiffTemplate { template_text: string | null; }
+
+
+
 export interface KeyPair { private_pem: string; public_pem: string; keyid: string; }
 export interface KeyInfo { kind: "private" | "public"; keyid: string; }
 export interface VerifyOptions { threshold?: number; model_digest?: string; target?: string; now: number; max_age_seconds?: number; }
@@ -142,6 +194,75 @@ export interface OpenedDecision extends VerifiedDecision { report: GateReport; r
 export type SignedDecision = OpenedDecision | RejectedDecision;
 
 
+
+/**
+ * A diff of two evaluations, as `deploy-gate diff` makes it: its JSON (byte for byte the CLI's
+ * `--out`), its renderings, and its long lists in slices (a page takes them a few thousand
+ * at a time, so that no message blocks its main thread).
+ */
+export class GateDiff {
+    private constructor();
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * Flips `from..to`, each with its id and template as shown.
+     */
+    flips(from: number, to: number): DiffFlipRow[];
+    /**
+     * The standalone HTML file, the bytes `deploy-gate diff --html` writes.
+     */
+    html(): string;
+    /**
+     * The diff JSON, byte for byte `deploy-gate diff --out` for the same two inputs.
+     */
+    json(): string;
+    /**
+     * JUnit XML, the bytes `deploy-gate diff --junit` writes.
+     */
+    junit(): string;
+    /**
+     * The Markdown comment, the text `deploy-gate diff --markdown` writes.
+     */
+    markdown(): string;
+    /**
+     * The pipelines only `"before"` or only `"after"`, `from..to`.
+     */
+    onlyIds(side: "before" | "after", from: number, to: number): DiffIdRow[];
+    /**
+     * The diff without the items of its long lists (`cases.flips`, `cases.only_before`,
+     * `cases.only_after`, `templates` are empty; their lengths are `flipCount`, …): take them
+     * with `flips`, `onlyIds` and `templates`.
+     */
+    summary(): DiffDocument;
+    /**
+     * Templates `from..to` (worst change first).
+     */
+    templates(from: number, to: number): DiffTemplateRow[];
+    /**
+     * The whole diff as a plain object (`JSON.parse` of `json()`).
+     */
+    toObject(): DiffDocument;
+    /**
+     * The decision changed (the CLI exits 5).
+     */
+    readonly changed: boolean;
+    /**
+     * How many flips.
+     */
+    readonly flipCount: number;
+    /**
+     * How many pipelines only after.
+     */
+    readonly onlyAfterCount: number;
+    /**
+     * How many pipelines only before.
+     */
+    readonly onlyBeforeCount: number;
+    /**
+     * How many templates.
+     */
+    readonly templateCount: number;
+}
 
 /**
  * One gate evaluation: policy, audit log (streamed), test set, verdicts, trajectories, report.
@@ -355,6 +476,24 @@ export function cosignDecision(envelope: Uint8Array | number[], private_pem: str
 export function defaultPolicy(): GatePolicy;
 
 /**
+ * Compares two documents, each a report or a signed decision (`deploy-gate diff BEFORE AFTER`):
+ * a signed one is read only once it verifies against `options.trusted_keys`.
+ */
+export function diffDocuments(before: Uint8Array | number[], after: Uint8Array | number[], options: DiffOptions | undefined): GateDiff;
+
+/**
+ * Compares two signed decisions (`decision.dsse.json`), each read only once its signatures
+ * verify against the trusted public keys (PEM); their age and target are not checked.
+ */
+export function diffEnvelopes(before: Uint8Array | number[], after: Uint8Array | number[], trusted_keys: string[], options: DiffOptions | undefined): GateDiff;
+
+/**
+ * Compares two reports (`deploy-gate/report/v1` JSON, as `evaluateJson()` or `deploy-gate
+ * evaluate --out` wrote them, by any build): `before` the earlier evaluation.
+ */
+export function diffReports(before_json: string, after_json: string, options: DiffOptions | undefined): GateDiff;
+
+/**
  * A new Ed25519 key pair from 32 random bytes (draw them with `crypto.getRandomValues`).
  */
 export function generateKeyPair(seed: Uint8Array | number[]): KeyPair;
@@ -400,12 +539,30 @@ export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembl
 
 export interface InitOutput {
     readonly memory: WebAssembly.Memory;
+    readonly __wbg_gatediff_free: (a: number, b: number) => void;
     readonly __wbg_gatesession_free: (a: number, b: number) => void;
     readonly __wbg_segmentscanner_free: (a: number, b: number) => void;
     readonly __wbg_sha256stream_free: (a: number, b: number) => void;
     readonly checkPolicy: (a: any) => [number, number, number];
     readonly cosignDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: any) => [number, number, number, number];
     readonly defaultPolicy: () => [number, number, number];
+    readonly diffDocuments: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
+    readonly diffEnvelopes: (a: number, b: number, c: number, d: number, e: number, f: number, g: any) => [number, number, number];
+    readonly diffReports: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
+    readonly gatediff_changed: (a: number) => number;
+    readonly gatediff_flipCount: (a: number) => number;
+    readonly gatediff_flips: (a: number, b: number, c: number) => [number, number, number];
+    readonly gatediff_html: (a: number) => [number, number];
+    readonly gatediff_json: (a: number) => [number, number];
+    readonly gatediff_junit: (a: number) => [number, number];
+    readonly gatediff_markdown: (a: number) => [number, number];
+    readonly gatediff_onlyAfterCount: (a: number) => number;
+    readonly gatediff_onlyBeforeCount: (a: number) => number;
+    readonly gatediff_onlyIds: (a: number, b: number, c: number, d: number, e: number) => [number, number, number];
+    readonly gatediff_summary: (a: number) => [number, number, number];
+    readonly gatediff_templateCount: (a: number) => number;
+    readonly gatediff_templates: (a: number, b: number, c: number) => [number, number, number];
+    readonly gatediff_toObject: (a: number) => [number, number, number];
     readonly gatesession_addAuditFile: (a: number, b: number, c: number) => [number, number, number];
     readonly gatesession_addTrajectories: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
     readonly gatesession_addVerdicts: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];

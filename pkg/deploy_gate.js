@@ -1,6 +1,203 @@
 /* @ts-self-types="./deploy_gate.d.ts" */
 
 /**
+ * A diff of two evaluations, as `deploy-gate diff` makes it: its JSON (byte for byte the CLI's
+ * `--out`), its renderings, and its long lists in slices (a page takes them a few thousand
+ * at a time, so that no message blocks its main thread).
+ */
+export class GateDiff {
+    static __wrap(ptr) {
+        const obj = Object.create(GateDiff.prototype);
+        obj.__wbg_ptr = ptr;
+        GateDiffFinalization.register(obj, obj.__wbg_ptr, obj);
+        return obj;
+    }
+    __destroy_into_raw() {
+        const ptr = this.__wbg_ptr;
+        this.__wbg_ptr = 0;
+        GateDiffFinalization.unregister(this);
+        return ptr;
+    }
+    free() {
+        const ptr = this.__destroy_into_raw();
+        wasm.__wbg_gatediff_free(ptr, 0);
+    }
+    /**
+     * The decision changed (the CLI exits 5).
+     * @returns {boolean}
+     */
+    get changed() {
+        const ret = wasm.gatediff_changed(this.__wbg_ptr);
+        return ret !== 0;
+    }
+    /**
+     * How many flips.
+     * @returns {number}
+     */
+    get flipCount() {
+        const ret = wasm.gatediff_flipCount(this.__wbg_ptr);
+        return ret >>> 0;
+    }
+    /**
+     * Flips `from..to`, each with its id and template as shown.
+     * @param {number} from
+     * @param {number} to
+     * @returns {DiffFlipRow[]}
+     */
+    flips(from, to) {
+        const ret = wasm.gatediff_flips(this.__wbg_ptr, from, to);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+    /**
+     * The standalone HTML file, the bytes `deploy-gate diff --html` writes.
+     * @returns {string}
+     */
+    html() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const ret = wasm.gatediff_html(this.__wbg_ptr);
+            deferred1_0 = ret[0];
+            deferred1_1 = ret[1];
+            return getStringFromWasm0(ret[0], ret[1]);
+        } finally {
+            wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * The diff JSON, byte for byte `deploy-gate diff --out` for the same two inputs.
+     * @returns {string}
+     */
+    json() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const ret = wasm.gatediff_json(this.__wbg_ptr);
+            deferred1_0 = ret[0];
+            deferred1_1 = ret[1];
+            return getStringFromWasm0(ret[0], ret[1]);
+        } finally {
+            wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * JUnit XML, the bytes `deploy-gate diff --junit` writes.
+     * @returns {string}
+     */
+    junit() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const ret = wasm.gatediff_junit(this.__wbg_ptr);
+            deferred1_0 = ret[0];
+            deferred1_1 = ret[1];
+            return getStringFromWasm0(ret[0], ret[1]);
+        } finally {
+            wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * The Markdown comment, the text `deploy-gate diff --markdown` writes.
+     * @returns {string}
+     */
+    markdown() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const ret = wasm.gatediff_markdown(this.__wbg_ptr);
+            deferred1_0 = ret[0];
+            deferred1_1 = ret[1];
+            return getStringFromWasm0(ret[0], ret[1]);
+        } finally {
+            wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * How many pipelines only after.
+     * @returns {number}
+     */
+    get onlyAfterCount() {
+        const ret = wasm.gatediff_onlyAfterCount(this.__wbg_ptr);
+        return ret >>> 0;
+    }
+    /**
+     * How many pipelines only before.
+     * @returns {number}
+     */
+    get onlyBeforeCount() {
+        const ret = wasm.gatediff_onlyBeforeCount(this.__wbg_ptr);
+        return ret >>> 0;
+    }
+    /**
+     * The pipelines only `"before"` or only `"after"`, `from..to`.
+     * @param {"before" | "after"} side
+     * @param {number} from
+     * @param {number} to
+     * @returns {DiffIdRow[]}
+     */
+    onlyIds(side, from, to) {
+        const val2 = +from;
+        const val3 = +to;
+        const ptr0 = passStringToWasm0(side, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.gatediff_onlyIds(this.__wbg_ptr, ptr0, len0, val2, val3);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+    /**
+     * The diff without the items of its long lists (`cases.flips`, `cases.only_before`,
+     * `cases.only_after`, `templates` are empty; their lengths are `flipCount`, …): take them
+     * with `flips`, `onlyIds` and `templates`.
+     * @returns {DiffDocument}
+     */
+    summary() {
+        const ret = wasm.gatediff_summary(this.__wbg_ptr);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+    /**
+     * How many templates.
+     * @returns {number}
+     */
+    get templateCount() {
+        const ret = wasm.gatediff_templateCount(this.__wbg_ptr);
+        return ret >>> 0;
+    }
+    /**
+     * Templates `from..to` (worst change first).
+     * @param {number} from
+     * @param {number} to
+     * @returns {DiffTemplateRow[]}
+     */
+    templates(from, to) {
+        const ret = wasm.gatediff_templates(this.__wbg_ptr, from, to);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+    /**
+     * The whole diff as a plain object (`JSON.parse` of `json()`).
+     * @returns {DiffDocument}
+     */
+    toObject() {
+        const ret = wasm.gatediff_toObject(this.__wbg_ptr);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+}
+if (Symbol.dispose) GateDiff.prototype[Symbol.dispose] = GateDiff.prototype.free;
+
+/**
  * One gate evaluation: policy, audit log (streamed), test set, verdicts, trajectories, report.
  * A mapping over the core's `session::Session`: JS values in, its results and errors out.
  */
@@ -646,6 +843,91 @@ export function defaultPolicy() {
 }
 
 /**
+ * Compares two documents, each a report or a signed decision (`deploy-gate diff BEFORE AFTER`):
+ * a signed one is read only once it verifies against `options.trusted_keys`.
+ * @param {Uint8Array | number[]} before
+ * @param {Uint8Array | number[]} after
+ * @param {DiffOptions | undefined} options
+ * @returns {GateDiff}
+ */
+export function diffDocuments(before, after, options) {
+    let ptr0, len0, ptr1, len1;
+    try {
+        ptr0 = passArray8ToWasm0(before, wasm.__wbindgen_malloc);
+        len0 = WASM_VECTOR_LEN;
+        ptr1 = passArray8ToWasm0(after, wasm.__wbindgen_malloc);
+        len1 = WASM_VECTOR_LEN;
+    } catch (e) {
+        if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+        if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+        throw e;
+    }
+    const ret = wasm.diffDocuments(ptr0, len0, ptr1, len1, options);
+    if (ret[2]) {
+        throw takeFromExternrefTable0(ret[1]);
+    }
+    return GateDiff.__wrap(ret[0]);
+}
+
+/**
+ * Compares two signed decisions (`decision.dsse.json`), each read only once its signatures
+ * verify against the trusted public keys (PEM); their age and target are not checked.
+ * @param {Uint8Array | number[]} before
+ * @param {Uint8Array | number[]} after
+ * @param {string[]} trusted_keys
+ * @param {DiffOptions | undefined} options
+ * @returns {GateDiff}
+ */
+export function diffEnvelopes(before, after, trusted_keys, options) {
+    let ptr0, len0, ptr1, len1, ptr2, len2;
+    try {
+        ptr0 = passArray8ToWasm0(before, wasm.__wbindgen_malloc);
+        len0 = WASM_VECTOR_LEN;
+        ptr1 = passArray8ToWasm0(after, wasm.__wbindgen_malloc);
+        len1 = WASM_VECTOR_LEN;
+        ptr2 = passArrayJsValueToWasm0(trusted_keys, wasm.__wbindgen_malloc);
+        len2 = WASM_VECTOR_LEN;
+    } catch (e) {
+        if (ptr2) { wasm.__externref_drop_slice(ptr2, len2); wasm.__wbindgen_free(ptr2, len2 * 4, 4); }
+        if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+        if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+        throw e;
+    }
+    const ret = wasm.diffEnvelopes(ptr0, len0, ptr1, len1, ptr2, len2, options);
+    if (ret[2]) {
+        throw takeFromExternrefTable0(ret[1]);
+    }
+    return GateDiff.__wrap(ret[0]);
+}
+
+/**
+ * Compares two reports (`deploy-gate/report/v1` JSON, as `evaluateJson()` or `deploy-gate
+ * evaluate --out` wrote them, by any build): `before` the earlier evaluation.
+ * @param {string} before_json
+ * @param {string} after_json
+ * @param {DiffOptions | undefined} options
+ * @returns {GateDiff}
+ */
+export function diffReports(before_json, after_json, options) {
+    let ptr0, len0, ptr1, len1;
+    try {
+        ptr0 = passStringToWasm0(before_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        len0 = WASM_VECTOR_LEN;
+        ptr1 = passStringToWasm0(after_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        len1 = WASM_VECTOR_LEN;
+    } catch (e) {
+        if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+        if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+        throw e;
+    }
+    const ret = wasm.diffReports(ptr0, len0, ptr1, len1, options);
+    if (ret[2]) {
+        throw takeFromExternrefTable0(ret[1]);
+    }
+    return GateDiff.__wrap(ret[0]);
+}
+
+/**
  * A new Ed25519 key pair from 32 random bytes (draw them with `crypto.getRandomValues`).
  * @param {Uint8Array | number[]} seed
  * @returns {KeyPair}
@@ -972,6 +1254,9 @@ function __wbg_get_imports() {
     };
 }
 
+const GateDiffFinalization = (typeof FinalizationRegistry === 'undefined')
+    ? { register: () => {}, unregister: () => {} }
+    : new FinalizationRegistry(ptr => wasm.__wbg_gatediff_free(ptr, 1));
 const GateSessionFinalization = (typeof FinalizationRegistry === 'undefined')
     ? { register: () => {}, unregister: () => {} }
     : new FinalizationRegistry(ptr => wasm.__wbg_gatesession_free(ptr, 1));

@@ -1,12 +1,30 @@
 /* tslint:disable */
 /* eslint-disable */
 export const memory: WebAssembly.Memory;
+export const __wbg_gatediff_free: (a: number, b: number) => void;
 export const __wbg_gatesession_free: (a: number, b: number) => void;
 export const __wbg_segmentscanner_free: (a: number, b: number) => void;
 export const __wbg_sha256stream_free: (a: number, b: number) => void;
 export const checkPolicy: (a: any) => [number, number, number];
 export const cosignDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: any) => [number, number, number, number];
 export const defaultPolicy: () => [number, number, number];
+export const diffDocuments: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
+export const diffEnvelopes: (a: number, b: number, c: number, d: number, e: number, f: number, g: any) => [number, number, number];
+export const diffReports: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
+export const gatediff_changed: (a: number) => number;
+export const gatediff_flipCount: (a: number) => number;
+export const gatediff_flips: (a: number, b: number, c: number) => [number, number, number];
+export const gatediff_html: (a: number) => [number, number];
+export const gatediff_json: (a: number) => [number, number];
+export const gatediff_junit: (a: number) => [number, number];
+export const gatediff_markdown: (a: number) => [number, number];
+export const gatediff_onlyAfterCount: (a: number) => number;
+export const gatediff_onlyBeforeCount: (a: number) => number;
+export const gatediff_onlyIds: (a: number, b: number, c: number, d: number, e: number) => [number, number, number];
+export const gatediff_summary: (a: number) => [number, number, number];
+export const gatediff_templateCount: (a: number) => number;
+export const gatediff_templates: (a: number, b: number, c: number) => [number, number, number];
+export const gatediff_toObject: (a: number) => [number, number, number];
 export const gatesession_addAuditFile: (a: number, b: number, c: number) => [number, number, number];
 export const gatesession_addTrajectories: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];
 export const gatesession_addVerdicts: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number];

@@ -17,6 +17,7 @@
 import { chromium } from "../tests/e2e/node_modules/playwright-core/index.mjs";
 import { serve } from "./serve.mjs";
 import { CHROMIUM_ARGS, ROOT } from "../tests/e2e/harness.mjs";
+import { descendants, residents } from "./chromium-memory.mjs";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -39,34 +40,6 @@ const dir = path.resolve(dirArg || path.join(ROOT, "bench-data"));
 const root = path.resolve(process.env.PAGE_ROOT || ROOT);
 const files = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl"].map((f) => path.join(dir, f));
 const size = fs.statSync(files[0]).size;
-
-/** The live processes below `pid`, each with whether it is a renderer (a tab). */
-function descendants(pid) {
-  const parent = new Map();
-  for (const p of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, "utf8");
-      parent.set(Number(p), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // gone
-    }
-  }
-  const below = (p) => {
-    for (let q = p; q > 1; q = parent.get(q)) if (q === pid) return true;
-    return false;
-  };
-  const out = [];
-  for (const p of parent.keys()) {
-    if (p === pid || !below(p)) continue;
-    try {
-      out.push({ pid: p, renderer: fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("--type=renderer") });
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
 
 /** CPU seconds (user + system) of every thread of the processes listed, by "pid/tid name". */
 function threadCpu(procs) {
@@ -103,21 +76,6 @@ function cpuLines(before, after) {
   rows.sort((a, b) => b[0] - a[0]);
   const total = rows.reduce((n, [d]) => n + d, 0);
   return [`    ${total.toFixed(2)} s of CPU in all`, ...rows.map(([d, key]) => `    ${d.toFixed(2)} s  ${key}`)];
-}
-
-/** Resident set (bytes) of the largest renderer and of all the processes listed. */
-function residents(procs) {
-  const out = { renderer: 0, all: 0 };
-  for (const { pid, renderer } of procs) {
-    try {
-      const rss = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
-      out.all += rss;
-      if (renderer) out.renderer = Math.max(out.renderer, rss);
-    } catch {
-      // gone
-    }
-  }
-  return out;
 }
 
 async function run() {

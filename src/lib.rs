@@ -14,6 +14,7 @@
 //! [`scoring`], [`stats`] and [`decision`] score and decide; [`report`] assembles the
 //! GateReport; [`attest`] signs and verifies the decision; [`deploy`] edits the serving config.
 //! [`render`] writes the report as a Markdown summary and as JUnit XML for CI systems.
+//! [`diff`] compares two evaluations (reports or signed decisions), case by case.
 //! [`runs`] turns the answers of a model run in memory into verdict records.
 //! [`run`] is the pure part of `deploy-gate run` (the worker protocol, its records, resuming).
 //! Every input file has a [`Role`] ([`input`]); [`sniff`](mod@sniff) guesses it for the page.
@@ -27,6 +28,7 @@ pub mod compat;
 pub mod decision;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod deploy;
+pub mod diff;
 pub mod gate;
 pub mod input;
 pub mod json;

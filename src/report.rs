@@ -118,10 +118,17 @@ pub struct GateReport {
 impl GateReport {
     /// The report as pretty JSON with a final newline (the CLI's output, byte for byte).
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("the report serializes");
-        s.push('\n');
-        s
+        to_json_text(self)
     }
+}
+
+/// The one JSON writer of deploy-gate's documents (the report, the diff): pretty, two-space
+/// indents, numbers as serde_json writes them (the shortest text that reads back as the same
+/// double), a final newline. The same value gives the same bytes on every platform.
+pub fn to_json_text<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut s = serde_json::to_string_pretty(value).expect("deploy-gate's documents serialize");
+    s.push('\n');
+    s
 }
 
 /// Everything the gate reads, already parsed.

@@ -780,3 +780,326 @@ impl SegmentScanner {
         self.segment.to_bytes()
     }
 }
+
+#[wasm_bindgen(typescript_custom_section)]
+const DIFF_TYPES: &'static str = r#"
+/** Options of `diffReports`, `diffEnvelopes` and `diffDocuments`. */
+export interface DiffOptions {
+  /** The names errors give the two inputs (default "before" and "after"). */
+  before_name?: string; after_name?: string;
+  /** `diffDocuments`: the trusted public keys (SPKI PEM) a signed decision must verify against. */
+  trusted_keys?: string[];
+  /** How many distinct trusted keys must have signed each signed decision (default 1). */
+  threshold?: number;
+}
+/** A side of a diff: where it came from and what its report says. */
+export interface DiffSide {
+  source: "report" | "signed"; signers: string[]; tool: { name: string; version: string };
+  decision: { approved: boolean; reason: string; outcome?: "approved" | "blocked" | "inconclusive" };
+  policy_digest: string; num_cases: number; inputs: { role: string; name: string; sha256: string | null }[];
+}
+export type DiffOutcome = "approved" | "blocked" | "inconclusive";
+export interface DiffFlip {
+  pipeline_id: string | number; template_id: unknown; model: "old" | "new"; before_pass: boolean; after_pass: boolean;
+  before_verdict: string | null; after_verdict: string | null;
+}
+export interface DiffFlipCounts { fail_to_pass: number; pass_to_fail: number; verdict_changed: number; }
+export interface DiffTemplate {
+  template_id: unknown; n_before: number; n_after: number; delta_before: number | null; delta_after: number | null;
+  delta_change: number | null;
+}
+export interface DiffInterval { task_delta: number | null; low: number | null; high: number | null; confidence: number | null; }
+/** A diff of two evaluations (`deploy-gate diff --out`), as `JSON.parse` reads it: an integer id
+ * beyond 2^53 is a rounded number here; `GateDiff.json()` has its digits, and the rows of
+ * `GateDiff.flips` and `GateDiff.onlyIds` their exact text. */
+export interface DiffDocument {
+  schema: "deploy-gate/diff/v1"; tool: { name: string; version: string };
+  before: DiffSide; after: DiffSide;
+  decision: { changed: boolean; before: DiffOutcome; after: DiffOutcome };
+  policy: { field: string; before: unknown; after: unknown }[];
+  inputs: { role: string; same: boolean; before_sha256: string | null; after_sha256: string | null }[];
+  cases: {
+    common: number; only_before: (string | number)[]; only_after: (string | number)[];
+    counts: { old: DiffFlipCounts; new: DiffFlipCounts }; flips: DiffFlip[];
+  };
+  templates: DiffTemplate[];
+  stats: { before: DiffInterval; after: DiffInterval; overlap: boolean | null };
+  warnings: string[];
+}
+/** An id as shown: `id_label` is an integer id's digits (all of them) or a string id's text
+ * (quoted when it reads as an integer, so that `5` and `"5"` differ). */
+export interface DiffIdRow { pipeline_id: string | number; id_label: string; id_kind: "integer" | "string"; }
+/** A flip with its id and template as shown (`template_text` null for a null template). */
+export interface DiffFlipRow extends DiffFlip, DiffIdRow { template_text: string | null; }
+export interface DiffTemplateRow extends DiffTemplate { template_text: string | null; }
+"#;
+
+/// A diff of two evaluations, as `deploy-gate diff` makes it: its JSON (byte for byte the CLI's
+/// `--out`), its renderings, and its long lists in slices (a page takes them a few thousand
+/// at a time, so that no message blocks its main thread).
+#[wasm_bindgen(js_name = GateDiff)]
+pub struct DiffHandle {
+    inner: crate::diff::GateDiff,
+}
+
+#[derive(Serialize)]
+struct IdRow<'a> {
+    pipeline_id: &'a crate::audit::PipelineId,
+    id_label: std::borrow::Cow<'a, str>,
+    id_kind: &'static str,
+}
+
+impl<'a> IdRow<'a> {
+    fn of(id: &'a crate::audit::PipelineId) -> IdRow<'a> {
+        IdRow {
+            pipeline_id: id,
+            id_label: crate::diff::id_label(id),
+            id_kind: id.type_name(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct FlipRow<'a> {
+    #[serde(flatten)]
+    flip: &'a crate::diff::Flip,
+    #[serde(flatten)]
+    id: IdRow<'a>,
+    template_text: Option<String>,
+}
+
+#[derive(Serialize)]
+struct TemplateRow<'a> {
+    #[serde(flatten)]
+    template: &'a crate::diff::TemplateChange,
+    template_text: Option<String>,
+}
+
+/// Rows `from..to` of a list (clamped), as JSON text parsed into JS objects.
+fn rows<'a, T, R: Serialize>(
+    list: &'a [T],
+    from: usize,
+    to: usize,
+    row: impl Fn(&'a T) -> R,
+) -> Result<JsValue, JsError> {
+    let end = to.min(list.len());
+    let start = from.min(end);
+    let rows: Vec<R> = list[start..end].iter().map(row).collect();
+    json_to_js(&serde_json::to_string(&rows).map_err(into_error)?)
+}
+
+#[wasm_bindgen(js_class = GateDiff)]
+impl DiffHandle {
+    /// The decision changed (the CLI exits 5).
+    #[wasm_bindgen(getter)]
+    pub fn changed(&self) -> bool {
+        self.inner.changed()
+    }
+
+    /// The diff JSON, byte for byte `deploy-gate diff --out` for the same two inputs.
+    pub fn json(&self) -> String {
+        self.inner.to_json()
+    }
+
+    /// The whole diff as a plain object (`JSON.parse` of `json()`).
+    #[wasm_bindgen(js_name = toObject, unchecked_return_type = "DiffDocument")]
+    pub fn to_object(&self) -> Result<JsValue, JsError> {
+        json_to_js(&self.inner.to_json())
+    }
+
+    /// The diff without the items of its long lists (`cases.flips`, `cases.only_before`,
+    /// `cases.only_after`, `templates` are empty; their lengths are `flipCount`, …): take them
+    /// with `flips`, `onlyIds` and `templates`.
+    #[wasm_bindgen(unchecked_return_type = "DiffDocument")]
+    pub fn summary(&self) -> Result<JsValue, JsError> {
+        let d = &self.inner;
+        let light = crate::diff::GateDiff {
+            schema: d.schema.clone(),
+            tool: d.tool.clone(),
+            before: d.before.clone(),
+            after: d.after.clone(),
+            decision: d.decision.clone(),
+            policy: d.policy.clone(),
+            inputs: d.inputs.clone(),
+            cases: crate::diff::CaseChanges {
+                common: d.cases.common,
+                only_before: Vec::new(),
+                only_after: Vec::new(),
+                counts: d.cases.counts,
+                flips: Vec::new(),
+            },
+            templates: Vec::new(),
+            stats: d.stats.clone(),
+            warnings: d.warnings.clone(),
+        };
+        json_to_js(&light.to_json())
+    }
+
+    /// How many flips.
+    #[wasm_bindgen(getter, js_name = flipCount)]
+    pub fn flip_count(&self) -> usize {
+        self.inner.cases.flips.len()
+    }
+
+    /// How many pipelines only before.
+    #[wasm_bindgen(getter, js_name = onlyBeforeCount)]
+    pub fn only_before_count(&self) -> usize {
+        self.inner.cases.only_before.len()
+    }
+
+    /// How many pipelines only after.
+    #[wasm_bindgen(getter, js_name = onlyAfterCount)]
+    pub fn only_after_count(&self) -> usize {
+        self.inner.cases.only_after.len()
+    }
+
+    /// How many templates.
+    #[wasm_bindgen(getter, js_name = templateCount)]
+    pub fn template_count(&self) -> usize {
+        self.inner.templates.len()
+    }
+
+    /// Flips `from..to`, each with its id and template as shown.
+    #[wasm_bindgen(unchecked_return_type = "DiffFlipRow[]")]
+    pub fn flips(&self, from: usize, to: usize) -> Result<JsValue, JsError> {
+        rows(&self.inner.cases.flips, from, to, |f| FlipRow {
+            flip: f,
+            id: IdRow::of(&f.pipeline_id),
+            template_text: f.template_id.text(),
+        })
+    }
+
+    /// The pipelines only `"before"` or only `"after"`, `from..to`.
+    #[wasm_bindgen(js_name = onlyIds, unchecked_return_type = "DiffIdRow[]")]
+    pub fn only_ids(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "\"before\" | \"after\"")] side: &str,
+        from: usize,
+        to: usize,
+    ) -> Result<JsValue, JsError> {
+        let list = match side {
+            "before" => &self.inner.cases.only_before,
+            "after" => &self.inner.cases.only_after,
+            other => return Err(into_error(format!("side must be `before` or `after`, not `{other}`"))),
+        };
+        rows(list, from, to, IdRow::of)
+    }
+
+    /// Templates `from..to` (worst change first).
+    #[wasm_bindgen(unchecked_return_type = "DiffTemplateRow[]")]
+    pub fn templates(&self, from: usize, to: usize) -> Result<JsValue, JsError> {
+        rows(&self.inner.templates, from, to, |t| TemplateRow {
+            template: t,
+            template_text: t.template_id.text(),
+        })
+    }
+
+    /// The Markdown comment, the text `deploy-gate diff --markdown` writes.
+    pub fn markdown(&self) -> String {
+        crate::render::diff::markdown::diff_markdown(&self.inner)
+    }
+
+    /// The standalone HTML file, the bytes `deploy-gate diff --html` writes.
+    pub fn html(&self) -> String {
+        crate::render::diff::html::diff_html(&self.inner)
+    }
+
+    /// JUnit XML, the bytes `deploy-gate diff --junit` writes.
+    pub fn junit(&self) -> String {
+        crate::render::diff::junit::diff_junit(&self.inner)
+    }
+}
+
+#[derive(serde::Deserialize, Default)]
+struct DiffOptions {
+    #[serde(default)]
+    before_name: Option<String>,
+    #[serde(default)]
+    after_name: Option<String>,
+    #[serde(default)]
+    trusted_keys: Option<Vec<String>>,
+    #[serde(default)]
+    threshold: Option<usize>,
+}
+
+fn diff_options(options: &JsValue) -> Result<DiffOptions, JsError> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(DiffOptions::default());
+    }
+    let text = js_sys::JSON::stringify(options)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| into_error("options: not an object"))?;
+    serde_json::from_str(&text).map_err(|e| into_error(format!("options: {e}")))
+}
+
+/// Reads both sides with `read` and compares them.
+fn diff_with(
+    options: &DiffOptions,
+    trusted_pems: &[String],
+    read: impl Fn(&str, Option<&crate::diff::Trust<'_>>, bool) -> Result<crate::diff::Evaluation, crate::diff::ReadError>,
+) -> Result<DiffHandle, JsError> {
+    let keys = trusted_pems
+        .iter()
+        .map(|p| keys::read_public_pem(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| into_error(format!("a trusted key: {e}")))?;
+    let trust = crate::diff::Trust {
+        keys: &keys,
+        threshold: options.threshold.unwrap_or(1),
+        limits: crate::attest::Limits::default(),
+    };
+    let before_name = options.before_name.as_deref().unwrap_or("before");
+    let after_name = options.after_name.as_deref().unwrap_or("after");
+    let before = read(before_name, Some(&trust), true).map_err(into_error)?;
+    let after = read(after_name, Some(&trust), false).map_err(into_error)?;
+    let inner = crate::diff::diff(&before, &after).map_err(|e| {
+        let name = if e.side == "before" { before_name } else { after_name };
+        into_error(format!("{name}: {}", e.error))
+    })?;
+    Ok(DiffHandle { inner })
+}
+
+/// Compares two reports (`deploy-gate/report/v1` JSON, as `evaluateJson()` or `deploy-gate
+/// evaluate --out` wrote them, by any build): `before` the earlier evaluation.
+#[wasm_bindgen(js_name = diffReports)]
+pub fn diff_reports(
+    before_json: &str,
+    after_json: &str,
+    #[wasm_bindgen(unchecked_param_type = "DiffOptions | undefined")] options: JsValue,
+) -> Result<DiffHandle, JsError> {
+    let options = diff_options(&options)?;
+    diff_with(&options, &[], |name, _, first| {
+        crate::diff::read_report(name, if first { before_json } else { after_json }.as_bytes())
+    })
+}
+
+/// Compares two signed decisions (`decision.dsse.json`), each read only once its signatures
+/// verify against the trusted public keys (PEM); their age and target are not checked.
+#[wasm_bindgen(js_name = diffEnvelopes)]
+pub fn diff_envelopes(
+    before: &[u8],
+    after: &[u8],
+    trusted_keys: Vec<String>,
+    #[wasm_bindgen(unchecked_param_type = "DiffOptions | undefined")] options: JsValue,
+) -> Result<DiffHandle, JsError> {
+    let options = diff_options(&options)?;
+    diff_with(&options, &trusted_keys, |name, trust, first| {
+        crate::diff::read_signed(name, if first { before } else { after }, trust)
+    })
+}
+
+/// Compares two documents, each a report or a signed decision (`deploy-gate diff BEFORE AFTER`):
+/// a signed one is read only once it verifies against `options.trusted_keys`.
+#[wasm_bindgen(js_name = diffDocuments)]
+pub fn diff_documents(
+    before: &[u8],
+    after: &[u8],
+    #[wasm_bindgen(unchecked_param_type = "DiffOptions | undefined")] options: JsValue,
+) -> Result<DiffHandle, JsError> {
+    let options = diff_options(&options)?;
+    let pems = options.trusted_keys.clone().unwrap_or_default();
+    diff_with(&options, &pems, |name, trust, first| {
+        crate::diff::read_document(name, if first { before } else { after }, trust)
+    })
+}

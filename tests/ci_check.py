@@ -2,9 +2,10 @@
 
     python3 tests/ci_check.py junit FILE     -> JSON: the counts, each case and the properties
                                                 as junitparser (a JUnit XML library) reads them
-    python3 tests/ci_check.py markdown FILE  -> JSON: the template table's rows (cells as text)
-                                                and every HTML tag, as markdown-it (CommonMark
-                                                with GFM tables) parses the summary
+    python3 tests/ci_check.py markdown FILE  -> JSON: the template table's rows (cells as text),
+                                                every table's rows by its first header cell, and
+                                                every HTML tag, as markdown-it (CommonMark with
+                                                GFM tables) parses the summary
 """
 import json
 import sys
@@ -49,6 +50,7 @@ def markdown(path):
             if child.type in ("html_inline", "link_open", "image"):
                 html.append(f"{child.type}:{child.content}")
     rows, row, in_table, header = [], None, False, None
+    tables = {}
     for t in tokens:
         if t.type == "table_open":
             in_table, header = True, None
@@ -59,14 +61,17 @@ def markdown(path):
         elif in_table and t.type == "tr_close":
             if header is None:
                 header = row
-            elif header and header[0] == "template":
-                rows.append(row)
+                tables.setdefault(header[0] if header else "", [])
+            else:
+                tables[header[0] if header else ""].append(row)
+                if header and header[0] == "template":
+                    rows.append(row)
         elif in_table and t.type == "inline":
             row.append("".join(c.content for c in t.children or [] if c.type == "text"))
             for child in t.children or []:
                 if child.type != "text":
                     html.append(f"{child.type}:{child.content}")
-    return {"template_rows": rows, "html": html}
+    return {"template_rows": rows, "tables": tables, "html": html}
 
 
 if __name__ == "__main__":

@@ -459,3 +459,142 @@ fn report_markdown_is_the_clis_summary() {
     assert_eq!(report_markdown(&json).unwrap(), SUMMARY);
     assert!(report_markdown(r#"{"schema": "deploy-gate/report/v1"}"#).is_err());
 }
+
+#[wasm_bindgen_test]
+fn two_reports_and_two_signed_decisions_are_diffed_as_the_cli_diffs_them() {
+    use deploy_gate::wasm::{diff_documents, diff_envelopes, diff_reports, generate_key_pair, sign_decision};
+    let plain =
+        |v: &JsValue| -> Value { serde_json::from_str(&JSON::stringify(v).unwrap().as_string().unwrap()).unwrap() };
+    let message = |e: wasm_bindgen::JsError| -> String {
+        Reflect::get(&JsValue::from(e), &"message".into())
+            .unwrap()
+            .as_string()
+            .unwrap()
+    };
+    let before = loaded_session().evaluate_json().unwrap();
+    // The same inputs with the models swapped: every discordant case flips, both ways.
+    let mut s = loaded_session();
+    s.add_verdicts("old", NEW, "new_verdicts.jsonl").unwrap();
+    s.add_verdicts("new", OLD, "old_verdicts.jsonl").unwrap();
+    let after = s.evaluate_json().unwrap();
+    let d = diff_reports(&before, &after, JsValue::UNDEFINED).unwrap();
+    // The core's diff, byte for byte: what `deploy-gate diff` writes for the same two files.
+    let native = deploy_gate::diff::diff(
+        &deploy_gate::diff::read_report("before", before.as_bytes()).unwrap(),
+        &deploy_gate::diff::read_report("after", after.as_bytes()).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(d.json(), native.to_json());
+    assert_eq!(
+        d.markdown(),
+        deploy_gate::render::diff::markdown::diff_markdown(&native)
+    );
+    assert_eq!(d.html(), deploy_gate::render::diff::html::diff_html(&native));
+    assert_eq!(d.junit(), deploy_gate::render::diff::junit::diff_junit(&native));
+    assert_eq!(d.changed(), native.changed());
+    let whole = plain(&d.to_object().unwrap());
+    assert_eq!(whole, plain(&js(&d.json())));
+    let flips = whole["cases"]["flips"].as_array().unwrap().clone();
+    assert!(flips.len() > 4 && d.flip_count() == flips.len());
+
+    // The summary has every list empty; the slices give them back, ids as shown.
+    let summary = plain(&d.summary().unwrap());
+    assert_eq!(summary["cases"]["flips"], serde_json::json!([]));
+    assert_eq!(summary["templates"], serde_json::json!([]));
+    assert_eq!(summary["decision"], whole["decision"]);
+    let mut taken = Vec::new();
+    for from in (0..d.flip_count()).step_by(3) {
+        taken.extend(plain(&d.flips(from, from + 3).unwrap()).as_array().unwrap().clone());
+    }
+    assert_eq!(taken.len(), flips.len());
+    for (row, flip) in taken.iter().zip(&flips) {
+        for key in [
+            "pipeline_id",
+            "template_id",
+            "model",
+            "before_pass",
+            "after_pass",
+            "before_verdict",
+            "after_verdict",
+        ] {
+            assert_eq!(row[key], flip[key], "{key}");
+        }
+        assert_eq!(row["id_label"], flip["pipeline_id"]);
+        assert_eq!(row["id_kind"], "string");
+        assert_eq!(row["template_text"], flip["template_id"]);
+    }
+    assert_eq!(plain(&d.flips(10_000, 20_000).unwrap()), serde_json::json!([]));
+    assert_eq!(
+        plain(&d.templates(0, 100).unwrap()).as_array().unwrap().len(),
+        d.template_count()
+    );
+    assert_eq!(plain(&d.only_ids("before", 0, 10).unwrap()), serde_json::json!([]));
+    assert!(d.only_ids("sideways", 0, 10).is_err());
+
+    // Signed: verified against the trusted keys, refused otherwise; a report and an envelope
+    // side by side through `diffDocuments`.
+    let key = plain(&generate_key_pair(&[9u8; 32]).unwrap());
+    let other = plain(&generate_key_pair(&[10u8; 32]).unwrap());
+    let pem = |k: &Value, half: &str| k[half].as_str().unwrap().to_owned();
+    let sign = |r: &str| sign_decision(r, &pem(&key, "private_pem"), "m", &"ab".repeat(32), "prod", 1_000.0).unwrap();
+    let (eb, ea) = (sign(&before), sign(&after));
+    let signed = diff_envelopes(
+        eb.as_bytes(),
+        ea.as_bytes(),
+        vec![pem(&key, "public_pem")],
+        JsValue::UNDEFINED,
+    )
+    .unwrap();
+    let sd = plain(&signed.summary().unwrap());
+    assert_eq!(sd["before"]["source"], "signed");
+    assert_eq!(sd["after"]["signers"], serde_json::json!([key["keyid"]]));
+    assert_eq!(sd["cases"], summary["cases"]);
+    let err = message(
+        diff_envelopes(
+            eb.as_bytes(),
+            ea.as_bytes(),
+            vec![pem(&other, "public_pem")],
+            js(r#"{"before_name": "last week"}"#),
+        )
+        .err()
+        .unwrap(),
+    );
+    assert!(
+        err.starts_with("last week: the signed decision does not verify (signature)"),
+        "{err}"
+    );
+    let err = message(diff_reports(&eb, &after, JsValue::UNDEFINED).err().unwrap());
+    assert!(
+        err.starts_with("before: it is a signed decision, not a report"),
+        "{err}"
+    );
+    let mixed = diff_documents(
+        before.as_bytes(),
+        ea.as_bytes(),
+        js(&format!(
+            r#"{{"trusted_keys": [{}]}}"#,
+            serde_json::to_string(&pem(&key, "public_pem")).unwrap()
+        )),
+    )
+    .unwrap();
+    assert_eq!(
+        mixed.json(),
+        signed
+            .json()
+            .replacen("\"source\": \"signed\"", "\"source\": \"report\"", 1)
+            .replacen(
+                &format!("\"signers\": [\n      \"{}\"\n    ]", key["keyid"].as_str().unwrap()),
+                "\"signers\": []",
+                1
+            )
+    );
+    let err = message(
+        diff_documents(before.as_bytes(), ea.as_bytes(), JsValue::UNDEFINED)
+            .err()
+            .unwrap(),
+    );
+    assert!(
+        err.contains("after: it is a signed decision: it is read only once it verifies, and no trusted key was given"),
+        "{err}"
+    );
+}

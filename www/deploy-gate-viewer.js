@@ -9,6 +9,9 @@
 // A signed decision (decision.dsse.json and the trusted public keys), dropped on the file drop or
 // on the Verify panel, is verified and its evidence shown above the live evaluation, where a
 // second reviewer can co-sign it; the panel emits `dg-signed-decision` each time it verifies.
+// Two reports (or two signed decisions with their keys) dropped open the Compare view above the
+// evaluation (`deploy-gate diff` in the page); `compare()` does the same from code, `diffJson()`
+// gives the diff on screen as the CLI writes it, and `dg-diff` ({diff}) fires after each one.
 import { register } from "./components/index.js";
 import { GateClient } from "./client.js";
 import { h, download } from "./dom.js";
@@ -68,6 +71,8 @@ export class DeployGateViewer extends HTMLElement {
     this.verifyPanel.client = this.client;
     this.signedView = document.createElement("dg-signed-decision");
     this.signedView.client = this.client;
+    this.compareView = document.createElement("dg-compare");
+    this.compareView.client = this.client;
     this.verifyDetails = h("details", { class: "dg-panel", "data-testid": "verify-panel" }, h("summary", {}, "Verify a signed decision"), this.verifyPanel);
     this.errorBox = h("div", { class: "dg-error", role: "alert", "data-testid": "error", hidden: true });
     this.status = h("p", { class: "dg-muted", "data-testid": "status", "aria-live": "polite" }, "Add files to start.");
@@ -82,7 +87,7 @@ export class DeployGateViewer extends HTMLElement {
           h("details", { open: true, class: "dg-panel" }, h("summary", {}, "Policy"), this.policyForm),
           this.verifyDetails,
         ),
-        h("div", { class: "dg-main" }, this.signedView, this.progress, this.errorBox, this.status, this.results, this.signPanel),
+        h("div", { class: "dg-main" }, this.compareView, this.signedView, this.progress, this.errorBox, this.status, this.results, this.signPanel),
       ),
     );
     this.addEventListener("dg-files", (e) => {
@@ -101,6 +106,10 @@ export class DeployGateViewer extends HTMLElement {
       this.verifyPanel.add(e.detail.files).catch((err) => this.fail(err));
     });
     this.addEventListener("dg-signed-decision", (e) => this.signedView.show(e.detail));
+    // Evaluations to compare: with the keys dropped beside them and the Verify panel's.
+    this.addEventListener("dg-compare-files", (e) => {
+      this.compareFiles(e.detail.files, e.detail.keys).catch((err) => this.compareView.failed(err));
+    });
     this.schedule(async () => {
       // The form's defaults come from the core, which loads while the page renders.
       await this.policyForm.ready;
@@ -276,6 +285,45 @@ export class DeployGateViewer extends HTMLElement {
   async reportJson() {
     if (!this.report) return null;
     return this.openedJson ?? this.client.call("reportJson");
+  }
+
+  /** Opens the Compare view on `files` (reports or signed decisions; two fill both sides, in
+   * order), with trusted public key files `keyFiles` and the Verify panel's keys. */
+  async compareFiles(files, keyFiles = []) {
+    const keys = [];
+    for (const file of keyFiles) keys.push({ name: file.name, pem: await file.text() });
+    await this.compareView.add(files, [...keys, ...(this.verifyPanel.keys || [])]);
+    this.compareView.scrollIntoView({ block: "start" });
+  }
+
+  /** Compares two evaluations: `before` and `after` are reports or signed decisions (Blob, File
+   * or JSON text); `trustedKeys` the public keys (PEM) a signed one must verify against.
+   * Resolves with the diff (the `dg-diff` event's), or rejects with the reason. */
+  async compare(before, after, { trustedKeys = [] } = {}) {
+    const file = (x, name) => (x instanceof Blob ? x : new File([x], name, { type: "application/json" }));
+    const done = new Promise((resolve, reject) => {
+      const ok = (e) => {
+        this.removeEventListener("dg-diff", ok);
+        resolve(e.detail.diff);
+      };
+      this.addEventListener("dg-diff", ok);
+      this.compareView.onFailure = (e) => {
+        this.removeEventListener("dg-diff", ok);
+        reject(e);
+      };
+    });
+    await this.compareView.add([file(before, "before.json"), file(after, "after.json")], trustedKeys.map((pem, i) => ({ name: `key ${i + 1}`, pem })));
+    try {
+      return await done;
+    } finally {
+      this.compareView.onFailure = null;
+    }
+  }
+
+  /** The diff on screen as `deploy-gate diff --out` writes it (null when there is none). */
+  async diffJson() {
+    const d = this.compareView.diff;
+    return d ? this.client.call("diffExport", { diff: d.id, kind: "json" }) : null;
   }
 
   /** Shows the report embedded in a standalone HTML report (`deploy-gate evaluate --html`). */

@@ -1,8 +1,8 @@
 // Types of the <deploy-gate-viewer> element (import "deploy-gate/viewer"). The reports and the
 // JS API are declared by the wasm package (deploy_gate.d.ts, generated from src/wasm.rs).
-import type { GateReport } from "../deploy_gate.js";
+import type { GateReport, DiffDocument, DiffFlipRow, DiffIdRow, DiffTemplateRow } from "../deploy_gate.js";
 
-export type { GateReport };
+export type { GateReport, DiffDocument };
 
 /** The detail of the `dg-decision` event: the report on screen (the CLI's report, parsed). */
 export interface DeployGateDecisionDetail {
@@ -11,6 +11,25 @@ export interface DeployGateDecisionDetail {
 
 /** Fired (bubbling) each time a decision is shown. */
 export type DeployGateDecisionEvent = CustomEvent<DeployGateDecisionDetail>;
+
+/** The diff on screen (the `dg-diff` event's, `compare()`'s): `deploy-gate diff`'s JSON as
+ * `JSON.parse` reads it, each flip with its id and template as shown (an integer id of any size
+ * keeps its digits in `id_label`); `diffJson()` has its exact text. */
+export interface DeployGateDiff extends DiffDocument {
+  cases: Omit<DiffDocument["cases"], "flips"> & { flips: DiffFlipRow[] };
+  templates: DiffTemplateRow[];
+}
+
+/** The detail of the `dg-diff` event. */
+export interface DeployGateDiffDetail {
+  diff: DeployGateDiff;
+}
+
+/** Fired (bubbling) each time the Compare view shows a diff. */
+export type DeployGateDiffEvent = CustomEvent<DeployGateDiffDetail>;
+
+/** A pipeline on one side only, as shown. */
+export type { DiffIdRow };
 
 /** The element's attributes, as written in HTML. */
 export interface DeployGateViewerAttributes {
@@ -48,6 +67,12 @@ export declare class DeployGateViewer extends HTMLElement {
   /** Loads the example (as the "Load example" button does); fails unless the page imported
    * "deploy-gate/viewer/example" (or called `provideExample`). */
   loadExample(): Promise<void>;
+  /** Compares two evaluations in the Compare view, as `deploy-gate diff BEFORE AFTER` does: each a
+   * report or a signed decision (a Blob, a File or its JSON text); a signed one is read only once
+   * it verifies against `trustedKeys` (public keys, PEM). Resolves with the diff shown. */
+  compare(before: Blob | string, after: Blob | string, options?: { trustedKeys?: string[] }): Promise<DeployGateDiff>;
+  /** The diff on screen as `deploy-gate diff --out` writes it, byte for byte (null: none). */
+  diffJson(): Promise<string | null>;
   addEventListener<K extends keyof HTMLElementEventMap>(type: K, listener: (this: DeployGateViewer, ev: HTMLElementEventMap[K]) => unknown, options?: boolean | AddEventListenerOptions): void;
   addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;
   removeEventListener<K extends keyof HTMLElementEventMap>(type: K, listener: (this: DeployGateViewer, ev: HTMLElementEventMap[K]) => unknown, options?: boolean | EventListenerOptions): void;
@@ -60,5 +85,6 @@ declare global {
   }
   interface HTMLElementEventMap {
     "dg-decision": DeployGateDecisionEvent;
+    "dg-diff": DeployGateDiffEvent;
   }
 }

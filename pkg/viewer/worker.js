@@ -3,7 +3,7 @@
 // {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
-import init, { compiledModule, GateSession, SegmentScanner, cosignDecision, generateKeyPair, keyInfo, openSignedDecision, reportHtml, reportMarkdown, signDecision, verifyEnvelope } from "./wasm.js";
+import init, { compiledModule, GateSession, SegmentScanner, cosignDecision, diffDocuments, generateKeyPair, keyInfo, openSignedDecision, reportHtml, reportMarkdown, signDecision, verifyEnvelope } from "./wasm.js";
 import { chunks } from "./chunks.js";
 import { startHashWorker, startScanWorker } from "./assets.js";
 
@@ -580,11 +580,47 @@ const handlers = {
   async open({ envelope, trustedPems, options }) {
     return openSignedDecision(await bytesOf(envelope), trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
   },
+  /** Compares two evaluations (each a report or a signed decision, read only once it verifies
+   * against `trustedPems`): the diff's summary and the lengths of its lists, which the page
+   * takes with `diffSlice`. The diff stays here (its exports come from `diffExport`). */
+  async compare({ before, after, names = ["before", "after"], trustedPems = [] }) {
+    const [b, a] = [await bytesOf(before), await bytesOf(after)];
+    if (lastDiff) lastDiff.handle.free();
+    lastDiff = null;
+    const handle = diffDocuments(b, a, { before_name: names[0], after_name: names[1], trusted_keys: trustedPems });
+    lastDiff = { id: ++diffs, handle };
+    return { diff: lastDiff.id, summary: handle.summary(), flipCount: handle.flipCount, templateCount: handle.templateCount, onlyBeforeCount: handle.onlyBeforeCount, onlyAfterCount: handle.onlyAfterCount };
+  },
+  /** Items `from`..`to` of one of the last diff's lists: `flips`, `templates`, `only_before`, `only_after`. */
+  async diffSlice({ diff, kind, from, to }) {
+    const d = currentDiff(diff);
+    if (kind === "flips") return d.flips(from, to);
+    if (kind === "templates") return d.templates(from, to);
+    if (kind === "only_before" || kind === "only_after") return d.onlyIds(kind.slice(5), from, to);
+    throw new Error(`no list ${kind}`);
+  },
+  /** The last diff as `deploy-gate diff` writes it: `json` (--out), `markdown`, `html`, `junit`. */
+  async diffExport({ diff, kind }) {
+    const d = currentDiff(diff);
+    if (kind === "json") return d.json();
+    if (kind === "markdown") return d.markdown();
+    if (kind === "html") return d.html();
+    if (kind === "junit") return d.junit();
+    throw new Error(`no export ${kind}`);
+  },
   /** Adds a signature to a signed decision that verifies against the trusted keys. */
   async cosign({ envelope, privatePem, trustedPems, options }) {
     return cosignDecision(await bytesOf(envelope), privatePem, trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
   },
 };
+
+/** The last comparison (`compare`): its number and the core's diff. */
+let diffs = 0;
+let lastDiff = null;
+function currentDiff(id) {
+  if (!lastDiff || lastDiff.id !== id) throw new Error("the comparison changed while it was being read");
+  return lastDiff.handle;
+}
 
 let queue = Promise.resolve();
 /** The last evaluation's number and the cases the page has yet to take (see `evaluate`). */

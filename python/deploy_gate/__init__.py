@@ -7,7 +7,8 @@
   ``Report`` whose ``to_json()`` is byte for byte the CLI's ``evaluate --out``;
   ``build_test_set`` (the CLI's ``test-set``); ``sign``, ``verify`` and ``digest`` (signed
   decisions, as the CLI's); ``apply`` and ``rollback`` (a signed decision deployed exactly
-  once with the ledger, as the CLI's).
+  once with the ledger, as the CLI's); ``diff`` (two evaluations compared, as ``deploy-gate
+  diff``).
 
 Every score, rounding, delta, decision and reason comes from deploy-gate's Rust core.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 from ._attest import digest, sign, verify
 from ._core import core_version as _core_version
 from ._deploy import ApplyResult, RollbackResult, apply, deploy_model, rollback
+from ._diff import diff
 from ._evaluate import Report, TestSet, build_test_set, evaluate
 from ._gate import ABComparison, DeploymentGate, GateDecision
 from .errors import (
@@ -51,6 +53,7 @@ __all__ = [
     "apply",
     "build_test_set",
     "deploy_model",
+    "diff",
     "digest",
     "evaluate",
     "rollback",

@@ -864,6 +864,50 @@ fn verify_envelope(
     }
 }
 
+/// Compares two evaluations as `deploy-gate diff` does: each side a report's or a signed
+/// decision's bytes (a signed one read only once it verifies against `trusted_pems`). The diff
+/// JSON, byte for byte the CLI's; `VerificationError(check, message)` for a signed decision that
+/// does not verify, `InputError(message, file=name)` for anything else unusable.
+#[pyfunction]
+#[pyo3(signature = (before, after, before_name, after_name, trusted_pems, threshold))]
+fn diff_documents(
+    py: Python<'_>,
+    before: &[u8],
+    after: &[u8],
+    before_name: &str,
+    after_name: &str,
+    trusted_pems: Vec<String>,
+    threshold: usize,
+) -> PyResult<String> {
+    use deploy_gate::diff::{self, Problem, Trust};
+    let mut keys = Vec::new();
+    for (i, pem) in trusted_pems.iter().enumerate() {
+        keys.push(
+            attest::keys::read_public_pem(pem)
+                .map_err(|e| raise(py, "SignError", format!("trusted key {}: {e}", i + 1), None, None, None))?,
+        );
+    }
+    let trust = Trust {
+        keys: &keys,
+        threshold,
+        limits: attest::Limits::default(),
+    };
+    let read = |name: &str, bytes: &[u8]| {
+        py.allow_threads(|| diff::read_document(name, bytes, Some(&trust)))
+            .map_err(|e| match &e.problem {
+                Problem::Refused(v) => verification_error(py, v.kind().as_str(), &e.to_string()),
+                _ => raise(py, "InputError", e.to_string(), None, Some(&e.name), None),
+            })
+    };
+    let b = read(before_name, before)?;
+    let a = read(after_name, after)?;
+    let d = py.allow_threads(|| diff::diff(&b, &a)).map_err(|e| {
+        let name = if e.side == "before" { before_name } else { after_name };
+        raise(py, "InputError", format!("{name}: {}", e.error), None, Some(name), None)
+    })?;
+    Ok(py.allow_threads(|| d.to_json()))
+}
+
 /// The fields of AgenticEvalResult a trajectory file's result may have: the id, then the
 /// numeric ones (the core's one list).
 #[pyfunction]
@@ -894,6 +938,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trajectory_fields, m)?)?;
     m.add_function(wrap_pyfunction!(sign_report, m)?)?;
     m.add_function(wrap_pyfunction!(verify_envelope, m)?)?;
+    m.add_function(wrap_pyfunction!(diff_documents, m)?)?;
     #[cfg(unix)]
     m.add_function(wrap_pyfunction!(deploy_config, m)?)?;
     #[cfg(unix)]

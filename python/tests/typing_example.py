@@ -67,3 +67,12 @@ def use_apply(envelope: str, key: str) -> Optional[str]:
     print(done.result, done.deployed, done.backup, done.unchanged, approved, done.to_json())
     back: deploy_gate.RollbackResult = deploy_gate.rollback("serving.yaml", ledger="ledger.jsonl")
     return back.decision
+
+
+def use_diff(before: str, after: Report, key: str) -> bool:
+    d: Dict[str, Any] = deploy_gate.diff(before, after)
+    signed: Dict[str, Any] = deploy_gate.diff(before.encode(), after, trusted_keys=[key], threshold=1)
+    flips: List[Dict[str, Any]] = d["cases"]["flips"]
+    print(len(flips), signed["after"]["source"])
+    changed: bool = d["decision"]["changed"]
+    return changed

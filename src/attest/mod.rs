@@ -22,7 +22,10 @@ pub use check::Check;
 pub use pin::PolicyMismatch;
 pub use reproduce::{reproduce, Mismatch};
 pub use summary::{Failure, Scope, Summary, VerificationResult, VerifyResult};
-pub use verifier::{verify, Limits, Requirements, Verified, VerifyError, DEFAULT_MAX_STATEMENT_BYTES, MAX_SIGNATURES};
+pub use verifier::{
+    verify, verify_signatures, Limits, Requirements, SignedStatement, Verified, VerifyError,
+    DEFAULT_MAX_STATEMENT_BYTES, MAX_SIGNATURES,
+};
 
 use dsse::{Envelope, Signature, PAYLOAD_TYPE};
 use ed25519_dalek::{Signer, SigningKey};

@@ -352,16 +352,44 @@ fn choose_subject(subjects: &[Value], expected: Option<&str>) -> Result<(usize, 
     }
 }
 
-/// Verifies an envelope's bytes against the requirements, in the order of DESIGN "Verify".
-///
-/// Limits come first, each before the work it bounds: the envelope's size before it is
-/// parsed, the number of signatures before any is decoded, the statement's size (from the
-/// payload's length) before it is decoded.
-pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified, VerifyError> {
-    req.check_threshold()?;
-    let required = req.threshold.max(1);
-    let trusted = distinct_keys(req.trusted);
-    let limits = &req.limits;
+/// An envelope whose signatures verified against trusted keys, with its statement read and its
+/// predicate checked (steps 1 to 4 of [`verify`]): what the statement says, before anything is
+/// compared with a deploy (its subject, target, age and replay are not checked).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignedStatement {
+    /// The statement, as signed.
+    pub statement: Value,
+    /// The payload's bytes, exactly as signed (the statement's text: a reader that must keep
+    /// every digit of a number reads it from here).
+    pub payload: Vec<u8>,
+    /// Key ids of the trusted keys whose signatures verified, each key once.
+    pub signers: Vec<String>,
+    /// `verificationResult == "PASSED"`.
+    pub approved: bool,
+    /// The decision's outcome: its `outcome` (approved exactly when `approved`), or for a
+    /// report made before outcomes existed, approved or blocked.
+    pub outcome: crate::decision::Outcome,
+    /// The decision's reason string.
+    pub reason: String,
+}
+
+/// Steps 1 to 4 of [`verify`]: the envelope's size and shape, the signatures against `trusted`
+/// (at least `threshold` distinct keys), the payload type, and the statement read strictly with
+/// its types and predicate checked. A caller that only reads what a signed decision says (a
+/// diff of two of them) stops here; [`verify`] goes on to the subject, target, age and replay.
+pub fn verify_signatures(
+    envelope_bytes: &[u8],
+    trusted: &[VerifyingKey],
+    threshold: usize,
+    limits: &Limits,
+) -> Result<SignedStatement, VerifyError> {
+    let (required, trusted) = (threshold.max(1), distinct_keys(trusted));
+    if required > trusted.len() {
+        return Err(VerifyError::Threshold {
+            required,
+            distinct: trusted.len(),
+        });
+    }
     // 1. Envelope size, shape and signature count.
     if envelope_bytes.len() > limits.envelope_bytes {
         return Err(VerifyError::EnvelopeSize {
@@ -483,8 +511,9 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
             super::APPROVED_LEVEL
         )));
     }
-    let target = field("resourceUri")?.to_owned();
-    let time_text = field("timeVerified")?;
+    // (The target and the time are read by `verify`, which checks them; here only their presence.)
+    field("resourceUri")?;
+    field("timeVerified")?;
     let report_approved = pred
         .pointer(&json_pointer(&[REPORT_KEY, "decision", "approved"]))
         .and_then(Value::as_bool);
@@ -512,11 +541,44 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
-    let subjects = statement
+    if statement
         .get("subject")
         .and_then(Value::as_array)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| VerifyError::StatementType("no subject".into()))?;
+        .is_none_or(|s| s.is_empty())
+    {
+        return Err(VerifyError::StatementType("no subject".into()));
+    }
+    // The payload alone: the PAE header goes (a move of the bytes, no copy of them elsewhere).
+    message.drain(..header_len);
+    Ok(SignedStatement {
+        statement,
+        payload: message,
+        signers,
+        approved,
+        outcome,
+        reason,
+    })
+}
+
+/// Verifies an envelope's bytes against the requirements, in the order of DESIGN "Verify".
+///
+/// Limits come first, each before the work it bounds: the envelope's size before it is
+/// parsed, the number of signatures before any is decoded, the statement's size (from the
+/// payload's length) before it is decoded.
+pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified, VerifyError> {
+    req.check_threshold()?;
+    let SignedStatement {
+        statement,
+        payload,
+        signers,
+        approved,
+        outcome,
+        reason,
+    } = verify_signatures(envelope_bytes, req.trusted, req.threshold, &req.limits)?;
+    let pred = &statement["predicate"];
+    let text = |name: &str| pred.get(name).and_then(Value::as_str).unwrap_or_default();
+    let (target, time_text) = (text("resourceUri").to_owned(), text("timeVerified"));
+    let subjects = statement["subject"].as_array().map_or(&[][..], Vec::as_slice);
     // 5. Subject: the one whose digest is the artifact's (or the only one, without a digest).
     let (subject_index, model_name, model_sha256) = choose_subject(subjects, req.subject_sha256)?;
     // 6. Target.
@@ -543,7 +605,7 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
         });
     }
     // 8. Replay.
-    let payload_sha256 = hex::encode(Sha256::digest(payload));
+    let payload_sha256 = hex::encode(Sha256::digest(&payload));
     if (req.already_applied)(&payload_sha256) {
         return Err(VerifyError::Replayed(payload_sha256));
     }

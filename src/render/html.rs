@@ -66,7 +66,7 @@ pub fn embedded_json(html: &str) -> Option<String> {
 }
 
 /// `\u003c` → `<` where it is an escape (not the text after an escaped backslash).
-fn unescape_embedded(text: &str) -> String {
+pub(super) fn unescape_embedded(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find('\\') {
@@ -368,7 +368,7 @@ struct TemplateV {
 // ---- Text helpers ----
 
 /// `s` HTML-escaped (for text and for quoted attribute values).
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {
@@ -398,7 +398,7 @@ fn id_text(raw: &serde_json::value::RawValue) -> String {
 }
 
 /// `s` cut to [`SHOWN_CHARACTERS`] characters with a note of the rest.
-fn shorten(s: &str) -> String {
+pub(super) fn shorten(s: &str) -> String {
     match s.char_indices().nth(SHOWN_CHARACTERS) {
         None => s.to_string(),
         Some((at, _)) => {
@@ -409,7 +409,7 @@ fn shorten(s: &str) -> String {
 }
 
 /// A value for a cell: shortened, then escaped.
-fn cell(s: &str) -> String {
+pub(super) fn cell(s: &str) -> String {
     esc(&shorten(s))
 }
 
@@ -626,7 +626,7 @@ fn trajectory_chart(old: &[N], new: &[N]) -> String {
 
 // ---- The page ----
 
-const STYLE: &str = r#"
+pub(super) const STYLE: &str = r#"
 :root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--panel:#f6f8fa;--ok:#1a7f37;--ok-bg:#dafbe1;--bad:#cf222e;--bad-bg:#ffebe9;--warn:#9a6700;--warn-bg:#fff8c5;--old:#8c959f;--new:#0969da;--track:#eaeef2}
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--line:#3d444d;--panel:#151b23;--ok:#3fb950;--ok-bg:#12261e;--bad:#f85149;--bad-bg:#2d1214;--warn:#d29922;--warn-bg:#272115;--old:#6e7681;--new:#4493f8;--track:#262c36}}
 *{box-sizing:border-box}

@@ -13,13 +13,13 @@ use serde_json::Value;
 use std::fmt::Write;
 
 /// Whether XML 1.0 allows `c` in a document.
-fn xml_char(c: char) -> bool {
+pub(super) fn xml_char(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
 }
 
 /// `text` escaped for an attribute value (between double quotes) or, with `attribute` false,
 /// for element content.
-fn escape(out: &mut String, text: &str, attribute: bool) {
+pub(super) fn escape(out: &mut String, text: &str, attribute: bool) {
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -39,7 +39,7 @@ fn escape(out: &mut String, text: &str, attribute: bool) {
     }
 }
 
-fn attr(out: &mut String, name: &str, value: &str) {
+pub(super) fn attr(out: &mut String, name: &str, value: &str) {
     out.push(' ');
     out.push_str(name);
     out.push_str("=\"");

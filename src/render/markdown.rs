@@ -205,7 +205,7 @@ fn num(n: &Number) -> String {
 }
 
 /// A rate as a percentage with one decimal (`—` when absent).
-fn percent(x: Option<f64>) -> String {
+pub(super) fn percent(x: Option<f64>) -> String {
     match x {
         None => "—".into(),
         Some(x) => format!("{}%", to_fixed(x * 100.0, 1)),
@@ -213,7 +213,7 @@ fn percent(x: Option<f64>) -> String {
 }
 
 /// A change with its sign: `+0.0682`, `−0.0588` (a minus sign), `±0.0000`.
-fn signed(x: Option<f64>) -> String {
+pub(super) fn signed(x: Option<f64>) -> String {
     match x {
         None => "—".into(),
         Some(x) => {
@@ -253,7 +253,7 @@ fn js_space(c: char) -> bool {
 }
 
 /// `text` on one line with every character in `special` backslash-escaped.
-fn escape_with(text: &str, special: &[char]) -> String {
+pub(super) fn escape_with(text: &str, special: &[char]) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut in_space = false;
     for c in text.chars() {
@@ -281,29 +281,29 @@ fn escape_with(text: &str, special: &[char]) -> String {
 /// The characters escaped in text and table cells: those that end a cell (`|`), start code,
 /// emphasis, strikethrough, links, HTML tags and autolinks, or an entity (`&`), and the
 /// backslash itself.
-const TEXT_SPECIAL: &[char] = &['|', '\\', '`', '*', '_', '<', '>', '[', ']', '&', '~'];
+pub(super) const TEXT_SPECIAL: &[char] = &['|', '\\', '`', '*', '_', '<', '>', '[', ']', '&', '~'];
 
 /// A value from a file in running text or a table cell.
-fn cell_text(text: &str) -> String {
+pub(super) fn cell_text(text: &str) -> String {
     escape_with(text, TEXT_SPECIAL)
 }
 
 /// A file name for a code span, escaped as the page has always escaped it ([`code_span`] keeps
 /// a backtick in it from ending the span).
-fn code_text(text: &str) -> String {
+pub(super) fn code_text(text: &str) -> String {
     escape_with(text, &['|', '\\', '`', '*', '_', '<', '>', '[', ']'])
 }
 
 /// A value the core writes (a role, a digest, the tool's name): the page wrote these as they
 /// are, and so does this (none has these characters), but a report JSON from elsewhere cannot
 /// use one to open a tag or end a cell. (`_` is left alone: inside a word it is no emphasis.)
-fn fixed_text(text: &str) -> String {
+pub(super) fn fixed_text(text: &str) -> String {
     escape_with(text, &['|', '\\', '`', '*', '<', '>', '[', ']', '&', '~'])
 }
 
 /// `text` as one code span: between single backticks as the page wrote it, or, if it holds a
 /// backtick, between a longer run of them so that it cannot end the span early.
-fn code_span(text: &str) -> String {
+pub(super) fn code_span(text: &str) -> String {
     let text = escape_with(text, &[]);
     let mut longest = 0;
     let mut run = 0;

@@ -129,6 +129,37 @@ function samples() {
   assert.equal(JSON.parse(wasm.cosignDecision(bytes, other.private_pem, [pair.public_pem], { now: 1_800_000_100 })).signatures.length, 2);
   assert.equal(out.opened[1].report_json, JSON.stringify(report, null, 2) + "\n");
   assert.equal(out.openRefused[1].report, undefined);
+
+  // Diffs: two reports (one with an outcome and a report that predates statistics), two signed
+  // decisions, and the slices of their lists.
+  const swapped = new wasm.GateSession({ min_samples: 20, max_samples: null, on_insufficient: "approve" });
+  swapped.beginAudit("audit.jsonl");
+  swapped.pushAudit(audit);
+  swapped.finishAudit();
+  swapped.buildTestSet([audit]);
+  swapped.addVerdicts("old", read(fixture, "new_verdicts.jsonl"), "new_verdicts.jsonl");
+  swapped.addVerdicts("new", read(fixture, "old_verdicts.jsonl"), "old_verdicts.jsonl");
+  const otherJson = swapped.evaluateJson();
+  const withOutcome = JSON.parse(s.evaluateJson());
+  withOutcome.decision.outcome = withOutcome.decision.approved ? "approved" : "blocked";
+  const d = wasm.diffReports(JSON.stringify(withOutcome), otherJson, { before_name: "a.json", after_name: "b.json" });
+  out.diff = ["DiffDocument", d.toObject()];
+  out.diffSummary = ["DiffDocument", d.summary()];
+  out.flipRows = ["DiffFlipRow[]", d.flips(0, 3)];
+  out.templateRows = ["DiffTemplateRow[]", d.templates(0, 3)];
+  assert.ok(d.flipCount > 0 && typeof d.changed === "boolean");
+  const old = fs.readFileSync(path.join(ROOT, "tests/fixtures/diff/first-build/both-regressed.report.json"), "utf8");
+  const oneSided = wasm.diffReports(old, otherJson);
+  out.oldDiff = ["DiffDocument", oneSided.toObject()];
+  out.idRows = ["DiffIdRow[]", oneSided.onlyIds("before", 0, 2)];
+  assert.equal(out.idRows[1].length, 2);
+  const signedDiff = wasm.diffEnvelopes(bytes, bytes, [pair.public_pem]);
+  out.signedDiff = ["DiffDocument", signedDiff.summary()];
+  out.mixedDiff = ["DiffDocument", wasm.diffDocuments(new TextEncoder().encode(otherJson), bytes, { trusted_keys: [pair.public_pem], threshold: 1 }).summary()];
+  for (const x of [d, oneSided, signedDiff]) {
+    assert.equal(typeof x.json(), "string");
+    assert.equal(typeof x.markdown() + typeof x.html() + typeof x.junit(), "stringstringstring");
+  }
   return out;
 }
 

@@ -1,9 +1,12 @@
 // <dg-file-drop>: the drop zone, the file picker and the list of files with their roles.
 // Emits `dg-files` ({files: [{file, role}]}) whenever the set or a role changes, and
 // `dg-signed-files` ({files}) for the files of a signed decision (envelopes, keys) dropped here.
-// `dg-report-file` ({file}) for a dropped HTML report.
+// `dg-report-file` ({file}) for a dropped HTML report. `dg-compare-files` ({files, keys}) for
+// evaluations to compare: report JSONs, or signed decisions when two or more come together or
+// with a report (keys: the public key files dropped with them).
 import { h, bytes } from "../dom.js";
 import { isSignedDecisionFile } from "./verify-panel.js";
+import { documentKind } from "./compare-view.js";
 
 export const ROLES = [
   ["audit", "audit log"],
@@ -33,7 +36,7 @@ export class FileDrop extends HTMLElement {
       "div",
       { class: "dg-drop", "data-testid": "drop-zone" },
       h("p", { class: "dg-drop-title" }, "Drop the audit log and both verdict files here"),
-      h("p", { class: "dg-muted" }, "Trajectory results are optional. Files stay on this machine: everything runs in this page."),
+      h("p", { class: "dg-muted" }, "Trajectory results are optional. Two reports (or two signed decisions with their keys) are compared. Files stay on this machine: everything runs in this page."),
       this.input,
       h("label", { class: "dg-button", for: "dg-file-input" }, "Choose files…"),
       (this.exampleButton = h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": "load-example", hidden: !this.exampleAvailable, onclick: () => this.dispatchEvent(new CustomEvent("dg-example", { bubbles: true })) }, "Load example")),
@@ -71,9 +74,21 @@ export class FileDrop extends HTMLElement {
     for (const file of reports) this.dispatchEvent(new CustomEvent("dg-report-file", { bubbles: true, detail: { file } }));
     dropped = dropped.filter((f) => !reports.includes(f));
     const signed = await Promise.all(dropped.map((f) => isSignedDecisionFile(f)));
-    const decision = dropped.filter((_, i) => signed[i]);
-    if (decision.length) this.dispatchEvent(new CustomEvent("dg-signed-files", { bubbles: true, detail: { files: decision } }));
-    const files = dropped.filter((_, i) => !signed[i]);
+    const kinds = await Promise.all(dropped.map((f) => documentKind(f)));
+    // Reports, and envelopes two at a time or beside a report, are compared; one envelope with
+    // its keys is verified (the Verify panel).
+    const reportCount = kinds.filter((k) => k === "report").length;
+    const envelopeCount = dropped.filter((_, i) => signed[i] && kinds[i] === "signed").length;
+    const comparing = reportCount > 0 || envelopeCount >= 2;
+    if (comparing) {
+      const documents = dropped.filter((_, i) => kinds[i] === "report" || (signed[i] && kinds[i] === "signed"));
+      const keys = dropped.filter((_, i) => signed[i] && kinds[i] !== "signed");
+      this.dispatchEvent(new CustomEvent("dg-compare-files", { bubbles: true, detail: { files: documents, keys } }));
+    } else {
+      const decision = dropped.filter((_, i) => signed[i]);
+      if (decision.length) this.dispatchEvent(new CustomEvent("dg-signed-files", { bubbles: true, detail: { files: decision } }));
+    }
+    const files = dropped.filter((_, i) => !signed[i] && kinds[i] !== "report");
     if (!files.length) return;
     const guesses = await Promise.all(files.map((f) => (this.sniffer ? this.sniffer(f).catch(() => null) : null)));
     files.forEach((file, i) => {

@@ -7,6 +7,8 @@ import { CaseTable } from "./case-table.js";
 import { SignPanel } from "./sign-panel.js";
 import { VerifyPanel } from "./verify-panel.js";
 import { SignedDecision } from "./signed-decision.js";
+import { PagedTable } from "./paged-table.js";
+import { CompareView } from "./compare-view.js";
 
 export function register() {
   const define = (name, cls) => customElements.get(name) || customElements.define(name, cls);
@@ -18,4 +20,6 @@ export function register() {
   define("dg-sign-panel", SignPanel);
   define("dg-verify-panel", VerifyPanel);
   define("dg-signed-decision", SignedDecision);
+  define("dg-paged-table", PagedTable);
+  define("dg-compare", CompareView);
 }

@@ -18,6 +18,8 @@ pub const EXIT_BLOCKED: u8 = 3;
 pub const EXIT_INCONCLUSIVE: u8 = 4;
 /// Exit code: the envelope failed verification.
 pub const EXIT_INVALID: u8 = 2;
+/// Exit code: `diff` found that the decision changed between the two evaluations.
+pub const EXIT_CHANGED: u8 = 5;
 /// Exit code: the model was deployed, but the ledger could not record it (its intent entry is
 /// there; the next apply records the deploy).
 pub const EXIT_DEPLOYED_UNRECORDED: u8 = 4;

@@ -1,11 +1,13 @@
 //! The `deploy-gate` command: its flags and the dispatch to one module per command
-//! (`evaluate`, `run`, `sign`, `apply`), which share `trust`, `files` and `exit`. Native only: under
+//! (`evaluate`, `run`, `sign`, `apply`, `diff`), which share `trust`, `files` and `exit`. Native only: under
 //! wasm32 (where the tests of the JS API are built) it is an empty program.
 
 #[cfg(not(target_arch = "wasm32"))]
 mod apply;
 #[cfg(not(target_arch = "wasm32"))]
 mod ci;
+#[cfg(not(target_arch = "wasm32"))]
+mod diff;
 #[cfg(not(target_arch = "wasm32"))]
 mod evaluate;
 #[cfg(not(target_arch = "wasm32"))]
@@ -102,6 +104,13 @@ enum Command {
     /// deployed. 3: kept the old model. 2: verification failed (or applied already). 4:
     /// deployed, but the ledger could not record it. 1: usage or I/O (nothing deployed).
     Apply(apply::ApplyArgs),
+    /// Compare two evaluations (reports or signed decisions): the decision, the policy, the
+    /// inputs and every case whose verdict flipped; prints the diff JSON.
+    ///
+    /// Exit code 0: the same decision. 5: the decision changed. 1: unusable input or usage. A
+    /// signed decision is read only once it verifies against --trusted-key (its age and target
+    /// are not checked). The inputs are never written.
+    Diff(diff::DiffArgs),
     /// Restore the config saved by the last `apply` (upstream's backup name, else NAME.backup).
     Rollback {
         /// The serving config.
@@ -194,6 +203,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Sign(args) => sign::sign_cmd(&args),
         Command::Verify(args) => sign::verify_cmd(&args),
         Command::Apply(args) => apply::apply_cmd(&args),
+        Command::Diff(args) => diff::diff_cmd(&args),
         Command::Rollback { config, ledger } => apply::rollback_cmd(&config, ledger.as_deref()),
     }
 }

@@ -7,6 +7,10 @@ import init, {
   Sha256Stream,
   checkPolicy,
   defaultPolicy,
+  diffDocuments,
+  diffEnvelopes,
+  diffReports,
+  GateDiff,
   generateKeyPair,
   keyInfo,
   signDecision,
@@ -44,7 +48,16 @@ import init, {
   type TrajectoryInfo,
   type VerifyOptions,
   type VerifyResult,
+  type DiffDocument,
+  type DiffFlip,
+  type DiffFlipRow,
+  type DiffIdRow,
+  type DiffOptions,
+  type DiffOutcome,
+  type DiffSide,
+  type DiffTemplateRow,
 } from "../../../pkg/deploy_gate.js";
+import type { DeployGateDiff, DeployGateDiffEvent, DeployGateViewer } from "../../../www/deploy-gate-viewer.js";
 
 export async function gate(audit: File, old: Uint8Array, fresh: Uint8Array): Promise<GateReport> {
   await init();
@@ -148,4 +161,34 @@ export function signAndVerify(report: GateReport, seed: Uint8Array): VerifyResul
   const result: VerifyResult = verifyEnvelope(new TextEncoder().encode(envelope), [pair.public_pem], options);
   if (!result.valid) throw new Error(`${info.keyid}: ${result.check}: ${result.message}`);
   return result;
+}
+
+/** Two evaluations compared: what regressed since last week, page by page. */
+export function compare(lastWeek: string, thisWeek: string, envelopes: [Uint8Array, Uint8Array], keys: string[]): string[] {
+  const options: DiffOptions = { before_name: "last-week.json", after_name: "this-week.json" };
+  const diff: GateDiff = diffReports(lastWeek, thisWeek, options);
+  const whole: DiffDocument = diff.toObject();
+  const sides: DiffSide[] = [whole.before, whole.after];
+  const outcome: DiffOutcome = whole.decision.after;
+  const regressed: DiffFlip[] = whole.cases.flips.filter((f) => f.model === "new" && f.before_pass && !f.after_pass);
+  const shown: string[] = [];
+  for (let from = 0; from < diff.flipCount; from += 100) {
+    const rows: DiffFlipRow[] = diff.flips(from, from + 100);
+    shown.push(...rows.map((r) => `${r.id_label} (${r.id_kind}) ${r.template_text ?? "—"}`));
+  }
+  const only: DiffIdRow[] = diff.onlyIds("after", 0, diff.onlyAfterCount);
+  const templates: DiffTemplateRow[] = diff.templates(0, diff.templateCount);
+  const signed: GateDiff = diffEnvelopes(envelopes[0], envelopes[1], keys, { threshold: 1 });
+  const either: GateDiff = diffDocuments(envelopes[0], new TextEncoder().encode(thisWeek), { trusted_keys: keys });
+  console.log(sides.length, outcome, regressed.length, only.length, templates.length, signed.changed, either.json().length, diff.markdown().length, diff.html().length, diff.junit().length);
+  diff.free();
+  return shown;
+}
+
+/** The element's comparison from a portal. */
+export async function viewerCompare(viewer: DeployGateViewer, before: File, after: string, keys: string[]): Promise<number> {
+  viewer.addEventListener("dg-diff", (e: DeployGateDiffEvent) => console.log(e.detail.diff.decision.changed));
+  const diff: DeployGateDiff = await viewer.compare(before, after, { trustedKeys: keys });
+  const json: string | null = await viewer.diffJson();
+  return diff.cases.flips.filter((f) => f.id_kind === "integer").length + (json ?? "").length;
 }

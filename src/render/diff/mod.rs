@@ -1,0 +1,65 @@
+//! The diff of two evaluations for people and CI systems, beside the report's renderings: a
+//! Markdown comment for a pull request, a standalone HTML page, and JUnit XML with one failing
+//! test case per pass→fail flip of the new model. Each reads the one [`GateDiff`] (the CLI's
+//! and the page's are built by the same core call), so both give the same bytes.
+//!
+//! [`GateDiff`]: crate::diff::GateDiff
+
+pub mod html;
+pub mod junit;
+pub mod markdown;
+#[cfg(test)]
+mod tests;
+
+use crate::diff::{GateDiff, Model, SideSummary, Source};
+
+/// How a side is described: a report, or a signed decision and its signers' key ids.
+fn source_text(side: &SideSummary) -> String {
+    match side.source {
+        Source::Report => "report (not signed)".into(),
+        Source::Signed => {
+            let ids: Vec<String> = side.signers.iter().map(|k| short(k, 16)).collect();
+            format!("signed decision, verified: key id {}", ids.join(", "))
+        }
+    }
+}
+
+/// The first `n` characters of a hex digest or key id, with `…` when cut.
+fn short(hex: &str, n: usize) -> String {
+    if hex.chars().count() <= n {
+        hex.to_owned()
+    } else {
+        format!("{}…", hex.chars().take(n).collect::<String>())
+    }
+}
+
+fn model_name(m: Model) -> &'static str {
+    match m {
+        Model::Old => "old",
+        Model::New => "new",
+    }
+}
+
+/// The headline: the decision's change, or that it stands.
+fn headline(d: &GateDiff) -> String {
+    let c = &d.decision;
+    if c.changed {
+        format!("the decision changed: {} → {}", c.before, c.after)
+    } else {
+        format!("the decision is unchanged: {}", c.after)
+    }
+}
+
+/// A policy value as text (`none` for null, lists joined).
+fn policy_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "none".into(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
+    }
+}

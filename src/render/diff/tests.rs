@@ -1,0 +1,219 @@
+//! The diff's renderings: hostile ids, templates and verdicts stay values in every one of
+//! them, and the same diff gives the same bytes.
+
+use super::{html, junit, markdown};
+use crate::diff::{diff, read_report, GateDiff};
+use crate::gate::{evaluate_in_memory, MemoryInputs};
+use crate::policy::GatePolicy;
+
+/// Strings that end a table cell, open Markdown, HTML, a comment or a script, break a line,
+/// reach a terminal, or look like an integer id.
+const HOSTILE: [&str; 9] = [
+    "a|b||c",
+    "*bold* _u_ `code` ~~s~~ [x](javascript:alert(1))",
+    "two\nlines\r\nand\u{2028}more",
+    "</script><script>alert(1)</script><!-- <img src=x onerror=\"alert(2)\"> & 'q'",
+    "</details><sub>&lt;b&gt;",
+    "ends with a backslash \\",
+    "\u{1b}[31mred\u{7} \\u003c",
+    "5",
+    "]]></failure>",
+];
+
+/// A report over one pipeline per hostile string (its id, its template, the expected verdict),
+/// with the new model's verdicts from `new` (by position; `None`: missing).
+fn hostile_report(new: &[Option<&str>]) -> String {
+    let q = |s: &str| serde_json::to_string(s).unwrap();
+    let (mut audit, mut old_v, mut new_v) = (String::new(), String::new(), String::new());
+    for (i, h) in HOSTILE.iter().enumerate() {
+        let id = q(h);
+        audit += &format!(
+            "{{\"pipeline_id\": {id}, \"template_id\": {t}, \"stage_id\": \"s\", \"stage_type\": \"llm\", \"input\": \"q\", \"output\": \"a\"}}\n",
+            t = q(&format!("{h}-t"))
+        );
+        audit += &format!(
+            "{{\"pipeline_id\": {id}, \"template_id\": {t}, \"verdict\": \"PASS\", \"is_complete\": true, \"error\": null}}\n",
+            t = q(&format!("{h}-t"))
+        );
+        old_v += &format!("{{\"pipeline_id\": {id}, \"verdict\": \"PASS\"}}\n");
+        if let Some(v) = new.get(i).copied().flatten() {
+            new_v += &format!("{{\"pipeline_id\": {id}, \"verdict\": {}}}\n", q(v));
+        }
+    }
+    let mut policy = GatePolicy::default();
+    policy.test_set.min_samples = 1;
+    let inputs = MemoryInputs {
+        audit: vec![("a|<b>.jsonl", audit.as_bytes())],
+        old_verdicts: ("old_verdicts.jsonl", old_v.as_bytes()),
+        new_verdicts: ("new_verdicts.jsonl", new_v.as_bytes()),
+        old_trajectories: None,
+        new_trajectories: None,
+    };
+    evaluate_in_memory(&inputs, &policy).unwrap().1.to_json()
+}
+
+/// Before: every new verdict passes; after: each fails with a hostile verdict, and one is missing.
+fn hostile_diff() -> GateDiff {
+    let before = hostile_report(&[Some("PASS"); 9]);
+    let mut after: Vec<Option<&str>> = HOSTILE.iter().map(|h| Some(*h)).collect();
+    after[2] = None;
+    let after = hostile_report(&after);
+    diff(
+        &read_report("before.json", before.as_bytes()).unwrap(),
+        &read_report("after.json", after.as_bytes()).unwrap(),
+    )
+    .unwrap()
+}
+
+/// The cells of a GFM table row: split at each `|` not after a backslash.
+fn cells(row: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut escaped = false;
+    for c in row.chars() {
+        if c == '|' && !escaped {
+            out.push(String::new());
+        } else {
+            out.last_mut().unwrap().push(c);
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    out[1..out.len() - 1].iter().map(|c| c.trim().to_owned()).collect()
+}
+
+#[test]
+fn hostile_values_stay_in_their_cells_in_the_markdown() {
+    let d = hostile_diff();
+    assert_eq!(d.cases.counts.new.pass_to_fail, 9);
+    assert!(d.changed());
+    let md = markdown::diff_markdown(&d);
+    // Every table row has as many cells as its header.
+    let mut width = 0;
+    for line in md.lines() {
+        if !line.starts_with('|') {
+            width = 0;
+            continue;
+        }
+        let n = cells(line).len();
+        if width == 0 {
+            width = n;
+        }
+        assert_eq!(n, width, "{line}\n{md}");
+    }
+    // The flips table shows each id escaped, on its own line.
+    let start = md.find("| pipeline | template | model | before | after |").unwrap();
+    let rows: Vec<&str> = md[start..].lines().skip(2).take_while(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 9);
+    let ids: Vec<String> = rows.iter().map(|r| cells(r)[0].clone()).collect();
+    assert!(ids.contains(&r"a\|b\|\|c".to_owned()), "{ids:?}");
+    assert!(
+        ids.contains(&r#""5""#.to_owned()),
+        "a string id that reads as an integer is quoted"
+    );
+    assert!(ids.contains(&"two lines and more".to_owned()));
+    assert!(ids.contains(&r"\u{1b}\[31mred\u{7} \\u003c".to_owned()));
+    // No tag from a value: every `<` is one the comment writes itself, or escaped.
+    let mut rest = md.clone();
+    for tag in ["<details>", "<summary>", "</summary>", "</details>", "<sub>", "</sub>"] {
+        rest = rest.replacen(tag, "", 1);
+    }
+    assert!(
+        rest.match_indices('<').all(|(i, _)| rest[..i].ends_with('\\')),
+        "{rest}"
+    );
+    assert!(md.starts_with("## deploy-gate diff: ⚠️ the decision changed: approved → blocked\n"));
+}
+
+#[test]
+fn hostile_values_are_escaped_in_the_html_and_the_diff_is_embedded() {
+    let d = hostile_diff();
+    let page = html::diff_html(&d);
+    assert_eq!(page.matches("<script").count(), 2, "only its own two scripts");
+    assert_eq!(page.matches("</script>").count(), 2);
+    assert_eq!(page.matches("<!--").count(), 0);
+    assert_eq!(page.matches("<img").count(), 0);
+    assert_eq!(page.matches("</details><sub>").count(), 0);
+    assert!(!page.contains("onerror=\"alert"));
+    assert!(page.contains(&crate::render::html::esc(HOSTILE[3])));
+    assert_eq!(html::embedded_json(&page).as_deref(), Some(d.to_json().as_str()));
+    // The one inline script is the one its CSP allows.
+    let csp_start = page.find("script-src '").unwrap() + "script-src '".len();
+    let hash = &page[csp_start..csp_start + page[csp_start..].find('\'').unwrap()];
+    let open = "<script>";
+    let s = page.rfind(open).unwrap() + open.len();
+    let script = &page[s..s + page[s..].find("</script>").unwrap()];
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let want = format!(
+        "sha256-{}",
+        base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(script.as_bytes()))
+    );
+    assert_eq!(hash, want);
+    assert!(page.contains("data-testid=\"diff-decision\" data-changed=\"true\""));
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn the_junit_is_well_formed_with_a_failure_per_new_pass_to_fail_flip() {
+    let d = hostile_diff();
+    let xml = junit::diff_junit(&d);
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let cases: Vec<roxmltree::Node> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    let want: Vec<_> = d
+        .cases
+        .flips
+        .iter()
+        .filter(|f| f.model == crate::diff::Model::New && f.is_pass_to_fail())
+        .collect();
+    assert_eq!(cases.len(), want.len());
+    assert_eq!(cases.len(), 9);
+    for (node, flip) in cases.iter().zip(&want) {
+        let label = crate::diff::id_label(&flip.pipeline_id);
+        // Characters XML cannot hold are written as `\u{…}`, the rest as they are.
+        let shown: String = label
+            .chars()
+            .map(|c| match c {
+                '\u{1b}' | '\u{7}' => format!("\\u{{{:x}}}", c as u32),
+                c => c.to_string(),
+            })
+            .collect();
+        assert_eq!(node.attribute("name"), Some(shown.as_str()));
+        assert_eq!(node.children().filter(|n| n.has_tag_name("failure")).count(), 1);
+    }
+    let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+    assert_eq!(suite.attribute("failures"), Some("9"));
+    let prop = |name: &str| {
+        doc.descendants()
+            .find(|n| n.has_tag_name("property") && n.attribute("name") == Some(name))
+            .and_then(|n| n.attribute("value"))
+            .map(str::to_owned)
+    };
+    assert_eq!(prop("decision_changed").as_deref(), Some("true"));
+    assert_eq!(prop("new_pass_to_fail").as_deref(), Some("9"));
+}
+
+#[test]
+fn the_same_diff_gives_the_same_bytes() {
+    let (a, b) = (hostile_diff(), hostile_diff());
+    assert_eq!(a.to_json(), b.to_json());
+    assert_eq!(markdown::diff_markdown(&a), markdown::diff_markdown(&b));
+    assert_eq!(html::diff_html(&a), html::diff_html(&b));
+    assert_eq!(junit::diff_junit(&a), junit::diff_junit(&b));
+}
+
+#[test]
+fn an_unchanged_decision_without_flips_says_so_everywhere() {
+    let r = hostile_report(&[Some("PASS"); 9]);
+    let e = read_report("r", r.as_bytes()).unwrap();
+    let d = diff(&e, &e).unwrap();
+    assert!(!d.changed());
+    let md = markdown::diff_markdown(&d);
+    assert!(
+        md.starts_with("## deploy-gate diff: ✅ the decision is unchanged: approved\n"),
+        "{md}"
+    );
+    assert!(md.contains("**Policy:** the same resolved policy."));
+    assert!(md.contains("**Inputs:** the same files (by sha256)."));
+    assert!(!md.contains("**Flips**"));
+    assert!(html::diff_html(&d).contains("data-changed=\"false\""));
+    assert!(junit::diff_junit(&d).contains("tests=\"0\" failures=\"0\""));
+}
