@@ -148,8 +148,8 @@ function samples() {
   out.flipRows = ["DiffFlipRow[]", d.flips(0, 3)];
   out.templateRows = ["DiffTemplateRow[]", d.templates(0, 3)];
   assert.ok(d.flipCount > 0 && typeof d.changed === "boolean");
-  const old = fs.readFileSync(path.join(ROOT, "tests/fixtures/diff/first-build/both-regressed.report.json"), "utf8");
-  const oneSided = wasm.diffReports(old, otherJson);
+  const firstBuild = fs.readFileSync(path.join(ROOT, "tests/fixtures/diff/first-build/both-regressed.report.json"), "utf8");
+  const oneSided = wasm.diffReports(firstBuild, otherJson);
   out.oldDiff = ["DiffDocument", oneSided.toObject()];
   out.idRows = ["DiffIdRow[]", oneSided.onlyIds("before", 0, 2)];
   assert.equal(out.idRows[1].length, 2);
