@@ -14,6 +14,7 @@
 //! [`scoring`], [`stats`] and [`decision`] score and decide; [`report`] assembles the
 //! GateReport; [`attest`] signs and verifies the decision; [`deploy`] edits the serving config.
 //! [`render`] writes the report as a Markdown summary and as JUnit XML for CI systems.
+//! [`oms`] verifies the trainer's OpenSSF Model Signing signature over the model's files.
 //! [`diff`] compares two evaluations (reports or signed decisions), case by case.
 //! [`runs`] turns the answers of a model run in memory into verdict records.
 //! [`run`] is the pure part of `deploy-gate run` (the worker protocol, its records, resuming).
@@ -35,6 +36,7 @@ pub mod json;
 pub mod lines;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
+pub mod oms;
 mod parallel;
 pub mod policy;
 /// Reports for people and CI systems: the standalone HTML report, the Markdown summary, JUnit XML.

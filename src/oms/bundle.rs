@@ -1,0 +1,393 @@
+//! Reading an OMS bundle (a Sigstore bundle v0.3 JSON holding a DSSE envelope) and its in-toto
+//! statement, strictly: a duplicate key anywhere, an unknown field where the OMS JSON schemas
+//! allow none, a wrong type or a missing field is a [`Check::BundleShape`] (or
+//! [`Check::Predicate`] inside the predicate) failure naming the field.
+
+use super::manifest::{Method, Resource};
+use super::{Check, OmsError};
+use crate::attest::{dsse, strict};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The Sigstore bundle media type `model-signing` writes and checks.
+pub const BUNDLE_MEDIA_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+/// The DSSE payload type.
+pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+/// The in-toto statement type.
+pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
+/// The OMS v1.0 predicate type.
+pub const PREDICATE_TYPE: &str = "https://model_signing/signature/v1.0";
+/// The largest bundle read (a manifest of a million resources is about 150 MB; this is a
+/// bound against a hostile file, not a format limit).
+pub const MAX_BUNDLE_BYTES: usize = 256 << 20;
+
+/// Who the bundle says signed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Material {
+    /// The key method: a public key named by a hint (`model-signing`: hex sha256 of the key's
+    /// SPKI PEM), or no hint (bundles before `model-signing` 1.1).
+    PublicKey {
+        /// `publicKey.hint`.
+        hint: Option<String>,
+    },
+    /// The certificate method: DER certificates, the signing one first.
+    CertificateChain(Vec<Vec<u8>>),
+    /// The keyless Sigstore method (a Fulcio certificate and a transparency log entry).
+    Keyless,
+}
+
+/// A parsed bundle, not yet verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bundle {
+    /// The verification material.
+    pub material: Material,
+    /// The DSSE payload (the statement's bytes).
+    pub payload: Vec<u8>,
+    /// The DSSE payload type.
+    pub payload_type: String,
+    /// The raw signatures (ASN.1 DER ECDSA as `model-signing` writes them).
+    pub signatures: Vec<Vec<u8>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawBundle {
+    media_type: String,
+    verification_material: RawMaterial,
+    dsse_envelope: RawEnvelope,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawMaterial {
+    public_key: Option<RawPublicKey>,
+    x509_certificate_chain: Option<RawChain>,
+    certificate: Option<Value>,
+    #[serde(default)]
+    tlog_entries: Vec<Value>,
+    timestamp_verification_data: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawPublicKey {
+    hint: Option<String>,
+    raw_bytes: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawChain {
+    certificates: Vec<RawCert>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawCert {
+    raw_bytes: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawEnvelope {
+    payload: String,
+    payload_type: String,
+    signatures: Vec<RawSignature>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSignature {
+    sig: String,
+    #[allow(dead_code)]
+    keyid: Option<String>,
+}
+
+fn shape(detail: impl Into<String>) -> OmsError {
+    OmsError::new(Check::BundleShape, detail)
+}
+
+fn strict_value(bytes: &[u8], what: &str) -> Result<Value, OmsError> {
+    strict::from_slice(bytes).map_err(|e| shape(format!("{what} is not JSON read strictly: {e}")))
+}
+
+impl Bundle {
+    /// Reads a bundle's bytes (shape only; nothing is verified).
+    pub fn parse(bytes: &[u8]) -> Result<Bundle, OmsError> {
+        if bytes.len() > MAX_BUNDLE_BYTES {
+            return Err(shape(format!(
+                "the bundle is {} bytes, more than the {MAX_BUNDLE_BYTES} read",
+                bytes.len()
+            )));
+        }
+        let value = strict_value(bytes, "the bundle")?;
+        let raw: RawBundle = serde_json::from_value(value).map_err(|e| shape(format!("the bundle: {e}")))?;
+        if raw.media_type != BUNDLE_MEDIA_TYPE {
+            return Err(shape(format!(
+                "`mediaType` is `{}`, not `{BUNDLE_MEDIA_TYPE}`",
+                raw.media_type
+            )));
+        }
+        let m = raw.verification_material;
+        let _ = (&m.tlog_entries, &m.timestamp_verification_data);
+        let material =
+            match (m.public_key, m.x509_certificate_chain, m.certificate) {
+                (Some(k), None, None) => {
+                    if k.hint.is_none() && k.raw_bytes.is_none() {
+                        return Err(shape(
+                            "`verificationMaterial.publicKey` has neither `hint` nor `rawBytes`",
+                        ));
+                    }
+                    Material::PublicKey {
+                        hint: k.hint.filter(|h| !h.is_empty()),
+                    }
+                }
+                (None, Some(chain), None) => {
+                    if chain.certificates.is_empty() {
+                        return Err(shape(
+                            "`verificationMaterial.x509CertificateChain.certificates` is empty",
+                        ));
+                    }
+                    let mut ders = Vec::new();
+                    for (i, c) in chain.certificates.iter().enumerate() {
+                        let der = dsse::decode(&c.raw_bytes).filter(|d| !d.is_empty()).ok_or_else(|| {
+                            shape(format!(
+                                "`verificationMaterial.x509CertificateChain.certificates[{i}].rawBytes` is not base64"
+                            ))
+                        })?;
+                        ders.push(der);
+                    }
+                    Material::CertificateChain(ders)
+                }
+                (None, None, Some(_)) => Material::Keyless,
+                (None, None, None) => {
+                    return Err(shape(
+                        "`verificationMaterial` has none of `publicKey`, `x509CertificateChain`, `certificate`",
+                    ))
+                }
+                _ => return Err(shape(
+                    "`verificationMaterial` has more than one of `publicKey`, `x509CertificateChain`, `certificate`",
+                )),
+            };
+        let env = raw.dsse_envelope;
+        let payload = dsse::decode(&env.payload)
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| shape("`dsseEnvelope.payload` is not base64 (or empty)"))?;
+        if env.signatures.is_empty() {
+            return Err(shape("`dsseEnvelope.signatures` is empty"));
+        }
+        let mut signatures = Vec::new();
+        for (i, s) in env.signatures.iter().enumerate() {
+            let sig = dsse::decode(&s.sig)
+                .filter(|d| !d.is_empty())
+                .ok_or_else(|| shape(format!("`dsseEnvelope.signatures[{i}].sig` is not base64 (or empty)")))?;
+            signatures.push(sig);
+        }
+        Ok(Bundle {
+            material,
+            payload,
+            payload_type: env.payload_type,
+            signatures,
+        })
+    }
+}
+
+/// The signed statement: the subject and the predicate's manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// `subject[0].name`: the model's name (informative; the folder or file name at signing).
+    pub model_name: String,
+    /// `subject[0].digest.sha256`.
+    pub subject_digest: [u8; 32],
+    /// `serialization.method` (and `shard_size`).
+    pub method: Method,
+    /// `serialization.allow_symlinks`.
+    pub allow_symlinks: bool,
+    /// `serialization.ignore_paths` (relative to the model root).
+    pub ignore_paths: Vec<String>,
+    /// `predicate.resources`, in the order listed.
+    pub resources: Vec<Resource>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStatement {
+    #[serde(rename = "_type")]
+    type_: Value,
+    subject: Value,
+    #[serde(rename = "predicateType")]
+    predicate_type: Value,
+    predicate: Value,
+}
+
+#[derive(Deserialize)]
+struct RawSubject {
+    name: String,
+    digest: serde_json::Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPredicate {
+    resources: Vec<RawResource>,
+    serialization: RawSerialization,
+}
+
+#[derive(Deserialize)]
+struct RawResource {
+    name: String,
+    digest: String,
+    algorithm: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSerialization {
+    method: String,
+    hash_type: String,
+    shard_size: Option<serde_json::Number>,
+    allow_symlinks: bool,
+    ignore_paths: Option<Vec<String>>,
+}
+
+fn predicate(detail: impl Into<String>) -> OmsError {
+    OmsError::new(Check::Predicate, detail)
+}
+
+fn sha256_hex(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 || text.bytes().any(|b| !matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    hex::decode(text).ok()?.try_into().ok()
+}
+
+/// A relative `/`-separated path with no empty, `.` or `..` component and no leading `/`.
+fn plain_relative(path: &str) -> bool {
+    !path.is_empty() && !path.contains('\0') && path.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+// `shard_size` as `model-signing` writes it: a JSON number (protobuf's Struct makes it a
+// double, `3.0`) that is a positive whole number.
+fn shard_size(n: &serde_json::Number) -> Option<u64> {
+    if let Some(u) = n.as_u64() {
+        return (u > 0).then_some(u);
+    }
+    let f = n.as_f64()?;
+    (f > 0.0 && f.fract() == 0.0 && f < 9.007_199_254_740_992e15).then_some(f as u64)
+}
+
+impl Statement {
+    /// Reads the DSSE payload: the statement type, the predicate type, one subject with a
+    /// sha256 digest, and the predicate (each failure its own check).
+    pub fn parse(payload: &[u8]) -> Result<Statement, OmsError> {
+        let value = strict_value(payload, "the statement")?;
+        let raw: RawStatement = serde_json::from_value(value).map_err(|e| shape(format!("the statement: {e}")))?;
+        if raw.type_.as_str() != Some(STATEMENT_TYPE) {
+            return Err(OmsError::new(
+                Check::StatementType,
+                format!("`_type` is {}, not `{STATEMENT_TYPE}`", raw.type_),
+            ));
+        }
+        if raw.predicate_type.as_str() != Some(PREDICATE_TYPE) {
+            return Err(OmsError::new(
+                Check::PredicateType,
+                format!("`predicateType` is {}, not `{PREDICATE_TYPE}`", raw.predicate_type),
+            ));
+        }
+        let subjects: Vec<RawSubject> =
+            serde_json::from_value(raw.subject).map_err(|e| shape(format!("`subject`: {e}")))?;
+        let [subject] = <[RawSubject; 1]>::try_from(subjects)
+            .map_err(|s| shape(format!("`subject` has {} entries; an OMS statement has one", s.len())))?;
+        if subject.name.is_empty() {
+            return Err(shape("`subject[0].name` is empty"));
+        }
+        let subject_digest = subject
+            .digest
+            .get("sha256")
+            .and_then(Value::as_str)
+            .and_then(sha256_hex)
+            .ok_or_else(|| shape("`subject[0].digest.sha256` is not 64 lowercase hex digits"))?;
+        let p: RawPredicate = serde_json::from_value(raw.predicate).map_err(|e| predicate(format!("{e}")))?;
+        let s = p.serialization;
+        if s.hash_type != "sha256" {
+            return Err(predicate(format!(
+                "`serialization.hash_type` is `{}`; only `sha256` is verified",
+                s.hash_type
+            )));
+        }
+        let method = match (s.method.as_str(), &s.shard_size) {
+            ("files", None) => Method::Files,
+            ("files", Some(_)) => return Err(predicate("`serialization.shard_size` is given with method `files`")),
+            ("shards", Some(n)) => Method::Shards {
+                shard_size: shard_size(n)
+                    .ok_or_else(|| predicate(format!("`serialization.shard_size` {n} is not a positive integer")))?,
+            },
+            ("shards", None) => return Err(predicate("`serialization.shard_size` is missing for method `shards`")),
+            (other, _) => {
+                return Err(predicate(format!(
+                    "`serialization.method` `{other}` is not `files` or `shards`"
+                )))
+            }
+        };
+        let ignore_paths = s.ignore_paths.unwrap_or_default();
+        for (i, p) in ignore_paths.iter().enumerate() {
+            if !plain_relative(p) || p.contains(['*', '?', '[']) {
+                return Err(predicate(format!(
+                    "`serialization.ignore_paths[{i}]` `{p}` is not a plain relative path"
+                )));
+            }
+        }
+        let mut resources = Vec::with_capacity(p.resources.len());
+        let mut seen = std::collections::HashSet::new();
+        for (i, r) in p.resources.iter().enumerate() {
+            let at = || format!("`resources[{i}]` (`{}`)", r.name);
+            let ok_algorithm = match method {
+                Method::Files => r.algorithm == "sha256",
+                Method::Shards { .. } => r.algorithm == "sha256" || r.algorithm == method.algorithm(),
+            };
+            if !ok_algorithm {
+                return Err(predicate(format!(
+                    "{}: algorithm `{}`, not `{}`",
+                    at(),
+                    r.algorithm,
+                    method.algorithm()
+                )));
+            }
+            let digest = sha256_hex(&r.digest)
+                .ok_or_else(|| predicate(format!("{}: the digest is not 64 lowercase hex digits", at())))?;
+            let resource = match method {
+                Method::Files => Resource::file(r.name.clone(), digest),
+                Method::Shards { shard_size } => {
+                    let parts: Vec<&str> = r.name.rsplitn(3, ':').collect();
+                    let bad = || predicate(format!("{}: not `path:start:end` within one shard", at()));
+                    let [end, start, path] = parts[..] else {
+                        return Err(bad());
+                    };
+                    let (start, end) = (
+                        start.parse::<u64>().map_err(|_| bad())?,
+                        end.parse::<u64>().map_err(|_| bad())?,
+                    );
+                    if end <= start || end - start > shard_size || start % shard_size != 0 {
+                        return Err(bad());
+                    }
+                    Resource::shard(path, start, end, digest)
+                }
+            };
+            if !(plain_relative(&resource.path) || (resource.path == "." && p.resources.len() == 1)) {
+                return Err(predicate(format!("{}: not a plain relative path", at())));
+            }
+            if !seen.insert(r.name.as_str()) {
+                return Err(predicate(format!("{}: listed twice", at())));
+            }
+            resources.push(resource);
+        }
+        Ok(Statement {
+            model_name: subject.name,
+            subject_digest,
+            method,
+            allow_symlinks: s.allow_symlinks,
+            ignore_paths,
+            resources,
+        })
+    }
+}

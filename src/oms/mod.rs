@@ -1,0 +1,403 @@
+//! OpenSSF Model Signing (OMS v1.0): the trainer's signature over a model's files.
+//!
+//! A `model.sig` is a Sigstore bundle (v0.3 JSON) whose DSSE envelope holds an in-toto statement
+//! with predicate type `https://model_signing/signature/v1.0`: one subject (the model's name and
+//! a sha256 over its manifest) and `predicate.resources`, every file (or byte range) with its
+//! sha256. This module is sans-IO: the bundle and the files' digests come in as bytes.
+//!
+//! Verifying is two steps, because the signed predicate says how to read the model folder
+//! (`files` or `shards`, the ignore paths):
+//! 1. [`verify_bundle`]: shape, signer, signature, statement and predicate type, subject digest;
+//! 2. [`Verified::check_files`] against the [`Manifest`] of the files on hand (built with
+//!    [`Manifest::files_from_bytes`], or by `native::oms` from a folder).
+//!
+//! Each failure is an [`OmsError`] whose [`Check`] names the check.
+
+pub mod bundle;
+pub mod keys;
+pub mod manifest;
+pub mod x509;
+
+pub use bundle::{Bundle, Material, Statement, BUNDLE_MEDIA_TYPE, PAYLOAD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE};
+pub use keys::{EcKey, TrustedKey};
+pub use manifest::{digest_of, shard_ranges, Manifest, Method, Resource};
+pub use x509::{ChainSigner, Roots};
+
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt;
+
+/// The paths `model-signing` leaves out of every model folder (at the model root only; a
+/// directory's whole subtree).
+pub const DEFAULT_IGNORE_PATHS: [&str; 4] = [".git", ".gitattributes", ".github", ".gitignore"];
+
+/// The file name `model-signing` writes the signature to by default.
+pub const SIGNATURE_FILE: &str = "model.sig";
+
+/// The name of a failed OMS check, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    /// Not a Sigstore bundle v0.3 with the OMS shape (JSON schema, duplicate keys, base64).
+    BundleShape,
+    /// The keyless Sigstore method (Fulcio certificate, transparency log): not verified here.
+    Keyless,
+    /// Not exactly one signature (`model-signing` writes one and verifies the first only).
+    SignatureCount,
+    /// A certificate of the chain cannot be used (unreadable, wrong key usage, RSA, …).
+    Certificate,
+    /// The signer is not a trusted trainer key, or the chain does not reach a trusted root.
+    UntrustedKey,
+    /// The DSSE signature over PAE does not verify.
+    Signature,
+    /// Not an in-toto Statement v1.
+    StatementType,
+    /// Not the OMS v1.0 predicate type.
+    PredicateType,
+    /// The predicate is not an OMS v1.0 predicate (serialization, resources).
+    Predicate,
+    /// The subject digest is not the digest of the signed resources.
+    SubjectDigest,
+    /// A symbolic link (or a special file) in the model folder.
+    Symlink,
+    /// A signed file is not in the model folder.
+    FileMissing,
+    /// A file in the model folder is not signed (and not ignored).
+    FileExtra,
+    /// A file's digest is not the signed one.
+    FileDigest,
+    /// The gate's signed decision names another model than the trainer's signature.
+    ModelIdentity,
+}
+
+impl Check {
+    /// Every check, in the order they run.
+    pub const ALL: [Check; 15] = [
+        Check::BundleShape,
+        Check::Keyless,
+        Check::SignatureCount,
+        Check::Certificate,
+        Check::UntrustedKey,
+        Check::Signature,
+        Check::StatementType,
+        Check::PredicateType,
+        Check::Predicate,
+        Check::SubjectDigest,
+        Check::Symlink,
+        Check::FileMissing,
+        Check::FileExtra,
+        Check::FileDigest,
+        Check::ModelIdentity,
+    ];
+
+    /// The name (`"file_digest"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Check::BundleShape => "bundle_shape",
+            Check::Keyless => "keyless",
+            Check::SignatureCount => "signature_count",
+            Check::Certificate => "certificate",
+            Check::UntrustedKey => "untrusted_key",
+            Check::Signature => "signature",
+            Check::StatementType => "statement_type",
+            Check::PredicateType => "predicate_type",
+            Check::Predicate => "predicate",
+            Check::SubjectDigest => "subject_digest",
+            Check::Symlink => "symlink",
+            Check::FileMissing => "file_missing",
+            Check::FileExtra => "file_extra",
+            Check::FileDigest => "file_digest",
+            Check::ModelIdentity => "model_identity",
+        }
+    }
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed OMS check: which one, why, and the file concerned when there is one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("model signature check `{check}` failed: {detail}")]
+pub struct OmsError {
+    /// The check.
+    pub check: Check,
+    /// What was found.
+    pub detail: String,
+    /// The model file concerned (relative path), for the file checks.
+    pub file: Option<String>,
+}
+
+impl OmsError {
+    /// A failure of `check`.
+    pub fn new(check: Check, detail: impl Into<String>) -> OmsError {
+        OmsError {
+            check,
+            detail: detail.into(),
+            file: None,
+        }
+    }
+
+    fn with_file(check: Check, file: &str, detail: impl Into<String>) -> OmsError {
+        OmsError {
+            check,
+            detail: detail.into(),
+            file: Some(file.to_owned()),
+        }
+    }
+}
+
+/// The keys and roots a deploy host trusts for trainers' signatures.
+#[derive(Debug, Clone, Default)]
+pub struct Trust {
+    /// Trusted public keys (the key method).
+    pub keys: Vec<TrustedKey>,
+    /// Trusted root certificates (the certificate method).
+    pub roots: Roots,
+}
+
+/// How the bundle was signed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "method", rename_all = "snake_case")]
+pub enum SignedBy {
+    /// A trusted public key.
+    Key,
+    /// A certificate chained to a trusted root.
+    Certificate {
+        /// The signing certificate's subject.
+        subject: String,
+        /// The trusted root's subject.
+        root: String,
+    },
+}
+
+/// A bundle whose signature and statement verified (its files not yet compared).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    /// The signer's key id: hex sha256 of its SPKI DER.
+    pub key_id: String,
+    /// The same key's `model-signing` hint (hex sha256 of its SPKI PEM).
+    pub key_hint: String,
+    /// `P-256` or `P-384`.
+    pub curve: &'static str,
+    /// Key or certificate.
+    pub signed_by: SignedBy,
+    /// `subject[0].name`.
+    pub model_name: String,
+    /// `subject[0].digest.sha256`, equal to the digest of `resources`.
+    pub subject_digest: [u8; 32],
+    /// `files` or `shards`.
+    pub method: Method,
+    /// `serialization.allow_symlinks` as signed (symbolic links are refused either way).
+    pub allow_symlinks: bool,
+    /// `serialization.ignore_paths` as signed.
+    pub ignore_paths: Vec<String>,
+    /// The signed resources, in the order listed.
+    pub resources: Vec<Resource>,
+    /// sha256 (hex) of the DSSE payload.
+    pub payload_sha256: String,
+}
+
+impl Verified {
+    /// The subject digest as lowercase hex.
+    pub fn subject_digest_hex(&self) -> String {
+        hex::encode(self.subject_digest)
+    }
+
+    /// The paths left out of the model folder: the defaults and the signed `ignore_paths`.
+    pub fn ignore_paths(&self) -> Vec<String> {
+        let mut all: Vec<String> = DEFAULT_IGNORE_PATHS.iter().map(|s| s.to_string()).collect();
+        for p in &self.ignore_paths {
+            if !all.contains(p) {
+                all.push(p.clone());
+            }
+        }
+        all
+    }
+
+    /// Compares the files on hand (their manifest, built with [`Verified::method`] and
+    /// [`Verified::ignore_paths`]) with the signed resources: the first missing file, else the
+    /// first extra one, else the first whose digest differs (canonical order).
+    pub fn check_files(&self, local: &Manifest) -> Result<(), OmsError> {
+        if local.method != self.method {
+            return Err(OmsError::new(
+                Check::Predicate,
+                format!(
+                    "the files were read by {}, the signature is by {}",
+                    local.method, self.method
+                ),
+            ));
+        }
+        let local_by_name: HashMap<String, &Resource> = local.resources.iter().map(|r| (r.name(), r)).collect();
+        let mut signed = self.resources.clone();
+        signed.sort_by(Resource::canonical_cmp);
+        let signed_names: HashMap<String, &Resource> = signed.iter().map(|r| (r.name(), r)).collect();
+        let file_of = |r: &Resource| r.path.clone();
+        let missing: Vec<&Resource> = signed
+            .iter()
+            .filter(|r| !local_by_name.contains_key(&r.name()))
+            .collect();
+        if let Some(first) = missing.first() {
+            return Err(OmsError::with_file(
+                Check::FileMissing,
+                &file_of(first),
+                format!(
+                    "`{}` is signed but not in the model{}",
+                    first.name(),
+                    more(missing.len())
+                ),
+            ));
+        }
+        let extra: Vec<&Resource> = local
+            .resources
+            .iter()
+            .filter(|r| !signed_names.contains_key(&r.name()))
+            .collect();
+        if let Some(first) = extra.first() {
+            return Err(OmsError::with_file(
+                Check::FileExtra,
+                &file_of(first),
+                format!("`{}` is in the model but not signed{}", first.name(), more(extra.len())),
+            ));
+        }
+        for s in &signed {
+            let l = local_by_name[&s.name()];
+            if l.digest != s.digest {
+                return Err(OmsError::with_file(
+                    Check::FileDigest,
+                    &s.path,
+                    format!(
+                        "`{}` has sha256 {}, the signature says {}",
+                        s.name(),
+                        l.digest_hex(),
+                        s.digest_hex()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn more(n: usize) -> String {
+    if n > 1 {
+        format!(" (and {} more)", n - 1)
+    } else {
+        String::new()
+    }
+}
+
+/// Verifies a bundle's bytes: shape, method, signer, DSSE signature over PAE, statement type,
+/// predicate type, predicate, and that the subject digest is the digest of the resources (in
+/// the order listed, as `model-signing` computes it). The keyless method is refused.
+pub fn verify_bundle(bytes: &[u8], trust: &Trust) -> Result<Verified, OmsError> {
+    let b = Bundle::parse(bytes)?;
+    if b.payload_type != PAYLOAD_TYPE {
+        return Err(OmsError::new(
+            Check::BundleShape,
+            format!(
+                "`dsseEnvelope.payloadType` is `{}`, not `{PAYLOAD_TYPE}`",
+                b.payload_type
+            ),
+        ));
+    }
+    if b.material == Material::Keyless {
+        return Err(OmsError::new(
+            Check::Keyless,
+            "the bundle is signed by the keyless Sigstore method (Fulcio certificate and transparency log), \
+             which deploy-gate does not verify; sign with `model_signing sign key` or `sign certificate`",
+        ));
+    }
+    if b.signatures.len() != 1 {
+        return Err(OmsError::new(
+            Check::SignatureCount,
+            format!(
+                "the envelope has {} signatures; an OMS bundle has exactly one",
+                b.signatures.len()
+            ),
+        ));
+    }
+    let (key, signed_by) = match &b.material {
+        Material::PublicKey { hint } => {
+            if trust.keys.is_empty() {
+                return Err(OmsError::new(
+                    Check::UntrustedKey,
+                    "the bundle is signed with a key and no trusted trainer key was given",
+                ));
+            }
+            let candidates: Vec<&TrustedKey> = match hint {
+                Some(h) => {
+                    let found: Vec<&TrustedKey> = trust.keys.iter().filter(|k| &k.hint == h).collect();
+                    if found.is_empty() {
+                        return Err(OmsError::new(
+                            Check::UntrustedKey,
+                            format!("the bundle names the key {h}, which is not a trusted trainer key"),
+                        ));
+                    }
+                    found
+                }
+                None => trust.keys.iter().collect(),
+            };
+            let pae = crate::attest::dsse::pae(PAYLOAD_TYPE, &b.payload);
+            let Some(k) = candidates.into_iter().find(|k| k.verifies(&pae, &b.signatures[0])) else {
+                return Err(OmsError::new(
+                    Check::Signature,
+                    match hint {
+                        Some(h) => format!("the signature does not verify with the trusted key {h}"),
+                        None => "the signature does not verify with any trusted trainer key".to_owned(),
+                    },
+                ));
+            };
+            (k.clone(), SignedBy::Key)
+        }
+        Material::CertificateChain(chain) => {
+            let s = x509::verify_chain(chain, &trust.roots)?;
+            let pae = crate::attest::dsse::pae(PAYLOAD_TYPE, &b.payload);
+            if !s.key.verifies(&pae, &b.signatures[0]) {
+                return Err(OmsError::new(
+                    Check::Signature,
+                    format!("the signature does not verify with the certificate of `{}`", s.subject),
+                ));
+            }
+            (
+                s.key,
+                SignedBy::Certificate {
+                    subject: s.subject,
+                    root: s.root,
+                },
+            )
+        }
+        Material::Keyless => unreachable!("refused above"),
+    };
+    let st = Statement::parse(&b.payload)?;
+    let listed = digest_of(&st.resources);
+    if listed != st.subject_digest {
+        return Err(OmsError::new(
+            Check::SubjectDigest,
+            format!(
+                "the subject digest is {}, the signed resources hash to {}",
+                hex::encode(st.subject_digest),
+                hex::encode(listed)
+            ),
+        ));
+    }
+    use sha2::Digest as _;
+    Ok(Verified {
+        key_id: key.key_id.clone(),
+        key_hint: key.hint.clone(),
+        curve: key.curve(),
+        signed_by,
+        model_name: st.model_name,
+        subject_digest: st.subject_digest,
+        method: st.method,
+        allow_symlinks: st.allow_symlinks,
+        ignore_paths: st.ignore_paths,
+        resources: st.resources,
+        payload_sha256: hex::encode(sha2::Sha256::digest(&b.payload)),
+    })
+}
+
+#[cfg(test)]
+mod tests;
