@@ -699,6 +699,7 @@ fn apply(
         rollback_cmd,
         dry_run,
         fail_at: fail_at(fail_at_step)?,
+        model_signature: None,
     };
     let mut notify = notifier(notify);
     let out = py
@@ -708,6 +709,7 @@ fn apply(
     let word = out.result().to_owned();
     match out {
         Applied::Refused(f) => Err(verification_error(py, f.check.as_str(), &f.message)),
+        Applied::ModelRefused(e) => Err(verification_error(py, e.check.as_str(), &e.detail)),
         Applied::Deployed(d) => Ok((word, json, d.model_path, None)),
         Applied::DeployedUnrecorded(d, e) => Ok((word, json, d.model_path, Some(native::files::chain(&e)))),
         Applied::KeptOld { .. } | Applied::DryRun(_) => Ok((word, json, String::new(), None)),

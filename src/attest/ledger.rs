@@ -95,6 +95,10 @@ pub struct Entry {
     /// The key ids that signed it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub signers: Vec<String>,
+    /// The key id of the trainer whose model signature (OpenSSF Model Signing) verified, when
+    /// one was checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trainer_key: Option<String>,
     /// The config file that was (to be) replaced, after following symlinks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
@@ -130,6 +134,7 @@ impl Entry {
             model_digest: None,
             target: None,
             signers: Vec::new(),
+            trainer_key: None,
             config: None,
             backup: None,
             config_sha256_before: None,

@@ -158,8 +158,23 @@ fn check_report(report: &Value) -> Result<bool, SignError> {
     Ok(approved)
 }
 
+/// The subject annotation naming how a subject's digest was computed, when it is not the
+/// original directory digest ([`directory_digest`]); a subject without it was signed before the
+/// annotation existed and is read with the original scheme.
+pub const DIGEST_SCHEME: &str = "digest_scheme";
+
+/// The [`DIGEST_SCHEME`] of the OpenSSF Model Signing v1.0 subject digest (`files` method, the
+/// default ignore paths): what `sign --model-path` names a model by.
+pub const OMS_FILES_SCHEME: &str = "oms-v1.0-files";
+
 /// The in-toto statement for a claim.
 pub fn statement(claim: &Claim<'_>) -> Result<Value, SignError> {
+    statement_in(claim, None)
+}
+
+/// The in-toto statement for a claim whose model digest was computed by `digest_scheme` (recorded
+/// as the subject's `annotations.digest_scheme`; `None`: the original scheme, no annotation).
+pub fn statement_in(claim: &Claim<'_>, digest_scheme: Option<&str>) -> Result<Value, SignError> {
     let approved = check_report(claim.report)?;
     let sha = parse_digest(claim.model_sha256)?;
     let policy = jcs::canonical_json(&claim.report["policy"]).map_err(|e| SignError::Report(e.to_string()))?;
@@ -171,7 +186,10 @@ pub fn statement(claim: &Claim<'_>) -> Result<Value, SignError> {
         .collect();
     Ok(json!({
         "_type": STATEMENT_TYPE,
-        "subject": [{"name": claim.model_name, "digest": {"sha256": sha}}],
+        "subject": [match digest_scheme {
+            None => json!({"name": claim.model_name, "digest": {"sha256": sha}}),
+            Some(scheme) => json!({"name": claim.model_name, "digest": {"sha256": sha}, "annotations": {DIGEST_SCHEME: scheme}}),
+        }],
         "predicateType": PREDICATE_TYPE,
         "predicate": {
             "verifier": {"id": VERIFIER_ID, "version": {"deploy-gate": env!("CARGO_PKG_VERSION")}},
@@ -196,7 +214,12 @@ fn signature(key: &SigningKey, payload: &[u8]) -> Signature {
 
 /// Signs a claim: the statement as compact JSON in a one-signature envelope.
 pub fn sign(claim: &Claim<'_>, key: &SigningKey) -> Result<Envelope, SignError> {
-    let payload = serde_json::to_vec(&statement(claim)?).expect("a statement serializes");
+    sign_in(claim, key, None)
+}
+
+/// [`sign`], the model digest computed by `digest_scheme` ([`statement_in`]).
+pub fn sign_in(claim: &Claim<'_>, key: &SigningKey, digest_scheme: Option<&str>) -> Result<Envelope, SignError> {
+    let payload = serde_json::to_vec(&statement_in(claim, digest_scheme)?).expect("a statement serializes");
     let sig = signature(key, &payload);
     Ok(Envelope {
         payload_type: PAYLOAD_TYPE.into(),
@@ -208,6 +231,16 @@ pub fn sign(claim: &Claim<'_>, key: &SigningKey) -> Result<Envelope, SignError> 
 /// Adds a second (third, …) signature to an envelope after checking that its statement makes
 /// the same claim: same report, subject and target (its time is kept).
 pub fn cosign(existing: &Envelope, claim: &Claim<'_>, key: &SigningKey) -> Result<Envelope, SignError> {
+    cosign_in(existing, claim, key, None)
+}
+
+/// [`cosign`], the model digest computed by `digest_scheme` ([`statement_in`]).
+pub fn cosign_in(
+    existing: &Envelope,
+    claim: &Claim<'_>,
+    key: &SigningKey,
+    digest_scheme: Option<&str>,
+) -> Result<Envelope, SignError> {
     let cosign_err = |m: &str| SignError::Cosign(m.to_owned());
     if existing.payload_type != PAYLOAD_TYPE {
         return Err(cosign_err("its payloadType is not an in-toto statement"));
@@ -216,7 +249,7 @@ pub fn cosign(existing: &Envelope, claim: &Claim<'_>, key: &SigningKey) -> Resul
     // Read as the verifier reads it: a statement with a duplicate key means different things
     // to different parsers, and must not gain a signature.
     let found = strict::from_slice(&payload).map_err(|e| SignError::Cosign(format!("its payload: {e}")))?;
-    let mut wanted = statement(claim)?;
+    let mut wanted = statement_in(claim, digest_scheme)?;
     wanted["predicate"]["timeVerified"] = found["predicate"]["timeVerified"].clone();
     for (what, pointer) in [
         ("report", report_pointer()),

@@ -11,6 +11,8 @@ pub mod apply;
 pub mod files;
 #[cfg(unix)]
 pub mod mapped;
+#[cfg(unix)]
+pub mod oms;
 mod plan;
 pub mod read;
 

@@ -3,7 +3,7 @@
 //! crash points), and its outcome mapped to stdout's JSON, stderr's messages and the exit code.
 
 use crate::exit::{notice, EXIT_BLOCKED, EXIT_DEPLOYED_UNRECORDED, EXIT_OK};
-use crate::trust::{invalid, TrustArgs};
+use crate::trust::{invalid, model_invalid, ModelSignatureArgs, TrustArgs};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use deploy_gate::attest::Verified;
@@ -66,6 +66,8 @@ pub struct ApplyArgs {
     envelope: PathBuf,
     #[command(flatten)]
     trust: TrustArgs,
+    #[command(flatten)]
+    model_signature: ModelSignatureArgs,
     /// The model to deploy (file or directory); its digest must be the statement's subject.
     #[arg(long, value_name = "PATH")]
     model_path: PathBuf,
@@ -125,10 +127,12 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         rollback_cmd: args.rollback_cmd.clone(),
         dry_run: args.dry_run,
         fail_at: FailAt(args.fail_at.map(Step::library)),
+        model_signature: args.model_signature.resolve(Some(&args.model_path))?,
     };
     let out = apply::apply(&opts, &mut notice)?;
     match &out {
         Applied::Refused(failure) => Ok(invalid(failure)),
+        Applied::ModelRefused(e) => Ok(model_invalid(e)),
         Applied::DryRun(v) => {
             eprintln!(
                 "deploy-gate: dry run — verified; would {} ({})",

@@ -94,6 +94,13 @@ enum Command {
     Digest {
         /// A model file or directory.
         path: PathBuf,
+        /// The OpenSSF Model Signing v1.0 subject digest, as `model_signing sign` computes it
+        /// (its default ignore paths, `model.sig` left out; symbolic links refused).
+        #[arg(long)]
+        oms: bool,
+        /// With --oms: the `shards` method with shards of N bytes (default: `files`).
+        #[arg(long, value_name = "N", requires = "oms")]
+        shard_size: Option<u64>,
     },
     /// Sign a report's decision for a model and a target: a DSSE envelope (in-toto VSA).
     Sign(sign::SignArgs),
@@ -199,7 +206,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             decision,
         } => evaluate::policy_cmd(policy.as_deref(), &sample, &decision),
         Command::Keygen { out } => sign::keygen(&out),
-        Command::Digest { path } => sign::digest(&path),
+        Command::Digest { path, oms, shard_size } => sign::digest(&path, oms, shard_size),
         Command::Sign(args) => sign::sign_cmd(&args),
         Command::Verify(args) => sign::verify_cmd(&args),
         Command::Apply(args) => apply::apply_cmd(&args),

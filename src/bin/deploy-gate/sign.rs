@@ -3,15 +3,18 @@
 use crate::evaluate::{evaluate_inputs, InputPaths};
 use crate::exit::{now, write_output, EXIT_OK};
 use crate::files::{read_key, read_policy_file, read_text};
-use crate::trust::{check, invalid, model_digest, TrustArgs};
+use crate::trust::{check, invalid, model_digest, model_invalid, ModelSignatureArgs, TrustArgs};
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use deploy_gate::attest::dsse::Envelope;
 use deploy_gate::attest::keys::{keyid, private_pem, public_pem, read_private_pem, signing_key_from_seed};
 use deploy_gate::attest::{
-    cosign, parse_digest, reproduce, sign, Check, Claim, Failure, Mismatch, Summary, VerificationResult, Verified,
+    cosign_in, parse_digest, reproduce, sign_in, Check, Claim, Failure, Mismatch, Summary, VerificationResult,
+    Verified, OMS_FILES_SCHEME,
 };
 use deploy_gate::decision::Outcome;
+use deploy_gate::native::oms::{identify, oms_digest, ModelError};
+use deploy_gate::oms::Method;
 use deploy_gate::policy::{resolve_pinned, GatePolicy};
 use serde_json::Value;
 use std::fs::OpenOptions;
@@ -49,18 +52,36 @@ pub fn keygen(out: &Path) -> Result<u8> {
     Ok(EXIT_OK)
 }
 
-/// The subject digest: computed from `--model-path`, or given as `--model-digest`.
-fn subject_digest(path: &Option<PathBuf>, digest: &Option<String>) -> Result<String> {
-    match (path, digest) {
-        (Some(p), _) => model_digest(p),
-        (None, Some(d)) => Ok(parse_digest(d)?),
+/// `sign`'s subject digest and its scheme: the OMS digest of `--model-path` (annotated
+/// `digest_scheme`), or `--model-digest` as given (annotated only with `--digest-scheme`).
+fn sign_digest(args: &SignArgs) -> Result<(String, Option<&'static str>)> {
+    match (&args.model_path, &args.model_digest) {
+        (Some(p), _) => Ok((oms_digest(p, Method::Files)?, Some(OMS_FILES_SCHEME))),
+        (None, Some(d)) => Ok((parse_digest(d)?, args.digest_scheme.map(|_| OMS_FILES_SCHEME))),
         (None, None) => unreachable!("clap requires one"),
     }
 }
 
-pub fn digest(path: &Path) -> Result<u8> {
-    println!("sha256:{}", model_digest(path)?);
+pub fn digest(path: &Path, oms: bool, shard_size: Option<u64>) -> Result<u8> {
+    if oms {
+        let method = match shard_size {
+            Some(0) => anyhow::bail!("--shard-size must be positive"),
+            Some(shard_size) => Method::Shards { shard_size },
+            None => Method::Files,
+        };
+        println!("sha256:{}", oms_digest(path, method)?);
+    } else {
+        println!("sha256:{}", model_digest(path)?);
+    }
     Ok(EXIT_OK)
+}
+
+/// `--digest-scheme`: the scheme of a digest given with `--model-digest`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DigestScheme {
+    /// The OpenSSF Model Signing v1.0 subject digest (`deploy-gate digest --oms`).
+    #[value(name = "oms-v1.0-files")]
+    OmsFiles,
 }
 
 // ---------------------------------------------------------------- sign
@@ -76,12 +97,17 @@ pub struct SignArgs {
     /// The model's name (the statement's subject).
     #[arg(long, value_name = "NAME")]
     model: String,
-    /// The model file or directory (its digest is computed).
+    /// The model file or directory (its OpenSSF Model Signing digest is computed, as
+    /// `deploy-gate digest --oms` prints it, and the scheme recorded in the subject).
     #[arg(long, value_name = "PATH")]
     model_path: Option<PathBuf>,
     /// The model digest, `sha256:<hex>` (as `deploy-gate digest` prints it).
     #[arg(long, value_name = "sha256:HEX")]
     model_digest: Option<String>,
+    /// The scheme of --model-digest when it is `deploy-gate digest --oms`'s (recorded in the
+    /// subject); without it the digest is read as `deploy-gate digest`'s.
+    #[arg(long, value_name = "SCHEME", requires = "model_digest")]
+    digest_scheme: Option<DigestScheme>,
     /// The deployment target (`resourceUri`), e.g. the config path `apply` will be given.
     #[arg(long, value_name = "URI")]
     target: String,
@@ -97,7 +123,7 @@ pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
     let report: Value = serde_json::from_str(&read_text(&args.report, "report")?)
         .with_context(|| format!("{} is not JSON", args.report.display()))?;
     let key = read_private_pem(&read_key(&args.key, "key")?).map_err(|e| anyhow!("{}: {e}", args.key.display()))?;
-    let digest = subject_digest(&args.model_path, &args.model_digest)?;
+    let (digest, scheme) = sign_digest(args)?;
     let claim = Claim {
         report: &report,
         model_name: &args.model,
@@ -106,11 +132,11 @@ pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
         time_verified: now(),
     };
     let envelope = match &args.envelope {
-        None => sign(&claim, &key).map_err(|e| anyhow!("{}: {e}", args.report.display()))?,
+        None => sign_in(&claim, &key, scheme).map_err(|e| anyhow!("{}: {e}", args.report.display()))?,
         Some(path) => {
             let existing: Envelope = serde_json::from_str(&read_text(path, "envelope")?)
                 .with_context(|| format!("{} is not a DSSE envelope", path.display()))?;
-            cosign(&existing, &claim, &key).map_err(|e| anyhow!("{}: {e}", path.display()))?
+            cosign_in(&existing, &claim, &key, scheme).map_err(|e| anyhow!("{}: {e}", path.display()))?
         }
     };
     let mut text = serde_json::to_string_pretty(&envelope)?;
@@ -140,6 +166,8 @@ pub struct VerifyArgs {
     envelope: PathBuf,
     #[command(flatten)]
     trust: TrustArgs,
+    #[command(flatten)]
+    model_signature: ModelSignatureArgs,
     /// The model about to be deployed (its digest is computed).
     #[arg(long, value_name = "PATH")]
     model_path: Option<PathBuf>,
@@ -218,11 +246,33 @@ fn reproduced(args: &VerifyArgs, signed: &Value, pinned: Option<GatePolicy>) -> 
 }
 
 pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
-    let digest = subject_digest(&args.model_path, &args.model_digest)?;
+    let signature = args.model_signature.resolve(args.model_path.as_deref())?;
+    let id = match (&args.model_path, &args.model_digest) {
+        (Some(p), _) => match identify(p, &args.envelope, signature.as_ref()) {
+            Ok(id) => Some(id),
+            Err(ModelError::Check(e)) => return Ok(model_invalid(&e)),
+            Err(e) => return Err(e.into()),
+        },
+        (None, Some(_)) => None,
+        (None, None) => unreachable!("clap requires one"),
+    };
+    let digest = match (&id, &args.model_digest) {
+        (Some(id), _) => id.digest.clone(),
+        (None, Some(d)) => parse_digest(d)?,
+        (None, None) => unreachable!("clap requires one"),
+    };
     let verified = match check(&args.envelope, &args.trust, &digest, &args.target)? {
         Ok(v) => v,
         Err(failure) => return Ok(invalid(&failure)),
     };
+    if let Some(id) = &id {
+        if let Err(e) = id.check_same_model(&verified.model_sha256) {
+            return Ok(model_invalid(&e));
+        }
+    }
+    let trainer = id
+        .as_ref()
+        .and_then(|id| id.trainer.as_ref().map(|t| (t, id.matched_by())));
     let pinned = match &args.policy {
         Some(path) => match pinned_policy(path, &verified)? {
             Ok(policy) => Some(policy),
@@ -235,7 +285,23 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
             return Ok(invalid(&Failure::new(Check::Reproduce, mismatch.to_string())));
         }
     }
-    println!("{}", serde_json::to_string_pretty(&Summary::of(&verified))?);
+    let mut summary = serde_json::to_value(Summary::of(&verified))?;
+    if let Some((t, matched_by)) = trainer {
+        let mut tj = deploy_gate::native::apply::trainer_json(t);
+        tj["same_model_by"] = serde_json::json!(matched_by);
+        summary["trainer"] = tj;
+    }
+    println!("{}", serde_json::to_string_pretty(&summary)?);
+    if let Some((t, matched_by)) = trainer {
+        eprintln!(
+            "deploy-gate: the trainer's model signature verified — key {} ({}), `{}` sha256:{}, {} files checked; the same model as the decision (by {matched_by})",
+            t.key_id,
+            t.curve,
+            t.model_name,
+            t.subject_digest_hex(),
+            t.resources.len()
+        );
+    }
     eprintln!(
         "deploy-gate: valid — {}{} ({}), signed by {} trusted key(s){}",
         VerificationResult::of(verified.approved).as_str(),

@@ -7,6 +7,8 @@ use anyhow::Result;
 use clap::Args;
 use deploy_gate::attest::{Failure, Verified, DEFAULT_MAX_STATEMENT_BYTES};
 use deploy_gate::native::apply::{self, Trust};
+use deploy_gate::native::oms::ModelSignature;
+use deploy_gate::oms::{OmsError, Trust as OmsTrust, TrustedKey};
 use std::path::{Path, PathBuf};
 
 /// A size in bytes: a number, optionally with a binary suffix (`K`/`KiB`, `M`/`MiB`, `G`/`GiB`).
@@ -97,4 +99,75 @@ pub(crate) fn invalid(failure: &Failure) -> u8 {
 /// The model digest of a file or a directory: the library's, which the Python binding shares.
 pub(crate) fn model_digest(path: &Path) -> Result<String> {
     Ok(deploy_gate::native::files::model_digest(path)?)
+}
+
+/// The trainer's model signature (OpenSSF Model Signing) `verify` and `apply` check.
+#[derive(Args, Clone)]
+pub struct ModelSignatureArgs {
+    /// The trainer's signature over the model's files (an OMS `model.sig` bundle). Default:
+    /// `model.sig` inside --model-path, when it is there and a --trainer-key or --trainer-root
+    /// is given.
+    #[arg(long, value_name = "model.sig")]
+    model_signature: Option<PathBuf>,
+    /// A trusted trainer public key (ECDSA P-256/P-384 SPKI PEM, as `model_signing sign key`
+    /// uses); repeat for several.
+    #[arg(long, value_name = "PUB.pem")]
+    trainer_key: Vec<PathBuf>,
+    /// A trusted root certificate (PEM) for the certificate method; repeat for several.
+    #[arg(long, value_name = "CA.pem")]
+    trainer_root: Vec<PathBuf>,
+}
+
+impl ModelSignatureArgs {
+    /// The signature to check, if any (`model_path`: the model given).
+    pub(crate) fn resolve(&self, model_path: Option<&Path>) -> Result<Option<ModelSignature>> {
+        let trusted = !self.trainer_key.is_empty() || !self.trainer_root.is_empty();
+        if !trusted {
+            if let Some(p) = &self.model_signature {
+                anyhow::bail!(
+                    "--model-signature {} needs --trainer-key or --trainer-root: what the trainer's signature is checked against",
+                    p.display()
+                );
+            }
+            return Ok(None);
+        }
+        let Some(model) = model_path else {
+            anyhow::bail!("the trainer's model signature is checked against the files: give --model-path");
+        };
+        let path = match &self.model_signature {
+            Some(p) => p.clone(),
+            None => {
+                let default = model.join(deploy_gate::oms::SIGNATURE_FILE);
+                if !model.is_dir() || std::fs::symlink_metadata(&default).is_err() {
+                    anyhow::bail!(
+                        "no model signature: {} is not there; give --model-signature",
+                        default.display()
+                    );
+                }
+                default
+            }
+        };
+        let mut trust = OmsTrust::default();
+        for k in &self.trainer_key {
+            let text = crate::files::read_key(k, "trainer key")?;
+            trust
+                .keys
+                .push(TrustedKey::from_pem(&text).map_err(|e| anyhow::anyhow!("{}: {}", k.display(), e.detail))?);
+        }
+        for r in &self.trainer_root {
+            let text = crate::files::read_key(r, "trainer root")?;
+            trust
+                .roots
+                .add_pem(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {}", r.display(), e.detail))?;
+        }
+        Ok(Some(ModelSignature { path, trust }))
+    }
+}
+
+/// Prints a failed model-signature check (compact JSON on stdout, a line on stderr): exit 2.
+pub(crate) fn model_invalid(e: &OmsError) -> u8 {
+    println!("{}", deploy_gate::native::apply::model_failure_json(e));
+    eprintln!("deploy-gate: verification failed ({}): {}", e.check, e.detail);
+    EXIT_INVALID
 }

@@ -62,8 +62,7 @@ use crate::deploy::{deploy_config, normalize_model_path, Change, MAX_CONFIG_BYTE
 use crate::native::files::locks::{lock_config, ConfigLock, ConfigPaths, LedgerFile};
 use crate::native::files::replace::{dir_of, file_name_of, remove_stale_temps, replace_file, utf8, TempFile};
 use crate::native::files::{
-    backup_owner_only, chain, check_backup_name_is_ours, model_digest, read_config, read_regular, FilesError, Notice,
-    Notify,
+    backup_owner_only, chain, check_backup_name_is_ours, read_config, read_regular, FilesError, Notice, Notify,
 };
 use serde_json::{json, Value};
 use std::fs;
@@ -214,6 +213,9 @@ pub struct ApplyOptions {
     pub dry_run: bool,
     /// The crash points' test hook. Default: none.
     pub fail_at: FailAt,
+    /// The trainer's OpenSSF Model Signing signature to check against the model's files, and
+    /// that it names the same model as the decision. Default: none.
+    pub model_signature: Option<crate::native::oms::ModelSignature>,
 }
 
 impl ApplyOptions {
@@ -235,6 +237,7 @@ impl ApplyOptions {
             rollback_cmd: Vec::new(),
             dry_run: false,
             fail_at: FailAt::default(),
+            model_signature: None,
         }
     }
 }
@@ -255,6 +258,8 @@ pub struct Deploy {
     pub backup: Option<PathBuf>,
     /// The config held this deploy already: nothing was written, the backup left as it was.
     pub unchanged: bool,
+    /// The trainer's verified model signature, when one was checked.
+    pub trainer: Option<crate::oms::Verified>,
 }
 
 /// What an apply did (every outcome but an error).
@@ -272,12 +277,17 @@ pub enum Applied {
         decision: Verified,
         /// The ledger it is recorded in.
         ledger: PathBuf,
+        /// The trainer's verified model signature, when one was checked.
+        trainer: Option<crate::oms::Verified>,
     },
     /// A dry run: the decision verified; nothing done (exit 0 if it approves, else 3).
     DryRun(Verified),
     /// Verification failed, or the decision was applied already (`Check::Replayed`): nothing
     /// done (the CLI's exit 2).
     Refused(Failure),
+    /// The trainer's model signature failed a check (or names another model than the
+    /// decision): nothing done (the CLI's exit 2).
+    ModelRefused(crate::oms::OmsError),
 }
 
 impl Applied {
@@ -289,7 +299,7 @@ impl Applied {
             Applied::DeployedUnrecorded(..) => "deployed_unrecorded",
             Applied::KeptOld { .. } => "kept_old",
             Applied::DryRun(_) => "dry_run",
-            Applied::Refused(_) => "refused",
+            Applied::Refused(_) | Applied::ModelRefused(_) => "refused",
         }
     }
 
@@ -311,12 +321,79 @@ impl Applied {
                 if d.unchanged {
                     o.insert("unchanged".into(), json!(true));
                 }
+                if let Some(t) = &d.trainer {
+                    o.insert("trainer".into(), trainer_json(t));
+                }
                 out
             }
-            Applied::KeptOld { decision, ledger } => head("kept_old", decision, ledger),
+            Applied::KeptOld {
+                decision,
+                ledger,
+                trainer,
+            } => {
+                let mut out = head("kept_old", decision, ledger);
+                if let Some(t) = trainer {
+                    out["trainer"] = trainer_json(t);
+                }
+                out
+            }
             Applied::DryRun(v) => serde_json::to_value(Summary::of(v)).expect("a summary serializes"),
             Applied::Refused(f) => serde_json::to_value(f).expect("a failure serializes"),
+            Applied::ModelRefused(e) => model_failure_json(e),
         }
+    }
+}
+
+/// The trainer's verified signature as the CLI prints it.
+pub fn trainer_json(t: &crate::oms::Verified) -> Value {
+    json!({
+        "key_id": t.key_id,
+        "key_hint": t.key_hint,
+        "curve": t.curve,
+        "signed_by": t.signed_by,
+        "model": t.model_name,
+        "model_digest": format!("sha256:{}", t.subject_digest_hex()),
+        "method": t.method.name(),
+        "resources": t.resources.len(),
+    })
+}
+
+/// A failed model-signature check as the CLI prints it: `{"valid": false, "check", "message"}`
+/// and the file concerned, if any.
+pub fn model_failure_json(e: &crate::oms::OmsError) -> Value {
+    let mut out = json!({"valid": false, "check": e.check, "message": e.detail});
+    if let Some(f) = &e.file {
+        out["file"] = json!(f);
+    }
+    out
+}
+
+/// The model's digest for the decision, and the trainer's signature checked; `Ok(Err(..))` is
+/// a failed model-signature check.
+fn identify_model(
+    opts: &ApplyOptions,
+) -> Result<Result<crate::native::oms::ModelIdentity, crate::oms::OmsError>, ApplyError> {
+    use crate::native::oms::{identify, ModelError};
+    match identify(&opts.model_path, &opts.envelope, opts.model_signature.as_ref()) {
+        Ok(id) => Ok(Ok(id)),
+        Err(ModelError::Check(e)) => Ok(Err(e)),
+        Err(e) => Err(FilesError::Model(Box::new(e)).into()),
+    }
+}
+
+/// Says which trainer key signed the model, and how it was matched with the decision.
+fn trainer_notice(id: &crate::native::oms::ModelIdentity, notify: &mut Notify<'_>) {
+    if let Some(t) = &id.trainer {
+        notify(Notice::info(format!(
+            "the trainer's model signature verified: key {} ({}), model `{}` sha256:{}, {} {} resources; the decision names the same model (by {})",
+            t.key_id,
+            t.curve,
+            t.model_name,
+            t.subject_digest_hex(),
+            t.resources.len(),
+            t.method.name(),
+            id.matched_by()
+        )));
     }
 }
 
@@ -460,13 +537,20 @@ pub fn apply(opts: &ApplyOptions, notify: &mut Notify<'_>) -> Result<Applied, Ap
     let ledger_path = opts.trust.ledger.clone().unwrap_or_else(|| paths.default_ledger());
 
     if opts.dry_run {
-        let digest = model_digest(&opts.model_path)?;
+        let id = match identify_model(opts)? {
+            Ok(id) => id,
+            Err(e) => return Ok(Applied::ModelRefused(e)),
+        };
         let mut trust = opts.trust.clone();
         trust.ledger = None;
-        let v = match check(&opts.envelope, &trust, &digest, &target, unix_now(), notify)? {
+        let v = match check(&opts.envelope, &trust, &id.digest, &target, unix_now(), notify)? {
             Ok(v) => v,
             Err(failure) => return Ok(Applied::Refused(failure)),
         };
+        if let Err(e) = id.check_same_model(&v.model_sha256) {
+            return Ok(Applied::ModelRefused(e));
+        }
+        trainer_notice(&id, notify);
         if read_ledger(Some(&ledger_path), notify)?.applied(&v.payload_sha256) {
             return Ok(Applied::Refused(Failure::new(
                 Check::Replayed,
@@ -505,14 +589,28 @@ pub fn apply(opts: &ApplyOptions, notify: &mut Notify<'_>) -> Result<Applied, Ap
     }
     resolve_pending(&mut ledger, &paths, config_lock.as_mut(), notify)?;
 
-    // The model is hashed under the locks, right before it is verified and deployed.
-    let digest = model_digest(&opts.model_path)?;
+    // The model is hashed under the locks, right before it is verified and deployed (with the
+    // trainer's signature checked against the same files, when one is given).
+    let id = match identify_model(opts)? {
+        Ok(id) => id,
+        Err(e) => return Ok(Applied::ModelRefused(e)),
+    };
     // The replay check is made here, against the ledger read under its lock.
     let mut trust = opts.trust.clone();
     trust.ledger = None;
-    let v = match check(&opts.envelope, &trust, &digest, &target, unix_now(), notify)? {
+    let v = match check(&opts.envelope, &trust, &id.digest, &target, unix_now(), notify)? {
         Ok(v) => v,
         Err(failure) => return Ok(Applied::Refused(failure)),
+    };
+    if let Err(e) = id.check_same_model(&v.model_sha256) {
+        return Ok(Applied::ModelRefused(e));
+    }
+    trainer_notice(&id, notify);
+    let trainer_key = id.trainer.as_ref().map(|t| t.key_id.clone());
+    let entry_for = |v: &Verified, result: Outcome| {
+        let mut e = entry_for(v, result);
+        e.trainer_key = trainer_key.clone();
+        e
     };
     if ledger.parsed.applied(&v.payload_sha256) {
         let last = ledger.parsed.last(&v.payload_sha256).expect("applied");
@@ -550,6 +648,7 @@ pub fn apply(opts: &ApplyOptions, notify: &mut Notify<'_>) -> Result<Applied, Ap
         return Ok(Applied::KeptOld {
             decision: v,
             ledger: ledger.path.clone(),
+            trainer: id.trainer,
         });
     }
 
@@ -560,6 +659,7 @@ pub fn apply(opts: &ApplyOptions, notify: &mut Notify<'_>) -> Result<Applied, Ap
         config: None,
         backup: None,
         unchanged: false,
+        trainer: id.trainer.clone(),
     };
 
     if !opts.deploy_cmd.is_empty() {

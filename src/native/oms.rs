@@ -1,0 +1,507 @@
+//! A model folder (or file) read for OpenSSF Model Signing ([`crate::oms`]): the walk, the
+//! streaming hashes, and the trainer's signature checked against the files.
+//!
+//! The walk follows `model-signing` 1.1.1: every regular file below the root except the ignore
+//! paths (the defaults `.git`, `.gitattributes`, `.github`, `.gitignore`, the signature file,
+//! and the signed `ignore_paths`; each at the model root, with its whole subtree), paths
+//! relative to the root with `/`. A symbolic link or a special file anywhere in the walk is
+//! refused ([`Check::Symlink`]), as `model-signing` refuses them by default (it also refuses one
+//! inside an ignored directory; this walk does not descend into ignored directories at all).
+//!
+//! Against a folder changing under it: each file is opened with `O_NOFOLLOW` and must be the
+//! same file (device and inode) the listing saw, and must still have the size listed once read.
+//! Files are read in 1 MiB blocks (never whole), on as many threads as there are cores.
+
+use crate::oms::{self, shard_ranges, Check, Manifest, Method, OmsError, Resource, Trust, Verified};
+use sha2::{Digest as _, Sha256};
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Why a model could not be read or verified.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// A named OMS check failed.
+    #[error(transparent)]
+    Check(#[from] OmsError),
+    /// A file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// A file name is not UTF-8 (OMS names files by UTF-8 paths).
+    #[error("{}: the file name is not UTF-8, which an OMS manifest cannot name", path.display())]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The model digest by the original scheme, or a file read by the tool's common rules.
+    #[error(transparent)]
+    Files(Box<crate::native::files::FilesError>),
+    /// The decision's subject names a digest scheme this build does not know.
+    #[error("the decision's subject digest is by the scheme `{0}`, which this build does not know; refused")]
+    UnknownScheme(String),
+    /// A file changed while it was read.
+    #[error("{}: the file changed while it was read", path.display())]
+    Changed {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+impl ModelError {
+    /// The failed check's name, when a named check failed.
+    pub fn check(&self) -> Option<Check> {
+        match self {
+            ModelError::Check(e) => Some(e.check),
+            _ => None,
+        }
+    }
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ModelError + '_ {
+    move |source| ModelError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn not_regular(rel: &str, meta: &Metadata) -> ModelError {
+    let what = if meta.file_type().is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file or directory"
+    };
+    ModelError::Check(OmsError {
+        check: Check::Symlink,
+        detail: format!("`{rel}` is {what}; a model folder may hold only regular files and directories"),
+        file: Some(rel.to_owned()),
+    })
+}
+
+/// One file to hash: its path, its path relative to the root, and what the listing saw.
+struct Listed {
+    path: PathBuf,
+    rel: String,
+    len: u64,
+    dev: u64,
+    ino: u64,
+}
+
+fn ignored(rel: &str, ignore: &[String]) -> bool {
+    ignore
+        .iter()
+        .any(|p| rel == p || (rel.len() > p.len() && rel.starts_with(p.as_str()) && rel.as_bytes()[p.len()] == b'/'))
+}
+
+fn list(root: &Path, ignore: &[String]) -> Result<Vec<Listed>, ModelError> {
+    let meta = fs::symlink_metadata(root).map_err(io_err(root))?;
+    if meta.is_file() {
+        return Ok(vec![Listed {
+            path: root.to_path_buf(),
+            rel: ".".to_owned(),
+            len: meta.len(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }]);
+    }
+    if !meta.is_dir() {
+        let name = root.display().to_string();
+        return Err(not_regular(&name, &meta));
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![(root.to_path_buf(), String::new())];
+    while let Some((dir, prefix)) = stack.pop() {
+        for entry in fs::read_dir(&dir).map_err(io_err(&dir))? {
+            let entry = entry.map_err(io_err(&dir))?;
+            let path = entry.path();
+            let name = entry
+                .file_name()
+                .into_string()
+                .map_err(|_| ModelError::NotUtf8 { path: path.clone() })?;
+            let rel = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if ignored(&rel, ignore) {
+                continue;
+            }
+            let meta = fs::symlink_metadata(&path).map_err(io_err(&path))?;
+            if meta.is_dir() {
+                stack.push((path, rel));
+            } else if meta.is_file() {
+                out.push(Listed {
+                    path,
+                    rel,
+                    len: meta.len(),
+                    dev: meta.dev(),
+                    ino: meta.ino(),
+                });
+            } else {
+                return Err(not_regular(&rel, &meta));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn open_listed(f: &Listed) -> Result<File, ModelError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(&f.path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                ModelError::Check(OmsError {
+                    check: Check::Symlink,
+                    detail: format!("`{}` became a symbolic link while the folder was read", f.rel),
+                    file: Some(f.rel.clone()),
+                })
+            } else {
+                ModelError::Io {
+                    path: f.path.clone(),
+                    source: e,
+                }
+            }
+        })?;
+    let meta = file.metadata().map_err(io_err(&f.path))?;
+    if !meta.is_file() || meta.dev() != f.dev || meta.ino() != f.ino || meta.len() != f.len {
+        return Err(ModelError::Changed { path: f.path.clone() });
+    }
+    Ok(file)
+}
+
+const BLOCK: usize = 1 << 20;
+
+/// sha256 of bytes `[start, end)` of an open file, read in 1 MiB blocks.
+fn hash_range(file: &File, start: u64, end: u64, buf: &mut [u8], f: &Listed) -> Result<[u8; 32], ModelError> {
+    let mut h = Sha256::new();
+    let mut at = start;
+    while at < end {
+        let want = ((end - at) as usize).min(buf.len());
+        let n = file.read_at(&mut buf[..want], at).map_err(io_err(&f.path))?;
+        if n == 0 {
+            return Err(ModelError::Changed { path: f.path.clone() });
+        }
+        h.update(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(h.finalize().into())
+}
+
+/// One unit of work: a whole file, or one shard of it.
+struct Job {
+    file: usize,
+    range: Option<(u64, u64)>,
+}
+
+/// Runs `work` over `0..n` on up to `threads` threads, keeping the first error.
+fn parallel<T: Send>(
+    n: usize,
+    threads: usize,
+    work: impl Fn(usize, &mut Vec<u8>) -> Result<T, ModelError> + Sync,
+) -> Result<Vec<T>, ModelError> {
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::with_capacity(n));
+    let failed: Mutex<Option<ModelError>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..threads.clamp(1, n.max(1)) {
+            s.spawn(|| {
+                let mut buf = vec![0u8; BLOCK];
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n || failed.lock().expect("not poisoned").is_some() {
+                        break;
+                    }
+                    match work(i, &mut buf) {
+                        Ok(v) => out.lock().expect("not poisoned").push((i, v)),
+                        Err(e) => {
+                            failed.lock().expect("not poisoned").get_or_insert(e);
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failed.into_inner().expect("not poisoned") {
+        return Err(e);
+    }
+    let mut out = out.into_inner().expect("not poisoned");
+    out.sort_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, v)| v).collect())
+}
+
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The OMS manifest of a model folder or file, read by `method`, leaving out `ignore` (paths
+/// relative to the root; a single-file model ignores nothing).
+pub fn manifest_of(root: &Path, method: Method, ignore: &[String]) -> Result<Manifest, ModelError> {
+    let files = list(root, ignore)?;
+    let mut jobs = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        match method {
+            Method::Files => jobs.push(Job { file: i, range: None }),
+            Method::Shards { shard_size } => jobs.extend(shard_ranges(f.len, shard_size).map(|r| Job {
+                file: i,
+                range: Some(r),
+            })),
+        }
+    }
+    // The largest first, so the last thread is not left with the biggest file.
+    jobs.sort_by_key(|j| {
+        std::cmp::Reverse(match j.range {
+            Some((s, e)) => e - s,
+            None => files[j.file].len,
+        })
+    });
+    let resources = parallel(jobs.len(), threads(), |i, buf| {
+        let job = &jobs[i];
+        let f = &files[job.file];
+        let file = open_listed(f)?;
+        let (start, end) = job.range.unwrap_or((0, f.len));
+        let digest = hash_range(&file, start, end, buf, f)?;
+        if job.range.is_none() {
+            // The whole file was read: it must end where the listing said.
+            let mut one = [0u8; 1];
+            if file.read_at(&mut one, end).map_err(io_err(&f.path))? != 0 {
+                return Err(ModelError::Changed { path: f.path.clone() });
+            }
+        }
+        Ok(match job.range {
+            None => Resource::file(f.rel.clone(), digest),
+            Some((s, e)) => Resource::shard(f.rel.clone(), s, e, digest),
+        })
+    })?;
+    Ok(Manifest::new(method, resources))
+}
+
+/// The ignore list a folder is read with by default: OMS's defaults, and `signature` when it
+/// lies inside `root`.
+pub fn default_ignore(root: &Path, signature: Option<&Path>) -> Vec<String> {
+    let mut out: Vec<String> = oms::DEFAULT_IGNORE_PATHS.iter().map(|s| s.to_string()).collect();
+    if let Some(rel) = signature.and_then(|s| relative_inside(root, s)) {
+        if !out.contains(&rel) {
+            out.push(rel);
+        }
+    }
+    out
+}
+
+fn relative_inside(root: &Path, path: &Path) -> Option<String> {
+    let root = fs::canonicalize(root).ok()?;
+    let parent = fs::canonicalize(
+        path.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
+    )
+    .ok()?;
+    let full = parent.join(path.file_name()?);
+    let rel = full.strip_prefix(&root).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    let rel = parts?.join("/");
+    (!rel.is_empty()).then_some(rel)
+}
+
+/// The OMS subject digest of a model folder or file, as `model-signing` computes it with its
+/// defaults (`model.sig` inside the folder is left out, as `model_signing sign` leaves out the
+/// signature it writes).
+pub fn oms_digest(root: &Path, method: Method) -> Result<String, ModelError> {
+    let sig = root.join(oms::SIGNATURE_FILE);
+    let ignore = if fs::symlink_metadata(root).map(|m| m.is_dir()).unwrap_or(false) {
+        default_ignore(root, Some(&sig))
+    } else {
+        Vec::new()
+    };
+    Ok(manifest_of(root, method, &ignore)?.digest_hex())
+}
+
+/// Verifies the trainer's signature `bundle` (the bytes of `signature_path`) over the model at
+/// `root`: the bundle ([`oms::verify_bundle`]), then every file, read the way the signature
+/// says, leaving out the defaults, the signed `ignore_paths` and the signature file itself.
+pub fn verify_model(root: &Path, bundle: &[u8], signature_path: &Path, trust: &Trust) -> Result<Verified, ModelError> {
+    let v = oms::verify_bundle(bundle, trust)?;
+    let is_dir = fs::symlink_metadata(root).map_err(io_err(root))?.is_dir();
+    let ignore = if is_dir {
+        let mut ignore = default_ignore(root, Some(signature_path));
+        for p in v.ignore_paths() {
+            if !ignore.contains(&p) {
+                ignore.push(p);
+            }
+        }
+        ignore
+    } else {
+        Vec::new()
+    };
+    let local = manifest_of(root, v.method, &ignore)?;
+    v.check_files(&local)?;
+    Ok(v)
+}
+
+/// The trainer's signature to check before a deploy: the bundle's path and what is trusted.
+#[derive(Debug, Clone, Default)]
+pub struct ModelSignature {
+    /// The bundle (`model.sig`).
+    pub path: PathBuf,
+    /// The trusted trainer keys and roots.
+    pub trust: Trust,
+}
+
+/// How the gate's decision and the trainer's signature name the model.
+#[derive(Debug, Clone)]
+pub struct ModelIdentity {
+    /// The model's digest (hex) by the decision's scheme: the OMS subject digest when the
+    /// decision's subject carries `digest_scheme: oms-v1.0-files`, else the original digest.
+    pub digest: String,
+    /// The decision's digest scheme (`None`: the original one).
+    pub scheme: Option<String>,
+    /// The trainer's verified signature, when one was asked for.
+    pub trainer: Option<Verified>,
+}
+
+impl ModelIdentity {
+    /// `model_identity`: the decision's subject digest (`decision_sha256`, as verified) must be
+    /// the trainer's subject digest when both are OMS digests; a decision signed with the
+    /// original scheme names the same files (both were checked against the folder), which is
+    /// all that can be compared.
+    pub fn check_same_model(&self, decision_sha256: &str) -> Result<(), OmsError> {
+        let Some(t) = &self.trainer else { return Ok(()) };
+        if self.scheme.as_deref() == Some(crate::attest::OMS_FILES_SCHEME) && t.subject_digest_hex() != decision_sha256
+        {
+            return Err(OmsError::new(
+                Check::ModelIdentity,
+                format!(
+                    "the decision names the model sha256:{decision_sha256}, the trainer's signature names sha256:{} (`{}`)",
+                    t.subject_digest_hex(),
+                    t.model_name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// How the two were matched: `digest` (the same OMS digest) or `files` (a decision signed
+    /// with the original scheme; both checked against the same files).
+    pub fn matched_by(&self) -> &'static str {
+        if self.scheme.is_some() {
+            "digest"
+        } else {
+            "files"
+        }
+    }
+}
+
+/// The largest envelope read to find its digest scheme (the verifier's own limit applies after).
+const MAX_ENVELOPE_PEEK: u64 = 1 << 30;
+
+/// The digest scheme the decision's subjects are annotated with (`None`: the original one).
+/// Read without trust, only to know which digest to compute: the verifier then checks the
+/// signature and compares that digest with the signed subject, so a changed envelope fails.
+pub fn decision_scheme(envelope: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    File::open(envelope)
+        .ok()?
+        .take(MAX_ENVELOPE_PEEK)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let env: crate::attest::dsse::Envelope = serde_json::from_slice(&bytes).ok()?;
+    let payload = crate::attest::dsse::decode(&env.payload)?;
+    let statement: serde_json::Value = serde_json::from_slice(&payload).ok()?;
+    let mut schemes = statement.get("subject")?.as_array()?.iter().filter_map(|s| {
+        s.pointer("/annotations/digest_scheme")
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    });
+    schemes.next()
+}
+
+/// The model's digest for the decision at `envelope` and, when asked, the trainer's signature
+/// checked against the same folder (the folder is read once when the two leave out the same
+/// paths).
+pub fn identify(
+    model: &Path,
+    envelope: &Path,
+    signature: Option<&ModelSignature>,
+) -> Result<ModelIdentity, ModelError> {
+    let scheme = decision_scheme(envelope);
+    let mut trainer = None;
+    let mut reuse = None;
+    if let Some(sig) = signature {
+        let bytes = read_bundle(&sig.path)?;
+        let v = oms::verify_bundle(&bytes, &sig.trust)?;
+        let is_dir = fs::symlink_metadata(model).map_err(io_err(model))?.is_dir();
+        let ignore = if is_dir {
+            let mut ignore = default_ignore(model, Some(&sig.path));
+            for p in v.ignore_paths() {
+                if !ignore.contains(&p) {
+                    ignore.push(p);
+                }
+            }
+            ignore
+        } else {
+            Vec::new()
+        };
+        let local = manifest_of(model, v.method, &ignore)?;
+        v.check_files(&local)?;
+        let mut a = ignore.clone();
+        let mut b = if is_dir {
+            default_ignore(model, Some(&model.join(oms::SIGNATURE_FILE)))
+        } else {
+            Vec::new()
+        };
+        a.sort();
+        b.sort();
+        if a == b && v.method == Method::Files {
+            reuse = Some(local.digest_hex());
+        }
+        trainer = Some(v);
+    }
+    let digest = match scheme.as_deref() {
+        None => crate::native::files::model_digest(model).map_err(|e| ModelError::Files(Box::new(e)))?,
+        Some(crate::attest::OMS_FILES_SCHEME) => match reuse {
+            Some(d) => d,
+            None => oms_digest(model, Method::Files)?,
+        },
+        Some(other) => {
+            return Err(ModelError::UnknownScheme(other.to_owned()));
+        }
+    };
+    Ok(ModelIdentity {
+        digest,
+        scheme,
+        trainer,
+    })
+}
+
+/// The most bytes of a `model.sig` read (see [`oms::bundle::MAX_BUNDLE_BYTES`]).
+pub fn read_bundle(path: &Path) -> Result<Vec<u8>, ModelError> {
+    let (_, bytes) = crate::native::files::read_regular(path, "model signature", oms::bundle::MAX_BUNDLE_BYTES)
+        .map_err(|e| ModelError::Files(Box::new(e)))?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ignore_matches_whole_components_at_the_root() {
+        let ig = vec![".git".to_owned(), "model.sig".to_owned()];
+        assert!(ignored(".git", &ig));
+        assert!(ignored(".git/HEAD", &ig));
+        assert!(!ignored(".github2", &ig));
+        assert!(!ignored(".gitx/a", &ig));
+        assert!(!ignored("sub/.git", &ig));
+        assert!(ignored("model.sig", &ig));
+    }
+}
