@@ -188,6 +188,7 @@ def test_shards_digest(tmp_path, keys):
     env = decision(tmp_path, model, keys)
     p = verify(env, model, keys, "p256", ["--model-signature", sig])
     assert p.returncode == 0, p.stdout + p.stderr
+    assert json.loads(p.stdout)["trainer"]["same_model_by"] == "files"
 
 
 def test_a_planted_symlink_is_refused_by_both(tmp_path, keys):
