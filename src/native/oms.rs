@@ -409,12 +409,18 @@ const MAX_ENVELOPE_PEEK: u64 = 1 << 30;
 /// signature and compares that digest with the signed subject, so a changed envelope fails.
 pub fn decision_scheme(envelope: &Path) -> Option<String> {
     use std::io::Read;
-    let mut bytes = Vec::new();
-    File::open(envelope)
-        .ok()?
-        .take(MAX_ENVELOPE_PEEK)
-        .read_to_end(&mut bytes)
+    // Never waits on a FIFO or reads a device: only a regular file (the verifier then reads the
+    // envelope itself and names whatever is wrong with it).
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(envelope)
         .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_ENVELOPE_PEEK).read_to_end(&mut bytes).ok()?;
     let env: crate::attest::dsse::Envelope = serde_json::from_slice(&bytes).ok()?;
     let payload = crate::attest::dsse::decode(&env.payload)?;
     let statement: serde_json::Value = serde_json::from_slice(&payload).ok()?;
