@@ -370,9 +370,11 @@ mod tests {
 
     #[test]
     fn the_statement_carries_the_report_as_written_and_refuses_a_key_twice() {
-        let text = serde_json::to_string_pretty(&report())
-            .unwrap()
-            .replacen("{\n", "{\n  \"wide\": 123456789012345678901234567890.50e-3,\n", 1);
+        let text = serde_json::to_string_pretty(&report()).unwrap().replacen(
+            "{\n",
+            "{\n  \"wide\": 123456789012345678901234567890.50e-3,\n",
+            1,
+        );
         let parsed = ReportToSign::parse(&text).unwrap();
         let claim = Claim {
             report: &parsed,
@@ -386,7 +388,10 @@ mod tests {
         let payload = String::from_utf8(dsse::decode(&envelope.payload).unwrap()).unwrap();
         assert!(payload.contains(&crate::json::layout::compact(&text)), "{payload}");
         // The rest of the statement is what `statement` gives.
-        assert_eq!(strict::from_slice(payload.as_bytes()).unwrap(), statement(&claim).unwrap());
+        assert_eq!(
+            strict::from_slice(payload.as_bytes()).unwrap(),
+            statement(&claim).unwrap()
+        );
         let verified = verified(&serde_json::to_vec(&envelope).unwrap(), &[key.verifying_key()], 1).unwrap();
         assert_eq!(verified.report_text, crate::json::layout::compact(&text));
         let whole: Value = serde_json::from_str(&verified.to_json()).unwrap();
