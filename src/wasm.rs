@@ -520,8 +520,7 @@ pub fn sign_decision(
     target: &str,
     now: f64,
 ) -> Result<String, JsError> {
-    let report: serde_json::Value =
-        serde_json::from_str(report_json).map_err(|e| into_error(format!("report: {e}")))?;
+    let report = crate::attest::ReportToSign::parse(report_json).map_err(into_error)?;
     let key = keys::read_private_pem(private_pem).map_err(into_error)?;
     if model_name.trim().is_empty() || target.trim().is_empty() {
         return Err(into_error("the model name and the target are required"));
@@ -639,7 +638,8 @@ pub fn open_signed_decision(
     let result = to_js(&crate::attest::VerifyResult::Valid(
         crate::attest::Summary::of(&v).with_scope(scope),
     ))?;
-    let mut report_json = serde_json::to_string_pretty(v.report()).map_err(into_error)?;
+    // The report's own text (every digit of a wide pipeline id), laid out as the CLI writes it.
+    let mut report_json = crate::json::layout::pretty(&v.report_text);
     report_json.push('\n');
     js_sys::Reflect::set(&result, &"report".into(), &json_to_js(&report_json)?)
         .map_err(|_| into_error("internal error: cannot set the report"))?;

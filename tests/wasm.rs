@@ -348,15 +348,17 @@ fn a_signed_decision_is_opened_and_cosigned_only_when_it_verifies() {
     let report_json = loaded_session().evaluate_json().unwrap();
     let digest = format!("sha256:{}", "cd".repeat(32));
     let now = 1_764_547_200.0;
-    let envelope = sign_decision(
-        &report_json,
-        &pem(&a, "private_pem"),
-        "agent-7b",
-        &digest,
-        "serving.yaml",
-        now,
-    )
-    .unwrap();
+    let sign = |report: &str| {
+        sign_decision(
+            report,
+            &pem(&a, "private_pem"),
+            "agent-7b",
+            &digest,
+            "serving.yaml",
+            now,
+        )
+    };
+    let envelope = sign(&report_json).unwrap();
     let options = || js(&format!(r#"{{"now": {}}}"#, now + 60.0));
 
     let opened = open_signed_decision(envelope.as_bytes(), vec![pem(&a, "public_pem")], options()).unwrap();
@@ -365,6 +367,15 @@ fn a_signed_decision_is_opened_and_cosigned_only_when_it_verifies() {
         .as_string()
         .unwrap();
     assert_eq!(text, report_json, "the report as the CLI writes it");
+    // A number past 64 bits (a wide pipeline id) keeps every digit through signing and opening.
+    let wide_report = report_json.replacen("{\n", "{\n  \"wide_id\": -123456789012345678901234567890,\n", 1);
+    let wide = sign(&wide_report).unwrap();
+    let opened_wide = open_signed_decision(wide.as_bytes(), vec![pem(&a, "public_pem")], options()).unwrap();
+    let wide_text = Reflect::get(&opened_wide, &"report_json".into())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    assert_eq!(wide_text, wide_report);
     let opened = plain(&opened);
     // (Both through JS numbers: `0.0` is `0` there.)
     assert_eq!(opened["report"], plain(&js(&report_json)));

@@ -796,16 +796,8 @@ fn sign_report(
     target: &str,
     time_verified: i64,
 ) -> PyResult<String> {
-    let report: serde_json::Value = serde_json::from_str(report).map_err(|e| {
-        raise(
-            py,
-            "SignError",
-            format!("the report is not JSON: {e}"),
-            None,
-            None,
-            None,
-        )
-    })?;
+    let report = attest::ReportToSign::parse(report)
+        .map_err(|e| raise(py, "SignError", format!("the report: {e}"), None, None, None))?;
     let key = attest::keys::read_private_pem(key_pem)
         .map_err(|e| raise(py, "SignError", format!("the key: {e}"), None, None, None))?;
     let digest =
@@ -861,7 +853,7 @@ fn verify_envelope(
         limits: attest::Limits::default(),
     };
     match attest::verify(envelope, &req) {
-        Ok(v) => Ok(serde_json::to_string(&v).expect("a verified decision serializes")),
+        Ok(v) => Ok(v.to_json()),
         Err(e) => Err(verification_error(py, e.kind().as_str(), &e.to_string())),
     }
 }

@@ -67,3 +67,18 @@ def test_cli_signed_verifies_in_python_and_failures_name_the_check(cli: Path, tm
     with pytest.raises(deploy_gate.SignError):
         deploy_gate.sign(_report(), key="-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n",
                          model="m", model_digest=digest, target="prod")
+
+
+def test_a_wide_pipeline_id_keeps_its_digits_through_sign_and_verify(cli: Path, tmp_path: Path) -> None:
+    d = PARITY / "typed-ids"
+    report = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
+                                  policy={"min_samples": 1}, progress=False)
+    wide = 1234567890123456789012345678901234567890123
+    assert wide in [c["pipeline_id"] for c in json.loads(report.to_json())["cases"]]
+    key, pub = _keys(cli, tmp_path, "a")
+    digest = "sha256:" + "ab" * 32
+    envelope = deploy_gate.sign(report, key=key, model="m", model_digest=digest, target="prod")
+    v = deploy_gate.verify(envelope, trusted_keys=[pub], model_digest=digest, target="prod")
+    signed = v["statement"]["predicate"]["https://deploy-gate.dev/report/v1"]
+    assert signed == json.loads(report.to_json())
+    assert {wide, -wide} <= {c["pipeline_id"] for c in signed["cases"]}

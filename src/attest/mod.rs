@@ -29,6 +29,8 @@ pub use verifier::{
 
 use dsse::{Envelope, Signature, PAYLOAD_TYPE};
 use ed25519_dalek::{Signer, SigningKey};
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -107,10 +109,43 @@ pub fn directory_digest(files: &[(String, String)]) -> String {
     hex::encode(h.finalize())
 }
 
+/// A report to sign: the value the signer's checks read, and its JSON text, which the statement
+/// carries as written (without its whitespace), so every number keeps its digits: a pipeline id
+/// of 30 digits is signed as that id, not as the nearest double.
+pub struct ReportToSign {
+    value: Value,
+    text: Box<RawValue>,
+}
+
+impl ReportToSign {
+    /// Reads a report's JSON text as the verifier will read the statement: a key twice anywhere
+    /// is refused.
+    pub fn parse(text: &str) -> Result<Self, SignError> {
+        let value = strict::from_slice(text.as_bytes()).map_err(|e| SignError::Report(format!("not JSON: {e}")))?;
+        let text =
+            RawValue::from_string(crate::json::layout::compact(text)).expect("JSON stays JSON without whitespace");
+        Ok(ReportToSign { value, text })
+    }
+
+    /// A report given as a value (its numbers are what the value holds).
+    pub fn of_value(value: &Value) -> Self {
+        let text = serde_json::value::to_raw_value(value).expect("a JSON value serializes");
+        ReportToSign {
+            value: value.clone(),
+            text,
+        }
+    }
+
+    /// The report as its checks read it.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+}
+
 /// What a signer states about a report.
 pub struct Claim<'a> {
-    /// The GateReport (as parsed from its JSON).
-    pub report: &'a Value,
+    /// The GateReport.
+    pub report: &'a ReportToSign,
     /// The model's name (the statement's subject).
     pub model_name: &'a str,
     /// The model's sha256, hex.
@@ -175,10 +210,11 @@ pub fn statement(claim: &Claim<'_>) -> Result<Value, SignError> {
 /// The in-toto statement for a claim whose model digest was computed by `digest_scheme` (recorded
 /// as the subject's `annotations.digest_scheme`; `None`: the original scheme, no annotation).
 pub fn statement_in(claim: &Claim<'_>, digest_scheme: Option<&str>) -> Result<Value, SignError> {
-    let approved = check_report(claim.report)?;
+    let report = claim.report.value();
+    let approved = check_report(report)?;
     let sha = parse_digest(claim.model_sha256)?;
-    let policy = jcs::canonical_json(&claim.report["policy"]).map_err(|e| SignError::Report(e.to_string()))?;
-    let inputs: Vec<Value> = claim.report["inputs"]
+    let policy = jcs::canonical_json(&report["policy"]).map_err(|e| SignError::Report(e.to_string()))?;
+    let inputs: Vec<Value> = report["inputs"]
         .as_array()
         .expect("checked")
         .iter()
@@ -199,7 +235,7 @@ pub fn statement_in(claim: &Claim<'_>, digest_scheme: Option<&str>) -> Result<Va
             "inputAttestations": inputs,
             "verificationResult": VerificationResult::of(approved).as_str(),
             "verifiedLevels": if approved { vec![APPROVED_LEVEL] } else { Vec::new() },
-            REPORT_KEY: claim.report,
+            REPORT_KEY: report,
         }
     }))
 }
@@ -212,14 +248,55 @@ fn signature(key: &SigningKey, payload: &[u8]) -> Signature {
     }
 }
 
-/// Signs a claim: the statement as compact JSON in a one-signature envelope.
+/// A JSON value written with the value at `path` (a chain of object keys) replaced by raw JSON
+/// text.
+struct Spliced<'a> {
+    value: &'a Value,
+    path: &'a [&'a str],
+    raw: &'a RawValue,
+}
+
+impl Serialize for Spliced<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Some((first, rest)) = self.path.split_first() else {
+            return self.raw.serialize(s);
+        };
+        let object = self.value.as_object().expect("the path runs through objects");
+        let mut map = s.serialize_map(Some(object.len()))?;
+        for (key, value) in object {
+            if key == first {
+                map.serialize_entry(
+                    key,
+                    &Spliced {
+                        value,
+                        path: rest,
+                        raw: self.raw,
+                    },
+                )?;
+            } else {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Signs a claim: the statement as compact JSON in a one-signature envelope, the report in it as
+/// its text was given.
 pub fn sign(claim: &Claim<'_>, key: &SigningKey) -> Result<Envelope, SignError> {
     sign_in(claim, key, None)
 }
 
 /// [`sign`], the model digest computed by `digest_scheme` ([`statement_in`]).
 pub fn sign_in(claim: &Claim<'_>, key: &SigningKey, digest_scheme: Option<&str>) -> Result<Envelope, SignError> {
-    let payload = serde_json::to_vec(&statement_in(claim, digest_scheme)?).expect("a statement serializes");
+    let statement = statement_in(claim, digest_scheme)?;
+    let spliced = Spliced {
+        value: &statement,
+        path: &["predicate", REPORT_KEY],
+        raw: &claim.report.text,
+    };
+    let payload = serde_json::to_vec(&spliced).expect("a statement serializes");
     let sig = signature(key, &payload);
     Ok(Envelope {
         payload_type: PAYLOAD_TYPE.into(),
@@ -325,6 +402,39 @@ mod tests {
     }
 
     #[test]
+    fn the_statement_carries_the_report_as_written_and_refuses_a_key_twice() {
+        let text = serde_json::to_string_pretty(&report()).unwrap().replacen(
+            "{\n",
+            "{\n  \"wide\": 123456789012345678901234567890.50e-3,\n",
+            1,
+        );
+        let parsed = ReportToSign::parse(&text).unwrap();
+        let claim = Claim {
+            report: &parsed,
+            model_name: "agent-7b",
+            model_sha256: MODEL,
+            target: "prod",
+            time_verified: NOW,
+        };
+        let key = signing_key_from_seed([3; 32]);
+        let envelope = sign(&claim, &key).unwrap();
+        let payload = String::from_utf8(dsse::decode(&envelope.payload).unwrap()).unwrap();
+        assert!(payload.contains(&crate::json::layout::compact(&text)), "{payload}");
+        // The rest of the statement is what `statement` gives.
+        assert_eq!(
+            strict::from_slice(payload.as_bytes()).unwrap(),
+            statement(&claim).unwrap()
+        );
+        let verified = verified(&serde_json::to_vec(&envelope).unwrap(), &[key.verifying_key()], 1).unwrap();
+        assert_eq!(verified.report_text, crate::json::layout::compact(&text));
+        let whole: Value = serde_json::from_str(&verified.to_json()).unwrap();
+        assert_eq!(whole["statement"], statement(&claim).unwrap());
+
+        let twice = ReportToSign::parse("{\"schema\": 1, \"schema\": 2}").err().unwrap();
+        assert!(twice.to_string().contains("more than once"), "{twice}");
+    }
+
+    #[test]
     fn the_report_pointer_finds_the_report_under_its_key() {
         assert_eq!(report_pointer(), "/predicate/https:~1~1deploy-gate.dev~1report~1v1");
         let statement = json!({"predicate": {REPORT_KEY: {"schema": "x"}, "https:": {"": {}}}});
@@ -346,7 +456,7 @@ mod tests {
 
     fn signed(report: &Value, key: &SigningKey, target: &str) -> Vec<u8> {
         let claim = Claim {
-            report,
+            report: &ReportToSign::of_value(report),
             model_name: "agent-7b",
             model_sha256: MODEL,
             target,
@@ -394,7 +504,7 @@ mod tests {
             let mut bad = report();
             bad["decision"] = json!({"approved": approved, "outcome": outcome, "reason": "r"});
             let claim = Claim {
-                report: &bad,
+                report: &ReportToSign::of_value(&bad),
                 model_name: "m",
                 model_sha256: MODEL,
                 target: "t",
@@ -431,7 +541,7 @@ mod tests {
         // The same envelope as the CLI's `sign --envelope` (cosign with the claim given again).
         let existing: Envelope = serde_json::from_slice(&one).unwrap();
         let claim = Claim {
-            report: &r,
+            report: &ReportToSign::of_value(&r),
             model_name: "agent-7b",
             model_sha256: MODEL,
             target: "file:config.yaml",

@@ -52,6 +52,7 @@ mod tests {
             subject_index: 0,
             target: "t".into(),
             time_verified: 0,
+            report_text: String::new(),
         }
     }
 

@@ -204,6 +204,7 @@ mod tests {
             subject_index: 1,
             target: "file:serving.yaml".into(),
             time_verified: 1_764_547_200,
+            report_text: String::new(),
         }
     }
 

@@ -257,9 +257,48 @@ pub struct Verified {
     pub target: String,
     /// `timeVerified`, Unix seconds.
     pub time_verified: i64,
+    /// The GateReport's JSON text as signed, without whitespace: every number as written (the
+    /// [`Verified::report`] value holds a pipeline id past 64 bits as the nearest double).
+    #[serde(skip)]
+    pub report_text: String,
+}
+
+/// The report's JSON text in a statement's payload (which has been read as JSON already, and
+/// found to hold the report); `report` as serde_json writes it should that reading fail.
+fn report_text(payload: &[u8], report: &Value) -> String {
+    #[derive(Deserialize)]
+    struct Statement<'a> {
+        #[serde(borrow)]
+        predicate: Predicate<'a>,
+    }
+    #[derive(Deserialize)]
+    struct Predicate<'a> {
+        // REPORT_KEY (a test checks that the two are the same).
+        #[serde(borrow, rename = "https://deploy-gate.dev/report/v1")]
+        report: &'a RawValue,
+    }
+    match serde_json::from_slice::<Statement<'_>>(payload) {
+        Ok(statement) => crate::json::layout::compact(statement.predicate.report.get()),
+        Err(_) => report.to_string(),
+    }
 }
 
 impl Verified {
+    /// The verified decision as compact JSON (what serializing it gives), with the report in the
+    /// statement as signed: every digit of a pipeline id past 64 bits.
+    pub fn to_json(&self) -> String {
+        let value = serde_json::to_value(self).expect("a verified decision serializes");
+        let Ok(raw) = RawValue::from_string(self.report_text.clone()) else {
+            return value.to_string();
+        };
+        let spliced = super::Spliced {
+            value: &value,
+            path: &["statement", "predicate", REPORT_KEY],
+            raw: &raw,
+        };
+        serde_json::to_string(&spliced).expect("a verified decision serializes")
+    }
+
     /// The GateReport inside the statement.
     pub fn report(&self) -> &Value {
         &self.statement["predicate"][REPORT_KEY]
@@ -610,6 +649,7 @@ pub fn verify(envelope_bytes: &[u8], req: &Requirements<'_>) -> Result<Verified,
         return Err(VerifyError::Replayed(payload_sha256));
     }
     Ok(Verified {
+        report_text: report_text(&payload, &statement["predicate"][REPORT_KEY]),
         model_name,
         model_sha256,
         subject_index,

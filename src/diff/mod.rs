@@ -104,7 +104,7 @@ impl TemplateId {
     pub fn from_raw(raw: &str) -> TemplateId {
         let json = match serde_json::from_str::<String>(raw) {
             Ok(s) => serde_json::to_string(&s).expect("a string serializes"),
-            Err(_) => compact(raw),
+            Err(_) => crate::json::layout::compact(raw),
         };
         TemplateId { json }
     }
@@ -130,30 +130,6 @@ impl Serialize for TemplateId {
             .map_err(serde::ser::Error::custom)?
             .serialize(s)
     }
-}
-
-/// JSON text without the white space outside its strings (numbers keep their digits).
-fn compact(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let (mut in_string, mut escaped) = (false, false);
-    for c in raw.chars() {
-        if in_string {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if !c.is_ascii_whitespace() {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// A pipeline id as the renderings show it: an integer id's digits (all of them), a string id's

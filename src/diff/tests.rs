@@ -405,7 +405,7 @@ fn the_report_key_the_reader_names_is_the_statements() {
 fn signed(report: &Value, seed: u8) -> (Vec<u8>, ed25519_dalek::VerifyingKey) {
     let key = keys::signing_key_from_seed([seed; 32]);
     let claim = Claim {
-        report,
+        report: &attest::ReportToSign::of_value(report),
         model_name: "m",
         model_sha256: &"d".repeat(64),
         target: "prod",

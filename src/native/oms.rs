@@ -454,8 +454,12 @@ const MAX_ENVELOPE_PEEK: u64 = 1 << 30;
 /// signature and compares that digest with the signed subject, so a changed envelope fails.
 pub fn decision_scheme(envelope: &Path) -> Option<String> {
     use std::io::Read;
-    // Never waits on a FIFO or reads a device: only a regular file (the verifier then reads the
-    // envelope itself and names whatever is wrong with it).
+    // Never opens a FIFO or a device, only a regular file: opening a pipe here would take the
+    // writer's bytes from the verifier. (A piped envelope is read with the original scheme; the
+    // verifier then reads the envelope itself and names whatever is wrong with it.)
+    if !fs::metadata(envelope).ok()?.is_file() {
+        return None;
+    }
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)

@@ -25,7 +25,7 @@ fn key(n: u8) -> SigningKey {
 fn signed(approved: bool, signer: &SigningKey, time: i64) -> Vec<u8> {
     let r = report(approved);
     let claim = Claim {
-        report: &r,
+        report: &deploy_gate::attest::ReportToSign::of_value(&r),
         model_name: "agent-7b",
         model_sha256: MODEL,
         target: "file:config.yaml",
@@ -165,7 +165,7 @@ fn each_tampering_is_rejected_with_its_own_check() {
     let r = report(true);
     let other_model = |digest: &str, target: &str| {
         let claim = Claim {
-            report: &r,
+            report: &deploy_gate::attest::ReportToSign::of_value(&r),
             model_name: "m",
             model_sha256: digest,
             target,
@@ -261,7 +261,7 @@ fn two_person_approval() {
     let (a, b) = (key(1), key(2));
     let r = report(true);
     let claim = Claim {
-        report: &r,
+        report: &deploy_gate::attest::ReportToSign::of_value(&r),
         model_name: "agent-7b",
         model_sha256: MODEL,
         target: "file:config.yaml",
@@ -285,7 +285,7 @@ fn two_person_approval() {
     assert!(cosign(&first, &other, &b).unwrap_err().to_string().contains("target"));
     let blocked = report(false);
     let other = Claim {
-        report: &blocked,
+        report: &deploy_gate::attest::ReportToSign::of_value(&blocked),
         ..later
     };
     assert!(cosign(&first, &other, &b).unwrap_err().to_string().contains("report"));
@@ -297,7 +297,7 @@ fn a_report_with_an_input_whose_sha256_is_not_in_yet_is_not_signed() {
         let mut r = report(true);
         r["inputs"][0]["sha256"] = json!(sha);
         let claim = Claim {
-            report: &r,
+            report: &deploy_gate::attest::ReportToSign::of_value(&r),
             model_name: "agent-7b",
             model_sha256: MODEL,
             target: "file:config.yaml",
@@ -438,7 +438,7 @@ fn a_duplicate_key_in_the_statement_is_refused_and_never_cosigned() {
     );
     let r = report(true);
     let claim = Claim {
-        report: &r,
+        report: &deploy_gate::attest::ReportToSign::of_value(&r),
         model_name: "agent-7b",
         model_sha256: MODEL,
         target: "file:config.yaml",

@@ -478,7 +478,7 @@ fn signed_decisions_are_read_only_once_they_verify() {
     let signing = deploy_gate::attest::keys::read_private_pem(&key_pem).unwrap();
     let report_value: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let claim = deploy_gate::attest::Claim {
-        report: &report_value,
+        report: &deploy_gate::attest::ReportToSign::of_value(&report_value),
         model_name: "m",
         model_sha256: &"b".repeat(64),
         target: "somewhere else",

@@ -348,3 +348,101 @@ fn ids_say_their_type() {
         "[-1234567890123456789012345678901234567890123,5,\"5\"]"
     );
 }
+
+/// A decision over ids past 64 bits is signed with every digit: the statement carries the
+/// report's own text (not its numbers read as doubles), so the signed decision reproduces from
+/// the input files, and a diff of it against its report finds the same cases.
+#[test]
+fn a_signed_decision_keeps_the_digits_of_wide_ids_and_reproduces() {
+    use base64::Engine as _;
+    let dir = tempdir();
+    let d = dir.path();
+    let fixture = parity_dir().join("typed-ids");
+    let f = |name: &str| s(&fixture.join(name));
+    let report = d.join("report.json");
+    let inputs = [
+        "--audit".to_owned(),
+        f("audit.jsonl"),
+        "--old-verdicts".to_owned(),
+        f("old_verdicts.jsonl"),
+        "--new-verdicts".to_owned(),
+        f("new_verdicts.jsonl"),
+    ];
+    let policy = write(d, "policy.json", "{\"min_samples\": 1}");
+    let mut args = vec!["evaluate".to_owned(), "--policy".to_owned(), policy.clone()];
+    args.extend(inputs.iter().cloned());
+    args.extend(["--out".to_owned(), s(&report)]);
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let report_text = std::fs::read_to_string(&report).unwrap();
+    let wide = "1234567890123456789012345678901234567890123";
+    assert!(
+        report_text.contains(&format!("\"pipeline_id\": {wide}")),
+        "the fixture has a wide id"
+    );
+
+    let model = write(d, "model.bin", "weights");
+    assert!(run(&["keygen", "--out", &s(&d.join("r"))]).status.success());
+    let envelope = s(&d.join("decision.json"));
+    let key = s(&d.join("r.key.pem"));
+    let public = s(&d.join("r.pub.pem"));
+    let out = run(&[
+        "sign",
+        &s(&report),
+        "--key",
+        &key,
+        "--model",
+        "m",
+        "--model-path",
+        &model,
+        "--target",
+        "prod",
+        "--out",
+        &envelope,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // The payload holds the report's text, whitespace aside, byte for byte.
+    let env: Value = serde_json::from_str(&std::fs::read_to_string(&envelope).unwrap()).unwrap();
+    let payload = base64::engine::general_purpose::STANDARD
+        .decode(env["payload"].as_str().unwrap())
+        .unwrap();
+    let payload = String::from_utf8(payload).unwrap();
+    let compact = deploy_gate::json::layout::compact(&report_text);
+    assert!(
+        payload.contains(&compact),
+        "the statement carries the report as written"
+    );
+    assert!(payload.contains(&format!("\"pipeline_id\":{wide}")));
+    assert!(payload.contains(&format!("\"pipeline_id\":-{wide}")));
+
+    let mut verify = vec![
+        "verify".to_owned(),
+        envelope.clone(),
+        "--trusted-key".to_owned(),
+        public.clone(),
+        "--model-path".to_owned(),
+        model,
+        "--target".to_owned(),
+        "prod".to_owned(),
+        "--reproduce".to_owned(),
+        "--policy".to_owned(),
+        policy,
+    ];
+    verify.extend(inputs.iter().cloned());
+    let out = run(&verify);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reproduced from the input files"),
+        "{}",
+        stderr(&out)
+    );
+
+    // The diff of the report against its own signed decision: every case in common.
+    let out = run(&["diff", &s(&report), &envelope, "--trusted-key", &public]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let diff: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(diff["cases"]["common"], 13, "{diff}");
+    assert_eq!(diff["cases"]["only_before"], serde_json::json!([]));
+    assert_eq!(diff["cases"]["only_after"], serde_json::json!([]));
+}

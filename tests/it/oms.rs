@@ -428,7 +428,7 @@ fn a_decision_signed_with_the_original_digest_still_verifies() {
     // What an earlier build's `sign --model-path` wrote: the original directory digest, no
     // annotation (the same library call that build made).
     let legacy = deploy_gate::native::files::model_digest(&st.model).unwrap();
-    let report: Value = serde_json::from_slice(&fs::read(&st.reviewer.report).unwrap()).unwrap();
+    let report = deploy_gate::attest::ReportToSign::parse(&fs::read_to_string(&st.reviewer.report).unwrap()).unwrap();
     let key = deploy_gate::attest::keys::read_private_pem(&fs::read_to_string(&st.reviewer.key).unwrap()).unwrap();
     let claim = deploy_gate::attest::Claim {
         report: &report,

@@ -9,8 +9,8 @@ use clap::Args;
 use deploy_gate::attest::dsse::Envelope;
 use deploy_gate::attest::keys::{keyid, private_pem, public_pem, read_private_pem, signing_key_from_seed};
 use deploy_gate::attest::{
-    cosign_in, parse_digest, reproduce, sign_in, Check, Claim, Failure, Mismatch, Summary, VerificationResult,
-    Verified, OMS_FILES_SCHEME,
+    cosign_in, parse_digest, reproduce, sign_in, Check, Claim, Failure, Mismatch, ReportToSign, Summary,
+    VerificationResult, Verified, OMS_FILES_SCHEME,
 };
 use deploy_gate::decision::Outcome;
 use deploy_gate::native::oms::{identify, oms_digest, ModelError};
@@ -120,8 +120,8 @@ pub struct SignArgs {
 }
 
 pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
-    let report: Value = serde_json::from_str(&read_text(&args.report, "report")?)
-        .with_context(|| format!("{} is not JSON", args.report.display()))?;
+    let report = ReportToSign::parse(&read_text(&args.report, "report")?)
+        .map_err(|e| anyhow!("{}: {e}", args.report.display()))?;
     let key = read_private_pem(&read_key(&args.key, "key")?).map_err(|e| anyhow!("{}: {e}", args.key.display()))?;
     let (digest, scheme) = sign_digest(args)?;
     let claim = Claim {
@@ -144,7 +144,7 @@ pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
     write_output(args.out.as_deref(), text.as_bytes())?;
     eprintln!(
         "deploy-gate: signed {} decision for {} (sha256:{}) → {} with key {}",
-        match Outcome::of_decision(&report["decision"]) {
+        match Outcome::of_decision(&report.value()["decision"]) {
             Some(Outcome::Approved) => "an APPROVED",
             Some(Outcome::Inconclusive) => "an INCONCLUSIVE",
             _ => "a BLOCKED",
@@ -241,7 +241,9 @@ fn reproduced(args: &VerifyArgs, signed: &Value, pinned: Option<GatePolicy>) -> 
         new_trajectories: args.new_trajectories.as_deref(),
         threads: 0,
     };
-    let fresh = serde_json::to_value(evaluate_inputs(&inputs, &policy)?)?;
+    // Read back from the report's text, as the signed one was: a pipeline id past 64 bits is
+    // written as its digits, which `serde_json::to_value` cannot hold.
+    let fresh: Value = serde_json::from_str(&evaluate_inputs(&inputs, &policy)?.to_json())?;
     Ok(reproduce(signed, &fresh))
 }
 
