@@ -668,8 +668,8 @@ mod model_signature {
         let r = verify_model_signature(
             js_sys::Uint8Array::from(bundle).into(),
             keys.iter().map(|k| k.to_string()).collect(),
-            list.map_or(JsValue::UNDEFINED, files),
-            js(options),
+            list.map(files),
+            Some(js(options)),
         )
         .unwrap();
         value(&r)
@@ -723,8 +723,8 @@ mod model_signature {
             &verify_model_signature(
                 std::str::from_utf8(SIG).unwrap().into(),
                 vec![TRAINER.into()],
-                JsValue::NULL,
-                JsValue::UNDEFINED,
+                None,
+                None,
             )
             .unwrap(),
         );
@@ -769,19 +769,10 @@ mod model_signature {
         assert_eq!(value(&trainer_key_info(OTHER).unwrap())["curve"], "P-384");
         // Not a key, a bad path, a path given twice: errors, not results.
         assert!(trainer_key_info("hello").is_err());
-        assert!(verify_model_signature(
-            js_sys::Uint8Array::from(SIG).into(),
-            vec!["hello".into()],
-            JsValue::UNDEFINED,
-            JsValue::UNDEFINED
-        )
-        .is_err());
-        let mut check = ModelCheck::new(
-            js_sys::Uint8Array::from(SIG).into(),
-            vec![TRAINER.into()],
-            JsValue::UNDEFINED,
-        )
-        .unwrap();
+        assert!(
+            verify_model_signature(js_sys::Uint8Array::from(SIG).into(), vec!["hello".into()], None, None).is_err()
+        );
+        let mut check = ModelCheck::new(js_sys::Uint8Array::from(SIG).into(), vec![TRAINER.into()], None).unwrap();
         assert!(check.add_file("../x").is_err());
         assert!(check.add_file("/x").is_err());
         check.add_file("a").unwrap();
@@ -795,12 +786,8 @@ mod model_signature {
     #[wasm_bindgen_test]
     fn shards_stream_through_the_check_or_are_hashed_apart() {
         // Streamed in odd chunks through the check.
-        let mut check = ModelCheck::new(
-            js_sys::Uint8Array::from(SHARDS_SIG).into(),
-            vec![TRAINER.into()],
-            JsValue::UNDEFINED,
-        )
-        .unwrap();
+        let mut check =
+            ModelCheck::new(js_sys::Uint8Array::from(SHARDS_SIG).into(), vec![TRAINER.into()], None).unwrap();
         assert_eq!(check.shard_size(), 4096.0);
         assert!(check.ignored(".github/notes.txt"));
         assert!(
@@ -820,12 +807,8 @@ mod model_signature {
         assert_eq!(r["signature"]["shard_size"], 4096);
         assert_eq!(r["files"]["checked"], 7);
         // Hashed elsewhere (a worker per file), the digests given.
-        let mut check = ModelCheck::new(
-            js_sys::Uint8Array::from(SHARDS_SIG).into(),
-            vec![TRAINER.into()],
-            JsValue::UNDEFINED,
-        )
-        .unwrap();
+        let mut check =
+            ModelCheck::new(js_sys::Uint8Array::from(SHARDS_SIG).into(), vec![TRAINER.into()], None).unwrap();
         for (path, bytes) in FILES {
             let mut h = ModelFileHasher::new(Some(4096.0)).unwrap();
             for c in bytes.chunks(777) {
@@ -850,12 +833,8 @@ mod model_signature {
         assert_eq!(value(&check.finish().unwrap())["valid"], true);
         assert!(check.add_file("late").is_err(), "finished");
         // A shard digest short is an error.
-        let mut check = ModelCheck::new(
-            js_sys::Uint8Array::from(SHARDS_SIG).into(),
-            vec![TRAINER.into()],
-            JsValue::UNDEFINED,
-        )
-        .unwrap();
+        let mut check =
+            ModelCheck::new(js_sys::Uint8Array::from(SHARDS_SIG).into(), vec![TRAINER.into()], None).unwrap();
         assert!(check
             .add_file_digests("weights/part-00001.bin", 64000.0, &"0".repeat(64), Some(vec![]))
             .is_err());

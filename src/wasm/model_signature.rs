@@ -283,10 +283,10 @@ impl ModelCheck {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "Uint8Array | string")] bundle: JsValue,
         trusted_keys: Vec<String>,
-        #[wasm_bindgen(unchecked_param_type = "ModelSignatureOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ModelSignatureOptions")] options: Option<JsValue>,
     ) -> Result<ModelCheck, JsError> {
         let bytes = bundle_bytes(&bundle)?;
-        let options = read_options(&options)?;
+        let options = read_options(&options.unwrap_or(JsValue::UNDEFINED))?;
         let trust = trust(&trusted_keys, options.trusted_roots.as_deref().unwrap_or_default())?;
         let decision = match options.decision {
             None => None,
@@ -759,13 +759,13 @@ impl Signature {
 pub fn verify_model_signature(
     #[wasm_bindgen(unchecked_param_type = "Uint8Array | string")] bundle: JsValue,
     trusted_keys: Vec<String>,
-    #[wasm_bindgen(unchecked_param_type = "ModelFileInput[] | null | undefined")] files: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "ModelSignatureOptions | undefined")] options: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ModelFileInput[] | null")] files: Option<JsValue>,
+    #[wasm_bindgen(unchecked_optional_param_type = "ModelSignatureOptions")] options: Option<JsValue>,
 ) -> Result<JsValue, JsError> {
     let mut check = ModelCheck::new(bundle, trusted_keys, options)?;
-    if files.is_undefined() || files.is_null() {
+    let Some(files) = files.filter(|f| !f.is_null() && !f.is_undefined()) else {
         return check.result();
-    }
+    };
     if !js_sys::Array::is_array(&files) {
         return Err(into_error("files: an array of {path, bytes}"));
     }
