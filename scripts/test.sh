@@ -3,7 +3,8 @@
 # tests, a few seconds of each fuzz target (scripts/fuzz.sh), wasm-bindgen tests (node and
 # headless Chromium), the end-to-end tests of the page (Playwright + Chromium) and the Python
 # package's tests (pytest in a fresh venv the package is pip-installed into), and the
-# statistics' known answers checked against statsmodels, scipy and mpmath in that venv. Installs
+# statistics' known answers checked against statsmodels, scipy and mpmath in that venv, and
+# interoperability with model-signing (OpenSSF Model Signing) in that venv. Installs
 # what is missing first (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,5 +64,10 @@ DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q -m optional_deps py
 step "the statistics' known answers (tests/fixtures/stats/known-answers.json) against statsmodels, scipy and mpmath"
 .venv-test/bin/python -m pip install --quiet statsmodels scipy mpmath
 .venv-test/bin/python scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
+
+step "interoperability with OpenSSF Model Signing's reference implementation (tests/oms_interop_test.py)"
+# model-signing imports pyOpenSSL without declaring it; 1.1.1 made the committed fixtures.
+.venv-test/bin/python -m pip install --quiet model-signing==1.1.1 pyOpenSSL
+DEPLOY_GATE_BIN=target/release/deploy-gate .venv-test/bin/python -m pytest -q tests/oms_interop_test.py
 
 step "all tests passed"

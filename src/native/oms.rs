@@ -370,13 +370,12 @@ pub struct ModelIdentity {
 
 impl ModelIdentity {
     /// `model_identity`: the decision's subject digest (`decision_sha256`, as verified) must be
-    /// the trainer's subject digest when both are OMS digests; a decision signed with the
-    /// original scheme names the same files (both were checked against the folder), which is
-    /// all that can be compared.
+    /// the trainer's subject digest when both are OMS `files` digests; otherwise (a decision
+    /// signed with the original scheme, a trainer's signature by `shards`) both were checked
+    /// against the same files, which is all that can be compared.
     pub fn check_same_model(&self, decision_sha256: &str) -> Result<(), OmsError> {
         let Some(t) = &self.trainer else { return Ok(()) };
-        if self.scheme.as_deref() == Some(crate::attest::OMS_FILES_SCHEME) && t.subject_digest_hex() != decision_sha256
-        {
+        if self.matched_by() == "digest" && t.subject_digest_hex() != decision_sha256 {
             return Err(OmsError::new(
                 Check::ModelIdentity,
                 format!(
@@ -389,10 +388,12 @@ impl ModelIdentity {
         Ok(())
     }
 
-    /// How the two were matched: `digest` (the same OMS digest) or `files` (a decision signed
-    /// with the original scheme; both checked against the same files).
+    /// How the two are matched: `digest` (the same OMS `files` digest) or `files` (a decision
+    /// signed with the original scheme, or a trainer's signature by `shards`: the two digests
+    /// are of different kinds, and both were checked against the same files).
     pub fn matched_by(&self) -> &'static str {
-        if self.scheme.is_some() {
+        let trainer_files = self.trainer.as_ref().is_none_or(|t| t.method == Method::Files);
+        if self.scheme.as_deref() == Some(crate::attest::OMS_FILES_SCHEME) && trainer_files {
             "digest"
         } else {
             "files"

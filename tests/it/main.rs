@@ -34,6 +34,8 @@ mod known_answers;
 #[cfg(not(target_arch = "wasm32"))]
 mod numbers;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
+mod oms;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
 mod outcomes;
 #[cfg(not(target_arch = "wasm32"))]
 mod parity;

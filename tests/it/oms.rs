@@ -1,0 +1,554 @@
+//! OpenSSF Model Signing: bundles made by the reference implementation (`model-signing`, in
+//! tests/fixtures/oms, made by its make.sh) verified offline, the spec's test vectors, every
+//! tampering refused by its named check, and `sign`/`verify`/`apply` with both signatures
+//! (real processes, real files).
+
+use crate::common::*;
+use deploy_gate::native::oms::{manifest_of, oms_digest, verify_model, ModelError};
+use deploy_gate::oms::{self, Bundle, Check, Material, Method, Roots, Statement, Trust, TrustedKey};
+use serde_json::Value;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oms")
+}
+
+fn fx(rel: &str) -> PathBuf {
+    fixtures().join(rel)
+}
+
+/// The subject digests the reference implementation signed (digests.txt: `<bundle> <hex>`).
+fn signed_digest(bundle: &str) -> String {
+    let text = fs::read_to_string(fx("digests.txt")).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(bundle).map(|d| d.trim().to_owned()))
+        .unwrap_or_else(|| panic!("{bundle} not in digests.txt"))
+}
+
+fn key(name: &str) -> TrustedKey {
+    TrustedKey::from_pem(&fs::read_to_string(fx(&format!("keys/{name}.pub.pem"))).unwrap()).unwrap()
+}
+
+fn trust(keys: &[&str]) -> Trust {
+    Trust {
+        keys: keys.iter().map(|k| key(k)).collect(),
+        roots: Roots::new(),
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of the signed tree with a `.git` directory added (ignored, as model-signing ignores
+/// it); `keep_sig`: keep its `model.sig`.
+fn tree_copy(dir: &Path, keep_sig: bool) -> PathBuf {
+    let t = dir.join("tree");
+    copy_dir(&fx("models/tree"), &t);
+    fs::create_dir_all(t.join(".git/refs")).unwrap();
+    fs::write(t.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    if !keep_sig {
+        fs::remove_file(t.join("model.sig")).unwrap();
+    }
+    t
+}
+
+fn verify_at(model: &Path, bundle: &Path, t: &Trust) -> Result<oms::Verified, ModelError> {
+    verify_model(model, &fs::read(bundle).unwrap(), bundle, t)
+}
+
+fn refused(r: Result<oms::Verified, ModelError>) -> (Check, Option<String>) {
+    match r {
+        Err(ModelError::Check(e)) => (e.check, e.file),
+        Err(other) => panic!("not a named check: {other}"),
+        Ok(v) => panic!("verified: {v:?}"),
+    }
+}
+
+#[test]
+fn the_oms_digest_is_the_reference_implementations() {
+    for (path, bundle, shard) in [
+        ("models/tree", "models/tree/model.sig", None),
+        ("models/single/model.safetensors", "sigs/single.sig", None),
+        ("models/other", "sigs/other.sig", None),
+        ("models/tree", "sigs/tree-shards.sig", Some(65536)),
+    ] {
+        let mut args = vec!["digest".to_owned(), "--oms".to_owned(), s(&fx(path))];
+        if let Some(n) = shard {
+            args.extend(["--shard-size".to_owned(), format!("{n}")]);
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            format!("sha256:{}", signed_digest(bundle)),
+            "{path} {shard:?}"
+        );
+    }
+    // The original digest is unchanged by default.
+    let o = run(&["digest".to_owned(), s(&fx("models/other"))]);
+    let legacy = deploy_gate::native::files::model_digest(&fx("models/other")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), format!("sha256:{legacy}"));
+}
+
+#[test]
+fn bundles_by_the_reference_implementation_verify() {
+    let dir = tempdir();
+    let with_sig = tree_copy(&dir.path().join("a"), true);
+    let v = verify_at(&with_sig, &with_sig.join("model.sig"), &trust(&["p256"])).unwrap();
+    assert_eq!(v.key_id, key("p256").key_id);
+    assert_eq!(v.subject_digest_hex(), signed_digest("models/tree/model.sig"));
+    assert_eq!(v.model_name, "tree");
+    assert_eq!(v.method, Method::Files);
+    assert!(v.resources.iter().any(|r| r.path == "tokenizer/unicodé/vocab é.txt"));
+    assert!(v.resources.iter().any(|r| r.path == "weights/empty.bin"));
+    assert!(!v.resources.iter().any(|r| r.path.starts_with(".git")));
+
+    let bare = tree_copy(&dir.path().join("b"), false);
+    let v = verify_at(&bare, &fx("sigs/tree-p384.sig"), &trust(&["p256", "p384"])).unwrap();
+    assert_eq!((v.key_id.as_str(), v.curve), (key("p384").key_id.as_str(), "P-384"));
+    let v = verify_at(&bare, &fx("sigs/tree-shards.sig"), &trust(&["p256"])).unwrap();
+    assert_eq!(v.method, Method::Shards { shard_size: 65536 });
+    assert_eq!(v.subject_digest_hex(), signed_digest("sigs/tree-shards.sig"));
+
+    let mut roots = Roots::new();
+    roots
+        .add_pem(&fs::read_to_string(fx("keys/root.pem")).unwrap())
+        .unwrap();
+    let t = Trust { keys: vec![], roots };
+    let v = verify_at(&bare, &fx("sigs/tree-cert.sig"), &t).unwrap();
+    assert_eq!(
+        v.signed_by,
+        oms::SignedBy::Certificate {
+            subject: "CN=training-pipeline".into(),
+            root: "CN=Trainer Root CA".into()
+        }
+    );
+    let v = verify_at(
+        &fx("models/single/model.safetensors"),
+        &fx("sigs/single.sig"),
+        &trust(&["p256"]),
+    )
+    .unwrap();
+    assert_eq!(v.resources.len(), 1);
+    assert_eq!(v.resources[0].path, ".");
+}
+
+#[test]
+fn the_spec_test_vectors() {
+    let v = fx("spec/test-vectors/v1.0");
+    for name in ["valid/key", "valid/certificate"] {
+        let bytes = fs::read(v.join(format!("{name}.bundle.json"))).unwrap();
+        let b = Bundle::parse(&bytes).unwrap();
+        let st = Statement::parse(&b.payload).unwrap();
+        assert_eq!(oms::digest_of(&st.resources), st.subject_digest, "{name}");
+        // No key of theirs is trusted here.
+        let e = oms::verify_bundle(&bytes, &Trust::default()).unwrap_err();
+        assert_eq!(e.check, Check::UntrustedKey, "{name}");
+    }
+    let sigstore = fs::read(v.join("valid/sigstore.bundle.json")).unwrap();
+    assert_eq!(Bundle::parse(&sigstore).unwrap().material, Material::Keyless);
+    assert_eq!(
+        oms::verify_bundle(&sigstore, &Trust::default()).unwrap_err().check,
+        Check::Keyless
+    );
+    for name in ["empty", "missing-envelope", "missing-verification-material"] {
+        let bytes = fs::read(v.join(format!("invalid/{name}.bundle.json"))).unwrap();
+        assert_eq!(Bundle::parse(&bytes).unwrap_err().check, Check::BundleShape, "{name}");
+    }
+    // A keyless bundle without its log entries: refused either way, never accepted.
+    let bytes = fs::read(v.join("invalid/missing-tlog-entries.bundle.json")).unwrap();
+    assert!(oms::verify_bundle(&bytes, &Trust::default()).is_err());
+    let bytes = fs::read(v.join("invalid-payload/wrong-predicate.bundle.json")).unwrap();
+    let b = Bundle::parse(&bytes).unwrap();
+    assert_eq!(Statement::parse(&b.payload).unwrap_err().check, Check::PredicateType);
+}
+
+/// Rewrites a bundle's JSON.
+fn edit_bundle(from: &Path, to: &Path, edit: impl FnOnce(&mut Value)) {
+    let mut b: Value = serde_json::from_slice(&fs::read(from).unwrap()).unwrap();
+    edit(&mut b);
+    fs::write(to, serde_json::to_vec_pretty(&b).unwrap()).unwrap();
+}
+
+#[test]
+fn every_tampering_is_refused_by_its_check() {
+    let dir = tempdir();
+    let t = trust(&["p256"]);
+    let fresh = |name: &str| tree_copy(&dir.path().join(name), true);
+
+    let m = fresh("changed");
+    fs::write(m.join("weights/part-1.bin"), b"tampered").unwrap();
+    assert_eq!(
+        refused(verify_at(&m, &m.join("model.sig"), &t)),
+        (Check::FileDigest, Some("weights/part-1.bin".into()))
+    );
+    let m = fresh("added");
+    fs::write(m.join("tokenizer/extra.json"), b"{}").unwrap();
+    assert_eq!(
+        refused(verify_at(&m, &m.join("model.sig"), &t)),
+        (Check::FileExtra, Some("tokenizer/extra.json".into()))
+    );
+    let m = fresh("removed");
+    fs::remove_file(m.join("weights/empty.bin")).unwrap();
+    assert_eq!(
+        refused(verify_at(&m, &m.join("model.sig"), &t)),
+        (Check::FileMissing, Some("weights/empty.bin".into()))
+    );
+    let m = fresh("renamed");
+    fs::rename(m.join("config.json"), m.join("config2.json")).unwrap();
+    assert_eq!(
+        refused(verify_at(&m, &m.join("model.sig"), &t)),
+        (Check::FileMissing, Some("config.json".into()))
+    );
+    // A symlink planted in the model folder, to a file inside or outside it.
+    let m = fresh("symlink");
+    std::os::unix::fs::symlink("/etc/passwd", m.join("weights/passwd")).unwrap();
+    assert_eq!(
+        refused(verify_at(&m, &m.join("model.sig"), &t)),
+        (Check::Symlink, Some("weights/passwd".into()))
+    );
+    let m = fresh("symlink-dir");
+    fs::rename(m.join("tokenizer"), dir.path().join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("elsewhere"), m.join("tokenizer")).unwrap();
+    assert_eq!(refused(verify_at(&m, &m.join("model.sig"), &t)).0, Check::Symlink);
+
+    let m = fresh("keys");
+    // Signed by another key: its hint names a key nobody trusts.
+    assert_eq!(
+        refused(verify_at(&m, &fx("sigs/tree-other-key.sig"), &t)).0,
+        Check::UntrustedKey
+    );
+    // The same, with the hint forged to name the trusted key: the signature does not verify.
+    let forged = dir.path().join("forged.sig");
+    edit_bundle(&fx("sigs/tree-other-key.sig"), &forged, |b| {
+        b["verificationMaterial"]["publicKey"]["hint"] = key("p256").hint.into();
+    });
+    assert_eq!(refused(verify_at(&m, &forged, &t)).0, Check::Signature);
+    // A trusted key that did not sign it.
+    assert_eq!(
+        refused(verify_at(&m, &m.join("model.sig"), &trust(&["p384"]))).0,
+        Check::UntrustedKey
+    );
+    // An edited predicate (a digest changed in the payload, the signature kept).
+    let edited = dir.path().join("edited.sig");
+    edit_bundle(&m.join("model.sig"), &edited, |b| {
+        let payload = deploy_gate::attest::dsse::decode(b["dsseEnvelope"]["payload"].as_str().unwrap()).unwrap();
+        let mut st: Value = serde_json::from_slice(&payload).unwrap();
+        st["predicate"]["resources"][0]["digest"] = "00".repeat(32).into();
+        b["dsseEnvelope"]["payload"] = deploy_gate::attest::dsse::encode(&serde_json::to_vec(&st).unwrap()).into();
+    });
+    assert_eq!(refused(verify_at(&m, &edited, &t)).0, Check::Signature);
+    // A second signature.
+    let twice = dir.path().join("twice.sig");
+    edit_bundle(&m.join("model.sig"), &twice, |b| {
+        let sig = b["dsseEnvelope"]["signatures"][0].clone();
+        b["dsseEnvelope"]["signatures"].as_array_mut().unwrap().push(sig);
+    });
+    assert_eq!(refused(verify_at(&m, &twice, &t)).0, Check::SignatureCount);
+    // An unknown field: the schema allows none.
+    let odd = dir.path().join("odd.sig");
+    edit_bundle(&m.join("model.sig"), &odd, |b| b["extra"] = 1.into());
+    assert_eq!(refused(verify_at(&m, &odd, &t)).0, Check::BundleShape);
+    // The bundle of another model.
+    let m2 = fresh("other-model");
+    fs::remove_file(m2.join("model.sig")).unwrap();
+    let (check, _) = refused(verify_at(&m2, &fx("sigs/other.sig"), &t));
+    assert_eq!(check, Check::FileMissing);
+    // A certificate chain to a root that is not trusted.
+    let mut roots = Roots::new();
+    roots
+        .add_pem(&fs::read_to_string(fx("keys/other-root.pem")).unwrap())
+        .unwrap();
+    let t2 = Trust { keys: vec![], roots };
+    assert_eq!(
+        refused(verify_at(&m2, &fx("sigs/tree-cert.sig"), &t2)).0,
+        Check::UntrustedKey
+    );
+}
+
+#[test]
+fn the_walk_streams_and_ignores_as_model_signing_does() {
+    let dir = tempdir();
+    let m = dir.path().join("m");
+    fs::create_dir_all(m.join("sub/.git")).unwrap();
+    fs::create_dir_all(m.join(".github")).unwrap();
+    fs::write(m.join("w.bin"), vec![7u8; 3 << 20]).unwrap();
+    fs::write(m.join("sub/.git/x"), b"nested .git is not ignored").unwrap();
+    fs::write(m.join(".github/x"), b"ignored").unwrap();
+    fs::write(m.join(".gitignore"), b"ignored").unwrap();
+    fs::write(m.join("model.sig"), b"ignored by default").unwrap();
+    let ignore = deploy_gate::native::oms::default_ignore(&m, Some(&m.join("model.sig")));
+    let man = manifest_of(&m, Method::Files, &ignore).unwrap();
+    let names: Vec<String> = man.resources.iter().map(|r| r.name()).collect();
+    assert_eq!(names, ["sub/.git/x", "w.bin"]);
+    let shards = manifest_of(&m, Method::Shards { shard_size: 1 << 20 }, &ignore).unwrap();
+    assert_eq!(shards.resources.len(), 4);
+    assert_eq!(
+        oms_digest(&m, Method::Files).unwrap(),
+        oms::Manifest::files_from_bytes([
+            ("sub/.git/x", &b"nested .git is not ignored"[..]),
+            ("w.bin", &vec![7u8; 3 << 20][..])
+        ])
+        .digest_hex()
+    );
+    // A FIFO is refused, not read (which would block).
+    let fifo = m.join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    match manifest_of(&m, Method::Files, &ignore) {
+        Err(ModelError::Check(e)) => assert_eq!((e.check, e.file.as_deref()), (Check::Symlink, Some("pipe"))),
+        other => panic!("{other:?}"),
+    }
+}
+
+// ------------------------------------------------------------------ the CLI, both signatures
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    dir: PathBuf,
+    reviewer: Reviewer,
+    model: PathBuf,
+}
+
+fn setup() -> Setup {
+    let dir = tempdir();
+    let reviewer = reviewer(dir.path());
+    let model = tree_copy(dir.path(), true);
+    Setup {
+        dir: dir.path().to_path_buf(),
+        _dir: dir,
+        reviewer,
+        model,
+    }
+}
+
+fn sign_decision(st: &Setup, out: &Path) {
+    let o = run(&[
+        "sign".into(),
+        s(&st.reviewer.report),
+        "--key".into(),
+        s(&st.reviewer.key),
+        "--model".into(),
+        "tree".into(),
+        "--model-path".into(),
+        s(&st.model),
+        "--target".into(),
+        "config.yaml".into(),
+        "--out".into(),
+        s(out),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+fn statement_of(envelope: &Path) -> Value {
+    let env: Value = serde_json::from_slice(&fs::read(envelope).unwrap()).unwrap();
+    serde_json::from_slice(&deploy_gate::attest::dsse::decode(env["payload"].as_str().unwrap()).unwrap()).unwrap()
+}
+
+fn verify_args(st: &Setup, envelope: &Path, extra: &[String]) -> Vec<String> {
+    let mut args = vec![
+        "verify".into(),
+        s(envelope),
+        "--trusted-key".into(),
+        s(&st.reviewer.public),
+        "--model-path".into(),
+        s(&st.model),
+        "--target".into(),
+        "config.yaml".into(),
+    ];
+    args.extend(extra.iter().cloned());
+    args
+}
+
+#[test]
+fn sign_names_the_model_by_its_oms_digest_and_verify_checks_both_signatures() {
+    let st = setup();
+    let envelope = st.dir.join("decision.dsse.json");
+    sign_decision(&st, &envelope);
+    let subject = &statement_of(&envelope)["subject"][0];
+    assert_eq!(subject["digest"]["sha256"], signed_digest("models/tree/model.sig"));
+    assert_eq!(subject["annotations"]["digest_scheme"], "oms-v1.0-files");
+
+    let trainer = ["--trainer-key".to_owned(), s(&fx("keys/p256.pub.pem"))];
+    let o = run(&verify_args(&st, &envelope, &trainer));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = json_stdout(&o);
+    assert_eq!(out["trainer"]["key_id"], key("p256").key_id);
+    assert_eq!(
+        out["trainer"]["model_digest"],
+        format!("sha256:{}", signed_digest("models/tree/model.sig"))
+    );
+    assert_eq!(out["trainer"]["same_model_by"], "digest");
+    assert!(stderr(&o).contains(&key("p256").key_id), "{}", text(&o));
+
+    // Without trainer keys: the decision alone, as before.
+    let o = run(&verify_args(&st, &envelope, &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(json_stdout(&o).get("trainer").is_none());
+
+    // A wrong trainer key, and a tampered file: exit 2, the check named.
+    let o = run(&verify_args(
+        &st,
+        &envelope,
+        &["--trainer-key".to_owned(), s(&fx("keys/other.pub.pem"))],
+    ));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(json_stdout(&o)["check"], "untrusted_key");
+    fs::write(st.model.join("a-b"), "changed").unwrap();
+    let o = run(&verify_args(&st, &envelope, &trainer));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let out = json_stdout(&o);
+    assert_eq!(
+        (out["check"].as_str(), out["file"].as_str()),
+        (Some("file_digest"), Some("a-b"))
+    );
+    // --model-signature elsewhere without a trainer key is an error, not silently ignored.
+    let o = run(&verify_args(
+        &st,
+        &envelope,
+        &["--model-signature".to_owned(), s(&fx("sigs/other.sig"))],
+    ));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+}
+
+#[test]
+fn a_decision_signed_with_the_original_digest_still_verifies() {
+    let st = setup();
+    // What an earlier build's `sign --model-path` wrote: the original directory digest, no
+    // annotation (the same library call that build made).
+    let legacy = deploy_gate::native::files::model_digest(&st.model).unwrap();
+    let report: Value = serde_json::from_slice(&fs::read(&st.reviewer.report).unwrap()).unwrap();
+    let key = deploy_gate::attest::keys::read_private_pem(&fs::read_to_string(&st.reviewer.key).unwrap()).unwrap();
+    let claim = deploy_gate::attest::Claim {
+        report: &report,
+        model_name: "tree",
+        model_sha256: &legacy,
+        target: "config.yaml",
+        time_verified: deploy_gate::native::apply::unix_now(),
+    };
+    let envelope = st.dir.join("old.dsse.json");
+    fs::write(&envelope, deploy_gate::attest::sign(&claim, &key).unwrap().to_json()).unwrap();
+    assert!(statement_of(&envelope)["subject"][0].get("annotations").is_none());
+    let o = run(&verify_args(&st, &envelope, &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(json_stdout(&o)["model_digest"], format!("sha256:{legacy}"));
+    let o = run(&verify_args(
+        &st,
+        &envelope,
+        &["--trainer-key".to_owned(), s(&fx("keys/p256.pub.pem"))],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(json_stdout(&o)["trainer"]["same_model_by"], "files");
+}
+
+const CONFIG: &str = "# serving config\nbackend: transformers\ndefault_model: /models/old\nport: 8080\n";
+
+fn apply_args(st: &Setup, envelope: &Path, config: &Path, ledger: &Path, extra: &[String]) -> Vec<String> {
+    let mut args = vec![
+        "apply".into(),
+        s(envelope),
+        "--trusted-key".into(),
+        s(&st.reviewer.public),
+        "--model-path".into(),
+        s(&st.model),
+        "--config".into(),
+        s(config),
+        "--target".into(),
+        "config.yaml".into(),
+        "--ledger".into(),
+        s(ledger),
+    ];
+    args.extend(extra.iter().cloned());
+    args
+}
+
+#[test]
+fn apply_deploys_only_the_model_the_trainer_signed() {
+    let st = setup();
+    let envelope = st.dir.join("decision.dsse.json");
+    sign_decision(&st, &envelope);
+    let config = st.dir.join("config.yaml");
+    let ledger = st.dir.join("ledger.jsonl");
+    fs::write(&config, CONFIG).unwrap();
+    let trainer = ["--trainer-key".to_owned(), s(&fx("keys/p256.pub.pem"))];
+
+    // A file the trainer did not sign, under a valid decision for these very files (re-signed
+    // after the change): nothing is deployed, nothing recorded.
+    fs::write(st.model.join("weights/part-1.bin"), b"swapped weights").unwrap();
+    let resigned = st.dir.join("resigned.dsse.json");
+    sign_decision(&st, &resigned);
+    let o = run(&apply_args(&st, &resigned, &config, &ledger, &trainer));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let out = json_stdout(&o);
+    assert_eq!(
+        (out["check"].as_str(), out["file"].as_str()),
+        (Some("file_digest"), Some("weights/part-1.bin"))
+    );
+    assert_eq!(fs::read_to_string(&config).unwrap(), CONFIG);
+    assert!(!ledger.exists() || !fs::read_to_string(&ledger).unwrap().contains("\"deployed\""));
+
+    // The trainer's files back: deployed, and the ledger names the trainer's key.
+    fs::copy(
+        fx("models/tree/weights/part-1.bin"),
+        st.model.join("weights/part-1.bin"),
+    )
+    .unwrap();
+    let o = run(&apply_args(&st, &envelope, &config, &ledger, &trainer));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = json_stdout(&o);
+    assert_eq!(out["result"], "deployed");
+    assert_eq!(out["trainer"]["key_id"], key("p256").key_id);
+    assert!(fs::read_to_string(&config).unwrap().contains(&s(&st.model)));
+    let entries = fs::read_to_string(&ledger).unwrap();
+    let last: Value = serde_json::from_str(entries.lines().last().unwrap()).unwrap();
+    assert_eq!(last["result"], "deployed");
+    assert_eq!(last["trainer_key"], key("p256").key_id);
+}
+
+#[test]
+fn apply_refuses_a_planted_symlink() {
+    let st = setup();
+    let envelope = st.dir.join("decision.dsse.json");
+    sign_decision(&st, &envelope);
+    let config = st.dir.join("config.yaml");
+    fs::write(&config, CONFIG).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", st.model.join("weights/extra.bin")).unwrap();
+    let trainer = ["--trainer-key".to_owned(), s(&fx("keys/p256.pub.pem"))];
+    let o = run(&apply_args(
+        &st,
+        &envelope,
+        &config,
+        &st.dir.join("ledger.jsonl"),
+        &trainer,
+    ));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(json_stdout(&o)["check"], "symlink");
+    assert_eq!(fs::read_to_string(&config).unwrap(), CONFIG);
+}
+
+#[test]
+fn model_identity_compares_the_two_digests() {
+    let id = deploy_gate::native::oms::ModelIdentity {
+        digest: "ab".repeat(32),
+        scheme: Some(deploy_gate::attest::OMS_FILES_SCHEME.into()),
+        trainer: Some({
+            let dir = tempdir();
+            let m = tree_copy(dir.path(), true);
+            verify_at(&m, &m.join("model.sig"), &trust(&["p256"])).unwrap()
+        }),
+    };
+    let e = id.check_same_model(&"ab".repeat(32)).unwrap_err();
+    assert_eq!(e.check, Check::ModelIdentity);
+    id.check_same_model(&signed_digest("models/tree/model.sig")).unwrap();
+}

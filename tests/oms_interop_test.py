@@ -1,0 +1,207 @@
+"""Interoperability with the OpenSSF Model Signing reference implementation (`model-signing`).
+
+`model_signing sign` signs many model trees; deploy-gate computes the same subject digest
+(`deploy-gate digest --oms`) and verifies the bundle at the deploy step (`deploy-gate verify
+--trainer-key`), and both refuse the same tampering. Run by scripts/test.sh:
+
+    DEPLOY_GATE_BIN=target/release/deploy-gate python -m pytest -q tests/oms_interop_test.py
+
+with `model-signing` (and pyOpenSSL, which it imports) installed in that Python.
+"""
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = os.environ.get("DEPLOY_GATE_BIN", str(ROOT / "target/release/deploy-gate"))
+MODEL_SIGNING = [sys.executable, "-m", "model_signing"]
+REPORT = ROOT / "tests/fixtures/compat/scenarios/point-default/report.json"
+
+
+def run(args, check=True):
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{args}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def subject_digest(sig: Path) -> str:
+    bundle = json.loads(sig.read_text())
+    statement = json.loads(base64.b64decode(bundle["dsseEnvelope"]["payload"]))
+    return statement["subject"][0]["digest"]["sha256"]
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory):
+    d = tmp_path_factory.mktemp("keys")
+    out = {}
+    for curve, name in [("prime256v1", "p256"), ("secp384r1", "p384")]:
+        key, pub = d / f"{name}.key.pem", d / f"{name}.pub.pem"
+        run(["openssl", "ecparam", "-name", curve, "-genkey", "-noout", "-out", key])
+        run(["openssl", "ec", "-in", key, "-pubout", "-out", pub])
+        out[name] = (key, pub)
+    run([BIN, "keygen", "--out", d / "reviewer"])
+    out["reviewer"] = (d / "reviewer.key.pem", d / "reviewer.pub.pem")
+    return out
+
+
+def write(root: Path, rel: str, data: bytes):
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(data)
+
+
+def tree_nested(root):
+    for i in range(3):
+        for j in range(3):
+            write(root, f"d{i}/e{j}/f{i}{j}.bin", os.urandom(1000 * (i + j + 1)))
+    write(root, "a/b", b"1")
+    write(root, "a.b/c", b"2")
+    write(root, "a-b", b"3")
+
+
+def tree_names(root):
+    write(root, "tokenizer/ünïcödé/vocab é.txt", "é".encode())
+    write(root, "weights/layer 0/part 0.bin", os.urandom(4096))
+    write(root, "日本語/モデル.json", b"{}")
+    write(root, "emoji 🙂.txt", b"smile")
+
+
+def tree_empty_files(root):
+    write(root, "empty.bin", b"")
+    write(root, "sub/empty too", b"")
+    write(root, "weights.bin", os.urandom(100))
+
+
+def tree_ignored(root):
+    write(root, "weights.bin", os.urandom(100))
+    write(root, ".git/HEAD", b"ref: refs/heads/main\n")
+    write(root, ".git/objects/ab/cdef", os.urandom(50))
+    write(root, ".github/workflows/ci.yml", b"on: push\n")
+    write(root, ".gitignore", b"*.tmp\n")
+    write(root, ".gitattributes", b"*.bin binary\n")
+    write(root, "sub/.git/not-ignored", b"only at the root")
+
+
+def tree_large(root):
+    # 1 GiB, sparse (a few blocks written), so it takes no disk to speak of.
+    p = root / "weights.bin"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p, "wb") as f:
+        f.truncate(1 << 30)
+        for off in (0, 123_456_789, (1 << 30) - 4096):
+            f.seek(off)
+            f.write(os.urandom(4096))
+    write(root, "config.json", b"{}")
+
+
+TREES = {
+    "nested": tree_nested,
+    "names": tree_names,
+    "empty-files": tree_empty_files,
+    "ignored-paths": tree_ignored,
+    "large-1GiB": tree_large,
+}
+
+
+def decision(tmp: Path, model: Path, keys) -> Path:
+    env = tmp / "decision.dsse.json"
+    run([BIN, "sign", REPORT, "--key", keys["reviewer"][0], "--model", "m", "--model-path", model,
+         "--target", "config.yaml", "--out", env])
+    return env
+
+
+def verify(env: Path, model: Path, keys, trainer: str, extra=()):
+    return run([BIN, "verify", env, "--trusted-key", keys["reviewer"][1], "--model-path", model,
+                "--target", "config.yaml", "--max-age", "100years", "--trainer-key", keys[trainer][1],
+                *extra], check=False)
+
+
+@pytest.mark.parametrize("curve", ["p256", "p384"])
+@pytest.mark.parametrize("tree", sorted(TREES))
+def test_model_signing_signs_deploy_gate_verifies(tmp_path, keys, tree, curve):
+    if tree == "large-1GiB" and curve == "p384":
+        pytest.skip("one large run is enough")
+    model = tmp_path / "model"
+    model.mkdir()
+    TREES[tree](model)
+    sig = model / "model.sig"
+    run([*MODEL_SIGNING, "sign", "key", "--private_key", keys[curve][0], "--signature", sig, model])
+    want = subject_digest(sig)
+    got = run([BIN, "digest", "--oms", model]).stdout.strip()
+    assert got == f"sha256:{want}"
+    env = decision(tmp_path, model, keys)
+    p = verify(env, model, keys, curve)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = json.loads(p.stdout)
+    assert out["trainer"]["model_digest"] == f"sha256:{want}"
+    assert out["model_digest"] == f"sha256:{want}"
+    assert out["trainer"]["same_model_by"] == "digest"
+    # Both refuse a changed file.
+    victim = sorted(p for p in model.rglob("*") if p.is_file() and p.name != "model.sig"
+                    and not any(part.startswith(".git") for part in p.relative_to(model).parts))[0]
+    with open(victim, "ab") as f:
+        f.write(b"tampered")
+    ref = run([*MODEL_SIGNING, "verify", "key", "--public_key", keys[curve][1], "--signature", sig, model],
+              check=False)
+    assert ref.returncode != 0
+    p = verify(env, model, keys, curve)
+    assert p.returncode == 2
+    # The decision names the untampered model: its own check fails first, or the trainer's.
+    assert json.loads(p.stdout)["check"] in ("file_digest", "subject_digest")
+
+
+def test_single_file_model(tmp_path, keys):
+    model = tmp_path / "model.safetensors"
+    model.write_bytes(os.urandom(10_000))
+    sig = tmp_path / "model.sig"
+    run([*MODEL_SIGNING, "sign", "key", "--private_key", keys["p256"][0], "--signature", sig, model])
+    assert run([BIN, "digest", "--oms", model]).stdout.strip() == f"sha256:{subject_digest(sig)}"
+    env = decision(tmp_path, model, keys)
+    p = verify(env, model, keys, "p256", ["--model-signature", sig])
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_shards_digest(tmp_path, keys):
+    model = tmp_path / "model"
+    model.mkdir()
+    tree_nested(model)
+    write(model, "big.bin", os.urandom(300_000))
+    sig = tmp_path / "shards.sig"
+    code = (
+        "import sys\n"
+        "from model_signing import hashing, signing\n"
+        "hc = hashing.Config().use_shard_serialization(shard_size=65536)\n"
+        "signing.Config().use_elliptic_key_signer(private_key=sys.argv[1]).set_hashing_config(hc)"
+        ".sign(sys.argv[2], sys.argv[3])\n"
+    )
+    run([sys.executable, "-c", code, keys["p256"][0], model, sig])
+    got = run([BIN, "digest", "--oms", "--shard-size", "65536", model]).stdout.strip()
+    assert got == f"sha256:{subject_digest(sig)}"
+    env = decision(tmp_path, model, keys)
+    p = verify(env, model, keys, "p256", ["--model-signature", sig])
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert json.loads(p.stdout)["trainer"]["same_model_by"] == "files"
+
+
+def test_a_planted_symlink_is_refused_by_both(tmp_path, keys):
+    model = tmp_path / "model"
+    model.mkdir()
+    tree_empty_files(model)
+    sig = tmp_path / "model.sig"
+    run([*MODEL_SIGNING, "sign", "key", "--private_key", keys["p256"][0], "--signature", sig, model])
+    env = decision(tmp_path, model, keys)
+    (model / "passwd").symlink_to("/etc/passwd")
+    ref = run([*MODEL_SIGNING, "verify", "key", "--public_key", keys["p256"][1], "--signature", sig, model],
+              check=False)
+    assert ref.returncode != 0
+    p = verify(env, model, keys, "p256", ["--model-signature", sig])
+    assert p.returncode == 2
+    assert json.loads(p.stdout)["check"] == "symlink"
