@@ -108,9 +108,12 @@ def test_each_failure_names_its_check(s: Setup) -> None:
 
 
 def test_a_decision_about_another_model_is_model_identity(s: Setup) -> None:
-    # The trainer signed the folder's shards; the decision names it by the files' OMS digest.
+    # The trainer left a file out of what it signed (its signed ignore_paths): the files match
+    # the signature, the decision's digest is the folder's, but the two name different models.
     decision = s.sign("decision.dsse.json", "--model-path", str(s.model))
-    assert s.check(decision, model_signature=OMS / "shards.sig") == "model_identity"
+    assert s.check(decision, model_signature=OMS / "fewer-files.sig") == "model_identity"
+    # A shards signature of the same files is compared by the files (two kinds of digest).
+    assert s.verify(decision, model_signature=OMS / "shards.sig")["trainer"]["same_model_by"] == "files"
 
 
 def test_arguments_are_checked_as_the_cli_checks_them(s: Setup) -> None:
