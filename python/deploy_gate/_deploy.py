@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._attest import TrainerKeys, _model_signature
+from ._trainer import TrainerKeys, _model_signature
 
 __all__ = ["ApplyResult", "RollbackResult", "apply", "deploy_model", "rollback"]
 

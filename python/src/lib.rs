@@ -848,7 +848,16 @@ fn verify_envelope(
     now: i64,
     max_age: i64,
 ) -> PyResult<String> {
-    let v = verified_decision(py, envelope, &trusted_pems, threshold, subject_sha256, target, now, max_age)?;
+    let v = verified_decision(
+        py,
+        envelope,
+        &trusted_pems,
+        threshold,
+        subject_sha256,
+        target,
+        now,
+        max_age,
+    )?;
     Ok(serde_json::to_string(&v).expect("a verified decision serializes"))
 }
 
@@ -944,7 +953,16 @@ fn verify_model_envelope(
             })
         })
         .map_err(|e| model_error(py, e))?;
-    let v = verified_decision(py, envelope, &trusted_pems, threshold, Some(&id.digest), target, now, max_age)?;
+    let v = verified_decision(
+        py,
+        envelope,
+        &trusted_pems,
+        threshold,
+        Some(&id.digest),
+        target,
+        now,
+        max_age,
+    )?;
     id.check_same_model(&v.model_sha256)
         .map_err(|e| verification_error(py, e.check.as_str(), &e.detail))?;
     let mut out = serde_json::to_value(&v).expect("a verified decision serializes");

@@ -109,7 +109,7 @@ export class ModelSignature extends HTMLElement {
       parts.push(
         h(
           "dl",
-          { class: "dg-grid dg-signed-head" },
+          { class: "dg-grid" },
           row("trainer key", this.keyName(s.key_id), "model-key"),
           row("curve", s.curve, "model-curve"),
           row("signed with", signedBy, "model-signed-by"),
@@ -128,7 +128,7 @@ export class ModelSignature extends HTMLElement {
       parts.push(this.folderPicker(s));
       parts.push(this.resources(s));
     }
-    this.replaceChildren(h("section", { class: "dg-panel" }, ...parts));
+    this.replaceChildren(h("section", { class: "dg-panel dg-signed-head" }, ...parts));
   }
 
   failure(f) {
@@ -180,7 +180,10 @@ export class ModelSignature extends HTMLElement {
   }
 
   async checkFiles(picked, single) {
+    // A later show() or another folder chosen meanwhile wins.
     const run = this.runs;
+    const pick = (this.picks = (this.picks || 0) + 1);
+    const current = () => run === this.runs && pick === this.picks;
     const { keys, roots, decision } = this.shown;
     const files = picked.map((file) => ({ path: single ? "." : relativePath(file), file }));
     const total = picked.reduce((n, f) => n + f.size, 0);
@@ -195,22 +198,24 @@ export class ModelSignature extends HTMLElement {
         (p) => this.progress.update(p),
       );
     } catch (e) {
-      if (run !== this.runs) return;
+      if (!current()) return;
       this.progress.done();
       this.filesResult.setAttribute("data-valid", "false");
       this.filesResult.replaceChildren(h("p", { class: "dg-error", "data-testid": "model-files-error" }, e.cancelled ? "Cancelled." : `Cannot check the files: ${e.message}`));
       return;
     }
-    if (run !== this.runs) return;
+    if (!current()) return;
     this.progress.done();
     this.filesResult.setAttribute("data-valid", String(r.valid));
     const f = r.files;
-    this.filesResult.replaceChildren(
+    const shown = [
       r.valid
         ? h("p", { class: "dg-banner dg-approved", "data-testid": "model-files-summary" }, `All ${f.checked} files match the signature (${f.ignored} ignored).`)
         : h("div", { class: "dg-banner dg-blocked", "data-testid": "model-files-summary" }, h("p", {}, h("strong", {}, "The files do not match the signature.")), this.failure(r.failure)),
-      r.same_model ? this.sameModel(r.same_model) : null,
-    );
+      // What the files tell beyond the digests (a decision signed with the original directory digest).
+      r.valid && r.same_model && r.same_model.by === "files" ? this.sameModel(r.same_model) : null,
+    ];
+    this.filesResult.replaceChildren(...shown.filter(Boolean));
   }
 
   resources(s) {
