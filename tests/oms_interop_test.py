@@ -205,3 +205,39 @@ def test_a_planted_symlink_is_refused_by_both(tmp_path, keys):
     p = verify(env, model, keys, "p256", ["--model-signature", sig])
     assert p.returncode == 2
     assert json.loads(p.stdout)["check"] == "symlink"
+
+
+def test_certificate_method(tmp_path, keys):
+    d = tmp_path / "pki"
+    d.mkdir()
+    (d / "ca.ext").write_text("basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n")
+    (d / "leaf.ext").write_text("keyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\n")
+    run(["openssl", "ecparam", "-name", "secp384r1", "-genkey", "-noout", "-out", d / "root.key"])
+    run(["openssl", "req", "-x509", "-new", "-key", d / "root.key", "-subj", "/CN=Root", "-days", "30",
+         "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
+         "-out", d / "root.pem"])
+    run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", d / "int.key"])
+    run(["openssl", "req", "-new", "-key", d / "int.key", "-subj", "/CN=Intermediate", "-out", d / "int.csr"])
+    run(["openssl", "x509", "-req", "-in", d / "int.csr", "-CA", d / "root.pem", "-CAkey", d / "root.key",
+         "-CAcreateserial", "-days", "30", "-extfile", d / "ca.ext", "-out", d / "int.pem"])
+    run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", d / "leaf.key"])
+    run(["openssl", "req", "-new", "-key", d / "leaf.key", "-subj", "/CN=trainer", "-out", d / "leaf.csr"])
+    run(["openssl", "x509", "-req", "-in", d / "leaf.csr", "-CA", d / "int.pem", "-CAkey", d / "int.key",
+         "-CAcreateserial", "-days", "30", "-extfile", d / "leaf.ext", "-out", d / "leaf.pem"])
+    model = tmp_path / "model"
+    model.mkdir()
+    tree_names(model)
+    sig = model / "model.sig"
+    run([*MODEL_SIGNING, "sign", "certificate", "--private_key", d / "leaf.key", "--signing_certificate",
+         d / "leaf.pem", "--certificate_chain", d / "int.pem", "--signature", sig, model])
+    env = decision(tmp_path, model, keys)
+    base = [BIN, "verify", env, "--trusted-key", keys["reviewer"][1], "--model-path", model,
+            "--target", "config.yaml"]
+    p = run([*base, "--trainer-root", d / "root.pem"], check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = json.loads(p.stdout)
+    assert out["trainer"]["signed_by"] == {"method": "certificate", "subject": "CN=trainer", "root": "CN=Root"}
+    assert out["trainer"]["model_digest"] == f"sha256:{subject_digest(sig)}"
+    # The intermediate is not a root the host trusts.
+    p = run([*base, "--trainer-root", d / "int.pem"], check=False)
+    assert p.returncode == 2 and json.loads(p.stdout)["check"] == "untrusted_key"

@@ -100,24 +100,57 @@ fn ignored(rel: &str, ignore: &[String]) -> bool {
         .any(|p| rel == p || (rel.len() > p.len() && rel.starts_with(p.as_str()) && rel.as_bytes()[p.len()] == b'/'))
 }
 
-fn list(root: &Path, ignore: &[String]) -> Result<Vec<Listed>, ModelError> {
+/// A directory of the walk, as the listing saw it.
+struct Dir {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+}
+
+impl Dir {
+    /// Still the same directory (not replaced by a symbolic link or another directory)?
+    fn unchanged(&self) -> Result<(), ModelError> {
+        match fs::symlink_metadata(&self.path) {
+            Ok(m) if m.is_dir() && m.dev() == self.dev && m.ino() == self.ino => Ok(()),
+            _ => Err(ModelError::Changed {
+                path: self.path.clone(),
+            }),
+        }
+    }
+}
+
+/// The files below `root` (or `root` itself), and the directories listed.
+fn list(root: &Path, ignore: &[String]) -> Result<(Vec<Listed>, Vec<Dir>), ModelError> {
     let meta = fs::symlink_metadata(root).map_err(io_err(root))?;
     if meta.is_file() {
-        return Ok(vec![Listed {
+        let file = Listed {
             path: root.to_path_buf(),
             rel: ".".to_owned(),
             len: meta.len(),
             dev: meta.dev(),
             ino: meta.ino(),
-        }]);
+        };
+        return Ok((vec![file], Vec::new()));
     }
     if !meta.is_dir() {
         let name = root.display().to_string();
         return Err(not_regular(&name, &meta));
     }
     let mut out = Vec::new();
-    let mut stack = vec![(root.to_path_buf(), String::new())];
-    while let Some((dir, prefix)) = stack.pop() {
+    let mut dirs = Vec::new();
+    let mut stack = vec![(
+        Dir {
+            path: root.to_path_buf(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        },
+        String::new(),
+    )];
+    while let Some((d, prefix)) = stack.pop() {
+        // A directory swapped for a symbolic link after it was listed would be read through
+        // the link: it must be the directory the listing saw, before and after it is read.
+        d.unchanged()?;
+        let dir = d.path.clone();
         for entry in fs::read_dir(&dir).map_err(io_err(&dir))? {
             let entry = entry.map_err(io_err(&dir))?;
             let path = entry.path();
@@ -135,7 +168,12 @@ fn list(root: &Path, ignore: &[String]) -> Result<Vec<Listed>, ModelError> {
             }
             let meta = fs::symlink_metadata(&path).map_err(io_err(&path))?;
             if meta.is_dir() {
-                stack.push((path, rel));
+                let sub = Dir {
+                    path,
+                    dev: meta.dev(),
+                    ino: meta.ino(),
+                };
+                stack.push((sub, rel));
             } else if meta.is_file() {
                 out.push(Listed {
                     path,
@@ -148,8 +186,10 @@ fn list(root: &Path, ignore: &[String]) -> Result<Vec<Listed>, ModelError> {
                 return Err(not_regular(&rel, &meta));
             }
         }
+        d.unchanged()?;
+        dirs.push(d);
     }
-    Ok(out)
+    Ok((out, dirs))
 }
 
 fn open_listed(f: &Listed) -> Result<File, ModelError> {
@@ -246,7 +286,7 @@ fn threads() -> usize {
 /// The OMS manifest of a model folder or file, read by `method`, leaving out `ignore` (paths
 /// relative to the root; a single-file model ignores nothing).
 pub fn manifest_of(root: &Path, method: Method, ignore: &[String]) -> Result<Manifest, ModelError> {
-    let files = list(root, ignore)?;
+    let (files, dirs) = list(root, ignore)?;
     let mut jobs = Vec::new();
     for (i, f) in files.iter().enumerate() {
         match method {
@@ -282,6 +322,11 @@ pub fn manifest_of(root: &Path, method: Method, ignore: &[String]) -> Result<Man
             Some((s, e)) => Resource::shard(f.rel.clone(), s, e, digest),
         })
     })?;
+    // Every directory is still the one listed once every file is read (a file is opened by its
+    // path: a directory on it swapped for a link meanwhile would have been read through).
+    for d in &dirs {
+        d.unchanged()?;
+    }
     Ok(Manifest::new(method, resources))
 }
 
@@ -409,12 +454,18 @@ const MAX_ENVELOPE_PEEK: u64 = 1 << 30;
 /// signature and compares that digest with the signed subject, so a changed envelope fails.
 pub fn decision_scheme(envelope: &Path) -> Option<String> {
     use std::io::Read;
-    let mut bytes = Vec::new();
-    File::open(envelope)
-        .ok()?
-        .take(MAX_ENVELOPE_PEEK)
-        .read_to_end(&mut bytes)
+    // Never waits on a FIFO or reads a device: only a regular file (the verifier then reads the
+    // envelope itself and names whatever is wrong with it).
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(envelope)
         .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_ENVELOPE_PEEK).read_to_end(&mut bytes).ok()?;
     let env: crate::attest::dsse::Envelope = serde_json::from_slice(&bytes).ok()?;
     let payload = crate::attest::dsse::decode(&env.payload)?;
     let statement: serde_json::Value = serde_json::from_slice(&payload).ok()?;

@@ -5,7 +5,9 @@
 //! valid at the signing certificate's `notBefore` (the signing time, as there is no timestamp),
 //! issuers must be CAs, the signing certificate must allow digital signatures or code signing,
 //! and an unknown critical extension is refused. Issuer keys must be ECDSA P-256 or P-384 with
-//! ecdsa-with-SHA256/384 signatures; RSA issuers are refused by name. There is no revocation.
+//! ecdsa-with-SHA256/384 signatures; RSA issuers are refused by name. A trusted root must be
+//! self-signed (an intermediate given as a root ends no chain, as in OpenSSL's default). There
+//! is no revocation checking.
 
 use super::keys::TrustedKey;
 use super::{Check, OmsError};
@@ -200,7 +202,11 @@ pub fn verify_chain(chain: &[Vec<u8>], roots: &Roots) -> Result<ChainSigner, Oms
     let mut current = leaf;
     for _ in 0..MAX_PATH {
         valid_at(current, when)?;
-        if let Some(root) = roots.certs.iter().find(|r| *r == current) {
+        if let Some(root) = roots
+            .certs
+            .iter()
+            .find(|r| *r == current && issued_by(r, r).unwrap_or(false))
+        {
             // The certificate is itself trusted.
             return Ok(ChainSigner {
                 key,
@@ -209,7 +215,9 @@ pub fn verify_chain(chain: &[Vec<u8>], roots: &Roots) -> Result<ChainSigner, Oms
             });
         }
         for root in &roots.certs {
-            if issued_by(current, root)? {
+            // As OpenSSL (and so `model-signing`) by default: a trust anchor is a self-signed
+            // certificate; an intermediate given as a root does not end a chain.
+            if issued_by(current, root)? && issued_by(root, root)? {
                 valid_at(root, when)?;
                 if !extensions(root)?.ca {
                     return Err(untrusted(format!(

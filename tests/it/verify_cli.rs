@@ -55,7 +55,8 @@ fn setup() -> Setup {
         &s(&envelope),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let digest = String::from_utf8(run(&["digest", &s(&model)]).stdout).unwrap();
+    // `sign --model-path` names the model by its OpenSSF Model Signing digest.
+    let digest = String::from_utf8(run(&["digest", "--oms", &s(&model)]).stdout).unwrap();
     let digest = digest.trim().strip_prefix("sha256:").unwrap().to_owned();
     Setup {
         key: read_private_pem(&fs::read_to_string(&key_path).unwrap()).unwrap(),
@@ -318,7 +319,10 @@ fn a_key_twice_anywhere_in_the_statement_is_refused_with_its_own_check() {
 fn with_several_subjects_the_one_that_matched_is_reported_and_passed_to_the_deploy() {
     let st = setup();
     let decoy = "cd".repeat(32);
-    let real = format!("{{\"name\":\"agent-7b\",\"digest\":{{\"sha256\":\"{}\"}}}}", st.digest);
+    let real = format!(
+        "{{\"name\":\"agent-7b\",\"digest\":{{\"sha256\":\"{}\"}},\"annotations\":{{\"digest_scheme\":\"oms-v1.0-files\"}}}}",
+        st.digest
+    );
     let decoy_subject = format!("{{\"name\":\"decoy-model\",\"digest\":{{\"sha256\":\"{decoy}\"}}}}");
     let envelope = st.edited(
         "several.dsse.json",
