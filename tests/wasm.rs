@@ -863,6 +863,32 @@ mod model_signature {
     }
 
     #[wasm_bindgen_test]
+    fn the_certificate_method_verifies_to_a_trusted_root_only() {
+        // tests/fixtures/oms: signed by `model_signing sign certificate` (a code-signing
+        // certificate under an intermediate under the root).
+        let sig: &[u8] = include_bytes!("fixtures/oms/sigs/tree-cert.sig");
+        let root = include_str!("fixtures/oms/keys/root.pem");
+        let other_root = include_str!("fixtures/oms/keys/other-root.pem");
+        let roots = |pem: &str| format!(r#"{{"trusted_roots": [{}]}}"#, serde_json::to_string(pem).unwrap());
+        let r = verify(sig, &[], None, &roots(root));
+        assert_eq!(r["valid"], true, "{r}");
+        assert_eq!(r["signature"]["signed_by"]["method"], "certificate");
+        assert_eq!(
+            r["signature"]["signed_by"]["subject"]
+                .as_str()
+                .map(|s| s.contains("training-pipeline")),
+            Some(true)
+        );
+        let r = verify(sig, &[], None, &roots(other_root));
+        assert_eq!(r["failure"]["check"], "untrusted_key");
+        let info = value(&trainer_key_info(root).unwrap());
+        assert_eq!(
+            (info["kind"].as_str(), info["certificates"].as_u64()),
+            (Some("roots"), Some(1))
+        );
+    }
+
+    #[wasm_bindgen_test]
     fn a_single_file_model_is_the_file_named_dot() {
         let bytes: &[u8] = include_bytes!("fixtures/oms-page/single/weights.bin");
         // The original digest of a single file is its sha256, which the signed resource is.
