@@ -552,3 +552,32 @@ fn model_identity_compares_the_two_digests() {
     assert_eq!(e.check, Check::ModelIdentity);
     id.check_same_model(&signed_digest("models/tree/model.sig")).unwrap();
 }
+
+#[test]
+fn a_deploy_command_gets_the_trainers_key_id() {
+    let st = setup();
+    let envelope = st.dir.join("decision.dsse.json");
+    sign_decision(&st, &envelope);
+    let config = st.dir.join("config.yaml");
+    fs::write(&config, CONFIG).unwrap();
+    let seen = st.dir.join("trainer-key.txt");
+    let script = format!("printf %s \"$DEPLOY_GATE_TRAINER_KEY\" > '{}'", s(&seen));
+    let extra = [
+        "--trainer-key".to_owned(),
+        s(&fx("keys/p256.pub.pem")),
+        "--deploy-cmd".to_owned(),
+        "sh".to_owned(),
+        "-c".to_owned(),
+        script,
+        ";".to_owned(),
+    ];
+    let o = run(&apply_args(
+        &st,
+        &envelope,
+        &config,
+        &st.dir.join("ledger.jsonl"),
+        &extra,
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(fs::read_to_string(&seen).unwrap(), key("p256").key_id);
+}

@@ -634,6 +634,8 @@ pub fn apply(opts: &ApplyOptions, notify: &mut Notify<'_>) -> Result<Applied, Ap
         ("DEPLOY_GATE_BACKEND", opts.backend.clone()),
         ("DEPLOY_GATE_SIGNERS", v.signers.join(",")),
         ("DEPLOY_GATE_PAYLOAD_SHA256", v.payload_sha256.clone()),
+        // Empty when no trainer's signature was checked.
+        ("DEPLOY_GATE_TRAINER_KEY", trainer_key.clone().unwrap_or_default()),
     ];
 
     if !v.approved {
