@@ -172,6 +172,68 @@ export interface DiffTemplateRow extends DiffTemplate { template_text: string | 
 
 
 
+/** The name of a failed model-signature check (`src/oms/mod.rs`), in the order they run. */
+export type ModelSignatureCheckName = "bundle_shape" | "keyless" | "signature_count" | "certificate" | "untrusted_key" | "signature" | "statement_type" | "predicate_type" | "predicate" | "subject_digest" | "symlink" | "file_missing" | "file_extra" | "file_digest" | "model_identity";
+/** How a signed decision names its model: its subject digest (`sha256:<hex>` or hex) and the
+ * subject's `digest_scheme` annotation (null or absent: the original directory digest). */
+export interface DecisionModel { model_digest: string; digest_scheme?: string | null; }
+/** Options of `verifyModelSignature` and `new ModelCheck`. */
+export interface ModelSignatureOptions {
+    /** Trusted root certificates (PEM; several in one text are fine) for the certificate method. */
+    trusted_roots?: string[];
+    /** The signed decision to compare the model with. */
+    decision?: DecisionModel;
+}
+/** A file held in memory: its path relative to the model root, `/`-separated (`"."` for a
+ * single-file model), and its bytes. */
+export interface ModelFileInput { path: string; bytes: Uint8Array; }
+export interface ModelSignatureFailure { check: ModelSignatureCheckName; detail: string; file: string | null; message: string; }
+/** A signed resource: a file, or (method `shards`) the byte range `start`..`end` of one. */
+export interface ModelResource { name: string; path: string; start: number | null; end: number | null; digest: string; }
+/** What a verified `model.sig` says. */
+export interface TrainerSignature {
+    /** hex sha256 of the trainer's public key (SPKI DER), as deploy-gate names keys. */
+    key_id: string;
+    /** model-signing's `publicKey.hint` for the same key. */
+    key_hint: string;
+    curve: "P-256" | "P-384";
+    signed_by: { method: "key" } | { method: "certificate"; subject: string; root: string };
+    model_name: string;
+    /** The OMS subject digest, `sha256:<hex>`. */
+    subject_digest: string;
+    method: "files" | "shards";
+    shard_size: number | null;
+    /** The paths left out of the folder: OMS's defaults and the signed ones (and `model.sig` at the root when it is this bundle). */
+    ignore_paths: string[];
+    /** One resource named "." : a single-file model. */
+    single_file: boolean;
+    resources: ModelResource[];
+    payload_sha256: string;
+}
+/** The files compared: how many were given, how many compared (the others are ignored paths). */
+export interface ModelFilesChecked { given: number; checked: number; ignored: number; all_match: boolean; }
+/** Whether the trainer's signature names the decision's model: `same` null when it cannot be
+ * told; `by` how it was told (the OMS digest, the files given, or the signed resources). */
+export interface SameModel { same: boolean | null; by: "digest" | "files" | "resources" | null; detail: string; }
+export interface ModelSignatureResult {
+    /** The bundle verified and, when files were given, every file matched. */
+    valid: boolean;
+    /** The first failed check (null when valid). */
+    failure: ModelSignatureFailure | null;
+    /** The verified bundle (null when the bundle itself failed). */
+    signature: TrainerSignature | null;
+    /** null when no files were given (or the bundle failed). */
+    files: ModelFilesChecked | null;
+    /** null when no decision was given. */
+    same_model: SameModel | null;
+}
+/** A file hashed by a `ModelFileHasher`. */
+export interface ModelFileDigests { size: number; sha256: string; shards: string[]; }
+/** A trusted trainer key or root certificates, as `trainerKeyInfo` reads them. */
+export type TrainerKeyInfo = { kind: "key"; key_id: string; key_hint: string; curve: "P-256" | "P-384" } | { kind: "roots"; certificates: number; subjects: string[] };
+
+
+
 export interface KeyPair { private_pem: string; public_pem: string; keyid: string; }
 export interface KeyInfo { kind: "private" | "public"; keyid: string; }
 export interface VerifyOptions { threshold?: number; model_digest?: string; target?: string; now: number; max_age_seconds?: number; }
@@ -188,8 +250,10 @@ export interface VerifiedDecision extends VerifyScope {
 /** A rejected envelope: the failed check and why. */
 export interface RejectedDecision extends VerifyScope { valid: false; check: CheckName; message: string; signers: string[]; }
 export type VerifyResult = VerifiedDecision | RejectedDecision;
-/** A verified decision opened with `openSignedDecision`: the report read from the verified statement, and its text. */
-export interface OpenedDecision extends VerifiedDecision { report: GateReport; report_json: string; }
+/** A verified decision opened with `openSignedDecision`: the report read from the verified statement, and its text;
+ * `digest_scheme`: the subject's annotation naming how `model_digest` was computed (null: the original directory
+ * digest; `"oms-v1.0-files"`: the OpenSSF Model Signing digest, as `deploy-gate sign --model-path` names a model). */
+export interface OpenedDecision extends VerifiedDecision { report: GateReport; report_json: string; digest_scheme: string | null; }
 /** `openSignedDecision`'s answer: the opened decision, or the rejection (no report: it is not trusted). */
 export type SignedDecision = OpenedDecision | RejectedDecision;
 
@@ -414,6 +478,91 @@ export class GateSession {
 }
 
 /**
+ * The trainer's signature over a model, checked file by file.
+ *
+ * Made from the bundle (verified at once: `result()`), it takes the model's files — every file
+ * of the folder, the ignored paths too, each exactly once — streamed (`addFile`, `update`,
+ * `finishFile`) or as digests computed elsewhere (`addFileDigests`), then `finish` compares
+ * them with the signed resources.
+ */
+export class ModelCheck {
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * A file hashed elsewhere (`ModelFileHasher.finish()`, or for the `files` method any sha256
+     * such as `Sha256Stream`'s): its size, sha256 (hex) and, for `shards`, its shards' sha256
+     * in order.
+     */
+    addFileDigests(path: string, size: number, sha256: string, shards?: string[] | null): void;
+    /**
+     * Begins a file streamed through this check (its bytes with `update`, then `finishFile`).
+     */
+    addFile(path: string): void;
+    /**
+     * Ends the current file.
+     */
+    finishFile(): void;
+    /**
+     * Compares the files given with the signed resources: the result, `files` filled in (the
+     * check can take no more files).
+     */
+    finish(): ModelSignatureResult;
+    /**
+     * Whether the signature leaves this path out (OMS's defaults and the signed
+     * `ignore_paths`, each at the model root with everything below it). An ignored file is
+     * still given (the original directory digest counts it) but not compared; nor is a
+     * `model.sig` at the model root whose bytes are the bundle's (the signature itself, left
+     * out as `deploy-gate verify` leaves out the signature file).
+     */
+    ignored(path: string): boolean;
+    /**
+     * Verifies `bundle` (`model.sig`: bytes or JSON text) against the trusted trainer keys
+     * (SPKI PEM, P-256 or P-384) and `options.trusted_roots`. A bundle that fails is a result
+     * (`result().failure`), not an exception; an unreadable key or option throws.
+     */
+    constructor(bundle: Uint8Array | string, trusted_keys: string[], options?: ModelSignatureOptions);
+    /**
+     * The result so far: the bundle's verification (and the decision's model, compared by the
+     * digest or the signed resources); after `finish`, with the files.
+     */
+    result(): ModelSignatureResult;
+    /**
+     * The current file's next bytes.
+     */
+    update(bytes: Uint8Array | number[]): void;
+    /**
+     * Whether the bundle verified (its files may still differ).
+     */
+    readonly bundleValid: boolean;
+    /**
+     * The shard size the files are hashed with (0: the `files` method, or no valid bundle).
+     */
+    readonly shardSize: number;
+}
+
+/**
+ * Hashes one file of a model as a `shards` (or, with shard size 0, `files`) signature needs it,
+ * in one pass: for a worker that hashes files while another holds the `ModelCheck`.
+ */
+export class ModelFileHasher {
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * The file's size, sha256 and shard digests (hex); the hasher can be used no further.
+     */
+    finish(): ModelFileDigests;
+    /**
+     * A hasher; `shard_size`: the signature's (`TrainerSignature.shard_size`), 0 or null for
+     * the `files` method.
+     */
+    constructor(shard_size?: number | null);
+    /**
+     * Adds the file's next bytes.
+     */
+    update(bytes: Uint8Array | number[]): void;
+}
+
+/**
  * Pass 1 over one part of an audit file, in any worker: the bytes from `offset` (0 or just
  * after a newline) to the end of the part. `finish` gives the segment for `mergeSegment`.
  */
@@ -530,10 +679,24 @@ export function signDecision(report_json: string, private_pem: string, model_nam
 export function start(): void;
 
 /**
+ * What a trusted trainer key's PEM holds: an ECDSA public key (its key id, model-signing's
+ * hint and its curve) or root certificates (how many, and their subjects).
+ */
+export function trainerKeyInfo(pem: string): TrainerKeyInfo;
+
+/**
  * Verifies an envelope against trusted public keys (PEM). Invalid envelopes are a result with
  * `valid: false` and the failed `check`, not an exception.
  */
 export function verifyEnvelope(envelope: Uint8Array | number[], trusted_pems: string[], options: VerifyOptions): VerifyResult;
+
+/**
+ * Verifies a trainer's `model.sig` (OpenSSF Model Signing v1.0) against trusted trainer keys
+ * (SPKI PEM, ECDSA P-256/P-384) and, with `options.trusted_roots`, the certificate method; with
+ * `files`, the model's files held in memory are compared with the signed ones (a large folder:
+ * `ModelCheck`). A failed check is a result (`valid: false`, `failure`), not an exception.
+ */
+export function verifyModelSignature(bundle: Uint8Array | string, trusted_keys: string[], files?: ModelFileInput[] | null, options?: ModelSignatureOptions): ModelSignatureResult;
 
 export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
 
@@ -541,6 +704,8 @@ export interface InitOutput {
     readonly memory: WebAssembly.Memory;
     readonly __wbg_gatediff_free: (a: number, b: number) => void;
     readonly __wbg_gatesession_free: (a: number, b: number) => void;
+    readonly __wbg_modelcheck_free: (a: number, b: number) => void;
+    readonly __wbg_modelfilehasher_free: (a: number, b: number) => void;
     readonly __wbg_segmentscanner_free: (a: number, b: number) => void;
     readonly __wbg_sha256stream_free: (a: number, b: number) => void;
     readonly checkPolicy: (a: any) => [number, number, number];
@@ -596,6 +761,19 @@ export interface InitOutput {
     readonly gatesession_testSetJsonl: (a: number) => [number, number, number, number];
     readonly generateKeyPair: (a: number, b: number) => [number, number, number];
     readonly keyInfo: (a: number, b: number) => [number, number, number];
+    readonly modelcheck_addFile: (a: number, b: number, c: number) => [number, number];
+    readonly modelcheck_addFileDigests: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number) => [number, number];
+    readonly modelcheck_bundleValid: (a: number) => number;
+    readonly modelcheck_finish: (a: number) => [number, number, number];
+    readonly modelcheck_finishFile: (a: number) => [number, number];
+    readonly modelcheck_ignored: (a: number, b: number, c: number) => number;
+    readonly modelcheck_new: (a: any, b: number, c: number, d: number) => [number, number, number];
+    readonly modelcheck_result: (a: number) => [number, number, number];
+    readonly modelcheck_shardSize: (a: number) => number;
+    readonly modelcheck_update: (a: number, b: number, c: number) => [number, number];
+    readonly modelfilehasher_finish: (a: number) => [number, number, number];
+    readonly modelfilehasher_new: (a: number, b: number) => [number, number, number];
+    readonly modelfilehasher_update: (a: number, b: number, c: number) => void;
     readonly openSignedDecision: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
     readonly reportHtml: (a: number, b: number) => [number, number, number, number];
     readonly reportMarkdown: (a: number, b: number) => [number, number, number, number];
@@ -607,7 +785,9 @@ export interface InitOutput {
     readonly sha256stream_update: (a: number, b: number, c: number) => void;
     readonly signDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => [number, number, number, number];
     readonly start: () => void;
+    readonly trainerKeyInfo: (a: number, b: number) => [number, number, number];
     readonly verifyEnvelope: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
+    readonly verifyModelSignature: (a: any, b: number, c: number, d: number, e: number) => [number, number, number];
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;

@@ -665,6 +665,218 @@ export class GateSession {
 if (Symbol.dispose) GateSession.prototype[Symbol.dispose] = GateSession.prototype.free;
 
 /**
+ * The trainer's signature over a model, checked file by file.
+ *
+ * Made from the bundle (verified at once: `result()`), it takes the model's files — every file
+ * of the folder, the ignored paths too, each exactly once — streamed (`addFile`, `update`,
+ * `finishFile`) or as digests computed elsewhere (`addFileDigests`), then `finish` compares
+ * them with the signed resources.
+ */
+export class ModelCheck {
+    __destroy_into_raw() {
+        const ptr = this.__wbg_ptr;
+        this.__wbg_ptr = 0;
+        ModelCheckFinalization.unregister(this);
+        return ptr;
+    }
+    free() {
+        const ptr = this.__destroy_into_raw();
+        wasm.__wbg_modelcheck_free(ptr, 0);
+    }
+    /**
+     * A file hashed elsewhere (`ModelFileHasher.finish()`, or for the `files` method any sha256
+     * such as `Sha256Stream`'s): its size, sha256 (hex) and, for `shards`, its shards' sha256
+     * in order.
+     * @param {string} path
+     * @param {number} size
+     * @param {string} sha256
+     * @param {string[] | null} [shards]
+     */
+    addFileDigests(path, size, sha256, shards) {
+        const val4 = +size;
+        let ptr0, len0, ptr1, len1, ptr2, len2;
+        try {
+            ptr0 = passStringToWasm0(path, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            len0 = WASM_VECTOR_LEN;
+            ptr1 = passStringToWasm0(sha256, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            len1 = WASM_VECTOR_LEN;
+            ptr2 = isLikeNone(shards) ? 0 : passArrayJsValueToWasm0(shards, wasm.__wbindgen_malloc);
+            len2 = WASM_VECTOR_LEN;
+        } catch (e) {
+            if (ptr2) { wasm.__externref_drop_slice(ptr2, len2); wasm.__wbindgen_free(ptr2, len2 * 4, 4); }
+            if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+            if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+            throw e;
+        }
+        const ret = wasm.modelcheck_addFileDigests(this.__wbg_ptr, ptr0, len0, val4, ptr1, len1, ptr2, len2);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
+    }
+    /**
+     * Begins a file streamed through this check (its bytes with `update`, then `finishFile`).
+     * @param {string} path
+     */
+    addFile(path) {
+        const ptr0 = passStringToWasm0(path, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.modelcheck_addFile(this.__wbg_ptr, ptr0, len0);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
+    }
+    /**
+     * Whether the bundle verified (its files may still differ).
+     * @returns {boolean}
+     */
+    get bundleValid() {
+        const ret = wasm.modelcheck_bundleValid(this.__wbg_ptr);
+        return ret !== 0;
+    }
+    /**
+     * Ends the current file.
+     */
+    finishFile() {
+        const ret = wasm.modelcheck_finishFile(this.__wbg_ptr);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
+    }
+    /**
+     * Compares the files given with the signed resources: the result, `files` filled in (the
+     * check can take no more files).
+     * @returns {ModelSignatureResult}
+     */
+    finish() {
+        const ret = wasm.modelcheck_finish(this.__wbg_ptr);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+    /**
+     * Whether the signature leaves this path out (OMS's defaults and the signed
+     * `ignore_paths`, each at the model root with everything below it). An ignored file is
+     * still given (the original directory digest counts it) but not compared; nor is a
+     * `model.sig` at the model root whose bytes are the bundle's (the signature itself, left
+     * out as `deploy-gate verify` leaves out the signature file).
+     * @param {string} path
+     * @returns {boolean}
+     */
+    ignored(path) {
+        const ptr0 = passStringToWasm0(path, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.modelcheck_ignored(this.__wbg_ptr, ptr0, len0);
+        return ret !== 0;
+    }
+    /**
+     * Verifies `bundle` (`model.sig`: bytes or JSON text) against the trusted trainer keys
+     * (SPKI PEM, P-256 or P-384) and `options.trusted_roots`. A bundle that fails is a result
+     * (`result().failure`), not an exception; an unreadable key or option throws.
+     * @param {Uint8Array | string} bundle
+     * @param {string[]} trusted_keys
+     * @param {ModelSignatureOptions} [options]
+     */
+    constructor(bundle, trusted_keys, options) {
+        const ptr0 = passArrayJsValueToWasm0(trusted_keys, wasm.__wbindgen_malloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.modelcheck_new(bundle, ptr0, len0, isLikeNone(options) ? 0 : addToExternrefTable0(options));
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        this.__wbg_ptr = ret[0];
+        ModelCheckFinalization.register(this, this.__wbg_ptr, this);
+        return this;
+    }
+    /**
+     * The result so far: the bundle's verification (and the decision's model, compared by the
+     * digest or the signed resources); after `finish`, with the files.
+     * @returns {ModelSignatureResult}
+     */
+    result() {
+        const ret = wasm.modelcheck_result(this.__wbg_ptr);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+    /**
+     * The shard size the files are hashed with (0: the `files` method, or no valid bundle).
+     * @returns {number}
+     */
+    get shardSize() {
+        const ret = wasm.modelcheck_shardSize(this.__wbg_ptr);
+        return ret;
+    }
+    /**
+     * The current file's next bytes.
+     * @param {Uint8Array | number[]} bytes
+     */
+    update(bytes) {
+        const ptr0 = passArray8ToWasm0(bytes, wasm.__wbindgen_malloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.modelcheck_update(this.__wbg_ptr, ptr0, len0);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
+    }
+}
+if (Symbol.dispose) ModelCheck.prototype[Symbol.dispose] = ModelCheck.prototype.free;
+
+/**
+ * Hashes one file of a model as a `shards` (or, with shard size 0, `files`) signature needs it,
+ * in one pass: for a worker that hashes files while another holds the `ModelCheck`.
+ */
+export class ModelFileHasher {
+    __destroy_into_raw() {
+        const ptr = this.__wbg_ptr;
+        this.__wbg_ptr = 0;
+        ModelFileHasherFinalization.unregister(this);
+        return ptr;
+    }
+    free() {
+        const ptr = this.__destroy_into_raw();
+        wasm.__wbg_modelfilehasher_free(ptr, 0);
+    }
+    /**
+     * The file's size, sha256 and shard digests (hex); the hasher can be used no further.
+     * @returns {ModelFileDigests}
+     */
+    finish() {
+        const ptr = this.__destroy_into_raw();
+        const ret = wasm.modelfilehasher_finish(ptr);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+    /**
+     * A hasher; `shard_size`: the signature's (`TrainerSignature.shard_size`), 0 or null for
+     * the `files` method.
+     * @param {number | null} [shard_size]
+     */
+    constructor(shard_size) {
+        const ret = wasm.modelfilehasher_new(!isLikeNone(shard_size), isLikeNone(shard_size) ? 0 : shard_size);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        this.__wbg_ptr = ret[0];
+        ModelFileHasherFinalization.register(this, this.__wbg_ptr, this);
+        return this;
+    }
+    /**
+     * Adds the file's next bytes.
+     * @param {Uint8Array | number[]} bytes
+     */
+    update(bytes) {
+        const ptr0 = passArray8ToWasm0(bytes, wasm.__wbindgen_malloc);
+        const len0 = WASM_VECTOR_LEN;
+        wasm.modelfilehasher_update(this.__wbg_ptr, ptr0, len0);
+    }
+}
+if (Symbol.dispose) ModelFileHasher.prototype[Symbol.dispose] = ModelFileHasher.prototype.free;
+
+/**
  * Pass 1 over one part of an audit file, in any worker: the bytes from `offset` (0 or just
  * after a newline) to the end of the part. `finish` gives the segment for `mergeSegment`.
  */
@@ -1094,6 +1306,22 @@ export function start() {
 }
 
 /**
+ * What a trusted trainer key's PEM holds: an ECDSA public key (its key id, model-signing's
+ * hint and its curve) or root certificates (how many, and their subjects).
+ * @param {string} pem
+ * @returns {TrainerKeyInfo}
+ */
+export function trainerKeyInfo(pem) {
+    const ptr0 = passStringToWasm0(pem, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+    const len0 = WASM_VECTOR_LEN;
+    const ret = wasm.trainerKeyInfo(ptr0, len0);
+    if (ret[2]) {
+        throw takeFromExternrefTable0(ret[1]);
+    }
+    return takeFromExternrefTable0(ret[0]);
+}
+
+/**
  * Verifies an envelope against trusted public keys (PEM). Invalid envelopes are a result with
  * `valid: false` and the failed `check`, not an exception.
  * @param {Uint8Array | number[]} envelope
@@ -1114,6 +1342,27 @@ export function verifyEnvelope(envelope, trusted_pems, options) {
         throw e;
     }
     const ret = wasm.verifyEnvelope(ptr0, len0, ptr1, len1, options);
+    if (ret[2]) {
+        throw takeFromExternrefTable0(ret[1]);
+    }
+    return takeFromExternrefTable0(ret[0]);
+}
+
+/**
+ * Verifies a trainer's `model.sig` (OpenSSF Model Signing v1.0) against trusted trainer keys
+ * (SPKI PEM, ECDSA P-256/P-384) and, with `options.trusted_roots`, the certificate method; with
+ * `files`, the model's files held in memory are compared with the signed ones (a large folder:
+ * `ModelCheck`). A failed check is a result (`valid: false`, `failure`), not an exception.
+ * @param {Uint8Array | string} bundle
+ * @param {string[]} trusted_keys
+ * @param {ModelFileInput[] | null} [files]
+ * @param {ModelSignatureOptions} [options]
+ * @returns {ModelSignatureResult}
+ */
+export function verifyModelSignature(bundle, trusted_keys, files, options) {
+    const ptr0 = passArrayJsValueToWasm0(trusted_keys, wasm.__wbindgen_malloc);
+    const len0 = WASM_VECTOR_LEN;
+    const ret = wasm.verifyModelSignature(bundle, ptr0, len0, isLikeNone(files) ? 0 : addToExternrefTable0(files), isLikeNone(options) ? 0 : addToExternrefTable0(options));
     if (ret[2]) {
         throw takeFromExternrefTable0(ret[1]);
     }
@@ -1167,8 +1416,42 @@ function __wbg_get_imports() {
                 wasm.__wbindgen_free(deferred0_0, deferred0_1, 1);
             }
         },
+        __wbg_from_eac91875c8a5ffa4: function(arg0) {
+            const ret = Array.from(arg0);
+            return ret;
+        },
+        __wbg_get_2080c49015e35254: function() { return handleError(function (arg0, arg1) {
+            const ret = Reflect.get(arg0, arg1);
+            return ret;
+        }, arguments); },
+        __wbg_get_unchecked_e6325ad374eff861: function(arg0, arg1) {
+            const ret = arg0[arg1 >>> 0];
+            return ret;
+        },
+        __wbg_instanceof_Uint8Array_d7aeb0dcb3108fea: function(arg0) {
+            let result;
+            try {
+                result = arg0 instanceof Uint8Array;
+            } catch (_) {
+                result = false;
+            }
+            const ret = result;
+            return ret;
+        },
+        __wbg_isArray_bcf1376d0d732d08: function(arg0) {
+            const ret = Array.isArray(arg0);
+            return ret;
+        },
         __wbg_length_186163212ffe79c3: function(arg0) {
             const ret = arg0.length;
+            return ret;
+        },
+        __wbg_length_b03a0fabb109b1e9: function(arg0) {
+            const ret = arg0.length;
+            return ret;
+        },
+        __wbg_new_13de428334042d26: function(arg0) {
+            const ret = new Uint8Array(arg0);
             return ret;
         },
         __wbg_new_37eb45aaf5eeb820: function() {
@@ -1260,6 +1543,12 @@ const GateDiffFinalization = (typeof FinalizationRegistry === 'undefined')
 const GateSessionFinalization = (typeof FinalizationRegistry === 'undefined')
     ? { register: () => {}, unregister: () => {} }
     : new FinalizationRegistry(ptr => wasm.__wbg_gatesession_free(ptr, 1));
+const ModelCheckFinalization = (typeof FinalizationRegistry === 'undefined')
+    ? { register: () => {}, unregister: () => {} }
+    : new FinalizationRegistry(ptr => wasm.__wbg_modelcheck_free(ptr, 1));
+const ModelFileHasherFinalization = (typeof FinalizationRegistry === 'undefined')
+    ? { register: () => {}, unregister: () => {} }
+    : new FinalizationRegistry(ptr => wasm.__wbg_modelfilehasher_free(ptr, 1));
 const SegmentScannerFinalization = (typeof FinalizationRegistry === 'undefined')
     ? { register: () => {}, unregister: () => {} }
     : new FinalizationRegistry(ptr => wasm.__wbg_segmentscanner_free(ptr, 1));

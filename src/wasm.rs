@@ -16,6 +16,9 @@ use crate::testset::{TestSet, TO_END};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+mod model_signature;
+pub use model_signature::{trainer_key_info, verify_model_signature, ModelCheck, ModelFileHasher};
+
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
 /**
@@ -154,8 +157,10 @@ export interface VerifiedDecision extends VerifyScope {
 /** A rejected envelope: the failed check and why. */
 export interface RejectedDecision extends VerifyScope { valid: false; check: CheckName; message: string; signers: string[]; }
 export type VerifyResult = VerifiedDecision | RejectedDecision;
-/** A verified decision opened with `openSignedDecision`: the report read from the verified statement, and its text. */
-export interface OpenedDecision extends VerifiedDecision { report: GateReport; report_json: string; }
+/** A verified decision opened with `openSignedDecision`: the report read from the verified statement, and its text;
+ * `digest_scheme`: the subject's annotation naming how `model_digest` was computed (null: the original directory
+ * digest; `"oms-v1.0-files"`: the OpenSSF Model Signing digest, as `deploy-gate sign --model-path` names a model). */
+export interface OpenedDecision extends VerifiedDecision { report: GateReport; report_json: string; digest_scheme: string | null; }
 /** `openSignedDecision`'s answer: the opened decision, or the rejection (no report: it is not trusted). */
 export type SignedDecision = OpenedDecision | RejectedDecision;
 "#;
@@ -645,6 +650,11 @@ pub fn open_signed_decision(
         .map_err(|_| into_error("internal error: cannot set the report"))?;
     js_sys::Reflect::set(&result, &"report_json".into(), &JsValue::from_str(&report_json))
         .map_err(|_| into_error("internal error: cannot set the report"))?;
+    let scheme = v.statement["subject"][v.subject_index]["annotations"][crate::attest::DIGEST_SCHEME]
+        .as_str()
+        .map_or(JsValue::NULL, JsValue::from_str);
+    js_sys::Reflect::set(&result, &"digest_scheme".into(), &scheme)
+        .map_err(|_| into_error("internal error: cannot set the digest scheme"))?;
     Ok(result)
 }
 

@@ -383,6 +383,11 @@ fn a_signed_decision_is_opened_and_cosigned_only_when_it_verifies() {
     let mut summary = opened.clone();
     summary.as_object_mut().unwrap().remove("report");
     summary.as_object_mut().unwrap().remove("report_json");
+    // And the subject's digest scheme: none, a digest given as the original directory digest.
+    assert_eq!(
+        summary.as_object_mut().unwrap().remove("digest_scheme"),
+        Some(Value::Null)
+    );
     assert_eq!(
         summary,
         plain(&verify_envelope(envelope.as_bytes(), vec![pem(&a, "public_pem")], options()).unwrap())
@@ -608,4 +613,316 @@ fn two_reports_and_two_signed_decisions_are_diffed_as_the_cli_diffs_them() {
         err.contains("after: it is a signed decision: it is read only once it verifies, and no trusted key was given"),
         "{err}"
     );
+}
+
+// ---------------------------------------------------------------- the trainer's model signature
+//
+// The bundles in tests/fixtures/oms-page were signed by model-signing 1.1.1 (the reference
+// implementation of OpenSSF Model Signing; the commands are in that folder's README.md).
+
+mod model_signature {
+    use super::*;
+    use deploy_gate::wasm::{trainer_key_info, verify_model_signature, ModelCheck, ModelFileHasher};
+
+    const SIG: &[u8] = include_bytes!("fixtures/oms-page/model/model.sig");
+    const SHARDS_SIG: &[u8] = include_bytes!("fixtures/oms-page/shards.sig");
+    const SINGLE_SIG: &[u8] = include_bytes!("fixtures/oms-page/single.sig");
+    const TRAINER: &str = include_str!("fixtures/oms-page/trainer.pub.pem");
+    const OTHER: &str = include_str!("fixtures/oms-page/other.pub.pem");
+    /// Every file of the model folder, the ignored ones and the signature too.
+    const FILES: [(&str, &[u8]); 8] = [
+        ("config.json", include_bytes!("fixtures/oms-page/model/config.json")),
+        ("empty.txt", include_bytes!("fixtures/oms-page/model/empty.txt")),
+        (
+            "r\u{e9}sum\u{e9} notes.txt",
+            include_bytes!("fixtures/oms-page/model/résumé notes.txt"),
+        ),
+        (
+            "tokenizer vocab.txt",
+            include_bytes!("fixtures/oms-page/model/tokenizer vocab.txt"),
+        ),
+        (
+            "weights/part-00001.bin",
+            include_bytes!("fixtures/oms-page/model/weights/part-00001.bin"),
+        ),
+        (
+            "weights/part-00002.bin",
+            include_bytes!("fixtures/oms-page/model/weights/part-00002.bin"),
+        ),
+        (
+            ".github/notes.txt",
+            include_bytes!("fixtures/oms-page/model/.github/notes.txt"),
+        ),
+        ("model.sig", SIG),
+    ];
+    /// `deploy-gate digest --oms tests/fixtures/oms-page/model` (= the subject digest of model.sig).
+    const OMS_DIGEST: &str = "sha256:5ead6fba1f924fe03dcfd50f04ec4ebf1789f1bf8d6a8c6883d70c2834ee2441";
+    /// `deploy-gate digest tests/fixtures/oms-page/model`: the original directory digest.
+    const ORIGINAL_DIGEST: &str = "sha256:e8bbb00b7721bd59a840506cead52a9537b531c2f53d01fae893725cafc92b99";
+
+    fn value(v: &JsValue) -> Value {
+        serde_json::from_str(&JSON::stringify(v).unwrap().as_string().unwrap()).unwrap()
+    }
+
+    fn files(list: &[(&str, &[u8])]) -> JsValue {
+        let out = js_sys::Array::new();
+        for (path, bytes) in list {
+            let o = js_sys::Object::new();
+            Reflect::set(&o, &"path".into(), &(*path).into()).unwrap();
+            Reflect::set(&o, &"bytes".into(), &js_sys::Uint8Array::from(*bytes)).unwrap();
+            out.push(&o);
+        }
+        out.into()
+    }
+
+    fn verify(bundle: &[u8], keys: &[&str], list: Option<&[(&str, &[u8])]>, options: &str) -> Value {
+        let r = verify_model_signature(
+            js_sys::Uint8Array::from(bundle).into(),
+            keys.iter().map(|k| k.to_string()).collect(),
+            list.map(files),
+            Some(js(options)),
+        )
+        .unwrap();
+        value(&r)
+    }
+
+    #[wasm_bindgen_test]
+    fn a_reference_bundle_verifies_with_its_files_and_names_the_decisions_model() {
+        let r = verify(
+            SIG,
+            &[TRAINER],
+            Some(&FILES),
+            &format!(r#"{{"decision": {{"model_digest": "{OMS_DIGEST}", "digest_scheme": "oms-v1.0-files"}}}}"#),
+        );
+        assert_eq!(r["valid"], true, "{r}");
+        assert_eq!(r["failure"], Value::Null);
+        let s = &r["signature"];
+        let info = value(&trainer_key_info(TRAINER).unwrap());
+        assert_eq!(info["kind"], "key");
+        assert_eq!(info["curve"], "P-256");
+        assert_eq!(s["key_id"], info["key_id"]);
+        assert_eq!(s["model_name"], "model");
+        assert_eq!(s["subject_digest"], OMS_DIGEST);
+        assert_eq!(s["method"], "files");
+        assert_eq!(s["signed_by"]["method"], "key");
+        let names: Vec<&str> = s["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(names.len(), 6);
+        assert!(names.contains(&"r\u{e9}sum\u{e9} notes.txt"));
+        assert_eq!(
+            r["files"],
+            serde_json::json!({"given": 8, "checked": 6, "ignored": 2, "all_match": true})
+        );
+        assert_eq!(r["same_model"]["same"], true);
+        assert_eq!(r["same_model"]["by"], "digest");
+        // Without files: the bundle alone, files not checked.
+        let alone = verify(SIG, &[TRAINER], None, "null");
+        assert_eq!(
+            (
+                alone["valid"].clone(),
+                alone["files"].clone(),
+                alone["same_model"].clone()
+            ),
+            (Value::Bool(true), Value::Null, Value::Null)
+        );
+        // The JSON text works as well as the bytes.
+        let text = value(
+            &verify_model_signature(
+                std::str::from_utf8(SIG).unwrap().into(),
+                vec![TRAINER.into()],
+                None,
+                None,
+            )
+            .unwrap(),
+        );
+        assert_eq!(text["valid"], true);
+    }
+
+    #[wasm_bindgen_test]
+    fn another_model_a_tampered_file_and_an_untrusted_key_are_refused_by_name() {
+        let other = "sha256:".to_owned() + &"ab".repeat(32);
+        let r = verify(
+            SIG,
+            &[TRAINER],
+            None,
+            &format!(r#"{{"decision": {{"model_digest": "{other}", "digest_scheme": "oms-v1.0-files"}}}}"#),
+        );
+        assert_eq!(r["valid"], true);
+        assert_eq!(r["same_model"]["same"], false);
+        let mut tampered = FILES;
+        tampered[0].1 = b"{\"architectures\": [\"Tiny\"], \"hidden_size\": 9}\n";
+        let r = verify(SIG, &[TRAINER], Some(&tampered), "{}");
+        assert_eq!(r["valid"], false);
+        assert_eq!(r["failure"]["check"], "file_digest");
+        assert_eq!(r["failure"]["file"], "config.json");
+        assert_eq!(r["files"]["all_match"], false);
+        assert_eq!(r["signature"]["model_name"], "model", "the bundle itself verified");
+        let r = verify(SIG, &[TRAINER], Some(&FILES[1..]), "{}");
+        assert_eq!(
+            (r["failure"]["check"].as_str(), r["failure"]["file"].as_str()),
+            (Some("file_missing"), Some("config.json"))
+        );
+        let mut extra = FILES.to_vec();
+        extra.push(("notes/new.txt", b"x"));
+        let r = verify(SIG, &[TRAINER], Some(&extra), "{}");
+        assert_eq!(
+            (r["failure"]["check"].as_str(), r["failure"]["file"].as_str()),
+            (Some("file_extra"), Some("notes/new.txt"))
+        );
+        let r = verify(SIG, &[OTHER], Some(&FILES), "{}");
+        assert_eq!(r["valid"], false);
+        assert_eq!(r["failure"]["check"], "untrusted_key");
+        assert_eq!(r["signature"], Value::Null);
+        assert_eq!(value(&trainer_key_info(OTHER).unwrap())["curve"], "P-384");
+        // Not a key, a bad path, a path given twice: errors, not results.
+        assert!(trainer_key_info("hello").is_err());
+        assert!(
+            verify_model_signature(js_sys::Uint8Array::from(SIG).into(), vec!["hello".into()], None, None).is_err()
+        );
+        let mut check = ModelCheck::new(js_sys::Uint8Array::from(SIG).into(), vec![TRAINER.into()], None).unwrap();
+        assert!(check.add_file("../x").is_err());
+        assert!(check.add_file("/x").is_err());
+        check.add_file("a").unwrap();
+        check.finish_file().unwrap();
+        assert!(check.add_file("a").is_err());
+        // A bundle that is not one.
+        let r = verify(b"{}", &[TRAINER], None, "{}");
+        assert_eq!(r["failure"]["check"], "bundle_shape");
+    }
+
+    #[wasm_bindgen_test]
+    fn shards_stream_through_the_check_or_are_hashed_apart() {
+        // Streamed in odd chunks through the check.
+        let mut check =
+            ModelCheck::new(js_sys::Uint8Array::from(SHARDS_SIG).into(), vec![TRAINER.into()], None).unwrap();
+        assert_eq!(check.shard_size(), 4096.0);
+        assert!(check.ignored(".github/notes.txt"));
+        assert!(
+            !check.ignored("model.sig"),
+            "this bundle signed the folder's model.sig as a file"
+        );
+        for (path, bytes) in FILES {
+            check.add_file(path).unwrap();
+            for c in bytes.chunks(1000) {
+                check.update(c).unwrap();
+            }
+            check.finish_file().unwrap();
+        }
+        let r = value(&check.finish().unwrap());
+        assert_eq!(r["valid"], true, "{r}");
+        assert_eq!(r["signature"]["method"], "shards");
+        assert_eq!(r["signature"]["shard_size"], 4096);
+        assert_eq!(r["files"]["checked"], 7);
+        // Hashed elsewhere (a worker per file), the digests given.
+        let mut check =
+            ModelCheck::new(js_sys::Uint8Array::from(SHARDS_SIG).into(), vec![TRAINER.into()], None).unwrap();
+        for (path, bytes) in FILES {
+            let mut h = ModelFileHasher::new(Some(4096.0)).unwrap();
+            for c in bytes.chunks(777) {
+                h.update(c);
+            }
+            let d = value(&h.finish().unwrap());
+            let shards: Vec<String> = d["shards"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap().to_owned())
+                .collect();
+            check
+                .add_file_digests(
+                    path,
+                    d["size"].as_f64().unwrap(),
+                    d["sha256"].as_str().unwrap(),
+                    Some(shards),
+                )
+                .unwrap();
+        }
+        assert_eq!(value(&check.finish().unwrap())["valid"], true);
+        assert!(check.add_file("late").is_err(), "finished");
+        // A shard digest short is an error.
+        let mut check =
+            ModelCheck::new(js_sys::Uint8Array::from(SHARDS_SIG).into(), vec![TRAINER.into()], None).unwrap();
+        assert!(check
+            .add_file_digests("weights/part-00001.bin", 64000.0, &"0".repeat(64), Some(vec![]))
+            .is_err());
+    }
+
+    #[wasm_bindgen_test]
+    fn a_decision_by_the_original_digest_is_compared_by_the_files() {
+        let decision = format!(r#"{{"decision": {{"model_digest": "{ORIGINAL_DIGEST}"}}}}"#);
+        // Without the files it cannot be told (the folder holds more than the signed files).
+        let r = verify(SIG, &[TRAINER], None, &decision);
+        assert_eq!(r["same_model"]["same"], Value::Null);
+        let r = verify(SIG, &[TRAINER], Some(&FILES), &decision);
+        assert_eq!(r["same_model"]["same"], true, "{r}");
+        assert_eq!(r["same_model"]["by"], "files");
+        let mut tampered = FILES;
+        tampered[6].1 = b"changed";
+        let r = verify(SIG, &[TRAINER], Some(&tampered), &decision);
+        assert_eq!(
+            r["valid"], true,
+            "an ignored file changed: the trainer's signature holds"
+        );
+        assert_eq!(
+            r["same_model"]["same"], false,
+            "but the decision named the folder with the old file"
+        );
+    }
+
+    #[wasm_bindgen_test]
+    fn the_certificate_method_verifies_to_a_trusted_root_only() {
+        // tests/fixtures/oms: signed by `model_signing sign certificate` (a code-signing
+        // certificate under an intermediate under the root).
+        let sig: &[u8] = include_bytes!("fixtures/oms/sigs/tree-cert.sig");
+        let root = include_str!("fixtures/oms/keys/root.pem");
+        let other_root = include_str!("fixtures/oms/keys/other-root.pem");
+        let roots = |pem: &str| format!(r#"{{"trusted_roots": [{}]}}"#, serde_json::to_string(pem).unwrap());
+        let r = verify(sig, &[], None, &roots(root));
+        assert_eq!(r["valid"], true, "{r}");
+        assert_eq!(r["signature"]["signed_by"]["method"], "certificate");
+        assert_eq!(
+            r["signature"]["signed_by"]["subject"]
+                .as_str()
+                .map(|s| s.contains("training-pipeline")),
+            Some(true)
+        );
+        let r = verify(sig, &[], None, &roots(other_root));
+        assert_eq!(r["failure"]["check"], "untrusted_key");
+        let info = value(&trainer_key_info(root).unwrap());
+        assert_eq!(
+            (info["kind"].as_str(), info["certificates"].as_u64()),
+            (Some("roots"), Some(1))
+        );
+    }
+
+    #[wasm_bindgen_test]
+    fn a_single_file_model_is_the_file_named_dot() {
+        let bytes: &[u8] = include_bytes!("fixtures/oms-page/single/weights.bin");
+        // The original digest of a single file is its sha256, which the signed resource is.
+        let mut h = ModelFileHasher::new(None).unwrap();
+        h.update(bytes);
+        let hashed = value(&h.finish().unwrap());
+        let digest = format!("sha256:{}", hashed["sha256"].as_str().unwrap());
+        let r = verify(
+            SINGLE_SIG,
+            &[TRAINER],
+            Some(&[(".", bytes)]),
+            &format!(r#"{{"decision": {{"model_digest": "{digest}"}}}}"#),
+        );
+        assert_eq!(r["valid"], true, "{r}");
+        assert_eq!(r["signature"]["single_file"], true);
+        assert_eq!(r["signature"]["model_name"], "weights.bin");
+        let r = verify(
+            SINGLE_SIG,
+            &[TRAINER],
+            None,
+            &format!(r#"{{"decision": {{"model_digest": "{digest}"}}}}"#),
+        );
+        assert_eq!(r["same_model"]["by"], "resources");
+        assert_eq!(r["same_model"]["same"], true);
+    }
 }

@@ -9,6 +9,9 @@
 // A signed decision (decision.dsse.json and the trusted public keys), dropped on the file drop or
 // on the Verify panel, is verified and its evidence shown above the live evaluation, where a
 // second reviewer can co-sign it; the panel emits `dg-signed-decision` each time it verifies.
+// A trainer's model.sig (OpenSSF Model Signing) dropped with the trainer's keys is shown below it
+// (`dg-model-signature`): valid or the failed check, the signed files, the same model or not, and
+// a model folder checked in the browser.
 // Two reports (or two signed decisions with their keys) dropped open the Compare view above the
 // evaluation (`deploy-gate diff` in the page); `compare()` does the same from code, `diffJson()`
 // gives the diff on screen as the CLI writes it, and `dg-diff` ({diff}) fires after each one.
@@ -71,6 +74,8 @@ export class DeployGateViewer extends HTMLElement {
     this.verifyPanel.client = this.client;
     this.signedView = document.createElement("dg-signed-decision");
     this.signedView.client = this.client;
+    this.modelView = document.createElement("dg-model-signature");
+    this.modelView.client = this.client;
     this.compareView = document.createElement("dg-compare");
     this.compareView.client = this.client;
     this.verifyDetails = h("details", { class: "dg-panel", "data-testid": "verify-panel" }, h("summary", {}, "Verify a signed decision"), this.verifyPanel);
@@ -87,7 +92,7 @@ export class DeployGateViewer extends HTMLElement {
           h("details", { open: true, class: "dg-panel" }, h("summary", {}, "Policy"), this.policyForm),
           this.verifyDetails,
         ),
-        h("div", { class: "dg-main" }, this.compareView, this.signedView, this.progress, this.errorBox, this.status, this.results, this.signPanel),
+        h("div", { class: "dg-main" }, this.compareView, this.signedView, this.modelView, this.progress, this.errorBox, this.status, this.results, this.signPanel),
       ),
     );
     this.addEventListener("dg-files", (e) => {
@@ -106,6 +111,7 @@ export class DeployGateViewer extends HTMLElement {
       this.verifyPanel.add(e.detail.files).catch((err) => this.fail(err));
     });
     this.addEventListener("dg-signed-decision", (e) => this.signedView.show(e.detail));
+    this.addEventListener("dg-model-signature", (e) => this.modelView.show(e.detail));
     // Evaluations to compare: with the keys dropped beside them and the Verify panel's.
     this.addEventListener("dg-compare-files", (e) => {
       this.compareFiles(e.detail.files, e.detail.keys).catch((err) => this.compareView.failed(err));

@@ -3,7 +3,7 @@
 // {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
-import init, { compiledModule, GateSession, SegmentScanner, cosignDecision, diffDocuments, generateKeyPair, keyInfo, openSignedDecision, reportHtml, reportMarkdown, signDecision, verifyEnvelope } from "./wasm.js";
+import init, { compiledModule, GateSession, ModelCheck, SegmentScanner, cosignDecision, diffDocuments, generateKeyPair, keyInfo, openSignedDecision, reportHtml, reportMarkdown, signDecision, trainerKeyInfo, verifyEnvelope, verifyModelSignature } from "./wasm.js";
 import { chunks } from "./chunks.js";
 import { startHashWorker, startScanWorker } from "./assets.js";
 
@@ -608,11 +608,76 @@ const handlers = {
     if (kind === "junit") return d.junit();
     throw new Error(`no export ${kind}`);
   },
+  /** A trusted trainer key (ECDSA P-256/P-384) or root certificates: what the PEM holds. */
+  async trainerKeyInfo({ pem }) {
+    return trainerKeyInfo(pem);
+  },
+  /** Verifies a trainer's model.sig (its files not compared): the ModelSignatureResult. */
+  async modelSignature({ bundle, trustedPems, rootPems = [], decision = null }) {
+    return verifyModelSignature(await bytesOf(bundle), trustedPems, undefined, modelOptions(rootPems, decision));
+  },
+  /** Verifies a model.sig and compares a model folder's files with it (see `checkModelFiles`). */
+  async modelFiles(payload, id) {
+    return checkModelFiles(payload, id);
+  },
   /** Adds a signature to a signed decision that verifies against the trusted keys. */
   async cosign({ envelope, privatePem, trustedPems, options }) {
     return cosignDecision(await bytesOf(envelope), privatePem, trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
   },
 };
+
+function modelOptions(rootPems, decision) {
+  return decision ? { trusted_roots: rootPems, decision } : { trusted_roots: rootPems };
+}
+
+/** The model hash workers: at most this many (each streams its files one after another). */
+const MODEL_HASH_WORKERS = 4;
+
+/** Verifies a model.sig, then hashes the model's files ({path, file}: path relative to the
+ * model root) in hash workers — the largest first, each to the least loaded worker, every file
+ * streamed 1 MiB at a time — and compares them with the signed ones. Posts progress
+ * ({phase: "model", loaded, total}). Files the signature ignores are hashed only when the
+ * decision names the model by the original directory digest, which counts them. */
+async function checkModelFiles({ bundle, trustedPems, rootPems = [], decision = null, files }, id) {
+  const check = new ModelCheck(await bytesOf(bundle), trustedPems, modelOptions(rootPems, decision));
+  try {
+    if (!check.bundleValid) return check.result();
+    const shardSize = check.shardSize;
+    const needIgnored = Boolean(decision) && !decision.digest_scheme;
+    const wanted = files.filter((f) => needIgnored || !check.ignored(f.path));
+    const total = wanted.reduce((n, f) => n + f.file.size, 0);
+    const count = Math.max(1, Math.min(wanted.length, navigator.hardwareConcurrency || 2, MODEL_HASH_WORKERS));
+    const shares = Array.from({ length: count }, () => ({ files: [], bytes: 0 }));
+    for (const f of [...wanted].sort((a, b) => b.file.size - a.file.size)) {
+      const share = shares.reduce((a, b) => (b.bytes < a.bytes ? b : a));
+      share.files.push(f);
+      share.bytes += f.file.size;
+    }
+    const busy = shares.filter((share) => share.files.length);
+    const loaded = busy.map(() => 0);
+    progress(id, "model", 0, total);
+    const jobs = busy.map((share, k) =>
+      helper(takeHashWorker, "hash-worker.js", { model: share.files.map((f) => f.file), shardSize }, (b) => {
+        loaded[k] = b;
+        progress(id, "model", loaded.reduce((x, y) => x + y, 0), total);
+      }),
+    );
+    let results;
+    try {
+      results = await Promise.all(jobs);
+    } catch (e) {
+      for (const job of jobs) job.stop();
+      throw e;
+    }
+    busy.forEach((share, k) => share.files.forEach((f, i) => {
+      const d = results[k].digests[i];
+      check.addFileDigests(f.path, d.size, d.sha256, d.shards);
+    }));
+    return check.finish();
+  } finally {
+    check.free();
+  }
+}
 
 /** The last comparison (`compare`): its number and the core's diff. */
 let diffs = 0;
@@ -635,6 +700,20 @@ onmessage = (event) => {
     return;
   }
   const epoch = ++requestEpoch;
+  if (type === "modelFiles") {
+    // Hashing a model folder can take minutes: it runs beside the queue (it touches no session),
+    // and a cancel stops its hash workers.
+    ready
+      .then(() => handlers[type](payload || {}, id))
+      .then(
+        (result) => postMessage({ id, ok: true, result }),
+        (e) => {
+          const cancelledRun = e instanceof Cancelled;
+          postMessage({ id, ok: false, error: cancelledRun ? "cancelled" : String(e && e.message ? e.message : e), cancelled: cancelledRun });
+        },
+      );
+    return;
+  }
   queue = queue.then(async () => {
     await ready;
     if (type !== "init" && !session) session = new GateSession(undefined);

@@ -10,6 +10,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 from . import _core
 from ._evaluate import Report
+from ._trainer import TrainerKeys, _Bundle, _model_signature
 
 __all__ = ["digest", "sign", "verify"]
 
@@ -74,13 +75,29 @@ def verify(
     threshold: int = 1,
     max_age: int = 24 * 3600,
     now: Optional[int] = None,
+    model_signature: Optional[Union[str, bytes, PathLike]] = None,
+    trainer_keys: TrainerKeys = (),
+    trainer_roots: TrainerKeys = (),
 ) -> Dict[str, Any]:
     """Verifies a signed decision as ``deploy-gate verify`` (without a ledger): the checks in
     the CLI's order against the ``trusted_keys`` only (``threshold`` distinct keys), the
     model's digest, the ``target``, and the age (``max_age`` seconds, default 24 h as the
     CLI's). Returns the verified decision (``approved``, ``outcome``, ``reason``, ``model_name``,
     ``signers``, ``payload_sha256``, ``statement``, …): a valid envelope may carry a blocked
-    decision. Raises ``VerificationError`` naming the failed check (the CLI's exit 2)."""
+    decision. Raises ``VerificationError`` naming the failed check (the CLI's exit 2).
+
+    ``model_path``: the model's digest is computed by the scheme the decision's subject names
+    (``digest_scheme: oms-v1.0-files``: the OpenSSF Model Signing digest; none: the original
+    directory digest). With ``trainer_keys`` (ECDSA P-256/P-384 public keys: paths, or PEM
+    text / bytes) or ``trainer_roots`` (root certificates, the certificate method), the
+    trainer's OpenSSF Model Signing signature ``model_signature`` (a path, or the bundle's
+    JSON text / bytes; default ``model.sig`` inside ``model_path``) is checked first, as
+    ``--model-signature``/``--trainer-key``/``--trainer-root``: the bundle, the signature by a
+    trusted trainer key, every file under ``model_path`` against the signed ones, and then that
+    the decision names the same model. A failure raises ``VerificationError`` whose ``check``
+    is the OMS check (``untrusted_key``, ``file_digest``, ``file_missing``, ``file_extra``,
+    ``symlink``, ``model_identity``, …). The result then has ``trainer`` (``key_id``,
+    ``model``, ``model_digest``, ``method``, ``resources``, ``same_model_by``, …)."""
     if isinstance(envelope, bytes):
         data = envelope
     elif isinstance(envelope, str) and envelope.lstrip().startswith("{"):
@@ -88,14 +105,37 @@ def verify(
     else:
         with open(os.fspath(envelope), "rb") as f:
             data = f.read()
+    keys = [_text(k) for k in trusted_keys]
+    when = int(time.time()) if now is None else int(now)
+    signature = _model_signature(model_path, model_signature, trainer_keys, trainer_roots)
+    if model_path is not None and model_digest is None:
+        bundle = _Bundle(signature[0]) if signature is not None else None
+        try:
+            out: str = _core.verify_model_envelope(
+                data,
+                keys,
+                threshold,
+                os.fspath(model_path),
+                target,
+                when,
+                int(max_age),
+                None if bundle is None else bundle.path,
+                [] if signature is None else signature[1],
+                [] if signature is None else signature[2],
+            )
+        finally:
+            if bundle is not None:
+                bundle.close()
+        checked: Dict[str, Any] = json.loads(out)
+        return checked
     result: Dict[str, Any] = json.loads(
         _core.verify_envelope(
             data,
-            [_text(k) for k in trusted_keys],
+            keys,
             threshold,
             _subject(model_path, model_digest),
             target,
-            int(time.time()) if now is None else int(now),
+            when,
             int(max_age),
         )
     )

@@ -46,6 +46,18 @@ def verify_envelope(
     now: int,
     max_age: int,
 ) -> str: ...
+def verify_model_envelope(
+    envelope: bytes,
+    trusted_pems: Sequence[str],
+    threshold: int,
+    model_path: str,
+    target: Optional[str],
+    now: int,
+    max_age: int,
+    signature: Optional[str] = None,
+    trainer_pems: Sequence[str] = ...,
+    root_pems: Sequence[str] = ...,
+) -> str: ...
 def deploy_config(
     config_path: str,
     trained_path: str,
@@ -71,6 +83,9 @@ def apply(
     dry_run: bool,
     notify: Notify = None,
     fail_at_step: Optional[str] = None,
+    model_signature: Optional[str] = None,
+    trainer_pems: Sequence[str] = ...,
+    root_pems: Sequence[str] = ...,
 ) -> Tuple[str, str, str, Optional[str]]: ...
 def rollback(
     config: str, ledger: Optional[str] = None, notify: Notify = None

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
+from ._trainer import TrainerKeys, _model_signature
 
 __all__ = ["ApplyResult", "RollbackResult", "apply", "deploy_model", "rollback"]
 
@@ -166,6 +167,9 @@ def apply(
     deploy_cmd: Optional[Sequence[str]] = None,
     rollback_cmd: Optional[Sequence[str]] = None,
     dry_run: bool = False,
+    model_signature: Optional[Union[str, bytes, PathLike]] = None,
+    trainer_keys: TrainerKeys = (),
+    trainer_roots: TrainerKeys = (),
 ) -> ApplyResult:
     """Verifies a signed decision and applies it exactly once, as ``deploy-gate apply``.
 
@@ -182,11 +186,17 @@ def apply(
     ``deploy_cmd`` / ``rollback_cmd``: ``[program, arg, …]`` run instead of the built-in deploy
     / when the decision keeps the old model, with the values in ``DEPLOY_GATE_*`` environment
     variables, never through a shell. ``dry_run``: verify and say what would be done.
+    ``trainer_keys`` (ECDSA P-256/P-384 public keys: paths, or PEM text / bytes) or
+    ``trainer_roots`` (root certificates): the trainer's OpenSSF Model Signing signature
+    ``model_signature`` (a path, or the bundle's JSON text / bytes; default ``model.sig`` inside
+    ``model_path``) is checked against every file of the model, and must name the model the
+    decision names, before anything is deployed (``--model-signature``, ``--trainer-key``,
+    ``--trainer-root``); the ledger entry then names the trainer's key id.
 
     Returns an ``ApplyResult`` (``result``: ``deployed``, ``deployed_unrecorded``,
     ``kept_old`` or ``dry_run``). Raises ``VerificationError`` naming the failed check
-    (``signature``, ``subject_digest``, ``target``, ``age``, ``replayed``, …; the CLI's exit
-    2) and ``DeployError`` when it stops (the CLI's exit 1: nothing deployed unless the
+    (``signature``, ``subject_digest``, ``target``, ``age``, ``replayed``, …, or the model
+    signature's ``untrusted_key``, ``file_digest``, ``model_identity``, …; the CLI's exit 2) and ``DeployError`` when it stops (the CLI's exit 1: nothing deployed unless the
     message says so). Two applies of one decision, in any processes, deploy it once; a crash
     at any point leaves a state the next apply reports and resolves. The GIL is released while
     it works."""
@@ -196,9 +206,11 @@ def apply(
         raise ValueError(f"threshold must be a positive int, not {threshold!r}")
     if isinstance(trusted_keys, (str, bytes)):
         raise TypeError("trusted_keys: a list of keys")
+    signature = _model_signature(model_path, model_signature, trainer_keys, trainer_roots)
     staged = _Staged()
     try:
         env_path = staged.path(envelope, isinstance(envelope, str) and envelope.lstrip().startswith("{"))
+        sig_path = None if signature is None else staged.path(signature[0], False)
         keys = [staged.path(k, isinstance(k, str) and k.lstrip().startswith("-----BEGIN")) for k in trusted_keys]
         if not keys:
             raise ValueError("trusted_keys: at least one trusted key")
@@ -219,6 +231,9 @@ def apply(
             bool(dry_run),
             _notify,
             _FAIL_AT,
+            model_signature=sig_path,
+            trainer_pems=[] if signature is None else signature[1],
+            root_pems=[] if signature is None else signature[2],
         )
     finally:
         staged.close()

@@ -659,7 +659,7 @@ fn deploy_config(
 /// 2), any other stop `DeployError` (exit 1).
 #[cfg(unix)]
 #[pyfunction]
-#[pyo3(signature = (envelope, trusted_keys, model_path, config, target, ledger, threshold, max_age, max_statement_size, backend, stage_models, deploy_cmd, rollback_cmd, dry_run, notify=None, fail_at_step=None))]
+#[pyo3(signature = (envelope, trusted_keys, model_path, config, target, ledger, threshold, max_age, max_statement_size, backend, stage_models, deploy_cmd, rollback_cmd, dry_run, notify=None, fail_at_step=None, model_signature=None, trainer_pems=Vec::new(), root_pems=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn apply(
     py: Python<'_>,
@@ -679,8 +679,18 @@ fn apply(
     dry_run: bool,
     notify: Option<Py<PyAny>>,
     fail_at_step: Option<&str>,
+    model_signature: Option<PathBuf>,
+    trainer_pems: Vec<String>,
+    root_pems: Vec<String>,
 ) -> PyResult<(String, String, String, Option<String>)> {
     use native::apply::{Applied, ApplyOptions, Trust};
+    let model_signature = match model_signature {
+        None => None,
+        Some(path) => Some(native::oms::ModelSignature {
+            path,
+            trust: trainer_trust(&trainer_pems, &root_pems)?,
+        }),
+    };
     let opts = ApplyOptions {
         envelope,
         trust: Trust {
@@ -699,7 +709,7 @@ fn apply(
         rollback_cmd,
         dry_run,
         fail_at: fail_at(fail_at_step)?,
-        model_signature: None,
+        model_signature,
     };
     let mut notify = notifier(notify);
     let out = py
@@ -830,6 +840,148 @@ fn verify_envelope(
     now: i64,
     max_age: i64,
 ) -> PyResult<String> {
+    let v = verified_decision(
+        py,
+        envelope,
+        &trusted_pems,
+        threshold,
+        subject_sha256,
+        target,
+        now,
+        max_age,
+    )?;
+    Ok(v.to_json())
+}
+
+/// The trusted trainer keys (SPKI PEM, ECDSA P-256/P-384) and root certificates (PEM).
+fn trainer_trust(trainer_pems: &[String], root_pems: &[String]) -> PyResult<deploy_gate::oms::Trust> {
+    let mut trust = deploy_gate::oms::Trust::default();
+    for (i, pem) in trainer_pems.iter().enumerate() {
+        trust.keys.push(
+            deploy_gate::oms::TrustedKey::from_pem(pem)
+                .map_err(|e| PyValueError::new_err(format!("trainer key {}: {}", i + 1, e.detail)))?,
+        );
+    }
+    for (i, pem) in root_pems.iter().enumerate() {
+        trust
+            .roots
+            .add_pem(pem)
+            .map_err(|e| PyValueError::new_err(format!("trainer root {}: {}", i + 1, e.detail)))?;
+    }
+    Ok(trust)
+}
+
+/// The digest scheme the decision's subject is annotated with (`None`: the original directory
+/// digest). Read before the envelope is verified, only to know which digest to compute: the
+/// verifier then compares that digest with the signed subject.
+#[cfg(unix)]
+fn decision_scheme(envelope: &[u8]) -> Option<String> {
+    let env: attest::dsse::Envelope = serde_json::from_slice(envelope).ok()?;
+    let payload = attest::dsse::decode(&env.payload)?;
+    let statement: serde_json::Value = serde_json::from_slice(&payload).ok()?;
+    statement.get("subject")?.as_array()?.iter().find_map(|s| {
+        s.pointer("/annotations/digest_scheme")
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    })
+}
+
+/// A model check that failed: `VerificationError(check, message)` for a named OMS check,
+/// `OSError` for a file that cannot be read.
+#[cfg(unix)]
+fn model_error(py: Python<'_>, e: native::oms::ModelError) -> PyErr {
+    match e {
+        native::oms::ModelError::Check(e) => verification_error(py, e.check.as_str(), &e.detail),
+        other => PyOSError::new_err(other.to_string()),
+    }
+}
+
+/// `deploy-gate verify --model-path` (the model's digest computed by the decision's digest
+/// scheme) and, with `signature`, `--model-signature`/`--trainer-key`/`--trainer-root`: the
+/// trainer's OpenSSF Model Signing signature checked against the model's files, then that it
+/// names the same model as the decision (`model_identity`). The verified decision's JSON, with
+/// `trainer` when a signature was checked. The GIL is released while the model is read.
+#[cfg(unix)]
+#[pyfunction]
+#[pyo3(signature = (envelope, trusted_pems, threshold, model_path, target, now, max_age, signature=None, trainer_pems=Vec::new(), root_pems=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn verify_model_envelope(
+    py: Python<'_>,
+    envelope: &[u8],
+    trusted_pems: Vec<String>,
+    threshold: usize,
+    model_path: PathBuf,
+    target: Option<&str>,
+    now: i64,
+    max_age: i64,
+    signature: Option<PathBuf>,
+    trainer_pems: Vec<String>,
+    root_pems: Vec<String>,
+) -> PyResult<String> {
+    use native::oms::{oms_digest, verify_model, ModelError, ModelIdentity};
+    let scheme = decision_scheme(envelope);
+    let trust = match &signature {
+        Some(_) => Some(trainer_trust(&trainer_pems, &root_pems)?),
+        None => None,
+    };
+    let id = py
+        .allow_threads(|| -> Result<ModelIdentity, ModelError> {
+            let trainer = match (&signature, &trust) {
+                (Some(path), Some(trust)) => {
+                    let bundle = native::oms::read_bundle(path)?;
+                    Some(verify_model(&model_path, &bundle, path, trust)?)
+                }
+                _ => None,
+            };
+            let digest = match scheme.as_deref() {
+                None => native::files::model_digest(&model_path).map_err(|e| ModelError::Files(Box::new(e)))?,
+                Some(attest::OMS_FILES_SCHEME) => oms_digest(&model_path, deploy_gate::oms::Method::Files)?,
+                Some(other) => return Err(ModelError::UnknownScheme(other.to_owned())),
+            };
+            Ok(ModelIdentity {
+                digest,
+                scheme: scheme.clone(),
+                trainer,
+            })
+        })
+        .map_err(|e| model_error(py, e))?;
+    let v = verified_decision(
+        py,
+        envelope,
+        &trusted_pems,
+        threshold,
+        Some(&id.digest),
+        target,
+        now,
+        max_age,
+    )?;
+    id.check_same_model(&v.model_sha256)
+        .map_err(|e| verification_error(py, e.check.as_str(), &e.detail))?;
+    // The verified decision with its report's digits as signed, and the trainer's signature.
+    let mut out = v.to_json();
+    if let Some(t) = &id.trainer {
+        let mut trainer = native::apply::trainer_json(t);
+        trainer["same_model_by"] = serde_json::json!(id.matched_by());
+        out.pop(); // the object's closing brace
+        out.push_str(",\"trainer\":");
+        out.push_str(&trainer.to_string());
+        out.push('}');
+    }
+    Ok(out)
+}
+
+/// Verifies a signed decision's bytes against trusted public keys (PEM) with the CLI's checks.
+#[allow(clippy::too_many_arguments)]
+fn verified_decision(
+    py: Python<'_>,
+    envelope: &[u8],
+    trusted_pems: &[String],
+    threshold: usize,
+    subject_sha256: Option<&str>,
+    target: Option<&str>,
+    now: i64,
+    max_age: i64,
+) -> PyResult<attest::Verified> {
     let mut trusted = Vec::new();
     for (i, pem) in trusted_pems.iter().enumerate() {
         trusted.push(
@@ -852,10 +1004,7 @@ fn verify_envelope(
         already_applied: &never,
         limits: attest::Limits::default(),
     };
-    match attest::verify(envelope, &req) {
-        Ok(v) => Ok(v.to_json()),
-        Err(e) => Err(verification_error(py, e.kind().as_str(), &e.to_string())),
-    }
+    attest::verify(envelope, &req).map_err(|e| verification_error(py, e.kind().as_str(), &e.to_string()))
 }
 
 /// Compares two evaluations as `deploy-gate diff` does: each side a report's or a signed
@@ -932,6 +1081,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trajectory_fields, m)?)?;
     m.add_function(wrap_pyfunction!(sign_report, m)?)?;
     m.add_function(wrap_pyfunction!(verify_envelope, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(verify_model_envelope, m)?)?;
     m.add_function(wrap_pyfunction!(diff_documents, m)?)?;
     #[cfg(unix)]
     m.add_function(wrap_pyfunction!(deploy_config, m)?)?;

@@ -34,7 +34,8 @@ function signedByA(name, fixture = "approved") {
   assert.equal(keygen.status, 0, keygen.stderr);
   const keyidA = keygen.stdout.trim();
   assert.match(keyidA, /^[0-9a-f]{64}$/);
-  const digest = cli(["digest", path.join(dir, "model")]).stdout.trim();
+  // `sign --model-path` names a model folder by its OpenSSF Model Signing digest.
+  const digest = cli(["digest", "--oms", path.join(dir, "model")]).stdout.trim();
   assert.match(digest, /^sha256:[0-9a-f]{64}$/);
   const envelope = path.join(dir, "decision.dsse.json");
   const sign = cli(["sign", report, "--key", path.join(dir, "A.key.pem"), "--model", "agent-7b-v2", "--model-path", path.join(dir, "model"), "--target", config, "--out", envelope]);
@@ -117,7 +118,7 @@ test("signed in the CLI, opened and co-signed in the page, applied by the CLI wi
   assert.deepEqual(after.signatures[0], before.signatures[0]);
   assert.equal(after.signatures.length, 2);
   // Exactly what `deploy-gate sign --envelope` writes for the same envelope and key.
-  const cliCosign = cli(["sign", s.report, "--envelope", s.envelope, "--key", privB, "--model", "agent-7b-v2", "--model-digest", s.digest, "--target", s.config]);
+  const cliCosign = cli(["sign", s.report, "--envelope", s.envelope, "--key", privB, "--model", "agent-7b-v2", "--model-digest", s.digest, "--digest-scheme", "oms-v1.0-files", "--target", s.config]);
   assert.equal(cliCosign.status, 0, cliCosign.stderr);
   assert.equal(fs.readFileSync(cosigned, "utf8"), cliCosign.stdout);
 

@@ -160,6 +160,33 @@ function samples() {
     assert.equal(typeof x.json(), "string");
     assert.equal(typeof x.markdown() + typeof x.html() + typeof x.junit(), "stringstringstring");
   }
+  // The trainer's model signature (tests/fixtures/oms-page, signed by model-signing): verified
+  // with its files (valid, and one tampered), without files, against an untrusted key; a folder
+  // hashed file by file; the keys' and roots' info.
+  const oms = (f) => fs.readFileSync(path.join(ROOT, "tests/fixtures/oms-page", f));
+  const modelDir = path.join(ROOT, "tests/fixtures/oms-page/model");
+  const modelFiles = fs.readdirSync(modelDir, { recursive: true }).filter((p) => fs.statSync(path.join(modelDir, p)).isFile()).map((p) => ({ path: p.split(path.sep).join("/"), bytes: fs.readFileSync(path.join(modelDir, p)) }));
+  const trainer = oms("trainer.pub.pem").toString();
+  const bundle = oms("model/model.sig");
+  const omsDecision = { decision: { model_digest: "sha256:5ead6fba1f924fe03dcfd50f04ec4ebf1789f1bf8d6a8c6883d70c2834ee2441", digest_scheme: "oms-v1.0-files" } };
+  const tampered = modelFiles.map((f) => (f.path === "config.json" ? { path: f.path, bytes: new Uint8Array([1]) } : f));
+  out.modelSignatures = ["ModelSignatureResult[]", [
+    wasm.verifyModelSignature(bundle, [trainer], modelFiles, omsDecision),
+    wasm.verifyModelSignature(bundle, [trainer], tampered, { decision: { model_digest: "a".repeat(64) } }),
+    wasm.verifyModelSignature(bundle.toString(), [trainer]),
+    wasm.verifyModelSignature(bundle, [oms("other.pub.pem").toString()], undefined, omsDecision),
+    wasm.verifyModelSignature(oms("shards.sig"), [trainer], modelFiles),
+  ]];
+  assert.equal(out.modelSignatures[1][0].valid, true);
+  assert.equal(out.modelSignatures[1][1].failure.check, "file_digest");
+  assert.equal(out.modelSignatures[1][3].failure.check, "untrusted_key");
+  assert.equal(out.modelSignatures[1][4].valid, true);
+  const check = new wasm.ModelCheck(oms("shards.sig"), [trainer], undefined);
+  const hasher = new wasm.ModelFileHasher(check.shardSize);
+  hasher.update(modelFiles[0].bytes);
+  out.modelDigests = ["ModelFileDigests", hasher.finish()];
+  check.free();
+  out.trainerKeys = ["TrainerKeyInfo[]", [wasm.trainerKeyInfo(trainer), wasm.trainerKeyInfo(oms("root.pem").toString())]];
   return out;
 }
 

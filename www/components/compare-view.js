@@ -22,6 +22,8 @@ export async function documentKind(file) {
     return null;
   }
   if (/^\s*\{\s*"schema"\s*:\s*"deploy-gate\/report\/v1"/.test(head)) return "report";
+  // A trainer's model.sig (a Sigstore bundle) holds a DSSE envelope too, but is no decision.
+  if (/"mediaType"\s*:\s*"application\/vnd\.dev\.sigstore\.bundle/.test(head)) return null;
   if (/^\s*\{/.test(head) && /"payloadType"\s*:/.test(head)) return "signed";
   return null;
 }

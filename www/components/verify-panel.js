@@ -1,19 +1,27 @@
 // <dg-verify-panel>: drop a signed decision and the trusted public keys (or paste a key); shows
 // whether it is valid, which trusted keys signed it, and the decision. Each time it verifies, it
 // emits `dg-signed-decision` ({result, envelope, keys, options}; `null` when there is nothing to
-// verify): the viewer then shows the evidence of a valid decision. Nothing is sent anywhere.
+// verify): the viewer then shows the evidence of a valid decision. A trainer's `model.sig`
+// (OpenSSF Model Signing) dropped here with the trainer's public keys (ECDSA P-256/P-384, told
+// apart from the reviewers' Ed25519 keys by their type; root certificates for the certificate
+// method) is passed on with `dg-model-signature` ({file, keys, roots, decision}; `null`: none),
+// `decision` being the verified decision's model, so that both can be compared. Nothing is sent
+// anywhere.
 import { h } from "../dom.js";
+import { isModelSignature } from "./model-signature.js";
 
-/** Files that belong to a signed decision rather than to an evaluation: keys and envelopes. */
+/** Files that belong to a signed decision rather than to an evaluation: keys, certificates,
+ * envelopes and a trainer's model signature. */
 export async function isSignedDecisionFile(file) {
-  if (/\.(pem|pub|key)$/i.test(file.name) || /\.(dsse|intoto)(\.json)?$/i.test(file.name)) return true;
+  if (/\.(pem|pub|key|crt|sig)$/i.test(file.name) || /\.(dsse|intoto)(\.json)?$/i.test(file.name)) return true;
   let head;
   try {
     head = await file.slice(0, 2048).text();
   } catch {
     return false;
   }
-  if (/^\s*-----BEGIN [A-Z ]*KEY-----/.test(head)) return true;
+  if (/^\s*-----BEGIN [A-Z ]*(KEY|CERTIFICATE)-----/.test(head)) return true;
+  if (/^\s*\{/.test(head) && /"mediaType"\s*:\s*"application\/vnd\.dev\.sigstore\.bundle/.test(head)) return true;
   return /^\s*\{/.test(head) && /"payloadType"\s*:/.test(head) && /"signatures"\s*:|"payload"\s*:/.test(head);
 }
 
@@ -26,8 +34,12 @@ export class VerifyPanel extends HTMLElement {
     this.client = this.client || null;
     this.envelope = null;
     this.keys = [];
+    this.modelSignature = null;
+    this.trainerKeys = [];
+    this.trainerRoots = [];
+    this.lastDecision = null;
     this.runs = 0;
-    this.input = h("input", { type: "file", multiple: true, accept: ".json,.pem", "data-testid": "verify-input", "aria-label": "Envelope and trusted public keys" });
+    this.input = h("input", { type: "file", multiple: true, accept: ".json,.pem", "data-testid": "verify-input", "aria-label": "Envelope, model signature and trusted public keys" });
     this.input.addEventListener("change", () => {
       this.add([...this.input.files]);
       this.input.value = "";
@@ -45,7 +57,7 @@ export class VerifyPanel extends HTMLElement {
       this.paste,
       h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": "verify-add-key", onclick: () => this.addPasted() }, "Add the key"),
     );
-    const zone = h("div", { class: "dg-drop", "data-testid": "verify-drop" }, h("p", {}, "Drop decision.dsse.json and the trusted public keys (.pem)"), this.input);
+    const zone = h("div", { class: "dg-drop", "data-testid": "verify-drop" }, h("p", {}, "Drop decision.dsse.json, the trainer's model.sig and the trusted public keys (.pem)"), this.input);
     zone.addEventListener("dragover", (e) => e.preventDefault());
     zone.addEventListener("drop", (e) => {
       e.preventDefault();
@@ -54,10 +66,27 @@ export class VerifyPanel extends HTMLElement {
     this.append(zone, pasted, this.list, this.fields, this.result);
   }
 
-  /** Adds one public key; false (with the reason shown) when it is not one. */
+  /** Adds one public key — a reviewer's (Ed25519), or a trainer's (ECDSA P-256/P-384) or root
+   * certificates — false (with the reason shown) when it is none. */
   async addKey(name, pem) {
     try {
-      const info = await this.client.call("keyInfo", { pem });
+      let info;
+      try {
+        info = await this.client.call("keyInfo", { pem });
+      } catch (reviewer) {
+        let trainer;
+        try {
+          trainer = await this.client.call("trainerKeyInfo", { pem });
+        } catch (e) {
+          throw new Error(`${reviewer.message}; nor a trainer's key: ${e.message}`);
+        }
+        if (trainer.kind === "key") {
+          this.trainerKeys = this.trainerKeys.filter((k) => k.keyid !== trainer.key_id).concat([{ name, pem, keyid: trainer.key_id, curve: trainer.curve }]);
+        } else {
+          this.trainerRoots = this.trainerRoots.concat([{ name, pem, certificates: trainer.certificates }]);
+        }
+        return true;
+      }
       if (info.kind !== "public") throw new Error("a private key — only public keys are needed here (a co-signer loads theirs below the signed decision)");
       this.keys = this.keys.filter((k) => k.keyid !== info.keyid).concat([{ name, pem, keyid: info.keyid }]);
       return true;
@@ -78,8 +107,10 @@ export class VerifyPanel extends HTMLElement {
 
   async add(files) {
     for (const file of files) {
-      if (/\.pem$|\.pub$|\.key$/i.test(file.name) || /^\s*-----BEGIN /.test(await file.slice(0, 64).text())) {
+      if (/\.pem$|\.pub$|\.key$|\.crt$/i.test(file.name) || /^\s*-----BEGIN /.test(await file.slice(0, 64).text())) {
         if (!(await this.addKey(file.name, await file.text()))) return;
+      } else if (await isModelSignature(file)) {
+        this.modelSignature = file;
       } else {
         this.envelope = file;
       }
@@ -92,7 +123,17 @@ export class VerifyPanel extends HTMLElement {
     this.list.replaceChildren(
       this.envelope ? h("li", {}, "decision: ", this.envelope.name) : null,
       ...this.keys.map((k) => h("li", {}, "trusted key: ", k.name, h("span", { class: "dg-muted" }, ` (key id ${k.keyid})`))),
+      this.modelSignature ? h("li", { "data-testid": "verify-model-signature" }, "trainer's model signature: ", this.modelSignature.name) : null,
+      ...this.trainerKeys.map((k) => h("li", { "data-testid": "verify-trainer-key" }, "trusted trainer key: ", k.name, h("span", { class: "dg-muted" }, ` (key id ${k.keyid}, ${k.curve})`))),
+      ...this.trainerRoots.map((k) => h("li", {}, "trusted trainer root: ", k.name, h("span", { class: "dg-muted" }, ` (${k.certificates} certificate${k.certificates === 1 ? "" : "s"})`))),
     );
+  }
+
+  /** Passes the model signature on, with the verified decision's model (or none). */
+  emitModel(result) {
+    const decision = result && result.valid ? { model_digest: result.model_digest, digest_scheme: result.digest_scheme ?? null, model: result.model } : null;
+    const detail = this.modelSignature ? { file: this.modelSignature, keys: this.trainerKeys.slice(), roots: this.trainerRoots.slice(), decision } : null;
+    this.dispatchEvent(new CustomEvent("dg-model-signature", { bubbles: true, detail }));
   }
 
   /** The verification options from the fields. */
@@ -116,6 +157,7 @@ export class VerifyPanel extends HTMLElement {
     if (!this.envelope || !this.keys.length) {
       this.result.replaceChildren(h("p", { class: "dg-muted" }, "Needs a decision file and at least one trusted public key."));
       this.emit(null);
+      this.emitModel(null);
       return;
     }
     // Whatever was verified before is not shown while this verification runs.
@@ -138,6 +180,7 @@ export class VerifyPanel extends HTMLElement {
       if (run !== this.runs) return;
       this.result.replaceChildren(h("p", { class: "dg-error" }, `Cannot verify ${envelope.name}: ${e.message}`));
       this.emit(null);
+      this.emitModel(null);
       return;
     }
     if (run !== this.runs) return;
@@ -155,6 +198,7 @@ export class VerifyPanel extends HTMLElement {
     }
     this.result.replaceChildren(box);
     this.emit({ result: r, envelope, bytes, keys, options });
+    this.emitModel(r);
   }
 
   emit(detail) {

@@ -9,6 +9,7 @@ import { VerifyPanel } from "./verify-panel.js";
 import { SignedDecision } from "./signed-decision.js";
 import { PagedTable } from "./paged-table.js";
 import { CompareView } from "./compare-view.js";
+import { ModelSignature } from "./model-signature.js";
 
 export function register() {
   const define = (name, cls) => customElements.get(name) || customElements.define(name, cls);
@@ -22,4 +23,5 @@ export function register() {
   define("dg-signed-decision", SignedDecision);
   define("dg-paged-table", PagedTable);
   define("dg-compare", CompareView);
+  define("dg-model-signature", ModelSignature);
 }

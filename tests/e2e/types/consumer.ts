@@ -15,6 +15,20 @@ import init, {
   keyInfo,
   signDecision,
   verifyEnvelope,
+  verifyModelSignature,
+  trainerKeyInfo,
+  ModelCheck,
+  ModelFileHasher,
+  type ModelFileDigests,
+  type ModelFileInput,
+  type ModelResource,
+  type ModelSignatureCheckName,
+  type ModelSignatureOptions,
+  type ModelSignatureResult,
+  type OpenedDecision,
+  type SameModel,
+  type TrainerKeyInfo,
+  type TrainerSignature,
   type ABComparison,
   type AuditSummary,
   type CaseOutcome,
@@ -191,4 +205,35 @@ export async function viewerCompare(viewer: DeployGateViewer, before: File, afte
   const diff: DeployGateDiff = await viewer.compare(before, after, { trustedKeys: keys });
   const json: string | null = await viewer.diffJson();
   return diff.cases.flips.filter((f) => f.id_kind === "integer").length + (json ?? "").length;
+}
+
+/** A trainer's model.sig beside a signed decision: the files of a folder hashed one at a time
+ * (each could be hashed in a worker of its own), then compared with the signed ones. */
+export async function modelSignature(bundle: Uint8Array, trainerPem: string, opened: OpenedDecision, folder: File[]): Promise<string> {
+  const key: TrainerKeyInfo = trainerKeyInfo(trainerPem);
+  const options: ModelSignatureOptions = { decision: { model_digest: opened.model_digest, digest_scheme: opened.digest_scheme } };
+  const alone: ModelSignatureResult = verifyModelSignature(bundle, [trainerPem], null, options);
+  const inMemory: ModelFileInput[] = [{ path: "config.json", bytes: new Uint8Array(await folder[0].arrayBuffer()) }];
+  const small: ModelSignatureResult = verifyModelSignature(new TextDecoder().decode(bundle), [trainerPem], inMemory);
+  const check = new ModelCheck(bundle, [trainerPem], options);
+  for (const file of folder) {
+    const path = file.webkitRelativePath.slice(file.webkitRelativePath.indexOf("/") + 1);
+    if (check.ignored(path)) continue;
+    const hasher = new ModelFileHasher(check.shardSize);
+    const reader = file.stream().getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      hasher.update(value);
+    }
+    const d: ModelFileDigests = hasher.finish();
+    check.addFileDigests(path, d.size, d.sha256, d.shards);
+  }
+  const result: ModelSignatureResult = check.finish();
+  check.free();
+  const signature: TrainerSignature | null = result.signature;
+  const resources: ModelResource[] = signature ? signature.resources : [];
+  const failed: ModelSignatureCheckName | undefined = result.failure?.check;
+  const same: SameModel | null = result.same_model;
+  return [key.kind, alone.valid, small.files?.all_match, resources.length, failed, same?.same, same?.by].join(" ");
 }

@@ -1,0 +1,81 @@
+"""The trainer's OpenSSF Model Signing signature as ``verify`` and ``apply`` take it: the CLI's
+``--model-signature``, ``--trainer-key`` and ``--trainer-root`` resolved the same way."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import List, Optional, Sequence, Tuple, Union
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+SIGNATURE_FILE = "model.sig"
+
+TrainerKeys = Sequence[Union[str, bytes, PathLike]]
+
+
+def _text(value: Union[str, bytes, PathLike]) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, str) and value.lstrip().startswith("-----BEGIN"):
+        return value
+    with open(os.fspath(value), encoding="utf-8") as f:
+        return f.read()
+
+
+def _pems(values: TrainerKeys, what: str) -> List[str]:
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{what}: a list of PEM keys or files, not one")
+    return [_text(v) for v in values]
+
+
+def _model_signature(
+    model_path: Optional[PathLike],
+    model_signature: Optional[Union[str, bytes, PathLike]],
+    trainer_keys: TrainerKeys,
+    trainer_roots: TrainerKeys,
+) -> Optional[Tuple[Union[str, bytes], List[str], List[str]]]:
+    """The trainer's signature to check, as the CLI's ``--model-signature``, ``--trainer-key``
+    and ``--trainer-root`` resolve it: (its path, or its bytes; the trainer keys' and roots'
+    PEM texts), or None when no trainer key or root is given."""
+    keys = _pems(trainer_keys, "trainer_keys")
+    roots = _pems(trainer_roots, "trainer_roots")
+    if not keys and not roots:
+        if model_signature is not None:
+            raise ValueError(
+                "model_signature needs trainer_keys or trainer_roots: what the trainer's signature is checked against"
+            )
+        return None
+    if model_path is None:
+        raise ValueError("the trainer's model signature is checked against the files: give model_path")
+    if model_signature is None:
+        default = os.path.join(os.fspath(model_path), SIGNATURE_FILE)
+        if not os.path.isdir(os.fspath(model_path)) or not os.path.lexists(default):
+            raise ValueError(f"no model signature: {default} is not there; give model_signature")
+        return default, keys, roots
+    if isinstance(model_signature, (bytes, bytearray)):
+        return bytes(model_signature), keys, roots
+    if isinstance(model_signature, str) and model_signature.lstrip().startswith("{"):
+        return model_signature.encode("utf-8"), keys, roots
+    return os.fspath(model_signature), keys, roots
+
+
+class _Bundle:
+    """A model signature given in memory, written to a private temporary directory (the native
+    check reads a file)."""
+
+    def __init__(self, value: Union[str, bytes]) -> None:
+        self._dir: Optional["tempfile.TemporaryDirectory[str]"] = None
+        if isinstance(value, bytes):
+            self._dir = tempfile.TemporaryDirectory(prefix="deploy-gate-")
+            self.path = os.path.join(self._dir.name, SIGNATURE_FILE)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(value)
+        else:
+            self.path = value
+
+    def close(self) -> None:
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
