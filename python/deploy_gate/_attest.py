@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._evaluate import Report
@@ -26,16 +26,31 @@ def _text(value: Union[str, bytes, PathLike]) -> str:
         return f.read()
 
 
-def digest(path: PathLike) -> str:
-    """The model digest of a file or a directory, ``sha256:<hex>`` as ``deploy-gate digest``."""
-    d: str = _core.model_digest(os.fspath(path))
+OMS_FILES_SCHEME = "oms-v1.0-files"
+
+
+def digest(path: PathLike, *, oms: bool = False, shard_size: Optional[int] = None) -> str:
+    """The model digest of a file or a directory, ``sha256:<hex>`` as ``deploy-gate digest``;
+    with ``oms=True`` the OpenSSF Model Signing subject digest, as ``deploy-gate digest --oms``
+    (``shard_size``: the ``shards`` method's, else ``files``)."""
+    if shard_size is not None and not oms:
+        raise ValueError("shard_size is for the OMS digest (oms=True)")
+    d: str = _core.oms_digest(os.fspath(path), shard_size) if oms else _core.model_digest(os.fspath(path))
     return f"sha256:{d}"
 
 
-def _subject(model_path: Optional[PathLike], model_digest: Optional[str]) -> str:
+def _subject(
+    model_path: Optional[PathLike], model_digest: Optional[str], digest_scheme: Optional[str]
+) -> Tuple[str, Optional[str]]:
+    """The subject's digest and its scheme: a model path is named by its OMS digest (as
+    ``deploy-gate sign --model-path``); a given digest by the scheme given with it."""
     if (model_path is None) == (model_digest is None):
         raise ValueError("give one of model_path and model_digest")
-    return digest(model_path) if model_path is not None else str(model_digest)
+    if model_path is not None:
+        if digest_scheme is not None:
+            raise ValueError("digest_scheme goes with model_digest (a model_path is named by its OMS digest)")
+        return digest(model_path, oms=True), OMS_FILES_SCHEME
+    return str(model_digest), digest_scheme
 
 
 def sign(
@@ -47,12 +62,16 @@ def sign(
     model_path: Optional[PathLike] = None,
     model_digest: Optional[str] = None,
     time_verified: Optional[int] = None,
+    digest_scheme: Optional[str] = None,
 ) -> str:
-    """Signs the report's decision for ``model`` (its digest from ``model_path``, or given as
-    ``model_digest="sha256:…"``) and ``target``: the DSSE envelope's JSON text, the bytes
-    ``deploy-gate sign`` writes. ``report``: a ``Report``, its JSON text, or a report file's
-    path. ``key``: a PKCS#8 PEM private key (text, bytes or a file's path).
-    ``time_verified``: Unix seconds (default: now)."""
+    """Signs the report's decision for ``model`` and ``target``: the DSSE envelope's JSON
+    text, the bytes ``deploy-gate sign`` writes. The model is named by the OpenSSF Model
+    Signing digest of ``model_path`` (``digest(model_path, oms=True)``, the subject annotated
+    ``digest_scheme: oms-v1.0-files``), or by ``model_digest="sha256:…"`` as given (annotated
+    only with ``digest_scheme="oms-v1.0-files"``; without it the digest is read as the
+    original ``digest()``'s). ``report``: a ``Report``, its JSON text, or a report file's path.
+    ``key``: a PKCS#8 PEM private key (text, bytes or a file's path). ``time_verified``: Unix
+    seconds (default: now)."""
     if isinstance(report, Report):
         text = report.to_json()
     elif isinstance(report, str) and report.lstrip().startswith("{"):
@@ -61,7 +80,8 @@ def sign(
         with open(os.fspath(report), encoding="utf-8") as f:
             text = f.read()
     when = int(time.time()) if time_verified is None else int(time_verified)
-    envelope: str = _core.sign_report(text, _text(key), model, _subject(model_path, model_digest), target, when)
+    subject, scheme = _subject(model_path, model_digest, digest_scheme)
+    envelope: str = _core.sign_report(text, _text(key), model, subject, target, when, scheme)
     return envelope
 
 
@@ -133,7 +153,7 @@ def verify(
             data,
             keys,
             threshold,
-            _subject(model_path, model_digest),
+            _subject(model_path, model_digest, None)[0],
             target,
             when,
             int(max_age),

@@ -793,6 +793,24 @@ fn model_digest(py: Python<'_>, path: PathBuf) -> PyResult<String> {
         .map_err(|e| PyOSError::new_err(native::files::chain(&e)))
 }
 
+/// The OpenSSF Model Signing digest (hex sha256) of a model directory or file, as
+/// `deploy-gate digest --oms [--shard-size N]` prints it.
+#[cfg(unix)]
+#[pyfunction]
+#[pyo3(signature = (path, shard_size=None))]
+fn oms_digest(py: Python<'_>, path: PathBuf, shard_size: Option<u64>) -> PyResult<String> {
+    let method = match shard_size {
+        None => deploy_gate::oms::Method::Files,
+        Some(0) => return Err(PyValueError::new_err("shard_size must be positive")),
+        Some(shard_size) => deploy_gate::oms::Method::Shards { shard_size },
+    };
+    py.allow_threads(|| native::oms::oms_digest(&path, method))
+        .map_err(|e| match e {
+            native::oms::ModelError::Check(e) => verification_error(py, e.check.as_str(), &e.detail),
+            other => PyOSError::new_err(other.to_string()),
+        })
+}
+
 /// Signs a report's decision for a model and a target, as `deploy-gate sign`: the DSSE
 /// envelope's JSON (pretty, with a final newline, the bytes the CLI writes).
 #[pyfunction]
@@ -805,7 +823,14 @@ fn sign_report(
     model_sha256: &str,
     target: &str,
     time_verified: i64,
+    digest_scheme: Option<&str>,
 ) -> PyResult<String> {
+    if digest_scheme.is_some_and(|s| s != attest::OMS_FILES_SCHEME) {
+        return Err(PyValueError::new_err(format!(
+            "digest_scheme is `{}` or None (the original directory digest)",
+            attest::OMS_FILES_SCHEME
+        )));
+    }
     let report = attest::ReportToSign::parse(report)
         .map_err(|e| raise(py, "SignError", format!("the report: {e}"), None, None, None))?;
     let key = attest::keys::read_private_pem(key_pem)
@@ -819,7 +844,8 @@ fn sign_report(
         target,
         time_verified,
     };
-    let envelope = attest::sign(&claim, &key).map_err(|e| raise(py, "SignError", e.to_string(), None, None, None))?;
+    let envelope = attest::sign_in(&claim, &key, digest_scheme)
+        .map_err(|e| raise(py, "SignError", e.to_string(), None, None, None))?;
     let mut text = serde_json::to_string_pretty(&envelope).expect("an envelope serializes");
     text.push('\n');
     Ok(text)
@@ -1088,6 +1114,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(deploy_config, m)?)?;
     #[cfg(unix)]
     m.add_function(wrap_pyfunction!(model_digest, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(oms_digest, m)?)?;
     #[cfg(unix)]
     m.add_function(wrap_pyfunction!(apply, m)?)?;
     #[cfg(unix)]

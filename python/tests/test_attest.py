@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -28,12 +29,18 @@ def test_sign_in_python_verify_in_both(cli: Path, tmp_path: Path) -> None:
     model = tmp_path / "model"
     model.mkdir()
     (model / "weights.bin").write_bytes(b"\x00" * 100)
-    digest = deploy_gate.digest(model)
-    assert run_cli(cli, "digest", str(model)).stdout.decode().strip() == digest
+    assert run_cli(cli, "digest", str(model)).stdout.decode().strip() == deploy_gate.digest(model)
+    # A model path is named by its OpenSSF Model Signing digest, as the CLI's sign names it.
+    digest = deploy_gate.digest(model, oms=True)
+    assert run_cli(cli, "digest", "--oms", str(model)).stdout.decode().strip() == digest
+    assert digest != deploy_gate.digest(model)
     envelope = deploy_gate.sign(_report(), key=key, model="kyc-v2", model_path=model, target="serving.yaml")
+    subject = json.loads(base64.b64decode(json.loads(envelope)["payload"]))["subject"]
+    assert subject == [{"name": "kyc-v2", "digest": {"sha256": digest[len("sha256:"):]},
+                        "annotations": {"digest_scheme": "oms-v1.0-files"}}]
     env_file = tmp_path / "decision.dsse.json"
     env_file.write_text(envelope)
-    done = run_cli(cli, "verify", str(env_file), "--trusted-key", str(pub), "--model-digest", digest,
+    done = run_cli(cli, "verify", str(env_file), "--trusted-key", str(pub), "--model-path", str(model),
                    "--target", "serving.yaml")
     assert done.returncode == 0, done.stderr.decode()
     v = deploy_gate.verify(env_file, trusted_keys=[pub], model_path=model, target="serving.yaml")
