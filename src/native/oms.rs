@@ -433,6 +433,41 @@ impl ModelIdentity {
         Ok(())
     }
 
+    /// The decision's subject that matched the digest (`v`, as verified against
+    /// [`ModelIdentity::digest`]) must be annotated with the scheme that digest was computed by
+    /// (no annotation: the original scheme). Without this, a decision for one folder's OMS
+    /// digest, read as the original scheme, would match a single file made of that folder's
+    /// file digests (the original digest of a file is its sha256).
+    pub fn check_scheme(&self, v: &crate::attest::Verified) -> Result<(), crate::attest::Failure> {
+        let signed = v.statement.pointer(&format!(
+            "/subject/{}/annotations/{}",
+            v.subject_index,
+            crate::attest::DIGEST_SCHEME
+        ));
+        let same = match (signed, self.scheme.as_deref()) {
+            (None, None) => true,
+            (Some(serde_json::Value::String(s)), Some(computed)) => s == computed,
+            _ => false,
+        };
+        if same {
+            return Ok(());
+        }
+        let name = |s: Option<&str>| s.map_or_else(|| "the original scheme".to_owned(), |s| format!("`{s}`"));
+        let signed = match signed {
+            None => name(None),
+            Some(serde_json::Value::String(s)) => name(Some(s)),
+            Some(other) => format!("the unreadable scheme {other}"),
+        };
+        Err(crate::attest::Failure::new(
+            crate::attest::Check::SubjectDigest,
+            format!(
+                "the decision's subject sha256:{} is a digest by {signed}, but the model's digest was computed by {}; refused",
+                v.model_sha256,
+                name(self.scheme.as_deref())
+            ),
+        ))
+    }
+
     /// How the two are matched: `digest` (the same OMS `files` digest) or `files` (a decision
     /// signed with the original scheme, or a trainer's signature by `shards`: the two digests
     /// are of different kinds, and both were checked against the same files).
@@ -446,27 +481,13 @@ impl ModelIdentity {
     }
 }
 
-/// The largest envelope read to find its digest scheme (the verifier's own limit applies after).
-const MAX_ENVELOPE_PEEK: u64 = 1 << 30;
-
-/// The digest scheme the decision's subjects are annotated with (`None`: the original one).
-/// Read without trust, only to know which digest to compute: the verifier then checks the
-/// signature and compares that digest with the signed subject, so a changed envelope fails.
-pub fn decision_scheme(envelope: &Path) -> Option<String> {
-    use std::io::Read;
-    // Never waits on a FIFO or reads a device: only a regular file (the verifier then reads the
-    // envelope itself and names whatever is wrong with it).
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(envelope)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_ENVELOPE_PEEK).read_to_end(&mut bytes).ok()?;
-    let env: crate::attest::dsse::Envelope = serde_json::from_slice(&bytes).ok()?;
+/// The digest scheme the decision's first subject carrying one is annotated with (`None`: the
+/// original one), read from the envelope's bytes without trust, only to know which digest to
+/// compute. The verifier then checks the same bytes' signature and compares that digest with
+/// the signed subject, and [`ModelIdentity::check_scheme`] requires the matched subject to be
+/// annotated with the scheme the digest was computed by: a wrong guess can only refuse.
+pub fn decision_scheme(envelope: &[u8]) -> Option<String> {
+    let env: crate::attest::dsse::Envelope = serde_json::from_slice(envelope).ok()?;
     let payload = crate::attest::dsse::decode(&env.payload)?;
     let statement: serde_json::Value = serde_json::from_slice(&payload).ok()?;
     let mut schemes = statement.get("subject")?.as_array()?.iter().filter_map(|s| {
@@ -477,12 +498,12 @@ pub fn decision_scheme(envelope: &Path) -> Option<String> {
     schemes.next()
 }
 
-/// The model's digest for the decision at `envelope` and, when asked, the trainer's signature
-/// checked against the same folder (the folder is read once when the two leave out the same
-/// paths).
+/// The model's digest for the decision `envelope` (its bytes, as read once for verification)
+/// and, when asked, the trainer's signature checked against the same folder (the folder is
+/// read once when the two leave out the same paths).
 pub fn identify(
     model: &Path,
-    envelope: &Path,
+    envelope: &[u8],
     signature: Option<&ModelSignature>,
 ) -> Result<ModelIdentity, ModelError> {
     let scheme = decision_scheme(envelope);

@@ -581,3 +581,125 @@ fn a_deploy_command_gets_the_trainers_key_id() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(fs::read_to_string(&seen).unwrap(), key("p256").key_id);
 }
+
+/// The review's downgrade: a decision for a folder (its OMS digest, sha256 of its files'
+/// digests in order) against a single file G made of those digests, whose original digest is
+/// sha256(G), the same value. Given through a pipe (the envelope read once) it is refused: the
+/// matched subject is annotated `oms-v1.0-files`, the digest was computed by the original scheme.
+#[test]
+fn a_folder_decision_never_matches_a_file_of_its_digests() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let st = setup();
+    let envelope = st.dir.join("decision.dsse.json");
+    sign_decision(&st, &envelope);
+    let ignore = deploy_gate::native::oms::default_ignore(&st.model, Some(&st.model.join("model.sig")));
+    let m = manifest_of(&st.model, Method::Files, &ignore).unwrap();
+    let g: Vec<u8> = m.resources.iter().flat_map(|r| r.digest).collect();
+    let file = st.dir.join("G.bin");
+    fs::write(&file, &g).unwrap();
+    let signed = statement_of(&envelope)["subject"][0]["digest"]["sha256"].clone();
+    assert_eq!(signed, deploy_gate::native::files::model_digest(&file).unwrap());
+
+    let config = st.dir.join("config.yaml");
+    fs::write(&config, CONFIG).unwrap();
+    let ledger = st.dir.join("ledger.jsonl");
+    let piped = |args: Vec<String>| {
+        let mut child = dg()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let bytes = fs::read(&envelope).unwrap();
+        child.stdin.take().unwrap().write_all(&bytes).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let with_model = |mut args: Vec<String>, model: &Path| {
+        let i = args.iter().position(|a| a == "--model-path").unwrap();
+        args[i + 1] = s(model);
+        args
+    };
+    let stdin = Path::new("/dev/stdin");
+    for args in [
+        with_model(verify_args(&st, stdin, &[]), &file),
+        with_model(apply_args(&st, stdin, &config, &ledger, &[]), &file),
+    ] {
+        let o = piped(args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert_eq!(json_stdout(&o)["check"], "subject_digest", "{}", text(&o));
+    }
+    assert_eq!(fs::read_to_string(&config).unwrap(), CONFIG);
+    // From a file, likewise.
+    let o = run(&with_model(verify_args(&st, &envelope, &[]), &file));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+
+    // The decision on standard input with its own folder: verified, then applied.
+    let o = piped(verify_args(&st, stdin, &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = piped(apply_args(&st, stdin, &config, &ledger, &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(json_stdout(&o)["result"], "deployed");
+}
+
+/// A decision whose subject names a scheme this build does not know, or whose annotation is
+/// not a string, is refused, never read with the original scheme; and the subject that matches
+/// the digest must carry the scheme it was computed by (here the first subject's annotation
+/// leads the host to the OMS digest, which an unannotated second subject names).
+#[test]
+fn an_unknown_or_unreadable_scheme_is_refused() {
+    let st = setup();
+    let report: Value = serde_json::from_slice(&fs::read(&st.reviewer.report).unwrap()).unwrap();
+    let key = deploy_gate::attest::keys::read_private_pem(&fs::read_to_string(&st.reviewer.key).unwrap()).unwrap();
+    let legacy = deploy_gate::native::files::model_digest(&st.model).unwrap();
+    let claim = deploy_gate::attest::Claim {
+        report: &report,
+        model_name: "tree",
+        model_sha256: &legacy,
+        target: "config.yaml",
+        time_verified: deploy_gate::native::apply::unix_now(),
+    };
+    let oms_digest = oms_digest(&st.model, Method::Files).unwrap();
+    let mixed = serde_json::json!([
+        {"name": "other", "digest": {"sha256": "ab".repeat(32)}, "annotations": {"digest_scheme": "oms-v1.0-files"}},
+        {"name": "tree", "digest": {"sha256": oms_digest}},
+    ]);
+    for scheme in [
+        serde_json::json!("oms-v9-files"),
+        serde_json::json!(7),
+        Value::Null,
+        mixed,
+    ] {
+        let mut statement = deploy_gate::attest::statement_in(&claim, None).unwrap();
+        if scheme.is_array() {
+            statement["subject"] = scheme.clone();
+        } else {
+            statement["subject"][0]["annotations"] = serde_json::json!({ "digest_scheme": scheme });
+        }
+        use deploy_gate::attest::dsse;
+        let payload = serde_json::to_vec(&statement).unwrap();
+        let sig = ed25519_dalek::Signer::sign(&key, &dsse::pae(dsse::PAYLOAD_TYPE, &payload));
+        let env = dsse::Envelope {
+            payload_type: dsse::PAYLOAD_TYPE.into(),
+            payload: dsse::encode(&payload),
+            signatures: vec![dsse::Signature {
+                keyid: String::new(),
+                sig: dsse::encode(&sig.to_bytes()),
+            }],
+        };
+        let envelope = st.dir.join("odd.dsse.json");
+        fs::write(&envelope, serde_json::to_vec(&env).unwrap()).unwrap();
+        let o = run(&verify_args(&st, &envelope, &[]));
+        assert_ne!(o.status.code(), Some(0), "{scheme}: {}", text(&o));
+        assert!(!stdout_of(&o).contains("\"valid\": true"), "{scheme}: {}", text(&o));
+        if scheme.is_array() {
+            assert_eq!(json_stdout(&o)["check"], "subject_digest", "{}", text(&o));
+            assert!(stderr(&o).contains("computed by `oms-v1.0-files`"), "{}", text(&o));
+        }
+    }
+}
+
+fn stdout_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}

@@ -69,9 +69,14 @@ impl TrustArgs {
     }
 }
 
+/// Reads the envelope once, within `--max-statement-size`; `Ok(Err(..))` is one over it.
+pub(crate) fn read_envelope(envelope: &Path, trust: &TrustArgs) -> Result<Result<Vec<u8>, Failure>> {
+    Ok(apply::read_envelope_for(envelope, &trust.trust())?)
+}
+
 /// Runs every check; `Ok(Err(..))` is a verification failure (exit 2), `Err` an I/O problem.
 pub(crate) fn check(
-    envelope: &Path,
+    envelope: &[u8],
     trust: &TrustArgs,
     digest: &str,
     target: &str,
