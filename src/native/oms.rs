@@ -558,8 +558,18 @@ pub fn identify(
 
 /// The most bytes of a `model.sig` read (see [`oms::bundle::MAX_BUNDLE_BYTES`]).
 pub fn read_bundle(path: &Path) -> Result<Vec<u8>, ModelError> {
+    use crate::native::files::FilesError;
     let (_, bytes) = crate::native::files::read_regular(path, "model signature", oms::bundle::MAX_BUNDLE_BYTES)
-        .map_err(|e| ModelError::Files(Box::new(e)))?;
+        .map_err(|e| match e {
+            // Too large is the bundle's shape (exit 2, named), as a bundle over the limit in
+            // memory is.
+            FilesError::TooLarge { .. } | FilesError::Grew { .. } => ModelError::Check(OmsError {
+                check: Check::BundleShape,
+                detail: e.to_string(),
+                file: None,
+            }),
+            e => ModelError::Files(Box::new(e)),
+        })?;
     Ok(bytes)
 }
 

@@ -703,3 +703,86 @@ fn an_unknown_or_unreadable_scheme_is_refused() {
 fn stdout_of(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// The review's memory blow-up: a `model.sig` padded with `[]` values in `tlogEntries` (262 MB
+/// and 87 million values there; here a smaller version of the same shape under the byte cap,
+/// and one over it) is refused by `bundle_shape` before any JSON tree is built, quickly; so is a
+/// statement padded the same way, and a transparency-log entry or a timestamp the key method
+/// never writes.
+#[test]
+fn a_padded_bundle_is_refused_before_it_is_parsed() {
+    let dir = tempdir();
+    let t = trust(&["p256"]);
+    let m = tree_copy(dir.path(), true);
+    let good = fs::read_to_string(m.join("model.sig")).unwrap();
+    assert!(
+        good.contains("\"tlogEntries\":[]"),
+        "model-signing writes an empty tlogEntries"
+    );
+    let padded = |n: usize| {
+        good.replacen(
+            "\"tlogEntries\":[]",
+            &format!("\"tlogEntries\":[{}[]]", "[],".repeat(n)),
+            1,
+        )
+    };
+    let started = std::time::Instant::now();
+    for (n, why) in [(3_000_000, "JSON values"), (12_000_000, "bytes")] {
+        let sig = dir.path().join(format!("padded-{n}.sig"));
+        fs::write(&sig, padded(n)).unwrap();
+        let e = match verify_model(&m, &fs::read(&sig).unwrap(), &sig, &t) {
+            Err(ModelError::Check(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(e.check, Check::BundleShape, "{e}");
+        assert!(e.detail.contains(why), "{e}");
+        // From the file, as verify and apply read it: refused by its size before it is read.
+        if why == "bytes" {
+            let e = deploy_gate::native::oms::read_bundle(&sig).unwrap_err();
+            assert_eq!(e.check(), Some(Check::BundleShape), "{e}");
+            assert!(e.to_string().contains(&s(&sig)), "{e}");
+        }
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A statement padded the same way, within its byte limit.
+    let payload = format!(
+        "{{\"_type\":\"{}\",\"pad\":[{}[]]}}",
+        oms::bundle::STATEMENT_TYPE,
+        "[],".repeat(3_000_000)
+    );
+    let e = Statement::parse(payload.as_bytes()).unwrap_err();
+    assert_eq!(e.check, Check::BundleShape, "{e}");
+    assert!(e.detail.contains("JSON values"), "{e}");
+
+    // Material the key method never writes: refused; an empty timestamp block is not.
+    for (material, ok) in [
+        (serde_json::json!({"tlogEntries": [{}]}), false),
+        (
+            serde_json::json!({"timestampVerificationData": {"rfc3161Timestamps": [{}]}}),
+            false,
+        ),
+        (serde_json::json!({"timestampVerificationData": []}), false),
+        (
+            serde_json::json!({"timestampVerificationData": {"rfc3161Timestamps": []}}),
+            true,
+        ),
+    ] {
+        let sig = dir.path().join("edited.sig");
+        edit_bundle(&m.join("model.sig"), &sig, |b| {
+            for (k, v) in material.as_object().unwrap() {
+                b["verificationMaterial"][k] = v.clone();
+            }
+        });
+        let r = verify_model(&m, &fs::read(&sig).unwrap(), &m.join("model.sig"), &t);
+        if ok {
+            assert!(r.is_ok(), "{material}: {r:?}");
+        } else {
+            assert_eq!(refused(r).0, Check::BundleShape, "{material}");
+        }
+    }
+}
