@@ -12,7 +12,7 @@
 //! same file (device and inode) the listing saw, and must still have the size listed once read.
 //! Files are read in 1 MiB blocks (never whole), on as many threads as there are cores.
 
-use crate::oms::{self, shard_ranges, Check, Manifest, Method, OmsError, Resource, Trust, Verified};
+use crate::oms::{self, Check, Manifest, Method, OmsError, Resource, Trust, Verified};
 use sha2::{Digest as _, Sha256};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io;
@@ -236,12 +236,6 @@ fn hash_range(file: &File, start: u64, end: u64, buf: &mut [u8], f: &Listed) -> 
     Ok(h.finalize().into())
 }
 
-/// One unit of work: a whole file, or one shard of it.
-struct Job {
-    file: usize,
-    range: Option<(u64, u64)>,
-}
-
 /// Runs `work` over `0..n` on up to `threads` threads, keeping the first error.
 fn parallel<T: Send>(
     n: usize,
@@ -249,7 +243,7 @@ fn parallel<T: Send>(
     work: impl Fn(usize, &mut Vec<u8>) -> Result<T, ModelError> + Sync,
 ) -> Result<Vec<T>, ModelError> {
     let next = AtomicUsize::new(0);
-    let out: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::with_capacity(n));
+    let out: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::new());
     let failed: Mutex<Option<ModelError>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..threads.clamp(1, n.max(1)) {
@@ -286,38 +280,60 @@ fn threads() -> usize {
 /// The OMS manifest of a model folder or file, read by `method`, leaving out `ignore` (paths
 /// relative to the root; a single-file model ignores nothing).
 pub fn manifest_of(root: &Path, method: Method, ignore: &[String]) -> Result<Manifest, ModelError> {
+    read_manifest(root, method, ignore, None)
+}
+
+/// [`manifest_of`]; with `signed`, the listing is first compared with the signed resources
+/// ([`Verified::check_listing`]: names, and sizes by `shards`), so that a missing, extra or
+/// resized file (a planted sparse file of terabytes) is refused before any file is hashed.
+fn read_manifest(
+    root: &Path,
+    method: Method,
+    ignore: &[String],
+    signed: Option<&Verified>,
+) -> Result<Manifest, ModelError> {
     let (files, dirs) = list(root, ignore)?;
-    let mut jobs = Vec::new();
-    for (i, f) in files.iter().enumerate() {
-        match method {
-            Method::Files => jobs.push(Job { file: i, range: None }),
-            Method::Shards { shard_size } => jobs.extend(shard_ranges(f.len, shard_size).map(|r| Job {
-                file: i,
-                range: Some(r),
-            })),
-        }
+    if let Some(v) = signed {
+        v.check_listing(files.iter().map(|f| (f.rel.as_str(), f.len)))?;
     }
-    // The largest first, so the last thread is not left with the biggest file.
-    jobs.sort_by_key(|j| {
-        std::cmp::Reverse(match j.range {
-            Some((s, e)) => e - s,
-            None => files[j.file].len,
-        })
-    });
-    let resources = parallel(jobs.len(), threads(), |i, buf| {
-        let job = &jobs[i];
-        let f = &files[job.file];
+    // The jobs (a whole file, or one shard of it) are numbered, never listed: job `i` is found
+    // from the running count of jobs per file. The largest files first, so the last thread is
+    // not left with the biggest one.
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(files[i].len));
+    let jobs_of = |f: &Listed| match method {
+        Method::Files => 1,
+        Method::Shards { shard_size } => f.len.div_ceil(shard_size),
+    };
+    let mut ends = Vec::with_capacity(order.len());
+    let mut total = 0u64;
+    for &i in &order {
+        total = total.saturating_add(jobs_of(&files[i]));
+        ends.push(total);
+    }
+    let total = usize::try_from(total).unwrap_or(usize::MAX);
+    let resources = parallel(total, threads(), |i, buf| {
+        let k = ends.partition_point(|&e| e <= i as u64);
+        let f = &files[order[k]];
+        let nth = i as u64 - if k == 0 { 0 } else { ends[k - 1] };
+        let range = match method {
+            Method::Files => None,
+            Method::Shards { shard_size } => {
+                let start = nth * shard_size;
+                Some((start, (start + shard_size).min(f.len)))
+            }
+        };
         let file = open_listed(f)?;
-        let (start, end) = job.range.unwrap_or((0, f.len));
+        let (start, end) = range.unwrap_or((0, f.len));
         let digest = hash_range(&file, start, end, buf, f)?;
-        if job.range.is_none() {
+        if range.is_none() {
             // The whole file was read: it must end where the listing said.
             let mut one = [0u8; 1];
             if file.read_at(&mut one, end).map_err(io_err(&f.path))? != 0 {
                 return Err(ModelError::Changed { path: f.path.clone() });
             }
         }
-        Ok(match job.range {
+        Ok(match range {
             None => Resource::file(f.rel.clone(), digest),
             Some((s, e)) => Resource::shard(f.rel.clone(), s, e, digest),
         })
@@ -387,7 +403,7 @@ pub fn verify_model(root: &Path, bundle: &[u8], signature_path: &Path, trust: &T
     } else {
         Vec::new()
     };
-    let local = manifest_of(root, v.method, &ignore)?;
+    let local = read_manifest(root, v.method, &ignore, Some(&v))?;
     v.check_files(&local)?;
     Ok(v)
 }
@@ -524,7 +540,7 @@ pub fn identify(
         } else {
             Vec::new()
         };
-        let local = manifest_of(model, v.method, &ignore)?;
+        let local = read_manifest(model, v.method, &ignore, Some(&v))?;
         v.check_files(&local)?;
         let mut a = ignore.clone();
         let mut b = if is_dir {

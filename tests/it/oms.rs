@@ -786,3 +786,59 @@ fn a_padded_bundle_is_refused_before_it_is_parsed() {
         }
     }
 }
+
+/// The review's stall: a sparse file of 1 TiB planted in the folder (or a signed file grown to
+/// it) is refused by the listing, before any file is hashed — by name with either method, by
+/// the size the signed shards imply with `shards` — in well under a second, where hashing it
+/// would take hours.
+#[test]
+fn a_planted_sparse_file_is_refused_before_hashing() {
+    let dir = tempdir();
+    let t = trust(&["p256"]);
+    let tib = 1u64 << 40;
+    let plant = |m: &Path, rel: &str| {
+        let f = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(m.join(rel))
+            .unwrap();
+        f.set_len(tib).unwrap();
+    };
+    let started = std::time::Instant::now();
+    let m = tree_copy(&dir.path().join("extra"), true);
+    plant(&m, "zz.bin");
+    assert_eq!(
+        refused(verify_at(&m, &m.join("model.sig"), &t)),
+        (Check::FileExtra, Some("zz.bin".into()))
+    );
+    let shards = fx("sigs/tree-shards.sig");
+    let m = tree_copy(&dir.path().join("extra-shards"), false);
+    plant(&m, "zz.bin");
+    assert_eq!(
+        refused(verify_at(&m, &shards, &t)),
+        (Check::FileExtra, Some("zz.bin".into()))
+    );
+    let m = tree_copy(&dir.path().join("grown-shards"), false);
+    plant(&m, "weights/part-1.bin");
+    let e = match verify_at(&m, &shards, &t) {
+        Err(ModelError::Check(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        (e.check, e.file.as_deref()),
+        (Check::FileDigest, Some("weights/part-1.bin"))
+    );
+    assert!(e.detail.contains(&tib.to_string()) && e.detail.contains("70000"), "{e}");
+    // A missing file is named before anything is read, too.
+    fs::remove_file(m.join("config.json")).unwrap();
+    assert_eq!(
+        refused(verify_at(&m, &shards, &t)),
+        (Check::FileMissing, Some("config.json".into()))
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
