@@ -523,53 +523,152 @@ pub fn identify(
     signature: Option<&ModelSignature>,
 ) -> Result<ModelIdentity, ModelError> {
     let scheme = decision_scheme(envelope);
-    let mut trainer = None;
-    let mut reuse = None;
-    if let Some(sig) = signature {
-        let bytes = read_bundle(&sig.path)?;
-        let v = oms::verify_bundle(&bytes, &sig.trust)?;
-        let is_dir = fs::symlink_metadata(model).map_err(io_err(model))?.is_dir();
-        let ignore = if is_dir {
-            let mut ignore = default_ignore(model, Some(&sig.path));
-            for p in v.ignore_paths() {
-                if !ignore.contains(&p) {
-                    ignore.push(p);
-                }
-            }
-            ignore
+    let oms_scheme = match scheme.as_deref() {
+        None => false,
+        Some(crate::attest::OMS_FILES_SCHEME) => true,
+        Some(other) => return Err(ModelError::UnknownScheme(other.to_owned())),
+    };
+    let Some(sig) = signature else {
+        let digest = if oms_scheme {
+            oms_digest(model, Method::Files)?
         } else {
-            Vec::new()
+            crate::native::files::model_digest(model).map_err(|e| ModelError::Files(Box::new(e)))?
         };
-        let local = read_manifest(model, v.method, &ignore, Some(&v))?;
-        v.check_files(&local)?;
-        let mut a = ignore.clone();
-        let mut b = if is_dir {
+        return Ok(ModelIdentity {
+            digest,
+            scheme,
+            trainer: None,
+        });
+    };
+    let bytes = read_bundle(&sig.path)?;
+    let v = oms::verify_bundle(&bytes, &sig.trust)?;
+    let is_dir = fs::symlink_metadata(model).map_err(io_err(model))?.is_dir();
+    let (trainer_ignore, decision_ignore) = if is_dir {
+        let mut ignore = default_ignore(model, Some(&sig.path));
+        for p in v.ignore_paths() {
+            if !ignore.contains(&p) {
+                ignore.push(p);
+            }
+        }
+        let decision = if oms_scheme {
             default_ignore(model, Some(&model.join(oms::SIGNATURE_FILE)))
         } else {
+            // The original scheme covers every file.
             Vec::new()
         };
-        a.sort();
-        b.sort();
-        if a == b && v.method == Method::Files {
-            reuse = Some(local.digest_hex());
-        }
-        trainer = Some(v);
+        (ignore, decision)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    // One walk, each file read once, for both digests: a folder swapped between two walks
+    // could otherwise pass the trainer's check with one content and the decision's with
+    // another. The walk leaves out only what both leave out.
+    let walk_ignore: Vec<String> = trainer_ignore
+        .iter()
+        .filter(|p| decision_ignore.contains(p))
+        .cloned()
+        .collect();
+    let (files, dirs) = list(model, &walk_ignore)?;
+    let for_trainer = |f: &&Listed| !ignored(&f.rel, &trainer_ignore);
+    v.check_listing(files.iter().filter(for_trainer).map(|f| (f.rel.as_str(), f.len)))?;
+    let shard_size = match v.method {
+        Method::Files => None,
+        Method::Shards { shard_size } => Some(shard_size),
+    };
+    let hashes = hash_files(&files, shard_size)?;
+    for d in &dirs {
+        d.unchanged()?;
     }
-    let digest = match scheme.as_deref() {
-        None => crate::native::files::model_digest(model).map_err(|e| ModelError::Files(Box::new(e)))?,
-        Some(crate::attest::OMS_FILES_SCHEME) => match reuse {
-            Some(d) => d,
-            None => oms_digest(model, Method::Files)?,
-        },
-        Some(other) => {
-            return Err(ModelError::UnknownScheme(other.to_owned()));
+    let mut resources = Vec::new();
+    for (f, h) in files.iter().zip(&hashes).filter(|(f, _)| for_trainer(f)) {
+        match shard_size {
+            None => resources.push(Resource::file(f.rel.clone(), h.whole)),
+            Some(size) => {
+                for ((s, e), d) in oms::shard_ranges(f.len, size).zip(&h.shards) {
+                    resources.push(Resource::shard(f.rel.clone(), s, e, *d));
+                }
+            }
         }
+    }
+    v.check_files(&Manifest::new(v.method, resources))?;
+    let digest = if oms_scheme {
+        let mine = files
+            .iter()
+            .zip(&hashes)
+            .filter(|(f, _)| !ignored(&f.rel, &decision_ignore))
+            .map(|(f, h)| Resource::file(f.rel.clone(), h.whole))
+            .collect();
+        Manifest::new(Method::Files, mine).digest_hex()
+    } else if is_dir {
+        let lines: Vec<(String, String)> = files
+            .iter()
+            .zip(&hashes)
+            .map(|(f, h)| (f.rel.clone(), hex::encode(h.whole)))
+            .collect();
+        crate::attest::directory_digest(&lines)
+    } else {
+        hex::encode(hashes[0].whole)
     };
     Ok(ModelIdentity {
         digest,
         scheme,
-        trainer,
+        trainer: Some(v),
     })
+}
+
+/// A file's digests read in one pass: the whole file's sha256 and, when asked, each shard's.
+struct FileHashes {
+    whole: [u8; 32],
+    shards: Vec<[u8; 32]>,
+}
+
+/// Each listed file read once, from start to end (one file per job, the largest first), into
+/// its sha256 and, with `shard_size`, the sha256 of each of its shards.
+fn hash_files(files: &[Listed], shard_size: Option<u64>) -> Result<Vec<FileHashes>, ModelError> {
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(files[i].len));
+    let mut out = parallel(order.len(), threads(), |k, buf| {
+        let f = &files[order[k]];
+        let file = open_listed(f)?;
+        let mut whole = Sha256::new();
+        let mut shards = Vec::new();
+        let mut shard = Sha256::new();
+        let mut at = 0u64;
+        while at < f.len {
+            let mut want = ((f.len - at) as usize).min(buf.len());
+            if let Some(size) = shard_size {
+                let shard_end = (at / size + 1) * size;
+                want = want.min((shard_end - at) as usize);
+            }
+            let n = file.read_at(&mut buf[..want], at).map_err(io_err(&f.path))?;
+            if n == 0 {
+                return Err(ModelError::Changed { path: f.path.clone() });
+            }
+            whole.update(&buf[..n]);
+            at += n as u64;
+            if let Some(size) = shard_size {
+                shard.update(&buf[..n]);
+                if at.is_multiple_of(size) || at == f.len {
+                    shards.push(std::mem::take(&mut shard).finalize().into());
+                }
+            }
+        }
+        // The file must end where the listing said.
+        let mut one = [0u8; 1];
+        if file.read_at(&mut one, f.len).map_err(io_err(&f.path))? != 0 {
+            return Err(ModelError::Changed { path: f.path.clone() });
+        }
+        Ok((
+            order[k],
+            FileHashes {
+                whole: whole.finalize().into(),
+                shards,
+            },
+        ))
+    })?;
+    // Back in the listing's order.
+    out.sort_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, h)| h).collect())
 }
 
 /// The most bytes of a `model.sig` read (see [`oms::bundle::MAX_BUNDLE_BYTES`]).

@@ -842,3 +842,108 @@ fn a_planted_sparse_file_is_refused_before_hashing() {
         started.elapsed()
     );
 }
+
+/// A decision (by either scheme) and a trainer's signature (by `files` or `shards`, inside or
+/// outside the folder) are checked against one walk of the folder, each file read once: the
+/// digests are the ones computed apart.
+#[test]
+fn one_walk_gives_both_digests() {
+    use deploy_gate::native::oms::{identify, ModelSignature};
+    let st = setup();
+    let report: Value = serde_json::from_slice(&fs::read(&st.reviewer.report).unwrap()).unwrap();
+    let key = deploy_gate::attest::keys::read_private_pem(&fs::read_to_string(&st.reviewer.key).unwrap()).unwrap();
+    for sig in [
+        st.model.join("model.sig"),
+        fx("sigs/tree-shards.sig"),
+        fx("sigs/tree-p384.sig"),
+    ] {
+        if !sig.starts_with(&st.model) {
+            // A signature outside the folder: the folder holds no model.sig.
+            let _ = fs::remove_file(st.model.join("model.sig"));
+        }
+        let oms_envelope = st.dir.join("decision.dsse.json");
+        sign_decision(&st, &oms_envelope);
+        let legacy = deploy_gate::native::files::model_digest(&st.model).unwrap();
+        let claim = deploy_gate::attest::Claim {
+            report: &report,
+            model_name: "tree",
+            model_sha256: &legacy,
+            target: "config.yaml",
+            time_verified: deploy_gate::native::apply::unix_now(),
+        };
+        let old_envelope = serde_json::to_vec(&deploy_gate::attest::sign(&claim, &key).unwrap()).unwrap();
+        let oms = oms_digest(&st.model, Method::Files).unwrap();
+        let signature = ModelSignature {
+            path: sig.clone(),
+            trust: trust(&["p256", "p384"]),
+        };
+        for (envelope, want) in [(fs::read(&oms_envelope).unwrap(), &oms), (old_envelope, &legacy)] {
+            let id = identify(&st.model, &envelope, Some(&signature)).unwrap();
+            assert_eq!(&id.digest, want, "{}", sig.display());
+            assert!(id.trainer.is_some());
+        }
+    }
+}
+
+/// The review's race: the folder swapped with another (renameat2 RENAME_EXCHANGE, over and
+/// over) while a decision by the original scheme and a trainer's signature by `shards` outside
+/// the folder are checked (two walks before). A check that passes must have read the signed
+/// content for both: its digest is never the other folder's.
+#[test]
+fn a_folder_swapped_during_the_check_never_passes_with_the_other_content() {
+    use deploy_gate::native::oms::{identify, ModelSignature};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempdir();
+    let m = tree_copy(&dir.path().join("a"), false);
+    let other = tree_copy(&dir.path().join("b"), false);
+    fs::write(other.join("config.json"), b"{\"unsigned\": 1}\n").unwrap();
+    let signed_legacy = deploy_gate::native::files::model_digest(&m).unwrap();
+    let other_legacy = deploy_gate::native::files::model_digest(&other).unwrap();
+    let st = setup();
+    let report: Value = serde_json::from_slice(&fs::read(&st.reviewer.report).unwrap()).unwrap();
+    let key = deploy_gate::attest::keys::read_private_pem(&fs::read_to_string(&st.reviewer.key).unwrap()).unwrap();
+    let claim = deploy_gate::attest::Claim {
+        report: &report,
+        model_name: "tree",
+        model_sha256: &other_legacy,
+        target: "config.yaml",
+        time_verified: deploy_gate::native::apply::unix_now(),
+    };
+    let envelope = serde_json::to_vec(&deploy_gate::attest::sign(&claim, &key).unwrap()).unwrap();
+    let signature = ModelSignature {
+        path: fx("sigs/tree-shards.sig"),
+        trust: trust(&["p256"]),
+    };
+    let stop = AtomicBool::new(false);
+    let (a, b) = (
+        std::ffi::CString::new(s(&m)).unwrap(),
+        std::ffi::CString::new(s(&other)).unwrap(),
+    );
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                // SAFETY: two valid NUL-terminated paths.
+                let r = unsafe {
+                    libc::syscall(
+                        libc::SYS_renameat2,
+                        libc::AT_FDCWD,
+                        a.as_ptr(),
+                        libc::AT_FDCWD,
+                        b.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                assert_eq!(r, 0, "renameat2: {}", std::io::Error::last_os_error());
+                std::thread::sleep(std::time::Duration::from_micros(1500));
+            }
+        });
+        let digests: Vec<String> = (0..300)
+            .filter_map(|_| identify(&m, &envelope, Some(&signature)).ok().map(|id| id.digest))
+            .collect();
+        stop.store(true, Ordering::Relaxed);
+        let mixed = digests.iter().filter(|d| **d == other_legacy).count();
+        assert_eq!(mixed, 0, "the trainer's check and the digest read different folders");
+        assert!(digests.iter().all(|d| *d == signed_legacy));
+        eprintln!("{} of 300 checks passed, each on the signed content", digests.len());
+    });
+}
