@@ -124,6 +124,7 @@ struct Exts {
     key_usage: Option<KeyUsage>,
     ext_key_usage: Option<ExtendedKeyUsage>,
     ca: bool,
+    path_len: Option<u8>,
 }
 
 fn extensions(c: &Certificate) -> Result<Exts, OmsError> {
@@ -131,6 +132,7 @@ fn extensions(c: &Certificate) -> Result<Exts, OmsError> {
         key_usage: None,
         ext_key_usage: None,
         ca: false,
+        path_len: None,
     };
     let subject = &c.tbs_certificate.subject;
     for e in c.tbs_certificate.extensions.iter().flatten() {
@@ -142,9 +144,9 @@ fn extensions(c: &Certificate) -> Result<Exts, OmsError> {
                 out.ext_key_usage = Some(ExtendedKeyUsage::from_der(bytes).map_err(|_| bad("extended key usage"))?)
             }
             BASIC_CONSTRAINTS => {
-                out.ca = BasicConstraints::from_der(bytes)
-                    .map_err(|_| bad("basic constraints"))?
-                    .ca
+                let b = BasicConstraints::from_der(bytes).map_err(|_| bad("basic constraints"))?;
+                out.ca = b.ca;
+                out.path_len = b.path_len_constraint;
             }
             SUBJECT_ALT_NAME => {}
             other if e.critical => {
@@ -165,6 +167,31 @@ fn valid_at(c: &Certificate, t: std::time::Duration) -> Result<(), OmsError> {
             "`{}` is not valid at the signing time (valid {} to {})",
             c.tbs_certificate.subject, v.not_before, v.not_after
         )));
+    }
+    Ok(())
+}
+
+/// `issuer` may issue certificates on a path where `below` intermediate CA certificates lie
+/// between it and the signing certificate (RFC 5280, as OpenSSL checks): a CA
+/// (`basicConstraints` `CA:TRUE`), whose `keyUsage`, if it has one, allows `keyCertSign`, and
+/// whose `pathLenConstraint`, if it has one, is at least `below`.
+fn may_issue(issuer: &Certificate, below: usize, role: &str) -> Result<(), OmsError> {
+    let subject = &issuer.tbs_certificate.subject;
+    let e = extensions(issuer)?;
+    if !e.ca {
+        return Err(untrusted(format!("{role} `{subject}` is not a CA certificate")));
+    }
+    if e.key_usage.is_some_and(|k| !k.key_cert_sign()) {
+        return Err(untrusted(format!(
+            "{role} `{subject}` is a CA whose key usage does not include certificate signing (keyCertSign)"
+        )));
+    }
+    if let Some(max) = e.path_len {
+        if below > usize::from(max) {
+            return Err(untrusted(format!(
+                "{role} `{subject}` allows {max} intermediate CA certificate(s) below it (pathLenConstraint), the chain has {below}"
+            )));
+        }
     }
     Ok(())
 }
@@ -200,14 +227,19 @@ pub fn verify_chain(chain: &[Vec<u8>], roots: &Roots) -> Result<ChainSigner, Oms
     let key = spki_key(leaf)?;
     let subject = leaf.tbs_certificate.subject.to_string();
     let mut current = leaf;
-    for _ in 0..MAX_PATH {
+    // How many intermediate CA certificates lie between `current` and the leaf.
+    for below in 0..MAX_PATH {
         valid_at(current, when)?;
         if let Some(root) = roots
             .certs
             .iter()
             .find(|r| *r == current && issued_by(r, r).unwrap_or(false))
         {
-            // The certificate is itself trusted.
+            // The certificate is itself trusted (an intermediate must still be allowed to
+            // issue the path below it).
+            if below > 0 {
+                may_issue(current, below - 1, "the trusted certificate")?;
+            }
             return Ok(ChainSigner {
                 key,
                 subject,
@@ -219,12 +251,7 @@ pub fn verify_chain(chain: &[Vec<u8>], roots: &Roots) -> Result<ChainSigner, Oms
             // certificate; an intermediate given as a root does not end a chain.
             if issued_by(current, root)? && issued_by(root, root)? {
                 valid_at(root, when)?;
-                if !extensions(root)?.ca {
-                    return Err(untrusted(format!(
-                        "the root `{}` is not a CA certificate",
-                        root.tbs_certificate.subject
-                    )));
-                }
+                may_issue(root, below, "the root")?;
                 return Ok(ChainSigner {
                     key,
                     subject,
@@ -235,12 +262,7 @@ pub fn verify_chain(chain: &[Vec<u8>], roots: &Roots) -> Result<ChainSigner, Oms
         let mut next = None;
         for c in &certs[1..] {
             if !std::ptr::eq(c, current) && issued_by(current, c)? {
-                if !extensions(c)?.ca {
-                    return Err(untrusted(format!(
-                        "`{}` issues a certificate but is not a CA certificate",
-                        c.tbs_certificate.subject
-                    )));
-                }
+                may_issue(c, below, "the issuer")?;
                 next = Some(c);
                 break;
             }

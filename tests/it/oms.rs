@@ -947,3 +947,30 @@ fn a_folder_swapped_during_the_check_never_passes_with_the_other_content() {
         eprintln!("{} of 300 checks passed, each on the signed content", digests.len());
     });
 }
+
+/// Certificate chains OpenSSL (and so `model-signing`) refuses are refused (fixtures made by
+/// tests/fixtures/oms/chains/make.sh; OpenSSL's verdicts in openssl-verify.txt there): an
+/// intermediate below a CA with `pathlen:0`, and a CA whose key usage lacks `keyCertSign`.
+#[test]
+fn chains_beyond_path_length_or_without_cert_signing_are_refused() {
+    let pem = |name: &str| fs::read_to_string(fx(&format!("chains/{name}.pem"))).unwrap();
+    let der = |name: &str| {
+        let body: String = pem(name).lines().filter(|l| !l.starts_with("-----")).collect();
+        deploy_gate::attest::dsse::decode(&body).unwrap()
+    };
+    let mut roots = Roots::new();
+    roots.add_one_pem(&pem("root")).unwrap();
+    let verify = |chain: &[&str]| oms::x509::verify_chain(&chain.iter().map(|n| der(n)).collect::<Vec<_>>(), &roots);
+    let signer = verify(&["leaf-good", "sub2"]).unwrap();
+    assert!(signer.subject.contains("leaf under sub2"), "{}", signer.subject);
+    for (chain, why) in [
+        (&["leaf-pathlen", "sub", "i0"][..], "pathLenConstraint"),
+        (&["leaf-noks", "inoks"][..], "keyCertSign"),
+    ] {
+        let e = verify(chain).unwrap_err();
+        assert_eq!(e.check, Check::UntrustedKey, "{e}");
+        assert!(e.detail.contains(why), "{e}");
+    }
+    let said = fs::read_to_string(fx("chains/openssl-verify.txt")).unwrap();
+    assert!(said.contains("path length constraint exceeded") && said.contains("leaf-good.pem: OK"));
+}
