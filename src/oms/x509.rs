@@ -32,6 +32,9 @@ pub struct Roots {
     certs: Vec<Certificate>,
 }
 
+/// The Sigstore (Fulcio) OID arc: its certificates carry extensions under it.
+const FULCIO_ARC: &str = "1.3.6.1.4.1.57264.";
+
 fn cert_err(detail: impl Into<String>) -> OmsError {
     OmsError::new(Check::Certificate, detail)
 }
@@ -211,6 +214,22 @@ pub fn verify_chain(chain: &[Vec<u8>], roots: &Roots) -> Result<ChainSigner, Oms
         })
         .collect::<Result<Vec<_>, _>>()?;
     let leaf = &certs[0];
+    // A Fulcio certificate (the keyless method's, short-lived, meaningful only with its
+    // transparency-log entry) re-wrapped as a chain is still the keyless method: refused by
+    // name, whatever roots are trusted.
+    if let Some(e) = certs
+        .iter()
+        .flat_map(|c| c.tbs_certificate.extensions.iter().flatten())
+        .find(|e| e.extn_id.to_string().starts_with(FULCIO_ARC))
+    {
+        return Err(OmsError::new(
+            Check::Keyless,
+            format!(
+                "a certificate of the chain carries the Sigstore Fulcio extension {}: the keyless method is not verified",
+                e.extn_id
+            ),
+        ));
+    }
     let when = leaf.tbs_certificate.validity.not_before.to_unix_duration();
     let leaf_ext = extensions(leaf)?;
     let signs = leaf_ext.key_usage.is_some_and(|k| k.digital_signature())

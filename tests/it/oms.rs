@@ -971,6 +971,8 @@ fn chains_beyond_path_length_or_without_cert_signing_are_refused() {
         assert_eq!(e.check, Check::UntrustedKey, "{e}");
         assert!(e.detail.contains(why), "{e}");
     }
+    // A Fulcio certificate re-wrapped as a chain is the keyless method, refused by name.
+    assert_eq!(verify(&["leaf-fulcio", "sub2"]).unwrap_err().check, Check::Keyless);
     let said = fs::read_to_string(fx("chains/openssl-verify.txt")).unwrap();
     assert!(said.contains("path length constraint exceeded") && said.contains("leaf-good.pem: OK"));
 }
