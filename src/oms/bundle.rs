@@ -440,7 +440,8 @@ impl Statement {
             if !(plain_relative(&resource.path) || (resource.path == "." && p.resources.len() == 1)) {
                 return Err(predicate(format!("{}: not a plain relative path", at())));
             }
-            if !seen.insert(r.name.as_str()) {
+            // By the name as read (`f:00:3` is `f:0:3`), as the files are compared.
+            if !seen.insert(resource.name()) {
                 return Err(predicate(format!("{}: listed twice", at())));
             }
             resources.push(resource);
