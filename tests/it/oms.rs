@@ -392,10 +392,12 @@ fn sign_names_the_model_by_its_oms_digest_and_verify_checks_both_signatures() {
     assert_eq!(out["trainer"]["same_model_by"], "digest");
     assert!(stderr(&o).contains(&key("p256").key_id), "{}", text(&o));
 
-    // Without trainer keys: the decision alone, as before.
+    // Without trainer keys: the decision alone, as before (the model.sig beside it is said to
+    // be unchecked).
     let o = run(&verify_args(&st, &envelope, &[]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(json_stdout(&o).get("trainer").is_none());
+    assert!(stderr(&o).contains("is there but not checked"), "{}", text(&o));
 
     // A wrong trainer key, and a tampered file: exit 2, the check named.
     let o = run(&verify_args(
@@ -975,4 +977,25 @@ fn chains_beyond_path_length_or_without_cert_signing_are_refused() {
     assert_eq!(verify(&["leaf-fulcio", "sub2"]).unwrap_err().check, Check::Keyless);
     let said = fs::read_to_string(fx("chains/openssl-verify.txt")).unwrap();
     assert!(said.contains("path length constraint exceeded") && said.contains("leaf-good.pem: OK"));
+}
+
+/// A shard named with leading zeros (`f:00:3`) is the shard `f:0:3`: listed twice.
+#[test]
+fn a_shard_listed_twice_under_two_spellings_is_refused() {
+    let digest = "ab".repeat(32);
+    let statement = serde_json::json!({
+        "_type": oms::bundle::STATEMENT_TYPE,
+        "subject": [{"name": "m", "digest": {"sha256": digest}}],
+        "predicateType": oms::bundle::PREDICATE_TYPE,
+        "predicate": {
+            "serialization": {"method": "shards", "hash_type": "sha256", "shard_size": 3, "allow_symlinks": false},
+            "resources": [
+                {"name": "f:0:3", "digest": digest, "algorithm": "sha256"},
+                {"name": "f:00:3", "digest": digest, "algorithm": "sha256"},
+            ],
+        },
+    });
+    let e = Statement::parse(&serde_json::to_vec(&statement).unwrap()).unwrap_err();
+    assert_eq!(e.check, Check::Predicate, "{e}");
+    assert!(e.detail.contains("listed twice"), "{e}");
 }

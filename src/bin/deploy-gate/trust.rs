@@ -134,6 +134,16 @@ impl ModelSignatureArgs {
                     p.display()
                 );
             }
+            // A trainer's signature beside the model, not asked for: said, not silently
+            // passed over (it is not covered by an OMS-scheme decision's digest either).
+            if let Some(sig) = model_path.map(|m| m.join(deploy_gate::oms::SIGNATURE_FILE)) {
+                if std::fs::symlink_metadata(&sig).is_ok() {
+                    eprintln!(
+                        "deploy-gate: warning: {} is there but not checked: give --trainer-key (or --trainer-root) to verify the trainer's signature",
+                        sig.display()
+                    );
+                }
+            }
             return Ok(None);
         }
         let Some(model) = model_path else {

@@ -386,7 +386,7 @@ fn identify_model(
 fn trainer_notice(id: &crate::native::oms::ModelIdentity, notify: &mut Notify<'_>) {
     if let Some(t) = &id.trainer {
         notify(Notice::info(format!(
-            "the trainer's model signature verified: key {} ({}), model `{}` sha256:{}, {} {} resources; the decision names the same model (by {})",
+            "the trainer's model signature verified: key {} ({}), model `{}` sha256:{}, {} resources (by {}); the decision names the same model (by {})",
             t.key_id,
             t.curve,
             t.model_name,
