@@ -18,7 +18,7 @@ use std::fs::{self, File, Metadata, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Why a model could not be read or verified.
@@ -220,11 +220,27 @@ fn open_listed(f: &Listed) -> Result<File, ModelError> {
 
 const BLOCK: usize = 1 << 20;
 
-/// sha256 of bytes `[start, end)` of an open file, read in 1 MiB blocks.
-fn hash_range(file: &File, start: u64, end: u64, buf: &mut [u8], f: &Listed) -> Result<[u8; 32], ModelError> {
+/// Why a job stopped early: another job failed first (its error is the one reported).
+fn cancelled(f: &Listed) -> ModelError {
+    ModelError::Changed { path: f.path.clone() }
+}
+
+/// sha256 of bytes `[start, end)` of an open file, read in 1 MiB blocks (stopping early once
+/// `stop` is set).
+fn hash_range(
+    file: &File,
+    start: u64,
+    end: u64,
+    buf: &mut [u8],
+    f: &Listed,
+    stop: &AtomicBool,
+) -> Result<[u8; 32], ModelError> {
     let mut h = Sha256::new();
     let mut at = start;
     while at < end {
+        if stop.load(Ordering::Relaxed) {
+            return Err(cancelled(f));
+        }
         let want = ((end - at) as usize).min(buf.len());
         let n = file.read_at(&mut buf[..want], at).map_err(io_err(&f.path))?;
         if n == 0 {
@@ -236,13 +252,16 @@ fn hash_range(file: &File, start: u64, end: u64, buf: &mut [u8], f: &Listed) -> 
     Ok(h.finalize().into())
 }
 
-/// Runs `work` over `0..n` on up to `threads` threads, keeping the first error.
+/// Runs `work` over `0..n` on up to `threads` threads, keeping the first error; once one job
+/// fails, `stop` (the third argument) is set so that the others stop at their next block
+/// rather than read their whole file.
 fn parallel<T: Send>(
     n: usize,
     threads: usize,
-    work: impl Fn(usize, &mut Vec<u8>) -> Result<T, ModelError> + Sync,
+    work: impl Fn(usize, &mut Vec<u8>, &AtomicBool) -> Result<T, ModelError> + Sync,
 ) -> Result<Vec<T>, ModelError> {
     let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
     let out: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::new());
     let failed: Mutex<Option<ModelError>> = Mutex::new(None);
     std::thread::scope(|s| {
@@ -254,10 +273,11 @@ fn parallel<T: Send>(
                     if i >= n || failed.lock().expect("not poisoned").is_some() {
                         break;
                     }
-                    match work(i, &mut buf) {
+                    match work(i, &mut buf, &stop) {
                         Ok(v) => out.lock().expect("not poisoned").push((i, v)),
                         Err(e) => {
                             failed.lock().expect("not poisoned").get_or_insert(e);
+                            stop.store(true, Ordering::Relaxed);
                             break;
                         }
                     }
@@ -312,7 +332,7 @@ fn read_manifest(
         ends.push(total);
     }
     let total = usize::try_from(total).unwrap_or(usize::MAX);
-    let resources = parallel(total, threads(), |i, buf| {
+    let resources = parallel(total, threads(), |i, buf, stop| {
         let k = ends.partition_point(|&e| e <= i as u64);
         let f = &files[order[k]];
         let nth = i as u64 - if k == 0 { 0 } else { ends[k - 1] };
@@ -325,7 +345,7 @@ fn read_manifest(
         };
         let file = open_listed(f)?;
         let (start, end) = range.unwrap_or((0, f.len));
-        let digest = hash_range(&file, start, end, buf, f)?;
+        let digest = hash_range(&file, start, end, buf, f, stop)?;
         if range.is_none() {
             // The whole file was read: it must end where the listing said.
             let mut one = [0u8; 1];
@@ -627,7 +647,7 @@ struct FileHashes {
 fn hash_files(files: &[Listed], shard_size: Option<u64>) -> Result<Vec<FileHashes>, ModelError> {
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(files[i].len));
-    let mut out = parallel(order.len(), threads(), |k, buf| {
+    let mut out = parallel(order.len(), threads(), |k, buf, stop| {
         let f = &files[order[k]];
         let file = open_listed(f)?;
         let mut whole = Sha256::new();
@@ -635,6 +655,9 @@ fn hash_files(files: &[Listed], shard_size: Option<u64>) -> Result<Vec<FileHashe
         let mut shard = Sha256::new();
         let mut at = 0u64;
         while at < f.len {
+            if stop.load(Ordering::Relaxed) {
+                return Err(cancelled(f));
+            }
             let mut want = ((f.len - at) as usize).min(buf.len());
             if let Some(size) = shard_size {
                 let shard_end = (at / size + 1) * size;
