@@ -12,13 +12,13 @@
 //! same file (device and inode) the listing saw, and must still have the size listed once read.
 //! Files are read in 1 MiB blocks (never whole), on as many threads as there are cores.
 
-use crate::oms::{self, shard_ranges, Check, Manifest, Method, OmsError, Resource, Trust, Verified};
+use crate::oms::{self, Check, Manifest, Method, OmsError, Resource, Trust, Verified};
 use sha2::{Digest as _, Sha256};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Why a model could not be read or verified.
@@ -220,11 +220,27 @@ fn open_listed(f: &Listed) -> Result<File, ModelError> {
 
 const BLOCK: usize = 1 << 20;
 
-/// sha256 of bytes `[start, end)` of an open file, read in 1 MiB blocks.
-fn hash_range(file: &File, start: u64, end: u64, buf: &mut [u8], f: &Listed) -> Result<[u8; 32], ModelError> {
+/// Why a job stopped early: another job failed first (its error is the one reported).
+fn cancelled(f: &Listed) -> ModelError {
+    ModelError::Changed { path: f.path.clone() }
+}
+
+/// sha256 of bytes `[start, end)` of an open file, read in 1 MiB blocks (stopping early once
+/// `stop` is set).
+fn hash_range(
+    file: &File,
+    start: u64,
+    end: u64,
+    buf: &mut [u8],
+    f: &Listed,
+    stop: &AtomicBool,
+) -> Result<[u8; 32], ModelError> {
     let mut h = Sha256::new();
     let mut at = start;
     while at < end {
+        if stop.load(Ordering::Relaxed) {
+            return Err(cancelled(f));
+        }
         let want = ((end - at) as usize).min(buf.len());
         let n = file.read_at(&mut buf[..want], at).map_err(io_err(&f.path))?;
         if n == 0 {
@@ -236,20 +252,17 @@ fn hash_range(file: &File, start: u64, end: u64, buf: &mut [u8], f: &Listed) -> 
     Ok(h.finalize().into())
 }
 
-/// One unit of work: a whole file, or one shard of it.
-struct Job {
-    file: usize,
-    range: Option<(u64, u64)>,
-}
-
-/// Runs `work` over `0..n` on up to `threads` threads, keeping the first error.
+/// Runs `work` over `0..n` on up to `threads` threads, keeping the first error; once one job
+/// fails, `stop` (the third argument) is set so that the others stop at their next block
+/// rather than read their whole file.
 fn parallel<T: Send>(
     n: usize,
     threads: usize,
-    work: impl Fn(usize, &mut Vec<u8>) -> Result<T, ModelError> + Sync,
+    work: impl Fn(usize, &mut Vec<u8>, &AtomicBool) -> Result<T, ModelError> + Sync,
 ) -> Result<Vec<T>, ModelError> {
     let next = AtomicUsize::new(0);
-    let out: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::with_capacity(n));
+    let stop = AtomicBool::new(false);
+    let out: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::new());
     let failed: Mutex<Option<ModelError>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..threads.clamp(1, n.max(1)) {
@@ -260,10 +273,11 @@ fn parallel<T: Send>(
                     if i >= n || failed.lock().expect("not poisoned").is_some() {
                         break;
                     }
-                    match work(i, &mut buf) {
+                    match work(i, &mut buf, &stop) {
                         Ok(v) => out.lock().expect("not poisoned").push((i, v)),
                         Err(e) => {
                             failed.lock().expect("not poisoned").get_or_insert(e);
+                            stop.store(true, Ordering::Relaxed);
                             break;
                         }
                     }
@@ -286,38 +300,60 @@ fn threads() -> usize {
 /// The OMS manifest of a model folder or file, read by `method`, leaving out `ignore` (paths
 /// relative to the root; a single-file model ignores nothing).
 pub fn manifest_of(root: &Path, method: Method, ignore: &[String]) -> Result<Manifest, ModelError> {
+    read_manifest(root, method, ignore, None)
+}
+
+/// [`manifest_of`]; with `signed`, the listing is first compared with the signed resources
+/// ([`Verified::check_listing`]: names, and sizes by `shards`), so that a missing, extra or
+/// resized file (a planted sparse file of terabytes) is refused before any file is hashed.
+fn read_manifest(
+    root: &Path,
+    method: Method,
+    ignore: &[String],
+    signed: Option<&Verified>,
+) -> Result<Manifest, ModelError> {
     let (files, dirs) = list(root, ignore)?;
-    let mut jobs = Vec::new();
-    for (i, f) in files.iter().enumerate() {
-        match method {
-            Method::Files => jobs.push(Job { file: i, range: None }),
-            Method::Shards { shard_size } => jobs.extend(shard_ranges(f.len, shard_size).map(|r| Job {
-                file: i,
-                range: Some(r),
-            })),
-        }
+    if let Some(v) = signed {
+        v.check_listing(files.iter().map(|f| (f.rel.as_str(), f.len)))?;
     }
-    // The largest first, so the last thread is not left with the biggest file.
-    jobs.sort_by_key(|j| {
-        std::cmp::Reverse(match j.range {
-            Some((s, e)) => e - s,
-            None => files[j.file].len,
-        })
-    });
-    let resources = parallel(jobs.len(), threads(), |i, buf| {
-        let job = &jobs[i];
-        let f = &files[job.file];
+    // The jobs (a whole file, or one shard of it) are numbered, never listed: job `i` is found
+    // from the running count of jobs per file. The largest files first, so the last thread is
+    // not left with the biggest one.
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(files[i].len));
+    let jobs_of = |f: &Listed| match method {
+        Method::Files => 1,
+        Method::Shards { shard_size } => f.len.div_ceil(shard_size),
+    };
+    let mut ends = Vec::with_capacity(order.len());
+    let mut total = 0u64;
+    for &i in &order {
+        total = total.saturating_add(jobs_of(&files[i]));
+        ends.push(total);
+    }
+    let total = usize::try_from(total).unwrap_or(usize::MAX);
+    let resources = parallel(total, threads(), |i, buf, stop| {
+        let k = ends.partition_point(|&e| e <= i as u64);
+        let f = &files[order[k]];
+        let nth = i as u64 - if k == 0 { 0 } else { ends[k - 1] };
+        let range = match method {
+            Method::Files => None,
+            Method::Shards { shard_size } => {
+                let start = nth * shard_size;
+                Some((start, (start + shard_size).min(f.len)))
+            }
+        };
         let file = open_listed(f)?;
-        let (start, end) = job.range.unwrap_or((0, f.len));
-        let digest = hash_range(&file, start, end, buf, f)?;
-        if job.range.is_none() {
+        let (start, end) = range.unwrap_or((0, f.len));
+        let digest = hash_range(&file, start, end, buf, f, stop)?;
+        if range.is_none() {
             // The whole file was read: it must end where the listing said.
             let mut one = [0u8; 1];
             if file.read_at(&mut one, end).map_err(io_err(&f.path))? != 0 {
                 return Err(ModelError::Changed { path: f.path.clone() });
             }
         }
-        Ok(match job.range {
+        Ok(match range {
             None => Resource::file(f.rel.clone(), digest),
             Some((s, e)) => Resource::shard(f.rel.clone(), s, e, digest),
         })
@@ -387,7 +423,7 @@ pub fn verify_model(root: &Path, bundle: &[u8], signature_path: &Path, trust: &T
     } else {
         Vec::new()
     };
-    let local = manifest_of(root, v.method, &ignore)?;
+    let local = read_manifest(root, v.method, &ignore, Some(&v))?;
     v.check_files(&local)?;
     Ok(v)
 }
@@ -433,6 +469,41 @@ impl ModelIdentity {
         Ok(())
     }
 
+    /// The decision's subject that matched the digest (`v`, as verified against
+    /// [`ModelIdentity::digest`]) must be annotated with the scheme that digest was computed by
+    /// (no annotation: the original scheme). Without this, a decision for one folder's OMS
+    /// digest, read as the original scheme, would match a single file made of that folder's
+    /// file digests (the original digest of a file is its sha256).
+    pub fn check_scheme(&self, v: &crate::attest::Verified) -> Result<(), crate::attest::Failure> {
+        let signed = v.statement.pointer(&format!(
+            "/subject/{}/annotations/{}",
+            v.subject_index,
+            crate::attest::DIGEST_SCHEME
+        ));
+        let same = match (signed, self.scheme.as_deref()) {
+            (None, None) => true,
+            (Some(serde_json::Value::String(s)), Some(computed)) => s == computed,
+            _ => false,
+        };
+        if same {
+            return Ok(());
+        }
+        let name = |s: Option<&str>| s.map_or_else(|| "the original scheme".to_owned(), |s| format!("`{s}`"));
+        let signed = match signed {
+            None => name(None),
+            Some(serde_json::Value::String(s)) => name(Some(s)),
+            Some(other) => format!("the unreadable scheme {other}"),
+        };
+        Err(crate::attest::Failure::new(
+            crate::attest::Check::SubjectDigest,
+            format!(
+                "the decision's subject sha256:{} is a digest by {signed}, but the model's digest was computed by {}; refused",
+                v.model_sha256,
+                name(self.scheme.as_deref())
+            ),
+        ))
+    }
+
     /// How the two are matched: `digest` (the same OMS `files` digest) or `files` (a decision
     /// signed with the original scheme, or a trainer's signature by `shards`: the two digests
     /// are of different kinds, and both were checked against the same files).
@@ -446,31 +517,13 @@ impl ModelIdentity {
     }
 }
 
-/// The largest envelope read to find its digest scheme (the verifier's own limit applies after).
-const MAX_ENVELOPE_PEEK: u64 = 1 << 30;
-
-/// The digest scheme the decision's subjects are annotated with (`None`: the original one).
-/// Read without trust, only to know which digest to compute: the verifier then checks the
-/// signature and compares that digest with the signed subject, so a changed envelope fails.
-pub fn decision_scheme(envelope: &Path) -> Option<String> {
-    use std::io::Read;
-    // Never opens a FIFO or a device, only a regular file: opening a pipe here would take the
-    // writer's bytes from the verifier. (A piped envelope is read with the original scheme; the
-    // verifier then reads the envelope itself and names whatever is wrong with it.)
-    if !fs::metadata(envelope).ok()?.is_file() {
-        return None;
-    }
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(envelope)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_ENVELOPE_PEEK).read_to_end(&mut bytes).ok()?;
-    let env: crate::attest::dsse::Envelope = serde_json::from_slice(&bytes).ok()?;
+/// The digest scheme the decision's first subject carrying one is annotated with (`None`: the
+/// original one), read from the envelope's bytes without trust, only to know which digest to
+/// compute. The verifier then checks the same bytes' signature and compares that digest with
+/// the signed subject, and [`ModelIdentity::check_scheme`] requires the matched subject to be
+/// annotated with the scheme the digest was computed by: a wrong guess can only refuse.
+pub fn decision_scheme(envelope: &[u8]) -> Option<String> {
+    let env: crate::attest::dsse::Envelope = serde_json::from_slice(envelope).ok()?;
     let payload = crate::attest::dsse::decode(&env.payload)?;
     let statement: serde_json::Value = serde_json::from_slice(&payload).ok()?;
     let mut schemes = statement.get("subject")?.as_array()?.iter().filter_map(|s| {
@@ -481,68 +534,180 @@ pub fn decision_scheme(envelope: &Path) -> Option<String> {
     schemes.next()
 }
 
-/// The model's digest for the decision at `envelope` and, when asked, the trainer's signature
-/// checked against the same folder (the folder is read once when the two leave out the same
-/// paths).
+/// The model's digest for the decision `envelope` (its bytes, as read once for verification)
+/// and, when asked, the trainer's signature checked against the same folder (the folder is
+/// read once when the two leave out the same paths).
 pub fn identify(
     model: &Path,
-    envelope: &Path,
+    envelope: &[u8],
     signature: Option<&ModelSignature>,
 ) -> Result<ModelIdentity, ModelError> {
     let scheme = decision_scheme(envelope);
-    let mut trainer = None;
-    let mut reuse = None;
-    if let Some(sig) = signature {
-        let bytes = read_bundle(&sig.path)?;
-        let v = oms::verify_bundle(&bytes, &sig.trust)?;
-        let is_dir = fs::symlink_metadata(model).map_err(io_err(model))?.is_dir();
-        let ignore = if is_dir {
-            let mut ignore = default_ignore(model, Some(&sig.path));
-            for p in v.ignore_paths() {
-                if !ignore.contains(&p) {
-                    ignore.push(p);
-                }
-            }
-            ignore
+    let oms_scheme = match scheme.as_deref() {
+        None => false,
+        Some(crate::attest::OMS_FILES_SCHEME) => true,
+        Some(other) => return Err(ModelError::UnknownScheme(other.to_owned())),
+    };
+    let Some(sig) = signature else {
+        let digest = if oms_scheme {
+            oms_digest(model, Method::Files)?
         } else {
-            Vec::new()
+            crate::native::files::model_digest(model).map_err(|e| ModelError::Files(Box::new(e)))?
         };
-        let local = manifest_of(model, v.method, &ignore)?;
-        v.check_files(&local)?;
-        let mut a = ignore.clone();
-        let mut b = if is_dir {
+        return Ok(ModelIdentity {
+            digest,
+            scheme,
+            trainer: None,
+        });
+    };
+    let bytes = read_bundle(&sig.path)?;
+    let v = oms::verify_bundle(&bytes, &sig.trust)?;
+    let is_dir = fs::symlink_metadata(model).map_err(io_err(model))?.is_dir();
+    let (trainer_ignore, decision_ignore) = if is_dir {
+        let mut ignore = default_ignore(model, Some(&sig.path));
+        for p in v.ignore_paths() {
+            if !ignore.contains(&p) {
+                ignore.push(p);
+            }
+        }
+        let decision = if oms_scheme {
             default_ignore(model, Some(&model.join(oms::SIGNATURE_FILE)))
         } else {
+            // The original scheme covers every file.
             Vec::new()
         };
-        a.sort();
-        b.sort();
-        if a == b && v.method == Method::Files {
-            reuse = Some(local.digest_hex());
-        }
-        trainer = Some(v);
+        (ignore, decision)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    // One walk, each file read once, for both digests: a folder swapped between two walks
+    // could otherwise pass the trainer's check with one content and the decision's with
+    // another. The walk leaves out only what both leave out.
+    let walk_ignore: Vec<String> = trainer_ignore
+        .iter()
+        .filter(|p| decision_ignore.contains(p))
+        .cloned()
+        .collect();
+    let (files, dirs) = list(model, &walk_ignore)?;
+    let for_trainer = |f: &&Listed| !ignored(&f.rel, &trainer_ignore);
+    v.check_listing(files.iter().filter(for_trainer).map(|f| (f.rel.as_str(), f.len)))?;
+    let shard_size = match v.method {
+        Method::Files => None,
+        Method::Shards { shard_size } => Some(shard_size),
+    };
+    let hashes = hash_files(&files, shard_size)?;
+    for d in &dirs {
+        d.unchanged()?;
     }
-    let digest = match scheme.as_deref() {
-        None => crate::native::files::model_digest(model).map_err(|e| ModelError::Files(Box::new(e)))?,
-        Some(crate::attest::OMS_FILES_SCHEME) => match reuse {
-            Some(d) => d,
-            None => oms_digest(model, Method::Files)?,
-        },
-        Some(other) => {
-            return Err(ModelError::UnknownScheme(other.to_owned()));
+    let mut resources = Vec::new();
+    for (f, h) in files.iter().zip(&hashes).filter(|(f, _)| for_trainer(f)) {
+        match shard_size {
+            None => resources.push(Resource::file(f.rel.clone(), h.whole)),
+            Some(size) => {
+                for ((s, e), d) in oms::shard_ranges(f.len, size).zip(&h.shards) {
+                    resources.push(Resource::shard(f.rel.clone(), s, e, *d));
+                }
+            }
         }
+    }
+    v.check_files(&Manifest::new(v.method, resources))?;
+    let digest = if oms_scheme {
+        let mine = files
+            .iter()
+            .zip(&hashes)
+            .filter(|(f, _)| !ignored(&f.rel, &decision_ignore))
+            .map(|(f, h)| Resource::file(f.rel.clone(), h.whole))
+            .collect();
+        Manifest::new(Method::Files, mine).digest_hex()
+    } else if is_dir {
+        let lines: Vec<(String, String)> = files
+            .iter()
+            .zip(&hashes)
+            .map(|(f, h)| (f.rel.clone(), hex::encode(h.whole)))
+            .collect();
+        crate::attest::directory_digest(&lines)
+    } else {
+        hex::encode(hashes[0].whole)
     };
     Ok(ModelIdentity {
         digest,
         scheme,
-        trainer,
+        trainer: Some(v),
     })
+}
+
+/// A file's digests read in one pass: the whole file's sha256 and, when asked, each shard's.
+struct FileHashes {
+    whole: [u8; 32],
+    shards: Vec<[u8; 32]>,
+}
+
+/// Each listed file read once, from start to end (one file per job, the largest first), into
+/// its sha256 and, with `shard_size`, the sha256 of each of its shards.
+fn hash_files(files: &[Listed], shard_size: Option<u64>) -> Result<Vec<FileHashes>, ModelError> {
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(files[i].len));
+    let mut out = parallel(order.len(), threads(), |k, buf, stop| {
+        let f = &files[order[k]];
+        let file = open_listed(f)?;
+        let mut whole = Sha256::new();
+        let mut shards = Vec::new();
+        let mut shard = Sha256::new();
+        let mut at = 0u64;
+        while at < f.len {
+            if stop.load(Ordering::Relaxed) {
+                return Err(cancelled(f));
+            }
+            let mut want = ((f.len - at) as usize).min(buf.len());
+            if let Some(size) = shard_size {
+                let shard_end = (at / size + 1) * size;
+                want = want.min((shard_end - at) as usize);
+            }
+            let n = file.read_at(&mut buf[..want], at).map_err(io_err(&f.path))?;
+            if n == 0 {
+                return Err(ModelError::Changed { path: f.path.clone() });
+            }
+            whole.update(&buf[..n]);
+            at += n as u64;
+            if let Some(size) = shard_size {
+                shard.update(&buf[..n]);
+                if at.is_multiple_of(size) || at == f.len {
+                    shards.push(std::mem::take(&mut shard).finalize().into());
+                }
+            }
+        }
+        // The file must end where the listing said.
+        let mut one = [0u8; 1];
+        if file.read_at(&mut one, f.len).map_err(io_err(&f.path))? != 0 {
+            return Err(ModelError::Changed { path: f.path.clone() });
+        }
+        Ok((
+            order[k],
+            FileHashes {
+                whole: whole.finalize().into(),
+                shards,
+            },
+        ))
+    })?;
+    // Back in the listing's order.
+    out.sort_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, h)| h).collect())
 }
 
 /// The most bytes of a `model.sig` read (see [`oms::bundle::MAX_BUNDLE_BYTES`]).
 pub fn read_bundle(path: &Path) -> Result<Vec<u8>, ModelError> {
+    use crate::native::files::FilesError;
     let (_, bytes) = crate::native::files::read_regular(path, "model signature", oms::bundle::MAX_BUNDLE_BYTES)
-        .map_err(|e| ModelError::Files(Box::new(e)))?;
+        .map_err(|e| match e {
+            // Too large is the bundle's shape (exit 2, named), as a bundle over the limit in
+            // memory is.
+            FilesError::TooLarge { .. } | FilesError::Grew { .. } => ModelError::Check(OmsError {
+                check: Check::BundleShape,
+                detail: e.to_string(),
+                file: None,
+            }),
+            e => ModelError::Files(Box::new(e)),
+        })?;
     Ok(bytes)
 }
 

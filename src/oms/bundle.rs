@@ -17,9 +17,21 @@ pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 /// The OMS v1.0 predicate type.
 pub const PREDICATE_TYPE: &str = "https://model_signing/signature/v1.0";
-/// The largest bundle read (a manifest of a million resources is about 150 MB; this is a
-/// bound against a hostile file, not a format limit).
-pub const MAX_BUNDLE_BYTES: usize = 256 << 20;
+/// The largest bundle read: 32 MiB. `model-signing` 1.1.1 writes about 250 bytes per resource
+/// (a 10,000-file folder named like `model-00001-of-10000.safetensors`: 2,467,795 bytes), so
+/// this holds a manifest of about 130,000 such files (docs/model-signing.md). A bound against a
+/// hostile file read before any signature is checked, not a format limit.
+pub const MAX_BUNDLE_BYTES: usize = 32 << 20;
+/// The largest statement (the decoded DSSE payload) read: 24 MiB, what a bundle of
+/// [`MAX_BUNDLE_BYTES`] can hold in base64.
+pub const MAX_STATEMENT_BYTES: usize = 24 << 20;
+/// The most JSON values in a bundle outside its payload (`model-signing` writes about 20, a
+/// certificate chain two more per certificate), counted before any is built.
+pub const MAX_BUNDLE_VALUES: usize = 10_000;
+/// The most JSON values in a statement, counted before any is built: a resource is 4 values
+/// (7 by [`values_at_most`]'s count), so this holds the largest manifest that fits in
+/// [`MAX_STATEMENT_BYTES`] (a resource is at least about 100 bytes).
+pub const MAX_STATEMENT_VALUES: usize = 2_000_000;
 
 /// Who the bundle says signed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,20 +119,53 @@ fn shape(detail: impl Into<String>) -> OmsError {
     OmsError::new(Check::BundleShape, detail)
 }
 
-fn strict_value(bytes: &[u8], what: &str) -> Result<Value, OmsError> {
+/// Whether `bytes` hold at most `limit` JSON values, counted without parsing and without
+/// allocating: one, plus one per `{`, `[`, `,` and `:` outside strings (an upper bound of the
+/// values a parser would build from them). Stops at the first count past `limit`.
+pub fn values_at_most(bytes: &[u8], limit: usize) -> bool {
+    let (mut count, mut in_string, mut escaped) = (1usize, false, false);
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if matches!(b, b'{' | b'[' | b',' | b':') {
+            count += 1;
+            if count > limit {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// `bytes` read strictly into a tree, once their size and their number of values are known to
+/// be within `max_bytes` and `max_values` (a hostile file is refused before any tree is built).
+fn strict_value(bytes: &[u8], what: &str, max_bytes: usize, max_values: usize) -> Result<Value, OmsError> {
+    if bytes.len() > max_bytes {
+        return Err(shape(format!(
+            "{what} is {} bytes, more than the {max_bytes} read",
+            bytes.len()
+        )));
+    }
+    if !values_at_most(bytes, max_values) {
+        return Err(shape(format!(
+            "{what} holds more than the {max_values} JSON values read"
+        )));
+    }
     strict::from_slice(bytes).map_err(|e| shape(format!("{what} is not JSON read strictly: {e}")))
 }
 
 impl Bundle {
     /// Reads a bundle's bytes (shape only; nothing is verified).
     pub fn parse(bytes: &[u8]) -> Result<Bundle, OmsError> {
-        if bytes.len() > MAX_BUNDLE_BYTES {
-            return Err(shape(format!(
-                "the bundle is {} bytes, more than the {MAX_BUNDLE_BYTES} read",
-                bytes.len()
-            )));
-        }
-        let value = strict_value(bytes, "the bundle")?;
+        let value = strict_value(bytes, "the bundle", MAX_BUNDLE_BYTES, MAX_BUNDLE_VALUES)?;
         let raw: RawBundle = serde_json::from_value(value).map_err(|e| shape(format!("the bundle: {e}")))?;
         if raw.media_type != BUNDLE_MEDIA_TYPE {
             return Err(shape(format!(
@@ -129,7 +174,26 @@ impl Bundle {
             )));
         }
         let m = raw.verification_material;
-        let _ = (&m.tlog_entries, &m.timestamp_verification_data);
+        // The key and certificate methods write no transparency-log entry and no timestamp
+        // (`model-signing` 1.1.1: `tlogEntries: []`, no `timestampVerificationData`); neither is
+        // verified here, so any is refused rather than carried unread.
+        if m.certificate.is_none() {
+            if !m.tlog_entries.is_empty() {
+                return Err(shape(format!(
+                    "`verificationMaterial.tlogEntries` has {} entries; the key and certificate methods write none and deploy-gate verifies no transparency log",
+                    m.tlog_entries.len()
+                )));
+            }
+            let empty = |v: &Value| match v {
+                Value::Object(o) => o.values().all(|x| x.as_array().is_some_and(Vec::is_empty)),
+                _ => false,
+            };
+            if m.timestamp_verification_data.as_ref().is_some_and(|t| !empty(t)) {
+                return Err(shape(
+                    "`verificationMaterial.timestampVerificationData` is not empty; the key and certificate methods write none and deploy-gate verifies no timestamp",
+                ));
+            }
+        }
         let material =
             match (m.public_key, m.x509_certificate_chain, m.certificate) {
                 (Some(k), None, None) => {
@@ -280,7 +344,7 @@ impl Statement {
     /// Reads the DSSE payload: the statement type, the predicate type, one subject with a
     /// sha256 digest, and the predicate (each failure its own check).
     pub fn parse(payload: &[u8]) -> Result<Statement, OmsError> {
-        let value = strict_value(payload, "the statement")?;
+        let value = strict_value(payload, "the statement", MAX_STATEMENT_BYTES, MAX_STATEMENT_VALUES)?;
         let raw: RawStatement = serde_json::from_value(value).map_err(|e| shape(format!("the statement: {e}")))?;
         if raw.type_.as_str() != Some(STATEMENT_TYPE) {
             return Err(OmsError::new(
@@ -376,7 +440,8 @@ impl Statement {
             if !(plain_relative(&resource.path) || (resource.path == "." && p.resources.len() == 1)) {
                 return Err(predicate(format!("{}: not a plain relative path", at())));
             }
-            if !seen.insert(r.name.as_str()) {
+            // By the name as read (`f:00:3` is `f:0:3`), as the files are compared.
+            if !seen.insert(resource.name()) {
                 return Err(predicate(format!("{}: listed twice", at())));
             }
             resources.push(resource);

@@ -217,6 +217,74 @@ impl Verified {
         all
     }
 
+    /// Compares a folder's listing — each file's path (relative, `/`-separated) and size —
+    /// with the signed resources before any file is hashed: the first signed file that is not
+    /// listed ([`Check::FileMissing`]), else the first listed file that is not signed
+    /// ([`Check::FileExtra`]), else, by `shards`, the first file whose size is not the one the
+    /// signed ranges cut ([`Check::FileDigest`]; by `files` a resource carries no size). An
+    /// empty file has no shard, so by `shards` it is neither signed nor extra, as when hashed.
+    /// [`Verified::check_files`] then compares the digests.
+    pub fn check_listing<'a>(&self, listing: impl IntoIterator<Item = (&'a str, u64)>) -> Result<(), OmsError> {
+        let shards = matches!(self.method, Method::Shards { .. });
+        let mut signed: Vec<&Resource> = self.resources.iter().collect();
+        signed.sort_by(|a, b| a.canonical_cmp(b));
+        // Each signed path once, with its ranges in order.
+        let mut by_path: Vec<(&str, Vec<(u64, u64)>)> = Vec::new();
+        for r in &signed {
+            match by_path.last_mut() {
+                Some((p, ranges)) if *p == r.path.as_str() => ranges.extend(r.range),
+                _ => by_path.push((r.path.as_str(), r.range.into_iter().collect())),
+            }
+        }
+        let listed: HashMap<&str, u64> = listing.into_iter().filter(|(_, len)| !shards || *len > 0).collect();
+        let missing: Vec<&str> = by_path
+            .iter()
+            .map(|(p, _)| *p)
+            .filter(|p| !listed.contains_key(p))
+            .collect();
+        if let Some(first) = missing.first() {
+            return Err(OmsError::with_file(
+                Check::FileMissing,
+                first,
+                format!("`{first}` is signed but not in the model{}", more(missing.len())),
+            ));
+        }
+        let signed_paths: HashMap<&str, &[(u64, u64)]> = by_path.iter().map(|(p, r)| (*p, r.as_slice())).collect();
+        let mut extra: Vec<&str> = listed
+            .keys()
+            .copied()
+            .filter(|p| !signed_paths.contains_key(p))
+            .collect();
+        extra.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+        if let Some(first) = extra.first() {
+            return Err(OmsError::with_file(
+                Check::FileExtra,
+                first,
+                format!("`{first}` is in the model but not signed{}", more(extra.len())),
+            ));
+        }
+        if let Method::Shards { shard_size } = self.method {
+            for (path, ranges) in &by_path {
+                let len = listed[path];
+                // Compared range by range, stopping at the first difference: a huge (sparse)
+                // file costs no more than its signed ranges.
+                let mut want = shard_ranges(len, shard_size);
+                let same = ranges.iter().all(|r| want.next() == Some(*r)) && want.next().is_none();
+                if !same {
+                    let signed_len = ranges.last().map_or(0, |r| r.1);
+                    return Err(OmsError::with_file(
+                        Check::FileDigest,
+                        path,
+                        format!(
+                            "`{path}` is {len} bytes; the signed shards are of a file of {signed_len} bytes (not hashed)"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Compares the files on hand (their manifest, built with [`Verified::method`] and
     /// [`Verified::ignore_paths`]) with the signed resources: the first missing file, else the
     /// first extra one, else the first whose digest differs (canonical order).

@@ -32,6 +32,9 @@ pub struct Roots {
     certs: Vec<Certificate>,
 }
 
+/// The Sigstore (Fulcio) OID arc: its certificates carry extensions under it.
+const FULCIO_ARC: &str = "1.3.6.1.4.1.57264.";
+
 fn cert_err(detail: impl Into<String>) -> OmsError {
     OmsError::new(Check::Certificate, detail)
 }
@@ -124,6 +127,7 @@ struct Exts {
     key_usage: Option<KeyUsage>,
     ext_key_usage: Option<ExtendedKeyUsage>,
     ca: bool,
+    path_len: Option<u8>,
 }
 
 fn extensions(c: &Certificate) -> Result<Exts, OmsError> {
@@ -131,6 +135,7 @@ fn extensions(c: &Certificate) -> Result<Exts, OmsError> {
         key_usage: None,
         ext_key_usage: None,
         ca: false,
+        path_len: None,
     };
     let subject = &c.tbs_certificate.subject;
     for e in c.tbs_certificate.extensions.iter().flatten() {
@@ -142,9 +147,9 @@ fn extensions(c: &Certificate) -> Result<Exts, OmsError> {
                 out.ext_key_usage = Some(ExtendedKeyUsage::from_der(bytes).map_err(|_| bad("extended key usage"))?)
             }
             BASIC_CONSTRAINTS => {
-                out.ca = BasicConstraints::from_der(bytes)
-                    .map_err(|_| bad("basic constraints"))?
-                    .ca
+                let b = BasicConstraints::from_der(bytes).map_err(|_| bad("basic constraints"))?;
+                out.ca = b.ca;
+                out.path_len = b.path_len_constraint;
             }
             SUBJECT_ALT_NAME => {}
             other if e.critical => {
@@ -169,6 +174,31 @@ fn valid_at(c: &Certificate, t: std::time::Duration) -> Result<(), OmsError> {
     Ok(())
 }
 
+/// `issuer` may issue certificates on a path where `below` intermediate CA certificates lie
+/// between it and the signing certificate (RFC 5280, as OpenSSL checks): a CA
+/// (`basicConstraints` `CA:TRUE`), whose `keyUsage`, if it has one, allows `keyCertSign`, and
+/// whose `pathLenConstraint`, if it has one, is at least `below`.
+fn may_issue(issuer: &Certificate, below: usize, role: &str) -> Result<(), OmsError> {
+    let subject = &issuer.tbs_certificate.subject;
+    let e = extensions(issuer)?;
+    if !e.ca {
+        return Err(untrusted(format!("{role} `{subject}` is not a CA certificate")));
+    }
+    if e.key_usage.is_some_and(|k| !k.key_cert_sign()) {
+        return Err(untrusted(format!(
+            "{role} `{subject}` is a CA whose key usage does not include certificate signing (keyCertSign)"
+        )));
+    }
+    if let Some(max) = e.path_len {
+        if below > usize::from(max) {
+            return Err(untrusted(format!(
+                "{role} `{subject}` allows {max} intermediate CA certificate(s) below it (pathLenConstraint), the chain has {below}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Verifies the bundle's chain (DER, signing certificate first) to one of `roots`.
 pub fn verify_chain(chain: &[Vec<u8>], roots: &Roots) -> Result<ChainSigner, OmsError> {
     if roots.is_empty() {
@@ -184,6 +214,22 @@ pub fn verify_chain(chain: &[Vec<u8>], roots: &Roots) -> Result<ChainSigner, Oms
         })
         .collect::<Result<Vec<_>, _>>()?;
     let leaf = &certs[0];
+    // A Fulcio certificate (the keyless method's, short-lived, meaningful only with its
+    // transparency-log entry) re-wrapped as a chain is still the keyless method: refused by
+    // name, whatever roots are trusted.
+    if let Some(e) = certs
+        .iter()
+        .flat_map(|c| c.tbs_certificate.extensions.iter().flatten())
+        .find(|e| e.extn_id.to_string().starts_with(FULCIO_ARC))
+    {
+        return Err(OmsError::new(
+            Check::Keyless,
+            format!(
+                "a certificate of the chain carries the Sigstore Fulcio extension {}: the keyless method is not verified",
+                e.extn_id
+            ),
+        ));
+    }
     let when = leaf.tbs_certificate.validity.not_before.to_unix_duration();
     let leaf_ext = extensions(leaf)?;
     let signs = leaf_ext.key_usage.is_some_and(|k| k.digital_signature())
@@ -200,14 +246,19 @@ pub fn verify_chain(chain: &[Vec<u8>], roots: &Roots) -> Result<ChainSigner, Oms
     let key = spki_key(leaf)?;
     let subject = leaf.tbs_certificate.subject.to_string();
     let mut current = leaf;
-    for _ in 0..MAX_PATH {
+    // How many intermediate CA certificates lie between `current` and the leaf.
+    for below in 0..MAX_PATH {
         valid_at(current, when)?;
         if let Some(root) = roots
             .certs
             .iter()
             .find(|r| *r == current && issued_by(r, r).unwrap_or(false))
         {
-            // The certificate is itself trusted.
+            // The certificate is itself trusted (an intermediate must still be allowed to
+            // issue the path below it).
+            if below > 0 {
+                may_issue(current, below - 1, "the trusted certificate")?;
+            }
             return Ok(ChainSigner {
                 key,
                 subject,
@@ -219,12 +270,7 @@ pub fn verify_chain(chain: &[Vec<u8>], roots: &Roots) -> Result<ChainSigner, Oms
             // certificate; an intermediate given as a root does not end a chain.
             if issued_by(current, root)? && issued_by(root, root)? {
                 valid_at(root, when)?;
-                if !extensions(root)?.ca {
-                    return Err(untrusted(format!(
-                        "the root `{}` is not a CA certificate",
-                        root.tbs_certificate.subject
-                    )));
-                }
+                may_issue(root, below, "the root")?;
                 return Ok(ChainSigner {
                     key,
                     subject,
@@ -235,12 +281,7 @@ pub fn verify_chain(chain: &[Vec<u8>], roots: &Roots) -> Result<ChainSigner, Oms
         let mut next = None;
         for c in &certs[1..] {
             if !std::ptr::eq(c, current) && issued_by(current, c)? {
-                if !extensions(c)?.ca {
-                    return Err(untrusted(format!(
-                        "`{}` issues a certificate but is not a CA certificate",
-                        c.tbs_certificate.subject
-                    )));
-                }
+                may_issue(c, below, "the issuer")?;
                 next = Some(c);
                 break;
             }

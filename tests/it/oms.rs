@@ -392,10 +392,12 @@ fn sign_names_the_model_by_its_oms_digest_and_verify_checks_both_signatures() {
     assert_eq!(out["trainer"]["same_model_by"], "digest");
     assert!(stderr(&o).contains(&key("p256").key_id), "{}", text(&o));
 
-    // Without trainer keys: the decision alone, as before.
+    // Without trainer keys: the decision alone, as before (the model.sig beside it is said to
+    // be unchecked).
     let o = run(&verify_args(&st, &envelope, &[]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(json_stdout(&o).get("trainer").is_none());
+    assert!(stderr(&o).contains("is there but not checked"), "{}", text(&o));
 
     // A wrong trainer key, and a tampered file: exit 2, the check named.
     let o = run(&verify_args(
@@ -580,4 +582,420 @@ fn a_deploy_command_gets_the_trainers_key_id() {
     ));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(fs::read_to_string(&seen).unwrap(), key("p256").key_id);
+}
+
+/// The review's downgrade: a decision for a folder (its OMS digest, sha256 of its files'
+/// digests in order) against a single file G made of those digests, whose original digest is
+/// sha256(G), the same value. Given through a pipe (the envelope read once) it is refused: the
+/// matched subject is annotated `oms-v1.0-files`, the digest was computed by the original scheme.
+#[test]
+fn a_folder_decision_never_matches_a_file_of_its_digests() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let st = setup();
+    let envelope = st.dir.join("decision.dsse.json");
+    sign_decision(&st, &envelope);
+    let ignore = deploy_gate::native::oms::default_ignore(&st.model, Some(&st.model.join("model.sig")));
+    let m = manifest_of(&st.model, Method::Files, &ignore).unwrap();
+    let g: Vec<u8> = m.resources.iter().flat_map(|r| r.digest).collect();
+    let file = st.dir.join("G.bin");
+    fs::write(&file, &g).unwrap();
+    let signed = statement_of(&envelope)["subject"][0]["digest"]["sha256"].clone();
+    assert_eq!(signed, deploy_gate::native::files::model_digest(&file).unwrap());
+
+    let config = st.dir.join("config.yaml");
+    fs::write(&config, CONFIG).unwrap();
+    let ledger = st.dir.join("ledger.jsonl");
+    let piped = |args: Vec<String>| {
+        let mut child = dg()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let bytes = fs::read(&envelope).unwrap();
+        child.stdin.take().unwrap().write_all(&bytes).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let with_model = |mut args: Vec<String>, model: &Path| {
+        let i = args.iter().position(|a| a == "--model-path").unwrap();
+        args[i + 1] = s(model);
+        args
+    };
+    let stdin = Path::new("/dev/stdin");
+    for args in [
+        with_model(verify_args(&st, stdin, &[]), &file),
+        with_model(apply_args(&st, stdin, &config, &ledger, &[]), &file),
+    ] {
+        let o = piped(args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert_eq!(json_stdout(&o)["check"], "subject_digest", "{}", text(&o));
+    }
+    assert_eq!(fs::read_to_string(&config).unwrap(), CONFIG);
+    // From a file, likewise.
+    let o = run(&with_model(verify_args(&st, &envelope, &[]), &file));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+
+    // The decision on standard input with its own folder: verified, then applied.
+    let o = piped(verify_args(&st, stdin, &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = piped(apply_args(&st, stdin, &config, &ledger, &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(json_stdout(&o)["result"], "deployed");
+}
+
+/// A decision whose subject names a scheme this build does not know, or whose annotation is
+/// not a string, is refused, never read with the original scheme; and the subject that matches
+/// the digest must carry the scheme it was computed by (here the first subject's annotation
+/// leads the host to the OMS digest, which an unannotated second subject names).
+#[test]
+fn an_unknown_or_unreadable_scheme_is_refused() {
+    let st = setup();
+    let report: Value = serde_json::from_slice(&fs::read(&st.reviewer.report).unwrap()).unwrap();
+    let key = deploy_gate::attest::keys::read_private_pem(&fs::read_to_string(&st.reviewer.key).unwrap()).unwrap();
+    let legacy = deploy_gate::native::files::model_digest(&st.model).unwrap();
+    let claim = deploy_gate::attest::Claim {
+        report: &deploy_gate::attest::ReportToSign::of_value(&report),
+        model_name: "tree",
+        model_sha256: &legacy,
+        target: "config.yaml",
+        time_verified: deploy_gate::native::apply::unix_now(),
+    };
+    let oms_digest = oms_digest(&st.model, Method::Files).unwrap();
+    let mixed = serde_json::json!([
+        {"name": "other", "digest": {"sha256": "ab".repeat(32)}, "annotations": {"digest_scheme": "oms-v1.0-files"}},
+        {"name": "tree", "digest": {"sha256": oms_digest}},
+    ]);
+    for scheme in [
+        serde_json::json!("oms-v9-files"),
+        serde_json::json!(7),
+        Value::Null,
+        mixed,
+    ] {
+        let mut statement = deploy_gate::attest::statement_in(&claim, None).unwrap();
+        if scheme.is_array() {
+            statement["subject"] = scheme.clone();
+        } else {
+            statement["subject"][0]["annotations"] = serde_json::json!({ "digest_scheme": scheme });
+        }
+        use deploy_gate::attest::dsse;
+        let payload = serde_json::to_vec(&statement).unwrap();
+        let sig = ed25519_dalek::Signer::sign(&key, &dsse::pae(dsse::PAYLOAD_TYPE, &payload));
+        let env = dsse::Envelope {
+            payload_type: dsse::PAYLOAD_TYPE.into(),
+            payload: dsse::encode(&payload),
+            signatures: vec![dsse::Signature {
+                keyid: String::new(),
+                sig: dsse::encode(&sig.to_bytes()),
+            }],
+        };
+        let envelope = st.dir.join("odd.dsse.json");
+        fs::write(&envelope, serde_json::to_vec(&env).unwrap()).unwrap();
+        let o = run(&verify_args(&st, &envelope, &[]));
+        assert_ne!(o.status.code(), Some(0), "{scheme}: {}", text(&o));
+        assert!(!stdout_of(&o).contains("\"valid\": true"), "{scheme}: {}", text(&o));
+        if scheme.is_array() {
+            assert_eq!(json_stdout(&o)["check"], "subject_digest", "{}", text(&o));
+            assert!(stderr(&o).contains("computed by `oms-v1.0-files`"), "{}", text(&o));
+        }
+    }
+}
+
+fn stdout_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The review's memory blow-up: a `model.sig` padded with `[]` values in `tlogEntries` (262 MB
+/// and 87 million values there; here a smaller version of the same shape under the byte cap,
+/// and one over it) is refused by `bundle_shape` before any JSON tree is built, quickly; so is a
+/// statement padded the same way, and a transparency-log entry or a timestamp the key method
+/// never writes.
+#[test]
+fn a_padded_bundle_is_refused_before_it_is_parsed() {
+    let dir = tempdir();
+    let t = trust(&["p256"]);
+    let m = tree_copy(dir.path(), true);
+    let good = fs::read_to_string(m.join("model.sig")).unwrap();
+    assert!(
+        good.contains("\"tlogEntries\":[]"),
+        "model-signing writes an empty tlogEntries"
+    );
+    let padded = |n: usize| {
+        good.replacen(
+            "\"tlogEntries\":[]",
+            &format!("\"tlogEntries\":[{}[]]", "[],".repeat(n)),
+            1,
+        )
+    };
+    let started = std::time::Instant::now();
+    for (n, why) in [(3_000_000, "JSON values"), (12_000_000, "bytes")] {
+        let sig = dir.path().join(format!("padded-{n}.sig"));
+        fs::write(&sig, padded(n)).unwrap();
+        let e = match verify_model(&m, &fs::read(&sig).unwrap(), &sig, &t) {
+            Err(ModelError::Check(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(e.check, Check::BundleShape, "{e}");
+        assert!(e.detail.contains(why), "{e}");
+        // From the file, as verify and apply read it: refused by its size before it is read.
+        if why == "bytes" {
+            let e = deploy_gate::native::oms::read_bundle(&sig).unwrap_err();
+            assert_eq!(e.check(), Some(Check::BundleShape), "{e}");
+            assert!(e.to_string().contains(&s(&sig)), "{e}");
+        }
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A statement padded the same way, within its byte limit.
+    let payload = format!(
+        "{{\"_type\":\"{}\",\"pad\":[{}[]]}}",
+        oms::bundle::STATEMENT_TYPE,
+        "[],".repeat(3_000_000)
+    );
+    let e = Statement::parse(payload.as_bytes()).unwrap_err();
+    assert_eq!(e.check, Check::BundleShape, "{e}");
+    assert!(e.detail.contains("JSON values"), "{e}");
+
+    // Material the key method never writes: refused; an empty timestamp block is not.
+    for (material, ok) in [
+        (serde_json::json!({"tlogEntries": [{}]}), false),
+        (
+            serde_json::json!({"timestampVerificationData": {"rfc3161Timestamps": [{}]}}),
+            false,
+        ),
+        (serde_json::json!({"timestampVerificationData": []}), false),
+        (
+            serde_json::json!({"timestampVerificationData": {"rfc3161Timestamps": []}}),
+            true,
+        ),
+    ] {
+        let sig = dir.path().join("edited.sig");
+        edit_bundle(&m.join("model.sig"), &sig, |b| {
+            for (k, v) in material.as_object().unwrap() {
+                b["verificationMaterial"][k] = v.clone();
+            }
+        });
+        let r = verify_model(&m, &fs::read(&sig).unwrap(), &m.join("model.sig"), &t);
+        if ok {
+            assert!(r.is_ok(), "{material}: {r:?}");
+        } else {
+            assert_eq!(refused(r).0, Check::BundleShape, "{material}");
+        }
+    }
+}
+
+/// The review's stall: a sparse file of 1 TiB planted in the folder (or a signed file grown to
+/// it) is refused by the listing, before any file is hashed — by name with either method, by
+/// the size the signed shards imply with `shards` — in well under a second, where hashing it
+/// would take hours.
+#[test]
+fn a_planted_sparse_file_is_refused_before_hashing() {
+    let dir = tempdir();
+    let t = trust(&["p256"]);
+    let tib = 1u64 << 40;
+    let plant = |m: &Path, rel: &str| {
+        let f = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(m.join(rel))
+            .unwrap();
+        f.set_len(tib).unwrap();
+    };
+    let started = std::time::Instant::now();
+    let m = tree_copy(&dir.path().join("extra"), true);
+    plant(&m, "zz.bin");
+    assert_eq!(
+        refused(verify_at(&m, &m.join("model.sig"), &t)),
+        (Check::FileExtra, Some("zz.bin".into()))
+    );
+    let shards = fx("sigs/tree-shards.sig");
+    let m = tree_copy(&dir.path().join("extra-shards"), false);
+    plant(&m, "zz.bin");
+    assert_eq!(
+        refused(verify_at(&m, &shards, &t)),
+        (Check::FileExtra, Some("zz.bin".into()))
+    );
+    let m = tree_copy(&dir.path().join("grown-shards"), false);
+    plant(&m, "weights/part-1.bin");
+    let e = match verify_at(&m, &shards, &t) {
+        Err(ModelError::Check(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        (e.check, e.file.as_deref()),
+        (Check::FileDigest, Some("weights/part-1.bin"))
+    );
+    assert!(e.detail.contains(&tib.to_string()) && e.detail.contains("70000"), "{e}");
+    // A missing file is named before anything is read, too.
+    fs::remove_file(m.join("config.json")).unwrap();
+    assert_eq!(
+        refused(verify_at(&m, &shards, &t)),
+        (Check::FileMissing, Some("config.json".into()))
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// A decision (by either scheme) and a trainer's signature (by `files` or `shards`, inside or
+/// outside the folder) are checked against one walk of the folder, each file read once: the
+/// digests are the ones computed apart.
+#[test]
+fn one_walk_gives_both_digests() {
+    use deploy_gate::native::oms::{identify, ModelSignature};
+    let st = setup();
+    let report: Value = serde_json::from_slice(&fs::read(&st.reviewer.report).unwrap()).unwrap();
+    let key = deploy_gate::attest::keys::read_private_pem(&fs::read_to_string(&st.reviewer.key).unwrap()).unwrap();
+    for sig in [
+        st.model.join("model.sig"),
+        fx("sigs/tree-shards.sig"),
+        fx("sigs/tree-p384.sig"),
+    ] {
+        if !sig.starts_with(&st.model) {
+            // A signature outside the folder: the folder holds no model.sig.
+            let _ = fs::remove_file(st.model.join("model.sig"));
+        }
+        let oms_envelope = st.dir.join("decision.dsse.json");
+        sign_decision(&st, &oms_envelope);
+        let legacy = deploy_gate::native::files::model_digest(&st.model).unwrap();
+        let claim = deploy_gate::attest::Claim {
+            report: &deploy_gate::attest::ReportToSign::of_value(&report),
+            model_name: "tree",
+            model_sha256: &legacy,
+            target: "config.yaml",
+            time_verified: deploy_gate::native::apply::unix_now(),
+        };
+        let old_envelope = serde_json::to_vec(&deploy_gate::attest::sign(&claim, &key).unwrap()).unwrap();
+        let oms = oms_digest(&st.model, Method::Files).unwrap();
+        let signature = ModelSignature {
+            path: sig.clone(),
+            trust: trust(&["p256", "p384"]),
+        };
+        for (envelope, want) in [(fs::read(&oms_envelope).unwrap(), &oms), (old_envelope, &legacy)] {
+            let id = identify(&st.model, &envelope, Some(&signature)).unwrap();
+            assert_eq!(&id.digest, want, "{}", sig.display());
+            assert!(id.trainer.is_some());
+        }
+    }
+}
+
+/// The review's race: the folder swapped with another (renameat2 RENAME_EXCHANGE, over and
+/// over) while a decision by the original scheme and a trainer's signature by `shards` outside
+/// the folder are checked (two walks before). A check that passes must have read the signed
+/// content for both: its digest is never the other folder's.
+#[test]
+fn a_folder_swapped_during_the_check_never_passes_with_the_other_content() {
+    use deploy_gate::native::oms::{identify, ModelSignature};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempdir();
+    let m = tree_copy(&dir.path().join("a"), false);
+    let other = tree_copy(&dir.path().join("b"), false);
+    fs::write(other.join("config.json"), b"{\"unsigned\": 1}\n").unwrap();
+    let signed_legacy = deploy_gate::native::files::model_digest(&m).unwrap();
+    let other_legacy = deploy_gate::native::files::model_digest(&other).unwrap();
+    let st = setup();
+    let report: Value = serde_json::from_slice(&fs::read(&st.reviewer.report).unwrap()).unwrap();
+    let key = deploy_gate::attest::keys::read_private_pem(&fs::read_to_string(&st.reviewer.key).unwrap()).unwrap();
+    let claim = deploy_gate::attest::Claim {
+        report: &deploy_gate::attest::ReportToSign::of_value(&report),
+        model_name: "tree",
+        model_sha256: &other_legacy,
+        target: "config.yaml",
+        time_verified: deploy_gate::native::apply::unix_now(),
+    };
+    let envelope = serde_json::to_vec(&deploy_gate::attest::sign(&claim, &key).unwrap()).unwrap();
+    let signature = ModelSignature {
+        path: fx("sigs/tree-shards.sig"),
+        trust: trust(&["p256"]),
+    };
+    let stop = AtomicBool::new(false);
+    let (a, b) = (
+        std::ffi::CString::new(s(&m)).unwrap(),
+        std::ffi::CString::new(s(&other)).unwrap(),
+    );
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                // SAFETY: two valid NUL-terminated paths.
+                let r = unsafe {
+                    libc::syscall(
+                        libc::SYS_renameat2,
+                        libc::AT_FDCWD,
+                        a.as_ptr(),
+                        libc::AT_FDCWD,
+                        b.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                assert_eq!(r, 0, "renameat2: {}", std::io::Error::last_os_error());
+                std::thread::sleep(std::time::Duration::from_micros(1500));
+            }
+        });
+        let digests: Vec<String> = (0..300)
+            .filter_map(|_| identify(&m, &envelope, Some(&signature)).ok().map(|id| id.digest))
+            .collect();
+        stop.store(true, Ordering::Relaxed);
+        let mixed = digests.iter().filter(|d| **d == other_legacy).count();
+        assert_eq!(mixed, 0, "the trainer's check and the digest read different folders");
+        assert!(digests.iter().all(|d| *d == signed_legacy));
+        eprintln!("{} of 300 checks passed, each on the signed content", digests.len());
+    });
+}
+
+/// Certificate chains OpenSSL (and so `model-signing`) refuses are refused (fixtures made by
+/// tests/fixtures/oms/chains/make.sh; OpenSSL's verdicts in openssl-verify.txt there): an
+/// intermediate below a CA with `pathlen:0`, and a CA whose key usage lacks `keyCertSign`.
+#[test]
+fn chains_beyond_path_length_or_without_cert_signing_are_refused() {
+    let pem = |name: &str| fs::read_to_string(fx(&format!("chains/{name}.pem"))).unwrap();
+    let der = |name: &str| {
+        let body: String = pem(name).lines().filter(|l| !l.starts_with("-----")).collect();
+        deploy_gate::attest::dsse::decode(&body).unwrap()
+    };
+    let mut roots = Roots::new();
+    roots.add_one_pem(&pem("root")).unwrap();
+    let verify = |chain: &[&str]| oms::x509::verify_chain(&chain.iter().map(|n| der(n)).collect::<Vec<_>>(), &roots);
+    let signer = verify(&["leaf-good", "sub2"]).unwrap();
+    assert!(signer.subject.contains("leaf under sub2"), "{}", signer.subject);
+    for (chain, why) in [
+        (&["leaf-pathlen", "sub", "i0"][..], "pathLenConstraint"),
+        (&["leaf-noks", "inoks"][..], "keyCertSign"),
+    ] {
+        let e = verify(chain).unwrap_err();
+        assert_eq!(e.check, Check::UntrustedKey, "{e}");
+        assert!(e.detail.contains(why), "{e}");
+    }
+    // A Fulcio certificate re-wrapped as a chain is the keyless method, refused by name.
+    assert_eq!(verify(&["leaf-fulcio", "sub2"]).unwrap_err().check, Check::Keyless);
+    let said = fs::read_to_string(fx("chains/openssl-verify.txt")).unwrap();
+    assert!(said.contains("path length constraint exceeded") && said.contains("leaf-good.pem: OK"));
+}
+
+/// A shard named with leading zeros (`f:00:3`) is the shard `f:0:3`: listed twice.
+#[test]
+fn a_shard_listed_twice_under_two_spellings_is_refused() {
+    let digest = "ab".repeat(32);
+    let statement = serde_json::json!({
+        "_type": oms::bundle::STATEMENT_TYPE,
+        "subject": [{"name": "m", "digest": {"sha256": digest}}],
+        "predicateType": oms::bundle::PREDICATE_TYPE,
+        "predicate": {
+            "serialization": {"method": "shards", "hash_type": "sha256", "shard_size": 3, "allow_symlinks": false},
+            "resources": [
+                {"name": "f:0:3", "digest": digest, "algorithm": "sha256"},
+                {"name": "f:00:3", "digest": digest, "algorithm": "sha256"},
+            ],
+        },
+    });
+    let e = Statement::parse(&serde_json::to_vec(&statement).unwrap()).unwrap_err();
+    assert_eq!(e.check, Check::Predicate, "{e}");
+    assert!(e.detail.contains("listed twice"), "{e}");
 }

@@ -3,7 +3,7 @@
 use crate::evaluate::{evaluate_inputs, InputPaths};
 use crate::exit::{now, write_output, EXIT_OK};
 use crate::files::{read_key, read_policy_file, read_text};
-use crate::trust::{check, invalid, model_digest, model_invalid, ModelSignatureArgs, TrustArgs};
+use crate::trust::{check, invalid, model_digest, model_invalid, read_envelope, ModelSignatureArgs, TrustArgs};
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use deploy_gate::attest::dsse::Envelope;
@@ -249,8 +249,13 @@ fn reproduced(args: &VerifyArgs, signed: &Value, pinned: Option<GatePolicy>) -> 
 
 pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
     let signature = args.model_signature.resolve(args.model_path.as_deref())?;
+    // Read once: the same bytes name the digest scheme and are verified (a pipe works).
+    let envelope = match read_envelope(&args.envelope, &args.trust)? {
+        Ok(bytes) => bytes,
+        Err(failure) => return Ok(invalid(&failure)),
+    };
     let id = match (&args.model_path, &args.model_digest) {
-        (Some(p), _) => match identify(p, &args.envelope, signature.as_ref()) {
+        (Some(p), _) => match identify(p, &envelope, signature.as_ref()) {
             Ok(id) => Some(id),
             Err(ModelError::Check(e)) => return Ok(model_invalid(&e)),
             Err(e) => return Err(e.into()),
@@ -263,11 +268,14 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
         (None, Some(d)) => parse_digest(d)?,
         (None, None) => unreachable!("clap requires one"),
     };
-    let verified = match check(&args.envelope, &args.trust, &digest, &args.target)? {
+    let verified = match check(&envelope, &args.trust, &digest, &args.target)? {
         Ok(v) => v,
         Err(failure) => return Ok(invalid(&failure)),
     };
     if let Some(id) = &id {
+        if let Err(failure) = id.check_scheme(&verified) {
+            return Ok(invalid(&failure));
+        }
         if let Err(e) = id.check_same_model(&verified.model_sha256) {
             return Ok(model_invalid(&e));
         }

@@ -69,9 +69,14 @@ impl TrustArgs {
     }
 }
 
+/// Reads the envelope once, within `--max-statement-size`; `Ok(Err(..))` is one over it.
+pub(crate) fn read_envelope(envelope: &Path, trust: &TrustArgs) -> Result<Result<Vec<u8>, Failure>> {
+    Ok(apply::read_envelope_for(envelope, &trust.trust())?)
+}
+
 /// Runs every check; `Ok(Err(..))` is a verification failure (exit 2), `Err` an I/O problem.
 pub(crate) fn check(
-    envelope: &Path,
+    envelope: &[u8],
     trust: &TrustArgs,
     digest: &str,
     target: &str,
@@ -128,6 +133,16 @@ impl ModelSignatureArgs {
                     "--model-signature {} needs --trainer-key or --trainer-root: what the trainer's signature is checked against",
                     p.display()
                 );
+            }
+            // A trainer's signature beside the model, not asked for: said, not silently
+            // passed over (it is not covered by an OMS-scheme decision's digest either).
+            if let Some(sig) = model_path.map(|m| m.join(deploy_gate::oms::SIGNATURE_FILE)) {
+                if std::fs::symlink_metadata(&sig).is_ok() {
+                    eprintln!(
+                        "deploy-gate: warning: {} is there but not checked: give --trainer-key (or --trainer-root) to verify the trainer's signature",
+                        sig.display()
+                    );
+                }
             }
             return Ok(None);
         }

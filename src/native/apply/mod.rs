@@ -52,7 +52,7 @@
 mod trust;
 
 pub use crate::native::files::{FailAt, Step};
-pub use trust::{check, read_ledger, Trust, DEFAULT_MAX_AGE};
+pub use trust::{check, read_envelope_for, read_ledger, Trust, DEFAULT_MAX_AGE};
 
 use crate::attest::keys::KeyError;
 use crate::attest::ledger::record::RecordedResult;
@@ -372,9 +372,10 @@ pub fn model_failure_json(e: &crate::oms::OmsError) -> Value {
 /// a failed model-signature check.
 fn identify_model(
     opts: &ApplyOptions,
+    envelope: &[u8],
 ) -> Result<Result<crate::native::oms::ModelIdentity, crate::oms::OmsError>, ApplyError> {
     use crate::native::oms::{identify, ModelError};
-    match identify(&opts.model_path, &opts.envelope, opts.model_signature.as_ref()) {
+    match identify(&opts.model_path, envelope, opts.model_signature.as_ref()) {
         Ok(id) => Ok(Ok(id)),
         Err(ModelError::Check(e)) => Ok(Err(e)),
         Err(e) => Err(FilesError::Model(Box::new(e)).into()),
@@ -385,7 +386,7 @@ fn identify_model(
 fn trainer_notice(id: &crate::native::oms::ModelIdentity, notify: &mut Notify<'_>) {
     if let Some(t) = &id.trainer {
         notify(Notice::info(format!(
-            "the trainer's model signature verified: key {} ({}), model `{}` sha256:{}, {} {} resources; the decision names the same model (by {})",
+            "the trainer's model signature verified: key {} ({}), model `{}` sha256:{}, {} resources (by {}); the decision names the same model (by {})",
             t.key_id,
             t.curve,
             t.model_name,
@@ -535,18 +536,26 @@ pub fn apply(opts: &ApplyOptions, notify: &mut Notify<'_>) -> Result<Applied, Ap
     let model_path = normalize_model_path(model_text);
     let paths = ConfigPaths::resolve(&opts.config)?;
     let ledger_path = opts.trust.ledger.clone().unwrap_or_else(|| paths.default_ledger());
+    // Read once: the same bytes name the digest scheme and are verified.
+    let envelope = match read_envelope_for(&opts.envelope, &opts.trust)? {
+        Ok(bytes) => bytes,
+        Err(failure) => return Ok(Applied::Refused(failure)),
+    };
 
     if opts.dry_run {
-        let id = match identify_model(opts)? {
+        let id = match identify_model(opts, &envelope)? {
             Ok(id) => id,
             Err(e) => return Ok(Applied::ModelRefused(e)),
         };
         let mut trust = opts.trust.clone();
         trust.ledger = None;
-        let v = match check(&opts.envelope, &trust, &id.digest, &target, unix_now(), notify)? {
+        let v = match check(&envelope, &trust, &id.digest, &target, unix_now(), notify)? {
             Ok(v) => v,
             Err(failure) => return Ok(Applied::Refused(failure)),
         };
+        if let Err(failure) = id.check_scheme(&v) {
+            return Ok(Applied::Refused(failure));
+        }
         if let Err(e) = id.check_same_model(&v.model_sha256) {
             return Ok(Applied::ModelRefused(e));
         }
@@ -591,17 +600,20 @@ pub fn apply(opts: &ApplyOptions, notify: &mut Notify<'_>) -> Result<Applied, Ap
 
     // The model is hashed under the locks, right before it is verified and deployed (with the
     // trainer's signature checked against the same files, when one is given).
-    let id = match identify_model(opts)? {
+    let id = match identify_model(opts, &envelope)? {
         Ok(id) => id,
         Err(e) => return Ok(Applied::ModelRefused(e)),
     };
     // The replay check is made here, against the ledger read under its lock.
     let mut trust = opts.trust.clone();
     trust.ledger = None;
-    let v = match check(&opts.envelope, &trust, &id.digest, &target, unix_now(), notify)? {
+    let v = match check(&envelope, &trust, &id.digest, &target, unix_now(), notify)? {
         Ok(v) => v,
         Err(failure) => return Ok(Applied::Refused(failure)),
     };
+    if let Err(failure) = id.check_scheme(&v) {
+        return Ok(Applied::Refused(failure));
+    }
     if let Err(e) = id.check_same_model(&v.model_sha256) {
         return Ok(Applied::ModelRefused(e));
     }

@@ -43,6 +43,43 @@ impl Default for Trust {
     }
 }
 
+/// Reads the envelope at `path` once, within the limit `trust` sets (a pipe, whose size is not
+/// known beforehand, is read up to one byte past it): the same bytes then name the digest
+/// scheme the model is hashed with and are verified ([`check`]), so a pipe works and a file
+/// swapped between two reads cannot be. `Ok(Err(..))` is an envelope over the limit.
+/// A threshold no envelope can meet is refused before the envelope is read.
+pub fn read_envelope_for(path: &Path, trust: &Trust) -> Result<Result<Vec<u8>, Failure>, ApplyError> {
+    let trusted = trusted_keys(trust)?;
+    let never = |_: &str| false;
+    let req = Requirements {
+        trusted: &trusted,
+        threshold: trust.threshold,
+        subject_sha256: None,
+        target: None,
+        now: 0,
+        max_age: trust.max_age,
+        already_applied: &never,
+        limits: Limits::for_statement_bytes(trust.max_statement_size),
+    };
+    if let Err(e) = req.check_threshold() {
+        return Ok(Err(Failure::from(&e)));
+    }
+    read_envelope(path, req.limits.envelope_bytes)
+}
+
+/// The trusted keys' files, read.
+fn trusted_keys(trust: &Trust) -> Result<Vec<ed25519_dalek::VerifyingKey>, ApplyError> {
+    let mut trusted = Vec::new();
+    for path in &trust.trusted_keys {
+        let pem = read_key(path, "trusted key")?;
+        trusted.push(read_public_pem(&pem).map_err(|error| ApplyError::TrustedKey {
+            path: path.clone(),
+            error,
+        })?);
+    }
+    Ok(trusted)
+}
+
 /// Reads an envelope, refusing one over the size limit before reading it (a pipe, whose size
 /// is not known beforehand, is read up to one byte past the limit).
 fn read_envelope(path: &Path, limit: usize) -> Result<Result<Vec<u8>, Failure>, ApplyError> {
@@ -112,25 +149,19 @@ pub fn read_ledger(path: Option<&Path>, notify: &mut Notify<'_>) -> Result<Ledge
     Ok(parsed)
 }
 
-/// Runs every check of the envelope at `envelope` against `trust`, the model's `digest` (hex)
-/// and the `target`, at `now` (Unix seconds): `Ok(Err(..))` is a verification failure naming
-/// its check (the CLI's exit 2), `Err` a file that could not be read.
+/// Runs every check of the envelope's bytes (read by [`read_envelope_for`]) against `trust`,
+/// the model's `digest` (hex) and the `target`, at `now` (Unix seconds): `Ok(Err(..))` is a
+/// verification failure naming its check (the CLI's exit 2), `Err` a file that could not be
+/// read.
 pub fn check(
-    envelope: &Path,
+    envelope: &[u8],
     trust: &Trust,
     digest: &str,
     target: &str,
     now: i64,
     notify: &mut Notify<'_>,
 ) -> Result<Result<Verified, Failure>, ApplyError> {
-    let mut trusted = Vec::new();
-    for path in &trust.trusted_keys {
-        let pem = read_key(path, "trusted key")?;
-        trusted.push(read_public_pem(&pem).map_err(|error| ApplyError::TrustedKey {
-            path: path.clone(),
-            error,
-        })?);
-    }
+    let trusted = trusted_keys(trust)?;
     let ledger = read_ledger(trust.ledger.as_deref(), notify)?;
     let applied = |d: &str| ledger.applied(d);
     let req = Requirements {
@@ -144,13 +175,5 @@ pub fn check(
         limits: Limits::for_statement_bytes(trust.max_statement_size),
     };
     let failed = |e: VerifyError| Failure::from(&e);
-    // A threshold no envelope can meet is refused before the envelope is read.
-    if let Err(e) = req.check_threshold() {
-        return Ok(Err(failed(e)));
-    }
-    let bytes = match read_envelope(envelope, req.limits.envelope_bytes)? {
-        Ok(bytes) => bytes,
-        Err(refused) => return Ok(Err(refused)),
-    };
-    Ok(verify(&bytes, &req).map_err(failed))
+    Ok(verify(envelope, &req).map_err(failed))
 }
