@@ -98,10 +98,18 @@ class Session:
     def __init__(self, policy: str) -> None: ...
     def policy(self) -> str: ...
     def build_test_set(
-        self, paths: Sequence[str], threads: int = 0, progress: Optional[Callable[[int, int], object]] = None
+        self,
+        paths: Sequence[str],
+        threads: int = 0,
+        progress: Optional[Callable[[int, int], object]] = None,
+        hash: bool = True,
     ) -> None: ...
     def scan(
-        self, paths: Sequence[str], threads: int = 0, progress: Optional[Callable[[int, int], object]] = None
+        self,
+        paths: Sequence[str],
+        threads: int = 0,
+        progress: Optional[Callable[[int, int], object]] = None,
+        hash: bool = True,
     ) -> int: ...
     def read_test_set(self, positions: Optional[Sequence[int]] = None) -> None: ...
     def test_set_info(self) -> Tuple[int, int, bool, bool]: ...

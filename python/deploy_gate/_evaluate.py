@@ -114,7 +114,8 @@ def build_test_set(
         overrides["pass_verdicts"] = list(pass_verdicts)
     session = _core.Session(_policy_json(policy, overrides))
     with ScanProgress(progress) as bar:
-        session.build_test_set(_paths(audit), threads, bar.callback())
+        # A test set pins no digest: the logs are not hashed (as `deploy-gate test-set`).
+        session.build_test_set(_paths(audit), threads, bar.callback(), hash=False)
     return TestSet(session)
 
 

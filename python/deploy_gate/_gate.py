@@ -227,13 +227,14 @@ class DeploymentGate:
             # range(n) consumes the generator exactly as drawing from the cases would, and only
             # the chosen cases are then built.
             with ScanProgress(self.progress) as bar:
-                n = session.scan([os.fspath(audit_path)], self.threads, bar.callback())
+                n = session.scan([os.fspath(audit_path)], self.threads, bar.callback(), hash=False)
             if max_samples is not None and n > max_samples and n >= min_samples:
                 order = self._rng.sample(range(n), max_samples)
             session.read_test_set(order)
         else:
             with ScanProgress(self.progress) as bar:
-                session.build_test_set([os.fspath(audit_path)], self.threads, bar.callback())
+                # A list of cases pins no digest: the logs are not hashed (as `deploy-gate test-set`).
+                session.build_test_set([os.fspath(audit_path)], self.threads, bar.callback(), hash=False)
         num_cases, candidates, _sampled, insufficient = session.test_set_info()
         if insufficient:
             logger.warning(

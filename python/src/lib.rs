@@ -369,35 +369,47 @@ impl Session {
     }
 
     /// Pass 1 on `threads` threads (0: every core), the selection and pass 2 over the audit
-    /// files, with the GIL released ([`watched`]: `progress(read, total)`, Ctrl-C).
-    #[pyo3(signature = (paths, threads=0, progress=None))]
+    /// files, with the GIL released ([`watched`]: `progress(read, total)`, Ctrl-C). `hash`:
+    /// also the logs' sha256 (a report pins them; a test set alone, as `deploy-gate test-set`,
+    /// does not need them).
+    #[pyo3(signature = (paths, threads=0, progress=None, hash=true))]
     fn build_test_set(
         &mut self,
         py: Python<'_>,
         paths: Vec<PathBuf>,
         threads: usize,
         progress: Option<Py<PyAny>>,
+        hash: bool,
     ) -> PyResult<()> {
         let session = &mut self.inner;
         watched(py, progress, |watch| {
-            native::build_test_set(session, &paths, ReadOptions::new(threads).with_watch(watch))
+            native::build_test_set(
+                session,
+                &paths,
+                ReadOptions::new(threads).with_watch(watch).with_hash(hash),
+            )
         })
     }
 
     /// Pass 1 only, on `threads` threads, with the GIL released: the number of candidates
     /// (successful pipelines with a stage and an input), for a caller that samples them itself
     /// (`read_test_set` follows).
-    #[pyo3(signature = (paths, threads=0, progress=None))]
+    #[pyo3(signature = (paths, threads=0, progress=None, hash=true))]
     fn scan(
         &mut self,
         py: Python<'_>,
         paths: Vec<PathBuf>,
         threads: usize,
         progress: Option<Py<PyAny>>,
+        hash: bool,
     ) -> PyResult<u64> {
         let session = &mut self.inner;
         let gzipped = watched(py, progress, |watch| {
-            native::scan_into(session, &paths, ReadOptions::new(threads).with_watch(watch))
+            native::scan_into(
+                session,
+                &paths,
+                ReadOptions::new(threads).with_watch(watch).with_hash(hash),
+            )
         })?;
         let candidates = self.inner.audit_index().map_or(0, |i| i.summary().candidates);
         self.scanned = Some((paths, gzipped));
