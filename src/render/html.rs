@@ -667,16 +667,24 @@ section.panel,.card,.banner,tr,svg{break-inside:avoid}
 }
 "#;
 
-/// The one inline script: the cases' filter and search (the page works without it: all listed
-/// cases are shown, the tools hidden).
-const SCRIPT: &str = r#"(function () {
-  var table = document.getElementById("cases");
+/// The one inline script of a rendered page: the filter chips and the search over the rows of
+/// the table `{row}s` (its search box `{row}-search`, its count `{row}s-shown`); without it every
+/// listed row shows, the tools hidden. With the sha256 its CSP names.
+pub(crate) fn filter_script(row: &str) -> (String, String) {
+    let text = FILTER_SCRIPT.replace("{row}", row);
+    let digest = Sha256::digest(text.as_bytes());
+    let hash = format!("sha256-{}", base64::engine::general_purpose::STANDARD.encode(digest));
+    (text, hash)
+}
+
+const FILTER_SCRIPT: &str = r#"(function () {
+  var table = document.getElementById("{row}s");
   if (!table) return;
   var rows = Array.prototype.slice.call(table.tBodies[0].rows);
   var hay = rows.map(function (r) { return r.textContent.toLowerCase(); });
   var chips = Array.prototype.slice.call(document.querySelectorAll("[data-filter]"));
-  var search = document.getElementById("case-search");
-  var shown = document.getElementById("cases-shown");
+  var search = document.getElementById("{row}-search");
+  var shown = document.getElementById("{row}s-shown");
   var filter = "all";
   function apply() {
     var q = search.value.trim().toLowerCase();
@@ -687,7 +695,7 @@ const SCRIPT: &str = r#"(function () {
       r.hidden = !show;
       if (show) n++;
     });
-    shown.textContent = n + " of " + rows.length + " listed case(s) shown";
+    shown.textContent = n + " of " + rows.length + " listed {row}(s) shown";
   }
   chips.forEach(function (chip) {
     chip.addEventListener("click", function () {
@@ -701,11 +709,6 @@ const SCRIPT: &str = r#"(function () {
   apply();
 })();
 "#;
-
-fn script_hash() -> String {
-    let digest = Sha256::digest(SCRIPT.as_bytes());
-    format!("sha256-{}", base64::engine::general_purpose::STANDARD.encode(digest))
-}
 
 fn conf(v: &View) -> String {
     let c = (v.stats.confidence.0 * 1000.0).round() / 10.0;
@@ -774,6 +777,7 @@ fn kv(out: &mut String, rows: &[(&str, String)]) {
 }
 
 fn render(v: &View, json: &str) -> String {
+    let (script, script_hash) = filter_script("case");
     let d = &v.decision;
     let mut o = String::with_capacity(64 * 1024 + json.len() * 2);
     // A report made before outcomes existed is approved or blocked.
@@ -790,7 +794,7 @@ fn render(v: &View, json: &str) -> String {
     let _ = write!(
         o,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src '{}'; img-src data:; base-uri 'none'; form-action 'none'\"/>\n<meta name=\"generator\" content=\"{} {}\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>deploy-gate report — {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
-        script_hash(),
+        script_hash,
         esc(&v.tool.name),
         esc(&v.tool.version),
         outcome,
@@ -1040,7 +1044,7 @@ fn render(v: &View, json: &str) -> String {
         }
         o.push_str(part);
     }
-    let _ = write!(o, "</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n");
+    let _ = write!(o, "</script>\n<script>{script}</script>\n</body>\n</html>\n");
     o
 }
 

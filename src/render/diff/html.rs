@@ -5,9 +5,7 @@
 
 use super::{headline, model_name, policy_text, short, source_text};
 use crate::diff::{id_label, GateDiff, Interval, SideSummary};
-use crate::render::html::{cell, esc, STYLE};
-use base64::Engine as _;
-use sha2::{Digest, Sha256};
+use crate::render::html::{cell, esc, filter_script, STYLE};
 use std::fmt::Write as _;
 
 /// The id of the `<script type="application/json">` element holding the diff.
@@ -24,51 +22,12 @@ tr.pass_to_fail td.flip{color:var(--bad);font-weight:600}tr.fail_to_pass td.flip
 ul.ids{columns:16rem;margin:.4rem 0}ul.ids li{overflow-wrap:anywhere}th.state,td.state{white-space:nowrap}
 "#;
 
-/// The one inline script: the flips' filter and search (without it every listed flip shows).
-const SCRIPT: &str = r#"(function () {
-  var table = document.getElementById("flips");
-  if (!table) return;
-  var rows = Array.prototype.slice.call(table.tBodies[0].rows);
-  var hay = rows.map(function (r) { return r.textContent.toLowerCase(); });
-  var chips = Array.prototype.slice.call(document.querySelectorAll("[data-filter]"));
-  var search = document.getElementById("flip-search");
-  var shown = document.getElementById("flips-shown");
-  var filter = "all";
-  function apply() {
-    var q = search.value.trim().toLowerCase();
-    var n = 0;
-    rows.forEach(function (r, i) {
-      var tags = " " + r.getAttribute("data-tags") + " ";
-      var show = (filter === "all" || tags.indexOf(" " + filter + " ") !== -1) && (q === "" || hay[i].indexOf(q) !== -1);
-      r.hidden = !show;
-      if (show) n++;
-    });
-    shown.textContent = n + " of " + rows.length + " listed flip(s) shown";
-  }
-  chips.forEach(function (chip) {
-    chip.addEventListener("click", function () {
-      filter = chip.getAttribute("data-filter");
-      chips.forEach(function (c) { c.setAttribute("aria-pressed", String(c === chip)); });
-      apply();
-    });
-  });
-  search.addEventListener("input", apply);
-  document.documentElement.className = "js";
-  apply();
-})();
-"#;
-
 /// The embedded diff JSON back as it was written (the `\u003c` escapes undone, nothing else).
 pub fn embedded_json(html: &str) -> Option<String> {
     let open = format!("<script type=\"application/json\" id=\"{EMBEDDED_ID}\">");
     let start = html.find(&open)? + open.len();
     let end = start + html[start..].find("</script>")?;
     Some(crate::render::html::unescape_embedded(&html[start..end]))
-}
-
-fn script_hash() -> String {
-    let digest = Sha256::digest(SCRIPT.as_bytes());
-    format!("sha256-{}", base64::engine::general_purpose::STANDARD.encode(digest))
 }
 
 fn signed(x: Option<f64>, digits: usize) -> String {
@@ -154,13 +113,14 @@ fn verdict_cell(pass: bool, verdict: &Option<String>) -> String {
 
 /// The diff as one standalone HTML file.
 pub fn diff_html(d: &GateDiff) -> String {
+    let (script, script_hash) = filter_script("flip");
     let json = d.to_json();
     let mut o = String::with_capacity(64 * 1024 + json.len() * 2);
     let cls = if d.decision.changed { "changed" } else { "approved" };
     let _ = write!(
         o,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src '{}'; img-src data:; base-uri 'none'; form-action 'none'\"/>\n<meta name=\"generator\" content=\"{} {}\"/>\n<link rel=\"icon\" href=\"data:,\"/>\n<title>deploy-gate diff — {}</title>\n<style>{STYLE}{DIFF_STYLE}</style>\n</head>\n<body>\n",
-        script_hash(),
+        script_hash,
         esc(&d.tool.name),
         esc(&d.tool.version),
         esc(&headline(d)),
@@ -284,7 +244,7 @@ pub fn diff_html(d: &GateDiff) -> String {
         }
         o.push_str(part);
     }
-    let _ = write!(o, "</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n");
+    let _ = write!(o, "</script>\n<script>{script}</script>\n</body>\n</html>\n");
     o
 }
 
