@@ -49,6 +49,8 @@ pub mod scoring;
 pub mod session;
 pub mod sniff;
 pub mod stats;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod target;
 pub mod testset;
 pub mod trajectory;
 pub mod verdicts;

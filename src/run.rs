@@ -257,6 +257,11 @@ struct Fields {
     verdict: Option<Box<RawValue>>,
     error: Option<Box<RawValue>>,
     unknown: Option<String>,
+    /// The first of `latency_ms`, `usage`, `attempts`, `target`: what a record of an
+    /// endpoint run carries besides its verdict, which a worker's answer may not.
+    cost_key: Option<String>,
+    /// The `target` of a record (its target's digest), when a string.
+    target: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for Fields {
@@ -269,6 +274,7 @@ impl<'de> Deserialize<'de> for Fields {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Fields, A::Error> {
                 let mut f = Fields::default();
+                let mut seen = 0u8;
                 while let Some(key) = a.next_key::<std::borrow::Cow<'de, str>>()? {
                     let twice = || de::Error::custom(format_args!("the key {key:?} appears twice"));
                     match &*key {
@@ -278,6 +284,27 @@ impl<'de> Deserialize<'de> for Fields {
                         "verdict" => f.verdict = Some(a.next_value()?),
                         "error" if f.error.is_some() => return Err(twice()),
                         "error" => f.error = Some(a.next_value()?),
+                        "latency_ms" | "usage" | "attempts" | "target" => {
+                            let bit = match &*key {
+                                "latency_ms" => 1u8,
+                                "usage" => 2,
+                                "attempts" => 4,
+                                _ => 8,
+                            };
+                            if seen & bit != 0 {
+                                return Err(twice());
+                            }
+                            seen |= bit;
+                            if bit == 8 {
+                                f.target = Some(match a.next_value::<serde_json::Value>()? {
+                                    serde_json::Value::String(t) => t,
+                                    other => other.to_string(),
+                                });
+                            } else {
+                                a.next_value::<de::IgnoredAny>()?;
+                            }
+                            f.cost_key.get_or_insert_with(|| key.into_owned());
+                        }
                         _ => {
                             a.next_value::<de::IgnoredAny>()?;
                             f.unknown.get_or_insert_with(|| key.into_owned());
@@ -316,7 +343,11 @@ fn outcome(f: Fields) -> Result<(Option<IdValue>, Answer), BadAnswer> {
 
 /// Reads a worker's answer line (without its newline) to the case `id`.
 pub fn parse_answer(line: &[u8], id: &PipelineId) -> Result<Answer, BadAnswer> {
-    let (echoed, answer) = outcome(read_fields(line)?)?;
+    let mut fields = read_fields(line)?;
+    if let Some(key) = fields.cost_key.take() {
+        fields.unknown.get_or_insert(key);
+    }
+    let (echoed, answer) = outcome(fields)?;
     match echoed {
         None => Ok(answer),
         Some(IdValue(Ok(echoed))) if echoed == *id => Ok(answer),
@@ -359,8 +390,10 @@ pub struct Resumed {
 
 /// Reads the output file of an earlier run of the same test set: every whole line must be a
 /// record of a case of `cases` (same id, same JSON type), at most one per case. A last line
-/// without its newline is torn (see [`Resumed::torn_line`]).
-pub fn read_resume(file: &str, bytes: &[u8], cases: &Cases) -> Result<Resumed, RunFileError> {
+/// without its newline is torn (see [`Resumed::torn_line`]). Each record's `target` must be
+/// `target` (the digest of the target this run asks; `None`: a worker program's run, whose
+/// records carry none): an output is resumed only by the target that began it.
+pub fn read_resume(file: &str, bytes: &[u8], cases: &Cases, target: Option<&str>) -> Result<Resumed, RunFileError> {
     let mut resumed = Resumed::default();
     let mut seen: HashMap<usize, u64> = HashMap::new();
     for (number, range, ended) in lines(bytes) {
@@ -369,9 +402,22 @@ pub fn read_resume(file: &str, bytes: &[u8], cases: &Cases) -> Result<Resumed, R
             break;
         }
         let bad = |m: String| RunFileError::at(file, number, m);
-        let (id, answer) = read_fields(&bytes[range.clone()])
-            .and_then(outcome)
-            .map_err(|e| bad(format!("not a record of `deploy-gate run`: {e}")))?;
+        let fields = read_fields(&bytes[range.clone()]).map_err(|e| bad(format!("not a record of `deploy-gate run`: {e}")))?;
+        if fields.target.as_deref() != target {
+            return Err(bad(match (&fields.target, target) {
+                (Some(theirs), Some(ours)) => format!(
+                    "this record was made by another target ({theirs}; this run's is {ours}): give another output file, or run the target that began it"
+                ),
+                (Some(theirs), None) => format!(
+                    "this record was made by a target file ({theirs}), not by a worker program: give another --out"
+                ),
+                _ => format!(
+                    "this record was made without a target file (by a worker program); this run's target is {}: give another output file",
+                    target.unwrap_or_default()
+                ),
+            }));
+        }
+        let (id, answer) = outcome(fields).map_err(|e| bad(format!("not a record of `deploy-gate run`: {e}")))?;
         let id = match id {
             Some(IdValue(Ok(id))) => id,
             Some(IdValue(Err(kind))) => return Err(bad(format!("pipeline_id is {kind}"))),
@@ -521,7 +567,7 @@ mod tests {
     fn resumes_from_whole_lines() {
         let cases = read_cases("t.jsonl", SET).unwrap();
         let out = b"{\"pipeline_id\":\"7\",\"verdict\":\"PASS\"}\n{\"pipeline_id\":7,\"error\":\"boom\"}\n{\"pipeline_id\":\"p1\",\"ver";
-        let r = read_resume("v.jsonl", out, &cases).unwrap();
+        let r = read_resume("v.jsonl", out, &cases, None).unwrap();
         assert_eq!(r.done.iter().map(|d| d.0).collect::<Vec<_>>(), vec![1, 0]);
         assert_eq!(&out[r.done[1].1.clone()], b"{\"pipeline_id\":7,\"error\":\"boom\"}");
         assert_eq!(r.errored, 1);
@@ -530,11 +576,11 @@ mod tests {
         assert!(out[..r.whole_len].ends_with(b"}\n"));
 
         let whole = &out[..r.whole_len];
-        let r = read_resume("v.jsonl", whole, &cases).unwrap();
+        let r = read_resume("v.jsonl", whole, &cases, None).unwrap();
         assert_eq!((r.done.len(), r.torn_line, r.whole_len), (2, None, whole.len()));
-        let empty = read_resume("v.jsonl", b"", &cases).unwrap();
+        let empty = read_resume("v.jsonl", b"", &cases, None).unwrap();
         assert_eq!(empty, Resumed::default());
-        let torn_only = read_resume("v.jsonl", b"{\"pipel", &cases).unwrap();
+        let torn_only = read_resume("v.jsonl", b"{\"pipel", &cases, None).unwrap();
         assert_eq!(
             (torn_only.done.len(), torn_only.torn_line, torn_only.whole_len),
             (0, Some(1), 0)
@@ -544,7 +590,7 @@ mod tests {
     #[test]
     fn resume_refuses_another_files_records() {
         let cases = read_cases("t.jsonl", SET).unwrap();
-        let err = |b: &[u8]| read_resume("v.jsonl", b, &cases).unwrap_err().to_string();
+        let err = |b: &[u8]| read_resume("v.jsonl", b, &cases, None).unwrap_err().to_string();
         assert_eq!(
             err(b"{\"pipeline_id\":\"8\",\"verdict\":\"PASS\"}\n"),
             "v.jsonl line 1: pipeline_id \"8\" is not a case of the test set: this file is the output of another test set; give another --out"

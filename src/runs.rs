@@ -40,6 +40,28 @@ pub enum Record<'a> {
 /// it was, its digits as they are), so the record matches its case exactly even when the log
 /// holds the same text with both types.
 pub fn write_record(out: &mut Vec<u8>, id: &PipelineId, record: Record<'_>) {
+    write_record_with(out, id, record, &Cost::default());
+}
+
+/// What one call of a model cost, written after the verdict or error of a record when known:
+/// `latency_ms` (the request's start to its last byte), `usage` (the tokens the server
+/// reported), `attempts` (tries made) and `target` (the digest of the target that answered).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cost<'a> {
+    /// Milliseconds, written with one decimal.
+    pub latency_ms: Option<f64>,
+    /// Prompt tokens as the server reported them.
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens as the server reported them.
+    pub completion_tokens: Option<u64>,
+    /// Tries made (1: no retry).
+    pub attempts: Option<u32>,
+    /// The target's digest (`sha256:…`).
+    pub target: Option<&'a str>,
+}
+
+/// [`write_record`] with what the call cost ([`Cost`]); with none, the same bytes.
+pub fn write_record_with(out: &mut Vec<u8>, id: &PipelineId, record: Record<'_>, cost: &Cost<'_>) {
     let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
     out.extend_from_slice(b"{\"pipeline_id\":");
     if id.numeric {
@@ -56,6 +78,30 @@ pub fn write_record(out: &mut Vec<u8>, id: &PipelineId, record: Record<'_>) {
             out.extend_from_slice(b",\"error\":");
             out.extend_from_slice(text(e).as_bytes());
         }
+    }
+    if let Some(ms) = cost.latency_ms.filter(|ms| ms.is_finite() && *ms >= 0.0) {
+        out.extend_from_slice(format!(",\"latency_ms\":{:.1}", ms).as_bytes());
+    }
+    if cost.prompt_tokens.is_some() || cost.completion_tokens.is_some() {
+        out.extend_from_slice(b",\"usage\":{");
+        let mut first = true;
+        for (name, n) in [("prompt_tokens", cost.prompt_tokens), ("completion_tokens", cost.completion_tokens)] {
+            if let Some(n) = n {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                out.extend_from_slice(format!("\"{name}\":{n}").as_bytes());
+            }
+        }
+        out.push(b'}');
+    }
+    if let Some(a) = cost.attempts {
+        out.extend_from_slice(format!(",\"attempts\":{a}").as_bytes());
+    }
+    if let Some(t) = cost.target {
+        out.extend_from_slice(b",\"target\":");
+        out.extend_from_slice(text(t).as_bytes());
     }
     out.extend_from_slice(b"}\n");
 }

@@ -43,6 +43,7 @@ mod check;
 mod doc;
 mod edit;
 mod resolve;
+pub(crate) mod spanned;
 mod tree;
 mod yaml11;
 

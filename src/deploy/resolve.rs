@@ -226,7 +226,7 @@ fn is_timestamp_1_1(v: &str) -> bool {
 }
 
 /// PyYAML's `construct_yaml_int`.
-fn parse_int(v: &str) -> Option<i128> {
+pub(crate) fn parse_int(v: &str) -> Option<i128> {
     let v = v.replace('_', "");
     let (neg, u) = strip_sign(&v);
     let n = if u == "0" {
@@ -248,7 +248,7 @@ fn parse_int(v: &str) -> Option<i128> {
 }
 
 /// PyYAML's `construct_yaml_float`.
-fn parse_float(v: &str) -> Option<f64> {
+pub(crate) fn parse_float(v: &str) -> Option<f64> {
     let v = v.replace('_', "").to_ascii_lowercase();
     let (neg, u) = strip_sign(&v);
     let f = if u == ".inf" {

@@ -1,6 +1,7 @@
 //! What `run` shows on stderr: on a terminal, a progress bar (cases done of all, rate, time
 //! left, errored) with the workers' stderr lines printed above it; elsewhere (a CI log, a
-//! file), a plain progress line every [`PLAIN_EVERY`] and the workers' lines as they come.
+//! file), a plain progress line every [`PLAIN_EVERY`] and the workers' lines as they come. In
+//! a two-model run each model has its own counts: records, rate, errored and retries.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -17,29 +18,41 @@ pub struct Display {
     plain: Arc<Mutex<Plain>>,
 }
 
-struct Plain {
+/// One model's counts.
+struct Count {
+    /// `old`, `new`; empty in a one-model run.
+    name: String,
     total: u64,
     done: u64,
     errored: u64,
     /// Cases done by this run (the rate counts only these).
     this_run: u64,
+    retries: u64,
+}
+
+struct Plain {
+    lanes: Vec<Count>,
     started: Instant,
     last: Instant,
 }
 
 impl Display {
-    /// `done` of `total` cases have a record already (`errored` of them errors).
-    pub fn new(total: u64, done: u64, errored: u64) -> Display {
+    /// One count per model: its name (empty for a one-model run), its cases, how many have a
+    /// record already and how many of those are errors.
+    pub fn new(lanes: &[(String, u64, u64, u64)]) -> Display {
         let now = Instant::now();
+        let total: u64 = lanes.iter().map(|l| l.1).sum();
+        let done: u64 = lanes.iter().map(|l| l.2).sum();
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+            let unit = if lanes.len() > 1 { "records" } else { "cases" };
             bar.set_style(
-                ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} cases  {rate:.dim}  {eta} left  {msg}")
+                ProgressStyle::with_template(&format!("{{bar:30.cyan/blue}} {{pos}}/{{len}} {unit}  {{rate:.dim}}  {{eta}} left  {{msg}}"))
                     .expect("a valid template")
                     .with_key(
                         "rate",
-                        |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                            let _ = write!(w, "{:.1} cases/s", state.per_sec());
+                        move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = write!(w, "{:.1} {unit}/s", state.per_sec());
                         },
                     )
                     .progress_chars("█▉▊▋▌▍▎▏ "),
@@ -52,25 +65,47 @@ impl Display {
         let display = Display {
             bar,
             plain: Arc::new(Mutex::new(Plain {
-                total,
-                done,
-                errored,
-                this_run: 0,
+                lanes: lanes
+                    .iter()
+                    .map(|(name, total, done, errored)| Count {
+                        name: name.clone(),
+                        total: *total,
+                        done: *done,
+                        errored: *errored,
+                        this_run: 0,
+                        retries: 0,
+                    })
+                    .collect(),
                 started: now,
                 last: now,
             })),
         };
-        display.show_errored(errored);
+        display.show_message(&display.plain.lock().unwrap_or_else(|e| e.into_inner()));
         display
     }
 
-    fn show_errored(&self, errored: u64) {
+    fn show_message(&self, plain: &Plain) {
         if let Some(bar) = &self.bar {
-            bar.set_message(if errored > 0 {
-                format!("{errored} errored")
-            } else {
-                String::new()
-            });
+            let parts: Vec<String> = plain
+                .lanes
+                .iter()
+                .filter_map(|l| {
+                    let mut bits = Vec::new();
+                    if l.errored > 0 {
+                        bits.push(format!("{} errored", l.errored));
+                    }
+                    if l.retries > 0 {
+                        bits.push(format!("{} retries", l.retries));
+                    }
+                    if l.name.is_empty() {
+                        (!bits.is_empty()).then(|| bits.join(", "))
+                    } else {
+                        let rate = plain.rate(l);
+                        Some(format!("{} {}/{} {rate:.1}/s{}", l.name, l.done, l.total, bits.iter().map(|b| format!(" {b}")).collect::<String>()))
+                    }
+                })
+                .collect();
+            bar.set_message(parts.join("  "));
         }
     }
 
@@ -82,18 +117,24 @@ impl Display {
         }
     }
 
-    /// One more case has its record.
-    pub fn case_done(&self, errored: bool) {
+    /// One more case of model `lane` has its record.
+    pub fn case_done(&self, lane: usize, errored: bool) {
         let mut plain = self.plain.lock().unwrap_or_else(|e| e.into_inner());
-        plain.done += 1;
-        plain.this_run += 1;
-        plain.errored += u64::from(errored);
+        let l = &mut plain.lanes[lane];
+        l.done += 1;
+        l.this_run += 1;
+        l.errored += u64::from(errored);
         if let Some(bar) = &self.bar {
             bar.inc(1);
-            if errored {
-                self.show_errored(plain.errored);
-            }
+            self.show_message(&plain);
         }
+    }
+
+    /// A request of model `lane` is tried again.
+    pub fn retried(&self, lane: usize) {
+        let mut plain = self.plain.lock().unwrap_or_else(|e| e.into_inner());
+        plain.lanes[lane].retries += 1;
+        self.show_message(&plain);
     }
 
     /// Prints the plain progress line when it is due (not on a terminal).
@@ -117,19 +158,46 @@ impl Display {
 }
 
 impl Plain {
-    /// `1234/10000 cases, 56.7 cases/s, 2m 35s left, 3 errored`.
-    fn progress(&self) -> String {
+    fn rate(&self, l: &Count) -> f64 {
         let secs = self.started.elapsed().as_secs_f64();
-        let rate = if secs > 0.0 { self.this_run as f64 / secs } else { 0.0 };
-        let left = if rate > 0.0 {
-            let s = (self.total.saturating_sub(self.done)) as f64 / rate;
-            humantime::format_duration(Duration::from_secs(s.ceil() as u64)).to_string()
+        if secs > 0.0 {
+            l.this_run as f64 / secs
         } else {
-            "unknown".to_owned()
+            0.0
+        }
+    }
+
+    /// `1234/10000 cases, 56.7 cases/s, 2m 35s left, 3 errored`; with two models, each one's
+    /// counts (`old 1234/10000 cases, 56.7 cases/s, 3 errored, 5 retries; new …`) and the
+    /// time left of the slower.
+    fn progress(&self) -> String {
+        let mut left_secs: Option<f64> = Some(0.0);
+        let mut parts = Vec::new();
+        for l in &self.lanes {
+            let rate = self.rate(l);
+            let remaining = l.total.saturating_sub(l.done) as f64;
+            left_secs = match left_secs {
+                Some(s) if remaining == 0.0 => Some(s),
+                Some(s) if rate > 0.0 => Some(s.max(remaining / rate)),
+                _ => None,
+            };
+            let mut text = format!("{}/{} cases, {rate:.1} cases/s", l.done, l.total);
+            if !l.name.is_empty() {
+                text = format!("{} {text}, {} errored, {} retries", l.name, l.errored, l.retries);
+            }
+            parts.push(text);
+        }
+        let left = match left_secs {
+            Some(s) => humantime::format_duration(Duration::from_secs(s.ceil() as u64)).to_string(),
+            None => "unknown".to_owned(),
         };
-        format!(
-            "{}/{} cases, {rate:.1} cases/s, {left} left, {} errored",
-            self.done, self.total, self.errored
-        )
+        if self.lanes.len() == 1 && self.lanes[0].name.is_empty() {
+            let l = &self.lanes[0];
+            // As a one-model run has always printed it.
+            let rate = self.rate(l);
+            let left = if rate > 0.0 { left } else { "unknown".to_owned() };
+            return format!("{}/{} cases, {rate:.1} cases/s, {left} left, {} errored", l.done, l.total, l.errored);
+        }
+        format!("{}; {left} left", parts.join("; "))
     }
 }

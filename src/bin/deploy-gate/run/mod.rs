@@ -1,31 +1,36 @@
-//! `deploy-gate run`: runs a model over the test set through worker processes and writes
-//! their verdicts as a verdict file. The protocol and the records are the core's
-//! `deploy_gate::run`; here are the processes (`worker`), the output file (`output`), what is
-//! shown on stderr (`display`), and the loop that hands cases to idle workers, watches their
-//! time, and restarts the ones that crash, hang or write garbage.
+//! `deploy-gate run`: runs one model, or the old and the new model together, over the test
+//! set and writes their verdicts as verdict files. A model is asked through worker programs
+//! (`-- PROGRAM ARG…`, or a target file of `kind: command`) or an endpoint (a target file of
+//! `kind: openai-chat` or `http`). The protocol, the records and the targets are the core's
+//! (`deploy_gate::run`, `deploy_gate::target`); here are the processes (`worker`, `command`),
+//! the requests (`http`), the cache (`cache`), the output files (`output`), what is shown on
+//! stderr (`display`), and the loop that feeds them all (`engine`).
 //!
-//! Threads, no async runtime: the main thread owns every decision; each worker has a thread
-//! for its stdin, its stdout and its stderr, and the stdout threads send their lines to the
-//! main thread over one channel.
+//! The main thread owns every decision; worker threads and request tasks (tokio, for the
+//! endpoints) send it messages over one channel.
 
+mod cache;
+mod command;
 mod display;
+mod engine;
+mod http;
 mod output;
 mod worker;
 
 use crate::exit::EXIT_OK;
 use anyhow::{anyhow, bail, Context, Result};
-use deploy_gate::run::{describe_id, parse_answer, read_cases, record_line, Answer, BadAnswer, Cases};
+use deploy_gate::run::read_cases;
+use deploy_gate::target::control::Limiter;
+use deploy_gate::target::{read_target, Kind as TargetKind, Target};
 use display::Display;
+use engine::{Asker, Engine, Lane, Tally};
 use output::Output;
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-use worker::{describe, Event, Program, Worker};
+use std::time::Duration;
+use worker::Program;
 
 /// The flags of `run`.
 #[derive(clap::Args)]
@@ -33,40 +38,52 @@ pub struct RunArgs {
     /// The test set: JSONL, one case per line, as `deploy-gate test-set` writes it.
     #[arg(long, value_name = "FILE")]
     test_set: PathBuf,
-    /// The verdict file to write (JSONL of {pipeline_id, verdict|error}). When it holds
-    /// records already, their cases are skipped: an interrupted run resumes.
+    /// The verdict file to write (JSONL of {pipeline_id, verdict|error}), with `--target` or
+    /// `-- PROGRAM`. When it holds records already, their cases are skipped: an interrupted
+    /// run resumes.
     #[arg(long, value_name = "FILE")]
-    out: PathBuf,
-    /// Worker processes [default: the number of cores].
+    out: Option<PathBuf>,
+    /// One model's target file (YAML or JSON: kind openai-chat, http or command), with --out.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["old", "new"])]
+    target: Option<PathBuf>,
+    /// The old model's target file, with --new, --out-old and --out-new: both models in one
+    /// run, each case sent to both together.
+    #[arg(long, value_name = "FILE", requires_all = ["new", "out_old", "out_new"])]
+    old: Option<PathBuf>,
+    /// The new model's target file (with --old).
+    #[arg(long, value_name = "FILE", requires = "old")]
+    new: Option<PathBuf>,
+    /// The old model's verdict file (with --old).
+    #[arg(long, value_name = "FILE", requires = "old")]
+    out_old: Option<PathBuf>,
+    /// The new model's verdict file (with --old).
+    #[arg(long, value_name = "FILE", requires = "old")]
+    out_new: Option<PathBuf>,
+    /// The seed of the cases' random order (target files; a worker program gets them in file
+    /// order).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    order_seed: u64,
+    /// The response cache's folder [default: .deploy-gate-cache beside the (first) output].
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    cache: Option<PathBuf>,
+    /// Ask every case again, reading and writing no cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Worker processes [default: the number of cores] (`-- PROGRAM` only).
     #[arg(long, value_name = "N")]
     jobs: Option<NonZeroUsize>,
     /// The longest a worker may take to answer one case; then it is killed, the case recorded
-    /// as errored, and a new worker started. `none`: no limit.
-    #[arg(long, value_name = "DURATION", default_value = "60s")]
-    timeout: String,
+    /// as errored, and a new worker started. `none`: no limit (`-- PROGRAM` only; a target
+    /// file has its own `timeout`).
+    #[arg(long, value_name = "DURATION")]
+    timeout: Option<String>,
     /// How many times a case whose worker exited (or was killed) while answering it is sent
-    /// again, each time to a new worker, before it is recorded as errored.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    retries: u32,
+    /// again, each time to a new worker, before it is recorded as errored (`-- PROGRAM` only).
+    #[arg(long, value_name = "N")]
+    retries: Option<u32>,
     /// The worker program and its arguments, after `--`: run directly, never through a shell.
-    #[arg(last = true, required = true, value_name = "PROGRAM ARG…")]
+    #[arg(last = true, value_name = "PROGRAM ARG…")]
     program: Vec<OsString>,
-}
-
-/// The signal that asked the run to stop (0: none yet).
-static STOP: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_signal(signal: libc::c_int) {
-    STOP.store(signal, Ordering::SeqCst);
-}
-
-fn catch_stop_signals() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            libc::signal(signal, on_signal as *const () as libc::sighandler_t);
-        }
-    }
 }
 
 /// The per-case limit as given (`60s`) and as a duration (`None`: no limit).
@@ -81,376 +98,369 @@ fn parse_timeout(text: &str) -> Result<Option<Duration>> {
     Ok(Some(d))
 }
 
-/// What happened to the cases of this run.
-#[derive(Default)]
-struct Tally {
-    verdicts: u64,
-    worker_errors: u64,
-    timeouts: u64,
-    crashes: u64,
-    invalid: u64,
+/// One model to run: how it is named, asked and written.
+struct Model {
+    name: String,
+    target: Option<Arc<Target>>,
+    /// `-- PROGRAM`: the argv, jobs, timeout and retries.
+    program: Option<(Vec<String>, usize, Option<(Duration, String)>, u32)>,
+    out: PathBuf,
 }
 
-/// One worker slot: its worker (none once the run needs no more) and the case it is on.
-struct Slot {
-    worker: Option<Worker>,
-    generation: u64,
-    case: Option<(usize, Instant)>,
-}
-
-/// The slots; dropping them kills every worker still running (an error or a signal).
-struct Slots(Vec<Slot>);
-
-impl Drop for Slots {
-    fn drop(&mut self) {
-        for slot in &mut self.0 {
-            if let Some(worker) = slot.worker.take() {
-                worker.kill();
-            }
-        }
+fn load_target(path: &Path) -> Result<Arc<Target>> {
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).with_context(|| format!("cannot read the target file {shown}"))?;
+    if meta.len() > deploy_gate::target::MAX_TARGET_FILE as u64 {
+        bail!("{shown}: more than {} bytes; a target file is small", deploy_gate::target::MAX_TARGET_FILE);
     }
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read the target file {shown}"))?;
+    Ok(Arc::new(read_target(&shown, &bytes)?))
 }
 
-struct Run<'a> {
-    cases: &'a Cases,
-    bytes: Arc<Vec<u8>>,
-    program: Program,
-    output: Output,
-    display: Display,
-    timeout: Option<(Duration, &'a str)>,
-    retries: u32,
-    attempts: Vec<u32>,
-    pending: VecDeque<usize>,
-    tally: Tally,
-    /// Workers in a row that ended without answering a case.
-    fruitless: usize,
-    /// Cases whose tries all ended that way, with their error: recorded once a worker answers
-    /// a case (the program works, these cases crash it) or the run ends, and not at all when
-    /// the run stops because the program never answers (a rerun with it fixed runs them).
-    suspects: Vec<(usize, String)>,
-    fruitless_limit: usize,
-    events: mpsc::Sender<Event>,
+/// Two paths that name one file (before either exists: the same folder and name).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| {
+        let dir = crate::replace::dir_of(p);
+        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+        dir.join(p.file_name().unwrap_or_default())
+    };
+    canon(a) == canon(b)
 }
 
 pub fn run_cmd(args: &RunArgs) -> Result<u8> {
-    let timeout = parse_timeout(&args.timeout)?;
+    let mut models = Vec::new();
+    if !args.program.is_empty() {
+        if args.target.is_some() || args.old.is_some() {
+            bail!("give a worker program after `--` or target files (--target, or --old and --new), not both");
+        }
+        if args.cache.is_some() || args.no_cache {
+            bail!("--cache and --no-cache are for target files; a worker program's run keeps no cache");
+        }
+        let out = args.out.clone().ok_or_else(|| anyhow!("--out FILE is needed: the verdict file to write"))?;
+        let argv: Vec<String> = args
+            .program
+            .iter()
+            .map(|a| a.to_str().map(str::to_owned).ok_or_else(|| anyhow!("{a:?}: not UTF-8")))
+            .collect::<Result<_>>()?;
+        let text = args.timeout.clone().unwrap_or_else(|| "60s".to_owned());
+        let timeout = parse_timeout(&text)?.map(|d| (d, text));
+        let jobs = args
+            .jobs
+            .map(NonZeroUsize::get)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
+        models.push(Model {
+            name: String::new(),
+            target: None,
+            program: Some((argv, jobs, timeout, args.retries.unwrap_or(1))),
+            out,
+        });
+    } else {
+        for (flag, given) in [
+            ("--jobs", args.jobs.is_some()),
+            ("--timeout", args.timeout.is_some()),
+            ("--retries", args.retries.is_some()),
+        ] {
+            if given && (args.target.is_some() || args.old.is_some()) {
+                bail!("{flag} is for a worker program after `--`; a target file sets its own (timeout, retries, concurrency)");
+            }
+        }
+        if let Some(path) = &args.target {
+            let out = args.out.clone().ok_or_else(|| anyhow!("--target needs --out FILE: the verdict file to write"))?;
+            models.push(Model {
+                name: String::new(),
+                target: Some(load_target(path)?),
+                program: None,
+                out,
+            });
+        } else if let (Some(old), Some(new), Some(out_old), Some(out_new)) = (&args.old, &args.new, &args.out_old, &args.out_new) {
+            if args.out.is_some() {
+                bail!("--out is for one model; a two-model run writes --out-old and --out-new");
+            }
+            if same_file(out_old, out_new) {
+                bail!("--out-old and --out-new name the same file {}", out_old.display());
+            }
+            models.push(Model {
+                name: "old".into(),
+                target: Some(load_target(old)?),
+                program: None,
+                out: out_old.clone(),
+            });
+            models.push(Model {
+                name: "new".into(),
+                target: Some(load_target(new)?),
+                program: None,
+                out: out_new.clone(),
+            });
+        } else {
+            bail!("nothing to run: give --target FILE --out FILE, or --old FILE --new FILE --out-old FILE --out-new FILE, or a worker program after `--`");
+        }
+    }
+
     let test_set = &args.test_set;
     let bytes = std::fs::read(test_set).with_context(|| format!("cannot read the test set {}", test_set.display()))?;
     let cases = read_cases(&test_set.display().to_string(), &bytes).map_err(|e| anyhow!("{e}"))?;
-    let argv: Vec<String> = args
-        .program
+    // Secrets are read before anything starts: a missing key stops the run at once.
+    let secrets: Vec<_> = models
         .iter()
-        .map(|a| a.to_str().map(str::to_owned).ok_or_else(|| anyhow!("{a:?}: not UTF-8")))
-        .collect::<Result<_>>()?;
+        .map(|m| {
+            m.target
+                .as_ref()
+                .map(|t| t.secrets(&|name| std::env::var(name).ok()))
+                .transpose()
+        })
+        .collect::<Result<_, _>>()?;
+    let cache = if models.iter().any(|m| m.target.is_some()) && !args.no_cache {
+        let dir = args
+            .cache
+            .clone()
+            .unwrap_or_else(|| crate::replace::dir_of(&models[0].out).join(".deploy-gate-cache"));
+        Some((cache::Cache::open(&dir)?, dir))
+    } else {
+        None
+    };
 
-    catch_stop_signals();
-    let output = Output::open(&args.out, &cases)?;
-    let mut done = vec![false; cases.len()];
-    for position in output.done() {
-        done[position] = true;
+    engine::catch_stop_signals();
+    let mut outputs = Vec::new();
+    for m in &models {
+        outputs.push(Output::open(&m.out, &cases, m.target.as_ref().map(|t| t.digest.as_str()))?);
     }
-    let already = done.iter().filter(|d| **d).count();
-    let pending: VecDeque<usize> = (0..cases.len()).filter(|p| !done[*p]).collect();
-    let jobs = args
-        .jobs
-        .map(NonZeroUsize::get)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
-    let jobs = jobs.min(pending.len()).max(1);
-    let display = Display::new(cases.len() as u64, already as u64, output.errored_before as u64);
+    let lane_counts: Vec<(String, u64, u64, u64)> = models
+        .iter()
+        .zip(&outputs)
+        .map(|(m, o)| (m.name.clone(), cases.len() as u64, o.done().count() as u64, o.errored_before as u64))
+        .collect();
+    let display = Display::new(&lane_counts);
+    for o in &outputs {
+        if let Some(note) = &o.note {
+            display.line(note);
+        }
+    }
+    let need_of = |o: &Output| {
+        let mut need = vec![true; cases.len()];
+        for p in o.done() {
+            need[p] = false;
+        }
+        need
+    };
+    let pending = |need: &[bool]| need.iter().filter(|n| **n).count();
+    let (events, rx) = engine::channel();
+    let bytes = Arc::new(bytes);
+    let runtime = if models
+        .iter()
+        .any(|m| m.target.as_ref().is_some_and(|t| !matches!(t.kind, TargetKind::Command(_))))
+    {
+        Some(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .context("cannot start the HTTP client's runtime")?,
+        )
+    } else {
+        None
+    };
+
+    // The header, and each model's asker (workers start only when there are cases for them).
     let mut header = format!("deploy-gate run: {} cases in {}", cases.len(), test_set.display());
-    if already > 0 {
-        header += &format!(", {already} already answered in {} (resumed)", args.out.display());
+    let mut lanes = Vec::new();
+    for ((m, output), secrets) in models.iter().zip(outputs).zip(secrets) {
+        let need = need_of(&output);
+        let pending = pending(&need);
+        let already = cases.len() - pending;
+        let asker = match (&m.program, &m.target) {
+            (Some((argv, jobs, timeout, retries)), _) => {
+                let jobs = (*jobs).min(pending).max(1);
+                if already > 0 {
+                    header += &format!(", {already} already answered in {} (resumed)", m.out.display());
+                }
+                if pending > 0 {
+                    header += &format!(", {jobs} worker{}", if jobs == 1 { "" } else { "s" });
+                }
+                let program = Program {
+                    argv: argv.clone(),
+                    side: lanes.len(),
+                    label: "worker".into(),
+                };
+                workers(program, jobs, pending, timeout.clone(), *retries, &bytes, &events, &display)?
+            }
+            (None, Some(t)) => {
+                let label = if m.name.is_empty() { String::new() } else { format!("{}: ", m.name) };
+                header += &format!("\n  {label}{} ({}) → {}", t.describe(), short(&t.digest), m.out.display());
+                if already > 0 {
+                    header += &format!(", {already} already answered (resumed)");
+                }
+                match &t.kind {
+                    TargetKind::Command(c) => {
+                        let jobs = t
+                            .concurrency
+                            .map(|c| c.initial)
+                            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
+                            .min(pending)
+                            .max(1);
+                        let program = Program {
+                            argv: c.argv.clone(),
+                            side: lanes.len(),
+                            label: if m.name.is_empty() { "worker".into() } else { format!("{} worker", m.name) },
+                        };
+                        let timeout = t.timeout.map(|d| (d, t.timeout_text.clone()));
+                        workers(program, jobs, pending, timeout, t.retries, &bytes, &events, &display)?
+                    }
+                    _ => {
+                        let ca = match &t.tls_ca {
+                            None => None,
+                            Some(file) => {
+                                let path = crate::replace::dir_of(Path::new(&t.file)).join(file);
+                                Some(std::fs::read(&path).with_context(|| {
+                                    format!("{}: tls_ca: cannot read {}", t.file, path.display())
+                                })?)
+                            }
+                        };
+                        let endpoint = http::Endpoint::new(
+                            Arc::clone(t),
+                            secrets.unwrap_or_default(),
+                            ca,
+                            cache.as_ref().map(|c| c.0.clone()),
+                        )?;
+                        let c = t.concurrency.expect("an endpoint has concurrency bounds");
+                        Asker::Endpoint {
+                            endpoint: Arc::new(endpoint),
+                            limiter: Limiter::new(c.initial, c.min, c.max),
+                            in_flight: 0,
+                        }
+                    }
+                }
+            }
+            (None, None) => unreachable!("a model has a program or a target"),
+        };
+        let is_command_target = m.target.as_ref().is_some_and(|t| matches!(t.kind, TargetKind::Command(_)));
+        lanes.push(Lane {
+            name: m.name.clone(),
+            output,
+            asker,
+            target: m.target.as_ref().map(|t| t.digest.clone()),
+            need,
+            again: Default::default(),
+            tally: Tally::default(),
+            cache: if is_command_target { cache.as_ref().map(|c| c.0.clone()) } else { None },
+            cache_target: if is_command_target { m.target.clone() } else { None },
+        });
     }
-    if !pending.is_empty() {
-        header += &format!(", {jobs} worker{}", if jobs == 1 { "" } else { "s" });
-    }
-    if let Some(note) = &output.note {
-        display.line(note);
+    if models[0].target.is_some() {
+        header += &format!(
+            "\n  order seed {}, {}",
+            args.order_seed,
+            match &cache {
+                Some((_, dir)) => format!("cache {}", dir.display()),
+                None => "no cache".to_owned(),
+            }
+        );
     }
     display.line(&header);
 
-    let (events, rx) = mpsc::channel();
-    let mut run = Run {
-        cases: &cases,
-        bytes: Arc::new(bytes),
-        program: Program { argv },
-        output,
-        display,
-        timeout: timeout.map(|d| (d, args.timeout.as_str())),
-        retries: args.retries,
-        attempts: vec![0; cases.len()],
-        pending,
-        tally: Tally::default(),
-        fruitless: 0,
-        suspects: Vec::new(),
-        fruitless_limit: jobs + 2 * (args.retries as usize + 1),
-        events,
+    let order = if models[0].target.is_some() {
+        engine::shuffled(cases.len(), args.order_seed)
+    } else {
+        (0..cases.len()).collect()
     };
-    let outcome = run.run(jobs, rx);
-    run.display.clear();
-    let sync = run.output.sync();
+    let mut engine = Engine {
+        cases: &cases,
+        bytes: Arc::clone(&bytes),
+        lanes,
+        display,
+        events,
+        runtime,
+    };
+    let outcome = engine.run(order, rx);
+    engine.finish();
+    engine.display.clear();
+    let mut sync = Ok(());
+    for lane in &engine.lanes {
+        if let Err(e) = lane.output.sync() {
+            sync = Err(e);
+        }
+    }
+    let done_counts = |engine: &Engine<'_>| {
+        engine
+            .lanes
+            .iter()
+            .zip(&models)
+            .map(|(l, m)| format!("{} of {} cases have a record in {}", l.output.done().count(), cases.len(), m.out.display()))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
     match outcome {
         Err(e) => {
-            eprintln!(
-                "deploy-gate run: stopped; {} of {} cases have a record in {} (run again to resume)",
-                run.output.done().count(),
-                cases.len(),
-                args.out.display()
-            );
+            eprintln!("deploy-gate run: stopped; {} (run again to resume)", done_counts(&engine));
             Err(e)
         }
         Ok(Some(signal)) => {
             sync?;
             eprintln!(
-                "deploy-gate run: interrupted (signal {signal}); {} of {} cases have a record in {}; run the same command again to resume",
-                run.output.done().count(),
-                cases.len(),
-                args.out.display()
+                "deploy-gate run: interrupted (signal {signal}); {}; run the same command again to resume",
+                done_counts(&engine)
             );
             Ok(128 + signal as u8)
         }
         Ok(None) => {
             sync?;
-            let Run { output, tally, .. } = run;
-            let errored_before = output.errored_before;
-            output.finish()?;
-            let t = &tally;
-            let errored = t.worker_errors + t.timeouts + t.crashes + t.invalid + errored_before as u64;
-            eprintln!(
-                "deploy-gate run: {} cases in {}: {} answered, {errored} errored",
-                cases.len(),
-                args.out.display(),
-                cases.len() as u64 - errored,
-            );
-            if t.worker_errors + t.timeouts + t.crashes + t.invalid > 0 {
+            let Engine { lanes, .. } = engine;
+            for (lane, m) in lanes.into_iter().zip(&models) {
+                let Lane { output, tally: t, name, .. } = lane;
+                let errored_before = output.errored_before as u64;
+                output.finish()?;
+                let this_run = t.worker_errors + t.timeouts + t.crashes + t.invalid + t.request_errors;
+                let errored = this_run + errored_before;
+                let label = if name.is_empty() { String::new() } else { format!("{name}: ") };
                 eprintln!(
-                    "deploy-gate run: this run: {} worker errors, {} timeouts, {} crashes, {} invalid answers",
-                    t.worker_errors, t.timeouts, t.crashes, t.invalid
+                    "deploy-gate run: {label}{} cases in {}: {} answered, {errored} errored",
+                    cases.len(),
+                    m.out.display(),
+                    cases.len() as u64 - errored,
                 );
+                if m.target.is_none() {
+                    if this_run > 0 {
+                        eprintln!(
+                            "deploy-gate run: this run: {} worker errors, {} timeouts, {} crashes, {} invalid answers",
+                            t.worker_errors, t.timeouts, t.crashes, t.invalid
+                        );
+                    }
+                } else {
+                    eprintln!(
+                        "deploy-gate run: {label}this run: {} asked, {} from the cache, {} retries, {} overloads ({} cuts of the concurrency), {} errored",
+                        t.asked, t.cached, t.retries, t.overloads, t.cuts, this_run
+                    );
+                }
             }
             Ok(EXIT_OK)
         }
     }
 }
 
-impl Run<'_> {
-    /// Runs the pending cases; `Some(signal)` when a signal stopped it.
-    fn run(&mut self, jobs: usize, rx: mpsc::Receiver<Event>) -> Result<Option<i32>> {
-        if self.pending.is_empty() {
-            return Ok(None);
-        }
-        let mut slots = Slots(Vec::with_capacity(jobs));
-        for slot in 0..jobs {
-            let worker = self.program.start(slot, 0, &self.events, &self.display)?;
-            slots.0.push(Slot {
-                worker: Some(worker),
-                generation: 0,
-                case: None,
-            });
-        }
-        loop {
-            let signal = STOP.load(Ordering::SeqCst);
-            if signal != 0 {
-                return Ok(Some(signal));
-            }
-            for slot in &mut slots.0 {
-                if slot.case.is_none() {
-                    if let Some(worker) = &slot.worker {
-                        if let Some(position) = self.pending.pop_front() {
-                            worker.send(&self.bytes, self.cases.cases[position].line.clone());
-                            slot.case = Some((position, Instant::now()));
-                        }
-                    }
-                }
-            }
-            if self.pending.is_empty() && slots.0.iter().all(|s| s.case.is_none()) {
-                self.record_suspects()?;
-                break;
-            }
-            let mut wait = Duration::from_millis(200);
-            if let Some((limit, _)) = self.timeout {
-                for (_, since) in slots.0.iter().filter_map(|s| s.case) {
-                    wait = wait.min((since + limit).saturating_duration_since(Instant::now()));
-                }
-            }
-            match rx.recv_timeout(wait) {
-                Ok(event) => self.handle(&mut slots, event)?,
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => unreachable!("the run holds a sender"),
-            }
-            if let Some((limit, text)) = self.timeout {
-                for slot in 0..slots.0.len() {
-                    if let Some((position, since)) = slots.0[slot].case {
-                        if since.elapsed() >= limit {
-                            slots.0[slot].case = None;
-                            if let Some(worker) = slots.0[slot].worker.take() {
-                                worker.kill();
-                            }
-                            self.tally.timeouts += 1;
-                            self.display.line(&format!(
-                                "deploy-gate run: worker {}: no answer to pipeline_id {} after {text}; killed and restarted",
-                                slot + 1,
-                                describe_id(&self.cases.cases[position].id)
-                            ));
-                            self.record(position, Answer::Error(format!("timeout after {text}")))?;
-                            self.restart(&mut slots, slot)?;
-                        }
-                    }
-                }
-            }
-            self.display.tick();
-        }
-        // Every case has its record: the workers get the end of their input, then are killed.
-        let until = Instant::now() + Duration::from_secs(2);
-        for slot in &mut slots.0 {
-            if let Some(worker) = slot.worker.take() {
-                worker.finish(until);
-            }
-        }
-        Ok(None)
-    }
+/// The first 12 hex digits of a digest, for a person.
+fn short(digest: &str) -> &str {
+    let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
+    &hex[..hex.len().min(12)]
+}
 
-    fn record(&mut self, position: usize, answer: Answer) -> Result<()> {
-        let errored = matches!(answer, Answer::Error(_));
-        let line = record_line(&self.cases.cases[position].id, &answer);
-        self.output.append(position, line)?;
-        self.display.case_done(errored);
-        Ok(())
-    }
-
-    fn record_suspects(&mut self) -> Result<()> {
-        for (position, error) in std::mem::take(&mut self.suspects) {
-            self.record(position, Answer::Error(error))?;
-        }
-        Ok(())
-    }
-
-    /// Starts a new worker in the slot, unless no case is left for it.
-    fn restart(&mut self, slots: &mut Slots, slot: usize) -> Result<()> {
-        let s = &mut slots.0[slot];
-        s.generation += 1;
-        s.worker = None;
-        if !self.pending.is_empty() {
-            s.worker = Some(self.program.start(slot, s.generation, &self.events, &self.display)?);
-        }
-        Ok(())
-    }
-
-    fn handle(&mut self, slots: &mut Slots, event: Event) -> Result<()> {
-        let (slot, generation) = match &event {
-            Event::Line { slot, generation, .. }
-            | Event::TooLong { slot, generation }
-            | Event::Closed { slot, generation } => (*slot, *generation),
-        };
-        if slots.0[slot].generation != generation || slots.0[slot].worker.is_none() {
-            return Ok(()); // from a worker already killed
-        }
-        let number = slot + 1;
-        let case = slots.0[slot].case.take();
-        let bad = match event {
-            Event::Line { line, more, .. } => match case {
-                None => {
-                    self.display.line(&format!(
-                        "deploy-gate run: worker {number} wrote a line while it had no case ({:?}); restarted",
-                        String::from_utf8_lossy(&line[..line.len().min(200)])
-                    ));
-                    if let Some(worker) = slots.0[slot].worker.take() {
-                        worker.kill();
-                    }
-                    return self.restart(slots, slot);
-                }
-                Some((position, _)) => {
-                    let parsed = if more {
-                        Err(BadAnswer::ExtraLine)
-                    } else {
-                        parse_answer(&line, &self.cases.cases[position].id)
-                    };
-                    match parsed {
-                        Ok(answer) => {
-                            match answer {
-                                Answer::Verdict(_) => self.tally.verdicts += 1,
-                                Answer::Error(_) => self.tally.worker_errors += 1,
-                            }
-                            self.fruitless = 0;
-                            self.record_suspects()?;
-                            if let Some(worker) = &mut slots.0[slot].worker {
-                                worker.answered += 1;
-                            }
-                            return self.record(position, answer);
-                        }
-                        Err(bad) => (position, bad),
-                    }
-                }
-            },
-            Event::TooLong { .. } => match case {
-                Some((position, _)) => (position, BadAnswer::TooLong(worker::MAX_ANSWER)),
-                None => {
-                    if let Some(worker) = slots.0[slot].worker.take() {
-                        worker.kill();
-                    }
-                    return self.restart(slots, slot);
-                }
-            },
-            Event::Closed { .. } => {
-                let worker = slots.0[slot].worker.take().expect("checked above");
-                let answered = worker.answered;
-                let status = describe(worker.reap());
-                if answered == 0 {
-                    self.fruitless += 1;
-                }
-                if let Some((position, _)) = case {
-                    self.attempts[position] += 1;
-                    let tries = self.attempts[position];
-                    let id = describe_id(&self.cases.cases[position].id);
-                    if tries <= self.retries {
-                        self.display.line(&format!(
-                            "deploy-gate run: worker {number} exited ({status}) while answering pipeline_id {id}; restarted, the case is sent again"
-                        ));
-                        self.pending.push_front(position);
-                    } else {
-                        self.display.line(&format!(
-                            "deploy-gate run: worker {number} exited ({status}) while answering pipeline_id {id}; restarted, the case is recorded as errored"
-                        ));
-                        self.tally.crashes += 1;
-                        let times = if tries == 1 {
-                            "once".to_owned()
-                        } else {
-                            format!("{tries} times")
-                        };
-                        let error = format!("the worker exited with {status} while answering (tried {times})");
-                        if self.fruitless > 0 {
-                            self.suspects.push((position, error));
-                        } else {
-                            self.record(position, Answer::Error(error))?;
-                        }
-                    }
-                } else if !self.pending.is_empty() {
-                    self.display.line(&format!(
-                        "deploy-gate run: worker {number} exited ({status}); restarted"
-                    ));
-                }
-                if self.fruitless >= self.fruitless_limit {
-                    bail!(
-                        "the worker program exited {} times in a row without answering a case (the last time with {status}); its stderr is above, each line marked [worker N]",
-                        self.fruitless
-                    );
-                }
-                return self.restart(slots, slot);
-            }
-        };
-        let (position, bad) = bad;
-        self.tally.invalid += 1;
-        self.display.line(&format!(
-            "deploy-gate run: worker {number}: invalid answer to pipeline_id {}: {bad}; restarted",
-            describe_id(&self.cases.cases[position].id)
-        ));
-        if let Some(worker) = slots.0[slot].worker.take() {
-            worker.kill();
-        }
-        self.record(
-            position,
-            Answer::Error(format!("invalid answer from the worker: {bad}")),
-        )?;
-        self.restart(slots, slot)
-    }
+#[allow(clippy::too_many_arguments)]
+fn workers(
+    program: Program,
+    jobs: usize,
+    pending: usize,
+    timeout: Option<(Duration, String)>,
+    retries: u32,
+    bytes: &Arc<Vec<u8>>,
+    events: &std::sync::mpsc::Sender<engine::Msg>,
+    display: &Display,
+) -> Result<Asker> {
+    let jobs = if pending == 0 { 0 } else { jobs };
+    Ok(Asker::Workers(command::Pool::start(
+        program,
+        jobs,
+        timeout,
+        retries,
+        Arc::clone(bytes),
+        events,
+        display,
+    )?))
 }

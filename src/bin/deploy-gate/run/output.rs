@@ -28,7 +28,7 @@ pub struct Output {
 impl Output {
     /// Opens (or creates) `path`, locks it, removes what an interrupted final rewrite left
     /// beside it, and reads the records it holds for `cases`.
-    pub fn open(path: &Path, cases: &Cases) -> Result<Output> {
+    pub fn open(path: &Path, cases: &Cases, target: Option<&str>) -> Result<Output> {
         let file = open_locked(path)?;
         remove_stale_temps(path)?;
         let mut bytes = Vec::new();
@@ -36,7 +36,7 @@ impl Output {
             .read_to_end(&mut bytes)
             .with_context(|| format!("cannot read {}", path.display()))?;
         let shown = path.display().to_string();
-        let resumed = read_resume(&shown, &bytes, cases).map_err(|e| anyhow!("{e}"))?;
+        let resumed = read_resume(&shown, &bytes, cases, target).map_err(|e| anyhow!("{e}"))?;
         let mut note = None;
         if let Some(line) = resumed.torn_line {
             file.set_len(resumed.whole_len as u64)

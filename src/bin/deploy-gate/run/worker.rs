@@ -16,19 +16,21 @@ use std::time::{Duration, Instant};
 /// The longest answer line read; a longer one is not an answer.
 pub const MAX_ANSWER: usize = 16 << 20;
 
-/// What a worker's stdout said, tagged with the worker's slot and start count.
+/// What a worker's stdout said, tagged with the worker's slot and start count (and the model
+/// it runs, `side`, in a two-model run).
 pub enum Event {
     /// A whole line (without its newline); `more`: bytes after it were already written.
     Line {
+        side: usize,
         slot: usize,
         generation: u64,
         line: Vec<u8>,
         more: bool,
     },
     /// A line longer than [`MAX_ANSWER`].
-    TooLong { slot: usize, generation: u64 },
+    TooLong { side: usize, slot: usize, generation: u64 },
     /// Stdout closed (the worker exited, or closed it).
-    Closed { slot: usize, generation: u64 },
+    Closed { side: usize, slot: usize, generation: u64 },
 }
 
 /// A running worker.
@@ -42,11 +44,21 @@ pub struct Worker {
 /// The program and its arguments.
 pub struct Program {
     pub argv: Vec<String>,
+    /// The model it runs (0 in a one-model run).
+    pub side: usize,
+    /// How its workers are named on stderr: `worker` (`[worker 3]`), `old worker`.
+    pub label: String,
 }
 
 impl Program {
     /// Starts a worker in `slot` (numbered from 1 on stderr), sending its events to `events`.
-    pub fn start(&self, slot: usize, generation: u64, events: &Sender<Event>, display: &Display) -> Result<Worker> {
+    pub fn start<E: From<Event> + Send + 'static>(
+        &self,
+        slot: usize,
+        generation: u64,
+        events: &Sender<E>,
+        display: &Display,
+    ) -> Result<Worker> {
         let mut command = Command::new(&self.argv[0]);
         command
             .args(&self.argv[1..])
@@ -74,9 +86,11 @@ impl Program {
         let (tx, rx) = mpsc::channel::<Vec<u8>>();
         thread::spawn(move || write_cases(stdin, rx));
         let events = events.clone();
-        thread::spawn(move || read_answers(stdout, slot, generation, events));
+        let side = self.side;
+        thread::spawn(move || read_answers(stdout, side, slot, generation, events));
         let display = display.clone();
-        thread::spawn(move || copy_stderr(stderr, slot + 1, display));
+        let label = self.label.clone();
+        thread::spawn(move || copy_stderr(stderr, label, slot + 1, display));
         Ok(Worker {
             child,
             stdin: Some(tx),
@@ -163,7 +177,7 @@ fn write_cases(mut stdin: ChildStdin, cases: mpsc::Receiver<Vec<u8>>) {
     }
 }
 
-fn read_answers(stdout: impl Read, slot: usize, generation: u64, events: Sender<Event>) {
+fn read_answers<E: From<Event>>(stdout: impl Read, side: usize, slot: usize, generation: u64, events: Sender<E>) {
     let mut reader = BufReader::with_capacity(64 << 10, stdout);
     loop {
         let mut line = Vec::new();
@@ -175,24 +189,25 @@ fn read_answers(stdout: impl Read, slot: usize, generation: u64, events: Sender<
                     line.pop();
                 }
                 Event::Line {
+                    side,
                     slot,
                     generation,
                     line,
                     more: !reader.buffer().is_empty(),
                 }
             }
-            Ok(_) if line.len() > MAX_ANSWER => Event::TooLong { slot, generation },
+            Ok(_) if line.len() > MAX_ANSWER => Event::TooLong { side, slot, generation },
             // End of stream (a last line without its newline is not an answer) or an error.
-            _ => Event::Closed { slot, generation },
+            _ => Event::Closed { side, slot, generation },
         };
         let last = !matches!(event, Event::Line { .. });
-        if events.send(event).is_err() || last {
+        if events.send(E::from(event)).is_err() || last {
             return;
         }
     }
 }
 
-fn copy_stderr(stderr: impl Read, number: usize, display: Display) {
+fn copy_stderr(stderr: impl Read, label: String, number: usize, display: Display) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
     loop {
@@ -201,7 +216,7 @@ fn copy_stderr(stderr: impl Read, number: usize, display: Display) {
             Ok(0) | Err(_) => return,
             Ok(_) => {
                 let text = String::from_utf8_lossy(&line);
-                display.line(&format!("[worker {number}] {}", text.trim_end_matches(['\n', '\r'])));
+                display.line(&format!("[{label} {number}] {}", text.trim_end_matches(['\n', '\r'])));
             }
         }
     }

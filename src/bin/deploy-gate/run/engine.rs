@@ -1,0 +1,483 @@
+//! The loop of `run`: one or two models ("lanes"), each with its output file and its way of
+//! being asked (worker programs, or an endpoint's requests under an adaptive limit), fed the
+//! cases in one order. In a two-model run a case goes to both models in the same turn of the
+//! loop, so that the two sides of every pair run at the same moment and drift on the serving
+//! side hits both alike; a model whose limit is full holds the next case back for both.
+//!
+//! The main thread makes every decision and writes every record; worker threads and request
+//! tasks only send it messages.
+
+use super::cache::Cache;
+use super::command::{Effect, Kind, Pool};
+use super::display::Display;
+use super::http::{Endpoint, Request};
+use super::output::Output;
+use super::worker;
+use anyhow::Result;
+use deploy_gate::run::Cases;
+use deploy_gate::runs::{write_record_with, Cost, Record};
+use deploy_gate::target::control::Limiter;
+use deploy_gate::target::request::case_fields;
+use deploy_gate::target::response::Usage;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A message to the main thread.
+pub enum Msg {
+    /// A worker's stdout.
+    Worker(worker::Event),
+    /// A request task's outcome.
+    Done { side: usize, done: Done },
+    /// A request met an overload (429, 503, a timeout).
+    Overload { side: usize, number: u64 },
+    /// A request is tried again.
+    Retry { side: usize },
+    /// A line for stderr.
+    Note(String),
+}
+
+impl From<worker::Event> for Msg {
+    fn from(e: worker::Event) -> Msg {
+        Msg::Worker(e)
+    }
+}
+
+/// What a case's ask gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// A verdict, as its JSON text.
+    Verdict(String),
+    /// An error's message.
+    Error(String),
+}
+
+/// A case's outcome and what it cost.
+#[derive(Debug, Clone)]
+pub struct Done {
+    pub position: usize,
+    pub outcome: Outcome,
+    pub latency_ms: Option<f64>,
+    pub usage: Usage,
+    pub attempts: Option<u32>,
+    /// Read from the cache: no call was made.
+    pub cached: bool,
+}
+
+/// How a model is asked.
+pub enum Asker {
+    /// Worker programs.
+    Workers(Pool),
+    /// An endpoint, under its adaptive limit.
+    Endpoint {
+        endpoint: Arc<Endpoint>,
+        limiter: Limiter,
+        in_flight: usize,
+    },
+}
+
+/// What happened to one model's cases in this run.
+#[derive(Default)]
+pub struct Tally {
+    pub verdicts: u64,
+    pub worker_errors: u64,
+    pub timeouts: u64,
+    pub crashes: u64,
+    pub invalid: u64,
+    /// Endpoint cases errored (after their retries).
+    pub request_errors: u64,
+    /// Asked of the model in this run (not from the cache).
+    pub asked: u64,
+    pub cached: u64,
+    pub retries: u64,
+    pub overloads: u64,
+    /// The adaptive limit's cuts.
+    pub cuts: u64,
+}
+
+/// One model of the run.
+pub struct Lane {
+    /// `old`, `new`; empty in a one-model run.
+    pub name: String,
+    pub output: Output,
+    pub asker: Asker,
+    /// The target's digest, written in each record (`None` for `-- PROGRAM`).
+    pub target: Option<String>,
+    /// Cases that need a record from this model.
+    pub need: Vec<bool>,
+    /// Cases to send again (a worker crashed on them), before the next of the queue.
+    pub again: VecDeque<usize>,
+    pub tally: Tally,
+    /// The cache, for worker answers (an endpoint keeps its own).
+    pub cache: Option<Cache>,
+    /// The command's argv, for its cache key.
+    pub cache_target: Option<Arc<deploy_gate::target::Target>>,
+}
+
+/// The signal that asked the run to stop (0: none yet).
+pub static STOP: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    STOP.store(signal, Ordering::SeqCst);
+}
+
+/// Ctrl-C and SIGTERM stop the run at its next turn (what was written is kept).
+pub fn catch_stop_signals() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            libc::signal(signal, on_signal as *const () as libc::sighandler_t);
+        }
+    }
+}
+
+/// The run's state.
+pub struct Engine<'a> {
+    pub cases: &'a Cases,
+    pub bytes: Arc<Vec<u8>>,
+    pub lanes: Vec<Lane>,
+    pub display: Display,
+    pub events: Sender<Msg>,
+    pub runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Engine<'_> {
+    fn more(queue: &VecDeque<usize>, lane: &Lane) -> bool {
+        !queue.is_empty() || !lane.again.is_empty()
+    }
+
+    /// Runs the cases in `order` that some model still needs; `Some(signal)` when a signal
+    /// stopped it.
+    pub fn run(&mut self, order: Vec<usize>, rx: Receiver<Msg>) -> Result<Option<i32>> {
+        let mut queue: VecDeque<usize> = order
+            .into_iter()
+            .filter(|&p| self.lanes.iter().any(|l| l.need[p]))
+            .collect();
+        // The next case, its requests made and the cache asked (once).
+        let mut head: Option<(usize, Vec<Option<Request>>)> = None;
+        loop {
+            let signal = STOP.load(Ordering::SeqCst);
+            if signal != 0 {
+                return Ok(Some(signal));
+            }
+            // Cases to send again go first, each to its own model.
+            for lane in 0..self.lanes.len() {
+                while self.free(lane) > 0 {
+                    let Some(position) = self.lanes[lane].again.pop_front() else { break };
+                    self.send(lane, position, None)?;
+                }
+            }
+            // Then the queue, each case to every model that needs it in the same turn.
+            loop {
+                if head.is_none() {
+                    let Some(position) = queue.pop_front() else { break };
+                    let requests = self.prepare(position)?;
+                    head = Some((position, requests));
+                }
+                let (position, requests) = head.as_mut().expect("set above");
+                let position = *position;
+                let waiting: Vec<usize> = (0..self.lanes.len())
+                    .filter(|&l| self.lanes[l].need[position] && requests[l].is_some())
+                    .collect();
+                if waiting.iter().any(|&l| self.free(l) == 0) {
+                    break;
+                }
+                let mut requests = std::mem::take(requests);
+                head = None;
+                for l in waiting {
+                    let request = requests[l].take().expect("filtered");
+                    self.send(l, position, Some(request))?;
+                }
+            }
+            let idle = self.lanes.iter().all(|l| match &l.asker {
+                Asker::Workers(pool) => pool.idle(),
+                Asker::Endpoint { in_flight, .. } => *in_flight == 0,
+            });
+            if head.is_none() && queue.is_empty() && idle && self.lanes.iter().all(|l| l.again.is_empty()) {
+                for lane in 0..self.lanes.len() {
+                    if let Asker::Workers(pool) = &mut self.lanes[lane].asker {
+                        let effects = pool.take_suspects();
+                        self.apply(lane, effects)?;
+                    }
+                }
+                break;
+            }
+            let mut wait = Duration::from_millis(200);
+            for lane in &self.lanes {
+                if let Asker::Workers(pool) = &lane.asker {
+                    if let Some(d) = pool.deadline() {
+                        wait = wait.min(d.saturating_duration_since(Instant::now()));
+                    }
+                }
+            }
+            match rx.recv_timeout(wait) {
+                Ok(msg) => {
+                    self.handle(msg, &queue)?;
+                    // Drain what else is there before the next turn.
+                    while let Ok(msg) = rx.try_recv() {
+                        self.handle(msg, &queue)?;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => unreachable!("the run holds a sender"),
+            }
+            for lane in 0..self.lanes.len() {
+                let more = Self::more(&queue, &self.lanes[lane]) || head.is_some();
+                if let Asker::Workers(pool) = &mut self.lanes[lane].asker {
+                    let effects = pool.check_timeouts(self.cases, more, &self.events, &self.display)?;
+                    self.apply(lane, effects)?;
+                }
+            }
+            self.display.tick();
+        }
+        Ok(None)
+    }
+
+    /// Ends the workers (the end of their input, then killed) and the request tasks.
+    pub fn finish(&mut self) {
+        let until = Instant::now() + Duration::from_secs(2);
+        for lane in &mut self.lanes {
+            if let Asker::Workers(pool) = &mut lane.asker {
+                pool.finish(until);
+            }
+        }
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+
+    fn free(&self, lane: usize) -> usize {
+        match &self.lanes[lane].asker {
+            Asker::Workers(pool) => pool.free(),
+            Asker::Endpoint { limiter, in_flight, .. } => limiter.permits().saturating_sub(*in_flight),
+        }
+    }
+
+    /// A case's request for each model that needs it; a model whose answer is cached gets
+    /// its record now and no request.
+    fn prepare(&mut self, position: usize) -> Result<Vec<Option<Request>>> {
+        let bytes = Arc::clone(&self.bytes);
+        let line = &bytes[self.cases.cases[position].line.clone()];
+        let mut fields = None;
+        let mut out = Vec::with_capacity(self.lanes.len());
+        for lane in 0..self.lanes.len() {
+            if !self.lanes[lane].need[position] {
+                out.push(None);
+                continue;
+            }
+            let cached = match &self.lanes[lane].asker {
+                Asker::Endpoint { endpoint, .. } => {
+                    if fields.is_none() {
+                        fields = Some(case_fields(line).unwrap_or_default());
+                    }
+                    let request = endpoint.request(fields.as_ref().expect("set"), line);
+                    match endpoint.cached(position, &request) {
+                        Some(done) => Some(done),
+                        None => {
+                            out.push(Some(request));
+                            continue;
+                        }
+                    }
+                }
+                Asker::Workers(_) => self.cached_answer(lane, position),
+            };
+            match cached {
+                Some(done) => {
+                    self.lanes[lane].tally.cached += 1;
+                    self.record(lane, done, None)?;
+                    out.push(None);
+                }
+                None => out.push(Some(Request {
+                    body: None,
+                    key: String::new(),
+                })),
+            }
+        }
+        Ok(out)
+    }
+
+    /// A worker's cached answer to the case, read as a fresh one.
+    fn cached_answer(&self, lane: usize, position: usize) -> Option<Done> {
+        let l = &self.lanes[lane];
+        let (cache, target) = (l.cache.as_ref()?, l.cache_target.as_ref()?);
+        let line = &self.bytes[self.cases.cases[position].line.clone()];
+        let entry = cache.get(&target.cache_key(None, line, 0))?;
+        let answer = deploy_gate::run::parse_answer(&entry.body, &self.cases.cases[position].id).ok()?;
+        match answer {
+            deploy_gate::run::Answer::Verdict(v) => Some(Done {
+                position,
+                outcome: Outcome::Verdict(v.get().to_owned()),
+                latency_ms: Some(entry.latency_ms),
+                usage: Usage::default(),
+                attempts: Some(entry.attempts),
+                cached: true,
+            }),
+            deploy_gate::run::Answer::Error(_) => None,
+        }
+    }
+
+    fn send(&mut self, lane: usize, position: usize, request: Option<Request>) -> Result<()> {
+        let l = &mut self.lanes[lane];
+        match &mut l.asker {
+            Asker::Workers(pool) => {
+                pool.send(self.cases, position);
+                l.tally.asked += 1;
+            }
+            Asker::Endpoint {
+                endpoint,
+                limiter,
+                in_flight,
+            } => {
+                let request = match request {
+                    Some(r) => r,
+                    None => {
+                        let line = &self.bytes[self.cases.cases[position].line.clone()];
+                        endpoint.request(&case_fields(line).unwrap_or_default(), line)
+                    }
+                };
+                let number = limiter.sent();
+                *in_flight += 1;
+                l.tally.asked += 1;
+                let runtime = self.runtime.as_ref().expect("an endpoint run has a runtime").handle();
+                endpoint.send(runtime, lane, number, position, request, self.events.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, msg: Msg, queue: &VecDeque<usize>) -> Result<()> {
+        match msg {
+            Msg::Worker(event) => {
+                let lane = match &event {
+                    worker::Event::Line { side, .. }
+                    | worker::Event::TooLong { side, .. }
+                    | worker::Event::Closed { side, .. } => *side,
+                };
+                let more = Self::more(queue, &self.lanes[lane]);
+                let Asker::Workers(pool) = &mut self.lanes[lane].asker else {
+                    unreachable!("a worker event comes from a worker lane")
+                };
+                let effects = pool.handle(self.cases, event, more, &self.events, &self.display)?;
+                self.apply(lane, effects)?;
+            }
+            Msg::Done { side, done, .. } => {
+                let l = &mut self.lanes[side];
+                if let Asker::Endpoint {
+                    limiter, in_flight, ..
+                } = &mut l.asker
+                {
+                    *in_flight -= 1;
+                    if matches!(done.outcome, Outcome::Verdict(_)) || done.latency_ms.is_some() {
+                        limiter.success();
+                    }
+                }
+                let kind = match done.outcome {
+                    Outcome::Verdict(_) => Kind::Verdict,
+                    Outcome::Error(_) => Kind::WorkerError,
+                };
+                if kind == Kind::WorkerError {
+                    l.tally.request_errors += 1;
+                } else {
+                    l.tally.verdicts += 1;
+                }
+                self.record(side, done, None)?;
+            }
+            Msg::Overload { side, number } => {
+                let l = &mut self.lanes[side];
+                l.tally.overloads += 1;
+                if let Asker::Endpoint { limiter, .. } = &mut l.asker {
+                    if limiter.overload(number) {
+                        l.tally.cuts += 1;
+                    }
+                }
+            }
+            Msg::Retry { side } => {
+                self.lanes[side].tally.retries += 1;
+                self.display.retried(side);
+            }
+            Msg::Note(text) => self.display.line(&format!("deploy-gate run: {text}")),
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, lane: usize, effects: Vec<Effect>) -> Result<()> {
+        for effect in effects {
+            match effect {
+                Effect::Again(position) => self.lanes[lane].again.push_front(position),
+                Effect::Record(done, kind) => {
+                    let t = &mut self.lanes[lane].tally;
+                    match kind {
+                        Kind::Verdict => t.verdicts += 1,
+                        Kind::WorkerError => t.worker_errors += 1,
+                        Kind::Timeout => t.timeouts += 1,
+                        Kind::Crash => t.crashes += 1,
+                        Kind::Invalid => t.invalid += 1,
+                    }
+                    self.record(lane, done, Some(kind))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a case's record (and, for a worker's verdict, caches it).
+    fn record(&mut self, lane: usize, done: Done, kind: Option<Kind>) -> Result<()> {
+        let l = &mut self.lanes[lane];
+        let id = &self.cases.cases[done.position].id;
+        let mut line = Vec::new();
+        let record = match &done.outcome {
+            Outcome::Verdict(v) => Record::Verdict(v),
+            Outcome::Error(e) => Record::Error(e),
+        };
+        // A worker program's run (`-- PROGRAM`) writes its records as it always has.
+        let cost = match &l.target {
+            None => Cost::default(),
+            Some(target) => Cost {
+                latency_ms: done.latency_ms,
+                prompt_tokens: done.usage.prompt_tokens,
+                completion_tokens: done.usage.completion_tokens,
+                attempts: done.attempts,
+                target: Some(target),
+            },
+        };
+        write_record_with(&mut line, id, record, &cost);
+        if kind == Some(Kind::Verdict) && !done.cached {
+            if let (Some(cache), Some(target), Outcome::Verdict(v)) = (&l.cache, &l.cache_target, &done.outcome) {
+                let case_line = &self.bytes[self.cases.cases[done.position].line.clone()];
+                let entry = super::cache::Entry {
+                    latency_ms: done.latency_ms.unwrap_or(0.0),
+                    attempts: 1,
+                    body: format!("{{\"verdict\":{v}}}").into_bytes(),
+                };
+                if let Err(e) = cache.put(&target.cache_key(None, case_line, 0), &entry) {
+                    self.display.line(&format!("deploy-gate run: cannot write the cache: {e}"));
+                }
+            }
+        }
+        l.need[done.position] = false;
+        l.output
+            .append(done.position, String::from_utf8(line).expect("a record is UTF-8"))?;
+        self.display
+            .case_done(lane, matches!(done.outcome, Outcome::Error(_)));
+        Ok(())
+    }
+}
+
+/// The cases in a seeded random order (the same seed, the same order).
+pub fn shuffled(n: usize, seed: u64) -> Vec<usize> {
+    use rand_chacha::rand_core::{RngCore, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// A channel for the run's messages.
+pub fn channel() -> (Sender<Msg>, Receiver<Msg>) {
+    mpsc::channel()
+}

@@ -1,0 +1,292 @@
+//! An endpoint target's requests (`kind: openai-chat` and `http`): reqwest on a tokio runtime
+//! (HTTP/1.1 keep-alive, HTTP/2 when a TLS server offers it by ALPN, rustls with the system's
+//! roots and the target's `tls_ca`, redirects never followed). Each case is one task that
+//! tries up to `retries + 1` times, waiting `Retry-After` or an exponential backoff with jitter
+//! between tries, and reports to the run's main thread: an overload (for the adaptive limit),
+//! a retry, and at last the case's outcome. The limit itself is the main thread's.
+
+use super::cache::{Cache, Entry};
+use super::engine::{Done, Msg, Outcome};
+use deploy_gate::target::control::{backoff, classify, retry_after, Failure};
+use deploy_gate::target::response::{server_message, Usage};
+use deploy_gate::target::{Kind, Secrets, Target};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// The most of an error response's body read for its message.
+const MAX_ERROR_BODY: u64 = 64 << 10;
+
+/// One endpoint target's client.
+pub struct Endpoint {
+    target: Arc<Target>,
+    secrets: Arc<Secrets>,
+    client: reqwest::Client,
+    urls: Vec<String>,
+    method: reqwest::Method,
+    cache: Option<Cache>,
+}
+
+/// What was sent for a case, kept for the cache.
+pub struct Request {
+    /// The body's bytes.
+    pub body: Option<Vec<u8>>,
+    /// The cache key.
+    pub key: String,
+}
+
+impl Endpoint {
+    /// The client of an endpoint target; `ca` is the PEM of the target's `tls_ca`.
+    pub fn new(target: Arc<Target>, secrets: Secrets, ca: Option<Vec<u8>>, cache: Option<Cache>) -> anyhow::Result<Endpoint> {
+        // rustls with the ring provider (no cmake, no C toolchain beyond the usual).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let (urls, method) = match &target.kind {
+            Kind::Chat(c) => (
+                c.base_urls.iter().map(|u| format!("{u}/chat/completions")).collect(),
+                reqwest::Method::POST,
+            ),
+            Kind::Http(h) => (
+                vec![h.url.clone()],
+                reqwest::Method::from_bytes(h.method.as_bytes()).expect("a method checked on reading"),
+            ),
+            Kind::Command(_) => unreachable!("a command target has workers"),
+        };
+        let max = target.concurrency.map_or(64, |c| c.max);
+        let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .tcp_nodelay(true)
+            .pool_max_idle_per_host(max)
+            .pool_idle_timeout(Duration::from_secs(90))
+            .connect_timeout(target.timeout.unwrap_or(Duration::from_secs(60)).min(Duration::from_secs(30)))
+            .user_agent(concat!("deploy-gate/", env!("CARGO_PKG_VERSION")));
+        if let Some(t) = target.timeout {
+            builder = builder.timeout(t);
+        }
+        if let Some(pem) = ca {
+            let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| anyhow::anyhow!("{}: tls_ca: not a PEM certificate bundle: {e}", target.file))?;
+            if certs.is_empty() {
+                anyhow::bail!("{}: tls_ca: the file holds no certificate", target.file);
+            }
+            builder = builder.tls_certs_merge(certs);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| anyhow::anyhow!("{}: cannot make an HTTP client: {}", target.file, chain(&e)))?;
+        Ok(Endpoint {
+            target,
+            secrets: Arc::new(secrets),
+            client,
+            urls,
+            method,
+            cache,
+        })
+    }
+
+    /// The request for a case and its cache key.
+    pub fn request(&self, case: &serde_json::Map<String, serde_json::Value>, line: &[u8]) -> Request {
+        let body = self.target.body(case);
+        let key = self.target.cache_key(body.as_ref(), line, 0);
+        Request {
+            body: body.map(|b| serde_json::to_vec(&b).expect("JSON serializes")),
+            key,
+        }
+    }
+
+    /// The cached answer of a request, read as a fresh one would be.
+    pub fn cached(&self, position: usize, request: &Request) -> Option<Done> {
+        let entry = self.cache.as_ref()?.get(&request.key)?;
+        Some(self.outcome(position, &entry.body, entry.latency_ms, entry.attempts, true))
+    }
+
+    fn outcome(&self, position: usize, body: &[u8], latency_ms: f64, attempts: u32, cached: bool) -> Done {
+        let (outcome, usage) = match self.target.read_reply(body) {
+            Ok(reply) => (Outcome::Verdict(reply.verdict), reply.usage),
+            Err(e) => (Outcome::Error(self.secrets.redact(&e)), Usage::default()),
+        };
+        Done {
+            position,
+            outcome,
+            latency_ms: Some(latency_ms),
+            usage,
+            attempts: Some(attempts),
+            cached,
+        }
+    }
+
+    /// Sends a case's request on `runtime`; its messages go to `events` tagged `side` and
+    /// `number` (the limiter's number of the request).
+    pub fn send(
+        self: &Arc<Self>,
+        runtime: &tokio::runtime::Handle,
+        side: usize,
+        number: u64,
+        position: usize,
+        request: Request,
+        events: Sender<Msg>,
+    ) {
+        let me = Arc::clone(self);
+        let url = {
+            // Replicas in turn.
+            let i = number as usize % self.urls.len();
+            self.urls[i].clone()
+        };
+        runtime.spawn(async move {
+            let done = me.ask(side, number, position, url, request, &events).await;
+            let _ = events.send(Msg::Done { side, done });
+        });
+    }
+
+    async fn ask(&self, side: usize, number: u64, position: usize, url: String, request: Request, events: &Sender<Msg>) -> Done {
+        let t = &self.target;
+        let mut attempt = 0u32;
+        let failed = |error: String, attempts: u32, latency: Option<f64>| Done {
+            position,
+            outcome: Outcome::Error(self.secrets.redact(&error)),
+            latency_ms: latency,
+            usage: Usage::default(),
+            attempts: Some(attempts),
+            cached: false,
+        };
+        loop {
+            attempt += 1;
+            let started = Instant::now();
+            let mut req = self.client.request(self.method.clone(), &url);
+            if let Some(body) = &request.body {
+                req = req.header(reqwest::header::CONTENT_TYPE, "application/json").body(body.clone());
+            }
+            req = req.header(reqwest::header::ACCEPT, "application/json");
+            for (name, value) in &self.secrets.headers {
+                req = req.header(name.as_str(), value.as_str());
+            }
+            let (failure, message, wait) = match req.send().await {
+                Err(e) if e.is_timeout() => (Failure::Overload, format!("no answer within {}", t.timeout_text), None),
+                Err(e) => (Failure::Transient, format!("cannot reach {url}: {}", chain(&e)), None),
+                Ok(response) => {
+                    let status = response.status();
+                    if status.is_success() {
+                        match read_body(response, t.max_response_bytes).await {
+                            Ok(body) => {
+                                let ms = started.elapsed().as_secs_f64() * 1000.0;
+                                if let Some(cache) = &self.cache {
+                                    if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_ok() {
+                                        let entry = Entry {
+                                            latency_ms: ms,
+                                            attempts: attempt,
+                                            body: body.clone(),
+                                        };
+                                        if let Err(e) = cache.put(&request.key, &entry) {
+                                            let _ = events.send(Msg::Note(format!("cannot write the cache: {e}")));
+                                        }
+                                    }
+                                }
+                                return self.outcome(position, &body, ms, attempt, false);
+                            }
+                            Err(BodyError::TooLarge) => {
+                                return failed(
+                                    format!(
+                                        "the response is larger than max_response_bytes ({} bytes)",
+                                        t.max_response_bytes
+                                    ),
+                                    attempt,
+                                    None,
+                                )
+                            }
+                            Err(BodyError::Timeout) => (
+                                Failure::Overload,
+                                format!("the response did not end within {}", t.timeout_text),
+                                None,
+                            ),
+                            Err(BodyError::Broken(e)) => (Failure::Transient, format!("the response was cut off: {e}"), None),
+                        }
+                    } else if status.is_redirection() {
+                        let to = response
+                            .headers()
+                            .get(reqwest::header::LOCATION)
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("nowhere")
+                            .to_owned();
+                        return failed(
+                            format!(
+                                "HTTP {}: a redirect to {to:?}, not followed (give the final URL in the target)",
+                                status.as_u16()
+                            ),
+                            attempt,
+                            None,
+                        );
+                    } else {
+                        let wait = response
+                            .headers()
+                            .get(reqwest::header::RETRY_AFTER)
+                            .and_then(|v| v.to_str().ok())
+                            .and_then(|v| retry_after(v, SystemTime::now()));
+                        let body = read_body(response, MAX_ERROR_BODY).await.unwrap_or_default();
+                        let message = format!("HTTP {}: {}", status.as_u16(), server_message(&body));
+                        match classify(status.as_u16()) {
+                            Failure::Final => return failed(message, attempt, None),
+                            f => (f, message, wait),
+                        }
+                    }
+                }
+            };
+            if failure == Failure::Overload {
+                let _ = events.send(Msg::Overload { side, number });
+            }
+            if attempt > t.retries {
+                let tries = if attempt == 1 {
+                    "1 attempt".to_owned()
+                } else {
+                    format!("{attempt} attempts")
+                };
+                return failed(format!("{message} ({tries})"), attempt, None);
+            }
+            let _ = events.send(Msg::Retry { side });
+            let mut jitter = [0u8; 8];
+            let _ = getrandom::fill(&mut jitter);
+            let jitter = (u64::from_le_bytes(jitter) >> 11) as f64 / (1u64 << 53) as f64;
+            tokio::time::sleep(backoff(attempt, wait, jitter)).await;
+        }
+    }
+}
+
+enum BodyError {
+    TooLarge,
+    Timeout,
+    Broken(String),
+}
+
+/// Reads a body of at most `max` bytes.
+async fn read_body(mut response: reqwest::Response, max: u64) -> Result<Vec<u8>, BodyError> {
+    if response.content_length().is_some_and(|n| n > max) {
+        return Err(BodyError::TooLarge);
+    }
+    let mut out = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if (out.len() + chunk.len()) as u64 > max {
+                    return Err(BodyError::TooLarge);
+                }
+                out.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(out),
+            Err(e) if e.is_timeout() => return Err(BodyError::Timeout),
+            Err(e) => return Err(BodyError::Broken(chain(&e))),
+        }
+    }
+}
+
+/// An error and its causes, `: `-joined (reqwest's own text is terse).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}

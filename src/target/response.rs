@@ -1,0 +1,156 @@
+//! What an answer says: the verdict (as the JSON text a verdict record holds) and the token
+//! usage, read from a response body; or why the body gives no verdict, which makes the case
+//! errored, never passed.
+
+use super::{Kind, Target, VerdictRule};
+use serde_json::Value as Json;
+
+/// Tokens as the server reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// `prompt_tokens`.
+    pub prompt_tokens: Option<u64>,
+    /// `completion_tokens`.
+    pub completion_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// Whether the server reported neither.
+    pub fn is_empty(&self) -> bool {
+        self.prompt_tokens.is_none() && self.completion_tokens.is_none()
+    }
+}
+
+/// A verdict read from an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The verdict as JSON text (a string's quotes included).
+    pub verdict: String,
+    /// The usage the body reported.
+    pub usage: Usage,
+}
+
+/// The longest piece of a server's text put into an error record.
+pub const MAX_MESSAGE: usize = 300;
+
+/// `text` cut to [`MAX_MESSAGE`] characters (on a character boundary), control characters as
+/// spaces.
+pub fn cut(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(MAX_MESSAGE)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().count() > MAX_MESSAGE {
+        out.push('…');
+    }
+    out.trim().to_owned()
+}
+
+fn usage_of(body: &Json) -> Usage {
+    let n = |k: &str| body.pointer(&format!("/usage/{k}")).and_then(Json::as_u64);
+    Usage {
+        prompt_tokens: n("prompt_tokens"),
+        completion_tokens: n("completion_tokens"),
+    }
+}
+
+/// A JSON document that may stand inside a Markdown code fence (```json … ```), as models
+/// often write it.
+fn unfenced(text: &str) -> &str {
+    let t = text.trim();
+    if let Some(rest) = t.strip_prefix("```") {
+        if let Some(inner) = rest.strip_suffix("```") {
+            let inner = inner.strip_prefix("json").unwrap_or(inner);
+            return inner.trim();
+        }
+    }
+    t
+}
+
+/// The message a non-success body carries (`error.message`, `message`, `detail`, `error`), or
+/// its text, cut.
+pub fn server_message(body: &[u8]) -> String {
+    if let Ok(v) = serde_json::from_slice::<Json>(body) {
+        for p in ["/error/message", "/message", "/detail", "/error"] {
+            match v.pointer(p) {
+                Some(Json::String(s)) => return cut(s),
+                Some(other @ (Json::Object(_) | Json::Array(_))) if p == "/detail" => {
+                    return cut(&other.to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+    cut(&String::from_utf8_lossy(body))
+}
+
+impl Target {
+    /// Reads a success body into a verdict; the error says what was wrong with it.
+    pub fn read_reply(&self, body: &[u8]) -> Result<Reply, String> {
+        let json: Json = serde_json::from_slice(body).map_err(|e| {
+            let start = String::from_utf8_lossy(&body[..body.len().min(80)]).into_owned();
+            format!("the response is not JSON ({e}); it starts {:?}", cut(&start))
+        })?;
+        let usage = usage_of(&json);
+        match &self.kind {
+            Kind::Chat(c) => {
+                let choice = json.pointer("/choices/0").ok_or_else(|| match json.get("error") {
+                    Some(_) => format!("the server answered an error: {}", server_message(body)),
+                    None => "the response has no choices[0]".to_owned(),
+                })?;
+                let content = match choice.pointer("/message/content") {
+                    Some(Json::String(s)) => s.as_str(),
+                    Some(Json::Null) | None => {
+                        let reason = choice
+                            .get("finish_reason")
+                            .and_then(Json::as_str)
+                            .map(|r| format!(" (finish_reason {r:?})"))
+                            .unwrap_or_default();
+                        return Err(format!("the answer has no text in choices[0].message.content{reason}"));
+                    }
+                    Some(other) => {
+                        let kind = match other {
+                            Json::Array(_) => "a list",
+                            Json::Object(_) => "an object",
+                            _ => "a scalar",
+                        };
+                        return Err(format!("choices[0].message.content is not text but {kind}"));
+                    }
+                };
+                let verdict = match &c.verdict {
+                    VerdictRule::Content => {
+                        serde_json::to_string(content.trim()).expect("a string serializes")
+                    }
+                    VerdictRule::Json(pointer) => {
+                        let inner: Json = serde_json::from_str(unfenced(content)).map_err(|e| {
+                            format!("the answer is not JSON ({e}): {:?}", cut(content))
+                        })?;
+                        let v = inner
+                            .pointer(pointer)
+                            .ok_or_else(|| format!("the answer's JSON has nothing at {pointer}: {}", cut(content)))?;
+                        serde_json::to_string(v).expect("JSON serializes")
+                    }
+                    VerdictRule::Regex(re) => {
+                        let caps = re
+                            .captures(content)
+                            .ok_or_else(|| format!("the answer does not match regex {}: {:?}", re.as_str(), cut(content)))?;
+                        let m = caps.get(1).or_else(|| caps.get(0)).expect("a match has group 0");
+                        serde_json::to_string(m.as_str()).expect("a string serializes")
+                    }
+                };
+                Ok(Reply { verdict, usage })
+            }
+            Kind::Http(h) => {
+                let v = json
+                    .pointer(&h.verdict)
+                    .ok_or_else(|| format!("the response has nothing at {}: {}", h.verdict, server_message(body)))?;
+                Ok(Reply {
+                    verdict: serde_json::to_string(v).expect("JSON serializes"),
+                    usage,
+                })
+            }
+            Kind::Command(_) => Err("a command target has no HTTP reply".into()),
+        }
+    }
+}
