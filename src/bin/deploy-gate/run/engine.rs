@@ -95,6 +95,8 @@ pub struct Tally {
     pub overloads: u64,
     /// The adaptive limit's cuts.
     pub cuts: u64,
+    /// Records of this run that are errors (from the cache too).
+    pub errored: u64,
 }
 
 /// One model of the run.
@@ -457,6 +459,7 @@ impl Engine<'_> {
             }
         }
         l.need[done.position] = false;
+        l.tally.errored += u64::from(matches!(done.outcome, Outcome::Error(_)));
         l.output
             .append(done.position, String::from_utf8(line).expect("a record is UTF-8"))?;
         self.display

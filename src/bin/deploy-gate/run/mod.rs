@@ -408,7 +408,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
                 let Lane { output, tally: t, name, .. } = lane;
                 let errored_before = output.errored_before as u64;
                 output.finish()?;
-                let this_run = t.worker_errors + t.timeouts + t.crashes + t.invalid + t.request_errors;
+                let this_run = t.errored;
                 let errored = this_run + errored_before;
                 let label = if name.is_empty() { String::new() } else { format!("{name}: ") };
                 eprintln!(
