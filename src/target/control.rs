@@ -49,13 +49,15 @@ pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 /// doubling up to [`MAX_BACKOFF`], with "equal jitter" (half fixed, half random: `jitter` in
 /// [0, 1)), so that clients that failed together do not retry together.
 pub fn backoff(attempt: u32, server: Option<Duration>, jitter: f64) -> Duration {
+    // Within [0, 1], NaN as 0 (`clamp` keeps a NaN, which `Duration` refuses with a panic).
+    let jitter = if jitter.is_nan() { 0.0 } else { jitter.clamp(0.0, 1.0) };
     if let Some(d) = server {
         // A little jitter on top, so a crowd told "1 second" does not come back in one burst.
-        return d + Duration::from_secs_f64(0.1 * jitter.clamp(0.0, 1.0));
+        return d + Duration::from_secs_f64(0.1 * jitter);
     }
     let exp = BASE_BACKOFF.saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
     let d = exp.min(MAX_BACKOFF);
-    d / 2 + d.mul_f64(0.5 * jitter.clamp(0.0, 1.0))
+    d / 2 + d.mul_f64(0.5 * jitter)
 }
 
 /// The adaptive concurrency limit of one target: it grows by about one request per round
@@ -158,14 +160,37 @@ pub fn expand_env(template: &str, env: &dyn Fn(&str) -> Option<String>) -> Resul
     Ok((out, used))
 }
 
-/// `text` with every occurrence of each secret replaced by `[redacted]` (longest first, so a
-/// secret inside another goes with it).
+/// `text` with every occurrence of each secret replaced by `[redacted]`. The occurrences are
+/// found in `text` as given and those that overlap go as one, so that no part of a secret is
+/// left (a secret inside another, two that overlap, one that overlaps itself).
 pub fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_owned();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
     for s in secrets.iter().filter(|s| !s.is_empty()) {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), "[redacted]");
+        let step = s.chars().next().map_or(1, char::len_utf8);
+        let mut from = 0;
+        while let Some(at) = text[from..].find(s.as_str()) {
+            spans.push((from + at, from + at + s.len()));
+            from += at + step;
         }
     }
+    if spans.is_empty() {
+        return text.to_owned();
+    }
+    spans.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    let mut i = 0;
+    while i < spans.len() {
+        let (start, mut end) = spans[i];
+        i += 1;
+        while i < spans.len() && spans[i].0 < end {
+            end = end.max(spans[i].1);
+            i += 1;
+        }
+        out.push_str(&text[done..start]);
+        out.push_str("[redacted]");
+        done = end;
+    }
+    out.push_str(&text[done..]);
     out
 }

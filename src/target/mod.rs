@@ -459,7 +459,11 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
     let kind = match kind_name.as_str() {
         "openai-chat" => Kind::Chat(read_chat(&r, &get, &required)?),
         "http" => {
-            let url = r.url(required("url")?, "url")?;
+            // Checked as a base URL is, but sent as written: `/score/` and `/score` are two
+            // routes, and redirects are not followed.
+            let url_value = required("url")?;
+            r.url(url_value, "url")?;
+            let url = r.string(url_value, "url")?;
             let method = match get("method") {
                 None => "POST".to_owned(),
                 Some(v) => {
@@ -545,24 +549,27 @@ fn read_chat<'v>(
     required: &dyn Fn(&str) -> Result<&'v Spanned, TargetError>,
 ) -> Result<Chat, TargetError> {
     let base = required("base_url")?;
+    // Each URL is refused at its own line and index.
+    let base_url = |v: &Spanned, field: &str| {
+        let url = r.url(v, field)?;
+        if url.ends_with("/chat/completions") {
+            return Err(r.err(
+                v.line,
+                field,
+                format!("{url:?} ends with /chat/completions: give the base (e.g. http://host:8000/v1), the path is added"),
+            ));
+        }
+        Ok(url)
+    };
     let base_urls = match &base.value {
         Value::Seq(items) if !items.is_empty() => items
             .iter()
             .enumerate()
-            .map(|(i, item)| r.url(item, &format!("base_url[{i}]")))
+            .map(|(i, item)| base_url(item, &format!("base_url[{i}]")))
             .collect::<Result<Vec<_>, _>>()?,
         Value::Seq(_) => return Err(r.err(base.line, "base_url", "an empty list")),
-        _ => vec![r.url(base, "base_url")?],
+        _ => vec![base_url(base, "base_url")?],
     };
-    for url in &base_urls {
-        if url.ends_with("/chat/completions") {
-            return Err(r.err(
-                base.line,
-                "base_url",
-                format!("{url:?} ends with /chat/completions: give the base (e.g. http://host:8000/v1), the path is added"),
-            ));
-        }
-    }
     let model = r.nonempty(required("model")?, "model")?;
     let api_key_env = match get("api_key_env") {
         None => None,
@@ -579,9 +586,11 @@ fn read_chat<'v>(
         }
     };
     let headers = get("headers").map(|v| r.headers(v)).transpose()?.unwrap_or_default();
-    if api_key_env.is_some() && headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("authorization")) {
-        let line = get("headers").map_or(0, |v| v.line);
-        return Err(r.err(line, "headers.Authorization", "given twice: api_key_env sets it"));
+    if let (Some(_), Some(v)) = (&api_key_env, get("headers")) {
+        // The header's own line and spelling.
+        if let Some((name, line, _)) = r.map(v, "headers")?.iter().find(|e| e.0.eq_ignore_ascii_case("authorization")) {
+            return Err(r.err(*line, &format!("headers.{name}"), "given twice: api_key_env sets it"));
+        }
     }
     let m = required("messages")?;
     let items = match &m.value {
@@ -759,7 +768,8 @@ impl Target {
             }
             headers.push((name.clone(), value));
         }
-        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        // Longest first; equal values next to each other, so that `dedup` drops them all.
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         values.dedup();
         Ok(Secrets { headers, values })
     }

@@ -36,7 +36,10 @@ fn refused_at(text: &str, line: usize, field: &str, needle: &str) -> TargetError
     let e = refused(text);
     assert_eq!(e.line, Some(line), "line of: {e}\n--- text ---\n{text}");
     assert_eq!(e.field.as_deref(), Some(field), "field of: {e}\n--- text ---\n{text}");
-    assert!(e.message.contains(needle), "{e:?} does not hold {needle:?}\n--- text ---\n{text}");
+    assert!(
+        e.message.contains(needle),
+        "{e:?} does not hold {needle:?}\n--- text ---\n{text}"
+    );
     let shown = e.to_string();
     let prefix = format!("{FILE} line {line}: {field}: ");
     assert!(shown.starts_with(&prefix), "{shown:?} does not start with {prefix:?}");
@@ -161,7 +164,11 @@ fn chat_target_yaml_reads_every_field() {
     let t = ok(CHAT_YAML);
     assert_eq!(t.file, FILE);
     let c = chat(&t);
-    assert_eq!(c.base_urls, vec!["http://localhost:8000/v1".to_owned()], "the trailing / is dropped");
+    assert_eq!(
+        c.base_urls,
+        vec!["http://localhost:8000/v1".to_owned()],
+        "the trailing / is dropped"
+    );
     assert_eq!(c.model, "agent-7b");
     assert_eq!(c.api_key_env.as_deref(), Some("GATE_API_KEY"));
     assert_eq!(c.headers, vec![("X-Team".to_owned(), "team ${TEAM_TOKEN}".to_owned())]);
@@ -170,7 +177,10 @@ fn chat_target_yaml_reads_every_field() {
     assert_eq!(c.messages[0].1.source(), "You review deployments.");
     assert_eq!(c.messages[1].0, "user");
     assert_eq!(c.messages[1].1.source(), "Pipeline {{pipeline_id}}: {{input_text}}");
-    assert_eq!(Json::Object(c.params.clone()), json!({"temperature": 0, "max_tokens": 64}));
+    assert_eq!(
+        Json::Object(c.params.clone()),
+        json!({"temperature": 0, "max_tokens": 64})
+    );
     assert!(matches!(&c.verdict, VerdictRule::Json(p) if p == "/verdict"));
     assert_eq!(t.describe(), "agent-7b at http://localhost:8000/v1");
 }
@@ -182,7 +192,14 @@ fn chat_target_defaults() {
     assert_eq!(t.timeout_text, "60s");
     assert_eq!(t.retries, 3);
     assert_eq!(t.retries, DEFAULT_RETRIES);
-    assert_eq!(t.concurrency, Some(Concurrency { initial: 8, min: 1, max: 64 }));
+    assert_eq!(
+        t.concurrency,
+        Some(Concurrency {
+            initial: 8,
+            min: 1,
+            max: 64
+        })
+    );
     assert_eq!(t.max_response_bytes, 16 * 1024 * 1024);
     assert_eq!(t.tls_ca, None);
     let c = chat(&t);
@@ -192,7 +209,9 @@ fn chat_target_defaults() {
     assert!(matches!(c.verdict, VerdictRule::Content));
     assert!(t.digest.starts_with("sha256:"));
     assert_eq!(t.digest.len(), "sha256:".len() + 64);
-    assert!(t.digest["sha256:".len()..].bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+    assert!(t.digest["sha256:".len()..]
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
 }
 
 #[test]
@@ -232,7 +251,14 @@ fn chat_common_fields_given() {
     assert_eq!(t.timeout, Some(Duration::from_secs(150)));
     assert_eq!(t.timeout_text, "2m 30s");
     assert_eq!(t.retries, 0);
-    assert_eq!(t.concurrency, Some(Concurrency { initial: 4, min: 2, max: 16 }));
+    assert_eq!(
+        t.concurrency,
+        Some(Concurrency {
+            initial: 4,
+            min: 2,
+            max: 16
+        })
+    );
     assert_eq!(t.max_response_bytes, 1 << 20);
     assert_eq!(t.tls_ca.as_deref(), Some("certs/ca.pem"));
 }
@@ -271,11 +297,46 @@ fn max_response_bytes_forms() {
 fn concurrency_partial_fills_defaults_within_bounds() {
     let with = |v: &str| ok(&format!("{MINIMAL_HTTP}concurrency: {v}\n")).concurrency.unwrap();
     assert_eq!(with("{}"), DEFAULT_CONCURRENCY);
-    assert_eq!(with("{max: 4}"), Concurrency { initial: 4, min: 1, max: 4 });
-    assert_eq!(with("{min: 16}"), Concurrency { initial: 16, min: 16, max: 64 });
-    assert_eq!(with("{min: 100}"), Concurrency { initial: 100, min: 100, max: 100 });
-    assert_eq!(with("{initial: 1}"), Concurrency { initial: 1, min: 1, max: 64 });
-    assert_eq!(with("{initial: 4096, max: 4096}"), Concurrency { initial: 4096, min: 1, max: 4096 });
+    assert_eq!(
+        with("{max: 4}"),
+        Concurrency {
+            initial: 4,
+            min: 1,
+            max: 4
+        }
+    );
+    assert_eq!(
+        with("{min: 16}"),
+        Concurrency {
+            initial: 16,
+            min: 16,
+            max: 64
+        }
+    );
+    assert_eq!(
+        with("{min: 100}"),
+        Concurrency {
+            initial: 100,
+            min: 100,
+            max: 100
+        }
+    );
+    assert_eq!(
+        with("{initial: 1}"),
+        Concurrency {
+            initial: 1,
+            min: 1,
+            max: 64
+        }
+    );
+    assert_eq!(
+        with("{initial: 4096, max: 4096}"),
+        Concurrency {
+            initial: 4096,
+            min: 1,
+            max: 4096
+        }
+    );
 }
 
 #[test]
@@ -314,7 +375,14 @@ fn http_target_defaults() {
     assert_eq!(h.body, None);
     assert_eq!(t.timeout_text, "60s");
     assert_eq!(t.retries, 3);
-    assert_eq!(t.concurrency, Some(Concurrency { initial: 8, min: 1, max: 64 }));
+    assert_eq!(
+        t.concurrency,
+        Some(Concurrency {
+            initial: 8,
+            min: 1,
+            max: 64
+        })
+    );
     assert_eq!(t.max_response_bytes, 16 << 20);
     // An empty pointer: the whole body is the verdict.
     let whole = ok("kind: http\nurl: http://h/score\nverdict: \"\"\n");
@@ -336,7 +404,10 @@ fn http_url_keeps_its_trailing_slash() {
 fn command_target_yaml_and_json() {
     let t = ok(COMMAND_YAML);
     assert_eq!(command(&t).argv, vec!["python3", "worker.py", "--model", "./ckpt"]);
-    assert_eq!(t.concurrency, None, "a command target without concurrency: one worker per core");
+    assert_eq!(
+        t.concurrency, None,
+        "a command target without concurrency: one worker per core"
+    );
     assert_eq!(t.timeout, Some(Duration::from_secs(60)));
     assert_eq!(t.retries, 3);
     assert_eq!(t.max_response_bytes, DEFAULT_MAX_RESPONSE);
@@ -350,7 +421,14 @@ fn command_target_yaml_and_json() {
     // Block list form, concurrency given.
     let b = ok("kind: command\nargv:\n  - ./worker\nconcurrency:\n  max: 3\n");
     assert_eq!(command(&b).argv, vec!["./worker"]);
-    assert_eq!(b.concurrency, Some(Concurrency { initial: 3, min: 1, max: 3 }));
+    assert_eq!(
+        b.concurrency,
+        Some(Concurrency {
+            initial: 3,
+            min: 1,
+            max: 3
+        })
+    );
     assert_eq!(t.body(&sample_case()), None);
 }
 
@@ -406,9 +484,15 @@ fn display_format_exact() {
         "models/target.yaml line 4: timeout: \"fast\" is not a duration (e.g. 60s, 500ms, 5m, none)"
     );
     let e = refused("kind: http\nverdict: /v\n");
-    assert_eq!(e.to_string(), "models/target.yaml line 1: url: missing (a http target needs it)");
+    assert_eq!(
+        e.to_string(),
+        "models/target.yaml line 1: url: missing (a http target needs it)"
+    );
     let e = refused(&format!("{MINIMAL_CHAT}concurrency:\n  min: 10\n  max: 5\n"));
-    assert_eq!(e.to_string(), "models/target.yaml line 9: concurrency.max: 5 is less than min (10)");
+    assert_eq!(
+        e.to_string(),
+        "models/target.yaml line 9: concurrency.max: 5 is less than min (10)"
+    );
     let e = refused("kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - role: user\n    content: a\n  - role: user\n    content: \"{{expected_verdict}}\"\n");
     assert_eq!(
         e.to_string(),
@@ -416,14 +500,27 @@ fn display_format_exact() {
     );
     // A refusal of the whole file has neither line nor field.
     let e = refused("");
-    assert_eq!(e.to_string(), "models/target.yaml: empty: a target file is a mapping with at least `kind`");
+    assert_eq!(
+        e.to_string(),
+        "models/target.yaml: empty: a target file is a mapping with at least `kind`"
+    );
 }
 
 #[test]
 fn unknown_keys() {
-    refused_at("kind: openai-chat\nbase_url: http://h/v1\nmodel: m\ntemperature: 0.2\n", 4, "temperature", "unknown field");
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmodel: m\ntemperature: 0.2\n",
+        4,
+        "temperature",
+        "unknown field",
+    );
     // A key of another kind is unknown too.
-    refused_at("kind: http\nurl: http://h/x\nverdict: /v\nmodel: m\n", 4, "model", "unknown field");
+    refused_at(
+        "kind: http\nurl: http://h/x\nverdict: /v\nmodel: m\n",
+        4,
+        "model",
+        "unknown field",
+    );
     refused_at("kind: command\nargv: [x]\nurl: http://h/\n", 3, "url", "unknown field");
     refused_at(
         &format!("{MINIMAL_HTTP}concurrency:\n  initial: 2\n  maximum: 5\n"),
@@ -438,21 +535,46 @@ fn unknown_keys() {
         "expected one of: role, content",
     );
     // JSON: the line of the key.
-    refused_at("{\n  \"kind\": \"command\",\n  \"argv\": [\"x\"],\n  \"Argv\": [\"y\"]\n}\n", 4, "Argv", "unknown field");
+    refused_at(
+        "{\n  \"kind\": \"command\",\n  \"argv\": [\"x\"],\n  \"Argv\": [\"y\"]\n}\n",
+        4,
+        "Argv",
+        "unknown field",
+    );
 }
 
 #[test]
 fn missing_fields() {
     refused_at("argv: [x]\n", 1, "kind", "missing");
     refused_at("{}", 1, "kind", "missing");
-    refused_at("kind: openai-chat\nmodel: m\nmessages: [{role: user, content: hi}]\n", 1, "base_url", "missing (a openai-chat target needs it)");
-    refused_at("kind: openai-chat\nbase_url: http://h/v1\nmessages: [{role: user, content: hi}]\n", 1, "model", "missing");
-    refused_at("kind: openai-chat\nbase_url: http://h/v1\nmodel: m\n", 1, "messages", "missing");
+    refused_at(
+        "kind: openai-chat\nmodel: m\nmessages: [{role: user, content: hi}]\n",
+        1,
+        "base_url",
+        "missing (a openai-chat target needs it)",
+    );
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmessages: [{role: user, content: hi}]\n",
+        1,
+        "model",
+        "missing",
+    );
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmodel: m\n",
+        1,
+        "messages",
+        "missing",
+    );
     refused_at("kind: http\nverdict: /v\n", 1, "url", "missing");
     refused_at("kind: http\nurl: http://h/x\n", 1, "verdict", "missing");
     refused_at("kind: command\n", 1, "argv", "missing");
     // Inside a message: the item's line.
-    refused_at("kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - role: user\n  - content: hi\n", 5, "messages[0].content", "missing");
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - role: user\n  - content: hi\n",
+        5,
+        "messages[0].content",
+        "missing",
+    );
     refused_at("kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - role: user\n    content: x\n  - content: hi\n", 7, "messages[1].role", "missing");
 }
 
@@ -460,41 +582,161 @@ fn missing_fields() {
 fn wrong_types() {
     refused_at("kind: 5\n", 1, "kind", "expected a string, found a number");
     refused_at("kind: grpc\n", 1, "kind", "\"grpc\" is not a kind");
-    refused_at("kind: openai-chat\nbase_url: http://h/v1\nmodel: 5\nmessages: [{role: user, content: hi}]\n", 3, "model", "expected a string, found a number");
-    refused_at("kind: openai-chat\nbase_url: http://h/v1\nmodel: \" \"\nmessages: [{role: user, content: hi}]\n", 3, "model", "must not be empty");
-    refused_at("kind: openai-chat\nbase_url: {a: 1}\nmodel: m\nmessages: [{role: user, content: hi}]\n", 2, "base_url", "expected a string, found a mapping");
-    refused_at("kind: openai-chat\nbase_url: []\nmodel: m\nmessages: [{role: user, content: hi}]\n", 2, "base_url", "an empty list");
-    refused_at("kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages: hi\n", 4, "messages", "expected a list of {role, content}, found a string");
-    refused_at("kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages: []\n", 4, "messages", "an empty list");
-    refused_at("kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - hi\n", 5, "messages[0]", "expected a mapping, found a string");
-    refused_at("kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - role: user\n    content: [a]\n", 6, "messages[0].content", "expected a string, found a list");
-    refused_at("kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - role: \"\"\n    content: a\n", 5, "messages[0].role", "must not be empty");
-    refused_at(&format!("{MINIMAL_CHAT}params: [1]\n"), 7, "params", "expected a mapping, found a list");
-    refused_at(&format!("{MINIMAL_CHAT}params:\n  temperature: .nan\n"), 8, "params.temperature", "NaN");
-    refused_at(&format!("{MINIMAL_CHAT}verdict: 5\n"), 7, "verdict", "expected a string");
-    refused_at(&format!("{MINIMAL_CHAT}headers: [a]\n"), 7, "headers", "expected a mapping, found a list");
-    refused_at(&format!("{MINIMAL_CHAT}headers:\n  X-A: true\n"), 8, "headers.X-A", "expected a string, found a boolean");
-    refused_at(&format!("{MINIMAL_CHAT}api_key_env: 5\n"), 7, "api_key_env", "expected a string");
-    refused_at(&format!("{MINIMAL_HTTP}retries: three\n"), 4, "retries", "expected a whole number, found a string");
-    refused_at(&format!("{MINIMAL_HTTP}retries: 1.5\n"), 4, "retries", "expected a whole number, found a number");
-    refused_at(&format!("{MINIMAL_HTTP}retries: 101\n"), 4, "retries", "101 is out of range (0 to 100)");
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmodel: 5\nmessages: [{role: user, content: hi}]\n",
+        3,
+        "model",
+        "expected a string, found a number",
+    );
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmodel: \" \"\nmessages: [{role: user, content: hi}]\n",
+        3,
+        "model",
+        "must not be empty",
+    );
+    refused_at(
+        "kind: openai-chat\nbase_url: {a: 1}\nmodel: m\nmessages: [{role: user, content: hi}]\n",
+        2,
+        "base_url",
+        "expected a string, found a mapping",
+    );
+    refused_at(
+        "kind: openai-chat\nbase_url: []\nmodel: m\nmessages: [{role: user, content: hi}]\n",
+        2,
+        "base_url",
+        "an empty list",
+    );
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages: hi\n",
+        4,
+        "messages",
+        "expected a list of {role, content}, found a string",
+    );
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages: []\n",
+        4,
+        "messages",
+        "an empty list",
+    );
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - hi\n",
+        5,
+        "messages[0]",
+        "expected a mapping, found a string",
+    );
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - role: user\n    content: [a]\n",
+        6,
+        "messages[0].content",
+        "expected a string, found a list",
+    );
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - role: \"\"\n    content: a\n",
+        5,
+        "messages[0].role",
+        "must not be empty",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}params: [1]\n"),
+        7,
+        "params",
+        "expected a mapping, found a list",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}params:\n  temperature: .nan\n"),
+        8,
+        "params.temperature",
+        "NaN",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}verdict: 5\n"),
+        7,
+        "verdict",
+        "expected a string",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}headers: [a]\n"),
+        7,
+        "headers",
+        "expected a mapping, found a list",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}headers:\n  X-A: true\n"),
+        8,
+        "headers.X-A",
+        "expected a string, found a boolean",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}api_key_env: 5\n"),
+        7,
+        "api_key_env",
+        "expected a string",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}retries: three\n"),
+        4,
+        "retries",
+        "expected a whole number, found a string",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}retries: 1.5\n"),
+        4,
+        "retries",
+        "expected a whole number, found a number",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}retries: 101\n"),
+        4,
+        "retries",
+        "101 is out of range (0 to 100)",
+    );
     refused_at(&format!("{MINIMAL_HTTP}retries: -1\n"), 4, "retries", "out of range");
-    refused_at(&format!("{MINIMAL_HTTP}concurrency: 8\n"), 4, "concurrency", "expected a mapping, found a number");
-    refused_at(&format!("{MINIMAL_HTTP}tls_ca: \"\"\n"), 4, "tls_ca", "must not be empty");
-    refused_at(&format!("{MINIMAL_HTTP}description: [a]\n"), 4, "description", "expected a string");
+    refused_at(
+        &format!("{MINIMAL_HTTP}concurrency: 8\n"),
+        4,
+        "concurrency",
+        "expected a mapping, found a number",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}tls_ca: \"\"\n"),
+        4,
+        "tls_ca",
+        "must not be empty",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}description: [a]\n"),
+        4,
+        "description",
+        "expected a string",
+    );
     refused_at("kind: http\nurl: 5\nverdict: /v\n", 2, "url", "expected a string");
-    refused_at("kind: http\nurl: http://h/x\nverdict: 5\n", 3, "verdict", "expected a string");
-    refused_at("kind: http\nurl: http://h/x\nverdict: result\n", 3, "verdict", "is not a JSON pointer");
-    refused_at("kind: http\nurl: http://h/x\nmethod: DELETE\nverdict: /v\n", 3, "method", "\"DELETE\": expected GET, POST, PUT or PATCH");
+    refused_at(
+        "kind: http\nurl: http://h/x\nverdict: 5\n",
+        3,
+        "verdict",
+        "expected a string",
+    );
+    refused_at(
+        "kind: http\nurl: http://h/x\nverdict: result\n",
+        3,
+        "verdict",
+        "is not a JSON pointer",
+    );
+    refused_at(
+        "kind: http\nurl: http://h/x\nmethod: DELETE\nverdict: /v\n",
+        3,
+        "method",
+        "\"DELETE\": expected GET, POST, PUT or PATCH",
+    );
     refused_at("kind: command\nargv: python3 worker.py\n", 2, "argv", "expected a list");
     refused_at("kind: command\nargv: []\n", 2, "argv", "empty");
     refused_at("kind: command\nargv: [\"\"]\n", 2, "argv[0]", "the program is empty");
-    refused_at("kind: command\nargv:\n  - x\n  - 5\n", 4, "argv[1]", "expected a string, found a number");
-    // Not a mapping at all.
-    let e = refused("- kind\n- http\n");
-    assert_eq!(e.file, FILE);
-    let e = refused("just text\n");
-    assert!(e.message.contains("mapping"), "{e}");
+    refused_at(
+        "kind: command\nargv:\n  - x\n  - 5\n",
+        4,
+        "argv[1]",
+        "expected a string, found a number",
+    );
 }
 
 #[test]
@@ -532,95 +774,350 @@ fn bad_urls() {
         "ends with /chat/completions",
     );
     // The http kind's url.
-    refused_at("kind: http\nurl: http://u:p@h/score\nverdict: /v\n", 2, "url", "credentials");
+    refused_at(
+        "kind: http\nurl: http://u:p@h/score\nverdict: /v\n",
+        2,
+        "url",
+        "credentials",
+    );
     refused_at("kind: http\nurl: h/score\nverdict: /v\n", 2, "url", "not an http");
 }
 
 #[test]
 fn bad_placeholders() {
     let base = "kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - role: system\n    content: Be brief.\n  - role: user\n";
-    let e = refused_at(&format!("{base}    content: \"Case {{{{foo}}}}\"\n"), 8, "messages[1].content", "{{foo}} is not a placeholder");
+    let e = refused_at(
+        &format!("{base}    content: \"Case {{{{foo}}}}\"\n"),
+        8,
+        "messages[1].content",
+        "{{foo}} is not a placeholder",
+    );
     for f in FIELDS {
         assert!(e.message.contains(&format!("{{{{{f}}}}}")), "{e}");
     }
     assert!(!e.message.contains("expected_verdict"), "{e}");
-    refused_at(&format!("{base}    content: \"{{{{expected_verdict}}}}\"\n"), 8, "messages[1].content", "must not be sent the answer");
-    refused_at(&format!("{base}    content: \"{{{{ expected_verdict }}}}\"\n"), 8, "messages[1].content", "expected_verdict");
-    refused_at(&format!("{base}    content: \"ab {{{{input_text\"\n"), 8, "messages[1].content", "`{{` at byte 3 is not closed by `}}`");
-    // In an http body: the path within the body.
-    refused_at("kind: http\nurl: http://h/x\nverdict: /v\nbody:\n  a:\n    - ok\n    - \"{{foo}}\"\n", 4, "body.a[1]", "{{foo}}");
-    refused_at("kind: http\nurl: http://h/x\nverdict: /v\nbody: \"{{expected_verdict}}\"\n", 4, "body", "expected_verdict");
+    refused_at(
+        &format!("{base}    content: \"{{{{expected_verdict}}}}\"\n"),
+        8,
+        "messages[1].content",
+        "must not be sent the answer",
+    );
+    refused_at(
+        &format!("{base}    content: \"{{{{ expected_verdict }}}}\"\n"),
+        8,
+        "messages[1].content",
+        "expected_verdict",
+    );
+    refused_at(
+        &format!("{base}    content: \"ab {{{{input_text\"\n"),
+        8,
+        "messages[1].content",
+        "`{{` at byte 3 is not closed by `}}`",
+    );
+    // In an http body: the path within the body, at the body's line.
+    refused_at(
+        "kind: http\nurl: http://h/x\nverdict: /v\nbody:\n  a:\n    - ok\n    - \"{{foo}}\"\n",
+        5,
+        "body.a[1]",
+        "{{foo}}",
+    );
+    refused_at(
+        "kind: http\nurl: http://h/x\nverdict: /v\nbody: \"{{expected_verdict}}\"\n",
+        4,
+        "body",
+        "expected_verdict",
+    );
 }
 
 #[test]
 fn bad_headers() {
-    refused_at(&format!("{MINIMAL_CHAT}headers:\n  X-Ok: a\n  Bad Name: b\n"), 9, "headers.Bad Name", "not a valid header name");
-    refused_at(&format!("{MINIMAL_CHAT}headers:\n  \"X:Y\": b\n"), 8, "headers.X:Y", "not a valid header name");
-    refused_at(&format!("{MINIMAL_CHAT}headers:\n  \"\": b\n"), 8, "headers.", "not a valid header name");
-    refused_at(&format!("{MINIMAL_CHAT}headers:\n  Host: evil\n"), 8, "headers.Host", "set by the client");
-    refused_at(&format!("{MINIMAL_CHAT}headers:\n  content-length: 5\n"), 8, "headers.content-length", "set by the client");
-    refused_at(&format!("{MINIMAL_CHAT}headers:\n  X-T: \"${{TOKEN\"\n"), 8, "headers.X-T", "`${` is not closed by `}`");
-    refused_at(&format!("{MINIMAL_CHAT}headers:\n  X-T: \"${{}}\"\n"), 8, "headers.X-T", "is not an environment variable's name");
-    refused_at(&format!("{MINIMAL_CHAT}headers:\n  X-T: \"${{1A}}\"\n"), 8, "headers.X-T", "is not an environment variable's name");
-    refused_at(&format!("{MINIMAL_CHAT}headers:\n  X-T: \"a\\nb\"\n"), 8, "headers.X-T", "line break");
-    refused_at(&format!("{MINIMAL_CHAT}api_key_env: K\nheaders:\n  authorization: x\n"), 8, "headers.Authorization", "given twice");
-    refused_at(&format!("{MINIMAL_CHAT}api_key_env: sk-live-123\n"), 7, "api_key_env", "the NAME of an environment variable");
-    refused_at(&format!("{MINIMAL_CHAT}api_key_env: 1KEY\n"), 7, "api_key_env", "the NAME");
-    refused_at("kind: http\nurl: http://h/x\nverdict: /v\nheaders:\n  X-K: \"${K\"\n", 5, "headers.X-K", "not closed");
+    refused_at(
+        &format!("{MINIMAL_CHAT}headers:\n  X-Ok: a\n  Bad Name: b\n"),
+        9,
+        "headers.Bad Name",
+        "not a valid header name",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}headers:\n  \"X:Y\": b\n"),
+        8,
+        "headers.X:Y",
+        "not a valid header name",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}headers:\n  \"\": b\n"),
+        8,
+        "headers.",
+        "not a valid header name",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}headers:\n  Host: evil\n"),
+        8,
+        "headers.Host",
+        "set by the client",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}headers:\n  content-length: 5\n"),
+        8,
+        "headers.content-length",
+        "set by the client",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}headers:\n  X-T: \"${{TOKEN\"\n"),
+        8,
+        "headers.X-T",
+        "`${` is not closed by `}`",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}headers:\n  X-T: \"${{}}\"\n"),
+        8,
+        "headers.X-T",
+        "is not an environment variable's name",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}headers:\n  X-T: \"${{1A}}\"\n"),
+        8,
+        "headers.X-T",
+        "is not an environment variable's name",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}headers:\n  X-T: \"a\\nb\"\n"),
+        8,
+        "headers.X-T",
+        "line break",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}api_key_env: K\nheaders:\n  authorization: x\n"),
+        9,
+        "headers.authorization",
+        "given twice",
+    );
+    // The header's own line, not the first header's.
+    refused_at(
+        &format!("{MINIMAL_CHAT}api_key_env: K\nheaders:\n  X-A: a\n  Authorization: \"Bearer ${{K}}\"\n"),
+        10,
+        "headers.Authorization",
+        "given twice: api_key_env sets it",
+    );
+    // Without api_key_env, an Authorization header is the way to send a key.
+    let t = ok(&format!("{MINIMAL_CHAT}headers:\n  Authorization: \"Bearer ${{K}}\"\n"));
+    let s = t.secrets(&env_of(&[("K", "sk-0000000000")])).unwrap();
+    assert_eq!(
+        s.headers,
+        vec![("Authorization".to_owned(), "Bearer sk-0000000000".to_owned())]
+    );
+    assert_eq!(s.values, vec!["sk-0000000000".to_owned()]);
+    refused_at(
+        &format!("{MINIMAL_CHAT}api_key_env: sk-live-123\n"),
+        7,
+        "api_key_env",
+        "the NAME of an environment variable",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}api_key_env: 1KEY\n"),
+        7,
+        "api_key_env",
+        "the NAME",
+    );
+    refused_at(
+        "kind: http\nurl: http://h/x\nverdict: /v\nheaders:\n  X-K: \"${K\"\n",
+        5,
+        "headers.X-K",
+        "not closed",
+    );
 }
 
 #[test]
 fn refused_params() {
-    refused_at(&format!("{MINIMAL_CHAT}params:\n  temperature: 0\n  model: other\n"), 9, "params.model", "set by the target's own `model`");
-    refused_at(&format!("{MINIMAL_CHAT}params:\n  messages: []\n"), 8, "params.messages", "cannot be a param");
-    refused_at(&format!("{MINIMAL_CHAT}params:\n  stream: true\n"), 8, "params.stream", "streamed answers are not read");
-    refused_at(&format!("{MINIMAL_CHAT}params:\n  stream: yes\n"), 8, "params.stream", "streamed");
-    refused_at(&format!("{MINIMAL_CHAT}params:\n  n: 2\n"), 8, "params.n", "one answer per request");
-    refused_at(&format!("{MINIMAL_CHAT}params:\n  n: \"1\"\n"), 8, "params.n", "one answer");
+    refused_at(
+        &format!("{MINIMAL_CHAT}params:\n  temperature: 0\n  model: other\n"),
+        9,
+        "params.model",
+        "set by the target's own `model`",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}params:\n  messages: []\n"),
+        8,
+        "params.messages",
+        "cannot be a param",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}params:\n  stream: true\n"),
+        8,
+        "params.stream",
+        "streamed answers are not read",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}params:\n  stream: yes\n"),
+        8,
+        "params.stream",
+        "streamed",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}params:\n  n: 2\n"),
+        8,
+        "params.n",
+        "one answer per request",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}params:\n  n: \"1\"\n"),
+        8,
+        "params.n",
+        "one answer",
+    );
 }
 
 #[test]
 fn bad_concurrency() {
-    refused_at(&format!("{MINIMAL_HTTP}concurrency:\n  min: 10\n  max: 5\n"), 6, "concurrency.max", "5 is less than min (10)");
-    refused_at(&format!("{MINIMAL_HTTP}concurrency:\n  max: 10\n  initial: 100\n"), 6, "concurrency.initial", "100 is not between min (1) and max (10)");
-    refused_at(&format!("{MINIMAL_HTTP}concurrency:\n  min: 4\n  initial: 2\n"), 6, "concurrency.initial", "2 is not between min (4) and max (64)");
-    refused_at(&format!("{MINIMAL_HTTP}concurrency:\n  initial: 0\n"), 5, "concurrency.initial", "0 is out of range (1 to 4096)");
-    refused_at(&format!("{MINIMAL_HTTP}concurrency:\n  max: 5000\n"), 5, "concurrency.max", "out of range");
-    refused_at(&format!("{MINIMAL_HTTP}concurrency:\n  min: x\n"), 5, "concurrency.min", "expected a whole number");
-    refused_at("kind: command\nargv: [x]\nconcurrency:\n  min: 3\n  max: 2\n", 5, "concurrency.max", "less than min");
+    refused_at(
+        &format!("{MINIMAL_HTTP}concurrency:\n  min: 10\n  max: 5\n"),
+        6,
+        "concurrency.max",
+        "5 is less than min (10)",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}concurrency:\n  max: 10\n  initial: 100\n"),
+        6,
+        "concurrency.initial",
+        "100 is not between min (1) and max (10)",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}concurrency:\n  min: 4\n  initial: 2\n"),
+        6,
+        "concurrency.initial",
+        "2 is not between min (4) and max (64)",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}concurrency:\n  initial: 0\n"),
+        5,
+        "concurrency.initial",
+        "0 is out of range (1 to 4096)",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}concurrency:\n  max: 5000\n"),
+        5,
+        "concurrency.max",
+        "out of range",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}concurrency:\n  min: x\n"),
+        5,
+        "concurrency.min",
+        "expected a whole number",
+    );
+    refused_at(
+        "kind: command\nargv: [x]\nconcurrency:\n  min: 3\n  max: 2\n",
+        5,
+        "concurrency.max",
+        "less than min",
+    );
 }
 
 #[test]
 fn bad_timeouts() {
-    refused_at(&format!("{MINIMAL_HTTP}timeout: fast\n"), 4, "timeout", "\"fast\" is not a duration");
-    refused_at(&format!("{MINIMAL_HTTP}timeout: 0s\n"), 4, "timeout", "must be more than zero");
+    refused_at(
+        &format!("{MINIMAL_HTTP}timeout: fast\n"),
+        4,
+        "timeout",
+        "\"fast\" is not a duration",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}timeout: 0s\n"),
+        4,
+        "timeout",
+        "must be more than zero",
+    );
     refused_at(&format!("{MINIMAL_HTTP}timeout: 0ms\n"), 4, "timeout", "more than zero");
-    refused_at(&format!("{MINIMAL_HTTP}timeout: 0\n"), 4, "timeout", "expected a duration");
-    refused_at(&format!("{MINIMAL_HTTP}timeout: -5\n"), 4, "timeout", "expected a duration");
+    refused_at(
+        &format!("{MINIMAL_HTTP}timeout: 0\n"),
+        4,
+        "timeout",
+        "expected a duration",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}timeout: -5\n"),
+        4,
+        "timeout",
+        "expected a duration",
+    );
     refused_at(&format!("{MINIMAL_HTTP}timeout: [1]\n"), 4, "timeout", "found a list");
-    refused_at(&format!("{MINIMAL_HTTP}timeout: \"\"\n"), 4, "timeout", "is not a duration");
-    refused_at(&format!("{MINIMAL_HTTP}timeout: .inf\n"), 4, "timeout", "expected a duration");
+    refused_at(
+        &format!("{MINIMAL_HTTP}timeout: \"\"\n"),
+        4,
+        "timeout",
+        "is not a duration",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}timeout: .inf\n"),
+        4,
+        "timeout",
+        "expected a duration",
+    );
 }
 
 #[test]
 fn bad_max_response_bytes() {
-    for v in ["lots", "0", "\"0\"", "-1", "16XB", "\"\"", "1.5", "99999999999GiB", "[1]"] {
-        refused_at(&format!("{MINIMAL_HTTP}max_response_bytes: {v}\n"), 4, "max_response_bytes", "");
+    for v in [
+        "lots",
+        "0",
+        "\"0\"",
+        "-1",
+        "16XB",
+        "\"\"",
+        "1.5",
+        "99999999999GiB",
+        "[1]",
+    ] {
+        refused_at(
+            &format!("{MINIMAL_HTTP}max_response_bytes: {v}\n"),
+            4,
+            "max_response_bytes",
+            "",
+        );
     }
-    refused_at(&format!("{MINIMAL_HTTP}max_response_bytes: lots\n"), 4, "max_response_bytes", "\"lots\" is not a size");
+    refused_at(
+        &format!("{MINIMAL_HTTP}max_response_bytes: lots\n"),
+        4,
+        "max_response_bytes",
+        "\"lots\" is not a size",
+    );
 }
 
 #[test]
 fn bad_verdict_rules() {
-    refused_at(&format!("{MINIMAL_CHAT}verdict: \"xml:/a\"\n"), 7, "verdict", "expected content, json:/POINTER or regex:PATTERN");
-    refused_at(&format!("{MINIMAL_CHAT}verdict: \"json:verdict\"\n"), 7, "verdict", "is not a JSON pointer");
-    refused_at(&format!("{MINIMAL_CHAT}verdict: \"regex:(unclosed\"\n"), 7, "verdict", "not a regular expression");
-    refused_at(&format!("{MINIMAL_CHAT}verdict: Content\n"), 7, "verdict", "expected content");
+    refused_at(
+        &format!("{MINIMAL_CHAT}verdict: \"xml:/a\"\n"),
+        7,
+        "verdict",
+        "expected content, json:/POINTER or regex:PATTERN",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}verdict: \"json:verdict\"\n"),
+        7,
+        "verdict",
+        "is not a JSON pointer",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}verdict: \"regex:(unclosed\"\n"),
+        7,
+        "verdict",
+        "not a regular expression",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}verdict: Content\n"),
+        7,
+        "verdict",
+        "expected content",
+    );
 }
 
 #[test]
 fn get_with_a_body_is_refused() {
-    refused_at("kind: http\nurl: http://h/x\nmethod: get\nverdict: /v\nbody:\n  a: 1\n", 5, "body", "a GET request has no body");
+    refused_at(
+        "kind: http\nurl: http://h/x\nmethod: get\nverdict: /v\nbody:\n  a: 1\n",
+        6,
+        "body",
+        "a GET request has no body",
+    );
 }
 
 #[test]
@@ -641,7 +1138,7 @@ fn duplicate_keys_and_bad_yaml_are_refused() {
 fn whole_file_refusals() {
     let e = read_target("t.yaml", b"kind: command\nargv: [\xff]\n").unwrap_err();
     assert_eq!(e.line, None);
-    assert!(e.to_string().starts_with("t.yaml: not UTF-8 (at byte 20)"), "{e}");
+    assert!(e.to_string().starts_with("t.yaml: not UTF-8 (at byte 21)"), "{e}");
     let big = vec![b'#'; MAX_TARGET_FILE + 1];
     let e = read_target("t.yaml", &big).unwrap_err();
     assert!(e.message.contains("more than"), "{e}");
@@ -676,7 +1173,10 @@ kind: openai-chat
     // Reading twice gives the same.
     assert_eq!(a.digest, ok(CHAT_YAML).digest);
     // The file's name is not part of it.
-    assert_eq!(a.digest, read_target("elsewhere/other.yml", CHAT_YAML.as_bytes()).unwrap().digest);
+    assert_eq!(
+        a.digest,
+        read_target("elsewhere/other.yml", CHAT_YAML.as_bytes()).unwrap().digest
+    );
     // Nor a comment.
     assert_eq!(a.digest, ok(&format!("# the candidate\n{CHAT_YAML}")).digest);
 }
@@ -687,13 +1187,34 @@ fn digest_equal_with_defaults_explicit() {
         "{MINIMAL_CHAT}timeout: 60s\nretries: 3\nconcurrency: {{initial: 8, min: 1, max: 64}}\nmax_response_bytes: 16MiB\nverdict: content\nparams: {{}}\nheaders: {{}}\n"
     ));
     assert_eq!(ok(MINIMAL_CHAT).digest, explicit.digest);
-    assert_eq!(ok(MINIMAL_CHAT).digest, ok(&format!("{MINIMAL_CHAT}retries: 3\n")).digest);
-    assert_eq!(ok(MINIMAL_CHAT).digest, ok(&format!("{MINIMAL_CHAT}timeout: 60\n")).digest);
-    assert_eq!(ok(MINIMAL_CHAT).digest, ok(&format!("{MINIMAL_CHAT}max_response_bytes: 16777216\n")).digest);
-    assert_eq!(ok(MINIMAL_CHAT).digest, ok(&format!("{MINIMAL_CHAT}concurrency: {{}}\n")).digest);
-    assert_eq!(ok(MINIMAL_HTTP).digest, ok(&format!("{MINIMAL_HTTP}method: POST\n")).digest);
-    assert_eq!(ok(MINIMAL_HTTP).digest, ok(&format!("{MINIMAL_HTTP}method: post\n")).digest);
-    assert_eq!(ok(COMMAND_YAML).digest, ok(&format!("{COMMAND_YAML}retries: 3\ntimeout: 60s\n")).digest);
+    assert_eq!(
+        ok(MINIMAL_CHAT).digest,
+        ok(&format!("{MINIMAL_CHAT}retries: 3\n")).digest
+    );
+    assert_eq!(
+        ok(MINIMAL_CHAT).digest,
+        ok(&format!("{MINIMAL_CHAT}timeout: 60\n")).digest
+    );
+    assert_eq!(
+        ok(MINIMAL_CHAT).digest,
+        ok(&format!("{MINIMAL_CHAT}max_response_bytes: 16777216\n")).digest
+    );
+    assert_eq!(
+        ok(MINIMAL_CHAT).digest,
+        ok(&format!("{MINIMAL_CHAT}concurrency: {{}}\n")).digest
+    );
+    assert_eq!(
+        ok(MINIMAL_HTTP).digest,
+        ok(&format!("{MINIMAL_HTTP}method: POST\n")).digest
+    );
+    assert_eq!(
+        ok(MINIMAL_HTTP).digest,
+        ok(&format!("{MINIMAL_HTTP}method: post\n")).digest
+    );
+    assert_eq!(
+        ok(COMMAND_YAML).digest,
+        ok(&format!("{COMMAND_YAML}retries: 3\ntimeout: 60s\n")).digest
+    );
 }
 
 #[test]
@@ -701,7 +1222,10 @@ fn digest_changes_with_every_field() {
     let base = ok(CHAT_YAML).digest;
     let changes: &[(&str, &str)] = &[
         ("model: agent-7b", "model: agent-8b"),
-        ("base_url: http://localhost:8000/v1/", "base_url: http://localhost:8001/v1/"),
+        (
+            "base_url: http://localhost:8000/v1/",
+            "base_url: http://localhost:8001/v1/",
+        ),
         ("api_key_env: GATE_API_KEY", "api_key_env: OTHER_KEY"),
         ("X-Team: \"team ${TEAM_TOKEN}\"", "X-Team: \"team ${OTHER}\""),
         ("X-Team:", "X-Group:"),
@@ -747,7 +1271,10 @@ fn digest_changes_with_every_field() {
     let h = ok(HTTP_YAML).digest;
     for (from, to) in [
         ("method: put", "method: patch"),
-        ("url: https://scorer.internal:8443/score", "url: https://scorer.internal:8443/score2"),
+        (
+            "url: https://scorer.internal:8443/score",
+            "url: https://scorer.internal:8443/score2",
+        ),
         ("verdict: /result/verdict", "verdict: /result/label"),
         ("fixed: 3", "fixed: 4"),
         ("X-Client: deploy-gate", "X-Client: other"),
@@ -756,7 +1283,10 @@ fn digest_changes_with_every_field() {
         assert_ne!(ok(&HTTP_YAML.replacen(from, to, 1)).digest, h, "{from} → {to}");
     }
     let c = ok(COMMAND_YAML).digest;
-    assert_ne!(ok("kind: command\nargv: [python3, worker.py, --model, ./ckpt2]\n").digest, c);
+    assert_ne!(
+        ok("kind: command\nargv: [python3, worker.py, --model, ./ckpt2]\n").digest,
+        c
+    );
     assert_ne!(ok("kind: command\nargv: [python3, worker.py, --model]\n").digest, c);
     assert_ne!(ok(&format!("{COMMAND_YAML}concurrency: {{}}\n")).digest, c);
     // Kinds differ from one another.
@@ -767,8 +1297,14 @@ fn digest_changes_with_every_field() {
 #[test]
 fn digest_and_cache_key_hold_no_secret() {
     let t = ok(CHAT_YAML);
-    let env_a = env_of(&[("GATE_API_KEY", "sk-aaaaaaaaaaaaaaaa"), ("TEAM_TOKEN", "tok-1111111111")]);
-    let env_b = env_of(&[("GATE_API_KEY", "sk-bbbbbbbbbbbbbbbb"), ("TEAM_TOKEN", "tok-2222222222")]);
+    let env_a = env_of(&[
+        ("GATE_API_KEY", "sk-aaaaaaaaaaaaaaaa"),
+        ("TEAM_TOKEN", "tok-1111111111"),
+    ]);
+    let env_b = env_of(&[
+        ("GATE_API_KEY", "sk-bbbbbbbbbbbbbbbb"),
+        ("TEAM_TOKEN", "tok-2222222222"),
+    ]);
     let sa = t.secrets(&env_a).unwrap();
     let sb = t.secrets(&env_b).unwrap();
     assert_ne!(sa.headers, sb.headers);
@@ -779,7 +1315,12 @@ fn digest_and_cache_key_hold_no_secret() {
     assert_eq!(t.digest, again.digest);
     assert_eq!(key, again.cache_key(again.body(&sample_case()).as_ref(), b"{}", 0));
     let identity = crate::attest::jcs::canonical_json(&t.identity()).unwrap();
-    for secret in ["sk-aaaaaaaaaaaaaaaa", "sk-bbbbbbbbbbbbbbbb", "tok-1111111111", "tok-2222222222"] {
+    for secret in [
+        "sk-aaaaaaaaaaaaaaaa",
+        "sk-bbbbbbbbbbbbbbbb",
+        "tok-1111111111",
+        "tok-2222222222",
+    ] {
         assert!(!identity.contains(secret));
         assert!(!t.digest.contains(secret));
         assert!(!key.contains(secret));
@@ -794,7 +1335,10 @@ fn digest_and_cache_key_hold_no_secret() {
     let s2 = h.secrets(&env_of(&[("SCORER_KEY", "secret-two-5678")])).unwrap();
     assert_ne!(s1.headers, s2.headers);
     let hb = h.body(&sample_case());
-    assert_eq!(h.cache_key(hb.as_ref(), b"{}", 0), ok(HTTP_YAML).cache_key(hb.as_ref(), b"{}", 0));
+    assert_eq!(
+        h.cache_key(hb.as_ref(), b"{}", 0),
+        ok(HTTP_YAML).cache_key(hb.as_ref(), b"{}", 0)
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -810,16 +1354,26 @@ fn secrets_need_the_key_variable() {
         "models/target.yaml: api_key_env: the environment variable GATE_API_KEY is not set (it holds the API key)"
     );
     // Set but empty is not set.
-    let e = t.secrets(&env_of(&[("GATE_API_KEY", ""), ("TEAM_TOKEN", "tok-123456")])).unwrap_err();
+    let e = t
+        .secrets(&env_of(&[("GATE_API_KEY", ""), ("TEAM_TOKEN", "tok-123456")]))
+        .unwrap_err();
     assert!(e.message.contains("GATE_API_KEY is not set"), "{e}");
     // A control character: the variable is named, the value never shown.
     let e = t
-        .secrets(&env_of(&[("GATE_API_KEY", "sk-abc\ndef-123"), ("TEAM_TOKEN", "tok-123456")]))
+        .secrets(&env_of(&[
+            ("GATE_API_KEY", "sk-abc\ndef-123"),
+            ("TEAM_TOKEN", "tok-123456"),
+        ]))
         .unwrap_err();
     assert!(e.message.contains("GATE_API_KEY"), "{e}");
-    assert!(!e.to_string().contains("sk-abc") && !e.to_string().contains("def-123"), "{e}");
+    assert!(
+        !e.to_string().contains("sk-abc") && !e.to_string().contains("def-123"),
+        "{e}"
+    );
     // A header variable unset: named.
-    let e = t.secrets(&env_of(&[("GATE_API_KEY", "sk-live-0123456789")])).unwrap_err();
+    let e = t
+        .secrets(&env_of(&[("GATE_API_KEY", "sk-live-0123456789")]))
+        .unwrap_err();
     assert_eq!(
         e.to_string(),
         "models/target.yaml: headers.X-Team: the environment variable TEAM_TOKEN is not set"
@@ -832,7 +1386,9 @@ fn secrets_expand_headers_and_redact() {
     let t = ok(CHAT_YAML);
     let key = "sk-live-0123456789";
     let token = "tok-abcdef";
-    let s = t.secrets(&env_of(&[("GATE_API_KEY", key), ("TEAM_TOKEN", token)])).unwrap();
+    let s = t
+        .secrets(&env_of(&[("GATE_API_KEY", key), ("TEAM_TOKEN", token)]))
+        .unwrap();
     assert_eq!(
         s.headers,
         vec![
@@ -844,7 +1400,10 @@ fn secrets_expand_headers_and_redact() {
     let text = format!("401 for Bearer {key} with X-Team: team {token}; again {key}");
     let red = s.redact(&text);
     assert!(!red.contains(key) && !red.contains(token), "{red}");
-    assert_eq!(red, "401 for Bearer [redacted] with X-Team: team [redacted]; again [redacted]");
+    assert_eq!(
+        red,
+        "401 for Bearer [redacted] with X-Team: team [redacted]; again [redacted]"
+    );
     // Debug shows counts, never a value.
     let dbg = format!("{s:?}");
     assert_eq!(dbg, "Secrets(2 headers, 2 values)");
@@ -880,7 +1439,11 @@ fn secrets_values_are_deduplicated() {
         "{MINIMAL_CHAT}api_key_env: KEY\nheaders:\n  X-A: \"${{OTHER}}\"\n  X-B: \"${{SAME}}\"\n"
     ));
     let s = t
-        .secrets(&env_of(&[("KEY", "samesecret"), ("OTHER", "othersecre"), ("SAME", "samesecret")]))
+        .secrets(&env_of(&[
+            ("KEY", "samesecret"),
+            ("OTHER", "othersecre"),
+            ("SAME", "samesecret"),
+        ]))
         .unwrap();
     let mut sorted = s.values.clone();
     sorted.sort();
@@ -894,7 +1457,9 @@ fn secrets_values_are_deduplicated() {
 
 #[test]
 fn template_renders_fields() {
-    let t = Template::parse("id={{pipeline_id}} tpl={{template_id}} in={{ input_text }} out={{expected_stage_outputs}}!").unwrap();
+    let t =
+        Template::parse("id={{pipeline_id}} tpl={{template_id}} in={{ input_text }} out={{expected_stage_outputs}}!")
+            .unwrap();
     let c = sample_case();
     assert_eq!(
         t.render(&c),
@@ -907,7 +1472,9 @@ fn template_renders_fields() {
     // A JSON null, a boolean, a float: compact JSON.
     let c2 = case(json!({"input_text": null, "pipeline_id": 1.5, "template_id": true}));
     assert_eq!(
-        Template::parse("{{input_text}}|{{pipeline_id}}|{{template_id}}").unwrap().render(&c2),
+        Template::parse("{{input_text}}|{{pipeline_id}}|{{template_id}}")
+            .unwrap()
+            .render(&c2),
         "null|1.5|true"
     );
     // A string is put in as it is: no quotes, no escapes.
@@ -921,18 +1488,35 @@ fn template_renders_fields() {
     assert_eq!(plain.render(&c), "no fields { } }} here");
     assert_eq!(plain.source(), "no fields { } }} here");
     assert_eq!(Template::parse("").unwrap().render(&c), "");
-    assert_eq!(Template::parse("{{input_text}}{{input_text}}").unwrap().render(&c3).matches("quoted").count(), 2);
+    assert_eq!(
+        Template::parse("{{input_text}}{{input_text}}")
+            .unwrap()
+            .render(&c3)
+            .matches("quoted")
+            .count(),
+        2
+    );
 }
 
 #[test]
 fn template_refusals() {
-    assert!(Template::parse("{{foo}}").unwrap_err().contains("{{foo}} is not a placeholder"));
-    assert!(Template::parse("{{expected_verdict}}").unwrap_err().contains("must not be sent the answer"));
+    assert!(Template::parse("{{foo}}")
+        .unwrap_err()
+        .contains("{{foo}} is not a placeholder"));
+    assert!(Template::parse("{{expected_verdict}}")
+        .unwrap_err()
+        .contains("must not be sent the answer"));
     assert!(Template::parse("{{}}").is_err());
-    assert_eq!(Template::parse("x{{input_text").unwrap_err(), "`{{` at byte 1 is not closed by `}}`");
+    assert_eq!(
+        Template::parse("x{{input_text").unwrap_err(),
+        "`{{` at byte 1 is not closed by `}}`"
+    );
     assert!(Template::parse("{{input_text}} {{").is_err());
     // Multi-byte text before: the byte offset.
-    assert_eq!(Template::parse("é{{").unwrap_err(), "`{{` at byte 2 is not closed by `}}`");
+    assert_eq!(
+        Template::parse("é{{").unwrap_err(),
+        "`{{` at byte 2 is not closed by `}}`"
+    );
 }
 
 #[test]
@@ -997,7 +1581,10 @@ fn http_default_body_is_the_case() {
 
 #[test]
 fn check_body_template_paths() {
-    assert_eq!(check_body_template(&json!({"a": [1, "x", {"b": "{{input_text}}"}]})), Ok(()));
+    assert_eq!(
+        check_body_template(&json!({"a": [1, "x", {"b": "{{input_text}}"}]})),
+        Ok(())
+    );
     let (path, message) = check_body_template(&json!({"a": [1, "x", {"b": "{{nope}}"}]})).unwrap_err();
     assert_eq!(path, ".a[2].b");
     assert!(message.contains("{{nope}}"));
@@ -1007,9 +1594,14 @@ fn check_body_template_paths() {
 
 #[test]
 fn case_fields_reads_objects_only() {
-    assert_eq!(case_fields(br#"{"input_text": "x"}"#).unwrap().get("input_text"), Some(&json!("x")));
+    assert_eq!(
+        case_fields(br#"{"input_text": "x"}"#).unwrap().get("input_text"),
+        Some(&json!("x"))
+    );
     assert_eq!(case_fields(b"[1]").unwrap_err(), "the test case is not a JSON object");
-    assert!(case_fields(b"{nope").unwrap_err().starts_with("the test case is not JSON"));
+    assert!(case_fields(b"{nope")
+        .unwrap_err()
+        .starts_with("the test case is not JSON"));
     assert!(case_fields(b"").is_err());
 }
 
@@ -1026,11 +1618,10 @@ fn cache_key_same_for_same_request() {
     assert_eq!(k, t.cache_key(b.as_ref(), b"line", 0));
     // The case line does not count for an endpoint: the body does.
     assert_eq!(k, t.cache_key(b.as_ref(), b"another line", 0));
-    // The same target read from JSON.
-    let j = read_target("t.json", CHAT_JSON.as_bytes()).unwrap();
-    assert_eq!(k, j.cache_key(j.body(&sample_case()).as_ref(), b"line", 0));
     // What does not change the request does not change the key.
-    let slower = ok(&format!("{CHAT_YAML}timeout: 5m\nretries: 9\nconcurrency: {{max: 2}}\n"));
+    let slower = ok(&format!(
+        "{CHAT_YAML}timeout: 5m\nretries: 9\nconcurrency: {{max: 2}}\n"
+    ));
     assert_eq!(k, slower.cache_key(slower.body(&sample_case()).as_ref(), b"line", 0));
 }
 
@@ -1079,7 +1670,9 @@ fn cache_key_ignores_replica_order() {
         b.cache_key(b.body(&c).as_ref(), b"", 3)
     );
     // A replica set is not one of its members.
-    let single = ok("kind: openai-chat\nbase_url: http://a/v1\nmodel: m\nmessages: [{role: user, content: \"{{input_text}}\"}]\n");
+    let single = ok(
+        "kind: openai-chat\nbase_url: http://a/v1\nmodel: m\nmessages: [{role: user, content: \"{{input_text}}\"}]\n",
+    );
     assert_ne!(
         a.cache_key(a.body(&c).as_ref(), b"", 3),
         single.cache_key(single.body(&c).as_ref(), b"", 3)
@@ -1130,10 +1723,28 @@ fn reply_content_trimmed() {
 #[test]
 fn reply_json_pointer() {
     let t = chat_with("json:/verdict");
-    assert_eq!(t.read_reply(&answer(r#"{"verdict": "block", "why": "x"}"#)).unwrap().verdict, "\"block\"");
-    assert_eq!(t.read_reply(&answer("```json\n{\"verdict\": \"allow\"}\n```")).unwrap().verdict, "\"allow\"");
-    assert_eq!(t.read_reply(&answer("  ```\n{\"verdict\": 3}\n```  ")).unwrap().verdict, "3");
-    assert_eq!(t.read_reply(&answer(r#"{"verdict": {"a": [1, true]}}"#)).unwrap().verdict, r#"{"a":[1,true]}"#);
+    assert_eq!(
+        t.read_reply(&answer(r#"{"verdict": "block", "why": "x"}"#))
+            .unwrap()
+            .verdict,
+        "\"block\""
+    );
+    assert_eq!(
+        t.read_reply(&answer("```json\n{\"verdict\": \"allow\"}\n```"))
+            .unwrap()
+            .verdict,
+        "\"allow\""
+    );
+    assert_eq!(
+        t.read_reply(&answer("  ```\n{\"verdict\": 3}\n```  ")).unwrap().verdict,
+        "3"
+    );
+    assert_eq!(
+        t.read_reply(&answer(r#"{"verdict": {"a": [1, true]}}"#))
+            .unwrap()
+            .verdict,
+        r#"{"a":[1,true]}"#
+    );
     let e = t.read_reply(&answer(r#"{"other": 1}"#)).unwrap_err();
     assert!(e.contains("nothing at /verdict"), "{e}");
     let e = t.read_reply(&answer("I think it should pass")).unwrap_err();
@@ -1144,40 +1755,77 @@ fn reply_json_pointer() {
     assert_eq!(whole.read_reply(&answer("[1, 2]")).unwrap().verdict, "[1,2]");
     // Nested pointers.
     let nested = chat_with("json:/result/0/label");
-    assert_eq!(nested.read_reply(&answer(r#"{"result": [{"label": null}]}"#)).unwrap().verdict, "null");
+    assert_eq!(
+        nested
+            .read_reply(&answer(r#"{"result": [{"label": null}]}"#))
+            .unwrap()
+            .verdict,
+        "null"
+    );
 }
 
 #[test]
 fn reply_regex() {
     let group = chat_with(r"regex:VERDICT:\s*(\w+)");
-    assert_eq!(group.read_reply(&answer("Reasoning...\nVERDICT: block\n")).unwrap().verdict, "\"block\"");
+    assert_eq!(
+        group
+            .read_reply(&answer("Reasoning...\nVERDICT: block\n"))
+            .unwrap()
+            .verdict,
+        "\"block\""
+    );
     let whole = chat_with(r"regex:\b(?:PASS|FAIL)\b");
-    assert_eq!(whole.read_reply(&answer("the result is FAIL, sadly")).unwrap().verdict, "\"FAIL\"");
+    assert_eq!(
+        whole.read_reply(&answer("the result is FAIL, sadly")).unwrap().verdict,
+        "\"FAIL\""
+    );
     let e = whole.read_reply(&answer("no idea")).unwrap_err();
     assert!(e.contains("does not match regex"), "{e}");
     assert!(e.contains("no idea"), "{e}");
     // The first match.
-    assert_eq!(group.read_reply(&answer("VERDICT: a VERDICT: b")).unwrap().verdict, "\"a\"");
+    assert_eq!(
+        group.read_reply(&answer("VERDICT: a VERDICT: b")).unwrap().verdict,
+        "\"a\""
+    );
 }
 
 #[test]
 fn reply_without_text() {
     let t = ok(MINIMAL_CHAT);
-    assert_eq!(t.read_reply(br#"{"choices": []}"#).unwrap_err(), "the response has no choices[0]");
-    assert_eq!(t.read_reply(br#"{"id": "x"}"#).unwrap_err(), "the response has no choices[0]");
-    let e = t.read_reply(br#"{"error": {"message": "model overloaded"}}"#).unwrap_err();
+    assert_eq!(
+        t.read_reply(br#"{"choices": []}"#).unwrap_err(),
+        "the response has no choices[0]"
+    );
+    assert_eq!(
+        t.read_reply(br#"{"id": "x"}"#).unwrap_err(),
+        "the response has no choices[0]"
+    );
+    let e = t
+        .read_reply(br#"{"error": {"message": "model overloaded"}}"#)
+        .unwrap_err();
     assert_eq!(e, "the server answered an error: model overloaded");
     let e = t
         .read_reply(br#"{"choices": [{"message": {"role": "assistant", "content": null}, "finish_reason": "length"}]}"#)
         .unwrap_err();
-    assert_eq!(e, "the answer has no text in choices[0].message.content (finish_reason \"length\")");
-    let e = t.read_reply(br#"{"choices": [{"message": {"role": "assistant"}}]}"#).unwrap_err();
+    assert_eq!(
+        e,
+        "the answer has no text in choices[0].message.content (finish_reason \"length\")"
+    );
+    let e = t
+        .read_reply(br#"{"choices": [{"message": {"role": "assistant"}}]}"#)
+        .unwrap_err();
     assert_eq!(e, "the answer has no text in choices[0].message.content");
-    let e = t.read_reply(br#"{"choices": [{"message": {"content": [{"type": "text"}]}}]}"#).unwrap_err();
+    let e = t
+        .read_reply(br#"{"choices": [{"message": {"content": [{"type": "text"}]}}]}"#)
+        .unwrap_err();
     assert_eq!(e, "choices[0].message.content is not text but a list");
-    let e = t.read_reply(br#"{"choices": [{"message": {"content": {"a": 1}}}]}"#).unwrap_err();
+    let e = t
+        .read_reply(br#"{"choices": [{"message": {"content": {"a": 1}}}]}"#)
+        .unwrap_err();
     assert!(e.ends_with("an object"), "{e}");
-    let e = t.read_reply(br#"{"choices": [{"message": {"content": 5}}]}"#).unwrap_err();
+    let e = t
+        .read_reply(br#"{"choices": [{"message": {"content": 5}}]}"#)
+        .unwrap_err();
     assert!(e.ends_with("a scalar"), "{e}");
 }
 
@@ -1200,13 +1848,27 @@ fn reply_not_json() {
 #[test]
 fn reply_http_pointer() {
     let t = ok(MINIMAL_HTTP);
-    let r = t.read_reply(br#"{"verdict": "pass", "usage": {"prompt_tokens": 3}}"#).unwrap();
+    let r = t
+        .read_reply(br#"{"verdict": "pass", "usage": {"prompt_tokens": 3}}"#)
+        .unwrap();
     assert_eq!(r.verdict, "\"pass\"");
-    assert_eq!(r.usage, Usage { prompt_tokens: Some(3), completion_tokens: None });
+    assert_eq!(
+        r.usage,
+        Usage {
+            prompt_tokens: Some(3),
+            completion_tokens: None
+        }
+    );
     let e = t.read_reply(br#"{"message": "no such model"}"#).unwrap_err();
     assert_eq!(e, "the response has nothing at /verdict: no such model");
     let nested = ok(HTTP_YAML);
-    assert_eq!(nested.read_reply(br#"{"result": {"verdict": [1, "a"]}}"#).unwrap().verdict, r#"[1,"a"]"#);
+    assert_eq!(
+        nested
+            .read_reply(br#"{"result": {"verdict": [1, "a"]}}"#)
+            .unwrap()
+            .verdict,
+        r#"[1,"a"]"#
+    );
     assert!(nested.read_reply(br#"{"result": 5}"#).is_err());
     let whole = ok("kind: http\nurl: http://h/x\nverdict: \"\"\n");
     assert_eq!(whole.read_reply(b" true ").unwrap().verdict, "true");
@@ -1222,26 +1884,46 @@ fn reply_usage() {
         "usage": {"prompt_tokens": 120, "completion_tokens": 7, "total_tokens": 127},
     });
     let r = t.read_reply(body.to_string().as_bytes()).unwrap();
-    assert_eq!(r.usage, Usage { prompt_tokens: Some(120), completion_tokens: Some(7) });
+    assert_eq!(
+        r.usage,
+        Usage {
+            prompt_tokens: Some(120),
+            completion_tokens: Some(7)
+        }
+    );
     assert!(!r.usage.is_empty());
     let r = t
         .read_reply(br#"{"choices": [{"message": {"content": "ok"}}], "usage": {"completion_tokens": 2}}"#)
         .unwrap();
-    assert_eq!(r.usage, Usage { prompt_tokens: None, completion_tokens: Some(2) });
+    assert_eq!(
+        r.usage,
+        Usage {
+            prompt_tokens: None,
+            completion_tokens: Some(2)
+        }
+    );
     // Not numbers: not read.
     let r = t
         .read_reply(br#"{"choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": "many", "completion_tokens": -1}}"#)
         .unwrap();
     assert!(r.usage.is_empty());
-    let r = t.read_reply(br#"{"choices": [{"message": {"content": "ok"}}], "usage": null}"#).unwrap();
+    let r = t
+        .read_reply(br#"{"choices": [{"message": {"content": "ok"}}], "usage": null}"#)
+        .unwrap();
     assert!(r.usage.is_empty());
 }
 
 #[test]
 fn server_messages_and_cut() {
-    assert_eq!(server_message(br#"{"error": {"message": "rate limited"}}"#), "rate limited");
+    assert_eq!(
+        server_message(br#"{"error": {"message": "rate limited"}}"#),
+        "rate limited"
+    );
     assert_eq!(server_message(br#"{"message": "bad"}"#), "bad");
-    assert_eq!(server_message(br#"{"detail": [{"loc": ["body"]}]}"#), r#"[{"loc":["body"]}]"#);
+    assert_eq!(
+        server_message(br#"{"detail": [{"loc": ["body"]}]}"#),
+        r#"[{"loc":["body"]}]"#
+    );
     assert_eq!(server_message(br#"{"error": "plain"}"#), "plain");
     assert_eq!(server_message(b"  Service Unavailable\r\n"), "Service Unavailable");
     let long = "é".repeat(MAX_MESSAGE + 10);
@@ -1276,9 +1958,18 @@ fn retry_after_values() {
     assert_eq!(retry_after("3600", now), Some(control::MAX_RETRY_AFTER));
     assert_eq!(retry_after("18446744073709551615", now), Some(control::MAX_RETRY_AFTER));
     let date = |t: SystemTime| httpdate::fmt_http_date(t);
-    assert_eq!(retry_after(&date(now + Duration::from_secs(30)), now), Some(Duration::from_secs(30)));
-    assert_eq!(retry_after(&date(now + Duration::from_secs(3600)), now), Some(control::MAX_RETRY_AFTER));
-    assert_eq!(retry_after(&date(now - Duration::from_secs(30)), now), Some(Duration::ZERO));
+    assert_eq!(
+        retry_after(&date(now + Duration::from_secs(30)), now),
+        Some(Duration::from_secs(30))
+    );
+    assert_eq!(
+        retry_after(&date(now + Duration::from_secs(3600)), now),
+        Some(control::MAX_RETRY_AFTER)
+    );
+    assert_eq!(
+        retry_after(&date(now - Duration::from_secs(30)), now),
+        Some(Duration::ZERO)
+    );
     assert_eq!(retry_after(&date(now), now), Some(Duration::ZERO));
     assert_eq!(retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now), Some(Duration::ZERO));
     for garbage in ["", "soon", "-1", "1.5", "5s", "Wed, 32 Oct 2015 07:28:00 GMT"] {
@@ -1312,7 +2003,11 @@ fn backoff_grows_and_is_capped() {
     // Jitter out of [0, 1] is clamped.
     assert_eq!(backoff(4, None, 7.0), backoff(4, None, 1.0));
     assert_eq!(backoff(4, None, -3.0), backoff(4, None, 0.0));
-    assert_eq!(backoff(4, None, f64::NAN).min(MAX_BACKOFF), backoff(4, None, f64::NAN));
+    assert_eq!(backoff(4, None, f64::NAN), backoff(4, None, 0.0));
+    assert_eq!(
+        backoff(4, Some(Duration::from_secs(1)), f64::NAN),
+        Duration::from_secs(1)
+    );
     // The server's wait, plus at most 100 ms.
     let s = Duration::from_secs(2);
     assert_eq!(backoff(1, Some(s), 0.0), s);
@@ -1405,11 +2100,17 @@ fn limiter_one_burst_is_one_signal() {
 fn env_names_and_expansion() {
     assert_eq!(env_names("plain").unwrap(), Vec::<String>::new());
     assert_eq!(env_names("${A}").unwrap(), vec!["A"]);
-    assert_eq!(env_names("Bearer ${TOKEN_1} and ${_X}${Y}").unwrap(), vec!["TOKEN_1", "_X", "Y"]);
+    assert_eq!(
+        env_names("Bearer ${TOKEN_1} and ${_X}${Y}").unwrap(),
+        vec!["TOKEN_1", "_X", "Y"]
+    );
     assert_eq!(env_names("$A {B} $ {").unwrap(), Vec::<String>::new());
     assert_eq!(env_names("${A").unwrap_err(), "`${` is not closed by `}`");
     assert_eq!(env_names("${A}${").unwrap_err(), "`${` is not closed by `}`");
-    assert_eq!(env_names("${A-B}").unwrap_err(), "${A-B} is not an environment variable's name");
+    assert_eq!(
+        env_names("${A-B}").unwrap_err(),
+        "${A-B} is not an environment variable's name"
+    );
     assert!(env_names("${}").is_err());
     assert!(env_names("${9}").is_err());
     assert!(env_names("${ A}").is_err());
@@ -1417,8 +2118,14 @@ fn env_names_and_expansion() {
 
     let env = env_of(&[("A", "1"), ("TOKEN", "s3cr3t"), ("EMPTY", ""), ("NEST", "${A}")]);
     assert_eq!(expand_env("plain", &env).unwrap(), ("plain".to_owned(), false));
-    assert_eq!(expand_env("Bearer ${TOKEN}", &env).unwrap(), ("Bearer s3cr3t".to_owned(), true));
-    assert_eq!(expand_env("${A}${A}-${EMPTY}.", &env).unwrap(), ("11-.".to_owned(), true));
+    assert_eq!(
+        expand_env("Bearer ${TOKEN}", &env).unwrap(),
+        ("Bearer s3cr3t".to_owned(), true)
+    );
+    assert_eq!(
+        expand_env("${A}${A}-${EMPTY}.", &env).unwrap(),
+        ("11-.".to_owned(), true)
+    );
     // A value is not expanded again.
     assert_eq!(expand_env("${NEST}", &env).unwrap(), ("${A}".to_owned(), true));
     assert_eq!(expand_env("x ${MISSING} ${A}", &env).unwrap_err(), "MISSING");
@@ -1427,25 +2134,44 @@ fn env_names_and_expansion() {
 #[test]
 fn redact_secrets() {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    assert_eq!(control::redact("key=abc123 again abc123", &s(&["abc123"])), "key=[redacted] again [redacted]");
+    assert_eq!(
+        control::redact("key=abc123 again abc123", &s(&["abc123"])),
+        "key=[redacted] again [redacted]"
+    );
     assert_eq!(control::redact("nothing", &s(&["abc123"])), "nothing");
     assert_eq!(control::redact("text", &s(&[""])), "text", "an empty secret is ignored");
     assert_eq!(control::redact("", &s(&["abc"])), "");
     // One inside another: the longer goes whole.
-    assert_eq!(control::redact("xx abcdef yy cd", &s(&["abcdef", "cd"])), "xx [redacted] yy [redacted]");
+    assert_eq!(
+        control::redact("xx abcdef yy cd", &s(&["abcdef", "cd"])),
+        "xx [redacted] yy [redacted]"
+    );
     // Overlapping secrets: nothing of either is left.
     assert_eq!(control::redact("[abcdefgh]", &s(&["abcdef", "efgh"])), "[[redacted]]");
-    assert_eq!(control::redact("[efghabcdef]", &s(&["abcdef", "efgh"])), "[[redacted]]");
-    assert_eq!(control::redact("[xyzabcdef]", &s(&["abcdef", "defghi", "xyzab"])), "[[redacted]]");
+    assert_eq!(control::redact("[abcdefgh]", &s(&["efgh", "abcdef"])), "[[redacted]]");
+    assert_eq!(
+        control::redact("[efghabcdef]", &s(&["abcdef", "efgh"])),
+        "[[redacted][redacted]]"
+    );
+    assert_eq!(
+        control::redact("[xyzabcdef]", &s(&["abcdef", "defghi", "xyzab"])),
+        "[[redacted]]"
+    );
     // A secret overlapping itself.
     assert_eq!(control::redact("aaaaa", &s(&["aaa"])), "[redacted]");
     // Next to each other: each is redacted.
-    assert_eq!(control::redact("KEY1KEY2", &s(&["KEY1", "KEY2"])), "[redacted][redacted]");
+    assert_eq!(
+        control::redact("KEY1KEY2", &s(&["KEY1", "KEY2"])),
+        "[redacted][redacted]"
+    );
     // Multi-byte text around and in secrets.
     assert_eq!(control::redact("é→sécrét←é", &s(&["sécrét"])), "é→[redacted]←é");
     assert_eq!(control::redact("ééé", &s(&["éé"])), "[redacted]");
     // A secret that is part of the replacement text does not garble it.
-    assert_eq!(control::redact("key: topsecret, redacted", &s(&["topsecret", "redacted"])), "key: [redacted], [redacted]");
+    assert_eq!(
+        control::redact("key: topsecret, redacted", &s(&["topsecret", "redacted"])),
+        "key: [redacted], [redacted]"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1551,4 +2277,33 @@ proptest! {
             prop_assert!(l.permits() >= lo && l.permits() <= hi, "{} not in {}..={}", l.permits(), lo, hi);
         }
     }
+}
+
+#[test]
+fn lines_of_block_scalars_and_leading_comments() {
+    // A block scalar: the line of its `|`.
+    refused_at(
+        "kind: openai-chat\nbase_url: http://h/v1\nmodel: m\nmessages:\n  - role: user\n    content: |\n      line one\n      {{foo}}\n",
+        6,
+        "messages[0].content",
+        "{{foo}} is not a placeholder",
+    );
+    // A missing field: the line where the mapping starts.
+    refused_at(
+        "# a comment\n\nkind: command\n",
+        3,
+        "argv",
+        "missing (a command target needs it)",
+    );
+    // Not a mapping: the line, no field.
+    let e = refused("- kind\n- http\n");
+    assert_eq!(
+        e.to_string(),
+        "models/target.yaml line 1: expected a mapping, found a list"
+    );
+    let e = refused("just text\n");
+    assert_eq!(
+        e.to_string(),
+        "models/target.yaml line 1: expected a mapping, found a string"
+    );
 }
