@@ -47,6 +47,8 @@ mod positions;
 mod rules;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_cli;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
+mod run_endpoints;
 #[cfg(not(target_arch = "wasm32"))]
 mod sign_cli;
 #[cfg(not(target_arch = "wasm32"))]

@@ -114,6 +114,21 @@ impl Endpoint {
         }
     }
 
+    /// A body with the secrets in it redacted, before anything is read from it: the messages
+    /// and verdicts read from a body are cut to a length, and a secret cut in two would no
+    /// longer be found by the redaction of the message (a long token echoed in a 401).
+    fn without_secrets(&self, body: Vec<u8>) -> Vec<u8> {
+        let redacted = {
+            let text = String::from_utf8_lossy(&body);
+            let values = &self.secrets.values;
+            values
+                .iter()
+                .any(|s| !s.is_empty() && text.contains(s.as_str()))
+                .then(|| self.secrets.redact(&text))
+        };
+        redacted.map_or(body, String::into_bytes)
+    }
+
     /// Sends a case's request on `runtime`; its messages go to `events` tagged `side` and
     /// `number` (the limiter's number of the request).
     pub fn send(
@@ -168,6 +183,7 @@ impl Endpoint {
                         match read_body(response, t.max_response_bytes).await {
                             Ok(body) => {
                                 let ms = started.elapsed().as_secs_f64() * 1000.0;
+                                let body = self.without_secrets(body);
                                 if let Some(cache) = &self.cache {
                                     if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_ok() {
                                         let entry = Entry {
@@ -220,7 +236,7 @@ impl Endpoint {
                             .get(reqwest::header::RETRY_AFTER)
                             .and_then(|v| v.to_str().ok())
                             .and_then(|v| retry_after(v, SystemTime::now()));
-                        let body = read_body(response, MAX_ERROR_BODY).await.unwrap_or_default();
+                        let body = self.without_secrets(read_body(response, MAX_ERROR_BODY).await.unwrap_or_default());
                         let message = format!("HTTP {}: {}", status.as_u16(), server_message(&body));
                         match classify(status.as_u16()) {
                             Failure::Final => return failed(message, attempt, None),

@@ -1,0 +1,1029 @@
+//! `deploy-gate run` against real endpoints: the fault-injecting server of `tests/servers/`
+//! (a Python process on loopback, one per test) behind target files of `kind: openai-chat` and
+//! `http`, and a `kind: command` target beside one. Two-model runs read back by `evaluate`,
+//! retries and `Retry-After`, timeouts and broken answers, secrets never written, adaptive
+//! concurrency under a server's capacity, the response cache, resuming after SIGKILL, target
+//! files refused with their line, and replicas.
+
+use crate::common::*;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The longest any process of these tests may take before it is killed and the test fails.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A fault server (`tests/servers/fault_server.py`), killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    /// Starts a server on a free port with these flags (`--capacity 4`, `--latency 20`).
+    fn start(flags: &[&str]) -> Server {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/fault_server.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .args(["--port", "0"])
+            .args(flags)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 runs the fault server");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let mut server = Server { child, port: 0 };
+        let line = rx.recv_timeout(LIMIT).expect("the fault server prints its port");
+        let start: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+        server.port = start["port"].as_u64().expect("a port") as u16;
+        server
+    }
+
+    /// `http://127.0.0.1:PORT` and the path.
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// A request without a body, its answer's body as JSON.
+    fn call(&self, method: &str, path: &str) -> Value {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream.set_read_timeout(Some(LIMIT)).unwrap();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).unwrap();
+        let at = answer
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("an HTTP answer");
+        serde_json::from_slice(&answer[at + 4..]).unwrap()
+    }
+
+    /// `GET /stats`.
+    fn stats(&self) -> Value {
+        self.call("GET", "/stats")
+    }
+
+    /// `POST /stats/reset`.
+    fn reset(&self) {
+        self.call("POST", "/stats/reset");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `deploy-gate` process whose output is being read.
+struct Running {
+    child: Child,
+    stdout: std::thread::JoinHandle<Vec<u8>>,
+    stderr: std::thread::JoinHandle<Vec<u8>>,
+}
+
+/// Starts a command, reading its output.
+fn start(cmd: &mut Command) -> Running {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("deploy-gate starts");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = r.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    Running { child, stdout, stderr }
+}
+
+impl Running {
+    /// Waits for the end, at most [`LIMIT`] (then kills it and fails).
+    fn wait(mut self) -> Output {
+        let until = Instant::now() + LIMIT;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("deploy-gate did not end within {LIMIT:?}; killed");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        Output {
+            status,
+            stdout: self.stdout.join().unwrap(),
+            stderr: self.stderr.join().unwrap(),
+        }
+    }
+}
+
+/// Runs `deploy-gate` with the arguments, at most [`LIMIT`].
+fn dg_run(args: &[String]) -> Output {
+    start(dg().args(args)).wait()
+}
+
+/// A one-model run's arguments.
+fn one(cases: &str, target: &str, out: &Path, flags: &[&str]) -> Vec<String> {
+    let mut args = strings(&["run", "--test-set", cases, "--target", target, "--out", &s(out)]);
+    args.extend(strings(flags));
+    args
+}
+
+/// A two-model run's arguments.
+fn two(cases: &str, old: &str, new: &str, out_old: &Path, out_new: &Path, flags: &[&str]) -> Vec<String> {
+    let mut args = strings(&[
+        "run",
+        "--test-set",
+        cases,
+        "--old",
+        old,
+        "--new",
+        new,
+        "--out-old",
+        &s(out_old),
+        "--out-new",
+        &s(out_new),
+    ]);
+    args.extend(strings(flags));
+    args
+}
+
+/// Writes a test set of one case per text into `dir/name`: ids alternate between integers
+/// (even positions) and strings (`c1`, `c3`, …). Gives its path and the cases.
+fn test_set(dir: &Path, name: &str, texts: &[String]) -> (String, Vec<Value>) {
+    let cases: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let id = if i % 2 == 0 { json!(i) } else { json!(format!("c{i}")) };
+            json!({
+                "pipeline_id": id,
+                "template_id": "tmpl",
+                "input_text": text,
+                "expected_verdict": "PASS",
+                "expected_stage_outputs": {},
+            })
+        })
+        .collect();
+    let mut text = String::new();
+    for c in &cases {
+        text += &c.to_string();
+        text.push('\n');
+    }
+    (write(dir, name, &text), cases)
+}
+
+/// `n` plain cases (`case 0`, `case 1`, …, with `suffix`).
+fn plain(n: usize, suffix: &str) -> Vec<String> {
+    (0..n).map(|i| format!("case {i}{suffix}")).collect()
+}
+
+/// An `openai-chat` target in `dir/name` (JSON: YAML too): `base` (one URL or a list), the last
+/// message `{{input_text}}`, and `extra` fields over the defaults.
+fn chat_target(dir: &Path, name: &str, base: Value, model: &str, extra: Value) -> String {
+    let mut t = json!({
+        "kind": "openai-chat",
+        "base_url": base,
+        "model": model,
+        "messages": [
+            {"role": "system", "content": "You judge one case."},
+            {"role": "user", "content": "{{input_text}}"}
+        ],
+        "timeout": "20s",
+    });
+    for (k, v) in extra.as_object().expect("extra fields are an object") {
+        t[k] = v.clone();
+    }
+    write(dir, name, &serde_json::to_string_pretty(&t).unwrap())
+}
+
+/// A file's lines as JSON (a panic naming the line if one is not).
+fn lines(path: &Path) -> Vec<Value> {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    assert!(
+        bytes.is_empty() || bytes.ends_with(b"\n"),
+        "{} ends with a whole line",
+        path.display()
+    );
+    String::from_utf8(bytes)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{} line {}: {e}: {l}", path.display(), i + 1)))
+        .collect()
+}
+
+/// The records of a finished output: one per case, in test-set order; by id (as JSON text).
+fn records(out: &Path, cases: &[Value]) -> HashMap<String, Value> {
+    let records = lines(out);
+    let ids = |v: &[Value]| v.iter().map(|r| r["pipeline_id"].clone()).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&records),
+        ids(cases),
+        "{}: one record per case, in test-set order",
+        out.display()
+    );
+    records.into_iter().map(|r| (r["pipeline_id"].to_string(), r)).collect()
+}
+
+/// The record of case `n`.
+fn rec<'a>(by_id: &'a HashMap<String, Value>, cases: &[Value], n: usize) -> &'a Value {
+    &by_id[&cases[n]["pipeline_id"].to_string()]
+}
+
+/// The keys of a record, in order.
+fn keys(r: &Value) -> Vec<&str> {
+    r.as_object().unwrap().keys().map(String::as_str).collect()
+}
+
+/// The numbers of a model's `this run:` summary line: asked, from the cache, retries,
+/// overloads, cuts, errored. `label` is `old: `, `new: ` or empty.
+fn summary(o: &Output, label: &str) -> [u64; 6] {
+    let err = stderr(o);
+    let head = format!("deploy-gate run: {label}this run: ");
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix(&head))
+        .unwrap_or_else(|| panic!("no {head:?} line: {}", text(o)));
+    let numbers: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|w| w.trim_start_matches('(').parse().ok())
+        .collect();
+    numbers
+        .try_into()
+        .unwrap_or_else(|n| panic!("six numbers in {line:?}: {n:?}"))
+}
+
+/// Every regular file under `dir`.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// A count from the server's `/stats` (0 when missing).
+fn count(stats: &Value, pointer: &str) -> u64 {
+    stats.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The requests the server saw with this scenario text.
+fn seen(stats: &Value, text: &str) -> u64 {
+    stats["by_content"][text].as_u64().unwrap_or(0)
+}
+
+/// A fixture's audit log of 116 cases.
+fn fixture() -> PathBuf {
+    parity_dir().join("trajectory-regressed").join("audit.jsonl")
+}
+
+#[test]
+fn a_two_model_run_writes_full_records_that_evaluate_reads() {
+    let dir = tempdir();
+    let server = Server::start(&[]);
+    let cases_path = dir.path().join("cases.jsonl");
+    let o = dg_run(&strings(&[
+        "test-set",
+        "--audit",
+        &s(&fixture()),
+        "--max-samples",
+        "none",
+        "--min-samples",
+        "1",
+        "--out",
+        &s(&cases_path),
+    ]));
+    assert!(o.status.success(), "{}", text(&o));
+    let cases = lines(&cases_path);
+    let n = cases.len();
+    assert!(n > 20);
+    let base = json!(server.url("/v1"));
+    let old = chat_target(dir.path(), "old.json", base.clone(), "m-old", json!({}));
+    let new = chat_target(
+        dir.path(),
+        "new.json",
+        base,
+        "m-new",
+        json!({"verdict": "regex:(PASS|FAIL)"}),
+    );
+    let (out_old, out_new) = (dir.path().join("old.jsonl"), dir.path().join("new.jsonl"));
+    let o = dg_run(&two(
+        &s(&cases_path),
+        &old,
+        &new,
+        &out_old,
+        &out_new,
+        &["--order-seed", "7"],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let err = stderr(&o);
+    for (label, out) in [("old", &out_old), ("new", &out_new)] {
+        assert!(
+            err.contains(&format!("{label}: {n} cases in {}: {n} answered, 0 errored", s(out))),
+            "{err}"
+        );
+        assert_eq!(summary(&o, &format!("{label}: ")), [n as u64, 0, 0, 0, 0, 0], "{err}");
+    }
+
+    let mut digests = Vec::new();
+    for out in [&out_old, &out_new] {
+        let by_id = records(out, &cases);
+        let digest = by_id.values().next().unwrap()["target"].clone();
+        assert!(digest.as_str().unwrap().starts_with("sha256:"), "{digest}");
+        for r in by_id.values() {
+            assert_eq!(
+                keys(r),
+                ["pipeline_id", "verdict", "latency_ms", "usage", "attempts", "target"],
+                "{r}"
+            );
+            assert_eq!(r["verdict"], "PASS", "{r}");
+            assert!(r["latency_ms"].as_f64().unwrap() >= 0.0, "{r}");
+            assert!(r["usage"]["prompt_tokens"].as_u64().unwrap() > 4, "{r}");
+            assert_eq!(r["usage"]["completion_tokens"], 1, "{r}");
+            assert_eq!(r["attempts"], 1, "{r}");
+            assert_eq!(r["target"], digest, "one target per file");
+        }
+        digests.push(digest);
+    }
+    assert_ne!(
+        digests[0], digests[1],
+        "the two targets differ, and so do their digests"
+    );
+    let stats = server.stats();
+    assert_eq!(count(&stats, "/requests"), 2 * n as u64, "{stats}");
+    for text in stats["by_content"].as_object().unwrap().values() {
+        assert_eq!(text, 2, "each case asked once of each model");
+    }
+
+    let policy = write(dir.path(), "policy.json", r#"{"min_samples": 1, "max_samples": null}"#);
+    let report = dir.path().join("report.json");
+    let o = dg_run(&strings(&[
+        "evaluate",
+        "--audit",
+        &s(&fixture()),
+        "--policy",
+        &policy,
+        "--old-verdicts",
+        &s(&out_old),
+        "--new-verdicts",
+        &s(&out_new),
+        "--out",
+        &s(&report),
+    ]));
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    assert_eq!(report["decision"]["num_cases"], n, "{}", text(&o));
+    // Both models answered PASS to every case: each case is in one cell where they agree.
+    let table = &report["stats"]["task"]["table"];
+    let cell = |k: &str| table[k].as_u64().unwrap_or_else(|| panic!("{k} in {table}"));
+    assert_eq!((cell("old_only"), cell("new_only")), (0, 0), "{table}");
+    assert!(cell("both_pass") > 0, "{table}");
+    assert_eq!(
+        cell("both_pass") + cell("both_fail"),
+        n as u64,
+        "every record read: {table}"
+    );
+}
+
+#[test]
+fn retries_honour_retry_after_and_client_errors_are_not_retried() {
+    let dir = tempdir();
+    let log = dir.path().join("server.log");
+    let server = Server::start(&["--log", &s(&log)]);
+    let texts = strings(&[
+        "case 0 fault=429 times=2 retry_after=1",
+        "case 1 fault=429 times=2 retry_after_date=1",
+        "case 2 fault=503 times=2 retry_after=1",
+        "case 3 fault=500 times=1",
+        "case 4 fault=400",
+        "case 5 fault=401",
+        "case 6 fault=429 retry_after=0",
+        "case 7",
+    ]);
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &texts);
+    let target = chat_target(
+        dir.path(),
+        "t.json",
+        json!(server.url("/v1")),
+        "m",
+        json!({"retries": 3}),
+    );
+    let out = dir.path().join("v.jsonl");
+    let o = dg_run(&one(&cases_path, &target, &out, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records(&out, &cases);
+    let r = |n: usize| rec(&by_id, &cases, n);
+    for n in [0, 1, 2] {
+        assert_eq!(r(n)["verdict"], "PASS", "{}", r(n));
+        assert_eq!(r(n)["attempts"], 3, "{}", r(n));
+    }
+    assert_eq!(r(3)["verdict"], "PASS");
+    assert_eq!(r(3)["attempts"], 2, "500 is retried");
+    for (n, status) in [(4, "HTTP 400: "), (5, "HTTP 401: ")] {
+        assert!(r(n)["error"].as_str().unwrap().starts_with(status), "{}", r(n));
+        assert_eq!(r(n)["attempts"], 1, "not retried: {}", r(n));
+        assert!(r(n).get("verdict").is_none());
+    }
+    let e = r(6)["error"].as_str().expect("errored past its retries, never a pass");
+    assert!(e.contains("HTTP 429") && e.contains("(4 attempts)"), "{e}");
+    assert_eq!(r(6)["attempts"], 4);
+    assert_eq!(r(7)["verdict"], "PASS");
+    assert_eq!(r(7)["attempts"], 1);
+
+    let stats = server.stats();
+    for (n, want) in [(0, 3), (1, 3), (2, 3), (3, 2), (4, 1), (5, 1), (6, 4), (7, 1)] {
+        assert_eq!(seen(&stats, &texts[n]), want, "requests of {:?}: {stats}", texts[n]);
+    }
+    // retries: 2 + 2 + 2 + 1 + 3; overloads: the 429s and 503s (2 + 2 + 2 + 4).
+    let [asked, cached, retries, overloads, _cuts, errored] = summary(&o, "");
+    assert_eq!(
+        (asked, cached, retries, overloads, errored),
+        (8, 0, 10, 10, 3),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        stderr(&o).contains(&format!("8 cases in {}: 5 answered, 3 errored", s(&out))),
+        "{}",
+        text(&o)
+    );
+
+    // The waits the server asked for were kept (a lower bound: the log's times, to the ms).
+    let mut times: HashMap<String, Vec<f64>> = HashMap::new();
+    for line in lines(&log) {
+        if let Some(content) = line["content"].as_str() {
+            times
+                .entry(content.to_owned())
+                .or_default()
+                .push(line["time"].as_f64().unwrap());
+        }
+    }
+    // An HTTP date has whole seconds (the server rounds up): a little slack for its clock.
+    for (n, least) in [(0, 0.99), (1, 0.95), (2, 0.99)] {
+        let t = &times[&texts[n]];
+        assert_eq!(t.len(), 3);
+        for pair in t.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= least,
+                "{:?}: retried after {:.3}s",
+                texts[n],
+                pair[1] - pair[0]
+            );
+        }
+    }
+}
+
+#[test]
+fn timeouts_cut_bodies_and_bad_answers_are_errored() {
+    let dir = tempdir();
+    let server = Server::start(&[]);
+    let texts = strings(&[
+        "case 0 fault=slow delay=2",
+        "case 1 fault=reset",
+        "case 2 fault=notjson",
+        "case 3 fault=big size=20000",
+        "case 4 fault=redirect",
+        "case 5 fault=nocontent",
+        "case 6",
+    ]);
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &texts);
+    let target = chat_target(
+        dir.path(),
+        "t.json",
+        json!(server.url("/v1")),
+        "m",
+        json!({"timeout": "300ms", "retries": 1, "max_response_bytes": 10000}),
+    );
+    let out = dir.path().join("v.jsonl");
+    let o = dg_run(&one(&cases_path, &target, &out, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records(&out, &cases);
+    let error = |n: usize| {
+        let r = rec(&by_id, &cases, n);
+        assert!(r.get("verdict").is_none(), "never a pass: {r}");
+        r["error"].as_str().unwrap_or_else(|| panic!("errored: {r}")).to_owned()
+    };
+    assert_eq!(error(0), "no answer within 300ms (2 attempts)");
+    assert!(
+        error(1).starts_with("the response was cut off") && error(1).ends_with("(2 attempts)"),
+        "{}",
+        error(1)
+    );
+    assert!(error(2).starts_with("the response is not JSON"), "{}", error(2));
+    assert!(error(2).contains("<html>oops</html>"), "{}", error(2));
+    assert_eq!(error(3), "the response is larger than max_response_bytes (10000 bytes)");
+    assert!(error(4).starts_with("HTTP 307: a redirect to"), "{}", error(4));
+    assert!(error(4).contains("not followed"), "{}", error(4));
+    assert!(error(5).starts_with("the answer has no text"), "{}", error(5));
+    assert_eq!(rec(&by_id, &cases, 6)["verdict"], "PASS");
+    for n in 2..6 {
+        assert_eq!(rec(&by_id, &cases, n)["attempts"], 1, "a bad answer is not asked again");
+    }
+
+    let stats = server.stats();
+    assert_eq!(count(&stats, "/followed_redirects"), 0, "{stats}");
+    assert_eq!(seen(&stats, &texts[0]), 2, "{stats}");
+    assert_eq!(seen(&stats, &texts[1]), 2, "{stats}");
+    for text in &texts[2..] {
+        assert_eq!(seen(&stats, text), 1, "{text}: {stats}");
+    }
+    let [.., errored] = summary(&o, "");
+    assert_eq!(errored, 6, "{}", text(&o));
+}
+
+/// A piece (12 characters) of `secret` found in `hay`.
+fn piece_of<'a>(secret: &'a str, hay: &[u8]) -> Option<&'a str> {
+    (0..=secret.len().saturating_sub(12))
+        .map(|i| &secret[i..(i + 12).min(secret.len())])
+        .find(|piece| hay.windows(piece.len()).any(|w| w == piece.as_bytes()))
+}
+
+#[test]
+fn the_api_key_is_written_nowhere_and_is_no_part_of_digests_or_cache_keys() {
+    use sha2::{Digest, Sha256};
+    let dir = tempdir();
+    let server = Server::start(&[]);
+    let texts = strings(&["case 0 fault=401", "case 1", "case 2 answer=FAIL"]);
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &texts);
+    let target = chat_target(
+        dir.path(),
+        "t.json",
+        json!(server.url("/v1")),
+        "m",
+        json!({"api_key_env": "DG_IT_ENDPOINT_KEY", "headers": {"X-Org": "org ${DG_IT_ORG}"}}),
+    );
+    let out = dir.path().join("v.jsonl");
+    let args = one(&cases_path, &target, &out, &[]);
+    // Random-looking secrets (no piece of them is anywhere by chance): a short key, then a
+    // long token (a JWT can be 1 KB), longer than the part of a server's message kept.
+    let hexes = |seed: &str, n: usize| {
+        (0..n)
+            .map(|i| hex::encode(Sha256::digest(format!("{seed} {i}"))))
+            .collect::<String>()
+    };
+    let rounds = [
+        (format!("sk-it-{}", hexes("key", 1)), hexes("org", 1)),
+        (format!("eyJ{}", hexes("token", 10)), hexes("org 2", 1)),
+    ];
+    let mut digests = Vec::new();
+    for (round, (key, org)) in rounds.iter().enumerate() {
+        let _ = std::fs::remove_file(&out);
+        let o = start(dg().args(&args).env("DG_IT_ENDPOINT_KEY", key).env("DG_IT_ORG", org)).wait();
+        assert!(o.status.success(), "{}", text(&o));
+        let by_id = records(&out, &cases);
+        let e = rec(&by_id, &cases, 0)["error"].as_str().unwrap().to_owned();
+        assert!(e.starts_with("HTTP 401: invalid api key [redacted]"), "{e}");
+        assert_eq!(rec(&by_id, &cases, 2)["verdict"], "FAIL");
+        let stats = server.stats();
+        assert!(
+            stats["auth_headers_seen"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(format!("Bearer {key}"))),
+            "the key was sent"
+        );
+        for secret in [key, org] {
+            for bytes in [&o.stdout, &o.stderr] {
+                let piece = piece_of(secret, bytes);
+                assert!(
+                    piece.is_none(),
+                    "round {round}: {piece:?} on stdout or stderr: {}",
+                    text(&o)
+                );
+            }
+            let written = files_under(dir.path());
+            assert!(written
+                .iter()
+                .any(|p| p.starts_with(dir.path().join(".deploy-gate-cache"))));
+            for path in written {
+                let piece = piece_of(secret, &std::fs::read(&path).unwrap());
+                assert!(piece.is_none(), "round {round}: {piece:?} is in {}", path.display());
+            }
+        }
+        // The second run, with other secrets: the answers come from the first run's cache.
+        let [asked, cached, ..] = summary(&o, "");
+        let want = if round == 0 { (3, 0) } else { (1, 2) };
+        assert_eq!((asked, cached), want, "round {round}: {}", text(&o));
+        assert_eq!(count(&stats, "/requests"), 3 + round as u64, "{stats}");
+        digests.push(rec(&by_id, &cases, 1)["target"].clone());
+    }
+    assert_eq!(digests[0], digests[1], "the secrets' values are not in the digest");
+}
+
+#[test]
+fn adaptive_concurrency_backs_off_under_a_server_capacity() {
+    let dir = tempdir();
+    let server = Server::start(&["--capacity", "4", "--latency", "20"]);
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(200, ""));
+    let target = chat_target(
+        dir.path(),
+        "t.json",
+        json!(server.url("/v1")),
+        "m",
+        json!({"retries": 20, "concurrency": {"initial": 16, "min": 1, "max": 32}}),
+    );
+    let out = dir.path().join("v.jsonl");
+    let o = dg_run(&one(&cases_path, &target, &out, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records(&out, &cases);
+    assert!(
+        by_id.values().all(|r| r["verdict"] == "PASS"),
+        "the retries absorb the 429s: {}",
+        text(&o)
+    );
+    let [asked, _, retries, overloads, cuts, errored] = summary(&o, "");
+    assert_eq!((asked, errored), (200, 0), "{}", text(&o));
+    assert!(overloads > 0 && retries > 0 && cuts > 0, "{}", text(&o));
+    let stats = server.stats();
+    assert!(count(&stats, "/max_in_flight") <= 32, "{stats}");
+    assert_eq!(count(&stats, "/requests"), 200 + retries, "{stats}");
+}
+
+#[test]
+fn the_concurrency_never_passes_the_targets_max() {
+    let dir = tempdir();
+    let (a, b) = (Server::start(&["--latency", "20"]), Server::start(&["--latency", "20"]));
+    let (cases_path, _) = test_set(dir.path(), "cases.jsonl", &plain(60, ""));
+    let bounds = json!({"concurrency": {"initial": 2, "min": 1, "max": 3}});
+    let old = chat_target(dir.path(), "old.json", json!(a.url("/v1")), "m-old", bounds.clone());
+    let new = chat_target(dir.path(), "new.json", json!(b.url("/v1")), "m-new", bounds.clone());
+    let (out_old, out_new) = (dir.path().join("o.jsonl"), dir.path().join("n.jsonl"));
+    let o = dg_run(&two(&cases_path, &old, &new, &out_old, &out_new, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    for server in [&a, &b] {
+        let stats = server.stats();
+        assert_eq!(count(&stats, "/requests"), 60, "{stats}");
+        let most = count(&stats, "/max_in_flight");
+        assert!((1..=3).contains(&most), "{stats}");
+    }
+
+    // Both models on one server: their requests share it (3 + 3 at most).
+    a.reset();
+    let new_a = chat_target(dir.path(), "new_a.json", json!(a.url("/v1")), "m-new", bounds);
+    let (out_old, out_new) = (dir.path().join("o2.jsonl"), dir.path().join("n2.jsonl"));
+    let o = dg_run(&two(&cases_path, &old, &new_a, &out_old, &out_new, &["--no-cache"]));
+    assert!(o.status.success(), "{}", text(&o));
+    let stats = a.stats();
+    assert_eq!(count(&stats, "/requests"), 120, "{stats}");
+    assert!(count(&stats, "/max_in_flight") <= 6, "{stats}");
+}
+
+#[test]
+fn the_cache_answers_a_second_run_and_a_torn_entry_is_asked_again() {
+    let dir = tempdir();
+    let server = Server::start(&[]);
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(40, ""));
+    let target = chat_target(dir.path(), "t.json", json!(server.url("/v1")), "m", json!({}));
+    let out = dir.path().join("v.jsonl");
+    let requests = || count(&server.stats(), "/requests");
+    let again = |flags: &[&str]| {
+        let _ = std::fs::remove_file(&out);
+        let o = dg_run(&one(&cases_path, &target, &out, flags));
+        assert!(o.status.success(), "{}", text(&o));
+        records(&out, &cases);
+        o
+    };
+
+    let o = again(&[]);
+    let first = std::fs::read(&out).unwrap();
+    assert_eq!(summary(&o, "")[..2], [40, 0]);
+    assert_eq!(requests(), 40);
+
+    let o = again(&[]);
+    assert!(stderr(&o).contains("40 from the cache"), "{}", text(&o));
+    assert_eq!(summary(&o, "")[..2], [0, 40]);
+    assert_eq!(requests(), 40, "the server was asked nothing");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        first,
+        "the cached records are the first run's"
+    );
+
+    let o = again(&["--no-cache"]);
+    assert_eq!(summary(&o, "")[..2], [40, 0]);
+    assert_eq!(requests(), 80);
+
+    // A torn entry (cut short, as a crash could leave it) is asked again, and written again.
+    let cache = dir.path().join(".deploy-gate-cache");
+    let entries: Vec<PathBuf> = files_under(&cache)
+        .into_iter()
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
+    assert_eq!(entries.len(), 40, "one entry per case");
+    let torn = &entries[0];
+    let len = std::fs::metadata(torn).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(torn)
+        .unwrap()
+        .set_len(len - 3)
+        .unwrap();
+    let o = again(&[]);
+    assert_eq!(summary(&o, "")[..2], [1, 39], "{}", text(&o));
+    assert_eq!(requests(), 81);
+    let o = again(&[]);
+    assert_eq!(summary(&o, "")[..2], [0, 40], "{}", text(&o));
+
+    // Two runs at once sharing one cache folder, each with its own output.
+    let shared = dir.path().join("shared-cache");
+    let outs = [dir.path().join("a.jsonl"), dir.path().join("b.jsonl")];
+    let running: Vec<Running> = outs
+        .iter()
+        .map(|out| start(dg().args(one(&cases_path, &target, out, &["--cache", &s(&shared)]))))
+        .collect();
+    for (run, out) in running.into_iter().zip(&outs) {
+        let o = run.wait();
+        assert!(o.status.success(), "{}", text(&o));
+        let by_id = records(out, &cases);
+        assert!(by_id.values().all(|r| r["verdict"] == "PASS"), "{}", text(&o));
+    }
+    let leftovers: Vec<_> = files_under(&shared)
+        .into_iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "no temporary file is left: {leftovers:?}");
+}
+
+/// A small generator of random moments, seeded from the clock (the seed is printed).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+#[test]
+fn sigkill_at_random_moments_then_a_rerun_gives_one_record_per_case() {
+    let dir = tempdir();
+    let server = Server::start(&["--latency", "5"]);
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(300, ""));
+    let base = json!(server.url("/v1"));
+    let old = chat_target(dir.path(), "old.json", base.clone(), "m-old", json!({}));
+    let new = chat_target(dir.path(), "new.json", base.clone(), "m-new", json!({}));
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("sigkill test seed: {seed}");
+    let mut random = Lcg(seed);
+    let mut mid_run = 0;
+    let mut outs = Vec::new();
+    for round in 0..5 {
+        // Fresh outputs (and a fresh cache beside them) each round: a kill in a run of its own.
+        let sub = dir.path().join(format!("round{round}"));
+        std::fs::create_dir(&sub).unwrap();
+        outs = vec![sub.join("old.jsonl"), sub.join("new.jsonl")];
+        let args = two(&cases_path, &old, &new, &outs[0], &outs[1], &[]);
+        let written = || {
+            outs.iter()
+                .map(|o| std::fs::read_to_string(o).map_or(0, |t| t.lines().count()))
+                .sum::<usize>()
+        };
+        let mut child = dg()
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Once the run writes, a random 50 to 400 ms later.
+        let until = Instant::now() + LIMIT;
+        while written() == 0 && Instant::now() < until && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(50 + random.below(351)));
+        child.kill().unwrap(); // SIGKILL
+        let status = child.wait().unwrap();
+        let mut kept = Vec::new();
+        for out in &outs {
+            let records = lines(out);
+            let ids: HashSet<String> = records.iter().map(|r| r["pipeline_id"].to_string()).collect();
+            assert_eq!(ids.len(), records.len(), "seed {seed} round {round}: no duplicate");
+            kept.push(records.len());
+        }
+        eprintln!("round {round}: {status:?}, {kept:?} records kept");
+        if kept.iter().any(|&k| k > 0 && k < cases.len()) {
+            mid_run += 1;
+        }
+
+        let o = dg_run(&args);
+        assert!(o.status.success(), "seed {seed} round {round}: {}", text(&o));
+        for ((out, label), k) in outs.iter().zip(["old: ", "new: "]).zip(&kept) {
+            let by_id = records(out, &cases);
+            assert!(
+                by_id.values().all(|r| r["verdict"] == "PASS"),
+                "seed {seed} round {round}: {}",
+                text(&o)
+            );
+            // Only the cases without a record were run again (asked, or read from the cache).
+            let [asked, cached, ..] = summary(&o, label);
+            assert_eq!(
+                asked + cached,
+                (cases.len() - k) as u64,
+                "seed {seed} round {round}: {}",
+                text(&o)
+            );
+            if *k > 0 {
+                assert!(
+                    stderr(&o).contains(&format!("{k} already answered (resumed)")),
+                    "seed {seed} round {round}: {}",
+                    text(&o)
+                );
+            }
+        }
+    }
+    assert!(
+        mid_run >= 2,
+        "seed {seed}: only {mid_run} of the kills landed while the run was writing"
+    );
+
+    // The same outputs with another target: refused, the files left as they are.
+    let read = || outs.iter().map(|o| std::fs::read(o).unwrap()).collect::<Vec<_>>();
+    let before = read();
+    let other = chat_target(dir.path(), "other.json", base, "m-other", json!({}));
+    let o = dg_run(&two(&cases_path, &old, &other, &outs[0], &outs[1], &[]));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = stderr(&o);
+    assert!(err.contains(&format!("{} line 1: ", s(&outs[1]))), "{err}");
+    assert!(err.contains("another target"), "{err}");
+    assert_eq!(read(), before, "a refused run changes nothing");
+}
+
+#[test]
+fn bad_target_files_are_refused_naming_the_file_line_and_field() {
+    let dir = tempdir();
+    let (cases_path, _) = test_set(dir.path(), "cases.jsonl", &plain(2, ""));
+    let out = dir.path().join("v.jsonl");
+    let good = "kind: openai-chat\nbase_url: http://127.0.0.1:9/v1\nmodel: m\nmessages:\n  - role: user\n    content: \"{{input_text}}\"\n";
+    for (name, yaml, want) in [
+        (
+            "unknown.yaml",
+            format!("{good}temprature: 0.2\n"),
+            " line 7: temprature: unknown field",
+        ),
+        (
+            "nomodel.yaml",
+            good.replace("model: m\n", ""),
+            " line 1: model: missing",
+        ),
+        (
+            "placeholder.yaml",
+            good.replace("{{input_text}}", "Judge {{input}}"),
+            " line 6: messages[0].content: {{input}} is not a placeholder",
+        ),
+    ] {
+        let path = write(dir.path(), name, &yaml);
+        let o = dg_run(&one(&cases_path, &path, &out, &[]));
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(stderr(&o).contains(&format!("{path}{want}")), "{}", text(&o));
+    }
+
+    let path = write(
+        dir.path(),
+        "key.yaml",
+        &format!("{good}api_key_env: DG_IT_UNSET_KEY_VAR\n"),
+    );
+    let o = start(
+        dg().args(one(&cases_path, &path, &out, &[]))
+            .env_remove("DG_IT_UNSET_KEY_VAR"),
+    )
+    .wait();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&path) && err.contains("DG_IT_UNSET_KEY_VAR is not set"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing is written before the run can start");
+}
+
+#[test]
+fn http_and_command_targets() {
+    let dir = tempdir();
+    let server = Server::start(&[]);
+    let texts: Vec<String> = (0..6)
+        .map(|i| format!("case {i}{}", if i % 2 == 1 { " answer=FAIL" } else { "" }))
+        .collect();
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &texts);
+    let http = |name: &str, verdict: &str| {
+        let t = json!({
+            "kind": "http",
+            "url": server.url("/agent"),
+            "body": {"input": "{{input_text}}", "id": "{{pipeline_id}}"},
+            "verdict": verdict,
+        });
+        write(dir.path(), name, &t.to_string())
+    };
+    let out = dir.path().join("h.jsonl");
+    let o = dg_run(&one(&cases_path, &http("h.json", "/result/verdict"), &out, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records(&out, &cases);
+    for n in 0..texts.len() {
+        let r = rec(&by_id, &cases, n);
+        assert_eq!(r["verdict"], if n % 2 == 1 { "FAIL" } else { "PASS" }, "{r}");
+        assert_eq!(
+            keys(r),
+            ["pipeline_id", "verdict", "latency_ms", "attempts", "target"],
+            "{r}"
+        );
+    }
+    let stats = server.stats();
+    assert_eq!(count(&stats, "/paths/~1agent"), 6, "{stats}");
+    for text in &texts {
+        assert_eq!(seen(&stats, text), 1, "{stats}");
+    }
+
+    // What was sent: the server echoes the body, whose fields are the case's (an id alone in
+    // its string keeps its JSON type).
+    let echo: Vec<String> = (0..4).map(|i| format!("case {i} fault=echo")).collect();
+    let (echo_path, echo_cases) = test_set(dir.path(), "echo.jsonl", &echo);
+    let out = dir.path().join("e.jsonl");
+    let o = dg_run(&one(&echo_path, &http("e.json", "/result/echo"), &out, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records(&out, &echo_cases);
+    for (n, c) in echo_cases.iter().enumerate() {
+        assert_eq!(
+            rec(&by_id, &echo_cases, n)["verdict"],
+            json!({"input": echo[n], "id": c["pipeline_id"]})
+        );
+    }
+
+    // A command target paired with an endpoint in one run.
+    let worker = "import sys, json\nfor line in sys.stdin:\n    print(json.dumps({'verdict': 'PASS'}), flush=True)\n";
+    let command = write(
+        dir.path(),
+        "cmd.json",
+        &json!({"kind": "command", "argv": ["python3", "-c", worker]}).to_string(),
+    );
+    let chat = chat_target(dir.path(), "chat.json", json!(server.url("/v1")), "m", json!({}));
+    let (out_old, out_new) = (dir.path().join("o.jsonl"), dir.path().join("n.jsonl"));
+    let o = dg_run(&two(&cases_path, &command, &chat, &out_old, &out_new, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    let old = records(&out_old, &cases);
+    let new = records(&out_new, &cases);
+    for n in 0..texts.len() {
+        let (a, b) = (rec(&old, &cases, n), rec(&new, &cases, n));
+        assert_eq!(a["verdict"], "PASS", "{a}");
+        assert_eq!(b["verdict"], if n % 2 == 1 { "FAIL" } else { "PASS" }, "{b}");
+        assert!(a["target"].as_str().unwrap().starts_with("sha256:"), "{a}");
+        assert_ne!(a["target"], b["target"]);
+    }
+    assert_eq!(summary(&o, "old: ")[5], 0, "{}", text(&o));
+    assert_eq!(summary(&o, "new: ")[..2], [6, 0], "{}", text(&o));
+}
+
+#[test]
+fn replicas_share_the_requests() {
+    let dir = tempdir();
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(20, ""));
+    let target = chat_target(
+        dir.path(),
+        "t.json",
+        json!([a.url("/v1"), b.url("/v1")]),
+        "m",
+        json!({}),
+    );
+    let out = dir.path().join("v.jsonl");
+    let o = dg_run(&one(&cases_path, &target, &out, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records(&out, &cases);
+    assert!(by_id.values().all(|r| r["verdict"] == "PASS"));
+    let (ra, rb) = (count(&a.stats(), "/requests"), count(&b.stats(), "/requests"));
+    assert!(ra > 0 && rb > 0, "both replicas asked: {ra} and {rb}");
+    assert_eq!(ra + rb, 20);
+}
