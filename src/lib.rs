@@ -26,6 +26,7 @@
 pub mod attest;
 pub mod audit;
 pub mod compat;
+pub mod cost;
 pub mod decision;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod deploy;
