@@ -11,6 +11,8 @@
 //! `ceil(p/100 · n)` (so always a latency that was measured).
 
 use crate::json::{Scalar, ValueError, ValueSink};
+use crate::testset::TestSet;
+use crate::verdicts::Verdicts;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -347,6 +349,19 @@ pub fn summarize<'c>(records: usize, costs: impl IntoIterator<Item = &'c RecordC
         target: (targets.len() == 1).then(|| targets[0].to_owned()),
         targets: targets.into_iter().map(str::to_owned).collect(),
     }
+}
+
+/// One model's summary over the test set: the records the scoring counts for each case (every
+/// run under `all_runs`, i.e. `repeats: mean`, else the case's last record).
+pub fn model_cost(test_set: &TestSet, verdicts: &Verdicts, all_runs: bool) -> CostSummary {
+    let mut records = 0;
+    let mut costs = Vec::new();
+    for (i, case) in test_set.cases.iter().enumerate() {
+        let (n, c) = verdicts.costs_for(&case.pipeline_id, test_set.has_twin(i), all_runs);
+        records += n;
+        costs.extend(c);
+    }
+    summarize(records, costs)
 }
 
 #[cfg(test)]
