@@ -10,7 +10,8 @@
 //! The flow: [`audit`] scans the audit log (pass 1, in segments that can run in parallel; lines
 //! read through [`json`], whose fast path takes the lines a writer produces) into an index with
 //! one record per pipeline; [`testset`] chooses the cases and builds them from just their
-//! pipelines' spans (pass 2); [`verdicts`] and [`trajectory`] read the models' results;
+//! pipelines' spans (pass 2); [`verdicts`] and [`trajectory`] read the models' results
+//! ([`cost`]: what each verdict's call cost, when its record says);
 //! [`scoring`], [`stats`] and [`decision`] score and decide; [`report`] assembles the
 //! GateReport; [`attest`] signs and verifies the decision; [`deploy`] edits the serving config.
 //! [`render`] writes the report as a Markdown summary and as JUnit XML for CI systems.
@@ -26,6 +27,7 @@
 pub mod attest;
 pub mod audit;
 pub mod compat;
+pub mod cost;
 pub mod decision;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod deploy;

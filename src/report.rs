@@ -4,6 +4,7 @@
 //! has a defined order.
 
 use crate::audit::{AuditIndex, AuditSummary};
+use crate::cost::{model_cost, CostSummary};
 use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision};
 use crate::input::{InputFile, Side};
 use crate::policy::{Cluster, GatePolicy, OnInsufficient, Repeats};
@@ -99,6 +100,11 @@ pub struct GateReport {
     pub test_set: TestSetInfo,
     /// Each model's verdict counts.
     pub verdicts: PerModel<ModelCounts>,
+    /// What each model's calls cost (latency, tokens, attempts, targets), present only when a
+    /// record of either verdict file carries such a field; a model whose file carries none is
+    /// `null` (see [`crate::cost`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<PerModel<Option<CostSummary>>>,
     /// Each model's trajectory results, when given.
     pub trajectories: PerModel<Option<TrajectoryInfo>>,
     /// The gate decision (the reference's `GateDecision`).
@@ -197,6 +203,7 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
             old: scoring.old,
             new: scoring.new,
         },
+        cost: cost_of(inputs, policy),
         trajectories: PerModel {
             old: inputs.old_trajectories.map(TrajectoryInfo::from),
             new: inputs.new_trajectories.map(TrajectoryInfo::from),
@@ -208,6 +215,21 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
         templates: scoring.templates,
         warnings,
     }
+}
+
+/// Each model's cost summary, when either verdict file carries cost fields: over the records
+/// the scoring counts (every run under `repeats: mean`, else each case's last record).
+fn cost_of(inputs: &GateInputs<'_>, policy: &GatePolicy) -> Option<PerModel<Option<CostSummary>>> {
+    let (old, new) = (inputs.old_verdicts, inputs.new_verdicts);
+    if !old.carries_cost() && !new.carries_cost() {
+        return None;
+    }
+    let all_runs = policy.repeats() == Repeats::Mean;
+    let side = |v: &Verdicts| v.carries_cost().then(|| model_cost(inputs.test_set, v, all_runs));
+    Some(PerModel {
+        old: side(old),
+        new: side(new),
+    })
 }
 
 /// Each case's cluster: its template, told apart by its JSON text as in the log; a case without

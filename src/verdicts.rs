@@ -13,6 +13,7 @@
 use crate::audit::entry::{is_completion_name, EntryKind, Marks};
 use crate::audit::{into_id_text, PipelineId};
 use crate::compat::py_float_repr;
+use crate::cost::{CostField, CostFields, CostProblem, CostRef, RecordCost};
 use crate::input::Role;
 use crate::input::{InputError, InputFile};
 use crate::json::{
@@ -134,6 +135,14 @@ pub struct Verdicts {
     keep: Option<KeepSet>,
     /// The [`stable_hash`]es of the ids in `keep`: most ids are ruled out by their hash alone.
     keep_hashes: hashbrown::HashSet<u64, DefaultHashBuilder>,
+    /// Some record (kept or not) carries a cost field (see [`crate::cost`]).
+    carries_cost: bool,
+    /// The cost fields of the kept records that carry some, by id text, [`IdKind`] and run
+    /// (the record's place among [`Verdicts::records_for`]'s): a side table, empty for a file
+    /// without them.
+    costs: HashMap<(Arc<str>, u8, u32), RecordCost, DefaultHashBuilder>,
+    /// The distinct targets of the kept costs (shared by them).
+    targets: Vec<Arc<str>>,
 }
 
 /// The hash that tells ids apart: the text's, and for an integer another one (`5` and `"5"`
@@ -173,6 +182,37 @@ impl Verdicts {
             None => Vec::new(),
             Some(k) => k.earlier.iter().chain([&k.record]).collect(),
         }
+    }
+
+    /// True when some record of the file carries a cost field (`latency_ms`, `usage`,
+    /// `attempts`, `target`; see [`crate::cost`]), kept or not.
+    pub fn carries_cost(&self) -> bool {
+        self.carries_cost
+    }
+
+    /// The cost fields of the records a case counts, and how many records it counts: under
+    /// `all_runs` every record of [`Verdicts::records_for`], else the one of
+    /// [`Verdicts::record_for`]. Records without cost fields count but give no cost.
+    pub fn costs_for(&self, id: &PipelineId, twin: bool, all_runs: bool) -> (usize, Vec<&RecordCost>) {
+        let Some((shared, slots)) = self.by_id.get_key_value(&*id.text) else {
+            return (0, Vec::new());
+        };
+        let Some(kind) = self.resolve(id, twin) else {
+            return (0, Vec::new());
+        };
+        let Some(kept) = slots[kind as usize].as_ref() else {
+            return (0, Vec::new());
+        };
+        let last = kept.earlier.len() as u32;
+        let runs = if all_runs { 0..=last } else { last..=last };
+        let counted = runs.clone().count();
+        if self.costs.is_empty() {
+            return (counted, Vec::new());
+        }
+        let costs = runs
+            .filter_map(|run| self.costs.get(&(Arc::clone(shared), kind as u8, run)))
+            .collect();
+        (counted, costs)
     }
 
     /// Which of the id text's records a case takes (see [`Verdicts::record_for`]).
@@ -271,6 +311,7 @@ impl Verdicts {
     /// Counts a record, and keeps it when its id is kept (only then is it copied).
     fn insert(&mut self, record: RecordRef<'_>) {
         self.records += 1;
+        self.carries_cost |= record.cost.is_some();
         let text_hash = stable_hash(record.id.as_bytes(), 0);
         if !self.is_kept(&record.id, text_hash) {
             self.others.push((id_hash(text_hash, record.kind), record.hash()));
@@ -282,6 +323,7 @@ impl Verdicts {
             line,
             verdict,
             error,
+            cost,
         } = record;
         let (verdict, composite) = match verdict {
             Some(PyText::Text(t)) => (Some(t), false),
@@ -303,18 +345,29 @@ impl Verdicts {
                 self.by_id.entry(shared).or_default()
             }
         };
-        match &mut slots[kind as usize] {
+        let run = match &mut slots[kind as usize] {
             Some(existing) => {
                 self.duplicates += 1;
                 let differs = existing.record != record;
                 let before = std::mem::replace(&mut existing.record, record);
                 existing.earlier.push(before);
+                let run = existing.earlier.len() as u32;
                 if differs {
                     existing.line = line;
                     self.conflict(&id);
                 }
+                run
             }
-            slot @ None => *slot = Some(Kept::new(record, line)),
+            slot @ None => {
+                *slot = Some(Kept::new(record, line));
+                0
+            }
+        };
+        if let Some(cost) = cost {
+            let (shared, _) = self.by_id.get_key_value(&*id).expect("inserted above");
+            let key = (Arc::clone(shared), kind as u8, run);
+            let kept = cost.keep(&mut self.targets);
+            self.costs.insert(key, kept);
         }
     }
     /// Counts the others once the file is read (distinct ids, duplicates) and frees their
@@ -367,6 +420,8 @@ struct RecordRef<'a> {
     /// `None` when the record has no verdict.
     verdict: Option<PyText<'a>>,
     error: Option<Cow<'a, str>>,
+    /// The record's cost fields, when it has some (see [`crate::cost`]).
+    cost: CostRef<'a>,
 }
 
 impl RecordRef<'_> {
@@ -447,6 +502,7 @@ struct RecordFields<'a> {
     verdict: Option<PyText<'a>>,
     error: Scalar<'a>,
     marks: Marks,
+    cost: CostFields<'a>,
 }
 
 fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), ValueError> {
@@ -467,6 +523,9 @@ fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'
         "stage_id" | "stage_type" => {
             f.marks.stage_key = true;
             v.skip()?
+        }
+        "latency_ms" | "usage" | "attempts" | "target" => {
+            f.cost.read(key, v)?;
         }
         _ => v.skip()?,
     }
@@ -512,6 +571,10 @@ enum RecordError {
     /// a `String`, so the result of every record read does not grow).
     #[error("pipeline {}: {}", .0.id, .0.why)]
     MapValue(Box<MapValue>),
+    /// A cost field (`latency_ms`, `usage`, `attempts`, `target`) with an unusable value
+    /// (boxed, as [`RecordError::MapValue`]).
+    #[error("{0}")]
+    Cost(Box<CostProblem>),
 }
 
 const _: () = assert!(std::mem::size_of::<RecordError>() <= std::mem::size_of::<String>());
@@ -574,6 +637,10 @@ fn finish_record(f: RecordFields<'_>, line: u64) -> Result<Parsed<'_>, RecordErr
     };
     let problem = id_problem(&f.id);
     let id = into_id_text(f.id).map_err(|_| RecordError::BadId(problem))?;
+    let mut cost = f.cost;
+    if let Some(problem) = cost.problem.take() {
+        return Err(RecordError::Cost(Box::new(problem)));
+    }
     let error = error_text(f.error);
     if f.verdict.is_none() && error.is_none() {
         return Err(RecordError::Neither);
@@ -584,6 +651,7 @@ fn finish_record(f: RecordFields<'_>, line: u64) -> Result<Parsed<'_>, RecordErr
         line,
         verdict: f.verdict,
         error,
+        cost: cost.any().then(|| Box::new(cost)),
     }))
 }
 
@@ -599,7 +667,20 @@ fn explain(e: &RecordError, text: &str) -> (String, Option<usize>) {
             None => (e.to_string(), None),
         },
         RecordError::BadId(_) => (e.to_string(), value_offsets(text, "pipeline_id").last().map(|v| v.0)),
+        RecordError::Cost(p) => (e.to_string(), cost_offset(p, text)),
         _ => (e.to_string(), None),
+    }
+}
+
+/// Where in a record's text the unusable cost value is: the value of the field's key (its
+/// second occurrence for one given twice), inside `usage` for its token counts.
+fn cost_offset(p: &CostProblem, text: &str) -> Option<usize> {
+    match p.field {
+        CostField::PromptTokens | CostField::CompletionTokens => {
+            let (at, usage) = *value_offsets(text, "usage").first()?;
+            Some(at + value_offsets(usage, p.field.key()).get(p.occurrence)?.0)
+        }
+        field => Some(value_offsets(text, field.key()).get(p.occurrence)?.0),
     }
 }
 
@@ -760,6 +841,9 @@ fn parse(
         others_distinct: 0,
         keep_hashes: keep.iter().flatten().map(|id| stable_hash(id.as_bytes(), 0)).collect(),
         keep,
+        carries_cost: false,
+        costs: HashMap::default(),
+        targets: Vec::new(),
     };
     read_records(format, bytes, role, name, &mut |parsed| match parsed {
         Parsed::Record(record) => {
@@ -895,6 +979,7 @@ fn map_record<'a>(key: &'a str, raw: &'a str, line: u64) -> Result<RecordRef<'a>
         line,
         verdict,
         error,
+        cost: None,
     };
     if !raw.trim_start().starts_with('{') {
         let verdict = PyText::of_raw(raw).map_err(|e| in_pipeline(MapValueError::Value(e)))?;
@@ -991,6 +1076,7 @@ fn read_delimited(
             line,
             verdict: cell(verdict_col).map(|v| PyText::Text(Cow::Borrowed(v))),
             error: cell(error_col).map(Cow::Borrowed),
+            cost: None,
         }));
     }
     Ok(())
@@ -1260,6 +1346,208 @@ mod tests {
             "n (new_verdicts) line 2, column 7: pipeline b: the object has neither a verdict nor an error"
         );
     }
+    fn id(text: &str, numeric: bool) -> PipelineId {
+        PipelineId {
+            text: text.into(),
+            numeric,
+        }
+    }
+
+    #[test]
+    fn cost_fields_are_kept_for_each_run() {
+        let v = parse(concat!(
+            "{\"pipeline_id\":7,\"verdict\":\"PASS\",\"latency_ms\":812.4,\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":9,\"total_tokens\":129},\"attempts\":1,\"target\":\"sha256:ab\"}\n",
+            "{\"pipeline_id\":\"p2\",\"error\":\"HTTP 503: overloaded (4 attempts)\",\"latency_ms\":60000,\"attempts\":4,\"target\":\"sha256:ab\"}\n",
+            "{\"pipeline_id\":\"p2\",\"verdict\":\"FAIL\"}\n",
+            "{\"pipeline_id\":\"p3\",\"verdict\":\"FAIL\",\"usage\":{}}\n",
+        ));
+        assert!(v.carries_cost());
+        let (n, costs) = v.costs_for(&id("7", true), false, false);
+        assert_eq!(n, 1);
+        assert_eq!(
+            costs,
+            [&RecordCost {
+                latency_ms: Some(812.4),
+                usage: Some(crate::cost::Usage {
+                    prompt_tokens: Some(120),
+                    completion_tokens: Some(9)
+                }),
+                attempts: Some(1),
+                target: Some("sha256:ab".into()),
+            }]
+        );
+        // The last record of p2 has none; both runs count under `mean`, the first with a cost.
+        assert_eq!(v.costs_for(&id("p2", false), false, false), (1, vec![]));
+        let (n, costs) = v.costs_for(&id("p2", false), false, true);
+        assert_eq!(
+            (n, costs.len(), costs[0].latency_ms, costs[0].attempts),
+            (2, 1, Some(60000.0), Some(4))
+        );
+        // The records differing in cost fields only are not conflicting; an empty usage is kept.
+        assert_eq!(v.conflicting, ["p2"]);
+        let (_, costs) = v.costs_for(&id("p3", false), false, false);
+        assert_eq!(costs[0].usage, Some(crate::cost::Usage::default()));
+        // One target shared by both records.
+        assert_eq!(v.targets.len(), 1);
+        let same = parse(concat!(
+            "{\"pipeline_id\":\"a\",\"verdict\":\"PASS\",\"latency_ms\":1}\n",
+            "{\"pipeline_id\":\"a\",\"verdict\":\"PASS\",\"latency_ms\":2}\n",
+        ));
+        assert!(same.conflicting.is_empty());
+    }
+
+    #[test]
+    fn a_file_without_cost_fields_keeps_none() {
+        let v = parse(
+            "{\"pipeline_id\":\"a\",\"verdict\":\"PASS\",\"latency\":3}\n[1]\n"
+                .split('[')
+                .next()
+                .unwrap(),
+        );
+        assert!(!v.carries_cost());
+        assert!(v.costs.is_empty());
+        assert_eq!(v.costs_for(&id("a", false), false, true), (1, vec![]));
+        // Records not kept still tell that the file carries costs.
+        let text = "{\"pipeline_id\":\"x\",\"verdict\":\"PASS\",\"attempts\":2}\n";
+        let some = parse_verdicts_keeping(Role::OldVerdicts, "v", text.as_bytes(), KeepSet::new()).unwrap();
+        assert!(some.carries_cost() && some.costs.is_empty());
+    }
+
+    /// Each unusable cost value is an error at its line and at the column where the value is.
+    #[test]
+    fn bad_cost_values_name_the_line_and_column() {
+        let cases = [
+            (
+                "\"latency_ms\":\"812\"",
+                "latency_ms is a string, expected a finite non-negative number of milliseconds",
+            ),
+            (
+                "\"latency_ms\":-1.5",
+                "latency_ms is negative, expected a finite non-negative number of milliseconds",
+            ),
+            (
+                "\"latency_ms\":null",
+                "latency_ms is null, expected a finite non-negative number of milliseconds",
+            ),
+            (
+                "\"latency_ms\":[1]",
+                "latency_ms is an array or object, expected a finite non-negative number of milliseconds",
+            ),
+            ("\"usage\":7", "usage is not a JSON object"),
+            ("\"usage\":null", "usage is not a JSON object"),
+            (
+                "\"usage\":{\"prompt_tokens\":-3}",
+                "usage.prompt_tokens is negative, expected a non-negative integer",
+            ),
+            (
+                "\"usage\":{\"completion_tokens\":1.5}",
+                "usage.completion_tokens is a number with a fraction or an exponent, expected a non-negative integer",
+            ),
+            (
+                "\"usage\":{\"completion_tokens\":\"9\"}",
+                "usage.completion_tokens is a string, expected a non-negative integer",
+            ),
+            (
+                "\"usage\":{\"prompt_tokens\":99999999999999999999}",
+                "usage.prompt_tokens is too large (2^64 or more), expected a non-negative integer",
+            ),
+            (
+                "\"usage\":{\"prompt_tokens\":1,\"prompt_tokens\":2}",
+                "usage.prompt_tokens is given twice",
+            ),
+            ("\"attempts\":0", "attempts is 0, expected a positive integer"),
+            (
+                "\"attempts\":2.0",
+                "attempts is a number with a fraction or an exponent, expected a positive integer",
+            ),
+            (
+                "\"attempts\":true",
+                "attempts is a boolean, expected a positive integer",
+            ),
+            ("\"target\":5", "target is a number, expected a string"),
+            ("\"latency_ms\":1,\"latency_ms\":2", "latency_ms is given twice"),
+            ("\"target\":\"a\",\"target\":\"a\"", "target is given twice"),
+        ];
+        // An integer too wide for a double (`1e400` is not JSON the reader takes at all).
+        let wide = format!("\"latency_ms\":1{}", "0".repeat(400));
+        let cases = cases.iter().map(|&(f, w)| (f.to_owned(), w)).chain([(
+            wide,
+            "latency_ms is not finite, expected a finite non-negative number of milliseconds",
+        )]);
+        let head = "{\"pipeline_id\":\"a\",\"verdict\":\"P\",";
+        for (fields, want) in cases {
+            // The value at fault: the last of the key's values, or the inner one in `usage`.
+            let bad = fields.rfind(':').unwrap() + 1;
+            let column = head.len() + bad + 1;
+            let text = format!("{head}\"latency_ms\":5}}\n{head}{fields}}}\n");
+            let e = parse_verdicts(Role::NewVerdicts, "new.jsonl", text.as_bytes()).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("new.jsonl (new_verdicts) line 2, column {column}: {want}")
+            );
+            let array = format!("[{head}\"latency_ms\":5}},\n {head}{fields}}}]");
+            let e = parse_verdicts(Role::NewVerdicts, "new.json", array.as_bytes()).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "new.json (new_verdicts) line 2, column {}: element 1: {want}",
+                    column + 1
+                )
+            );
+        }
+        // The column of a token count inside `usage`, counted by hand.
+        let e = parse_verdicts(
+            Role::OldVerdicts,
+            "o",
+            b"{\"pipeline_id\":1,\"verdict\":\"P\",\"usage\":{\"total_tokens\":3,\"prompt_tokens\":\"x\"}}",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "o (old_verdicts) line 1, column 74: usage.prompt_tokens is a string, expected a non-negative integer"
+        );
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    proptest::proptest! {
+        /// Valid cost fields change nothing but the costs: the same records, duplicates and
+        /// conflicts as the file without them, and each kept record's cost as written.
+        #[test]
+        fn cost_fields_change_nothing_else(
+            records in proptest::collection::vec((0u8..4, 0u8..3, proptest::option::of(0u32..100_000), proptest::option::of(1u64..5)), 0..30),
+        ) {
+            let mut with = String::new();
+            let mut without = String::new();
+            for &(i, v, ms, attempts) in &records {
+                let base = format!("{{\"pipeline_id\":\"p{i}\",\"verdict\":{}", ["\"PASS\"", "\"FAIL\"", "null"][v as usize]);
+                without.push_str(&base);
+                without.push_str("}\n");
+                with.push_str(&base);
+                if let Some(ms) = ms {
+                    with.push_str(&format!(",\"latency_ms\":{}", f64::from(ms) / 10.0));
+                }
+                if let Some(n) = attempts {
+                    with.push_str(&format!(",\"attempts\":{n},\"usage\":{{\"prompt_tokens\":{n}}}"));
+                }
+                with.push_str("}\n");
+            }
+            let a = parse(&with);
+            let b = parse(&without);
+            proptest::prop_assert_eq!((a.records, a.duplicates, a.len(), &a.conflicting), (b.records, b.duplicates, b.len(), &b.conflicting));
+            proptest::prop_assert_eq!(a.carries_cost(), records.iter().any(|r| r.2.is_some() || r.3.is_some()));
+            for i in 0..4u8 {
+                let pid = id(&format!("p{i}"), false);
+                proptest::prop_assert_eq!(a.get(&pid), b.get(&pid));
+                let runs: Vec<_> = records.iter().filter(|r| r.0 == i).collect();
+                let (n, costs) = a.costs_for(&pid, false, true);
+                proptest::prop_assert_eq!(n, runs.len());
+                let latencies: Vec<f64> = costs.iter().filter_map(|c| c.latency_ms).collect();
+                let want: Vec<f64> = runs.iter().filter_map(|r| r.2.map(|ms| f64::from(ms) / 10.0)).collect();
+                proptest::prop_assert_eq!(latencies, want);
+            }
+        }
+    }
+
     /// The progress a mapped file's reader is given: the hash a MiB at a time up to the end,
     /// then, in each pass over the records, the growing offsets of ids read in place (none for
     /// CSV); the verdicts are the same as without it.

@@ -108,6 +108,9 @@ struct View {
     audit: AuditV,
     test_set: TestSetV,
     verdicts: Pair<CountsV>,
+    /// Present only when a verdict file carries cost fields.
+    #[serde(default)]
+    cost: Option<super::cost::CostPair>,
     trajectories: Pair<Option<TrajV>>,
     decision: DecisionV,
     stats: StatsV,
@@ -1286,6 +1289,22 @@ fn render_quality(o: &mut String, v: &View) {
             tn.skipped_without_judge,
             plain(tn.mean)
         );
+    }
+    if let Some(cost) = &v.cost {
+        let _ = write!(
+            o,
+            "<h3>{}</h3><table class=\"two\" id=\"cost\"><thead><tr><td></td><th scope=\"col\" class=\"num\">old</th><th scope=\"col\" class=\"num\">new</th></tr></thead><tbody>",
+            super::cost::CAPTION
+        );
+        for (label, old, new) in super::cost::rows(cost) {
+            let _ = write!(
+                o,
+                "<tr><th scope=\"row\">{label}</th><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                cell(&old),
+                cell(&new)
+            );
+        }
+        o.push_str("</tbody></table>");
     }
     if v.warnings.is_empty() {
         o.push_str("<h3>Warnings</h3><p class=\"muted\">None.</p>");

@@ -28,6 +28,9 @@ struct Report<'a> {
     inputs: Vec<Input<'a>>,
     test_set: TestSet,
     verdicts: Sides,
+    /// Present only when a verdict file carries cost fields.
+    #[serde(default)]
+    cost: Option<super::cost::CostPair>,
     decision: Decision<'a>,
     stats: Stats,
     cases: Vec<Case<'a>>,
@@ -558,6 +561,14 @@ fn render(r: &Report<'_>) -> String {
                 percent(t.new_pass_rate),
                 signed(t.delta)
             );
+        }
+    }
+    if let Some(cost) = &r.cost {
+        line(&mut s, "");
+        let _ = writeln!(s, "| {} | old | new |", super::cost::CAPTION);
+        line(&mut s, "|---|---|---|");
+        for (label, old, new) in super::cost::rows(cost) {
+            let _ = writeln!(s, "| {label} | {} | {} |", cell_text(&old), cell_text(&new));
         }
     }
     if !r.warnings.is_empty() {

@@ -1,5 +1,6 @@
 //! Renderings of a report for people and CI systems: the standalone HTML report, the Markdown
 //! summary for pull requests, JUnit XML.
+mod cost;
 pub mod diff;
 pub mod html;
 pub mod junit;

@@ -23,6 +23,8 @@ mod ci_outputs;
 mod cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod compat;
+#[cfg(not(target_arch = "wasm32"))]
+mod cost;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod diff_cli;
 #[cfg(not(target_arch = "wasm32"))]
