@@ -185,7 +185,11 @@ impl Reader<'_> {
         match &v.value {
             Value::Int(n) if (least..=most).contains(n) => Ok(*n),
             Value::Int(n) => Err(self.err(v.line, field, format!("{n} is out of range ({least} to {most})"))),
-            other => Err(self.err(v.line, field, format!("expected a whole number, found {}", other.describe()))),
+            other => Err(self.err(
+                v.line,
+                field,
+                format!("expected a whole number, found {}", other.describe()),
+            )),
         }
     }
 
@@ -219,11 +223,18 @@ impl Reader<'_> {
         let mut out = Vec::new();
         for (name, line, value) in self.map(v, "headers")? {
             let field = format!("headers.{name}");
-            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)) {
+            if name.is_empty()
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+            {
                 return Err(self.err(*line, &field, "not a valid header name"));
             }
             let lower = name.to_ascii_lowercase();
-            if matches!(lower.as_str(), "content-length" | "host" | "transfer-encoding" | "connection") {
+            if matches!(
+                lower.as_str(),
+                "content-length" | "host" | "transfer-encoding" | "connection"
+            ) {
                 return Err(self.err(*line, &field, "set by the client; it cannot be given"));
             }
             let text = match &value.value {
@@ -355,7 +366,15 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
         "description",
     ];
     let specific: &[&str] = match kind_name.as_str() {
-        "openai-chat" => &["base_url", "model", "api_key_env", "headers", "messages", "params", "verdict"],
+        "openai-chat" => &[
+            "base_url",
+            "model",
+            "api_key_env",
+            "headers",
+            "messages",
+            "params",
+            "verdict",
+        ],
         "http" => &["url", "method", "headers", "body", "verdict"],
         "command" => &["argv"],
         other => {
@@ -369,7 +388,13 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
     let allowed: Vec<&str> = COMMON.iter().chain(specific.iter()).copied().collect();
     r.only(entries, &allowed, "")?;
     let required = |key: &str| {
-        get(key).ok_or_else(|| r.err(root.line, key, format!("missing (a {kind_name} target needs it)")))
+        get(key).ok_or_else(|| {
+            r.err(
+                root.line,
+                key,
+                format!("missing (a target of kind {kind_name} needs it)"),
+            )
+        })
     };
 
     // The common fields.
@@ -383,7 +408,10 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
                 return Err(r.err(
                     v.line,
                     "timeout",
-                    format!("expected a duration such as 60s, 5m or none, found {}", other.describe()),
+                    format!(
+                        "expected a duration such as 60s, 5m or none, found {}",
+                        other.describe()
+                    ),
                 ))
             }
         },
@@ -393,7 +421,11 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
     } else {
         let line = get("timeout").map_or(root.line, |v| v.line);
         let d = parse_duration(&timeout_text).ok_or_else(|| {
-            r.err(line, "timeout", format!("{timeout_text:?} is not a duration (e.g. 60s, 500ms, 5m, none)"))
+            r.err(
+                line,
+                "timeout",
+                format!("{timeout_text:?} is not a duration (e.g. 60s, 500ms, 5m, none)"),
+            )
         })?;
         if d.is_zero() {
             return Err(r.err(line, "timeout", "must be more than zero (`none`: no limit)"));
@@ -440,7 +472,11 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
         Some(v) => match &v.value {
             Value::Int(n) if *n > 0 && *n <= u64::MAX as i128 => *n as u64,
             Value::Str(s) => byte_size(s).filter(|n| *n > 0).ok_or_else(|| {
-                r.err(v.line, "max_response_bytes", format!("{s:?} is not a size (e.g. 16MiB, 1000000)"))
+                r.err(
+                    v.line,
+                    "max_response_bytes",
+                    format!("{s:?} is not a size (e.g. 16MiB, 1000000)"),
+                )
             })?,
             other => {
                 return Err(r.err(
@@ -468,8 +504,12 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
                 None => "POST".to_owned(),
                 Some(v) => {
                     let m = r.string(v, "method")?.to_ascii_uppercase();
-                    if !matches!(m.as_str(), "GET" | "POST" | "PUT" | "PATCH") {
-                        return Err(r.err(v.line, "method", format!("{m:?}: expected GET, POST, PUT or PATCH")));
+                    if !matches!(m.as_str(), "POST" | "PUT" | "PATCH") {
+                        return Err(r.err(
+                            v.line,
+                            "method",
+                            format!("{m:?}: expected POST, PUT or PATCH (a request must carry its case)"),
+                        ));
                     }
                     m
                 }
@@ -479,13 +519,11 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
                 None => None,
                 Some(v) => {
                     let body = to_json(&r, v, "body")?;
-                    request::check_body_template(&body).map_err(|(path, m)| r.err(v.line, &format!("body{path}"), m))?;
+                    request::check_body_template(&body)
+                        .map_err(|(path, m)| r.err(v.line, &format!("body{path}"), m))?;
                     Some(body)
                 }
             };
-            if method == "GET" && body.is_some() {
-                return Err(r.err(get("body").map_or(root.line, |v| v.line), "body", "a GET request has no body"));
-            }
             let verdict_value = required("verdict")?;
             let verdict = r.string(verdict_value, "verdict")?;
             if !(verdict.is_empty() || verdict.starts_with('/')) {
@@ -516,7 +554,10 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
                     return Err(r.err(
                         v.line,
                         "argv",
-                        format!("expected a list (the program and its arguments), found {}", other.describe()),
+                        format!(
+                            "expected a list (the program and its arguments), found {}",
+                            other.describe()
+                        ),
                     ))
                 }
             };
@@ -556,7 +597,9 @@ fn read_chat<'v>(
             return Err(r.err(
                 v.line,
                 field,
-                format!("{url:?} ends with /chat/completions: give the base (e.g. http://host:8000/v1), the path is added"),
+                format!(
+                    "{url:?} ends with /chat/completions: give the base (e.g. http://host:8000/v1), the path is added"
+                ),
             ));
         }
         Ok(url)
@@ -588,7 +631,11 @@ fn read_chat<'v>(
     let headers = get("headers").map(|v| r.headers(v)).transpose()?.unwrap_or_default();
     if let (Some(_), Some(v)) = (&api_key_env, get("headers")) {
         // The header's own line and spelling.
-        if let Some((name, line, _)) = r.map(v, "headers")?.iter().find(|e| e.0.eq_ignore_ascii_case("authorization")) {
+        if let Some((name, line, _)) = r
+            .map(v, "headers")?
+            .iter()
+            .find(|e| e.0.eq_ignore_ascii_case("authorization"))
+        {
             return Err(r.err(*line, &format!("headers.{name}"), "given twice: api_key_env sets it"));
         }
     }
@@ -596,7 +643,13 @@ fn read_chat<'v>(
     let items = match &m.value {
         Value::Seq(items) if !items.is_empty() => items,
         Value::Seq(_) => return Err(r.err(m.line, "messages", "an empty list")),
-        other => return Err(r.err(m.line, "messages", format!("expected a list of {{role, content}}, found {}", other.describe()))),
+        other => {
+            return Err(r.err(
+                m.line,
+                "messages",
+                format!("expected a list of {{role, content}}, found {}", other.describe()),
+            ))
+        }
     };
     let mut messages = Vec::new();
     for (i, item) in items.iter().enumerate() {
@@ -623,7 +676,11 @@ fn read_chat<'v>(
             let field = format!("params.{key}");
             match key.as_str() {
                 "model" | "messages" => {
-                    return Err(r.err(*line, &field, format!("set by the target's own `{key}`; it cannot be a param")))
+                    return Err(r.err(
+                        *line,
+                        &field,
+                        format!("set by the target's own `{key}`; it cannot be a param"),
+                    ))
                 }
                 "stream" if value.value != Value::Bool(false) => {
                     return Err(r.err(*line, &field, "streamed answers are not read: leave it out or false"))
@@ -644,7 +701,11 @@ fn read_chat<'v>(
                 VerdictRule::Content
             } else if let Some(pointer) = text.strip_prefix("json:") {
                 if !(pointer.is_empty() || pointer.starts_with('/')) {
-                    return Err(r.err(v.line, "verdict", format!("{pointer:?} is not a JSON pointer (json:/verdict)")));
+                    return Err(r.err(
+                        v.line,
+                        "verdict",
+                        format!("{pointer:?} is not a JSON pointer (json:/verdict)"),
+                    ));
                 }
                 VerdictRule::Json(pointer.to_owned())
             } else if let Some(pattern) = text.strip_prefix("regex:") {
@@ -711,7 +772,8 @@ impl Target {
             Kind::Command(c) => json!({"kind": "command", "argv": c.argv}),
         };
         let o = out.as_object_mut().expect("an object");
-        o.insert("timeout".into(), json!(self.timeout_text));
+        // The limit itself, so that `1m` and `60s` are one target.
+        o.insert("timeout_ms".into(), json!(self.timeout.map(|d| d.as_millis() as u64)));
         o.insert("retries".into(), json!(self.retries));
         o.insert(
             "concurrency".into(),
@@ -744,7 +806,9 @@ impl Target {
         };
         if let Some(name) = key_env {
             let key = env(name).filter(|k| !k.is_empty()).ok_or_else(|| {
-                fail(format!("api_key_env: the environment variable {name} is not set (it holds the API key)"))
+                fail(format!(
+                    "api_key_env: the environment variable {name} is not set (it holds the API key)"
+                ))
             })?;
             if key.bytes().any(|b| b < 0x20 || b == 0x7f) {
                 return Err(fail(format!("api_key_env: {name} holds a control character")));
@@ -756,7 +820,9 @@ impl Target {
             let (value, used) = control::expand_env(template, env)
                 .map_err(|var| fail(format!("headers.{name}: the environment variable {var} is not set")))?;
             if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-                return Err(fail(format!("headers.{name}: the value from the environment holds a line break")));
+                return Err(fail(format!(
+                    "headers.{name}: the value from the environment holds a line break"
+                )));
             }
             if used {
                 // The whole expanded value and each variable's value are secrets.
@@ -804,7 +870,12 @@ pub struct Secrets {
 
 impl std::fmt::Debug for Secrets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Secrets({} headers, {} values)", self.headers.len(), self.values.len())
+        write!(
+            f,
+            "Secrets({} headers, {} values)",
+            self.headers.len(),
+            self.values.len()
+        )
     }
 }
 

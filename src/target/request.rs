@@ -34,9 +34,12 @@ impl Template {
                 parts.push(Part::Text(rest[..open].to_owned()));
             }
             let after = &rest[open + 2..];
-            let close = after
-                .find("}}")
-                .ok_or_else(|| format!("`{{{{` at byte {} is not closed by `}}}}`", source.len() - rest.len() + open))?;
+            let close = after.find("}}").ok_or_else(|| {
+                format!(
+                    "`{{{{` at byte {} is not closed by `}}}}`",
+                    source.len() - rest.len() + open
+                )
+            })?;
             let name = after[..close].trim();
             let field = FIELDS.iter().find(|f| **f == name).ok_or_else(|| {
                 if name == "expected_verdict" {
@@ -171,7 +174,6 @@ impl Target {
             }
             Kind::Http(h) => match &h.body {
                 Some(template) => Some(render_body(template, case)),
-                None if h.method == "GET" => None,
                 None => Some(Json::Object(case.clone())),
             },
             Kind::Command(_) => None,

@@ -119,22 +119,19 @@ impl Target {
                     }
                 };
                 let verdict = match &c.verdict {
-                    VerdictRule::Content => {
-                        serde_json::to_string(content.trim()).expect("a string serializes")
-                    }
+                    VerdictRule::Content => serde_json::to_string(content.trim()).expect("a string serializes"),
                     VerdictRule::Json(pointer) => {
-                        let inner: Json = serde_json::from_str(unfenced(content)).map_err(|e| {
-                            format!("the answer is not JSON ({e}): {:?}", cut(content))
-                        })?;
+                        let inner: Json = serde_json::from_str(unfenced(content))
+                            .map_err(|e| format!("the answer is not JSON ({e}): {:?}", cut(content)))?;
                         let v = inner
                             .pointer(pointer)
                             .ok_or_else(|| format!("the answer's JSON has nothing at {pointer}: {}", cut(content)))?;
                         serde_json::to_string(v).expect("JSON serializes")
                     }
                     VerdictRule::Regex(re) => {
-                        let caps = re
-                            .captures(content)
-                            .ok_or_else(|| format!("the answer does not match regex {}: {:?}", re.as_str(), cut(content)))?;
+                        let caps = re.captures(content).ok_or_else(|| {
+                            format!("the answer does not match regex {}: {:?}", re.as_str(), cut(content))
+                        })?;
                         let m = caps.get(1).or_else(|| caps.get(0)).expect("a match has group 0");
                         serde_json::to_string(m.as_str()).expect("a string serializes")
                     }

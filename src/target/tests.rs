@@ -387,9 +387,13 @@ fn http_target_defaults() {
     // An empty pointer: the whole body is the verdict.
     let whole = ok("kind: http\nurl: http://h/score\nverdict: \"\"\n");
     assert_eq!(http(&whole).verdict, "");
-    // GET without a body.
-    let get = ok("kind: http\nurl: http://h/score\nmethod: GET\nverdict: /v\n");
-    assert_eq!(http(&get).method, "GET");
+    // GET is refused: the request would not carry its case.
+    refused_at(
+        "kind: http\nurl: http://h/score\nmethod: GET\nverdict: /v\n",
+        3,
+        "method",
+        "\"GET\": expected POST, PUT or PATCH (a request must carry its case)",
+    );
 }
 
 #[test]
@@ -486,7 +490,7 @@ fn display_format_exact() {
     let e = refused("kind: http\nverdict: /v\n");
     assert_eq!(
         e.to_string(),
-        "models/target.yaml line 1: url: missing (a http target needs it)"
+        "models/target.yaml line 1: url: missing (a target of kind http needs it)"
     );
     let e = refused(&format!("{MINIMAL_CHAT}concurrency:\n  min: 10\n  max: 5\n"));
     assert_eq!(
@@ -551,7 +555,7 @@ fn missing_fields() {
         "kind: openai-chat\nmodel: m\nmessages: [{role: user, content: hi}]\n",
         1,
         "base_url",
-        "missing (a openai-chat target needs it)",
+        "missing (a target of kind openai-chat needs it)",
     );
     refused_at(
         "kind: openai-chat\nbase_url: http://h/v1\nmessages: [{role: user, content: hi}]\n",
@@ -726,7 +730,7 @@ fn wrong_types() {
         "kind: http\nurl: http://h/x\nmethod: DELETE\nverdict: /v\n",
         3,
         "method",
-        "\"DELETE\": expected GET, POST, PUT or PATCH",
+        "\"DELETE\": expected POST, PUT or PATCH (a request must carry its case)",
     );
     refused_at("kind: command\nargv: python3 worker.py\n", 2, "argv", "expected a list");
     refused_at("kind: command\nargv: []\n", 2, "argv", "empty");
@@ -1107,16 +1111,6 @@ fn bad_verdict_rules() {
         7,
         "verdict",
         "expected content",
-    );
-}
-
-#[test]
-fn get_with_a_body_is_refused() {
-    refused_at(
-        "kind: http\nurl: http://h/x\nmethod: get\nverdict: /v\nbody:\n  a: 1\n",
-        6,
-        "body",
-        "a GET request has no body",
     );
 }
 
@@ -1573,8 +1567,6 @@ fn http_default_body_is_the_case() {
     let t = ok(MINIMAL_HTTP);
     let c = sample_case();
     assert_eq!(t.body(&c), Some(Json::Object(c.clone())));
-    let get = ok("kind: http\nurl: http://h/x\nmethod: GET\nverdict: /v\n");
-    assert_eq!(get.body(&c), None);
     let put = ok("kind: http\nurl: http://h/x\nmethod: PUT\nverdict: /v\n");
     assert_eq!(put.body(&c), Some(Json::Object(c)));
 }
@@ -2293,7 +2285,7 @@ fn lines_of_block_scalars_and_leading_comments() {
         "# a comment\n\nkind: command\n",
         3,
         "argv",
-        "missing (a command target needs it)",
+        "missing (a target of kind command needs it)",
     );
     // Not a mapping: the line, no field.
     let e = refused("- kind\n- http\n");

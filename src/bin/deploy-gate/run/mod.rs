@@ -98,12 +98,19 @@ fn parse_timeout(text: &str) -> Result<Option<Duration>> {
     Ok(Some(d))
 }
 
+/// `-- PROGRAM`: the argv, the workers, the per-case limit and the retries.
+struct Workers {
+    argv: Vec<String>,
+    jobs: usize,
+    timeout: Option<(Duration, String)>,
+    retries: u32,
+}
+
 /// One model to run: how it is named, asked and written.
 struct Model {
     name: String,
     target: Option<Arc<Target>>,
-    /// `-- PROGRAM`: the argv, jobs, timeout and retries.
-    program: Option<(Vec<String>, usize, Option<(Duration, String)>, u32)>,
+    program: Option<Workers>,
     out: PathBuf,
 }
 
@@ -111,7 +118,10 @@ fn load_target(path: &Path) -> Result<Arc<Target>> {
     let shown = path.display().to_string();
     let meta = std::fs::metadata(path).with_context(|| format!("cannot read the target file {shown}"))?;
     if meta.len() > deploy_gate::target::MAX_TARGET_FILE as u64 {
-        bail!("{shown}: more than {} bytes; a target file is small", deploy_gate::target::MAX_TARGET_FILE);
+        bail!(
+            "{shown}: more than {} bytes; a target file is small",
+            deploy_gate::target::MAX_TARGET_FILE
+        );
     }
     let bytes = std::fs::read(path).with_context(|| format!("cannot read the target file {shown}"))?;
     Ok(Arc::new(read_target(&shown, &bytes)?))
@@ -136,7 +146,10 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
         if args.cache.is_some() || args.no_cache {
             bail!("--cache and --no-cache are for target files; a worker program's run keeps no cache");
         }
-        let out = args.out.clone().ok_or_else(|| anyhow!("--out FILE is needed: the verdict file to write"))?;
+        let out = args
+            .out
+            .clone()
+            .ok_or_else(|| anyhow!("--out FILE is needed: the verdict file to write"))?;
         let argv: Vec<String> = args
             .program
             .iter()
@@ -151,7 +164,12 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
         models.push(Model {
             name: String::new(),
             target: None,
-            program: Some((argv, jobs, timeout, args.retries.unwrap_or(1))),
+            program: Some(Workers {
+                argv,
+                jobs,
+                timeout,
+                retries: args.retries.unwrap_or(1),
+            }),
             out,
         });
     } else {
@@ -165,14 +183,19 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
             }
         }
         if let Some(path) = &args.target {
-            let out = args.out.clone().ok_or_else(|| anyhow!("--target needs --out FILE: the verdict file to write"))?;
+            let out = args
+                .out
+                .clone()
+                .ok_or_else(|| anyhow!("--target needs --out FILE: the verdict file to write"))?;
             models.push(Model {
                 name: String::new(),
                 target: Some(load_target(path)?),
                 program: None,
                 out,
             });
-        } else if let (Some(old), Some(new), Some(out_old), Some(out_new)) = (&args.old, &args.new, &args.out_old, &args.out_new) {
+        } else if let (Some(old), Some(new), Some(out_old), Some(out_new)) =
+            (&args.old, &args.new, &args.out_old, &args.out_new)
+        {
             if args.out.is_some() {
                 bail!("--out is for one model; a two-model run writes --out-old and --out-new");
             }
@@ -222,12 +245,23 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
     engine::catch_stop_signals();
     let mut outputs = Vec::new();
     for m in &models {
-        outputs.push(Output::open(&m.out, &cases, m.target.as_ref().map(|t| t.digest.as_str()))?);
+        outputs.push(Output::open(
+            &m.out,
+            &cases,
+            m.target.as_ref().map(|t| t.digest.as_str()),
+        )?);
     }
     let lane_counts: Vec<(String, u64, u64, u64)> = models
         .iter()
         .zip(&outputs)
-        .map(|(m, o)| (m.name.clone(), cases.len() as u64, o.done().count() as u64, o.errored_before as u64))
+        .map(|(m, o)| {
+            (
+                m.name.clone(),
+                cases.len() as u64,
+                o.done().count() as u64,
+                o.errored_before as u64,
+            )
+        })
         .collect();
     let display = Display::new(&lane_counts);
     for o in &outputs {
@@ -245,10 +279,11 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
     let pending = |need: &[bool]| need.iter().filter(|n| **n).count();
     let (events, rx) = engine::channel();
     let bytes = Arc::new(bytes);
-    let runtime = if models
-        .iter()
-        .any(|m| m.target.as_ref().is_some_and(|t| !matches!(t.kind, TargetKind::Command(_))))
-    {
+    let runtime = if models.iter().any(|m| {
+        m.target
+            .as_ref()
+            .is_some_and(|t| !matches!(t.kind, TargetKind::Command(_)))
+    }) {
         Some(
             tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
@@ -268,8 +303,8 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
         let pending = pending(&need);
         let already = cases.len() - pending;
         let asker = match (&m.program, &m.target) {
-            (Some((argv, jobs, timeout, retries)), _) => {
-                let jobs = (*jobs).min(pending).max(1);
+            (Some(w), _) => {
+                let jobs = w.jobs.min(pending).max(1);
                 if already > 0 {
                     header += &format!(", {already} already answered in {} (resumed)", m.out.display());
                 }
@@ -277,15 +312,33 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
                     header += &format!(", {jobs} worker{}", if jobs == 1 { "" } else { "s" });
                 }
                 let program = Program {
-                    argv: argv.clone(),
+                    argv: w.argv.clone(),
                     side: lanes.len(),
                     label: "worker".into(),
                 };
-                workers(program, jobs, pending, timeout.clone(), *retries, &bytes, &events, &display)?
+                workers(
+                    program,
+                    jobs,
+                    pending,
+                    w.timeout.clone(),
+                    w.retries,
+                    &bytes,
+                    &events,
+                    &display,
+                )?
             }
             (None, Some(t)) => {
-                let label = if m.name.is_empty() { String::new() } else { format!("{}: ", m.name) };
-                header += &format!("\n  {label}{} ({}) → {}", t.describe(), short(&t.digest), m.out.display());
+                let label = if m.name.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", m.name)
+                };
+                header += &format!(
+                    "\n  {label}{} ({}) → {}",
+                    t.describe(),
+                    short(&t.digest),
+                    m.out.display()
+                );
                 if already > 0 {
                     header += &format!(", {already} already answered (resumed)");
                 }
@@ -300,21 +353,26 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
                         let program = Program {
                             argv: c.argv.clone(),
                             side: lanes.len(),
-                            label: if m.name.is_empty() { "worker".into() } else { format!("{} worker", m.name) },
+                            label: if m.name.is_empty() {
+                                "worker".into()
+                            } else {
+                                format!("{} worker", m.name)
+                            },
                         };
                         let timeout = t.timeout.map(|d| (d, t.timeout_text.clone()));
                         workers(program, jobs, pending, timeout, t.retries, &bytes, &events, &display)?
                     }
                     _ => {
-                        let ca = match &t.tls_ca {
-                            None => None,
-                            Some(file) => {
-                                let path = crate::replace::dir_of(Path::new(&t.file)).join(file);
-                                Some(std::fs::read(&path).with_context(|| {
-                                    format!("{}: tls_ca: cannot read {}", t.file, path.display())
-                                })?)
-                            }
-                        };
+                        let ca =
+                            match &t.tls_ca {
+                                None => None,
+                                Some(file) => {
+                                    let path = crate::replace::dir_of(Path::new(&t.file)).join(file);
+                                    Some(std::fs::read(&path).with_context(|| {
+                                        format!("{}: tls_ca: cannot read {}", t.file, path.display())
+                                    })?)
+                                }
+                            };
                         let endpoint = http::Endpoint::new(
                             Arc::clone(t),
                             secrets.unwrap_or_default(),
@@ -332,7 +390,10 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
             }
             (None, None) => unreachable!("a model has a program or a target"),
         };
-        let is_command_target = m.target.as_ref().is_some_and(|t| matches!(t.kind, TargetKind::Command(_)));
+        let is_command_target = m
+            .target
+            .as_ref()
+            .is_some_and(|t| matches!(t.kind, TargetKind::Command(_)));
         lanes.push(Lane {
             name: m.name.clone(),
             output,
@@ -341,7 +402,11 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
             need,
             again: Default::default(),
             tally: Tally::default(),
-            cache: if is_command_target { cache.as_ref().map(|c| c.0.clone()) } else { None },
+            cache: if is_command_target {
+                cache.as_ref().map(|c| c.0.clone())
+            } else {
+                None
+            },
             cache_target: if is_command_target { m.target.clone() } else { None },
         });
     }
@@ -384,13 +449,23 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
             .lanes
             .iter()
             .zip(&models)
-            .map(|(l, m)| format!("{} of {} cases have a record in {}", l.output.done().count(), cases.len(), m.out.display()))
+            .map(|(l, m)| {
+                format!(
+                    "{} of {} cases have a record in {}",
+                    l.output.done().count(),
+                    cases.len(),
+                    m.out.display()
+                )
+            })
             .collect::<Vec<_>>()
             .join("; ")
     };
     match outcome {
         Err(e) => {
-            eprintln!("deploy-gate run: stopped; {} (run again to resume)", done_counts(&engine));
+            eprintln!(
+                "deploy-gate run: stopped; {} (run again to resume)",
+                done_counts(&engine)
+            );
             Err(e)
         }
         Ok(Some(signal)) => {
@@ -405,12 +480,18 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
             sync?;
             let Engine { lanes, .. } = engine;
             for (lane, m) in lanes.into_iter().zip(&models) {
-                let Lane { output, tally: t, name, .. } = lane;
+                let Lane {
+                    output, tally: t, name, ..
+                } = lane;
                 let errored_before = output.errored_before as u64;
                 output.finish()?;
                 let this_run = t.errored;
                 let errored = this_run + errored_before;
-                let label = if name.is_empty() { String::new() } else { format!("{name}: ") };
+                let label = if name.is_empty() {
+                    String::new()
+                } else {
+                    format!("{name}: ")
+                };
                 eprintln!(
                     "deploy-gate run: {label}{} cases in {}: {} answered, {errored} errored",
                     cases.len(),
