@@ -402,7 +402,8 @@ pub fn read_resume(file: &str, bytes: &[u8], cases: &Cases, target: Option<&str>
             break;
         }
         let bad = |m: String| RunFileError::at(file, number, m);
-        let fields = read_fields(&bytes[range.clone()]).map_err(|e| bad(format!("not a record of `deploy-gate run`: {e}")))?;
+        let fields =
+            read_fields(&bytes[range.clone()]).map_err(|e| bad(format!("not a record of `deploy-gate run`: {e}")))?;
         if fields.target.as_deref() != target {
             return Err(bad(match (&fields.target, target) {
                 (Some(theirs), Some(ours)) => format!(

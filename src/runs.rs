@@ -85,7 +85,10 @@ pub fn write_record_with(out: &mut Vec<u8>, id: &PipelineId, record: Record<'_>,
     if cost.prompt_tokens.is_some() || cost.completion_tokens.is_some() {
         out.extend_from_slice(b",\"usage\":{");
         let mut first = true;
-        for (name, n) in [("prompt_tokens", cost.prompt_tokens), ("completion_tokens", cost.completion_tokens)] {
+        for (name, n) in [
+            ("prompt_tokens", cost.prompt_tokens),
+            ("completion_tokens", cost.completion_tokens),
+        ] {
             if let Some(n) = n {
                 if !first {
                     out.push(b',');

@@ -69,11 +69,13 @@ fn convert(doc: &Doc, id: usize, depth: usize) -> Result<Spanned, ConfigError> {
         });
     }
     let value = match &node.kind {
-        Kind::Scalar { value, plain } => scalar(value, *plain, node.tag.as_deref()).ok_or_else(|| ConfigError::Syntax {
-            line,
-            column,
-            message: format!("`{value}` is not a value of its tag"),
-        })?,
+        Kind::Scalar { value, plain } => {
+            scalar(value, *plain, node.tag.as_deref()).ok_or_else(|| ConfigError::Syntax {
+                line,
+                column,
+                message: format!("`{value}` is not a value of its tag"),
+            })?
+        }
         Kind::Seq(items) => Value::Seq(
             items
                 .iter()
@@ -137,7 +139,9 @@ mod tests {
         assert_eq!(find("t").2.value, Value::Float(0.5));
         assert_eq!(find("flag").2.value, Value::Bool(true));
         assert_eq!(find("none").2.value, Value::Null);
-        let Value::Seq(items) = &find("list").2.value else { panic!() };
+        let Value::Seq(items) = &find("list").2.value else {
+            panic!()
+        };
         assert_eq!(items[1].value, Value::Str("7".into()));
         assert_eq!(items[1].line, 7);
         // JSON reads the same way.

@@ -90,11 +90,15 @@ impl Drop for Server {
     }
 }
 
-/// A `deploy-gate` process whose output is being read.
+/// A thread reading one of a process's outputs to its end.
+type Reader = std::thread::JoinHandle<Vec<u8>>;
+
+/// A `deploy-gate` process whose output is being read; killed if dropped before its end (a
+/// test that failed while it ran).
 struct Running {
     child: Child,
-    stdout: std::thread::JoinHandle<Vec<u8>>,
-    stderr: std::thread::JoinHandle<Vec<u8>>,
+    /// Its stdout and stderr.
+    output: Option<(Reader, Reader)>,
 }
 
 /// Starts a command, reading its output.
@@ -114,7 +118,10 @@ fn start(cmd: &mut Command) -> Running {
     };
     let stdout = drain(Box::new(child.stdout.take().unwrap()));
     let stderr = drain(Box::new(child.stderr.take().unwrap()));
-    Running { child, stdout, stderr }
+    Running {
+        child,
+        output: Some((stdout, stderr)),
+    }
 }
 
 impl Running {
@@ -125,17 +132,26 @@ impl Running {
             if let Some(status) = self.child.try_wait().unwrap() {
                 break status;
             }
-            if Instant::now() > until {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                panic!("deploy-gate did not end within {LIMIT:?}; killed");
-            }
+            assert!(
+                Instant::now() < until,
+                "deploy-gate did not end within {LIMIT:?}; killed"
+            );
             std::thread::sleep(Duration::from_millis(10));
         };
+        let (stdout, stderr) = self.output.take().expect("waited once");
         Output {
             status,
-            stdout: self.stdout.join().unwrap(),
-            stderr: self.stderr.join().unwrap(),
+            stdout: stdout.join().unwrap(),
+            stderr: stderr.join().unwrap(),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
         }
     }
 }
@@ -196,9 +212,9 @@ fn test_set(dir: &Path, name: &str, texts: &[String]) -> (String, Vec<Value>) {
     (write(dir, name, &text), cases)
 }
 
-/// `n` plain cases (`case 0`, `case 1`, …, with `suffix`).
-fn plain(n: usize, suffix: &str) -> Vec<String> {
-    (0..n).map(|i| format!("case {i}{suffix}")).collect()
+/// `n` plain cases (`case 0`, `case 1`, …): each answered PASS.
+fn plain(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("case {i}")).collect()
 }
 
 /// An `openai-chat` target in `dir/name` (JSON: YAML too): `base` (one URL or a list), the last
@@ -506,8 +522,38 @@ fn retries_honour_retry_after_and_client_errors_are_not_retried() {
 fn timeouts_cut_bodies_and_bad_answers_are_errored() {
     let dir = tempdir();
     let server = Server::start(&[]);
+    let error_of = |r: &Value| {
+        assert!(r.get("verdict").is_none(), "never a pass: {r}");
+        r["error"].as_str().unwrap_or_else(|| panic!("errored: {r}")).to_owned()
+    };
+
+    // No answer within the timeout, twice (alone in its run: a short timeout on a busy machine
+    // would fail the other cases too).
+    let slow = strings(&["case 0 fault=slow delay=2"]);
+    let (slow_path, slow_cases) = test_set(dir.path(), "slow.jsonl", &slow);
+    let short = chat_target(
+        dir.path(),
+        "short.json",
+        json!(server.url("/v1")),
+        "m",
+        json!({"timeout": "300ms", "retries": 1}),
+    );
+    let out = dir.path().join("slow-v.jsonl");
+    let o = dg_run(&one(&slow_path, &short, &out, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records(&out, &slow_cases);
+    let r = rec(&by_id, &slow_cases, 0);
+    assert_eq!(error_of(r), "no answer within 300ms (2 attempts)");
+    assert_eq!(r["attempts"], 2);
+    let [asked, _, retries, overloads, _, errored] = summary(&o, "");
+    assert_eq!(
+        (asked, retries, overloads, errored),
+        (1, 1, 2, 1),
+        "a timeout is an overload: {}",
+        text(&o)
+    );
+
     let texts = strings(&[
-        "case 0 fault=slow delay=2",
         "case 1 fault=reset",
         "case 2 fault=notjson",
         "case 3 fault=big size=20000",
@@ -521,43 +567,38 @@ fn timeouts_cut_bodies_and_bad_answers_are_errored() {
         "t.json",
         json!(server.url("/v1")),
         "m",
-        json!({"timeout": "300ms", "retries": 1, "max_response_bytes": 10000}),
+        json!({"retries": 1, "max_response_bytes": 10000}),
     );
     let out = dir.path().join("v.jsonl");
     let o = dg_run(&one(&cases_path, &target, &out, &[]));
     assert!(o.status.success(), "{}", text(&o));
     let by_id = records(&out, &cases);
-    let error = |n: usize| {
-        let r = rec(&by_id, &cases, n);
-        assert!(r.get("verdict").is_none(), "never a pass: {r}");
-        r["error"].as_str().unwrap_or_else(|| panic!("errored: {r}")).to_owned()
-    };
-    assert_eq!(error(0), "no answer within 300ms (2 attempts)");
+    let error = |n: usize| error_of(rec(&by_id, &cases, n));
     assert!(
-        error(1).starts_with("the response was cut off") && error(1).ends_with("(2 attempts)"),
+        error(0).starts_with("the response was cut off") && error(0).ends_with("(2 attempts)"),
         "{}",
-        error(1)
+        error(0)
     );
-    assert!(error(2).starts_with("the response is not JSON"), "{}", error(2));
-    assert!(error(2).contains("<html>oops</html>"), "{}", error(2));
-    assert_eq!(error(3), "the response is larger than max_response_bytes (10000 bytes)");
-    assert!(error(4).starts_with("HTTP 307: a redirect to"), "{}", error(4));
-    assert!(error(4).contains("not followed"), "{}", error(4));
-    assert!(error(5).starts_with("the answer has no text"), "{}", error(5));
-    assert_eq!(rec(&by_id, &cases, 6)["verdict"], "PASS");
-    for n in 2..6 {
+    assert!(error(1).starts_with("the response is not JSON"), "{}", error(1));
+    assert!(error(1).contains("<html>oops</html>"), "{}", error(1));
+    assert_eq!(error(2), "the response is larger than max_response_bytes (10000 bytes)");
+    assert!(error(3).starts_with("HTTP 307: a redirect to"), "{}", error(3));
+    assert!(error(3).contains("not followed"), "{}", error(3));
+    assert!(error(4).starts_with("the answer has no text"), "{}", error(4));
+    assert_eq!(rec(&by_id, &cases, 5)["verdict"], "PASS");
+    for n in 1..5 {
         assert_eq!(rec(&by_id, &cases, n)["attempts"], 1, "a bad answer is not asked again");
     }
 
     let stats = server.stats();
     assert_eq!(count(&stats, "/followed_redirects"), 0, "{stats}");
+    assert_eq!(seen(&stats, &slow[0]), 2, "{stats}");
     assert_eq!(seen(&stats, &texts[0]), 2, "{stats}");
-    assert_eq!(seen(&stats, &texts[1]), 2, "{stats}");
-    for text in &texts[2..] {
+    for text in &texts[1..] {
         assert_eq!(seen(&stats, text), 1, "{text}: {stats}");
     }
     let [.., errored] = summary(&o, "");
-    assert_eq!(errored, 6, "{}", text(&o));
+    assert_eq!(errored, 5, "{}", text(&o));
 }
 
 /// A piece (12 characters) of `secret` found in `hay`.
@@ -643,7 +684,7 @@ fn the_api_key_is_written_nowhere_and_is_no_part_of_digests_or_cache_keys() {
 fn adaptive_concurrency_backs_off_under_a_server_capacity() {
     let dir = tempdir();
     let server = Server::start(&["--capacity", "4", "--latency", "20"]);
-    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(200, ""));
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(200));
     let target = chat_target(
         dir.path(),
         "t.json",
@@ -665,14 +706,18 @@ fn adaptive_concurrency_backs_off_under_a_server_capacity() {
     assert!(overloads > 0 && retries > 0 && cuts > 0, "{}", text(&o));
     let stats = server.stats();
     assert!(count(&stats, "/max_in_flight") <= 32, "{stats}");
-    assert_eq!(count(&stats, "/requests"), 200 + retries, "{stats}");
+    assert_eq!(
+        count(&stats, "/requests"),
+        200 + overloads,
+        "each 429 a request: {stats}"
+    );
 }
 
 #[test]
 fn the_concurrency_never_passes_the_targets_max() {
     let dir = tempdir();
     let (a, b) = (Server::start(&["--latency", "20"]), Server::start(&["--latency", "20"]));
-    let (cases_path, _) = test_set(dir.path(), "cases.jsonl", &plain(60, ""));
+    let (cases_path, _) = test_set(dir.path(), "cases.jsonl", &plain(60));
     let bounds = json!({"concurrency": {"initial": 2, "min": 1, "max": 3}});
     let old = chat_target(dir.path(), "old.json", json!(a.url("/v1")), "m-old", bounds.clone());
     let new = chat_target(dir.path(), "new.json", json!(b.url("/v1")), "m-new", bounds.clone());
@@ -701,7 +746,7 @@ fn the_concurrency_never_passes_the_targets_max() {
 fn the_cache_answers_a_second_run_and_a_torn_entry_is_asked_again() {
     let dir = tempdir();
     let server = Server::start(&[]);
-    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(40, ""));
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(40));
     let target = chat_target(dir.path(), "t.json", json!(server.url("/v1")), "m", json!({}));
     let out = dir.path().join("v.jsonl");
     let requests = || count(&server.stats(), "/requests");
@@ -790,7 +835,7 @@ impl Lcg {
 fn sigkill_at_random_moments_then_a_rerun_gives_one_record_per_case() {
     let dir = tempdir();
     let server = Server::start(&["--latency", "5"]);
-    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(300, ""));
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(300));
     let base = json!(server.url("/v1"));
     let old = chat_target(dir.path(), "old.json", base.clone(), "m-old", json!({}));
     let new = chat_target(dir.path(), "new.json", base.clone(), "m-new", json!({}));
@@ -886,7 +931,7 @@ fn sigkill_at_random_moments_then_a_rerun_gives_one_record_per_case() {
 #[test]
 fn bad_target_files_are_refused_naming_the_file_line_and_field() {
     let dir = tempdir();
-    let (cases_path, _) = test_set(dir.path(), "cases.jsonl", &plain(2, ""));
+    let (cases_path, _) = test_set(dir.path(), "cases.jsonl", &plain(2));
     let out = dir.path().join("v.jsonl");
     let good = "kind: openai-chat\nbase_url: http://127.0.0.1:9/v1\nmodel: m\nmessages:\n  - role: user\n    content: \"{{input_text}}\"\n";
     for (name, yaml, want) in [
@@ -1010,7 +1055,7 @@ fn http_and_command_targets() {
 fn replicas_share_the_requests() {
     let dir = tempdir();
     let (a, b) = (Server::start(&[]), Server::start(&[]));
-    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(20, ""));
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(20));
     let target = chat_target(
         dir.path(),
         "t.json",

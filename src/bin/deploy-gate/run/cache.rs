@@ -35,7 +35,8 @@ static TEMPS: AtomicU64 = AtomicU64::new(0);
 impl Cache {
     /// The cache in `dir`, created if missing.
     pub fn open(dir: &Path) -> anyhow::Result<Cache> {
-        fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create the cache folder {}: {e}", dir.display()))?;
+        fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create the cache folder {}: {e}", dir.display()))?;
         let meta = fs::symlink_metadata(dir)?;
         if !meta.is_dir() {
             anyhow::bail!("the cache {} is not a folder", dir.display());

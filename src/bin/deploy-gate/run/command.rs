@@ -101,7 +101,10 @@ impl Pool {
 
     /// Workers free for a case.
     pub fn free(&self) -> usize {
-        self.slots.iter().filter(|s| s.case.is_none() && s.worker.is_some()).count()
+        self.slots
+            .iter()
+            .filter(|s| s.case.is_none() && s.worker.is_some())
+            .count()
     }
 
     /// Whether no worker is on a case.
@@ -126,7 +129,11 @@ impl Pool {
     /// The soonest a case's time runs out.
     pub fn deadline(&self) -> Option<Instant> {
         let (limit, _) = self.timeout.as_ref()?;
-        self.slots.iter().filter_map(|s| s.case).map(|(_, since)| since + *limit).min()
+        self.slots
+            .iter()
+            .filter_map(|s| s.case)
+            .map(|(_, since)| since + *limit)
+            .min()
     }
 
     fn name(&self, slot: usize) -> String {

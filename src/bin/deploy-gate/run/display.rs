@@ -47,15 +47,17 @@ impl Display {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             let unit = if lanes.len() > 1 { "records" } else { "cases" };
             bar.set_style(
-                ProgressStyle::with_template(&format!("{{bar:30.cyan/blue}} {{pos}}/{{len}} {unit}  {{rate:.dim}}  {{eta}} left  {{msg}}"))
-                    .expect("a valid template")
-                    .with_key(
-                        "rate",
-                        move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                            let _ = write!(w, "{:.1} {unit}/s", state.per_sec());
-                        },
-                    )
-                    .progress_chars("█▉▊▋▌▍▎▏ "),
+                ProgressStyle::with_template(&format!(
+                    "{{bar:30.cyan/blue}} {{pos}}/{{len}} {unit}  {{rate:.dim}}  {{eta}} left  {{msg}}"
+                ))
+                .expect("a valid template")
+                .with_key(
+                    "rate",
+                    move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{:.1} {unit}/s", state.per_sec());
+                    },
+                )
+                .progress_chars("█▉▊▋▌▍▎▏ "),
             );
             bar.set_position(done);
             bar.reset_eta();
@@ -101,7 +103,13 @@ impl Display {
                         (!bits.is_empty()).then(|| bits.join(", "))
                     } else {
                         let rate = plain.rate(l);
-                        Some(format!("{} {}/{} {rate:.1}/s{}", l.name, l.done, l.total, bits.iter().map(|b| format!(" {b}")).collect::<String>()))
+                        Some(format!(
+                            "{} {}/{} {rate:.1}/s{}",
+                            l.name,
+                            l.done,
+                            l.total,
+                            bits.iter().map(|b| format!(" {b}")).collect::<String>()
+                        ))
                     }
                 })
                 .collect();
@@ -196,7 +204,10 @@ impl Plain {
             // As a one-model run has always printed it.
             let rate = self.rate(l);
             let left = if rate > 0.0 { left } else { "unknown".to_owned() };
-            return format!("{}/{} cases, {rate:.1} cases/s, {left} left, {} errored", l.done, l.total, l.errored);
+            return format!(
+                "{}/{} cases, {rate:.1} cases/s, {left} left, {} errored",
+                l.done, l.total, l.errored
+            );
         }
         format!("{}; {left} left", parts.join("; "))
     }

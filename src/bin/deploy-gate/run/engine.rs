@@ -167,7 +167,9 @@ impl Engine<'_> {
             // Cases to send again go first, each to its own model.
             for lane in 0..self.lanes.len() {
                 while self.free(lane) > 0 {
-                    let Some(position) = self.lanes[lane].again.pop_front() else { break };
+                    let Some(position) = self.lanes[lane].again.pop_front() else {
+                        break;
+                    };
                     self.send(lane, position, None)?;
                 }
             }
@@ -366,10 +368,7 @@ impl Engine<'_> {
             }
             Msg::Done { side, done, .. } => {
                 let l = &mut self.lanes[side];
-                if let Asker::Endpoint {
-                    limiter, in_flight, ..
-                } = &mut l.asker
-                {
+                if let Asker::Endpoint { limiter, in_flight, .. } = &mut l.asker {
                     *in_flight -= 1;
                     if matches!(done.outcome, Outcome::Verdict(_)) || done.latency_ms.is_some() {
                         limiter.success();
@@ -454,7 +453,8 @@ impl Engine<'_> {
                     body: format!("{{\"verdict\":{v}}}").into_bytes(),
                 };
                 if let Err(e) = cache.put(&target.cache_key(None, case_line, 0), &entry) {
-                    self.display.line(&format!("deploy-gate run: cannot write the cache: {e}"));
+                    self.display
+                        .line(&format!("deploy-gate run: cannot write the cache: {e}"));
                 }
             }
         }
@@ -462,8 +462,7 @@ impl Engine<'_> {
         l.tally.errored += u64::from(matches!(done.outcome, Outcome::Error(_)));
         l.output
             .append(done.position, String::from_utf8(line).expect("a record is UTF-8"))?;
-        self.display
-            .case_done(lane, matches!(done.outcome, Outcome::Error(_)));
+        self.display.case_done(lane, matches!(done.outcome, Outcome::Error(_)));
         Ok(())
     }
 }

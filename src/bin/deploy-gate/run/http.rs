@@ -37,7 +37,12 @@ pub struct Request {
 
 impl Endpoint {
     /// The client of an endpoint target; `ca` is the PEM of the target's `tls_ca`.
-    pub fn new(target: Arc<Target>, secrets: Secrets, ca: Option<Vec<u8>>, cache: Option<Cache>) -> anyhow::Result<Endpoint> {
+    pub fn new(
+        target: Arc<Target>,
+        secrets: Secrets,
+        ca: Option<Vec<u8>>,
+        cache: Option<Cache>,
+    ) -> anyhow::Result<Endpoint> {
         // rustls with the ring provider (no cmake, no C toolchain beyond the usual).
         let _ = rustls::crypto::ring::default_provider().install_default();
         let (urls, method) = match &target.kind {
@@ -57,7 +62,12 @@ impl Endpoint {
             .tcp_nodelay(true)
             .pool_max_idle_per_host(max)
             .pool_idle_timeout(Duration::from_secs(90))
-            .connect_timeout(target.timeout.unwrap_or(Duration::from_secs(60)).min(Duration::from_secs(30)))
+            .connect_timeout(
+                target
+                    .timeout
+                    .unwrap_or(Duration::from_secs(60))
+                    .min(Duration::from_secs(30)),
+            )
             .user_agent(concat!("deploy-gate/", env!("CARGO_PKG_VERSION")));
         if let Some(t) = target.timeout {
             builder = builder.timeout(t);
@@ -152,7 +162,15 @@ impl Endpoint {
         });
     }
 
-    async fn ask(&self, side: usize, number: u64, position: usize, url: String, request: Request, events: &Sender<Msg>) -> Done {
+    async fn ask(
+        &self,
+        side: usize,
+        number: u64,
+        position: usize,
+        url: String,
+        request: Request,
+        events: &Sender<Msg>,
+    ) -> Done {
         let t = &self.target;
         let mut attempt = 0u32;
         let failed = |error: String, attempts: u32, latency: Option<f64>| Done {
@@ -168,7 +186,9 @@ impl Endpoint {
             let started = Instant::now();
             let mut req = self.client.request(self.method.clone(), &url);
             if let Some(body) = &request.body {
-                req = req.header(reqwest::header::CONTENT_TYPE, "application/json").body(body.clone());
+                req = req
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(body.clone());
             }
             req = req.header(reqwest::header::ACCEPT, "application/json");
             for (name, value) in &self.secrets.headers {
@@ -213,7 +233,9 @@ impl Endpoint {
                                 format!("the response did not end within {}", t.timeout_text),
                                 None,
                             ),
-                            Err(BodyError::Broken(e)) => (Failure::Transient, format!("the response was cut off: {e}"), None),
+                            Err(BodyError::Broken(e)) => {
+                                (Failure::Transient, format!("the response was cut off: {e}"), None)
+                            }
                         }
                     } else if status.is_redirection() {
                         let to = response
