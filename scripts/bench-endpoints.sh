@@ -99,7 +99,8 @@ done
 [ "$(wc -l < "$work/old.jsonl")" = "$cases" ] && [ "$(wc -l < "$work/py.jsonl")" = $((2 * cases)) ] || { echo "incomplete output" >&2; exit 1; }
 echo "machine: $(nproc) cores; $cases cases, 2 models, $conc requests in flight per model, $runs runs each (median)"
 for name in deploy-gate AsyncOpenAI; do
-  awk -v n="$name" -v c="$cases" '$1==n {w[++k]=$2; m[k]=$3} END {
-    asort(w); asort(m); mid=int((k+1)/2);
-    printf "%-12s %7.2f s  %9.0f cases/s  %9.0f requests/s  peak %6.1f MB\n", n, w[mid], c/w[mid], 2*c/w[mid], m[mid]/1024 }' "$work/results.txt"
+  wall=$(awk -v n="$name" '$1==n {print $2}' "$work/results.txt" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  kb=$(awk -v n="$name" '$1==n {print $3}' "$work/results.txt" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  awk -v n="$name" -v c="$cases" -v w="$wall" -v m="$kb" 'BEGIN {
+    printf "%-12s %7.2f s  %9.0f cases/s  %9.0f requests/s  peak %6.1f MB\n", n, w, c/w, 2*c/w, m/1024 }'
 done

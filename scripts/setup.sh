@@ -53,6 +53,12 @@ if ! command -v strace >/dev/null; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y strace
 fi
 
+if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+  log "installing nginx (tests/it/run_tls.rs: run against a TLS server speaking HTTP/2; scripts/bench-endpoints.sh)"
+  as_root apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y nginx-light
+fi
+
 if ! command -v openssl >/dev/null; then
   log "installing openssl (the signing tests check interoperability with it)"
   as_root apt-get update
