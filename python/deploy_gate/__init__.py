@@ -8,7 +8,8 @@
   ``build_test_set`` (the CLI's ``test-set``); ``sign``, ``verify`` and ``digest`` (signed
   decisions, as the CLI's); ``apply`` and ``rollback`` (a signed decision deployed exactly
   once with the ledger, as the CLI's); ``diff`` (two evaluations compared, as ``deploy-gate
-  diff``).
+  diff``); ``target`` and ``run`` (models asked through ``deploy-gate run``: target files
+  or dicts as runners, and the CLI's two-model run).
 
 Every score, rounding, delta, decision and reason comes from deploy-gate's Rust core.
 """
@@ -21,12 +22,15 @@ from ._deploy import ApplyResult, RollbackResult, apply, deploy_model, rollback
 from ._diff import diff
 from ._evaluate import Report, TestSet, build_test_set, evaluate
 from ._gate import ABComparison, DeploymentGate, GateDecision
+from ._target import RunResult, Target, run, target
 from .errors import (
     AuditFileError,
     DeployError,
     InputError,
     PolicyError,
+    RunError,
     SignError,
+    TargetFileError,
     TrajectoryFileError,
     VerdictFileError,
     VerificationError,
@@ -45,7 +49,11 @@ __all__ = [
     "PolicyError",
     "Report",
     "RollbackResult",
+    "RunError",
+    "RunResult",
     "SignError",
+    "Target",
+    "TargetFileError",
     "TestSet",
     "TrajectoryFileError",
     "VerdictFileError",
@@ -57,6 +65,8 @@ __all__ = [
     "digest",
     "evaluate",
     "rollback",
+    "run",
     "sign",
+    "target",
     "verify",
 ]

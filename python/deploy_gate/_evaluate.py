@@ -13,6 +13,7 @@ from . import _core
 from ._gate import GateDecision
 from ._progress import Progress, ProgressArg, ScanProgress
 from ._runners import run_runner
+from ._target import Target, _id_key, run_batch
 from ._trajectories import to_jsonl as _trajectories_jsonl
 from .errors import VerdictFileError
 
@@ -188,9 +189,10 @@ class Report:
         return text
 
     def verdict_file(self, side: str) -> Optional[bytes]:
-        """The JSONL verdict file a runner's answers made for ``side`` (``"old"``/``"new"``),
-        or ``None`` when that side's verdicts came from a file or a mapping. Saved under the
-        name the report lists, it gives ``deploy-gate evaluate`` the same report."""
+        """The JSONL verdict file a runner's answers (or a target's ``deploy-gate run``) made
+        for ``side`` (``"old"``/``"new"``), or ``None`` when that side's verdicts came from a
+        file or a mapping. Saved under the name the report lists, it gives ``deploy-gate
+        evaluate`` the same report."""
         return self._verdict_files.get(side)
 
     def cases_frame(self) -> Any:
@@ -275,9 +277,12 @@ def evaluate(
     file's path (JSONL, JSON array or object, CSV/TSV), a ``{pipeline_id: verdict}`` mapping
     (read as a JSON-object verdict file), a runner ``fn(input_text) -> verdict`` (run on a
     thread pool of ``max_workers``), or an ``async def`` runner (run on an event loop, at most
-    ``max_concurrency`` at a time, default 64). A runner's answers follow the reference's rules
-    (``str(v or "")``, case-insensitive; ``None`` a missing verdict; an exception an errored
-    case, logged) and enter the core as the verdict records a file would hold.
+    ``max_concurrency`` at a time, default 64), or a ``deploy_gate.target(…)`` (the test set
+    through ``deploy-gate run``, one two-model run when both are targets; its verdict file read
+    as ``deploy-gate evaluate`` reads it, and given by ``Report.verdict_file``). A runner's
+    answers follow the reference's rules (``str(v or "")``, case-insensitive; ``None`` a
+    missing verdict; an exception an errored case, logged) and enter the core as the verdict
+    records a file would hold.
     ``*_trajectories``: a trajectory file's path, or a list of ``AgenticEvalResult`` objects or
     dicts. ``policy``: a dict shaped as a policy file (or the report's ``policy``), or a policy
     file's path. ``progress``: ``True`` (tqdm bars when tqdm is installed: the bytes of the
@@ -293,13 +298,42 @@ def evaluate(
         session.build_test_set(_paths(audit), threads, bar.callback())
     cases: Optional[List[Tuple[Any, Any]]] = None
     ids: Optional[List[Union[int, str]]] = None
-    if callable(old) and not isinstance(old, Mapping) or callable(new) and not isinstance(new, Mapping):
+    if _is_runner(old) or _is_runner(new):
         parsed = [json.loads(line) for line in session.case_lines()]
         cases = [(c["pipeline_id"], c["input_text"]) for c in parsed]
         ids = [c["pipeline_id"] for c in parsed]
+    target_files = _run_target_sides(session, old, new)
     for side, model in (("old", old), ("new", new)):
-        _add_model(session, side, model, cases, ids, max_workers, max_concurrency, progress)
+        if side not in target_files:
+            _add_model(session, side, model, cases, ids, max_workers, max_concurrency, progress)
     _add_trajectories(session, "old", old_trajectories)
     _add_trajectories(session, "new", new_trajectories)
-    files = {"old": session.answer_file("old"), "new": session.answer_file("new")}
+    files = {side: target_files[side] if side in target_files else session.answer_file(side) for side in ("old", "new")}
     return Report(session.report(), files)
+
+
+def _is_runner(model: ModelArg) -> bool:
+    return callable(model) and not isinstance(model, (Mapping, Target))
+
+
+def _run_target_sides(session: "_core.Session", old: ModelArg, new: ModelArg) -> Dict[str, Optional[bytes]]:
+    """The sides whose model is a ``Target``: the test set (the bytes ``deploy-gate test-set``
+    writes) through ``deploy-gate run`` (one two-model run when both are targets with the same
+    settings), each verdict file read as ``deploy-gate evaluate`` reads it (listed as
+    ``<side>-target.jsonl``). Returns their verdict files' bytes."""
+    sides = [(side, m) for side, m in (("old", old), ("new", new)) if isinstance(m, Target)]
+    if not sides:
+        return {}
+    jsonl = session.test_set_jsonl()
+    keys = [_id_key(json.loads(line)["pipeline_id"]) for line in session.case_lines()]
+    if not keys:
+        datas = [b"" for _ in sides]
+    elif len(sides) == 2 and sides[0][1]._same_run(sides[1][1]):
+        datas = run_batch([sides[0][1], sides[1][1]], jsonl, keys)
+    else:
+        datas = [run_batch([t], jsonl, keys)[0] for _, t in sides]
+    out: Dict[str, Optional[bytes]] = {}
+    for (side, _), data in zip(sides, datas):
+        session.add_verdict_bytes(side, f"{side}-target.jsonl", data)
+        out[side] = data
+    return out

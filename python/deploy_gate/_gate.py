@@ -11,12 +11,13 @@ import os
 import random
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import _core
 from ._deploy import deploy_model
 from ._progress import ProgressArg, ScanProgress
-from ._runners import MISSING, VERDICT, run_sequential
+from ._runners import MISSING, VERDICT, Answer, run_sequential
+from ._target import Target, _run_targets, record_answer
 from ._trajectories import metric_rows
 
 logger = logging.getLogger("deploy_gate")
@@ -262,7 +263,9 @@ class DeploymentGate:
         """Scores a model on the test set: the fraction of cases whose verdict matches.
 
         ``model_runner_fn(input_text) -> verdict`` is called once per case, in order, on this
-        thread. A verdict is made text as ``str(v or "")`` and compared case-insensitively with
+        thread; a ``deploy_gate.target(…)`` is asked every case in one ``deploy-gate run``
+        (its records read as the same answers: an error record an errored case). A verdict is
+        made text as ``str(v or "")`` and compared case-insensitively with
         ``str(expected_verdict or "")``; a runner that raises is a failed case (logged). The
         pass rate is rounded to 4 decimals as Python's ``round``; ``None`` for an empty test set.
 
@@ -274,8 +277,13 @@ class DeploymentGate:
         if not test_set:
             logger.warning("DeploymentGate.score_model: empty test set — nothing to score.")
             return None
+        if isinstance(model_runner_fn, Target):
+            # The whole test set through one `deploy-gate run` (see deploy_gate.target).
+            return self._score_answers(test_set, model_runner_fn.answers(test_set))
         cases = [(case.get("pipeline_id"), case.get("input_text")) for case in test_set]
-        answers = run_sequential(model_runner_fn, cases, "score_model")
+        return self._score_answers(test_set, run_sequential(model_runner_fn, cases, "score_model"))
+
+    def _score_answers(self, test_set: List[Dict[str, Any]], answers: List[Answer]) -> Optional[float]:
         if self.none_verdict == "empty":
             answers = [(VERDICT, "") if a[0] == MISSING else a for a in answers]
         score, passed = _core.score_answers_by_position(
@@ -283,6 +291,29 @@ class DeploymentGate:
         )
         logger.info("DeploymentGate.score_model: %d/%d passed (%.3f).", passed, len(test_set), score or 0.0)
         return score
+
+    def _score_both(
+        self,
+        test_set: List[Dict[str, Any]],
+        old_model_fn: Callable[[Any], Any],
+        new_model_fn: Callable[[Any], Any],
+    ) -> Tuple[Optional[float], Optional[float]]:
+        """``score_model`` of the old model, then of the new. Two targets with the same
+        settings go through one two-model ``deploy-gate run`` (each case sent to both
+        together), scored as ``score_model`` scores them (unless a subclass changed it)."""
+        if (
+            test_set
+            and isinstance(old_model_fn, Target)
+            and isinstance(new_model_fn, Target)
+            and old_model_fn._same_run(new_model_fn)
+            and type(self).score_model is DeploymentGate.score_model
+        ):
+            old_records, new_records = _run_targets([old_model_fn, new_model_fn], test_set)
+            return (
+                self._score_answers(test_set, [record_answer(r) for r in old_records]),
+                self._score_answers(test_set, [record_answer(r) for r in new_records]),
+            )
+        return self.score_model(test_set, old_model_fn), self.score_model(test_set, new_model_fn)
 
     def compare_models(
         self,
@@ -294,8 +325,7 @@ class DeploymentGate:
         """A/B scores the old and the new model on the same test set (old first).
         ``new_is_better`` needs ``delta >= min_delta`` and the new score strictly higher;
         ``recommendation`` is ``"deploy"`` or ``"keep_old"``."""
-        old_score = self.score_model(test_set, old_model_fn)
-        new_score = self.score_model(test_set, new_model_fn)
+        old_score, new_score = self._score_both(test_set, old_model_fn, new_model_fn)
         old, new, delta, num_cases, better, recommendation = _core.compare(
             old_score, new_score, len(test_set), float(min_delta)
         )
@@ -350,8 +380,7 @@ class DeploymentGate:
         (``"blocked: insufficient test cases (empty test set)"``) unless
         ``on_insufficient="approve"`` (here or on the gate) restores the reference's approval.
         """
-        task_old = self.score_model(test_set, old_model_fn)
-        task_new = self.score_model(test_set, new_model_fn)
+        task_old, task_new = self._score_both(test_set, old_model_fn, new_model_fn)
         traj_old = self._mean_trajectory_score(old_trajectory_results)
         traj_new = self._mean_trajectory_score(new_trajectory_results)
         policy = _core.resolve_policy(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 __all__ = [
     "InputError",
@@ -10,6 +10,8 @@ __all__ = [
     "VerdictFileError",
     "TrajectoryFileError",
     "PolicyError",
+    "TargetFileError",
+    "RunError",
     "DeployError",
     "SignError",
     "VerificationError",
@@ -48,6 +50,24 @@ class TrajectoryFileError(InputError):
 
 class PolicyError(InputError):
     """A policy is invalid: the message names the field."""
+
+
+class TargetFileError(InputError):
+    """A ``run`` target (a target file, or a dict shaped as one) is refused: the message names
+    the file (``target (dict)`` for a dict), the line and the field, as ``deploy-gate run``'s;
+    or a secret it names is not in the environment."""
+
+
+class RunError(RuntimeError):
+    """``deploy-gate run`` stopped (its message, ``exit_code``, and its stderr ``lines``), or a
+    ``Target`` called on one case got an error record for it (``exit_code`` 0: the message is
+    the record's error)."""
+
+    def __init__(self, message: str, exit_code: int = 0, lines: Optional[List[str]] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+        self.lines = list(lines or [])
 
 
 class DeployError(RuntimeError):

@@ -1098,6 +1098,40 @@ fn trajectory_fields() -> Vec<&'static str> {
         .collect()
 }
 
+/// Reads a `run` target file (YAML or JSON) as `deploy-gate run` does, naming it `file` in
+/// every refusal: its kind (`openai-chat`, `http`, `command`), what a person reads as the model,
+/// its digest (`sha256:…`, no secret in it) and the environment variables it reads secrets from
+/// (none is read here). A refusal raises `TargetFileError` with the file, the line and the
+/// field, as the CLI's message.
+#[pyfunction]
+fn read_target(py: Python<'_>, file: &str, data: &[u8]) -> PyResult<(String, String, String, Vec<String>)> {
+    use deploy_gate::target::{read_target as read, Kind};
+    let t = read(file, data).map_err(|e| {
+        raise(
+            py,
+            "TargetFileError",
+            e.to_string(),
+            Some("target"),
+            Some(&e.file),
+            e.line.map(|l| l as u64),
+        )
+    })?;
+    let (kind, headers, key_env) = match &t.kind {
+        Kind::Chat(c) => ("openai-chat", &c.headers[..], c.api_key_env.clone()),
+        Kind::Http(h) => ("http", &h.headers[..], None),
+        Kind::Command(_) => ("command", &[][..], None),
+    };
+    let mut env: Vec<String> = key_env.into_iter().collect();
+    for (_, value) in headers {
+        for name in deploy_gate::target::control::env_names(value).unwrap_or_default() {
+            if !env.contains(&name) {
+                env.push(name);
+            }
+        }
+    }
+    Ok((kind.to_owned(), t.describe(), t.digest.clone(), env))
+}
+
 /// The core's version.
 #[pyfunction]
 fn core_version() -> String {
@@ -1116,6 +1150,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trajectory_mean, m)?)?;
     m.add_function(wrap_pyfunction!(report_html_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(read_target, m)?)?;
     m.add_function(wrap_pyfunction!(trajectory_fields, m)?)?;
     m.add_function(wrap_pyfunction!(sign_report, m)?)?;
     m.add_function(wrap_pyfunction!(verify_envelope, m)?)?;

@@ -76,3 +76,26 @@ def use_diff(before: str, after: Report, key: str) -> bool:
     print(len(flips), signed["after"]["source"])
     changed: bool = d["decision"]["changed"]
     return changed
+
+
+def use_targets(path: str, cases: List[Dict[str, Any]]) -> Optional[float]:
+    old: deploy_gate.Target = deploy_gate.target("old.yaml", cache="cache", order_seed=3)
+    new = deploy_gate.target({"kind": "http", "url": "http://127.0.0.1:8000/agent", "verdict": "/verdict"})
+    verdict: Any = old("input text")
+    records: List[Dict[str, Any]] = new.records(cases)
+    gate = DeploymentGate()
+    decision: GateDecision = gate.evaluate_decision(cases, old, new)
+    report: Report = deploy_gate.evaluate(path, old, new, progress=False)
+    try:
+        result: deploy_gate.RunResult = deploy_gate.run(
+            "cases.jsonl", old="old.yaml", new=new, out_old="o.jsonl", out_new=None, order_seed=1, cache=False
+        )
+    except deploy_gate.TargetFileError as e:
+        print(e.file, e.line)
+        return None
+    except deploy_gate.RunError as e:
+        print(e.exit_code, e.lines)
+        return None
+    old_path, new_path = result
+    print(verdict, len(records), report.approved, old_path, new_path, result.records("new"), decision.reason)
+    return gate.score_model(cases, new)

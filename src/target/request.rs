@@ -10,6 +10,9 @@ use sha2::{Digest, Sha256};
 /// model must not be told the answer it is scored against.
 pub const FIELDS: [&str; 4] = ["input_text", "pipeline_id", "template_id", "expected_stage_outputs"];
 
+/// The test-case fields never sent to a model (an http target's default body leaves them out).
+pub const HIDDEN: [&str; 2] = ["expected_verdict", "episode_reward"];
+
 /// A piece of a template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
@@ -174,7 +177,14 @@ impl Target {
             }
             Kind::Http(h) => match &h.body {
                 Some(template) => Some(render_body(template, case)),
-                None => Some(Json::Object(case.clone())),
+                // The case without what it is scored against: the model must not be sent its
+                // expected verdict (nor the episode's reward).
+                None => Some(Json::Object(
+                    case.iter()
+                        .filter(|(k, _)| !HIDDEN.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                )),
             },
             Kind::Command(_) => None,
         }

@@ -1,0 +1,503 @@
+"""Models asked through ``deploy-gate run``: ``target`` (a target file or dict as a runner the
+drop-in and ``evaluate`` accept) and ``run`` (the CLI's two-model run).
+
+The requests are made by the CLI binary ``deploy-gate`` (its HTTP client: adaptive concurrency,
+retries with ``Retry-After``, the response cache, secrets redacted), run as a subprocess over
+the whole batch of cases: Python writes the cases to a temporary test set, waits for the process
+(the GIL released, as every wait on a process is) and reads the verdict records it wrote. The
+target is read in-process first by the core's own reader, so a refused target raises before
+anything runs, with the file, the line and the field."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+from . import _core
+from ._runners import ERROR, MISSING, VERDICT, Answer, verdict_answer
+from .errors import InputError, RunError, TargetFileError
+
+if TYPE_CHECKING:
+    from ._evaluate import TestSet
+
+__all__ = ["Target", "RunResult", "target", "run", "find_cli"]
+
+logger = logging.getLogger("deploy_gate")
+
+PathLike = Union[str, "os.PathLike[str]"]
+TargetArg = Union[PathLike, Mapping[str, Any], "Target"]
+CacheArg = Union[None, bool, PathLike]
+TestSetArg = Union[PathLike, "TestSet", Sequence[Mapping[str, Any]]]
+
+#: The name a dict target has in messages (it has no file).
+DICT_TARGET_NAME = "target (dict)"
+
+# Header names whose value is a credential: in a dict target their value must come from the
+# environment (`${VAR}`), never be written in the dict.
+_SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.IGNORECASE)
+
+
+def find_cli(cli: Optional[PathLike] = None) -> str:
+    """The ``deploy-gate`` binary that runs targets: ``cli`` when given, else the environment
+    variable ``DEPLOY_GATE_BIN``, else ``deploy-gate`` on ``PATH``. Raises ``FileNotFoundError``
+    saying how to get one (the wheel does not bundle the CLI)."""
+    chosen = os.fspath(cli) if cli is not None else os.environ.get("DEPLOY_GATE_BIN") or None
+    if chosen is not None:
+        if os.path.isfile(chosen) and os.access(chosen, os.X_OK):
+            return chosen
+        raise FileNotFoundError(f"the deploy-gate CLI {chosen!r} is not an executable file")
+    found = shutil.which("deploy-gate")
+    if found is None:
+        raise FileNotFoundError(
+            "running a target needs the deploy-gate CLI: put `deploy-gate` on PATH "
+            "(cargo install --path . in the project), or set DEPLOY_GATE_BIN to its path, or pass cli=…"
+        )
+    return found
+
+
+# ---------------------------------------------------------------------------- the process
+
+
+def _invoke(cli: str, args: List[str], inputs: Dict[str, Tuple[str, str]]) -> None:
+    """Runs ``deploy-gate run ARGS``, logging its stderr lines (the header, progress lines,
+    the summary) on the logger ``deploy_gate`` as they come. ``inputs`` maps the paths given
+    to the CLI to (the path to name, the role) for errors. Raises as ``_failure`` says when it
+    fails; on an exception here (Ctrl-C) the process is stopped as Ctrl-C stops it (SIGINT:
+    its records are synced) and waited for."""
+    argv = [cli, "run", *args]
+    logger.debug("deploy-gate run: %s", argv)
+    lines: List[str] = []
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    )
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            line = line.rstrip("\n")
+            lines.append(line)
+            if not line.startswith("deploy-gate: error: "):
+                logger.info("%s", line)
+        code = proc.wait()
+    except BaseException:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        raise
+    finally:
+        if proc.stderr is not None:
+            proc.stderr.close()
+    if code != 0:
+        raise _failure(code, lines, inputs)
+
+
+_AT_LINE = re.compile(r"^ line (\d+)\b")
+
+
+def _failure(code: int, lines: List[str], inputs: Dict[str, Tuple[str, str]]) -> BaseException:
+    """The exception of a failed run: the CLI's message (``deploy-gate: error: …``) as an
+    ``InputError`` naming the file and line when it is about the test set, a
+    ``TargetFileError`` when about a target, ``FileNotFoundError``/``OSError`` when an input
+    cannot be read, else a ``RunError``."""
+    errors = [ln[len("deploy-gate: error: ") :] for ln in lines if ln.startswith("deploy-gate: error: ")]
+    message = errors[-1] if errors else "\n".join(ln for ln in lines if ln.strip()) or f"exit status {code}"
+    if code > 128:
+        return RunError(f"deploy-gate run was interrupted (signal {code - 128}): {message}", code, lines)
+    for given, (shown, role) in inputs.items():
+        for prefix in (f"cannot read the test set {given}", f"cannot read the target file {given}"):
+            if message.startswith(prefix):
+                text = message.replace(given, shown, 1)
+                return FileNotFoundError(text) if "No such file" in text else OSError(text)
+        rest = message[len(given) :] if message.startswith(given) else None
+        if rest is not None and (rest.startswith(":") or rest.startswith(" line ")):
+            m = _AT_LINE.match(rest)
+            line = int(m.group(1)) if m is not None else None
+            cls = TargetFileError if role.endswith("target") else InputError
+            return cls(shown + rest, role, shown, line)
+    return RunError(message, code, lines)
+
+
+# ---------------------------------------------------------------------------- cases and records
+
+
+def _valid_id(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return -(1 << 63) <= value < (1 << 64)  # the CLI's integer ids (JSON's i64 and u64)
+    return isinstance(value, str) and value != ""
+
+
+def _id_key(value: Any) -> Tuple[bool, str]:
+    """A pipeline id as the CLI matches it: ``5`` and ``"5"`` are two ids."""
+    return (isinstance(value, int) and not isinstance(value, bool), str(value))
+
+
+def _batch(cases: Sequence[Mapping[str, Any]]) -> Tuple[str, List[Tuple[bool, str]]]:
+    """The test set's JSONL for ``cases`` and each case's id key. A list whose ids are not
+    distinct non-empty strings or integers (the drop-in's hand-made test sets need none) is
+    sent with ids by position (``"0"``, ``"1"``, …) instead."""
+    ids = [c.get("pipeline_id") for c in cases]
+    keys = [_id_key(i) for i in ids]
+    positional = not all(_valid_id(i) for i in ids) or len(set(keys)) != len(keys)
+    out: List[str] = []
+    for n, case in enumerate(cases):
+        row = dict(case)
+        if positional:
+            row["pipeline_id"] = str(n)
+        out.append(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+    if positional:
+        keys = [(False, str(n)) for n in range(len(cases))]
+    return "".join(out), keys
+
+
+def _records_of(data: bytes, keys: List[Tuple[bool, str]]) -> List[Dict[str, Any]]:
+    """The verdict records of a run's output, in the order of ``keys``."""
+    by_key: Dict[Tuple[bool, str], Dict[str, Any]] = {}
+    for line in data.decode("utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            by_key[_id_key(record.get("pipeline_id"))] = record
+    missing = [k for k in keys if k not in by_key]
+    if missing:
+        raise RunError(f"deploy-gate run left {len(missing)} of {len(keys)} cases without a record (first: {missing[0][1]!r})", 0, [])
+    return [by_key[k] for k in keys]
+
+
+def record_answer(record: Mapping[str, Any]) -> Answer:
+    """A verdict record as the runner answers the drop-in scores: an error record is an errored
+    case, a verdict is made text by the reference's ``str(v or "")`` (as the core reads a verdict
+    file: ``9`` is ``"9"``, ``true`` is ``"True"``), ``null`` a missing verdict, and an object or
+    an array an errored case (a verdict file's composite verdict fails its case too)."""
+    if "error" in record and "verdict" not in record:
+        return (ERROR, str(record["error"]))
+    verdict = record.get("verdict")
+    if isinstance(verdict, (dict, list)):
+        return (ERROR, f"the verdict is a JSON {'object' if isinstance(verdict, dict) else 'array'}, not a verdict")
+    if verdict is None:
+        return (MISSING, "")
+    return verdict_answer(verdict)
+
+
+# ---------------------------------------------------------------------------- Target
+
+
+class Target:
+    """A model asked through ``deploy-gate run``: made by ``deploy_gate.target(path_or_dict)``.
+
+    A runner like any other: ``DeploymentGate.score_model`` / ``compare_models`` /
+    ``evaluate_decision`` and ``deploy_gate.evaluate`` recognise it and send the whole test set
+    through one ``deploy-gate run`` (both models in one run when old and new are targets with the
+    same settings), and ``evaluate`` reads the CLI's verdict file as ``deploy-gate evaluate``
+    would. Called directly, ``t(input_text)`` (or ``t(case_dict)``) runs a one-case batch and
+    returns the verdict (``None`` for none), raising ``RunError`` with the record's error when
+    the case errored.
+
+    ``kind`` (``openai-chat``, ``http``, ``command``), ``description``, ``digest`` (the
+    target's ``sha256:…``, as each record's ``target``), ``env`` (the environment variables its
+    secrets come from), ``file`` (``None`` for a dict)."""
+
+    def __init__(
+        self,
+        file: Optional[str],
+        text: Optional[str],
+        kind: str,
+        description: str,
+        digest: str,
+        env: List[str],
+        cache: CacheArg,
+        order_seed: int,
+        cli: Optional[PathLike],
+    ) -> None:
+        self.file = file
+        self._text = text
+        self.kind = kind
+        self.description = description
+        self.digest = digest
+        self.env = env
+        self.cache = cache
+        self.order_seed = order_seed
+        self.cli = cli
+
+    def __repr__(self) -> str:
+        where = self.file if self.file is not None else "dict"
+        return f"Target({self.kind}: {self.description}, {where}, {self.digest[:19]})"
+
+    def _path_in(self, folder: str, name: str) -> str:
+        """The target file to give the CLI (a dict's JSON written into ``folder``)."""
+        if self.file is not None:
+            return self.file
+        assert self._text is not None
+        path = os.path.join(folder, name)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(self._text)
+        return path
+
+    def _same_run(self, other: "Target") -> bool:
+        """Whether two targets can share one two-model run (the run's settings are one)."""
+        return (self.cache, self.order_seed, self.cli) == (other.cache, other.order_seed, other.cli)
+
+    def __call__(self, case: Any) -> Any:
+        """Asks the model one case: ``case`` is the input text (as the reference's runners
+        get it) or a test case dict. Returns the verdict (any JSON value; ``None`` for none)."""
+        if isinstance(case, Mapping):
+            row = dict(case)
+            if not _valid_id(row.get("pipeline_id")):
+                row["pipeline_id"] = "0"
+        else:
+            row = {"pipeline_id": "0", "input_text": case}
+        record = _run_targets([self], [row])[0][0]
+        if "error" in record and "verdict" not in record:
+            raise RunError(str(record["error"]), 0, [])
+        return record.get("verdict")
+
+    def answers(self, cases: Sequence[Mapping[str, Any]]) -> List[Answer]:
+        """The answers to ``cases`` (one run), as ``(kind, text)`` pairs the core scores."""
+        return [record_answer(r) for r in self.records(cases)]
+
+    def records(self, cases: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+        """Runs the model over ``cases`` (test case dicts) in one ``deploy-gate run`` and
+        returns its verdict records in case order (``pipeline_id``, ``verdict`` or ``error``,
+        ``latency_ms``, ``usage``, ``attempts``, ``target``)."""
+        return _run_targets([self], cases)[0]
+
+
+def run_batch(targets: List[Target], jsonl: str, keys: List[Tuple[bool, str]]) -> List[bytes]:
+    """One ``deploy-gate run`` of one target (``--target``) or two (``--old``/``--new``, each
+    case sent to both together) over the test set ``jsonl`` (whose cases' ids are ``keys``);
+    the bytes of each target's verdict file (every case has its record, in test-set order).
+    Raises ``RunError`` when a case has no record."""
+    first = targets[0]
+    cli = find_cli(first.cli)
+    with tempfile.TemporaryDirectory(prefix="deploy-gate-run-") as folder:
+        test_set = os.path.join(folder, "cases.jsonl")
+        with open(test_set, "w", encoding="utf-8") as f:
+            f.write(jsonl)
+        outs = [os.path.join(folder, f"out-{i}.jsonl") for i in range(len(targets))]
+        files = [t._path_in(folder, f"target-{i}.json") for i, t in enumerate(targets)]
+        args = ["--test-set", test_set]
+        if len(targets) == 1:
+            args += ["--target", files[0], "--out", outs[0]]
+        else:
+            args += ["--old", files[0], "--new", files[1], "--out-old", outs[0], "--out-new", outs[1]]
+        args += ["--order-seed", str(int(first.order_seed))]
+        # A batch's outputs live in a temporary folder: a cache is kept only where one is named.
+        cache = first.cache
+        args += ["--no-cache"] if cache is None or isinstance(cache, bool) else ["--cache", os.fspath(cache)]
+        inputs = {test_set: ("the cases", "test_set")}
+        for name, t in zip(files, targets):
+            inputs[name] = (t.file if t.file is not None else DICT_TARGET_NAME, "target")
+        _invoke(cli, args, inputs)
+        out: List[bytes] = []
+        for path in outs:
+            with open(path, "rb") as f:
+                data = f.read()
+            _records_of(data, keys)  # every case has its record
+            out.append(data)
+        return out
+
+
+def _run_targets(targets: List[Target], cases: Sequence[Mapping[str, Any]]) -> List[List[Dict[str, Any]]]:
+    """``run_batch`` over case dicts; each target's records in case order."""
+    if not cases:
+        return [[] for _ in targets]
+    jsonl, keys = _batch(cases)
+    return [_records_of(data, keys) for data in run_batch(targets, jsonl, keys)]
+
+
+# ---------------------------------------------------------------------------- target()
+
+
+def _check_dict_secrets(spec: Mapping[str, Any]) -> None:
+    """A dict target names its secrets' environment variables only: ``api_key_env`` is a
+    variable's name (the core checks), and a credential header's value is ``${VAR}``."""
+    headers = spec.get("headers")
+    if isinstance(headers, Mapping):
+        for name, value in headers.items():
+            if isinstance(name, str) and _SECRET_HEADER.search(name):
+                if not (isinstance(value, str) and "${" in value):
+                    raise TargetFileError(
+                        f"{DICT_TARGET_NAME}: headers.{name}: a credential is read from the environment: "
+                        "write ${VARIABLE} (or api_key_env: VARIABLE), never the value itself",
+                        "target",
+                        DICT_TARGET_NAME,
+                        None,
+                    )
+
+
+def target(
+    spec: TargetArg,
+    *,
+    cache: CacheArg = False,
+    order_seed: int = 0,
+    cli: Optional[PathLike] = None,
+) -> Target:
+    """A model's target as a runner: ``spec`` is a target file's path (YAML or JSON, as
+    ``deploy-gate run --target`` reads it) or a dict shaped as one (``{"kind": "openai-chat",
+    "base_url": …, "model": …, "messages": […], "api_key_env": "OPENAI_API_KEY"}``).
+
+    The target is read now by the core's reader (the CLI's): a refused one raises
+    ``TargetFileError`` naming the file (``target (dict)`` for a dict), the line and the field.
+    Secrets come from the environment when the model is asked: ``api_key_env`` and ``${VAR}``
+    in headers name variables; a dict holding a credential header's value is refused.
+
+    ``cache``: ``False`` (default: every case asked again), or a folder for the CLI's response
+    cache (``--cache DIR``: an answer cached there is reused). ``order_seed``: the seed of the
+    cases' order (``--order-seed``). ``cli``: the ``deploy-gate`` binary (default:
+    ``DEPLOY_GATE_BIN``, else ``deploy-gate`` on ``PATH``)."""
+    if isinstance(spec, Target):
+        return Target(
+            spec.file, spec._text, spec.kind, spec.description, spec.digest, spec.env, cache, order_seed, cli
+        )
+    if isinstance(spec, Mapping):
+        _check_dict_secrets(spec)
+        body = dict(spec)
+        tls_ca = body.get("tls_ca")
+        if isinstance(tls_ca, str) and tls_ca and not os.path.isabs(tls_ca):
+            # Relative to the target file's folder in the CLI; a dict has none: the working directory.
+            body["tls_ca"] = os.path.abspath(tls_ca)
+        try:
+            text = json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        except (TypeError, ValueError) as exc:
+            raise TargetFileError(f"{DICT_TARGET_NAME}: not JSON ({exc})", "target", DICT_TARGET_NAME, None) from None
+        kind, description, digest, env = _core.read_target(DICT_TARGET_NAME, text.encode("utf-8"))
+        return Target(None, text, kind, description, digest, env, cache, order_seed, cli)
+    if isinstance(spec, (str, os.PathLike)):
+        path = os.fspath(spec)
+        with open(path, "rb") as f:
+            data = f.read((1 << 20) + 1)
+        kind, description, digest, env = _core.read_target(path, data)
+        return Target(path, None, kind, description, digest, env, cache, order_seed, cli)
+    raise TypeError(f"target: a target file's path or a dict, not {type(spec).__name__}")
+
+
+# ---------------------------------------------------------------------------- run()
+
+
+class RunResult(NamedTuple):
+    """The two verdict files ``run`` wrote (JSONL of ``{pipeline_id, verdict|error, …}``):
+    unpack as ``old, new = deploy_gate.run(…)``; ``records("old")`` reads one."""
+
+    old: str
+    new: str
+
+    def records(self, side: str) -> List[Dict[str, Any]]:
+        """The records of ``side`` (``"old"`` or ``"new"``), in the test set's order."""
+        if side not in ("old", "new"):
+            raise ValueError(f"side must be 'old' or 'new', not {side!r}")
+        with open(self.old if side == "old" else self.new, encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def verdicts(self, side: str) -> Iterator[Tuple[Any, Any]]:
+        """``(pipeline_id, verdict)`` of ``side``'s records (``None`` for an error)."""
+        for r in self.records(side):
+            yield r["pipeline_id"], r.get("verdict")
+
+
+def _as_target(value: TargetArg, role: str) -> Target:
+    if isinstance(value, Target):
+        return value
+    if isinstance(value, (str, os.PathLike, Mapping)):
+        return target(value)
+    raise TypeError(f"{role}: a target file's path, a dict or a Target, not {type(value).__name__}")
+
+
+def run(
+    test_set: TestSetArg,
+    old: TargetArg,
+    new: TargetArg,
+    out_old: Optional[PathLike] = None,
+    out_new: Optional[PathLike] = None,
+    order_seed: int = 0,
+    cache: CacheArg = None,
+    *,
+    cli: Optional[PathLike] = None,
+) -> RunResult:
+    """Runs the old and the new model over the test set, as ``deploy-gate run --test-set FILE
+    --old OLD --new NEW --out-old FILE --out-new FILE``: each case sent to both together, in an
+    order shuffled by ``order_seed``; an interrupted run resumes from the records the output
+    files hold.
+
+    ``test_set``: a test set's path (JSONL, as ``deploy-gate test-set`` writes it), a
+    ``TestSet``, or a list of case dicts. ``old`` / ``new``: target files' paths, dicts shaped
+    as target files, or ``Target`` objects. ``out_old`` / ``out_new``: the verdict files to
+    write (default: ``old.jsonl`` and ``new.jsonl`` in a new temporary folder, yours to
+    remove). ``cache``: ``None`` (the CLI's default: ``.deploy-gate-cache`` beside
+    ``out_old``), a folder, or ``False`` (``--no-cache``). ``cli``: the ``deploy-gate`` binary.
+
+    Returns a ``RunResult`` (the two paths; ``records(side)``). A refused target raises
+    ``TargetFileError``, an unusable test set ``InputError`` (both with the CLI's message naming
+    the file, the line and the field), a missing file ``FileNotFoundError``, any other failure
+    ``RunError`` with the CLI's message. The CLI's stderr (its header, progress and summary) is
+    logged on the logger ``deploy_gate``."""
+    old_t, new_t = _as_target(old, "old"), _as_target(new, "new")
+    binary = find_cli(cli)
+    folder: Optional[str] = None
+    if out_old is None or out_new is None:
+        folder = tempfile.mkdtemp(prefix="deploy-gate-run-")
+    old_path = os.fspath(out_old) if out_old is not None else os.path.join(folder or "", "old.jsonl")
+    new_path = os.fspath(out_new) if out_new is not None else os.path.join(folder or "", "new.jsonl")
+    with tempfile.TemporaryDirectory(prefix="deploy-gate-run-") as scratch:
+        inputs: Dict[str, Tuple[str, str]] = {}
+        if isinstance(test_set, (str, os.PathLike)):
+            ts_path = os.fspath(test_set)
+            inputs[ts_path] = (ts_path, "test_set")
+        else:
+            ts_path = os.path.join(scratch, "cases.jsonl")
+            to_jsonl = getattr(test_set, "to_jsonl", None)
+            text = to_jsonl() if callable(to_jsonl) else _batch_text(test_set)
+            with open(ts_path, "w", encoding="utf-8") as f:
+                f.write(text)
+            inputs[ts_path] = ("the test set", "test_set")
+        files = [old_t._path_in(scratch, "old-target.json"), new_t._path_in(scratch, "new-target.json")]
+        for f_, t, side in zip(files, (old_t, new_t), ("old", "new")):
+            inputs.setdefault(f_, (t.file if t.file is not None else f"{side} {DICT_TARGET_NAME}", f"{side}_target"))
+        args = [
+            "--test-set", ts_path,
+            "--old", files[0], "--new", files[1],
+            "--out-old", old_path, "--out-new", new_path,
+            "--order-seed", str(int(order_seed)),
+        ]
+        if cache is False:
+            args.append("--no-cache")
+        elif cache is not None and cache is not True:
+            args += ["--cache", os.fspath(cache)]
+        _invoke(binary, args, inputs)
+    return RunResult(old_path, new_path)
+
+
+def _batch_text(cases: Any) -> str:
+    rows = list(cases)
+    for i, c in enumerate(rows):
+        if not isinstance(c, Mapping):
+            raise TypeError(f"test_set[{i}]: a case dict, not {type(c).__name__}")
+    return "".join(json.dumps(dict(c), ensure_ascii=False, allow_nan=False) + "\n" for c in rows)
