@@ -63,6 +63,18 @@ export interface ModelCounts {
     /** `repeats: mean` only: the verdicts of test cases, and how many pass. */
     runs?: number; passes?: number;
 }
+/** Nearest-rank quantiles of the counted records' latencies (ms). */
+export interface LatencySummary { p50: number; p95: number; mean: number; max: number; }
+/** A token count over the counted records that report it (`mean` null when none does). */
+export interface TokenSummary { records: number; total: number; mean: number | null; }
+/** What a model's counted records cost (`repeats: last`: each case's last record; `mean`: every run). */
+export interface CostSummary {
+    records: number; with_latency: number; latency_ms: LatencySummary | null; with_usage: number;
+    prompt_tokens: TokenSummary; completion_tokens: TokenSummary; with_attempts: number; attempts: number;
+    retried: number;
+    /** The target digest when every record with `target` agrees, else null; `targets`: all of them, sorted. */
+    target: string | null; targets: string[];
+}
 export interface TrajectoryInfo { results: number; skipped_without_judge: number; mean: number | null; composites: number[]; }
 /** A decision's outcome: only the non-inferiority rule can be inconclusive, which never deploys. */
 export type Outcome = "approved" | "blocked" | "inconclusive";
@@ -113,6 +125,8 @@ export interface GateReport {
     policy: GatePolicy;
     inputs: InputFile[]; audit: AuditSummary; test_set: TestSetInfo;
     verdicts: { old: ModelCounts; new: ModelCounts };
+    /** Only when a verdict file carries cost fields (`latency_ms`, `usage`, `attempts`, `target`); null for a model whose file has none. */
+    cost?: { old: CostSummary | null; new: CostSummary | null };
     trajectories: { old: TrajectoryInfo | null; new: TrajectoryInfo | null };
     decision: GateDecision; comparison: ABComparison; stats: GateStats; cases: CaseOutcome[]; templates: TemplateRow[];
     warnings: string[];

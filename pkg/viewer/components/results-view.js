@@ -14,6 +14,37 @@ export const outcomeOf = (decision) => decision.outcome || (decision.approved ? 
 const methods = { newcombe: "Newcombe", paired_t: "paired t", cluster_robust_t: "cluster-robust t", bootstrap: "bootstrap" };
 const methodName = (m) => methods[m] || m;
 
+const dash = "—";
+const ms = (c, k) => (c.latency_ms ? c.latency_ms[k].toFixed(1) : dash);
+const tokens = (t) => (t.mean === null ? dash : `${t.mean.toFixed(1)} (${t.total} in all, ${t.records} records)`);
+/** The rows of the "Latency and tokens" table (the Markdown and HTML reports' rows, `src/render/cost.rs`). */
+const costRows = [
+  ["records counted", (c) => String(c.records)],
+  ["with a latency", (c) => String(c.with_latency)],
+  ["latency p50 (ms)", (c) => ms(c, "p50")],
+  ["latency p95 (ms)", (c) => ms(c, "p95")],
+  ["latency mean (ms)", (c) => ms(c, "mean")],
+  ["latency max (ms)", (c) => ms(c, "max")],
+  ["prompt tokens a record", (c) => tokens(c.prompt_tokens)],
+  ["completion tokens a record", (c) => tokens(c.completion_tokens)],
+  ["attempts", (c) => (c.with_attempts ? `${c.attempts} over ${c.with_attempts} records, ${c.retried} retried` : dash)],
+  ["target", (c) => c.target ?? (c.targets.length ? `${c.targets.length} targets: ${c.targets.join(", ")}` : dash)],
+];
+
+/** The report's `cost` per model as a table, or null for a report without it. */
+export function costTable(report) {
+  const cost = report.cost;
+  if (!cost) return null;
+  const cell = (c, get) => h("td", { class: "dg-num" }, c ? longText(get(c)) : dash);
+  return h(
+    "table",
+    { "data-testid": "cost" },
+    h("caption", {}, "Latency and tokens"),
+    h("thead", {}, h("tr", {}, h("td", {}), h("th", { scope: "col", class: "dg-num" }, "old"), h("th", { scope: "col", class: "dg-num" }, "new"))),
+    h("tbody", {}, costRows.map(([label, get]) => h("tr", {}, h("th", { scope: "row" }, label), cell(cost.old, get), cell(cost.new, get)))),
+  );
+}
+
 /** The rule of the policy, in one plain sentence. */
 export function ruleSentence(report) {
   const p = report.policy;
@@ -207,6 +238,7 @@ export class ResultsView extends HTMLElement {
       Object.keys(a.skipped).length
         ? h("ul", { class: "dg-skipped" }, Object.entries(a.skipped).map(([reason, stat]) => h("li", {}, h("strong", {}, `${stat.count} × ${reason}`), " — first at ", longText(stat.first_lines.map((l) => `${l.file}:${l.line}`).join(", ")))))
         : h("p", { class: "dg-muted" }, "No line was skipped."),
+      costTable(report),
     );
     const warnings = report.warnings.length ? h("section", { class: "dg-panel dg-warnings" }, h("h3", {}, "Warnings"), h("ul", {}, report.warnings.map((w) => h("li", {}, longText(w))))) : null;
     this.replaceChildren(banner, exports, h("div", { class: "dg-cards" }, taskCard, trajCard), templates, casesPanel, quality, warnings);
