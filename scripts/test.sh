@@ -4,7 +4,8 @@
 # headless Chromium), the end-to-end tests of the page (Playwright + Chromium) and the Python
 # package's tests (pytest in a fresh venv the package is pip-installed into), and the
 # statistics' known answers checked against statsmodels, scipy and mpmath in that venv, and
-# interoperability with model-signing (OpenSSF Model Signing) in that venv. Installs
+# interoperability with model-signing (OpenSSF Model Signing) in that venv; `run` against a real
+# llama.cpp server and a fault-injecting one (tests/servers/). Installs
 # what is missing first (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,10 @@ cargo fmt --check
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --all-targets -- -D warnings
 cargo clippy --lib --tests --target wasm32-unknown-unknown -- -D warnings
+
+step "the test servers: the fault-injecting server's self-test, and llama.cpp's server (a real OpenAI-compatible server, built once into .venv-llama) for tests/it/run_llama.rs"
+python3 tests/servers/test_fault_server.py
+bash tests/servers/llama_venv.sh
 
 step "cargo test (unit, integration, parity, property tests)"
 cargo test --all-targets

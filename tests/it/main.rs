@@ -51,6 +51,7 @@ mod rules;
 mod run_cli;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_endpoints;
+mod run_llama;
 mod run_tls;
 #[cfg(not(target_arch = "wasm32"))]
 mod sign_cli;
