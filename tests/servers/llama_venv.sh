@@ -46,7 +46,8 @@ fi
 # Serialize concurrent runs (two test processes starting at once).
 mkdir -p "$(dirname "$venv")"
 if command -v flock >/dev/null 2>&1; then
-    exec 9>"$venv.lock"
+    lock="${TMPDIR:-/tmp}/llama-venv-$(printf '%s' "$venv" | cksum | cut -d' ' -f1).lock"
+    exec 9>"$lock"
     flock 9
     if check; then
         echo "llama_venv: $venv was completed by another run (skipped)"

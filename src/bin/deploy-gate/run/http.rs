@@ -61,7 +61,9 @@ impl Endpoint {
             .redirect(reqwest::redirect::Policy::none())
             .tcp_nodelay(true)
             .pool_max_idle_per_host(max)
-            .pool_idle_timeout(Duration::from_secs(90))
+            // Under the 5 s keep-alive of uvicorn (llama.cpp's Python server, vLLM's and many others), so a
+            // pooled connection is not reused just as the server closes it.
+            .pool_idle_timeout(Duration::from_secs(4))
             .connect_timeout(
                 target
                     .timeout
