@@ -53,6 +53,8 @@ mod run_cli;
 mod run_endpoints;
 mod run_tls;
 #[cfg(not(target_arch = "wasm32"))]
+mod sequential_known_answers;
+#[cfg(not(target_arch = "wasm32"))]
 mod sign_cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod spans;
