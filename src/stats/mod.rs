@@ -13,6 +13,7 @@ mod intervals;
 mod quantile;
 mod sequential;
 mod simulate;
+mod simulate_sequential;
 mod task;
 
 pub use cluster::{Clusters, RobustMean};
@@ -26,6 +27,10 @@ pub use sequential::{
 };
 pub use simulate::{
     simulate, simulate_clustered, ClusterScenario, ClusterSimulation, IntervalResult, SimulationResult,
+};
+pub use simulate_sequential::{
+    simulate_sequential, simulate_sequential_clustered, ClusteredSequentialScenario, ClusteredSequentialSimulation,
+    RuleOutcomes, SequentialScenario, SequentialSimulation,
 };
 pub use task::{
     clustered, gate_stats, paired_delta, ClusteredTask, GateStats, MeanN, SampleSize, TaskInput, TaskStats,
