@@ -23,7 +23,8 @@ pub use intervals::{
 };
 pub use quantile::{normal_quantile, t_density, t_quantile, t_upper_tail};
 pub use sequential::{
-    sequential_decision, BettingCs, Look, SequentialDecision, SequentialState, RECORD_EVERY_UP_TO, RECORD_RATIO,
+    sequential_decision, template_means, BettingCs, Look, SequentialDecision, SequentialState, RECORD_EVERY_UP_TO,
+    RECORD_RATIO,
 };
 pub use simulate::{
     simulate, simulate_clustered, ClusterScenario, ClusterSimulation, IntervalResult, SimulationResult,

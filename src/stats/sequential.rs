@@ -23,6 +23,7 @@
 //! `P(∃t: μ ∉ Cₜ) ≤ α` for observations whose conditional mean is `μ`, so the bounds hold at
 //! every look and under any stopping rule.
 
+use super::cluster::Clusters;
 use crate::decision::Outcome;
 
 /// Half the capital goes on each side (confseq's `theta`).
@@ -331,9 +332,35 @@ pub fn sequential_decision(units: &[f64], tolerance: f64, confidence: f64, budge
     SequentialState::new(tolerance, confidence).run(units, budget)
 }
 
+/// The units of `cluster: template`: each cluster's mean paired difference (in [−1, 1]), by
+/// cluster index. The sequence over them estimates the template-weighted mean difference, the
+/// mean over templates of each template's mean, not the case-weighted mean of all cases; the
+/// two differ when templates of different sizes differ in their effect.
+pub fn template_means(diffs: &[f64], clusters: &Clusters) -> Vec<f64> {
+    assert_eq!(clusters.of.len(), diffs.len(), "one cluster per difference");
+    let mut sums = vec![(0.0, 0usize); clusters.count];
+    for (&d, &c) in diffs.iter().zip(&clusters.of) {
+        sums[c].0 += d;
+        sums[c].1 += 1;
+    }
+    sums.iter()
+        .map(|&(s, k)| if k == 0 { 0.0 } else { s / k as f64 })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn template_units_are_template_means() {
+        let clusters = Clusters {
+            of: vec![0, 1, 0, 0, 1],
+            count: 2,
+        };
+        let means = template_means(&[1.0, -1.0, 0.0, -1.0, 0.0], &clusters);
+        assert_eq!(means, vec![0.0, -0.5]);
+    }
 
     #[test]
     fn first_bet_is_the_prior() {

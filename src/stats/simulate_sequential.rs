@@ -5,7 +5,7 @@
 
 use super::cluster::{Clusters, RobustMean};
 use super::intervals::newcombe_paired;
-use super::sequential::SequentialState;
+use super::sequential::{template_means, SequentialState};
 use super::simulate::{beta_draw, unit};
 use super::Paired;
 use crate::decision::{judge_interval, Outcome};
@@ -243,15 +243,13 @@ pub fn simulate_sequential_clustered(s: &ClusteredSequentialScenario) -> Cluster
                 )
             })
             .collect();
-        let mut sums = vec![0.0; s.templates];
         for (i, &g) in template_of.iter().enumerate() {
             let (old, new) = (unit(&mut rng) < p[g].0, unit(&mut rng) < p[g].1);
             d[i] = f64::from(u8::from(new)) - f64::from(u8::from(old));
-            sums[g] += d[i];
         }
         let (low, high) = RobustMean::of(&d, &clusters).map_or((-1.0, 1.0), |m| m.interval(s.confidence));
         fixed.add(judge_interval(low.max(-1.0), high.min(1.0), s.tolerance), s.cases);
-        let units: Vec<f64> = sums.iter().zip(&size).map(|(s, &k)| s / k as f64).collect();
+        let units = template_means(&d, &clusters);
         let r = SequentialState::new(s.tolerance, s.confidence)
             .without_bounds()
             .run(&units, s.templates);
