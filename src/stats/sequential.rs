@@ -225,9 +225,10 @@ pub struct SequentialState {
 }
 
 impl SequentialState {
-    /// A new decision at `tolerance` (≥ 0) and `confidence` (α = 1 − confidence), recording
-    /// bounds.
+    /// A new decision at `tolerance` (clamped to [0, 1]) and `confidence` (α = 1 − confidence,
+    /// in (0, 1)), recording bounds.
     pub fn new(tolerance: f64, confidence: f64) -> Self {
+        let tolerance = tolerance.clamp(0.0, 1.0);
         SequentialState {
             cs: BettingCs::new(1.0 - confidence),
             tolerance,
@@ -427,6 +428,40 @@ mod tests {
         assert_eq!(d.outcome, Outcome::Blocked);
         let stop = d.looks.last().unwrap();
         assert!(stop.high < 0.0 && d.looks.iter().rev().nth(1).unwrap().high >= 0.0);
+    }
+
+    #[test]
+    fn every_recorded_look_agrees_with_the_running_capitals() {
+        // Seeded paired differences at several true differences: before the stop no recorded
+        // look has crossed either bound; at the stop the outcome's bound has.
+        let mut state = 0x9e3779b97f4a7c15u64;
+        for (k, delta) in [0.0, -0.05, 0.03, -0.10, 0.08, -0.2].into_iter().enumerate() {
+            let units: Vec<f64> = (0..1500)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+                    let old_only = (0.12 - delta) / 2.0;
+                    if u < old_only {
+                        -1.0
+                    } else if u < 0.12 {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let d = sequential_decision(&units, 0.05, 0.95, 1500);
+            let (stop, before) = d.looks.split_last().unwrap();
+            assert!(before.iter().all(|l| l.low <= -0.05 && l.high >= 0.0), "case {k}");
+            match d.outcome {
+                Outcome::Approved => assert!(stop.low > -0.05, "case {k}"),
+                Outcome::Blocked => assert!(stop.high < 0.0 && stop.low <= -0.05, "case {k}"),
+                Outcome::Inconclusive => assert!(stop.low <= -0.05 && stop.high >= 0.0 && d.used == 1500),
+            }
+            assert!(stop.low <= delta && delta <= stop.high, "case {k}: {stop:?}");
+        }
     }
 
     #[test]
