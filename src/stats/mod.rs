@@ -1,7 +1,8 @@
 //! Statistical evidence for a decision: Wilson intervals, McNemar's test, Newcombe's paired
 //! interval for the difference of two pass rates, cluster-robust intervals for cases correlated
 //! within a template, the paired t interval of case scores, a seeded bootstrap for the
-//! trajectory delta, and the sample size non-inferiority would need. The estimators, their
+//! trajectory delta, the sample size non-inferiority would need, and the betting confidence
+//! sequence of the sequential rule. The estimators, their
 //! formulas and sources: docs/statistics.md.
 //!
 //! Logarithms and exponentials come from the `libm` crate, not the platform's C library, so the
@@ -10,7 +11,9 @@
 mod cluster;
 mod intervals;
 mod quantile;
+mod sequential;
 mod simulate;
+mod simulate_sequential;
 mod task;
 
 pub use cluster::{Clusters, RobustMean};
@@ -19,8 +22,16 @@ pub use intervals::{
     RESAMPLES,
 };
 pub use quantile::{normal_quantile, t_density, t_quantile, t_upper_tail};
+pub use sequential::{
+    sequential_decision, template_means, BettingCs, Look, SequentialDecision, SequentialState, RECORD_EVERY_UP_TO,
+    RECORD_RATIO,
+};
 pub use simulate::{
     simulate, simulate_clustered, ClusterScenario, ClusterSimulation, IntervalResult, SimulationResult,
+};
+pub use simulate_sequential::{
+    simulate_sequential, simulate_sequential_clustered, ClusteredSequentialScenario, ClusteredSequentialSimulation,
+    RuleOutcomes, SequentialScenario, SequentialSimulation,
 };
 pub use task::{
     clustered, gate_stats, paired_delta, ClusteredTask, GateStats, MeanN, SampleSize, TaskInput, TaskStats,

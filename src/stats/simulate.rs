@@ -13,7 +13,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
 /// A uniform draw in [0, 1) (53 bits).
-fn unit(rng: &mut ChaCha20Rng) -> f64 {
+pub(super) fn unit(rng: &mut ChaCha20Rng) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 
@@ -101,7 +101,7 @@ fn ln_gamma_draw(rng: &mut ChaCha20Rng, shape: f64) -> f64 {
 
 /// A draw from the beta distribution with mean `mean` whose binomial outcomes have
 /// intra-cluster correlation `icc` (`a + b = 1/icc − 1`); `mean` itself when `icc` is 0.
-fn beta_draw(rng: &mut ChaCha20Rng, mean: f64, icc: f64) -> f64 {
+pub(super) fn beta_draw(rng: &mut ChaCha20Rng, mean: f64, icc: f64) -> f64 {
     if icc <= 0.0 {
         return mean;
     }

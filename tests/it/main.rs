@@ -54,6 +54,8 @@ mod run_endpoints;
 mod run_llama;
 mod run_tls;
 #[cfg(not(target_arch = "wasm32"))]
+mod sequential_known_answers;
+#[cfg(not(target_arch = "wasm32"))]
 mod sign_cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod spans;

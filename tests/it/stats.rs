@@ -7,7 +7,8 @@
 #![allow(clippy::excessive_precision)] // known answers as the reference printed them
 
 use deploy_gate::stats::{
-    cases_needed, mcnemar, newcombe_paired, simulate, simulate_clustered, wilson, ClusterScenario, Paired,
+    cases_needed, mcnemar, newcombe_paired, simulate, simulate_clustered, simulate_sequential,
+    simulate_sequential_clustered, wilson, ClusterScenario, ClusteredSequentialScenario, Paired, SequentialScenario,
 };
 
 fn close(a: f64, b: f64, what: &str) {
@@ -256,4 +257,50 @@ fn the_clustered_simulation_meets_its_targets() {
     assert!(power[0] > power[1] && power[1] > power[2], "{power:?}");
     // Seeded: the same numbers again.
     assert_eq!(cell(200, 0.3, 0.8, 11), cell(200, 0.3, 0.8, 11));
+}
+
+/// The targets of the sequential rule (docs/statistics.md, "Sequential decisions"), 500 seeded
+/// trials a cell: its error rates held at 2.5% once and continued ten times, where the fixed
+/// rule with peeking spends them again; equal models, +3 pp and −10 pp decided early.
+#[test]
+fn the_sequential_simulation_meets_its_targets() {
+    let cell = |delta: f64, seed: u64| {
+        simulate_sequential(&SequentialScenario {
+            p_old: 0.8,
+            discordant: 0.12,
+            delta,
+            tolerance: 0.05,
+            confidence: 0.95,
+            budget: 2000,
+            trials: 500,
+            seed,
+        })
+    };
+    let at_tolerance = cell(-0.05, 1);
+    let equal = cell(0.0, 2);
+    for r in [at_tolerance.sequential, at_tolerance.sequential_continued] {
+        assert!(r.approved <= 0.025, "false approval {r:?}");
+    }
+    for r in [equal.sequential, equal.sequential_continued] {
+        assert!(r.blocked <= 0.025, "false block {r:?}");
+    }
+    assert_eq!(at_tolerance.sequential, at_tolerance.sequential_continued);
+    assert_eq!(equal.sequential, equal.sequential_continued);
+    assert!(at_tolerance.peeking.approved > at_tolerance.fixed.approved);
+    assert!(equal.peeking.blocked > equal.fixed.blocked);
+    assert!(equal.sequential.mean_used <= 700.0, "{:?}", equal.sequential);
+    assert!(cell(0.03, 3).sequential.mean_used <= 300.0);
+    assert!(cell(-0.10, 4).sequential.mean_used <= 300.0);
+    let clustered = simulate_sequential_clustered(&ClusteredSequentialScenario {
+        cases: 2000,
+        templates: 20,
+        icc: 0.7,
+        p_old: 0.8,
+        delta: 0.0,
+        tolerance: 0.05,
+        confidence: 0.95,
+        trials: 500,
+        seed: 5,
+    });
+    assert!(clustered.sequential.blocked <= 0.025, "{clustered:?}");
 }
