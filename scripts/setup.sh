@@ -59,6 +59,12 @@ if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y nginx-light
 fi
 
+if ! dpkg -s libboost-dev >/dev/null 2>&1; then
+  log "installing libboost-dev (confseq's C++ extension: the sequential decisions' known answers)"
+  as_root apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y libboost-dev
+fi
+
 if ! command -v openssl >/dev/null; then
   log "installing openssl (the signing tests check interoperability with it)"
   as_root apt-get update

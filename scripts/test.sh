@@ -70,6 +70,16 @@ step "the statistics' known answers (tests/fixtures/stats/known-answers.json) ag
 .venv-test/bin/python -m pip install --quiet statsmodels scipy mpmath
 .venv-test/bin/python scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
 
+step "the sequential decisions' known answers (tests/fixtures/stats/sequential-known-answers.json) against confseq"
+# confseq 0.0.11 uses np.float_ (numpy < 2), so it has a venv of its own; its C++ extension needs
+# Debian's libboost-dev (scripts/setup.sh) and a pybind11 that builds on this Python.
+rm -rf .venv-seq
+python3 -m venv .venv-seq
+.venv-seq/bin/python -m pip install --quiet --upgrade pip
+.venv-seq/bin/python -m pip install --quiet "pybind11>=2.10" cmake scikit-build setuptools wheel "numpy<2"
+.venv-seq/bin/python -m pip install --quiet --no-build-isolation confseq==0.0.11 "numpy<2"
+.venv-seq/bin/python scripts/sequential-known-answers.py --check tests/fixtures/stats/sequential-known-answers.json
+
 step "interoperability with OpenSSF Model Signing's reference implementation (tests/oms_interop_test.py)"
 # model-signing imports pyOpenSSL without declaring it; 1.1.1 made the committed fixtures.
 .venv-test/bin/python -m pip install --quiet model-signing==1.1.1 pyOpenSSL
