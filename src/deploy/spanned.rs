@@ -53,14 +53,27 @@ impl Value {
 pub fn read_yaml(text: &str) -> Result<Option<Spanned>, ConfigError> {
     let doc = super::tree::parse(text)?;
     let Some(root) = doc.root else { return Ok(None) };
-    convert(&doc, root, 0).map(Some)
+    let mut budget = MAX_VALUES;
+    convert(&doc, root, 0, &mut budget).map(Some)
 }
 
-fn convert(doc: &Doc, id: usize, depth: usize) -> Result<Spanned, ConfigError> {
+/// The most values a document may expand to (aliases expanded): a few hundred bytes of nested
+/// aliases could otherwise expand to billions.
+pub const MAX_VALUES: usize = 100_000;
+
+fn convert(doc: &Doc, id: usize, depth: usize, budget: &mut usize) -> Result<Spanned, ConfigError> {
     let id = doc.resolve(id);
     let node = &doc.nodes[id];
     let line = node.line;
     let column = node.column;
+    if *budget == 0 {
+        return Err(ConfigError::Syntax {
+            line,
+            column,
+            message: format!("more than {MAX_VALUES} values once its aliases are expanded"),
+        });
+    }
+    *budget -= 1;
     if depth > super::tree::MAX_DEPTH {
         return Err(ConfigError::Syntax {
             line,
@@ -79,7 +92,7 @@ fn convert(doc: &Doc, id: usize, depth: usize) -> Result<Spanned, ConfigError> {
         Kind::Seq(items) => Value::Seq(
             items
                 .iter()
-                .map(|&item| convert(doc, item, depth + 1))
+                .map(|&item| convert(doc, item, depth + 1, budget))
                 .collect::<Result<_, _>>()?,
         ),
         Kind::Map(entries) => {
@@ -96,7 +109,7 @@ fn convert(doc: &Doc, id: usize, depth: usize) -> Result<Spanned, ConfigError> {
                         })
                     }
                 };
-                out.push((key, key_node.line, convert(doc, v, depth + 1)?));
+                out.push((key, key_node.line, convert(doc, v, depth + 1, budget)?));
             }
             Value::Map(out)
         }
@@ -150,5 +163,16 @@ mod tests {
         // Duplicate keys are refused.
         assert!(read_yaml("a: 1\na: 2\n").is_err());
         assert_eq!(read_yaml("# nothing\n").unwrap(), None);
+    }
+
+    #[test]
+    fn an_alias_bomb_is_refused_before_it_expands() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..9 {
+            let p = i - 1;
+            text += &format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n");
+        }
+        let e = read_yaml(&text).unwrap_err().to_string();
+        assert!(e.contains("more than 100000 values"), "{e}");
     }
 }

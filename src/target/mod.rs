@@ -149,6 +149,10 @@ pub const DEFAULT_MAX_RESPONSE: u64 = 16 << 20;
 pub const MAX_RETRIES: u32 = 100;
 /// The most concurrent requests a target may ask for.
 pub const MAX_CONCURRENCY: usize = 4096;
+/// A header value from the environment shorter than this is not taken for a secret.
+pub const MIN_SECRET: usize = 8;
+/// The longest `timeout` (a longer one is surely a mistake: `none` has no limit).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// A target file larger than this is refused unread.
 pub const MAX_TARGET_FILE: usize = 1 << 20;
 
@@ -257,7 +261,8 @@ impl Reader<'_> {
         Ok(out)
     }
 
-    fn url(&self, v: &Spanned, field: &str) -> Result<String, TargetError> {
+    /// A URL; `base`: a base URL that a path is added to (no query, no fragment).
+    fn url(&self, v: &Spanned, field: &str, base: bool) -> Result<String, TargetError> {
         let s = self.nonempty(v, field)?;
         let rest = s
             .strip_prefix("http://")
@@ -274,6 +279,20 @@ impl Reader<'_> {
                 v.line,
                 field,
                 "credentials in a URL are refused (they would be recorded): use api_key_env or headers with ${ENV}",
+            ));
+        }
+        let parsed = url::Url::parse(&s).map_err(|e| self.err(v.line, field, format!("{s:?} is not a valid URL: {e}")))?;
+        if parsed.host().is_none() {
+            return Err(self.err(v.line, field, format!("{s:?} has no host")));
+        }
+        if parsed.fragment().is_some() {
+            return Err(self.err(v.line, field, format!("{s:?} has a fragment (#…), which is never sent")));
+        }
+        if base && parsed.query().is_some() {
+            return Err(self.err(
+                v.line,
+                field,
+                format!("{s:?} has a query (?…): a base URL gets /chat/completions added to its path; put a query parameter the server needs in the target's headers, or use kind: http"),
             ));
         }
         Ok(s.trim_end_matches('/').to_owned())
@@ -430,6 +449,9 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
         if d.is_zero() {
             return Err(r.err(line, "timeout", "must be more than zero (`none`: no limit)"));
         }
+        if d > MAX_TIMEOUT {
+            return Err(r.err(line, "timeout", "more than 7 days (`none`: no limit)"));
+        }
         Some(d)
     };
     let retries = match get("retries") {
@@ -498,7 +520,7 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
             // Checked as a base URL is, but sent as written: `/score/` and `/score` are two
             // routes, and redirects are not followed.
             let url_value = required("url")?;
-            r.url(url_value, "url")?;
+            r.url(url_value, "url", false)?;
             let url = r.string(url_value, "url")?;
             let method = match get("method") {
                 None => "POST".to_owned(),
@@ -592,7 +614,7 @@ fn read_chat<'v>(
     let base = required("base_url")?;
     // Each URL is refused at its own line and index.
     let base_url = |v: &Spanned, field: &str| {
-        let url = r.url(v, field)?;
+        let url = r.url(v, field, true)?;
         if url.ends_with("/chat/completions") {
             return Err(r.err(
                 v.line,
@@ -827,13 +849,29 @@ impl Target {
             if used {
                 // The whole expanded value and each variable's value are secrets.
                 for var in control::env_names(template).unwrap_or_default() {
-                    if let Some(v) = env(&var).filter(|v| v.len() >= 4) {
+                    // Shorter values are not taken for secrets: they would be redacted out
+                    // of answers they happen to stand in (`PASS`).
+                    if let Some(v) = env(&var).filter(|v| v.len() >= MIN_SECRET) {
                         values.push(v);
                     }
                 }
             }
             headers.push((name.clone(), value));
         }
+        // Each in the spellings a server may echo it in: percent-encoded (a redirect's
+        // Location), JSON-escaped (`\/`, `\"`).
+        let mut spelled = Vec::new();
+        for v in &values {
+            spelled.push(v.clone());
+            let percent: String = url::form_urlencoded::byte_serialize(v.as_bytes()).collect();
+            spelled.push(percent.replace('+', "%20"));
+            spelled.push(percent);
+            let json = serde_json::to_string(v).expect("a string serializes");
+            let json = json[1..json.len() - 1].to_owned();
+            spelled.push(json.replace('/', "\\/"));
+            spelled.push(json);
+        }
+        let mut values = spelled;
         // Longest first; equal values next to each other, so that `dedup` drops them all.
         values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         values.dedup();

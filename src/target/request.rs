@@ -199,7 +199,9 @@ impl Target {
             Kind::Chat(c) => {
                 let mut urls = c.base_urls.clone();
                 urls.sort();
-                serde_json::json!({"kind": "openai-chat", "endpoint": urls, "headers": c.headers, "body": body})
+                // The key's variable by name: two targets asking with two keys (a gateway's
+                // virtual keys route by key) never share answers.
+                serde_json::json!({"kind": "openai-chat", "endpoint": urls, "api_key_env": c.api_key_env, "headers": c.headers, "body": body})
             }
             Kind::Http(h) => {
                 serde_json::json!({"kind": "http", "endpoint": h.url, "method": h.method, "headers": h.headers, "body": body})

@@ -69,20 +69,23 @@ fn unfenced(text: &str) -> &str {
 }
 
 /// The message a non-success body carries (`error.message`, `message`, `detail`, `error`), or
-/// its text, cut.
-pub fn server_message(body: &[u8]) -> String {
+/// its text, whole (to be redacted before it is [`cut`]).
+pub fn server_text(body: &[u8]) -> String {
     if let Ok(v) = serde_json::from_slice::<Json>(body) {
         for p in ["/error/message", "/message", "/detail", "/error"] {
             match v.pointer(p) {
-                Some(Json::String(s)) => return cut(s),
-                Some(other @ (Json::Object(_) | Json::Array(_))) if p == "/detail" => {
-                    return cut(&other.to_string());
-                }
+                Some(Json::String(s)) => return s.clone(),
+                Some(other @ (Json::Object(_) | Json::Array(_))) if p == "/detail" => return other.to_string(),
                 _ => {}
             }
         }
     }
-    cut(&String::from_utf8_lossy(body))
+    String::from_utf8_lossy(body).into_owned()
+}
+
+/// [`server_text`], cut.
+pub fn server_message(body: &[u8]) -> String {
+    cut(&server_text(body))
 }
 
 impl Target {

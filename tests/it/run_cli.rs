@@ -636,3 +636,63 @@ fn sigint_and_sigterm_stop_the_workers_and_keep_what_was_written() {
     assert!(o.status.success(), "{}", text(&o));
     records_by_id(&out, &cases);
 }
+
+#[test]
+fn one_worker_that_crashes_or_answers_garbage_on_a_case_before_the_last_still_finishes() {
+    // With one worker, the case after the bad one is the next waiting to be sent when the
+    // worker is lost: a new worker must be started for it (the run once waited forever).
+    let dir = tempdir();
+    let text_set: String = (1..=3)
+        .map(|i| {
+            format!(
+                "{{\"pipeline_id\":{i},\"template_id\":\"t\",\"input_text\":\"x\",\"expected_verdict\":\"PASS\"}}\n"
+            )
+        })
+        .collect();
+    let cases_path = write(dir.path(), "three.jsonl", &text_set);
+    for (name, bad) in [
+        ("crash.py", "os._exit(3)"),
+        ("garbage.py", "print('garbage', flush=True)\n    continue"),
+        ("closes.py", "os.close(1)\n    time.sleep(30)"),
+    ] {
+        let worker = script(
+            dir.path(),
+            name,
+            &format!(
+                "import json, os, sys, time\nfor line in sys.stdin:\n  case = json.loads(line)\n  if case['pipeline_id'] == 2:\n    {bad}\n  print(json.dumps({{'verdict': 'PASS'}}), flush=True)\n"
+            ),
+        );
+        let out = dir.path().join(format!("{name}.jsonl"));
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+            .args(run_args(
+                &cases_path,
+                &out,
+                &["--jobs", "1", "--retries", "0", "--timeout", "5s"],
+                &["python3", &worker],
+            ))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > until {
+                let _ = child.kill();
+                panic!("{name}: the run did not finish");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert!(status.success(), "{name}");
+        let records = lines(&out);
+        assert_eq!(records.len(), 3, "{name}: {records:?}");
+        assert!(records[1]["error"].is_string(), "{name}: {records:?}");
+        assert_eq!(
+            (records[0]["verdict"].clone(), records[2]["verdict"].clone()),
+            (Value::from("PASS"), Value::from("PASS")),
+            "{name}"
+        );
+    }
+}

@@ -613,7 +613,12 @@ fn the_api_key_is_written_nowhere_and_is_no_part_of_digests_or_cache_keys() {
     use sha2::{Digest, Sha256};
     let dir = tempdir();
     let server = Server::start(&[]);
-    let texts = strings(&["case 0 fault=401", "case 1", "case 2 answer=FAIL"]);
+    let texts = strings(&[
+        "case 0 fault=401",
+        "case 1",
+        "case 2 answer=FAIL",
+        "case 3 fault=echokey",
+    ]);
     let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &texts);
     let target = chat_target(
         dir.path(),
@@ -644,6 +649,10 @@ fn the_api_key_is_written_nowhere_and_is_no_part_of_digests_or_cache_keys() {
         let e = rec(&by_id, &cases, 0)["error"].as_str().unwrap().to_owned();
         assert!(e.starts_with("HTTP 401: invalid api key [redacted]"), "{e}");
         assert_eq!(rec(&by_id, &cases, 2)["verdict"], "FAIL");
+        // The key echoed in an answer, every character \u-escaped: the case is errored, and
+        // nothing of the answer is written or cached.
+        let e = rec(&by_id, &cases, 3)["error"].as_str().unwrap();
+        assert!(e.contains("holds a secret this target sends"), "{e}");
         let stats = server.stats();
         assert!(
             stats["auth_headers_seen"]
@@ -672,9 +681,9 @@ fn the_api_key_is_written_nowhere_and_is_no_part_of_digests_or_cache_keys() {
         }
         // The second run, with other secrets: the answers come from the first run's cache.
         let [asked, cached, ..] = summary(&o, "");
-        let want = if round == 0 { (3, 0) } else { (1, 2) };
+        let want = if round == 0 { (4, 0) } else { (2, 2) };
         assert_eq!((asked, cached), want, "round {round}: {}", text(&o));
-        assert_eq!(count(&stats, "/requests"), 3 + round as u64, "{stats}");
+        assert_eq!(count(&stats, "/requests"), 4 + 2 * round as u64, "{stats}");
         digests.push(rec(&by_id, &cases, 1)["target"].clone());
     }
     assert_eq!(digests[0], digests[1], "the secrets' values are not in the digest");
@@ -1071,4 +1080,78 @@ fn replicas_share_the_requests() {
     let (ra, rb) = (count(&a.stats(), "/requests"), count(&b.stats(), "/requests"));
     assert!(ra > 0 && rb > 0, "both replicas asked: {ra} and {rb}");
     assert_eq!(ra + rb, 20);
+}
+
+#[test]
+fn errors_are_not_cached_and_retries_wait_without_a_slot() {
+    let dir = tempdir();
+    let log = dir.path().join("server.log");
+    let server = Server::start(&["--log", &s(&log)]);
+    // An answer with no verdict is not cached: once its record is dropped, it is asked again.
+    let texts = strings(&["case 0 fault=nocontent times=1", "case 1"]);
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &texts);
+    let target = chat_target(dir.path(), "t.json", json!(server.url("/v1")), "m", json!({}));
+    let out = dir.path().join("v.jsonl");
+    let o = dg_run(&one(&cases_path, &target, &out, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(rec(&records(&out, &cases), &cases, 0)["error"].is_string());
+    let kept: String = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("\"error\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&out, kept).unwrap();
+    let o = dg_run(&one(&cases_path, &target, &out, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(rec(&records(&out, &cases), &cases, 0)["verdict"], "PASS");
+    let [asked, cached, ..] = summary(&o, "");
+    assert_eq!(
+        (asked, cached),
+        (1, 0),
+        "the resumed run asks only the dropped case: {}",
+        text(&o)
+    );
+
+    // One slot: a case told to wait 2 s does not hold it meanwhile, the others go on.
+    let mut texts: Vec<String> = (0..3)
+        .map(|i| format!("wait {i} fault=429 times=1 retry_after=2"))
+        .collect();
+    texts.extend((0..6).map(|i| format!("plain {i}")));
+    let (cases_path, _) = test_set(dir.path(), "wait.jsonl", &texts);
+    let one_slot = chat_target(
+        dir.path(),
+        "one.json",
+        json!(server.url("/v1")),
+        "m",
+        json!({"concurrency": {"initial": 1, "min": 1, "max": 1}}),
+    );
+    let out = dir.path().join("w.jsonl");
+    std::fs::write(&log, "").unwrap();
+    let o = dg_run(&one(&cases_path, &one_slot, &out, &["--no-cache"]));
+    assert!(o.status.success(), "{}", text(&o));
+    let entries: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let first_429 = entries.iter().position(|e| e["status"] == 429).expect("a 429");
+    let content = entries[first_429]["content"].as_str().unwrap().to_owned();
+    let retried = entries
+        .iter()
+        .position(|e| e["content"] == content.as_str() && e["status"] == 200)
+        .expect("answered after its wait");
+    let plain_after = entries[first_429..]
+        .iter()
+        .filter(|e| e["content"].as_str().unwrap().starts_with("plain"))
+        .count();
+    let plain_between = entries[first_429..retried]
+        .iter()
+        .filter(|e| e["content"].as_str().unwrap().starts_with("plain"))
+        .count();
+    assert!(
+        plain_after == 0 || plain_between > 0,
+        "while {content:?} waited, no other case was asked: {entries:?}"
+    );
+    assert!(lines(&out).iter().all(|r| r["verdict"] == "PASS"));
 }

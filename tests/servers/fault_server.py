@@ -39,7 +39,7 @@ MAX_REQUEST_BODY = 64 * 1024 * 1024
 
 KNOWN_FAULTS = {
     "429", "503", "500", "400", "401", "slow", "reset", "notjson", "big",
-    "redirect", "nocontent", "echo",
+    "redirect", "nocontent", "echo", "echokey",
 }
 
 # Errors that mean "the client went away": never worth a traceback.
@@ -455,6 +455,15 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(401, {"error": {"message": f"invalid api key {key}",
                                            "type": "invalid_request_error",
                                            "code": "invalid_api_key"}})
+        elif fault == "echokey":
+            # A 200 whose answer is the bearer token, every character \u-escaped: a secret a
+            # client must find in any spelling.
+            auth = self.headers.get("Authorization") or ""
+            token = auth.partition(" ")[2] or auth
+            escaped = "".join(f"\\u{ord(c):04x}" for c in token)
+            body = ('{"id":"k","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,'
+                    '"message":{"role":"assistant","content":"' + escaped + '"},"finish_reason":"stop"}]}')
+            self.send_raw(200, body.encode())
         elif fault == "reset":
             self.reset_connection()
         elif fault == "notjson":

@@ -51,7 +51,13 @@ impl Cache {
     /// The entry of `key`; `None` when there is none, or it is torn or unreadable (then it is
     /// asked again and rewritten).
     pub fn get(&self, key: &str) -> Option<Entry> {
-        let bytes = fs::read(self.path(key)).ok()?;
+        let path = self.path(key);
+        // Neither the entry nor its folder may be a link: what it points at is not the cache's.
+        let regular = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
+        if !regular(path.parent()?) || !regular(&path) {
+            return None;
+        }
+        let bytes = fs::read(&path).ok()?;
         decode(&bytes)
     }
 
@@ -60,7 +66,23 @@ impl Cache {
     pub fn put(&self, key: &str, entry: &Entry) -> std::io::Result<()> {
         let path = self.path(key);
         let dir = path.parent().expect("a file in a folder");
-        fs::create_dir_all(dir)?;
+        match fs::symlink_metadata(dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(std::io::Error::other(format!(
+                    "{} is not a folder (a link planted in the cache?): the answer is not cached",
+                    dir.display()
+                )))
+            }
+            Err(_) => fs::create_dir(dir).or_else(|e| {
+                // Made by another run just now.
+                if e.kind() == std::io::ErrorKind::AlreadyExists && fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            })?,
+        }
         let temp = dir.join(format!(
             ".{key}.tmp-{}-{}",
             std::process::id(),

@@ -29,14 +29,57 @@ use std::time::{Duration, Instant};
 pub enum Msg {
     /// A worker's stdout.
     Worker(worker::Event),
-    /// A request task's outcome.
-    Done { side: usize, done: Done },
-    /// A request met an overload (429, 503, a timeout).
-    Overload { side: usize, number: u64 },
-    /// A request is tried again.
-    Retry { side: usize },
-    /// A line for stderr.
-    Note(String),
+    /// A request's last try: the case's outcome (`overload`: it met a 429, a 503 or a timeout).
+    Done {
+        side: usize,
+        number: u64,
+        overload: bool,
+        done: Done,
+    },
+    /// An answer that could not be cached (a note for stderr), with the case's outcome.
+    Cached {
+        side: usize,
+        number: u64,
+        done: Done,
+        note: String,
+    },
+    /// A try failed and the case is tried again after `wait`, holding no slot meanwhile.
+    Again {
+        side: usize,
+        number: u64,
+        overload: bool,
+        position: usize,
+        request: Request,
+        attempt: u32,
+        wait: Duration,
+    },
+}
+
+/// A try waiting for its time, in the order of that time.
+pub struct Later {
+    due: Instant,
+    seq: u64,
+    position: usize,
+    request: Request,
+    attempt: u32,
+}
+
+impl PartialEq for Later {
+    fn eq(&self, other: &Self) -> bool {
+        (self.due, self.seq) == (other.due, other.seq)
+    }
+}
+impl Eq for Later {}
+impl PartialOrd for Later {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Later {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        // The soonest first in a max-heap.
+        (other.due, other.seq).cmp(&(self.due, self.seq))
+    }
 }
 
 impl From<worker::Event> for Msg {
@@ -111,6 +154,8 @@ pub struct Lane {
     pub need: Vec<bool>,
     /// Cases to send again (a worker crashed on them), before the next of the queue.
     pub again: VecDeque<usize>,
+    /// Requests to try again once their wait is over (they hold no slot while they wait).
+    pub later: std::collections::BinaryHeap<Later>,
     pub tally: Tally,
     /// The cache, for worker answers (an endpoint keeps its own).
     pub cache: Option<Cache>,
@@ -146,8 +191,10 @@ pub struct Engine<'a> {
 }
 
 impl Engine<'_> {
-    fn more(queue: &VecDeque<usize>, lane: &Lane) -> bool {
-        !queue.is_empty() || !lane.again.is_empty()
+    /// Whether model `lane` has cases left to ask (`waiting`: the queue or the next case
+    /// held back for both models is not empty).
+    fn more(waiting: bool, lane: &Lane) -> bool {
+        waiting || !lane.again.is_empty() || !lane.later.is_empty()
     }
 
     /// Runs the cases in `order` that some model still needs; `Some(signal)` when a signal
@@ -164,13 +211,18 @@ impl Engine<'_> {
             if signal != 0 {
                 return Ok(Some(signal));
             }
-            // Cases to send again go first, each to its own model.
+            // Tries whose wait is over and cases to send again go first, each to its own model.
+            let now = Instant::now();
             for lane in 0..self.lanes.len() {
+                while self.free(lane) > 0 && self.lanes[lane].later.peek().is_some_and(|l| l.due <= now) {
+                    let later = self.lanes[lane].later.pop().expect("peeked");
+                    self.send(lane, later.position, Some(later.request), later.attempt)?;
+                }
                 while self.free(lane) > 0 {
                     let Some(position) = self.lanes[lane].again.pop_front() else {
                         break;
                     };
-                    self.send(lane, position, None)?;
+                    self.send(lane, position, None, 1)?;
                 }
             }
             // Then the queue, each case to every model that needs it in the same turn.
@@ -192,14 +244,18 @@ impl Engine<'_> {
                 head = None;
                 for l in waiting {
                     let request = requests[l].take().expect("filtered");
-                    self.send(l, position, Some(request))?;
+                    self.send(l, position, Some(request), 1)?;
                 }
             }
             let idle = self.lanes.iter().all(|l| match &l.asker {
                 Asker::Workers(pool) => pool.idle(),
                 Asker::Endpoint { in_flight, .. } => *in_flight == 0,
             });
-            if head.is_none() && queue.is_empty() && idle && self.lanes.iter().all(|l| l.again.is_empty()) {
+            if head.is_none()
+                && queue.is_empty()
+                && idle
+                && self.lanes.iter().all(|l| l.again.is_empty() && l.later.is_empty())
+            {
                 for lane in 0..self.lanes.len() {
                     if let Asker::Workers(pool) = &mut self.lanes[lane].asker {
                         let effects = pool.take_suspects();
@@ -210,25 +266,29 @@ impl Engine<'_> {
             }
             let mut wait = Duration::from_millis(200);
             for lane in &self.lanes {
+                if let Some(l) = lane.later.peek() {
+                    wait = wait.min(l.due.saturating_duration_since(Instant::now()));
+                }
                 if let Asker::Workers(pool) = &lane.asker {
                     if let Some(d) = pool.deadline() {
                         wait = wait.min(d.saturating_duration_since(Instant::now()));
                     }
                 }
             }
+            let waiting = !queue.is_empty() || head.is_some();
             match rx.recv_timeout(wait) {
                 Ok(msg) => {
-                    self.handle(msg, &queue)?;
+                    self.handle(msg, waiting)?;
                     // Drain what else is there before the next turn.
                     while let Ok(msg) = rx.try_recv() {
-                        self.handle(msg, &queue)?;
+                        self.handle(msg, waiting)?;
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => unreachable!("the run holds a sender"),
             }
             for lane in 0..self.lanes.len() {
-                let more = Self::more(&queue, &self.lanes[lane]) || head.is_some();
+                let more = Self::more(waiting, &self.lanes[lane]);
                 if let Asker::Workers(pool) = &mut self.lanes[lane].asker {
                     let effects = pool.check_timeouts(self.cases, more, &self.events, &self.display)?;
                     self.apply(lane, effects)?;
@@ -322,7 +382,7 @@ impl Engine<'_> {
         }
     }
 
-    fn send(&mut self, lane: usize, position: usize, request: Option<Request>) -> Result<()> {
+    fn send(&mut self, lane: usize, position: usize, request: Option<Request>, attempt: u32) -> Result<()> {
         let l = &mut self.lanes[lane];
         match &mut l.asker {
             Asker::Workers(pool) => {
@@ -343,15 +403,17 @@ impl Engine<'_> {
                 };
                 let number = limiter.sent();
                 *in_flight += 1;
-                l.tally.asked += 1;
+                if attempt == 1 {
+                    l.tally.asked += 1;
+                }
                 let runtime = self.runtime.as_ref().expect("an endpoint run has a runtime").handle();
-                endpoint.send(runtime, lane, number, position, request, self.events.clone());
+                endpoint.send(runtime, lane, number, position, request, attempt, self.events.clone());
             }
         }
         Ok(())
     }
 
-    fn handle(&mut self, msg: Msg, queue: &VecDeque<usize>) -> Result<()> {
+    fn handle(&mut self, msg: Msg, waiting: bool) -> Result<()> {
         match msg {
             Msg::Worker(event) => {
                 let lane = match &event {
@@ -359,48 +421,86 @@ impl Engine<'_> {
                     | worker::Event::TooLong { side, .. }
                     | worker::Event::Closed { side, .. } => *side,
                 };
-                let more = Self::more(queue, &self.lanes[lane]);
+                let more = Self::more(waiting, &self.lanes[lane]);
                 let Asker::Workers(pool) = &mut self.lanes[lane].asker else {
                     unreachable!("a worker event comes from a worker lane")
                 };
                 let effects = pool.handle(self.cases, event, more, &self.events, &self.display)?;
                 self.apply(lane, effects)?;
             }
-            Msg::Done { side, done, .. } => {
+            Msg::Cached { side, number, done, note } => {
+                self.display.line(&format!("deploy-gate run: {note}"));
+                return self.handle(
+                    Msg::Done {
+                        side,
+                        number,
+                        overload: false,
+                        done,
+                    },
+                    waiting,
+                );
+            }
+            Msg::Done {
+                side,
+                number,
+                overload,
+                done,
+            } => {
+                let answered = matches!(done.outcome, Outcome::Verdict(_)) || done.latency_ms.is_some();
+                self.returned(side, number, overload, answered);
                 let l = &mut self.lanes[side];
-                if let Asker::Endpoint { limiter, in_flight, .. } = &mut l.asker {
-                    *in_flight -= 1;
-                    if matches!(done.outcome, Outcome::Verdict(_)) || done.latency_ms.is_some() {
-                        limiter.success();
-                    }
-                }
-                let kind = match done.outcome {
-                    Outcome::Verdict(_) => Kind::Verdict,
-                    Outcome::Error(_) => Kind::WorkerError,
-                };
-                if kind == Kind::WorkerError {
-                    l.tally.request_errors += 1;
-                } else {
+                if matches!(done.outcome, Outcome::Verdict(_)) {
                     l.tally.verdicts += 1;
+                } else {
+                    l.tally.request_errors += 1;
                 }
                 self.record(side, done, None)?;
             }
-            Msg::Overload { side, number } => {
+            Msg::Again {
+                side,
+                number,
+                overload,
+                position,
+                request,
+                attempt,
+                wait,
+            } => {
+                self.returned(side, number, overload, false);
                 let l = &mut self.lanes[side];
-                l.tally.overloads += 1;
-                if let Asker::Endpoint { limiter, .. } = &mut l.asker {
-                    if limiter.overload(number) {
-                        l.tally.cuts += 1;
-                    }
-                }
-            }
-            Msg::Retry { side } => {
-                self.lanes[side].tally.retries += 1;
+                l.tally.retries += 1;
                 self.display.retried(side);
+                let seq = l.tally.retries;
+                l.later.push(Later {
+                    due: Instant::now() + wait,
+                    seq,
+                    position,
+                    request,
+                    attempt,
+                });
             }
-            Msg::Note(text) => self.display.line(&format!("deploy-gate run: {text}")),
         }
         Ok(())
+    }
+
+    /// A try of model `side` came back: its slot is free, and the limit learns from it.
+    fn returned(&mut self, side: usize, number: u64, overload: bool, answered: bool) {
+        let l = &mut self.lanes[side];
+        if overload {
+            l.tally.overloads += 1;
+        }
+        if let Asker::Endpoint {
+            limiter, in_flight, ..
+        } = &mut l.asker
+        {
+            *in_flight -= 1;
+            if overload {
+                if limiter.overload(number) {
+                    l.tally.cuts += 1;
+                }
+            } else if answered {
+                limiter.success();
+            }
+        }
     }
 
     fn apply(&mut self, lane: usize, effects: Vec<Effect>) -> Result<()> {

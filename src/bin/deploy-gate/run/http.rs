@@ -8,7 +8,7 @@
 use super::cache::{Cache, Entry};
 use super::engine::{Done, Msg, Outcome};
 use deploy_gate::target::control::{backoff, classify, retry_after, Failure};
-use deploy_gate::target::response::{server_message, Usage};
+use deploy_gate::target::response::{cut, server_text, Usage};
 use deploy_gate::target::{Kind, Secrets, Target};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
@@ -114,7 +114,7 @@ impl Endpoint {
     fn outcome(&self, position: usize, body: &[u8], latency_ms: f64, attempts: u32, cached: bool) -> Done {
         let (outcome, usage) = match self.target.read_reply(body) {
             Ok(reply) => (Outcome::Verdict(reply.verdict), reply.usage),
-            Err(e) => (Outcome::Error(self.secrets.redact(&e)), Usage::default()),
+            Err(e) => (Outcome::Error(self.scrub(&e)), Usage::default()),
         };
         Done {
             position,
@@ -126,23 +126,37 @@ impl Endpoint {
         }
     }
 
-    /// A body with the secrets in it redacted, before anything is read from it: the messages
-    /// and verdicts read from a body are cut to a length, and a secret cut in two would no
-    /// longer be found by the redaction of the message (a long token echoed in a 401).
-    fn without_secrets(&self, body: Vec<u8>) -> Vec<u8> {
-        let redacted = {
-            let text = String::from_utf8_lossy(&body);
-            let values = &self.secrets.values;
-            values
-                .iter()
-                .any(|s| !s.is_empty() && text.contains(s.as_str()))
-                .then(|| self.secrets.redact(&text))
-        };
-        redacted.map_or(body, String::into_bytes)
+    /// Whether a body holds a secret this target sends, in any spelling a server may use: as
+    /// sent, percent-encoded, JSON-escaped (`\/`, `\u0073`…). Such an answer is neither read
+    /// nor cached: the secret would reach the record or the cache's files.
+    fn holds_secret(&self, body: &[u8]) -> bool {
+        if self.secrets.values.is_empty() {
+            return false;
+        }
+        let text = String::from_utf8_lossy(body);
+        if self.secrets.values.iter().any(|s| text.contains(s.as_str())) {
+            return true;
+        }
+        // JSON escapes decoded: the values' strings as they are.
+        match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(v) => {
+                let decoded = v.to_string();
+                self.secrets.values.iter().any(|s| decoded.contains(s.as_str()))
+            }
+            Err(_) => false,
+        }
     }
 
-    /// Sends a case's request on `runtime`; its messages go to `events` tagged `side` and
-    /// `number` (the limiter's number of the request).
+    /// A server's text made safe to write: every secret redacted (the whole text first, then
+    /// cut, so that a secret is never cut in two before it is found).
+    fn scrub(&self, text: &str) -> String {
+        cut(&self.secrets.redact(text))
+    }
+
+    /// Sends one try of a case's request on `runtime` (try `attempt`, numbered `number` by the
+    /// limiter); what it gave goes to `events`: the case's outcome, or its next try, parked by
+    /// the run (holding no slot) until its wait is over.
+    #[allow(clippy::too_many_arguments)]
     pub fn send(
         self: &Arc<Self>,
         runtime: &tokio::runtime::Handle,
@@ -150,141 +164,148 @@ impl Endpoint {
         number: u64,
         position: usize,
         request: Request,
+        attempt: u32,
         events: Sender<Msg>,
     ) {
         let me = Arc::clone(self);
-        let url = {
-            // Replicas in turn.
-            let i = number as usize % self.urls.len();
-            self.urls[i].clone()
-        };
+        // Replicas in turn.
+        let url = self.urls[number as usize % self.urls.len()].clone();
         runtime.spawn(async move {
-            let done = me.ask(side, number, position, url, request, &events).await;
-            let _ = events.send(Msg::Done { side, done });
+            let msg = me.try_once(side, number, position, url, request, attempt).await;
+            let _ = events.send(msg);
         });
     }
 
-    async fn ask(
-        &self,
-        side: usize,
-        number: u64,
-        position: usize,
-        url: String,
-        request: Request,
-        events: &Sender<Msg>,
-    ) -> Done {
+    async fn try_once(&self, side: usize, number: u64, position: usize, url: String, request: Request, attempt: u32) -> Msg {
         let t = &self.target;
-        let mut attempt = 0u32;
-        let failed = |error: String, attempts: u32, latency: Option<f64>| Done {
-            position,
-            outcome: Outcome::Error(self.secrets.redact(&error)),
-            latency_ms: latency,
-            usage: Usage::default(),
-            attempts: Some(attempts),
-            cached: false,
+        let failed = |error: String, overload: bool| Msg::Done {
+            side,
+            number,
+            overload,
+            done: Done {
+                position,
+                outcome: Outcome::Error(error),
+                latency_ms: None,
+                usage: Usage::default(),
+                attempts: Some(attempt),
+                cached: false,
+            },
         };
-        loop {
-            attempt += 1;
-            let started = Instant::now();
-            let mut req = self.client.request(self.method.clone(), &url);
-            if let Some(body) = &request.body {
-                req = req
-                    .header(reqwest::header::CONTENT_TYPE, "application/json")
-                    .body(body.clone());
-            }
-            req = req.header(reqwest::header::ACCEPT, "application/json");
-            for (name, value) in &self.secrets.headers {
-                req = req.header(name.as_str(), value.as_str());
-            }
-            let (failure, message, wait) = match req.send().await {
-                Err(e) if e.is_timeout() => (Failure::Overload, format!("no answer within {}", t.timeout_text), None),
-                Err(e) => (Failure::Transient, format!("cannot reach {url}: {}", chain(&e)), None),
-                Ok(response) => {
-                    let status = response.status();
-                    if status.is_success() {
-                        match read_body(response, t.max_response_bytes).await {
-                            Ok(body) => {
-                                let ms = started.elapsed().as_secs_f64() * 1000.0;
-                                let body = self.without_secrets(body);
-                                if let Some(cache) = &self.cache {
-                                    if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_ok() {
-                                        let entry = Entry {
-                                            latency_ms: ms,
-                                            attempts: attempt,
-                                            body: body.clone(),
-                                        };
-                                        if let Err(e) = cache.put(&request.key, &entry) {
-                                            let _ = events.send(Msg::Note(format!("cannot write the cache: {e}")));
-                                        }
-                                    }
-                                }
-                                return self.outcome(position, &body, ms, attempt, false);
-                            }
-                            Err(BodyError::TooLarge) => {
+        let started = Instant::now();
+        let mut req = self.client.request(self.method.clone(), &url);
+        if let Some(body) = &request.body {
+            req = req
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone());
+        }
+        req = req.header(reqwest::header::ACCEPT, "application/json");
+        for (name, value) in &self.secrets.headers {
+            req = req.header(name.as_str(), value.as_str());
+        }
+        let (failure, message, wait) = match req.send().await {
+            Err(e) if e.is_timeout() => (Failure::Overload, format!("no answer within {}", t.timeout_text), None),
+            Err(e) => (Failure::Transient, self.scrub(&format!("cannot reach {url}: {}", chain(&e))), None),
+            Ok(response) => {
+                let status = response.status();
+                if status.is_success() {
+                    match read_body(response, t.max_response_bytes).await {
+                        Ok(body) => {
+                            let ms = started.elapsed().as_secs_f64() * 1000.0;
+                            if self.holds_secret(&body) {
                                 return failed(
-                                    format!(
-                                        "the response is larger than max_response_bytes ({} bytes)",
-                                        t.max_response_bytes
-                                    ),
-                                    attempt,
-                                    None,
-                                )
+                                    "the answer holds a secret this target sends (its API key, or a header's value from the environment): neither read nor cached".to_owned(),
+                                    false,
+                                );
                             }
-                            Err(BodyError::Timeout) => (
-                                Failure::Overload,
-                                format!("the response did not end within {}", t.timeout_text),
-                                None,
-                            ),
-                            Err(BodyError::Broken(e)) => {
-                                (Failure::Transient, format!("the response was cut off: {e}"), None)
+                            let done = self.outcome(position, &body, ms, attempt, false);
+                            // Only an answer that gives a verdict is kept: an error is asked again.
+                            if let (Some(cache), Outcome::Verdict(_)) = (&self.cache, &done.outcome) {
+                                let entry = Entry {
+                                    latency_ms: ms,
+                                    attempts: attempt,
+                                    body,
+                                };
+                                if let Err(e) = cache.put(&request.key, &entry) {
+                                    return Msg::Cached {
+                                        side,
+                                        number,
+                                        done,
+                                        note: format!("cannot write the cache: {e}"),
+                                    };
+                                }
                             }
+                            return Msg::Done {
+                                side,
+                                number,
+                                overload: false,
+                                done,
+                            };
                         }
-                    } else if status.is_redirection() {
-                        let to = response
-                            .headers()
-                            .get(reqwest::header::LOCATION)
-                            .and_then(|v| v.to_str().ok())
-                            .unwrap_or("nowhere")
-                            .to_owned();
-                        return failed(
-                            format!(
-                                "HTTP {}: a redirect to {to:?}, not followed (give the final URL in the target)",
-                                status.as_u16()
-                            ),
-                            attempt,
+                        Err(BodyError::TooLarge) => {
+                            return failed(
+                                format!(
+                                    "the response is larger than max_response_bytes ({} bytes)",
+                                    t.max_response_bytes
+                                ),
+                                false,
+                            )
+                        }
+                        Err(BodyError::Timeout) => (
+                            Failure::Overload,
+                            format!("the response did not end within {}", t.timeout_text),
                             None,
-                        );
-                    } else {
-                        let wait = response
-                            .headers()
-                            .get(reqwest::header::RETRY_AFTER)
-                            .and_then(|v| v.to_str().ok())
-                            .and_then(|v| retry_after(v, SystemTime::now()));
-                        let body = self.without_secrets(read_body(response, MAX_ERROR_BODY).await.unwrap_or_default());
-                        let message = format!("HTTP {}: {}", status.as_u16(), server_message(&body));
-                        match classify(status.as_u16()) {
-                            Failure::Final => return failed(message, attempt, None),
-                            f => (f, message, wait),
-                        }
+                        ),
+                        Err(BodyError::Broken(e)) => (Failure::Transient, self.scrub(&format!("the response was cut off: {e}")), None),
+                    }
+                } else if status.is_redirection() {
+                    let to = response
+                        .headers()
+                        .get(reqwest::header::LOCATION)
+                        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                        .unwrap_or_else(|| "nowhere".to_owned());
+                    return failed(
+                        format!(
+                            "HTTP {}: a redirect to {:?}, not followed (give the final URL in the target)",
+                            status.as_u16(),
+                            self.scrub(&to)
+                        ),
+                        false,
+                    );
+                } else {
+                    let wait = response
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| retry_after(v, SystemTime::now()));
+                    let body = read_body(response, MAX_ERROR_BODY).await.unwrap_or_default();
+                    let message = format!("HTTP {}: {}", status.as_u16(), self.scrub(&server_text(&body)));
+                    match classify(status.as_u16()) {
+                        Failure::Final => return failed(message, false),
+                        f => (f, message, wait),
                     }
                 }
+            }
+        };
+        let overload = failure == Failure::Overload;
+        if attempt > t.retries {
+            let tries = if attempt == 1 {
+                "1 attempt".to_owned()
+            } else {
+                format!("{attempt} attempts")
             };
-            if failure == Failure::Overload {
-                let _ = events.send(Msg::Overload { side, number });
-            }
-            if attempt > t.retries {
-                let tries = if attempt == 1 {
-                    "1 attempt".to_owned()
-                } else {
-                    format!("{attempt} attempts")
-                };
-                return failed(format!("{message} ({tries})"), attempt, None);
-            }
-            let _ = events.send(Msg::Retry { side });
-            let mut jitter = [0u8; 8];
-            let _ = getrandom::fill(&mut jitter);
-            let jitter = (u64::from_le_bytes(jitter) >> 11) as f64 / (1u64 << 53) as f64;
-            tokio::time::sleep(backoff(attempt, wait, jitter)).await;
+            return failed(format!("{message} ({tries})"), overload);
+        }
+        let mut jitter = [0u8; 8];
+        let _ = getrandom::fill(&mut jitter);
+        let jitter = (u64::from_le_bytes(jitter) >> 11) as f64 / (1u64 << 53) as f64;
+        Msg::Again {
+            side,
+            number,
+            overload,
+            position,
+            request,
+            attempt: attempt + 1,
+            wait: backoff(attempt, wait, jitter),
         }
     }
 }

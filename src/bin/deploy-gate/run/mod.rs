@@ -95,6 +95,9 @@ fn parse_timeout(text: &str) -> Result<Option<Duration>> {
     if d.is_zero() {
         bail!("--timeout {text:?}: must be more than zero (`none`: no limit)");
     }
+    if d > deploy_gate::target::MAX_TIMEOUT {
+        bail!("--timeout {text:?}: more than 7 days (`none`: no limit)");
+    }
     Ok(Some(d))
 }
 
@@ -127,12 +130,19 @@ fn load_target(path: &Path) -> Result<Arc<Target>> {
     Ok(Arc::new(read_target(&shown, &bytes)?))
 }
 
-/// Two paths that name one file (before either exists: the same folder and name).
+/// Two paths that name one file: the same file once links are followed (symbolic or hard),
+/// or, before either exists, the same folder and name.
 fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return x.dev() == y.dev() && x.ino() == y.ino();
+    }
     let canon = |p: &Path| {
-        let dir = crate::replace::dir_of(p);
-        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-        dir.join(p.file_name().unwrap_or_default())
+        std::fs::canonicalize(p).unwrap_or_else(|_| {
+            let dir = crate::replace::dir_of(p);
+            let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+            dir.join(p.file_name().unwrap_or_default())
+        })
     };
     canon(a) == canon(b)
 }
@@ -220,6 +230,11 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
     }
 
     let test_set = &args.test_set;
+    for m in &models {
+        if same_file(&m.out, test_set) {
+            bail!("the output {} is the test set {}: give another output file", m.out.display(), test_set.display());
+        }
+    }
     let bytes = std::fs::read(test_set).with_context(|| format!("cannot read the test set {}", test_set.display()))?;
     let cases = read_cases(&test_set.display().to_string(), &bytes).map_err(|e| anyhow!("{e}"))?;
     // Secrets are read before anything starts: a missing key stops the run at once.
@@ -401,6 +416,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
             target: m.target.as_ref().map(|t| t.digest.clone()),
             need,
             again: Default::default(),
+            later: Default::default(),
             tally: Tally::default(),
             cache: if is_command_target {
                 cache.as_ref().map(|c| c.0.clone())
