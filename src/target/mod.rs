@@ -281,7 +281,8 @@ impl Reader<'_> {
                 "credentials in a URL are refused (they would be recorded): use api_key_env or headers with ${ENV}",
             ));
         }
-        let parsed = url::Url::parse(&s).map_err(|e| self.err(v.line, field, format!("{s:?} is not a valid URL: {e}")))?;
+        let parsed =
+            url::Url::parse(&s).map_err(|e| self.err(v.line, field, format!("{s:?} is not a valid URL: {e}")))?;
         if parsed.host().is_none() {
             return Err(self.err(v.line, field, format!("{s:?} has no host")));
         }

@@ -76,7 +76,8 @@ impl Cache {
             }
             Err(_) => fs::create_dir(dir).or_else(|e| {
                 // Made by another run just now.
-                if e.kind() == std::io::ErrorKind::AlreadyExists && fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+                if e.kind() == std::io::ErrorKind::AlreadyExists && fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
+                {
                     Ok(())
                 } else {
                     Err(e)

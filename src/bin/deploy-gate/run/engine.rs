@@ -428,7 +428,12 @@ impl Engine<'_> {
                 let effects = pool.handle(self.cases, event, more, &self.events, &self.display)?;
                 self.apply(lane, effects)?;
             }
-            Msg::Cached { side, number, done, note } => {
+            Msg::Cached {
+                side,
+                number,
+                done,
+                note,
+            } => {
                 self.display.line(&format!("deploy-gate run: {note}"));
                 return self.handle(
                     Msg::Done {
@@ -488,10 +493,7 @@ impl Engine<'_> {
         if overload {
             l.tally.overloads += 1;
         }
-        if let Asker::Endpoint {
-            limiter, in_flight, ..
-        } = &mut l.asker
-        {
+        if let Asker::Endpoint { limiter, in_flight, .. } = &mut l.asker {
             *in_flight -= 1;
             if overload {
                 if limiter.overload(number) {

@@ -176,7 +176,15 @@ impl Endpoint {
         });
     }
 
-    async fn try_once(&self, side: usize, number: u64, position: usize, url: String, request: Request, attempt: u32) -> Msg {
+    async fn try_once(
+        &self,
+        side: usize,
+        number: u64,
+        position: usize,
+        url: String,
+        request: Request,
+        attempt: u32,
+    ) -> Msg {
         let t = &self.target;
         let failed = |error: String, overload: bool| Msg::Done {
             side,
@@ -204,7 +212,11 @@ impl Endpoint {
         }
         let (failure, message, wait) = match req.send().await {
             Err(e) if e.is_timeout() => (Failure::Overload, format!("no answer within {}", t.timeout_text), None),
-            Err(e) => (Failure::Transient, self.scrub(&format!("cannot reach {url}: {}", chain(&e))), None),
+            Err(e) => (
+                Failure::Transient,
+                self.scrub(&format!("cannot reach {url}: {}", chain(&e))),
+                None,
+            ),
             Ok(response) => {
                 let status = response.status();
                 if status.is_success() {
@@ -255,7 +267,11 @@ impl Endpoint {
                             format!("the response did not end within {}", t.timeout_text),
                             None,
                         ),
-                        Err(BodyError::Broken(e)) => (Failure::Transient, self.scrub(&format!("the response was cut off: {e}")), None),
+                        Err(BodyError::Broken(e)) => (
+                            Failure::Transient,
+                            self.scrub(&format!("the response was cut off: {e}")),
+                            None,
+                        ),
                     }
                 } else if status.is_redirection() {
                     let to = response

@@ -232,7 +232,11 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
     let test_set = &args.test_set;
     for m in &models {
         if same_file(&m.out, test_set) {
-            bail!("the output {} is the test set {}: give another output file", m.out.display(), test_set.display());
+            bail!(
+                "the output {} is the test set {}: give another output file",
+                m.out.display(),
+                test_set.display()
+            );
         }
     }
     let bytes = std::fs::read(test_set).with_context(|| format!("cannot read the test set {}", test_set.display()))?;
