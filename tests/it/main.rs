@@ -47,6 +47,8 @@ mod policy_cli;
 mod positions;
 #[cfg(not(target_arch = "wasm32"))]
 mod rules;
+#[cfg(not(target_arch = "wasm32"))]
+mod sequential_cli;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_cli;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
