@@ -17,6 +17,7 @@ fn evidence(old: f64, new: f64) -> Evidence {
         task_delta_high: None,
         trajectory_delta_high: None,
         cases_needed: None,
+        sequential: None,
     }
 }
 
@@ -95,6 +96,7 @@ fn empty_test_set_blocks_by_default_and_approves_like_the_reference_on_request()
         task_delta_high: None,
         trajectory_delta_high: None,
         cases_needed: None,
+        sequential: None,
     };
     let d = decide(&e, &GatePolicy::default());
     assert!(!d.approved);
