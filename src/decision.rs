@@ -254,6 +254,27 @@ fn non_inferiority_before(e: &Evidence, policy: &GatePolicy, trajectory_checked:
     (task_fail, traj_fail, reason)
 }
 
+/// The end of the fixed rule's inconclusive reason for the task: the cases a fresh evaluation
+/// needs, and why this one is not to be continued.
+fn settle_reason(n: u64) -> String {
+    format!("{SETTLE_BEGIN}{n}{SETTLE_END}")
+}
+
+const SETTLE_BEGIN: &str = "; a fresh fixed-size evaluation would need about ";
+const SETTLE_END: &str = " cases for the task comparison; adding cases to this one and deciding again \
+     raises the error rate, sequential: true adds cases safely";
+
+/// The reason as builds before this text wrote it (`…; about N cases would settle the task
+/// comparison`), for a reason that ends with the current text; `None` for any other. A decision
+/// signed by such a build reproduces ([`crate::attest::reproduce`]) when the files give the same
+/// decision with the current text.
+pub fn reason_as_before(reason: &str) -> Option<String> {
+    let head = reason.strip_suffix(SETTLE_END)?;
+    let at = head.rfind(SETTLE_BEGIN)?;
+    let n: u64 = head[at + SETTLE_BEGIN.len()..].parse().ok()?;
+    Some(format!("{}; about {n} cases would settle the task comparison", &head[..at]))
+}
+
 /// One interval of `new − old` against its tolerance `t`: approved when `low > −t`; blocked when
 /// `low ≤ −t` and `high < 0` (a regression is shown, non-inferiority is not); inconclusive when
 /// `low ≤ −t` and `high ≥ 0` (neither is shown).
@@ -377,9 +398,7 @@ fn non_inferiority(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) 
                      budget (the same seed's order, more cases answered if need be) to continue the sequence, \
                      its error rate held"
                     .to_owned(),
-                Some(n) if task_open => {
-                    format!("; about {n} cases would settle the task comparison")
-                }
+                Some(n) if task_open => settle_reason(n),
                 _ => String::new(),
             };
             format!(

@@ -200,7 +200,9 @@ fn three_outcomes_under_non_inferiority() {
     assert_eq!(
         d.reason,
         "inconclusive: task non-inferiority not shown, nor a regression (interval -0.050 to 0.020, tolerance 0.05: \
-         lower bound <= -0.05, upper bound >= 0); about 942 cases would settle the task comparison"
+         lower bound <= -0.05, upper bound >= 0); a fresh fixed-size evaluation would need about 942 cases for the \
+         task comparison; adding cases to this one and deciding again raises the error rate, sequential: true adds \
+         cases safely"
     );
     // A regression shown: the whole interval below 0.
     let d = decide(&e(-0.2, -0.01), &ni);
