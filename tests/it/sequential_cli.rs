@@ -127,7 +127,11 @@ impl Inputs {
         a.extend(self.files());
         a.extend(strings(extra));
         let out = run(&a);
-        let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+        let json = match extra.iter().position(|f| *f == "--out") {
+            Some(i) => std::fs::read(extra[i + 1]).unwrap(),
+            None => out.stdout.clone(),
+        };
+        let report = serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
         (out.status.code(), report)
     }
 }
@@ -258,4 +262,60 @@ fn cases_neither_model_answered_are_not_units_and_one_missing_side_fails() {
     std::fs::write(inputs.path("new.jsonl"), kept).unwrap();
     let (_, one) = inputs.evaluate(&["--cluster", "none"]);
     assert_eq!(one["sequential"]["available"], 200);
+}
+
+#[test]
+fn a_sequential_decision_signs_verifies_and_reproduces() {
+    let inputs = Inputs::new(1500, 0, 0.06, 0.03);
+    let dir = inputs.dir.path();
+    let report = dir.join("report.json");
+    let (code, r) = inputs.evaluate(&["--cluster", "none", "--budget", "1000", "--out", &s(&report)]);
+    assert_eq!((code, r["sequential"]["stopped"].as_str()), (Some(0), Some("approved")));
+    let model = dir.join("agent-v2");
+    std::fs::create_dir_all(&model).unwrap();
+    std::fs::write(model.join("weights.bin"), "w").unwrap();
+    let config = dir.join("config.yaml");
+    std::fs::write(&config, "default_model: models/agent-v1\nbackend: transformers\n").unwrap();
+    assert!(run(&["keygen", "--out", &s(&dir.join("reviewer"))]).status.success());
+    let envelope = dir.join("decision.dsse.json");
+    let out = run(&[
+        "sign",
+        &s(&report),
+        "--key",
+        &s(&dir.join("reviewer.key.pem")),
+        "--model",
+        "agent-v2",
+        "--model-path",
+        &s(&model),
+        "--target",
+        &s(&config),
+        "--out",
+        &s(&envelope),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let verify = |files: Vec<String>| {
+        let mut a = strings(&[
+            "verify",
+            &s(&envelope),
+            "--trusted-key",
+            &s(&dir.join("reviewer.pub.pem")),
+            "--model-path",
+            &s(&model),
+            "--target",
+            &s(&config),
+            "--reproduce",
+        ]);
+        a.extend(files);
+        run(&a)
+    };
+    let out = verify(inputs.files());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_stdout(&out)["verification_result"], "PASSED");
+    // Other verdicts: another stop, not reproduced.
+    let mut other = inputs.files();
+    let i = other.iter().position(|a| a == "--new-verdicts").unwrap();
+    other[i + 1] = inputs.path("old.jsonl");
+    let out = verify(other);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(json_stdout(&out)["check"], "reproduce");
 }
