@@ -319,3 +319,30 @@ fn a_sequential_decision_signs_verifies_and_reproduces() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert_eq!(json_stdout(&out)["check"], "reproduce");
 }
+
+#[test]
+fn the_markdown_and_html_reports_say_it_in_one_line_and_nothing_without_it() {
+    let inputs = Inputs::new(2000, 0, 0.06, 0.03);
+    let dir = inputs.dir.path();
+    let (md, html) = (s(&dir.join("s.md")), s(&dir.join("r.html")));
+    let (_, r) = inputs.evaluate(&["--cluster", "none", "--markdown", &md, "--html", &html]);
+    let q = &r["sequential"];
+    let want = format!(
+        "Sequential (betting confidence sequence): approved after {} of 2,000 cases; lower bound {} > −0.05.",
+        q["used"],
+        format!("{:.3}", q["lower"].as_f64().unwrap()).replace('-', "−")
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert_eq!(md.matches("Sequential (betting confidence sequence)").count(), 1, "{md}");
+    assert!(md.contains(&want), "{md}");
+    let html = std::fs::read_to_string(&html).unwrap();
+    let escaped = want.replace('>', "&gt;");
+    assert!(html.contains(&format!("<p data-testid=\"sequential\">{escaped}</p>")), "{escaped}");
+    assert_eq!(html.matches("data-testid=\"sequential\"").count(), 1);
+    // Without `sequential` the same report has no such line (the renderers' byte-identical
+    // output for such reports is held by the compat and parity fixtures).
+    let mut plain = r.clone();
+    plain.as_object_mut().unwrap().remove("sequential");
+    let md = deploy_gate::render::markdown::markdown_from_json(&plain.to_string()).unwrap();
+    assert!(!md.contains("Sequential"), "{md}");
+}
