@@ -272,7 +272,10 @@ pub fn reason_as_before(reason: &str) -> Option<String> {
     let head = reason.strip_suffix(SETTLE_END)?;
     let at = head.rfind(SETTLE_BEGIN)?;
     let n: u64 = head[at + SETTLE_BEGIN.len()..].parse().ok()?;
-    Some(format!("{}; about {n} cases would settle the task comparison", &head[..at]))
+    Some(format!(
+        "{}; about {n} cases would settle the task comparison",
+        &head[..at]
+    ))
 }
 
 /// One interval of `new − old` against its tolerance `t`: approved when `low > −t`; blocked when
@@ -362,7 +365,15 @@ fn non_inferiority(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) 
             let cs = of(Outcome::Approved);
             let bounds = cs
                 .iter()
-                .map(|c| format!("{} lower bound {:.3} > {}{}", c.name, c.low, negated(c.tolerance), c.note))
+                .map(|c| {
+                    format!(
+                        "{} lower bound {:.3} > {}{}",
+                        c.name,
+                        c.low,
+                        negated(c.tolerance),
+                        c.note
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("; ");
             format!("approved: non-inferiority shown ({bounds})")

@@ -617,7 +617,11 @@ pub fn parse_seed(text: &str) -> Result<u64, PolicyError> {
 
 /// `budget` from a flag's text: a whole number ≥ 1.
 pub fn parse_budget(text: &str) -> Result<usize, PolicyError> {
-    budget_of("budget", count_text("budget", text).map_err(|_| budget_error("budget", text))?, text)
+    budget_of(
+        "budget",
+        count_text("budget", text).map_err(|_| budget_error("budget", text))?,
+        text,
+    )
 }
 
 fn budget_error(name: &str, text: &str) -> PolicyError {
@@ -951,7 +955,10 @@ impl PolicyInput {
                     format!(
                         "sequential: true needs mode `non_inferiority` (the sequential rule shows \
                          non-inferiority or a regression), not `{}`",
-                        serde_json::to_value(mode).expect("a mode serialises").as_str().unwrap_or_default()
+                        serde_json::to_value(mode)
+                            .expect("a mode serialises")
+                            .as_str()
+                            .unwrap_or_default()
                     ),
                 ))
             }
@@ -1503,17 +1510,21 @@ mod tests {
         // Given: written after `repeats`, `budget` only when given.
         let seq = parse(r#"{"mode": "non_inferiority", "sequential": true}"#).unwrap();
         assert_eq!(seq.sequential, Some(SequentialPolicy { budget: None }));
-        assert!(serde_json::to_string(&seq).unwrap().ends_with(r#""repeats":"last","sequential":true}"#));
+        assert!(serde_json::to_string(&seq)
+            .unwrap()
+            .ends_with(r#""repeats":"last","sequential":true}"#));
         let b = parse(r#"{"mode": "non_inferiority", "sequential": "true", "budget": "200"}"#).unwrap();
         assert_eq!(b.sequential, Some(SequentialPolicy { budget: Some(200) }));
-        assert!(serde_json::to_string(&b).unwrap().ends_with(r#""sequential":true,"budget":200}"#));
+        assert!(serde_json::to_string(&b)
+            .unwrap()
+            .ends_with(r#""sequential":true,"budget":200}"#));
         for p in [&seq, &b] {
             assert_eq!(&GatePolicy::from_report(&p.to_value()).unwrap(), p);
             assert_ne!(p.digest().unwrap(), ni.digest().unwrap());
         }
         // Flags' text.
         assert_eq!(parse_budget("2000").unwrap(), 2000);
-        assert_eq!(parse_sequential("true").unwrap(), true);
+        assert!(parse_sequential("true").unwrap());
         // Refused, naming the field.
         assert_eq!(field_of(r#"{"sequential": true}"#), "sequential");
         assert_eq!(
@@ -1525,13 +1536,19 @@ mod tests {
              regression), not `point`"
         );
         assert_eq!(field_of(r#"{"mode": "non_inferiority", "budget": 20}"#), "budget");
-        assert_eq!(field_of(r#"{"mode": "non_inferiority", "sequential": true, "budget": 0}"#), "budget");
+        assert_eq!(
+            field_of(r#"{"mode": "non_inferiority", "sequential": true, "budget": 0}"#),
+            "budget"
+        );
         assert_eq!(field_of(r#"{"sequential": "yes"}"#), "sequential");
         assert_eq!(field_of(r#"{"sequential": 1}"#), "sequential");
         assert_eq!(field_of(r#"{"budget": -3}"#), "budget");
         assert_eq!(field_of(r#"{"budget": 2.5}"#), "budget");
         assert_eq!(parse_budget("0").unwrap_err().field, "budget");
-        assert_eq!(parse_budget("x").unwrap_err().message, "budget must be a whole number ≥ 1, not `x`");
+        assert_eq!(
+            parse_budget("x").unwrap_err().message,
+            "budget must be a whole number ≥ 1, not `x`"
+        );
         assert_eq!(parse_sequential("1").unwrap_err().field, "sequential");
         // Only the report changes with them.
         assert_eq!(policy_change(&ni, &b), PolicyChange::Ready);
@@ -1598,9 +1615,7 @@ mod round_trip {
                         repeats: if mean { Repeats::Mean } else { Repeats::Last },
                     }),
                     // The sequential rule is a non-inferiority rule.
-                    sequential: sequential
-                        .filter(|_| ni)
-                        .map(|budget| SequentialPolicy { budget }),
+                    sequential: sequential.filter(|_| ni).map(|budget| SequentialPolicy { budget }),
                 },
             )
     }

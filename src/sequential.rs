@@ -101,7 +101,10 @@ pub fn order(seed: u64, keys: &[String]) -> Vec<usize> {
 /// The units (paired differences, in the seed's order) and their kind, from the scored cases.
 pub fn units(cases: &[CaseOutcome], policy: &GatePolicy) -> (Vec<f64>, &'static str) {
     let counted: Vec<&CaseOutcome> = cases.iter().filter(|c| !(c.old_missing && c.new_missing)).collect();
-    let diffs: Vec<f64> = counted.iter().map(|c| c.score(Side::New) - c.score(Side::Old)).collect();
+    let diffs: Vec<f64> = counted
+        .iter()
+        .map(|c| c.score(Side::New) - c.score(Side::Old))
+        .collect();
     let seed = policy.test_set.seed;
     match policy.cluster() {
         Cluster::None => {
@@ -171,7 +174,12 @@ mod tests {
         let mut by_hand: Vec<(String, usize)> = keys
             .iter()
             .enumerate()
-            .map(|(i, k)| (hex::encode(Sha256::digest(format!("deploy-gate/sequential-order/v1:7:{k}"))), i))
+            .map(|(i, k)| {
+                (
+                    hex::encode(Sha256::digest(format!("deploy-gate/sequential-order/v1:7:{k}"))),
+                    i,
+                )
+            })
             .collect();
         by_hand.sort();
         assert_eq!(o, by_hand.into_iter().map(|(_, i)| i).collect::<Vec<_>>());

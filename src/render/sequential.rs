@@ -8,7 +8,7 @@ fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -76,8 +76,10 @@ mod tests {
             "Sequential (betting confidence sequence): approved after 412 of 2,000 cases; lower bound −0.031 > −0.05"
         );
         assert_eq!(
-            sentence(&json!({"unit": "case", "budget": 2000, "used": 144, "stopped": "blocked",
-                "tolerance": 0.05, "lower": -0.2, "upper": -0.0121}))
+            sentence(
+                &json!({"unit": "case", "budget": 2000, "used": 144, "stopped": "blocked",
+                "tolerance": 0.05, "lower": -0.2, "upper": -0.0121})
+            )
             .unwrap(),
             "Sequential (betting confidence sequence): blocked after 144 of 2,000 cases; upper bound −0.012 < 0"
         );

@@ -47,14 +47,16 @@ mod policy_cli;
 mod positions;
 #[cfg(not(target_arch = "wasm32"))]
 mod rules;
-#[cfg(not(target_arch = "wasm32"))]
-mod sequential_cli;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_cli;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_endpoints;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_llama;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_tls;
+#[cfg(not(target_arch = "wasm32"))]
+mod sequential_cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod sequential_known_answers;
 #[cfg(not(target_arch = "wasm32"))]

@@ -17,7 +17,10 @@ fn the_flags_and_the_file_give_sequential_and_budget() {
     let out = policy(&["--mode", "non_inferiority", "--sequential", "--budget", "200"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let p: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!((p["sequential"].as_bool(), p["budget"].as_u64()), (Some(true), Some(200)));
+    assert_eq!(
+        (p["sequential"].as_bool(), p["budget"].as_u64()),
+        (Some(true), Some(200))
+    );
     // Without them the policy is written as before.
     let out = policy(&["--mode", "non_inferiority"]);
     let p: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -31,20 +34,35 @@ fn the_flags_and_the_file_give_sequential_and_budget() {
     );
     let out = policy(&["--policy", &file, "--budget", "70"]);
     let p: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!((p["sequential"].as_bool(), p["budget"].as_u64()), (Some(true), Some(70)));
+    assert_eq!(
+        (p["sequential"].as_bool(), p["budget"].as_u64()),
+        (Some(true), Some(70))
+    );
 }
 
 #[test]
 fn sequential_without_non_inferiority_is_refused_naming_the_field() {
     let out = policy(&["--sequential"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("sequential: true needs mode `non_inferiority`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("sequential: true needs mode `non_inferiority`"),
+        "{}",
+        stderr(&out)
+    );
     let out = policy(&["--mode", "non_inferiority", "--budget", "10"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("budget is the sequential rule's"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("budget is the sequential rule's"),
+        "{}",
+        stderr(&out)
+    );
     let out = policy(&["--mode", "non_inferiority", "--sequential", "--budget", "0"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("budget must be a whole number ≥ 1"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("budget must be a whole number ≥ 1"),
+        "{}",
+        stderr(&out)
+    );
     let dir = tempdir();
     let file = write(dir.path(), "policy.json", r#"{"sequential": true, "mode": "point"}"#);
     let out = policy(&["--policy", &file]);
@@ -65,7 +83,9 @@ impl Inputs {
         let dir = tempdir();
         let mut state: u64 = 0x9E37_79B9_7F4A_7C15 ^ (n as u64) ^ ((p_new_only * 1e6) as u64) << 20;
         let mut draw = move || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (state >> 11) as f64 / (1u64 << 53) as f64
         };
         let (mut audit, mut old, mut new) = (String::new(), String::new(), String::new());
@@ -85,7 +105,10 @@ impl Inputs {
             let n_pass = if o { u >= p_old_only / 0.8 } else { u < p_new_only / 0.2 };
             let v = |p: bool| if p { "PASS" } else { "FAIL" };
             old.push_str(&format!("{{\"pipeline_id\": \"{id}\", \"verdict\": \"{}\"}}\n", v(o)));
-            new.push_str(&format!("{{\"pipeline_id\": \"{id}\", \"verdict\": \"{}\"}}\n", v(n_pass)));
+            new.push_str(&format!(
+                "{{\"pipeline_id\": \"{id}\", \"verdict\": \"{}\"}}\n",
+                v(n_pass)
+            ));
         }
         std::fs::write(dir.path().join("audit.jsonl"), audit).unwrap();
         std::fs::write(dir.path().join("old.jsonl"), old).unwrap();
@@ -172,7 +195,10 @@ fn approved_early() {
     let (code, r) = inputs.evaluate(&["--cluster", "none"]);
     let q = checked(&r);
     assert_eq!((code, q["stopped"].as_str()), (Some(0), Some("approved")), "{q}");
-    assert_eq!((q["unit"].as_str(), q["budget"].as_u64(), q["available"].as_u64()), (Some("case"), Some(2000), Some(2000)));
+    assert_eq!(
+        (q["unit"].as_str(), q["budget"].as_u64(), q["available"].as_u64()),
+        (Some("case"), Some(2000), Some(2000))
+    );
     let used = q["used"].as_u64().unwrap();
     assert!(used < 1000, "{used}");
     let low = q["lower"].as_f64().unwrap();
@@ -182,7 +208,14 @@ fn approved_early() {
         r["decision"]["reason"],
         format!("approved: non-inferiority shown (task lower bound {low:.3} > -0.05, sequential: after {used} of 2000 cases)")
     );
-    assert_eq!((q["tolerance"].as_f64(), q["confidence"].as_f64(), q["order_seed"].as_u64()), (Some(0.05), Some(0.95), Some(11)));
+    assert_eq!(
+        (
+            q["tolerance"].as_f64(),
+            q["confidence"].as_f64(),
+            q["order_seed"].as_u64()
+        ),
+        (Some(0.05), Some(0.95), Some(11))
+    );
     // The policy says it.
     assert_eq!(r["policy"]["sequential"], true);
     assert!(r["policy"].get("budget").is_none());
@@ -197,8 +230,14 @@ fn blocked_early() {
     assert!(q["used"].as_u64().unwrap() < 1000, "{q}");
     assert!(q["upper"].as_f64().unwrap() < 0.0);
     let reason = r["decision"]["reason"].as_str().unwrap();
-    assert!(reason.starts_with("blocked: task regression shown (upper bound -"), "{reason}");
-    assert!(reason.ends_with(&format!(", sequential: after {} of 2000 cases)", q["used"])), "{reason}");
+    assert!(
+        reason.starts_with("blocked: task regression shown (upper bound -"),
+        "{reason}"
+    );
+    assert!(
+        reason.ends_with(&format!(", sequential: after {} of 2000 cases)", q["used"])),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -210,7 +249,11 @@ fn inconclusive_at_the_budget_and_continued() {
     assert_eq!((q["used"].as_u64(), q["budget"].as_u64()), (Some(60), Some(60)));
     assert_eq!(small["decision"]["outcome"], "inconclusive");
     let reason = small["decision"]["reason"].as_str().unwrap();
-    assert!(reason.contains(", sequential: after 60 of 60 cases); the budget is spent: evaluate again with a larger budget"), "{reason}");
+    assert!(
+        reason
+            .contains(", sequential: after 60 of 60 cases); the budget is spent: evaluate again with a larger budget"),
+        "{reason}"
+    );
     assert_eq!(small["policy"]["budget"], 60);
     // Continued: budget 200, then 2000 on the same files, gives what 2000 gives directly.
     let (_, b200) = inputs.evaluate(&["--cluster", "none", "--budget", "200"]);
@@ -234,13 +277,19 @@ fn templates_are_the_units_under_cluster_template() {
     let inputs = Inputs::new(1200, 300, 0.08, 0.02);
     let (code, r) = inputs.evaluate(&[]);
     let q = checked(&r);
-    assert_eq!((q["unit"].as_str(), q["available"].as_u64(), q["budget"].as_u64()), (Some("template"), Some(300), Some(300)));
+    assert_eq!(
+        (q["unit"].as_str(), q["available"].as_u64(), q["budget"].as_u64()),
+        (Some("template"), Some(300), Some(300))
+    );
     assert_eq!((code, q["stopped"].as_str()), (Some(0), Some("approved")), "{q}");
     assert!(r["decision"]["reason"].as_str().unwrap().contains(" of 300 templates)"));
     // A budget counts templates.
     let (code, r) = inputs.evaluate(&["--budget", "10"]);
     let q = checked(&r);
-    assert_eq!((code, q["used"].as_u64(), q["stopped"].as_str()), (Some(4), Some(10), Some("budget")));
+    assert_eq!(
+        (code, q["used"].as_u64(), q["stopped"].as_str()),
+        (Some(4), Some(10), Some("budget"))
+    );
 }
 
 #[test]
@@ -333,11 +382,18 @@ fn the_markdown_and_html_reports_say_it_in_one_line_and_nothing_without_it() {
         format!("{:.3}", q["lower"].as_f64().unwrap()).replace('-', "−")
     );
     let md = std::fs::read_to_string(&md).unwrap();
-    assert_eq!(md.matches("Sequential (betting confidence sequence)").count(), 1, "{md}");
+    assert_eq!(
+        md.matches("Sequential (betting confidence sequence)").count(),
+        1,
+        "{md}"
+    );
     assert!(md.contains(&want), "{md}");
     let html = std::fs::read_to_string(&html).unwrap();
     let escaped = want.replace('>', "&gt;");
-    assert!(html.contains(&format!("<p data-testid=\"sequential\">{escaped}</p>")), "{escaped}");
+    assert!(
+        html.contains(&format!("<p data-testid=\"sequential\">{escaped}</p>")),
+        "{escaped}"
+    );
     assert_eq!(html.matches("data-testid=\"sequential\"").count(), 1);
     // Without `sequential` the same report has no such line (the renderers' byte-identical
     // output for such reports is held by the compat and parity fixtures).
