@@ -190,6 +190,24 @@ pub struct Evidence {
     /// About how many cases would settle an inconclusive task comparison (the report's
     /// `stats.task.sample_size.cases_needed`).
     pub cases_needed: Option<u64>,
+    /// The sequential rule's verdict on the task criterion (`sequential: true`), which then
+    /// replaces the fixed interval's.
+    pub sequential: Option<SequentialTask>,
+}
+
+/// The task criterion as the sequential rule decided it (the report's `sequential`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SequentialTask {
+    /// Approved, blocked, or inconclusive (the budget spent).
+    pub outcome: Outcome,
+    /// The units used.
+    pub used: usize,
+    /// The budget.
+    pub budget: usize,
+    /// The bounds of the mean difference at the last look used (`None` before any).
+    pub bounds: Option<(f64, f64)>,
+    /// `case` or `template`.
+    pub unit: &'static str,
 }
 
 /// The reason given when `on_insufficient = block` stops an empty or too small test set.
@@ -236,6 +254,30 @@ fn non_inferiority_before(e: &Evidence, policy: &GatePolicy, trajectory_checked:
     (task_fail, traj_fail, reason)
 }
 
+/// The end of the fixed rule's inconclusive reason for the task: the cases a fresh evaluation
+/// needs, and why this one is not to be continued.
+fn settle_reason(n: u64) -> String {
+    format!("{SETTLE_BEGIN}{n}{SETTLE_END}")
+}
+
+const SETTLE_BEGIN: &str = "; a fresh fixed-size evaluation would need about ";
+const SETTLE_END: &str = " cases for the task comparison; adding cases to this one and deciding again \
+     raises the error rate, sequential: true adds cases safely";
+
+/// The reason as builds before this text wrote it (`…; about N cases would settle the task
+/// comparison`), for a reason that ends with the current text; `None` for any other. A decision
+/// signed by such a build reproduces ([`crate::attest::reproduce`]) when the files give the same
+/// decision with the current text.
+pub fn reason_as_before(reason: &str) -> Option<String> {
+    let head = reason.strip_suffix(SETTLE_END)?;
+    let at = head.rfind(SETTLE_BEGIN)?;
+    let n: u64 = head[at + SETTLE_BEGIN.len()..].parse().ok()?;
+    Some(format!(
+        "{}; about {n} cases would settle the task comparison",
+        &head[..at]
+    ))
+}
+
 /// One interval of `new − old` against its tolerance `t`: approved when `low > −t`; blocked when
 /// `low ≤ −t` and `high < 0` (a regression is shown, non-inferiority is not); inconclusive when
 /// `low ≤ −t` and `high ≥ 0` (neither is shown).
@@ -256,6 +298,8 @@ struct Judged {
     high: f64,
     tolerance: f64,
     outcome: Outcome,
+    /// `, sequential: after N of B cases` for the sequential rule's task criterion.
+    note: String,
 }
 
 /// The non-inferiority rule with three outcomes: (task not shown, trajectory not shown,
@@ -270,14 +314,24 @@ fn non_inferiority(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) 
             high,
             tolerance,
             outcome: judge_interval(low, high, tolerance),
+            note: String::new(),
         }
     };
-    let mut criteria = vec![judged(
-        "task",
-        e.task_delta_low,
-        e.task_delta_high,
-        policy.task_regression_tol,
-    )];
+    let task = match &e.sequential {
+        None => judged("task", e.task_delta_low, e.task_delta_high, policy.task_regression_tol),
+        Some(q) => {
+            let (low, high) = q.bounds.unwrap_or((-1.0, 1.0));
+            Judged {
+                name: "task",
+                low,
+                high,
+                tolerance: policy.task_regression_tol,
+                outcome: q.outcome,
+                note: format!(", sequential: after {} of {} {}s", q.used, q.budget, q.unit),
+            }
+        }
+    };
+    let mut criteria = vec![task];
     if trajectory_checked && e.trajectory_delta_low.is_some() {
         criteria.push(judged(
             "trajectory",
@@ -311,7 +365,15 @@ fn non_inferiority(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) 
             let cs = of(Outcome::Approved);
             let bounds = cs
                 .iter()
-                .map(|c| format!("{} lower bound {:.3} > {}", c.name, c.low, negated(c.tolerance)))
+                .map(|c| {
+                    format!(
+                        "{} lower bound {:.3} > {}{}",
+                        c.name,
+                        c.low,
+                        negated(c.tolerance),
+                        c.note
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("; ");
             format!("approved: non-inferiority shown ({bounds})")
@@ -320,10 +382,11 @@ fn non_inferiority(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) 
             let cs = of(Outcome::Blocked);
             let bounds = prefixed(&cs, &|c| {
                 format!(
-                    "upper bound {:.3} < 0, lower bound {:.3} <= {}",
+                    "upper bound {:.3} < 0, lower bound {:.3} <= {}{}",
                     c.high,
                     c.low,
-                    negated(c.tolerance)
+                    negated(c.tolerance),
+                    c.note
                 )
             });
             format!("blocked: {} regression shown ({bounds})", names(&cs))
@@ -332,17 +395,21 @@ fn non_inferiority(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) 
             let cs = of(Outcome::Inconclusive);
             let bounds = prefixed(&cs, &|c| {
                 format!(
-                    "interval {:.3} to {:.3}, tolerance {}: lower bound <= {}, upper bound >= 0",
+                    "interval {:.3} to {:.3}, tolerance {}: lower bound <= {}, upper bound >= 0{}",
                     c.low,
                     c.high,
                     c.tolerance,
-                    negated(c.tolerance)
+                    negated(c.tolerance),
+                    c.note
                 )
             });
+            let task_open = cs.iter().any(|c| c.name == "task");
             let settle = match e.cases_needed {
-                Some(n) if cs.iter().any(|c| c.name == "task") => {
-                    format!("; about {n} cases would settle the task comparison")
-                }
+                _ if task_open && e.sequential.is_some() => "; the budget is spent: evaluate again with a larger \
+                     budget (the same seed's order, more cases answered if need be) to continue the sequence, \
+                     its error rate held"
+                    .to_owned(),
+                Some(n) if task_open => settle_reason(n),
                 _ => String::new(),
             };
             format!(

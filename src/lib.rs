@@ -48,6 +48,7 @@ pub mod report;
 pub mod run;
 pub mod runs;
 pub mod scoring;
+pub mod sequential;
 pub mod session;
 pub mod sniff;
 pub mod stats;

@@ -92,12 +92,17 @@ pub const DEFAULT_CLUSTER: Cluster = Cluster::Template;
 /// rule).
 pub const DEFAULT_REPEATS: Repeats = Repeats::Last;
 
+/// The sequential rule's `budget` when the policy gives none: every unit of the test set (its
+/// cases, or its templates under `cluster: template`).
+pub const DEFAULT_BUDGET: Option<usize> = None;
+
 /// How the `schema` of every deploy-gate report begins (`report::SCHEMA` is the current one).
 pub const REPORT_SCHEMA_PREFIX: &str = "deploy-gate/report/";
 
-/// The policy's fields, in the report's order and spelling (the last two only in a policy of
-/// this revision: see the module's documentation).
-pub const FIELDS: [&str; 11] = [
+/// The policy's fields, in the report's order and spelling (`cluster` and `repeats` only in a
+/// policy of this revision: see the module's documentation; `sequential` and `budget` only when
+/// the policy is sequential and gives a budget: see [`SequentialPolicy`]).
+pub const FIELDS: [&str; 13] = [
     "min_samples",
     "max_samples",
     "seed",
@@ -109,6 +114,8 @@ pub const FIELDS: [&str; 11] = [
     "confidence",
     "cluster",
     "repeats",
+    "sequential",
+    "budget",
 ];
 
 /// An invalid policy field.
@@ -274,6 +281,20 @@ impl Default for CaseModel {
     }
 }
 
+/// The sequential rule (`sequential: true`; docs/statistics.md, "Sequential decisions"): the
+/// task criterion decided by an anytime-valid confidence sequence over the units taken in the
+/// seed's order, at most `budget` of them.
+///
+/// Absent (`GatePolicy::sequential` `None`, `sequential: false`) it is not written into the
+/// report's `policy`, so every policy without it has the canonical form, and the digest, it
+/// had before the field existed; `budget` is written only when given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SequentialPolicy {
+    /// The most units (cases, or templates under `cluster: template`) to use; `None`: all of
+    /// the test set's.
+    pub budget: Option<usize>,
+}
+
 /// Serde reads the enums through `FromStr`: one set of spellings for flags and JSON.
 macro_rules! deserialize_from_str {
     ($t:ty) => {
@@ -384,6 +405,8 @@ pub struct GatePolicy {
     /// `cluster` and `repeats`; `None` for a policy written before they existed, which resolves
     /// as it did then (see the module's documentation).
     pub case_model: Option<CaseModel>,
+    /// The sequential rule (`sequential: true`, its `budget`); `None`: the fixed rule.
+    pub sequential: Option<SequentialPolicy>,
 }
 
 impl Default for GatePolicy {
@@ -397,15 +420,18 @@ impl Default for GatePolicy {
             mode: DEFAULT_MODE,
             confidence: DEFAULT_CONFIDENCE,
             case_model: Some(CaseModel::default()),
+            sequential: None,
         }
     }
 }
 
 /// The report's `policy` object: [`FIELDS`], in that order (`cluster` and `repeats` only when the
-/// policy has a [`CaseModel`]).
+/// policy has a [`CaseModel`]; `sequential: true` only for a sequential policy, and `budget`
+/// only when it gives one).
 impl Serialize for GatePolicy {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let fields = if self.case_model.is_some() { 11 } else { 9 };
+        let fields = if self.case_model.is_some() { 11 } else { 9 }
+            + self.sequential.map_or(0, |q| 1 + usize::from(q.budget.is_some()));
         let mut st = s.serialize_struct("GatePolicy", fields)?;
         st.serialize_field("min_samples", &self.test_set.min_samples)?;
         st.serialize_field("max_samples", &self.test_set.max_samples)?;
@@ -420,6 +446,12 @@ impl Serialize for GatePolicy {
             st.serialize_field("cluster", &m.cluster)?;
             st.serialize_field("repeats", &m.repeats)?;
         }
+        if let Some(q) = &self.sequential {
+            st.serialize_field("sequential", &true)?;
+            if let Some(b) = q.budget {
+                st.serialize_field("budget", &b)?;
+            }
+        }
         st.end()
     }
 }
@@ -433,6 +465,11 @@ impl GatePolicy {
     /// Which verdicts count: `Last` for a policy written before `repeats`.
     pub fn repeats(&self) -> Repeats {
         self.case_model.map_or(Repeats::Last, |m| m.repeats)
+    }
+
+    /// Whether the task criterion is decided by the sequential rule.
+    pub fn is_sequential(&self) -> bool {
+        self.sequential.is_some()
     }
 
     /// The policy as the report's `policy` object.
@@ -486,6 +523,10 @@ pub struct PolicyInput {
     pub cluster: Option<Cluster>,
     /// `last` or `mean`.
     pub repeats: Option<Repeats>,
+    /// `sequential`: `true` decides the task criterion by the sequential rule.
+    pub sequential: Option<bool>,
+    /// The sequential rule's budget (a whole number ≥ 1).
+    pub budget: Option<usize>,
     /// Read from a report's `policy` (a policy complete for its time): if neither `cluster` nor
     /// `repeats` is given, the policy predates them and resolves as it did (see the module's
     /// documentation); otherwise absent fields take the defaults.
@@ -506,6 +547,8 @@ fn canonical_field(key: &str) -> Option<&'static str> {
         "confidence" => "confidence",
         "cluster" => "cluster",
         "repeats" => "repeats",
+        "sequential" => "sequential",
+        "budget" => "budget",
         _ => return None,
     })
 }
@@ -570,6 +613,42 @@ pub fn parse_min_samples(text: &str) -> Result<usize, PolicyError> {
 /// `seed` from a flag's text.
 pub fn parse_seed(text: &str) -> Result<u64, PolicyError> {
     count_text("seed", text)
+}
+
+/// `budget` from a flag's text: a whole number ≥ 1.
+pub fn parse_budget(text: &str) -> Result<usize, PolicyError> {
+    budget_of(
+        "budget",
+        count_text("budget", text).map_err(|_| budget_error("budget", text))?,
+        text,
+    )
+}
+
+fn budget_error(name: &str, text: &str) -> PolicyError {
+    PolicyError::new(name, format!("{name} must be a whole number ≥ 1, not `{text}`"))
+}
+
+fn budget_of(name: &str, n: u64, text: &str) -> Result<usize, PolicyError> {
+    if n == 0 {
+        return Err(budget_error(name, text));
+    }
+    usize_of(name, n)
+}
+
+/// `sequential` from text: `true` or `false`.
+pub fn parse_sequential(text: &str) -> Result<bool, PolicyError> {
+    sequential_text("sequential", text)
+}
+
+fn sequential_text(name: &str, text: &str) -> Result<bool, PolicyError> {
+    match text.trim() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(PolicyError::new(
+            name,
+            format!("{name} must be `true` or `false`, not `{text}`"),
+        )),
+    }
 }
 
 /// `max_samples` from text: a number, or `none` / `all` (any case) / empty for no limit.
@@ -702,6 +781,20 @@ fn set_field(p: &mut PolicyInput, field: &str, key: &str, v: &Value) -> Result<(
                     .map_err(|e: PolicyError| PolicyError::new(key, e.message))?,
             )
         }
+        "sequential" => {
+            p.sequential = Some(match (text, v) {
+                (Some(t), _) => sequential_text(key, t)?,
+                (None, Value::Bool(b)) => *b,
+                _ => return Err(sequential_text(key, &shown).unwrap_err()),
+            })
+        }
+        "budget" => {
+            let n = match text {
+                Some(t) => count_text(key, t).map_err(|_| budget_error(key, t))?,
+                None => v.as_u64().ok_or_else(|| budget_error(key, &shown))?,
+            };
+            p.budget = Some(budget_of(key, n, &shown)?);
+        }
         "confidence" => {
             p.confidence = Some(match (text, v.as_f64()) {
                 (Some(t), _) => confidence_text(key, t)?,
@@ -798,7 +891,7 @@ impl PolicyInput {
                     format!(
                         "unknown field `{key}` (the fields are min_samples, max_samples, seed, pass_verdicts, \
                          task_tol or task_regression_tol, traj_tol or trajectory_regression_tol, \
-                         on_insufficient, mode, confidence, cluster, repeats)"
+                         on_insufficient, mode, confidence, cluster, repeats, sequential, budget)"
                     ),
                 ));
             };
@@ -828,6 +921,8 @@ impl PolicyInput {
             confidence: self.confidence.or(lower.confidence),
             cluster: self.cluster.or(lower.cluster),
             repeats: self.repeats.or(lower.repeats),
+            sequential: self.sequential.or(lower.sequential),
+            budget: self.budget.or(lower.budget),
             of_report: self.of_report || lower.of_report,
         }
     }
@@ -852,6 +947,30 @@ impl PolicyInput {
             Some(list) => PassSet::new(&check_pass_verdicts(list)?),
             None => d.pass_verdicts,
         };
+        let mode = self.mode.unwrap_or(d.mode);
+        let sequential = match (self.sequential.unwrap_or(false), self.budget) {
+            (true, _) if mode != Mode::NonInferiority => {
+                return Err(PolicyError::new(
+                    "sequential",
+                    format!(
+                        "sequential: true needs mode `non_inferiority` (the sequential rule shows \
+                         non-inferiority or a regression), not `{}`",
+                        serde_json::to_value(mode)
+                            .expect("a mode serialises")
+                            .as_str()
+                            .unwrap_or_default()
+                    ),
+                ))
+            }
+            (true, budget) => Some(SequentialPolicy { budget }),
+            (false, Some(_)) => {
+                return Err(PolicyError::new(
+                    "budget",
+                    "budget is the sequential rule's: give it with sequential: true",
+                ))
+            }
+            (false, None) => None,
+        };
         Ok(GatePolicy {
             test_set: TestSetPolicy {
                 min_samples: self.min_samples.unwrap_or(d.test_set.min_samples),
@@ -862,7 +981,7 @@ impl PolicyInput {
             task_regression_tol: finite("task_tol", self.task_tol, d.task_regression_tol)?,
             trajectory_regression_tol: finite("traj_tol", self.traj_tol, d.trajectory_regression_tol)?,
             on_insufficient: self.on_insufficient.unwrap_or(d.on_insufficient),
-            mode: self.mode.unwrap_or(d.mode),
+            mode,
             confidence: check_confidence(self.confidence.unwrap_or(d.confidence))?,
             case_model: if before {
                 None
@@ -872,6 +991,7 @@ impl PolicyInput {
                     repeats: self.repeats.unwrap_or(DEFAULT_REPEATS),
                 })
             },
+            sequential,
         })
     }
 
@@ -1241,6 +1361,7 @@ mod tests {
                 cluster: Cluster::None,
                 repeats: Repeats::Mean,
             }),
+            sequential: None,
         };
         assert_eq!(GatePolicy::from_report(&p.to_value()).unwrap(), p);
         // Reports made before `mode` and `confidence` existed: the defaults.
@@ -1371,6 +1492,69 @@ mod tests {
     }
 
     #[test]
+    fn sequential_and_budget_are_written_only_when_given() {
+        // Absent: the canonical form and the digest of before the fields existed.
+        let ni = parse(r#"{"mode": "non_inferiority"}"#).unwrap();
+        assert_eq!(ni.sequential, None);
+        assert_eq!(
+            parse(r#"{"mode": "non_inferiority", "sequential": false}"#).unwrap(),
+            ni
+        );
+        assert!(!ni.canonical_json().unwrap().contains("sequential"));
+        assert_eq!(
+            GatePolicy::default().digest().unwrap(),
+            hex::encode(Sha256::digest(
+                r#"{"cluster":"template","confidence":0.95,"max_samples":200,"min_samples":20,"mode":"point","on_insufficient":"block","pass_verdicts":["PASS","APPROVE","COMPLETE"],"repeats":"last","seed":0,"task_regression_tol":0,"trajectory_regression_tol":0.05}"#
+            ))
+        );
+        // Given: written after `repeats`, `budget` only when given.
+        let seq = parse(r#"{"mode": "non_inferiority", "sequential": true}"#).unwrap();
+        assert_eq!(seq.sequential, Some(SequentialPolicy { budget: None }));
+        assert!(serde_json::to_string(&seq)
+            .unwrap()
+            .ends_with(r#""repeats":"last","sequential":true}"#));
+        let b = parse(r#"{"mode": "non_inferiority", "sequential": "true", "budget": "200"}"#).unwrap();
+        assert_eq!(b.sequential, Some(SequentialPolicy { budget: Some(200) }));
+        assert!(serde_json::to_string(&b)
+            .unwrap()
+            .ends_with(r#""sequential":true,"budget":200}"#));
+        for p in [&seq, &b] {
+            assert_eq!(&GatePolicy::from_report(&p.to_value()).unwrap(), p);
+            assert_ne!(p.digest().unwrap(), ni.digest().unwrap());
+        }
+        // Flags' text.
+        assert_eq!(parse_budget("2000").unwrap(), 2000);
+        assert!(parse_sequential("true").unwrap());
+        // Refused, naming the field.
+        assert_eq!(field_of(r#"{"sequential": true}"#), "sequential");
+        assert_eq!(
+            PolicyInput::from_json(r#"{"sequential": true, "mode": "point"}"#)
+                .and_then(PolicyInput::into_policy)
+                .unwrap_err()
+                .message,
+            "sequential: true needs mode `non_inferiority` (the sequential rule shows non-inferiority or a \
+             regression), not `point`"
+        );
+        assert_eq!(field_of(r#"{"mode": "non_inferiority", "budget": 20}"#), "budget");
+        assert_eq!(
+            field_of(r#"{"mode": "non_inferiority", "sequential": true, "budget": 0}"#),
+            "budget"
+        );
+        assert_eq!(field_of(r#"{"sequential": "yes"}"#), "sequential");
+        assert_eq!(field_of(r#"{"sequential": 1}"#), "sequential");
+        assert_eq!(field_of(r#"{"budget": -3}"#), "budget");
+        assert_eq!(field_of(r#"{"budget": 2.5}"#), "budget");
+        assert_eq!(parse_budget("0").unwrap_err().field, "budget");
+        assert_eq!(
+            parse_budget("x").unwrap_err().message,
+            "budget must be a whole number ≥ 1, not `x`"
+        );
+        assert_eq!(parse_sequential("1").unwrap_err().field, "sequential");
+        // Only the report changes with them.
+        assert_eq!(policy_change(&ni, &b), PolicyChange::Ready);
+    }
+
+    #[test]
     fn cluster_and_repeats_are_read_from_every_source() {
         let p = parse(r#"{"cluster": "none", "repeats": "mean"}"#).unwrap();
         assert_eq!((p.cluster(), p.repeats()), (Cluster::None, Repeats::Mean));
@@ -1407,9 +1591,10 @@ mod round_trip {
             ),
             (any::<bool>(), any::<bool>(), 0.0001f64..0.9999),
             proptest::option::of((any::<bool>(), any::<bool>())),
+            proptest::option::of(proptest::option::of(1usize..1_000_000)),
         )
             .prop_map(
-                |((min, max, seed), pass, (task, traj), (approve, ni, confidence), model)| GatePolicy {
+                |((min, max, seed), pass, (task, traj), (approve, ni, confidence), model, sequential)| GatePolicy {
                     test_set: TestSetPolicy {
                         min_samples: min,
                         max_samples: max,
@@ -1429,6 +1614,8 @@ mod round_trip {
                         cluster: if none { Cluster::None } else { Cluster::Template },
                         repeats: if mean { Repeats::Mean } else { Repeats::Last },
                     }),
+                    // The sequential rule is a non-inferiority rule.
+                    sequential: sequential.filter(|_| ni).map(|budget| SequentialPolicy { budget }),
                 },
             )
     }

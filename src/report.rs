@@ -5,10 +5,11 @@
 
 use crate::audit::{AuditIndex, AuditSummary};
 use crate::cost::{model_cost, CostSummary};
-use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision};
+use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision, SequentialTask};
 use crate::input::{InputFile, Side};
 use crate::policy::{Cluster, GatePolicy, OnInsufficient, Repeats};
 use crate::scoring::{score_with, template_index, CaseOutcome, CaseStatus, ModelCounts, TemplateRow};
+use crate::sequential::SequentialReport;
 use crate::stats::{gate_stats, paired_delta, Clusters, GateStats, Paired, TaskInput};
 use crate::testset::TestSet;
 use crate::trajectory::Trajectories;
@@ -109,6 +110,10 @@ pub struct GateReport {
     pub trajectories: PerModel<Option<TrajectoryInfo>>,
     /// The gate decision (the reference's `GateDecision`).
     pub decision: GateDecision,
+    /// The sequential rule's decision of the task criterion, present only under `sequential:
+    /// true` (see [`crate::sequential`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialReport>,
     /// The A/B comparison (the reference's `ABComparison`).
     pub comparison: ABComparison,
     /// Intervals, tests and sample-size guidance (unrounded).
@@ -164,6 +169,9 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
         template_intervals(&mut scoring.templates, &scoring.cases, policy);
     }
     let rule_delta = stats.task.rule_delta();
+    let sequential = (!ts.cases.is_empty() && policy.mode == crate::policy::Mode::NonInferiority)
+        .then(|| crate::sequential::decide(&scoring.cases, policy))
+        .flatten();
     let evidence = Evidence {
         task_old: scoring.old.pass_rate,
         task_new: scoring.new.pass_rate,
@@ -176,6 +184,13 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
         task_delta_high: Some(rule_delta.high),
         trajectory_delta_high: stats.trajectory.as_ref().map(|t| t.delta.high),
         cases_needed: stats.task.sample_size.cases_needed,
+        sequential: sequential.as_ref().map(|q| SequentialTask {
+            outcome: q.outcome(),
+            used: q.used,
+            budget: q.budget,
+            bounds: q.lower.zip(q.upper),
+            unit: q.unit,
+        }),
     };
     let decision = decide(&evidence, policy);
     let comparison = compare(scoring.old.pass_rate, scoring.new.pass_rate, ts.cases.len());
@@ -209,6 +224,7 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
             new: inputs.new_trajectories.map(TrajectoryInfo::from),
         },
         decision,
+        sequential,
         comparison,
         stats,
         cases: scoring.cases,

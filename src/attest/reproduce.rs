@@ -32,11 +32,29 @@ fn digests_by_role(report: &Value) -> Vec<(String, String)> {
     v
 }
 
+/// Whether the fresh decision is the signed one: every field equal, or every field but a reason
+/// whose fixed-rule inconclusive ending an earlier build wrote in its words
+/// ([`crate::decision::reason_as_before`]).
+fn same_decision(signed: &Value, fresh: &Value) -> bool {
+    if fresh == signed {
+        return true;
+    }
+    let Some(before) = fresh["reason"].as_str().and_then(crate::decision::reason_as_before) else {
+        return false;
+    };
+    let mut fresh = fresh.clone();
+    fresh["reason"] = Value::String(before);
+    &fresh == signed
+}
+
 /// `Ok` when the fresh report makes the signed report's decision (every field of `decision`
-/// equal) from inputs with the same sha256 for each role (the same multiset of role and
-/// digest pairs, in any order); the decision is compared first.
+/// equal, the reason's inconclusive ending in the words of the build that signed it) from
+/// inputs with the same sha256 for each role (the same multiset of role and digest pairs, in any
+/// order), and, for a sequential decision, the same `sequential` record (the same stop); the
+/// decision is compared first.
 pub fn reproduce(signed: &Value, fresh: &Value) -> Result<(), Mismatch> {
-    if fresh["decision"] != signed["decision"] {
+    let sequential_differs = signed.get("sequential").is_some() && fresh.get("sequential") != signed.get("sequential");
+    if !same_decision(&signed["decision"], &fresh["decision"]) || sequential_differs {
         return Err(Mismatch::Decision {
             fresh_reason: fresh["decision"]["reason"].to_string(),
             signed_reason: signed["decision"]["reason"].to_string(),
@@ -93,6 +111,38 @@ mod tests {
             reproduce(&signed, &json!({})).unwrap_err().to_string(),
             r#"the files give `null`, the signed report `"approved: no \"regression\""`"#
         );
+    }
+
+    #[test]
+    fn an_inconclusive_reason_in_the_words_of_an_earlier_build_reproduces() {
+        let old = "inconclusive: task non-inferiority not shown, nor a regression (interval -0.1 to 0.05, tolerance \
+                   0.05: lower bound <= -0.05, upper bound >= 0); about 911 cases would settle the task comparison";
+        let new = "inconclusive: task non-inferiority not shown, nor a regression (interval -0.1 to 0.05, tolerance \
+                   0.05: lower bound <= -0.05, upper bound >= 0); a fresh fixed-size evaluation would need about 911 \
+                   cases for the task comparison; adding cases to this one and deciding again raises the error \
+                   rate, sequential: true adds cases safely";
+        assert_eq!(crate::decision::reason_as_before(new).as_deref(), Some(old));
+        assert_eq!(crate::decision::reason_as_before(old), None);
+        let signed = report(false, old, inputs("bb"));
+        assert_eq!(reproduce(&signed, &report(false, new, inputs("bb"))), Ok(()));
+        // Another number, or another field, is still a mismatch.
+        let other = new.replace("911", "912");
+        assert!(reproduce(&signed, &report(false, &other, inputs("bb"))).is_err());
+        let mut moved = report(false, new, inputs("bb"));
+        moved["decision"]["task_delta"] = json!(0.5);
+        assert!(reproduce(&signed, &moved).is_err());
+        // A signed decision in the current words needs them.
+        assert!(reproduce(&report(false, new, inputs("bb")), &report(false, old, inputs("bb"))).is_err());
+    }
+
+    #[test]
+    fn a_sequential_record_must_reproduce_too() {
+        let mut signed = report(true, "approved", inputs("bb"));
+        signed["sequential"] = json!({"used": 412});
+        let mut fresh = signed.clone();
+        assert_eq!(reproduce(&signed, &fresh), Ok(()));
+        fresh["sequential"]["used"] = json!(413);
+        assert!(matches!(reproduce(&signed, &fresh), Err(Mismatch::Decision { .. })));
     }
 
     #[test]

@@ -17,6 +17,7 @@ fn evidence(old: f64, new: f64) -> Evidence {
         task_delta_high: None,
         trajectory_delta_high: None,
         cases_needed: None,
+        sequential: None,
     }
 }
 
@@ -95,6 +96,7 @@ fn empty_test_set_blocks_by_default_and_approves_like_the_reference_on_request()
         task_delta_high: None,
         trajectory_delta_high: None,
         cases_needed: None,
+        sequential: None,
     };
     let d = decide(&e, &GatePolicy::default());
     assert!(!d.approved);
@@ -198,7 +200,9 @@ fn three_outcomes_under_non_inferiority() {
     assert_eq!(
         d.reason,
         "inconclusive: task non-inferiority not shown, nor a regression (interval -0.050 to 0.020, tolerance 0.05: \
-         lower bound <= -0.05, upper bound >= 0); about 942 cases would settle the task comparison"
+         lower bound <= -0.05, upper bound >= 0); a fresh fixed-size evaluation would need about 942 cases for the \
+         task comparison; adding cases to this one and deciding again raises the error rate, sequential: true adds \
+         cases safely"
     );
     // A regression shown: the whole interval below 0.
     let d = decide(&e(-0.2, -0.01), &ni);

@@ -113,6 +113,9 @@ struct View {
     cost: Option<super::cost::CostPair>,
     trajectories: Pair<Option<TrajV>>,
     decision: DecisionV,
+    /// Present only under `sequential: true`.
+    #[serde(default)]
+    sequential: Option<Value>,
     stats: StatsV,
     cases: Vec<CaseV>,
     templates: Vec<TemplateV>,
@@ -813,10 +816,14 @@ fn render(v: &View, json: &str) -> String {
     // The banner.
     let _ = writeln!(
         o,
-        "<section class=\"banner {outcome}\" data-testid=\"decision\" data-approved=\"{}\" data-outcome=\"{outcome}\" data-reason=\"{r}\" role=\"status\"><h1>{title}</h1><p>Reason: <code>{r}</code> · test cases: <strong data-testid=\"num-cases\">{}</strong> of {} candidate(s)</p>{}<p class=\"muted\">{}</p></section>",
+        "<section class=\"banner {outcome}\" data-testid=\"decision\" data-approved=\"{}\" data-outcome=\"{outcome}\" data-reason=\"{r}\" role=\"status\"><h1>{title}</h1><p>Reason: <code>{r}</code> · test cases: <strong data-testid=\"num-cases\">{}</strong> of {} candidate(s)</p>{}{}<p class=\"muted\">{}</p></section>",
         d.approved,
         d.num_cases,
         v.test_set.candidates,
+        match v.sequential.as_ref().and_then(super::sequential::sentence) {
+            Some(q) => format!("<p data-testid=\"sequential\">{}.</p>", esc(&q)),
+            None => String::new(),
+        },
         if outcome == "inconclusive" {
             format!("<p data-testid=\"cases-needed\"><strong>{}</strong></p>", esc(&settle(&v.stats.task.sample_size)))
         } else {

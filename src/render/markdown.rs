@@ -32,6 +32,9 @@ struct Report<'a> {
     #[serde(default)]
     cost: Option<super::cost::CostPair>,
     decision: Decision<'a>,
+    /// Present only under `sequential: true`.
+    #[serde(default)]
+    sequential: Option<serde_json::Value>,
     stats: Stats,
     cases: Vec<Case<'a>>,
     #[serde(borrow)]
@@ -488,6 +491,10 @@ fn render(r: &Report<'_>) -> String {
             );
         }
         _ => {}
+    }
+    if let Some(q) = r.sequential.as_ref().and_then(super::sequential::sentence) {
+        line(&mut s, "");
+        line(&mut s, &format!("{q}."));
     }
     if inconclusive {
         line(&mut s, "");

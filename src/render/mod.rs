@@ -6,5 +6,6 @@ pub mod html;
 pub mod junit;
 pub mod markdown;
 pub mod number;
+mod sequential;
 #[cfg(test)]
 mod testing;

@@ -51,8 +51,12 @@ mod rules;
 mod run_cli;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_endpoints;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_llama;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_tls;
+#[cfg(not(target_arch = "wasm32"))]
+mod sequential_cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod sequential_known_answers;
 #[cfg(not(target_arch = "wasm32"))]

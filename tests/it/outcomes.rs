@@ -62,7 +62,9 @@ fn an_inconclusive_decision_exits_4_and_says_how_many_cases_would_settle_it() {
         d["reason"],
         format!(
             "inconclusive: task non-inferiority not shown, nor a regression (interval {low:.3} to {high:.3}, tolerance 0.05: \
-             lower bound <= -0.05, upper bound >= 0); about {needed} cases would settle the task comparison"
+             lower bound <= -0.05, upper bound >= 0); a fresh fixed-size evaluation would need about {needed} cases \
+             for the task comparison; adding cases to this one and deciding again raises the error rate, \
+             sequential: true adds cases safely"
         )
     );
     assert!(err.contains("deploy-gate: INCONCLUSIVE — keep the old model"), "{err}");

@@ -103,6 +103,14 @@ pub(crate) struct DecisionFlags {
     /// rule) or `mean` (a case scores the share of its verdicts that pass).
     #[arg(long, value_name = "last|mean")]
     repeats: Option<Repeats>,
+    /// Decide the task criterion by the sequential rule (an anytime-valid confidence sequence
+    /// over the cases, or templates, in the seed's order; needs `--mode non_inferiority`).
+    #[arg(long)]
+    sequential: bool,
+    /// The sequential rule's budget: the most cases (templates under `cluster: template`) to
+    /// use [default: the test set's size].
+    #[arg(long, value_name = "N", value_parser = policy::parse_budget)]
+    budget: Option<usize>,
 }
 
 impl DecisionFlags {
@@ -115,6 +123,8 @@ impl DecisionFlags {
             confidence: self.confidence,
             cluster: self.cluster,
             repeats: self.repeats,
+            sequential: self.sequential.then_some(true),
+            budget: self.budget,
             ..PolicyInput::default()
         }
     }

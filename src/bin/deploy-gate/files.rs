@@ -40,5 +40,11 @@ pub fn resolve_policy(file: Option<&Path>, flags: PolicyInput) -> Result<GatePol
         Some(path) => read_policy_file(path)?,
         None => PolicyInput::default(),
     };
-    flags.or(from_file).into_policy().map_err(|e| anyhow!("{e}"))
+    // A field refused in the file on its own (`sequential: true` with `mode: point`) names the file.
+    flags.or(from_file.clone()).into_policy().map_err(|e| match file {
+        Some(path) if from_file.into_policy().is_err_and(|f| f.field == e.field) => {
+            anyhow!("{} (policy file): {e}", path.display())
+        }
+        _ => anyhow!("{e}"),
+    })
 }
