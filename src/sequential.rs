@@ -25,6 +25,7 @@ use crate::input::Side;
 use crate::policy::{Cluster, GatePolicy};
 use crate::scoring::CaseOutcome;
 use crate::stats::{sequential_decision, Clusters, Look};
+use crate::testset::TestSet;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -161,6 +162,67 @@ pub fn decide(cases: &[CaseOutcome], policy: &GatePolicy) -> Option<SequentialRe
         upper: last.map(|l| l.high),
         looks,
     })
+}
+
+/// The order a sequential run asks the cases in: the units in the seed's order (as [`units`]
+/// takes them), each unit its cases' positions in `test_set` (a template's cases together, in
+/// test-set order).
+pub fn run_units(test_set: &TestSet, policy: &GatePolicy) -> Vec<Vec<usize>> {
+    let seed = policy.test_set.seed;
+    match policy.cluster() {
+        Cluster::None => {
+            let keys: Vec<String> = test_set.cases.iter().map(|c| c.pipeline_id.text.to_string()).collect();
+            order(seed, &keys).into_iter().map(|i| vec![i]).collect()
+        }
+        Cluster::Template => {
+            let mut keys: Vec<String> = Vec::new();
+            let mut members: Vec<Vec<usize>> = Vec::new();
+            let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+            for (i, c) in test_set.cases.iter().enumerate() {
+                let text = c.template_id.get();
+                let key = if text == "null" {
+                    format!("pipeline:{}", c.pipeline_id.text)
+                } else {
+                    text.to_owned()
+                };
+                let k = *index.entry(key.clone()).or_insert_with(|| {
+                    keys.push(key);
+                    members.push(Vec::new());
+                    keys.len() - 1
+                });
+                members[k].push(i);
+            }
+            order(seed, &keys)
+                .into_iter()
+                .map(|k| std::mem::take(&mut members[k]))
+                .collect()
+        }
+    }
+}
+
+/// The sequential decision over some of a test set's cases (`positions`, each answered by both
+/// models in `old` and `new`, verdict files' bytes), scored as `evaluate` scores them: what a
+/// run that asks the cases in [`run_units`] order can decide while it runs. `stopped` is
+/// `budget` while neither bound is crossed.
+pub fn decide_on(
+    test_set: &TestSet,
+    positions: &[usize],
+    old: &[u8],
+    new: &[u8],
+    policy: &GatePolicy,
+) -> Result<Option<SequentialReport>, crate::input::InputError> {
+    use crate::input::Role;
+    let mut sorted = positions.to_vec();
+    sorted.sort_unstable();
+    let subset = test_set.subset(&sorted);
+    let old = crate::verdicts::parse_verdicts(Role::OldVerdicts, "old", old)?;
+    let new = crate::verdicts::parse_verdicts(Role::NewVerdicts, "new", new)?;
+    let scoring = crate::scoring::score_with(&subset, &old, &new, policy.repeats());
+    let mut policy = policy.clone();
+    if let Some(s) = policy.sequential.as_mut() {
+        s.budget = None;
+    }
+    Ok(decide(&scoring.cases, &policy))
 }
 
 #[cfg(test)]

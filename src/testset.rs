@@ -313,6 +313,25 @@ pub struct TestSet {
 }
 
 impl TestSet {
+    /// The cases at `positions` (increasing), as a test set of their own (its twins kept).
+    pub fn subset(&self, positions: &[usize]) -> TestSet {
+        let twins = positions
+            .iter()
+            .enumerate()
+            .filter(|(_, &p)| self.has_twin(p))
+            .map(|(i, _)| i)
+            .collect();
+        TestSet {
+            cases: positions.iter().map(|&p| self.cases[p].clone()).collect(),
+            candidates: positions.len(),
+            sampled: self.sampled,
+            insufficient: false,
+            policy: self.policy.clone(),
+            warnings: Vec::new(),
+            twins,
+        }
+    }
+
     /// Whether the log also holds a pipeline whose id has case `i`'s text and the other type.
     pub(crate) fn has_twin(&self, i: usize) -> bool {
         self.twins.binary_search(&i).is_ok()

@@ -792,10 +792,15 @@ fn render(v: &View, json: &str) -> String {
         (false, Some("inconclusive")) => "inconclusive",
         (false, _) => "blocked",
     };
+    // A sequential decision that stopped at its budget is continued, not settled by a count.
+    let continuation = v.sequential.as_ref().and_then(super::sequential::continuation);
     let title = match outcome {
-        "approved" => "Approved — deploy the new model",
-        "inconclusive" => "Inconclusive — keep the old model; more cases would settle it",
-        _ => "Blocked — keep the old model",
+        "approved" => "Approved — deploy the new model".to_owned(),
+        "inconclusive" if continuation.is_some() => {
+            format!("Inconclusive — keep the old model; {}", super::sequential::TITLE_TAIL)
+        }
+        "inconclusive" => "Inconclusive — keep the old model; more cases would settle it".to_owned(),
+        _ => "Blocked — keep the old model".to_owned(),
     };
     let _ = write!(
         o,
@@ -824,10 +829,13 @@ fn render(v: &View, json: &str) -> String {
             Some(q) => format!("<p data-testid=\"sequential\">{}.</p>", esc(&q)),
             None => String::new(),
         },
-        if outcome == "inconclusive" {
-            format!("<p data-testid=\"cases-needed\"><strong>{}</strong></p>", esc(&settle(&v.stats.task.sample_size)))
-        } else {
-            String::new()
+        match (outcome, &continuation) {
+            ("inconclusive", Some(c)) => format!("<p data-testid=\"sequential-continue\"><strong>{}</strong></p>", esc(c)),
+            ("inconclusive", None) => format!(
+                "<p data-testid=\"cases-needed\"><strong>{}</strong></p>",
+                esc(&settle(&v.stats.task.sample_size))
+            ),
+            _ => String::new(),
         },
         esc(&rule_sentence(v)),
         r = esc(&d.reason),
@@ -922,6 +930,9 @@ fn render(v: &View, json: &str) -> String {
     }
     kv(&mut o, &rows);
     o.push_str(&pass_rate_chart(d, st));
+    if let Some(chart) = v.sequential.as_ref().and_then(super::sequential::chart) {
+        o.push_str(&chart);
+    }
     let tb = &st.table;
     let _ = write!(
         o,

@@ -402,10 +402,18 @@ fn render(r: &Report<'_>) -> String {
         s.push('\n');
     };
     let inconclusive = d.outcome.as_deref() == Some("inconclusive");
+    // A sequential decision that stopped at its budget is continued, not settled by a count.
+    let continuation = r.sequential.as_ref().and_then(super::sequential::continuation);
+    let continued = format!(
+        "## deploy-gate: ⚠️ inconclusive — keep the old model; {}",
+        super::sequential::TITLE_TAIL
+    );
     line(
         &mut s,
         if d.approved {
             "## deploy-gate: ✅ approved — deploy the new model"
+        } else if inconclusive && continuation.is_some() {
+            &continued
         } else if inconclusive {
             "## deploy-gate: ⚠️ inconclusive — keep the old model; more cases would settle it"
         } else {
@@ -496,7 +504,10 @@ fn render(r: &Report<'_>) -> String {
         line(&mut s, "");
         line(&mut s, &format!("{q}."));
     }
-    if inconclusive {
+    if let (true, Some(c)) = (inconclusive, &continuation) {
+        line(&mut s, "");
+        line(&mut s, &format!("**{c}**"));
+    } else if inconclusive {
         line(&mut s, "");
         let needed = match &st.sample_size.cases_needed {
             Some(n) => format!(

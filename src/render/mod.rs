@@ -6,6 +6,6 @@ pub mod html;
 pub mod junit;
 pub mod markdown;
 pub mod number;
-mod sequential;
+pub mod sequential;
 #[cfg(test)]
 mod testing;

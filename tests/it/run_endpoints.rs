@@ -1155,3 +1155,120 @@ fn errors_are_not_cached_and_retries_wait_without_a_slot() {
     );
     assert!(lines(&out).iter().all(|r| r["verdict"] == "PASS"));
 }
+
+#[test]
+fn a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop() {
+    let dir = tempdir();
+    let d = dir.path();
+    let server = Server::start(&[]);
+    let audit = parity_dir().join("real-writer-shape").join("audit.jsonl");
+    let cases_path = s(&d.join("cases.jsonl"));
+    let o = dg_run(&strings(&[
+        "test-set",
+        "--audit",
+        &s(&audit),
+        "--max-samples",
+        "none",
+        "--out",
+        &cases_path,
+    ]));
+    assert!(o.status.success(), "{}", text(&o));
+    let total = std::fs::read_to_string(&cases_path).unwrap().lines().count();
+    assert_eq!(total, 132);
+    // `answer=FAIL` in its prompt makes a model fail every case; the other passes most.
+    let good = chat_target(d, "good.json", json!(server.url("/v1")), "good", json!({}));
+    let bad = chat_target(
+        d,
+        "bad.json",
+        json!(server.url("/v1")),
+        "bad",
+        json!({"messages": [{"role": "user", "content": "{{input_text}} answer=FAIL"}]}),
+    );
+    let policy = write(
+        d,
+        "policy.json",
+        r#"{"mode": "non_inferiority", "sequential": true, "task_regression_tol": 0.05, "seed": 3}"#,
+    );
+    for (old, new, want) in [(&bad, &good, "approved"), (&good, &bad, "blocked")] {
+        let (oo, no) = (d.join(format!("{want}-old.jsonl")), d.join(format!("{want}-new.jsonl")));
+        let mut args = two(&cases_path, old, new, &oo, &no, &["--no-cache", "--policy", &policy]);
+        let o = dg_run(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let err = stderr(&o);
+        let line = err
+            .lines()
+            .find(|l| l.contains("the sequential decision was reached after"))
+            .unwrap_or_else(|| panic!("{err}"));
+        assert!(line.contains(&format!(": {want};")), "{line}");
+        let (o_lines, n_lines) = (lines(&oo), lines(&no));
+        assert_eq!(o_lines.len(), n_lines.len(), "pairs are asked together");
+        assert!(
+            o_lines.len() < total,
+            "the run stopped early: {} {}",
+            o_lines.len(),
+            text(&o)
+        );
+        // evaluate replays the same stop from the files.
+        let report = d.join(format!("{want}.json"));
+        let o = dg_run(&strings(&[
+            "evaluate",
+            "--audit",
+            &s(&audit),
+            "--old-verdicts",
+            &s(&oo),
+            "--new-verdicts",
+            &s(&no),
+            "--policy",
+            &policy,
+            "--max-samples",
+            "none",
+            "--out",
+            &s(&report),
+        ]));
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap())
+            .unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+        assert_eq!(r["sequential"]["stopped"], want, "{}", r["sequential"]);
+        let used = r["sequential"]["used"].as_u64().unwrap();
+        assert!(line.contains(&format!("after {used} of ")), "{line} vs {used}");
+        // Run again: nothing more is asked, the same stop.
+        args = two(&cases_path, old, new, &oo, &no, &["--no-cache", "--policy", &policy]);
+        let o = dg_run(&args);
+        assert!(stderr(&o).contains(&format!("after {used} of ")), "{}", text(&o));
+        let [asked, ..] = summary(&o, "old: ");
+        assert_eq!(asked, 0, "{}", text(&o));
+    }
+    // A budget of 3 cases, equal models: the budget is spent, inconclusive, 3 pairs asked.
+    let small = write(
+        d,
+        "small.json",
+        r#"{"mode": "non_inferiority", "sequential": true, "budget": 3, "cluster": "none", "task_regression_tol": 0.05}"#,
+    );
+    let (oo, no) = (d.join("s-old.jsonl"), d.join("s-new.jsonl"));
+    let o = dg_run(&two(
+        &cases_path,
+        &good,
+        &good,
+        &oo,
+        &no,
+        &["--no-cache", "--policy", &small],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        stderr(&o).contains("the budget is spent without a decision"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!((lines(&oo).len(), lines(&no).len()), (3, 3));
+    // A fixed-size policy is refused: it needs every case.
+    let fixed = write(d, "fixed.json", r#"{"mode": "non_inferiority"}"#);
+    let o = dg_run(&two(
+        &cases_path,
+        &good,
+        &bad,
+        &d.join("f-old.jsonl"),
+        &d.join("f-new.jsonl"),
+        &["--policy", &fixed],
+    ));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("sequential: true"), "{}", text(&o));
+}

@@ -11,6 +11,7 @@ use deploy_gate::decision::Outcome;
 use deploy_gate::input::{Role, Side};
 use deploy_gate::native::{self, file_name, ReadOptions, DEFAULT_SEGMENT};
 use deploy_gate::policy::{self, Cluster, GatePolicy, Mode, OnInsufficient, PolicyInput, Repeats};
+use deploy_gate::render::sequential;
 use deploy_gate::report::GateReport;
 use deploy_gate::session::{Session, SessionError};
 use deploy_gate::trajectory::parse_trajectories;
@@ -390,7 +391,20 @@ fn print_summary(r: &GateReport) {
             r.verdicts.new.passes.unwrap_or(0)
         );
     }
-    if d.outcome() == Outcome::Inconclusive {
+    // A sequential decision: how it stopped, after how many of the budget; stopped at the
+    // budget, it is continued (not settled by a fresh count).
+    let sequential = r.sequential.as_ref().and_then(|q| serde_json::to_value(q).ok());
+    let continuation = sequential.as_ref().and_then(sequential::continuation);
+    if let Some(stop) = sequential.as_ref().and_then(sequential::stop) {
+        eprintln!("  sequential: {stop} (betting confidence sequence)");
+    }
+    if let (Outcome::Inconclusive, Some(c)) = (d.outcome(), &continuation) {
+        let mut c = c.trim_end_matches('.').to_owned();
+        if let Some(first) = c.get(..1) {
+            c.replace_range(..1, &first.to_lowercase());
+        }
+        eprintln!("  settle:     {c}");
+    } else if d.outcome() == Outcome::Inconclusive {
         match st.sample_size.cases_needed {
             Some(n) => eprintln!(
                 "  settle:     about {n} case(s) would settle it (at the observed discordance; this test set has {})",

@@ -188,6 +188,8 @@ pub struct Engine<'a> {
     pub display: Display,
     pub events: Sender<Msg>,
     pub runtime: Option<tokio::runtime::Runtime>,
+    /// A sequential policy's decision, taken as the records come in (`run --policy`).
+    pub stopper: Option<super::stop::Stopper>,
 }
 
 impl Engine<'_> {
@@ -204,6 +206,13 @@ impl Engine<'_> {
             .into_iter()
             .filter(|&p| self.lanes.iter().any(|l| l.need[p]))
             .collect();
+        // A resumed sequential run may be decided by the records it holds already.
+        if let Some(stopper) = &mut self.stopper {
+            let display = self.display.clone();
+            if stopper.check(&self.lanes, true, &|line| display.line(line))? {
+                queue.clear();
+            }
+        }
         // The next case, its requests made and the cache asked (once).
         let mut head: Option<(usize, Vec<Option<Request>>)> = None;
         loop {
@@ -262,6 +271,10 @@ impl Engine<'_> {
                         self.apply(lane, effects)?;
                     }
                 }
+                if let Some(stopper) = &mut self.stopper {
+                    let display = self.display.clone();
+                    stopper.check(&self.lanes, true, &|line| display.line(line))?;
+                }
                 break;
             }
             let mut wait = Duration::from_millis(200);
@@ -287,6 +300,15 @@ impl Engine<'_> {
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => unreachable!("the run holds a sender"),
             }
+            if let Some(stopper) = &mut self.stopper {
+                let display = self.display.clone();
+                if stopper.check(&self.lanes, false, &|line| display.line(line))? {
+                    // Decided: nothing more is sent; the pairs in flight finish and are recorded.
+                    queue.clear();
+                    head = None;
+                }
+            }
+            let waiting = !queue.is_empty() || head.is_some();
             for lane in 0..self.lanes.len() {
                 let more = Self::more(waiting, &self.lanes[lane]);
                 if let Asker::Workers(pool) = &mut self.lanes[lane].asker {

@@ -15,6 +15,7 @@ mod display;
 mod engine;
 mod http;
 mod output;
+mod stop;
 mod worker;
 
 use crate::exit::EXIT_OK;
@@ -59,8 +60,13 @@ pub struct RunArgs {
     /// The new model's verdict file (with --old).
     #[arg(long, value_name = "FILE", requires = "old")]
     out_new: Option<PathBuf>,
+    /// A sequential policy (JSON, as `evaluate --policy`; `sequential: true`), in a two-model
+    /// run: the cases go in its seed's order, only its budget is asked, and the run stops
+    /// sending as soon as the decision is reached.
+    #[arg(long, value_name = "FILE", requires = "old")]
+    policy: Option<PathBuf>,
     /// The seed of the cases' random order (target files; a worker program gets them in file
-    /// order).
+    /// order; with --policy, the policy's seed orders them).
     #[arg(long, value_name = "N", default_value_t = 0)]
     order_seed: u64,
     /// The response cache's folder [default: .deploy-gate-cache beside the (first) output].
@@ -241,6 +247,18 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
     }
     let bytes = std::fs::read(test_set).with_context(|| format!("cannot read the test set {}", test_set.display()))?;
     let cases = read_cases(&test_set.display().to_string(), &bytes).map_err(|e| anyhow!("{e}"))?;
+    let stopper = match &args.policy {
+        None => None,
+        Some(path) => {
+            let policy = crate::files::resolve_policy(Some(path), Default::default())?;
+            let test_set_cases = deploy_gate::run::test_set_of(&test_set.display().to_string(), &bytes, &cases)
+                .map_err(|e| anyhow!("{e}"))?;
+            Some(
+                stop::Stopper::new(test_set_cases, policy)
+                    .map_err(|e| anyhow!("{} (policy file): {e}", path.display()))?,
+            )
+        }
+    };
     // Secrets are read before anything starts: a missing key stops the run at once.
     let secrets: Vec<_> = models
         .iter()
@@ -430,7 +448,12 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
             cache_target: if is_command_target { m.target.clone() } else { None },
         });
     }
-    if models[0].target.is_some() {
+    if let Some(stopper) = &stopper {
+        header += &format!(
+            "\n  sequential policy: at most {}, in its seed's order; the run stops sending once the decision is reached",
+            stopper.describe()
+        );
+    } else if models[0].target.is_some() {
         header += &format!(
             "\n  order seed {}, {}",
             args.order_seed,
@@ -442,7 +465,9 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
     }
     display.line(&header);
 
-    let order = if models[0].target.is_some() {
+    let order = if let Some(stopper) = &stopper {
+        stopper.order()
+    } else if models[0].target.is_some() {
         engine::shuffled(cases.len(), args.order_seed)
     } else {
         (0..cases.len()).collect()
@@ -454,6 +479,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
         display,
         events,
         runtime,
+        stopper,
     };
     let outcome = engine.run(order, rx);
     engine.finish();
@@ -498,12 +524,28 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
         }
         Ok(None) => {
             sync?;
-            let Engine { lanes, .. } = engine;
+            let Engine { lanes, stopper, .. } = engine;
+            if let Some(stopper) = &stopper {
+                match (&stopper.decided, &stopper.last) {
+                    (Some(r), _) => eprintln!(
+                        "deploy-gate run: the sequential decision was reached after {} of {}: {}; `deploy-gate evaluate` with the same policy replays it",
+                        r.used,
+                        stopper.describe(),
+                        r.stopped
+                    ),
+                    (None, Some(r)) => eprintln!(
+                        "deploy-gate run: sequential: {}; the budget is spent without a decision (inconclusive): continue with a larger budget",
+                        stop::live(r, r.used)
+                    ),
+                    (None, None) => {}
+                }
+            }
             for (lane, m) in lanes.into_iter().zip(&models) {
                 let Lane {
                     output, tally: t, name, ..
                 } = lane;
                 let errored_before = output.errored_before as u64;
+                let recorded = output.done().count() as u64;
                 output.finish()?;
                 let this_run = t.errored;
                 let errored = this_run + errored_before;
@@ -512,11 +554,15 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
                 } else {
                     format!("{name}: ")
                 };
+                let of = if recorded == cases.len() as u64 {
+                    format!("{} cases", cases.len())
+                } else {
+                    format!("{recorded} of {} cases", cases.len())
+                };
                 eprintln!(
-                    "deploy-gate run: {label}{} cases in {}: {} answered, {errored} errored",
-                    cases.len(),
+                    "deploy-gate run: {label}{of} in {}: {} answered, {errored} errored",
                     m.out.display(),
-                    cases.len() as u64 - errored,
+                    recorded - errored,
                 );
                 if m.target.is_none() {
                     if this_run > 0 {

@@ -63,6 +63,11 @@ impl Output {
         })
     }
 
+    /// A case's record line (with its newline), once it has one.
+    pub fn record(&self, position: usize) -> Option<&str> {
+        self.records[position].as_deref()
+    }
+
     /// The cases that have a record.
     pub fn done(&self) -> impl Iterator<Item = usize> + '_ {
         self.order.iter().copied()

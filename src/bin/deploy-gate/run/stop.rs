@@ -1,0 +1,156 @@
+//! A two-model run under a sequential policy (`run --policy FILE` with `sequential: true`): the
+//! cases go in the policy's order (`deploy_gate::sequential::run_units`: the seed's order, a
+//! template's cases together), only the budget's units are asked, and as soon as the decision
+//! is reached on the leading units that both models have answered, nothing more is sent. The
+//! pairs in flight then are recorded, not counted: the decision is taken at the first look in
+//! the seed's order where it is reached, which `evaluate` replays from the files to the same
+//! stop.
+
+use super::engine::Lane;
+use anyhow::{anyhow, Result};
+use deploy_gate::policy::GatePolicy;
+use deploy_gate::sequential::{decide_on, run_units, SequentialReport};
+use deploy_gate::testset::TestSet;
+use std::time::{Duration, Instant};
+
+/// How long, at most, a new unit waits for the decision to be computed again (it reads every
+/// counted record).
+const EVERY: Duration = Duration::from_millis(100);
+/// How often the live interval is printed.
+const SHOW_EVERY: Duration = Duration::from_secs(10);
+
+/// The sequential decision of a run, taken as the records come in.
+pub struct Stopper {
+    test_set: TestSet,
+    policy: GatePolicy,
+    /// The budget's units, in order, each its cases' positions.
+    units: Vec<Vec<usize>>,
+    /// Leading units both models have answered.
+    complete: usize,
+    /// `complete` at the last decision computed.
+    checked: usize,
+    last_check: Option<Instant>,
+    last_shown: Instant,
+    /// The decision once reached (approved or blocked).
+    pub decided: Option<SequentialReport>,
+    /// The last decision computed.
+    pub last: Option<SequentialReport>,
+}
+
+impl Stopper {
+    /// The stopper of a sequential policy over the run's test set.
+    pub fn new(test_set: TestSet, policy: GatePolicy) -> Result<Stopper> {
+        let settings = policy
+            .sequential
+            .ok_or_else(|| anyhow!("run --policy takes a sequential policy (sequential: true): a fixed-size decision needs every case, so run them all without --policy"))?;
+        let mut units = run_units(&test_set, &policy);
+        if let Some(budget) = settings.budget {
+            units.truncate(budget);
+        }
+        Ok(Stopper {
+            test_set,
+            policy,
+            units,
+            complete: 0,
+            checked: 0,
+            last_check: None,
+            last_shown: Instant::now(),
+            decided: None,
+            last: None,
+        })
+    }
+
+    /// The cases to ask, in order: the budget's units.
+    pub fn order(&self) -> Vec<usize> {
+        self.units.iter().flatten().copied().collect()
+    }
+
+    /// The budget, in units, and what a unit is.
+    pub fn describe(&self) -> String {
+        let unit = match self.policy.cluster() {
+            deploy_gate::policy::Cluster::Template => "templates",
+            deploy_gate::policy::Cluster::None => "cases",
+        };
+        format!("{} {unit}", self.units.len())
+    }
+
+    /// Takes the decision again if the leading units both models answered grew (at most every
+    /// [`EVERY`], or at once when `force`). True when it is reached now.
+    pub fn check(&mut self, lanes: &[Lane], force: bool, show: &dyn Fn(&str)) -> Result<bool> {
+        if self.decided.is_some() {
+            return Ok(false);
+        }
+        while self.complete < self.units.len()
+            && self.units[self.complete]
+                .iter()
+                .all(|&p| lanes.iter().all(|l| !l.need[p]))
+        {
+            self.complete += 1;
+        }
+        // Each new unit while they are few; then every 5% more, or every [`EVERY`]: the cost of
+        // a look grows with the units, and this keeps the whole run's near n·log n.
+        let due = force
+            || self.complete < 200
+            || self.complete >= self.checked + self.checked / 20
+            || self.last_check.is_none_or(|t| t.elapsed() >= EVERY)
+            || self.complete == self.units.len();
+        if self.complete == self.checked || !due {
+            return Ok(false);
+        }
+        self.checked = self.complete;
+        self.last_check = Some(Instant::now());
+        let positions: Vec<usize> = self.units[..self.complete].iter().flatten().copied().collect();
+        let bytes = |lane: &Lane| {
+            let mut out = Vec::new();
+            for &p in &positions {
+                if let Some(line) = lane.output.record(p) {
+                    out.extend_from_slice(line.as_bytes());
+                }
+            }
+            out
+        };
+        let report = decide_on(
+            &self.test_set,
+            &positions,
+            &bytes(&lanes[0]),
+            &bytes(&lanes[1]),
+            &self.policy,
+        )
+        .map_err(|e| anyhow!("the records so far cannot be scored: {e}"))?
+        .expect("a sequential policy decides");
+        let reached = report.stopped != "budget";
+        if reached || self.last_shown.elapsed() >= SHOW_EVERY {
+            self.last_shown = Instant::now();
+            show(&format!(
+                "deploy-gate run: sequential: {}",
+                live(&report, self.units.len())
+            ));
+        }
+        self.last = Some(report.clone());
+        if reached {
+            self.decided = Some(report);
+        }
+        Ok(reached)
+    }
+}
+
+/// `412 of 2000 units, new − old in [−0.031, +0.089]: approved` (or how far from each bound).
+pub fn live(r: &SequentialReport, budget: usize) -> String {
+    let (Some(lo), Some(hi)) = (r.lower, r.upper) else {
+        return format!("0 of {budget} {}s answered by both", r.unit);
+    };
+    let head = format!("{} of {budget} {}s, new − old in [{lo:+.4}, {hi:+.4}]", r.used, r.unit);
+    match r.stopped {
+        "approved" => format!(
+            "{head}: approved (lower bound above −{}); no more cases are sent",
+            r.tolerance
+        ),
+        "blocked" => format!("{head}: blocked (upper bound below 0, a regression shown); no more cases are sent"),
+        _ => format!(
+            "{head}: {:.4} to go to approve (lower bound > −{}), {:.4} to go to block (upper bound < 0)",
+            (-r.tolerance - lo).max(0.0),
+            r.tolerance,
+            hi.max(0.0)
+        ),
+    }
+}
