@@ -446,6 +446,64 @@ pub fn read_resume(file: &str, bytes: &[u8], cases: &Cases, target: Option<&str>
     Ok(resumed)
 }
 
+/// The test set `run` read, as scoring takes it: each case's fields as the line wrote them
+/// (what `deploy-gate test-set` wrote is what it read back), so that the records a run writes can
+/// be scored as `evaluate` scores them (a sequential run deciding while it runs).
+pub fn test_set_of(file: &str, bytes: &[u8], cases: &Cases) -> Result<crate::testset::TestSet, RunFileError> {
+    use crate::testset::{StageOutputs, TestCase, TestSet};
+    let null = || RawValue::from_string("null".to_owned()).expect("null is JSON");
+    let mut out = Vec::with_capacity(cases.len());
+    let mut texts: HashMap<&str, (bool, bool)> = HashMap::new();
+    for (number, case) in cases.cases.iter().enumerate() {
+        let line = &bytes[case.line.clone()];
+        let bad = |m: String| RunFileError::at(file, number as u64 + 1, m);
+        let mut fields: HashMap<String, Box<RawValue>> =
+            serde_json::from_slice(line).map_err(|e| bad(format!("not a valid test case: {e}")))?;
+        let stages = match fields.remove("expected_stage_outputs") {
+            None => StageOutputs::default(),
+            Some(raw) => match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw.get()) {
+                Ok(map) => StageOutputs(
+                    map.into_iter()
+                        .map(|(k, v)| (k, RawValue::from_string(v.to_string()).expect("JSON")))
+                        .collect(),
+                ),
+                Err(_) => StageOutputs::default(),
+            },
+        };
+        let entry = texts.entry(case.id.text.as_ref()).or_default();
+        if case.id.numeric {
+            entry.0 = true;
+        } else {
+            entry.1 = true;
+        }
+        out.push(TestCase {
+            pipeline_id: case.id.clone(),
+            template_id: fields.remove("template_id").unwrap_or_else(null),
+            input_text: fields.remove("input_text").unwrap_or_else(null),
+            expected_verdict: fields.remove("expected_verdict").unwrap_or_else(null),
+            expected_stage_outputs: stages,
+            episode_reward: fields.remove("episode_reward").unwrap_or_else(null),
+            input_hash: fields.remove("input_hash"),
+        });
+    }
+    let twins = cases
+        .cases
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| texts.get(c.id.text.as_ref()) == Some(&(true, true)))
+        .map(|(i, _)| i)
+        .collect();
+    Ok(TestSet {
+        candidates: out.len(),
+        cases: out,
+        sampled: false,
+        insufficient: false,
+        policy: Default::default(),
+        warnings: Vec::new(),
+        twins,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -606,62 +664,4 @@ mod tests {
         );
         assert!(err(b"garbage\n{\"pipeline_id\":7,\"verdict\":1}\n").starts_with("v.jsonl line 1: not a record"));
     }
-}
-
-/// The test set `run` read, as scoring takes it: each case's fields as the line wrote them
-/// (what `deploy-gate test-set` wrote is what it read back), so that the records a run writes can
-/// be scored as `evaluate` scores them (a sequential run deciding while it runs).
-pub fn test_set_of(file: &str, bytes: &[u8], cases: &Cases) -> Result<crate::testset::TestSet, RunFileError> {
-    use crate::testset::{StageOutputs, TestCase, TestSet};
-    let null = || RawValue::from_string("null".to_owned()).expect("null is JSON");
-    let mut out = Vec::with_capacity(cases.len());
-    let mut texts: HashMap<&str, (bool, bool)> = HashMap::new();
-    for (number, case) in cases.cases.iter().enumerate() {
-        let line = &bytes[case.line.clone()];
-        let bad = |m: String| RunFileError::at(file, number as u64 + 1, m);
-        let mut fields: HashMap<String, Box<RawValue>> =
-            serde_json::from_slice(line).map_err(|e| bad(format!("not a valid test case: {e}")))?;
-        let stages = match fields.remove("expected_stage_outputs") {
-            None => StageOutputs::default(),
-            Some(raw) => match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw.get()) {
-                Ok(map) => StageOutputs(
-                    map.into_iter()
-                        .map(|(k, v)| (k, RawValue::from_string(v.to_string()).expect("JSON")))
-                        .collect(),
-                ),
-                Err(_) => StageOutputs::default(),
-            },
-        };
-        let entry = texts.entry(case.id.text.as_ref()).or_default();
-        if case.id.numeric {
-            entry.0 = true;
-        } else {
-            entry.1 = true;
-        }
-        out.push(TestCase {
-            pipeline_id: case.id.clone(),
-            template_id: fields.remove("template_id").unwrap_or_else(null),
-            input_text: fields.remove("input_text").unwrap_or_else(null),
-            expected_verdict: fields.remove("expected_verdict").unwrap_or_else(null),
-            expected_stage_outputs: stages,
-            episode_reward: fields.remove("episode_reward").unwrap_or_else(null),
-            input_hash: fields.remove("input_hash"),
-        });
-    }
-    let twins = cases
-        .cases
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| texts.get(c.id.text.as_ref()) == Some(&(true, true)))
-        .map(|(i, _)| i)
-        .collect();
-    Ok(TestSet {
-        candidates: out.len(),
-        cases: out,
-        sampled: false,
-        insufficient: false,
-        policy: Default::default(),
-        warnings: Vec::new(),
-        twins,
-    })
 }

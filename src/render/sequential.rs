@@ -232,7 +232,65 @@ mod tests {
              interval −0.031 to 0.020, tolerance 0.05"
         );
         assert_eq!(sentence(&Value::Null), None);
+        assert_eq!(
+            stop(&q("approved", "case")).unwrap(),
+            "approved after 412 of 2,000 cases; lower bound −0.031 > −0.05"
+        );
         assert_eq!(grouped(1_234_567), "1,234,567");
         assert_eq!(grouped(999), "999");
+    }
+
+    #[test]
+    fn continued_not_settled_at_the_budget() {
+        let q = |used: u64, budget: u64, stopped: &str, unit: &str| {
+            json!({"unit": unit, "budget": budget, "used": used, "stopped": stopped, "tolerance": 0.05,
+                   "lower": -0.2, "upper": 0.3})
+        };
+        assert_eq!(
+            continuation(&q(2000, 2000, "budget", "case")).unwrap(),
+            "The budget is spent (2,000 of 2,000 cases): to continue, evaluate again with a larger budget \
+             (the same seed's order, the sequence picking up where it stopped, its error rate held)."
+        );
+        assert_eq!(
+            continuation(&q(5, 20, "budget", "template")).unwrap(),
+            "Every template answered was used (5 of a budget of 20): to continue, answer more of the test \
+             set's cases and evaluate again (the same seed's order, its error rate held)."
+        );
+        assert_eq!(continuation(&q(412, 2000, "approved", "case")), None);
+        assert_eq!(continuation(&q(144, 2000, "blocked", "case")), None);
+        assert_eq!(continuation(&Value::Null), None);
+    }
+
+    #[test]
+    fn the_chart_has_a_point_per_look_and_the_stop() {
+        let q = json!({"unit": "case", "budget": 100, "used": 3, "stopped": "approved", "tolerance": 0.05,
+            "lower": -0.04, "upper": 0.5,
+            "looks": {"n": [1, 2, 3], "lower": [-1.0, -0.5, -0.04], "upper": [1.0, 0.8, 0.5]}});
+        let svg = chart(&q).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let root = doc.root_element();
+        assert_eq!(root.attribute("role"), Some("img"));
+        let first = root.first_element_child().unwrap();
+        assert_eq!(first.tag_name().name(), "title");
+        assert!(root.children().any(|c| c.tag_name().name() == "desc"
+            && c.text() == Some("Sequential (betting confidence sequence): approved after 3 of 100 cases; lower bound −0.040 > −0.05")));
+        for bound in ["lower", "upper"] {
+            let line = root
+                .descendants()
+                .find(|c| c.attribute("data-bound") == Some(bound))
+                .unwrap();
+            assert_eq!(line.attribute("points").unwrap().split(' ').count(), 3, "{bound}");
+        }
+        let stop = root
+            .descendants()
+            .find(|c| c.attribute("data-testid") == Some("sequential-stop"))
+            .unwrap();
+        assert_eq!(stop.attribute("data-n"), Some("3"));
+        // The x axis runs to the budget, at most five times the units used: 15 here.
+        assert!(svg.contains(">15</text>"), "{svg}");
+        let none = json!({"unit": "case", "budget": 100, "used": 0, "stopped": "budget", "tolerance": 0.05,
+            "lower": null, "upper": null, "looks": {"n": [], "lower": [], "upper": []}});
+        assert_eq!(chart(&none), None);
+        assert_eq!(chart(&Value::Null), None);
     }
 }
