@@ -122,7 +122,7 @@ def build_test_set(
 
 class Report:
     """A gate report (``deploy-gate/report/v1``): ``decision`` (a ``GateDecision``),
-    ``approved``, ``outcome``, ``stats``, ``cases``, ``data`` (the whole report as a dict), and its
+    ``approved``, ``outcome``, ``stats``, ``cases``, ``sequential``, ``data`` (the whole report as a dict), and its
     renderings: ``to_json()`` (the bytes of ``deploy-gate evaluate --out``), ``to_html()``,
     ``to_markdown()``, ``to_junit()``; ``cases_frame()`` (pandas); shown as HTML in a
     notebook."""
@@ -166,6 +166,15 @@ class Report:
     def cases(self) -> List[Dict[str, Any]]:
         cases: List[Dict[str, Any]] = self.data["cases"]
         return cases
+
+    @property
+    def sequential(self) -> Optional[Dict[str, Any]]:
+        """The report's ``sequential`` object under a sequential policy (``sequential: True``,
+        ``mode: "non_inferiority"``): ``method``, ``unit``, ``order_seed``, ``budget``,
+        ``available``, ``used``, ``stopped`` (``"approved"``, ``"blocked"`` or ``"budget"``),
+        ``tolerance``, ``confidence``, ``lower``, ``upper`` and ``looks``; ``None`` otherwise."""
+        sequential: Optional[Dict[str, Any]] = self.data.get("sequential")
+        return sequential
 
     def to_json(self) -> str:
         """The report's JSON, byte for byte what ``deploy-gate evaluate --out`` writes for the
@@ -285,7 +294,9 @@ def evaluate(
     records a file would hold.
     ``*_trajectories``: a trajectory file's path, or a list of ``AgenticEvalResult`` objects or
     dicts. ``policy``: a dict shaped as a policy file (or the report's ``policy``), or a policy
-    file's path. ``progress``: ``True`` (tqdm bars when tqdm is installed: the bytes of the
+    file's path; ``{"mode": "non_inferiority", "sequential": True, "budget": N}`` decides the
+    task criterion by the sequential rule (the report's ``sequential``, ``Report.sequential``),
+    as ``deploy-gate evaluate --sequential --budget N`` does. ``progress``: ``True`` (tqdm bars when tqdm is installed: the bytes of the
     scan, then the cases of each runner), ``False``, or a callable ``progress(done, total,
     what)`` (``what``: ``"scan"``, counting bytes, then ``"old model"`` / ``"new model"``,
     counting cases). Ctrl-C stops the scan or the runs cleanly (``KeyboardInterrupt``).

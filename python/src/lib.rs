@@ -312,6 +312,7 @@ fn decide_scores(
         task_delta_high: None,
         trajectory_delta_high: None,
         cases_needed: None,
+        sequential: None,
     };
     Ok(serde_json::to_string(&decide(&evidence, &policy)).expect("a decision serializes"))
 }
@@ -335,6 +336,116 @@ fn trajectory_mean(results: Vec<(f64, f64, f64, f64, f64, f64, f64)>) -> Option<
         })
         .collect();
     mean_score(&composites)
+}
+
+/// A test set given as JSONL (the drop-in's list of case dicts, each with its own
+/// `pipeline_id`), read as `deploy-gate run` reads one: an unusable line raises `InputError`
+/// naming it.
+fn cases_test_set(py: Python<'_>, data: &[u8]) -> PyResult<deploy_gate::testset::TestSet> {
+    const NAME: &str = "test set";
+    let bad = |e: deploy_gate::run::RunFileError| raise(py, "InputError", e.to_string(), None, Some(&e.file), e.line);
+    let cases = deploy_gate::run::read_cases(NAME, data).map_err(bad)?;
+    deploy_gate::run::test_set_of(NAME, data, &cases).map_err(bad)
+}
+
+/// The policy from a resolved policy's JSON (as `Session::new` reads it).
+fn resolved_policy(py: Python<'_>, policy: &str) -> PyResult<GatePolicy> {
+    let value: serde_json::Value =
+        serde_json::from_str(policy).map_err(|e| policy_error(py, format!("policy: {e}")))?;
+    GatePolicy::from_report(&value).map_err(|e| policy_error(py, e.to_string()))
+}
+
+/// The sequential rule's units of a test set (JSONL) under `policy`, in the seed's order, each
+/// its cases' positions in the test set: a case alone, or under `cluster: template` a
+/// template's cases (in test-set order; a case without a template is a template of its own).
+/// The keys and their order are `deploy_gate::sequential`'s (`order`), so the cases are asked
+/// in the order the report's sequence takes them.
+#[pyfunction]
+fn sequential_units(py: Python<'_>, policy: &str, test_set: &[u8]) -> PyResult<Vec<Vec<usize>>> {
+    let policy = resolved_policy(py, policy)?;
+    let ts = cases_test_set(py, test_set)?;
+    let seed = policy.test_set.seed;
+    let mut keys: Vec<String> = Vec::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (i, c) in ts.cases.iter().enumerate() {
+        let key = match policy.cluster() {
+            deploy_gate::policy::Cluster::None => c.pipeline_id.text.to_string(),
+            deploy_gate::policy::Cluster::Template => {
+                let text = c.template_id.get();
+                if text == "null" {
+                    format!("pipeline:{}", c.pipeline_id.text)
+                } else {
+                    text.to_owned()
+                }
+            }
+        };
+        let k = *index.entry(key.clone()).or_insert_with(|| {
+            keys.push(key);
+            members.push(Vec::new());
+            keys.len() - 1
+        });
+        members[k].push(i);
+    }
+    Ok(deploy_gate::sequential::order(seed, &keys)
+        .into_iter()
+        .map(|k| std::mem::take(&mut members[k]))
+        .collect())
+}
+
+/// One side's answers for `evaluate_cases`: ids, kinds and texts (see `answers`).
+type SideAnswers<'py> = (Vec<Bound<'py, PyAny>>, Vec<u8>, Vec<String>);
+
+/// The report (JSON) of a test set given as JSONL (see `cases_test_set`) and each model's
+/// answers (a case neither answers was not run), with trajectory files' bytes: the core's
+/// `evaluate`, as `deploy-gate evaluate` would give it on the same test set and verdict files
+/// (no audit log: the report lists none).
+#[pyfunction]
+#[pyo3(signature = (policy, test_set, old, new, old_trajectories=None, new_trajectories=None))]
+fn evaluate_cases(
+    py: Python<'_>,
+    policy: &str,
+    test_set: &[u8],
+    old: SideAnswers<'_>,
+    new: SideAnswers<'_>,
+    old_trajectories: Option<&[u8]>,
+    new_trajectories: Option<&[u8]>,
+) -> PyResult<String> {
+    let policy = resolved_policy(py, policy)?;
+    let ts = cases_test_set(py, test_set)?;
+    let mut verdicts = Vec::with_capacity(2);
+    for (side, label, (ids, kinds, texts)) in [(Side::Old, "old", old), (Side::New, "new", new)] {
+        let ids = ids.iter().map(typed_id).collect::<PyResult<Vec<_>>>()?;
+        if ids.len() != kinds.len() {
+            return Err(PyValueError::new_err("one answer per id"));
+        }
+        let answers = answers(&kinds, texts)?;
+        let name = format!("{label}-runner.jsonl");
+        let (v, _) =
+            verdicts_of(Role::verdicts(side), &name, ids.iter().zip(answers.iter())).map_err(|e| input_error(py, &e))?;
+        v.check_against(&ts).map_err(|e| input_error(py, &e))?;
+        verdicts.push(v);
+    }
+    let mut trajectories = Vec::with_capacity(2);
+    for (side, label, data) in [(Side::Old, "old", old_trajectories), (Side::New, "new", new_trajectories)] {
+        trajectories.push(match data {
+            Some(bytes) => {
+                let name = format!("{label}-trajectories.jsonl");
+                Some(parse_trajectories(Role::trajectories(side), &name, bytes).map_err(|e| input_error(py, &e))?)
+            }
+            None => None,
+        });
+    }
+    let audit = deploy_gate::scan_all(&[], deploy_gate::policy::PassSet::default());
+    let inputs = deploy_gate::GateInputs {
+        audit: &audit,
+        test_set: &ts,
+        old_verdicts: &verdicts[0],
+        new_verdicts: &verdicts[1],
+        old_trajectories: trajectories[0].as_ref(),
+        new_trajectories: trajectories[1].as_ref(),
+    };
+    Ok(py.allow_threads(|| deploy_gate::evaluate(&inputs, &policy).to_json()))
 }
 
 /// One evaluation: the core's session, fed from Python.
@@ -1152,6 +1263,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(read_target, m)?)?;
     m.add_function(wrap_pyfunction!(trajectory_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(sequential_units, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_cases, m)?)?;
     m.add_function(wrap_pyfunction!(sign_report, m)?)?;
     m.add_function(wrap_pyfunction!(verify_envelope, m)?)?;
     #[cfg(unix)]

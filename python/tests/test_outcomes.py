@@ -30,7 +30,8 @@ def test_an_inconclusive_report_is_the_clis_and_says_so(cli: Path, tmp_path: Pat
     assert (report.outcome, report.approved) == ("inconclusive", False)
     assert report.decision.outcome == "inconclusive" and not report.decision.approved
     needed = report.stats["task"]["sample_size"]["cases_needed"]
-    assert f"about {needed} cases would settle" in report.decision.reason
+    assert f"a fresh fixed-size evaluation would need about {needed} cases" in report.decision.reason
+    assert report.decision.reason.endswith("sequential: true adds cases safely")
     assert report.stats["task"]["clustered"]["clusters"] == 16
     assert "outcome='inconclusive'" in repr(report)
     out = tmp_path / "report.json"
