@@ -18,7 +18,7 @@ from ._deploy import deploy_model
 from ._progress import ProgressArg, ScanProgress
 from ._runners import MISSING, VERDICT, Answer, run_sequential
 from ._target import Target, _run_targets, record_answer
-from ._trajectories import metric_rows
+from ._trajectories import metric_rows, to_jsonl
 
 logger = logging.getLogger("deploy_gate")
 
@@ -73,11 +73,20 @@ class GateDecision:
             return "approved"
         return "inconclusive" if getattr(self, "_outcome", None) == "inconclusive" else "blocked"
 
+    @property
+    def sequential(self) -> Optional[Dict[str, Any]]:
+        """The report's ``sequential`` object when the decision was taken by the sequential
+        rule (``evaluate_decision(..., sequential=True)``), else ``None``. deploy-gate's
+        addition, a property as ``outcome`` is."""
+        sequential: Optional[Dict[str, Any]] = getattr(self, "_sequential", None)
+        return sequential
+
     @classmethod
-    def _from_core(cls, d: Dict[str, Any]) -> "GateDecision":
+    def _from_core(cls, d: Dict[str, Any], sequential: Optional[Dict[str, Any]] = None) -> "GateDecision":
         decision = cls._fields_from_core(d)
-        # Not a field: kept beside them (see ``outcome``).
+        # Not fields: kept beside them (see ``outcome`` and ``sequential``).
         object.__setattr__(decision, "_outcome", d.get("outcome"))
+        object.__setattr__(decision, "_sequential", sequential)
         return decision
 
     @classmethod
@@ -103,6 +112,13 @@ def _reference_case(line: str) -> Dict[str, Any]:
 
 def _expected_text(case: Dict[str, Any]) -> str:
     return str(case.get("expected_verdict") or "")
+
+
+def _trajectory_bytes(side: str, results: Optional[List[Any]]) -> Optional[bytes]:
+    if results is None:
+        return None
+    name = f"{side}-trajectories.jsonl"
+    return to_jsonl(list(results), f"{side}_trajectories", name)
 
 
 class DeploymentGate:
@@ -366,10 +382,28 @@ class DeploymentGate:
         trajectory_regression_tol: float = 0.05,
         *,
         on_insufficient: Optional[str] = None,
+        sequential: bool = False,
+        budget: Optional[int] = None,
+        cluster: str = "none",
+        confidence: float = 0.95,
+        chunk: int = 10,
     ) -> GateDecision:
         """Decides whether to deploy the new model: blocked when the task pass rate regresses
         (``new < old - task_regression_tol``) or, when both trajectory results are given, the
         mean trajectory score regresses (``new < old - trajectory_regression_tol``).
+
+        deploy-gate's addition, ``sequential=True``: the task criterion is decided by the
+        sequential rule (the policy ``mode: non_inferiority``, ``sequential: true``, ``budget``,
+        ``cluster``, ``confidence``, ``seed`` the gate's seed, 0 for ``None``; ``budget=None``:
+        every unit of the test set, written into the policy), and the runners
+        are asked in the seed's order, ``chunk`` units at a time (or a twentieth of those asked,
+        when more), until the decision is reached or ``budget`` units (cases, or templates
+        under ``cluster="template"``) are spent: the cases after the stop are never asked. The
+        decision is the core's report's over the answered cases (its ``sequential`` object is
+        ``decision.sequential``), as ``deploy-gate evaluate --sequential`` gives on the same
+        verdicts. The cases need distinct ``pipeline_id``s (the order is drawn from them).
+        ``task_regression_tol`` is the non-inferiority margin: at 0 only an improvement shown
+        approves.
 
         Trajectory results are ``AgenticEvalResult`` objects or dicts with the same keys (the
         reference ignores dicts); results without ``overall_judge_score`` are skipped, and a
@@ -380,6 +414,31 @@ class DeploymentGate:
         (``"blocked: insufficient test cases (empty test set)"``) unless
         ``on_insufficient="approve"`` (here or on the gate) restores the reference's approval.
         """
+        if sequential or budget is not None:
+            if not sequential:
+                raise ValueError("budget is the sequential rule's: give it with sequential=True")
+            if test_set:
+                return self._sequential_decision(
+                    test_set,
+                    old_model_fn,
+                    new_model_fn,
+                    old_trajectory_results,
+                    new_trajectory_results,
+                    {
+                        "task_regression_tol": float(task_regression_tol),
+                        "trajectory_regression_tol": float(trajectory_regression_tol),
+                        "on_insufficient": on_insufficient or self.on_insufficient,
+                        "min_samples": 0,
+                        "max_samples": None,
+                        "seed": self.seed if self.seed is not None else 0,
+                        "mode": "non_inferiority",
+                        "sequential": True,
+                        "budget": budget,
+                        "cluster": cluster,
+                        "confidence": float(confidence),
+                    },
+                    chunk,
+                )
         task_old, task_new = self._score_both(test_set, old_model_fn, new_model_fn)
         traj_old = self._mean_trajectory_score(old_trajectory_results)
         traj_new = self._mean_trajectory_score(new_trajectory_results)
@@ -406,6 +465,102 @@ class DeploymentGate:
             decision.task_new,
             traj_old,
             traj_new,
+        )
+        return decision
+
+    def _answers(self, cases: List[Dict[str, Any]], fn: Callable[[Any], Any]) -> List[Answer]:
+        """One model's answers to ``cases``, as ``score_model`` asks them (a target: one run)."""
+        if isinstance(fn, Target):
+            answers = fn.answers(cases)
+        else:
+            pairs = [(case.get("pipeline_id"), case.get("input_text")) for case in cases]
+            answers = run_sequential(fn, pairs, "evaluate_decision")
+        if self.none_verdict == "empty":
+            answers = [(VERDICT, "") if a[0] == MISSING else a for a in answers]
+        return answers
+
+    def _sequential_decision(
+        self,
+        test_set: List[Dict[str, Any]],
+        old_model_fn: Callable[[Any], Any],
+        new_model_fn: Callable[[Any], Any],
+        old_trajectory_results: Optional[List[Any]],
+        new_trajectory_results: Optional[List[Any]],
+        overrides: Dict[str, Any],
+        chunk: int,
+    ) -> GateDecision:
+        """``evaluate_decision`` under the sequential rule: the units in the seed's order (the
+        core's), asked in chunks; after each, the answers so far are evaluated by the core,
+        and asking stops once its ``sequential.stopped`` is ``approved`` or ``blocked``."""
+        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+            raise ValueError(f"chunk must be a whole number >= 1, not {chunk!r}")
+        budget = overrides.pop("budget")
+        policy = _core.resolve_policy(overrides=json.dumps(overrides))
+        # The cases as the core reads a test set: the expected verdict as the drop-in compares
+        # it (``str(v or "")``).
+        jsonl = "".join(
+            json.dumps(
+                {
+                    "pipeline_id": case.get("pipeline_id"),
+                    "template_id": case.get("template_id"),
+                    "input_text": case.get("input_text"),
+                    "expected_verdict": _expected_text(case),
+                },
+                allow_nan=False,
+            )
+            + "\n"
+            for case in test_set
+        ).encode("utf-8")
+        units = _core.sequential_units(policy, jsonl)
+        # The budget is written into the policy, the test set's units when not given: the core
+        # would otherwise take the units answered so far as the budget.
+        overrides["budget"] = len(units) if budget is None else budget
+        policy = _core.resolve_policy(overrides=json.dumps(overrides))
+        limit = min(len(units), overrides["budget"])
+        # The trajectory criterion is checked once, at the end (``none_metric`` first).
+        for results in (old_trajectory_results, new_trajectory_results):
+            self._mean_trajectory_score(results)
+        asked: List[int] = []
+        answers: Tuple[List[Answer], List[Answer]] = ([], [])
+        done = 0
+        while True:
+            batch = [i for unit in units[done : min(limit, done + max(chunk, done // 20))] for i in unit]
+            done = min(limit, done + max(chunk, done // 20))
+            cases = [test_set[i] for i in batch]
+            asked += batch
+            answers[0].extend(self._answers(cases, old_model_fn))
+            answers[1].extend(self._answers(cases, new_model_fn))
+            sides = tuple(
+                ([test_set[i]["pipeline_id"] for i in asked], [a[0] for a in side], [a[1] for a in side])
+                for side in answers
+            )
+            last = done >= limit
+            data = json.loads(_core.evaluate_cases(policy, jsonl, sides[0], sides[1]))
+            stopped = (data.get("sequential") or {}).get("stopped")
+            if last or stopped in ("approved", "blocked"):
+                break
+        if old_trajectory_results is not None or new_trajectory_results is not None:
+            data = json.loads(
+                _core.evaluate_cases(
+                    policy,
+                    jsonl,
+                    sides[0],
+                    sides[1],
+                    _trajectory_bytes("old", old_trajectory_results),
+                    _trajectory_bytes("new", new_trajectory_results),
+                )
+            )
+        decision = GateDecision._from_core(data["decision"], data.get("sequential"))
+        seq = decision.sequential or {}
+        logger.info(
+            "GateDecision (sequential): %s after %s of %s %ss, %d cases asked of %d: %s",
+            decision.outcome,
+            seq.get("used"),
+            seq.get("budget"),
+            seq.get("unit"),
+            len(asked),
+            len(test_set),
+            decision.reason,
         )
         return decision
 

@@ -45,6 +45,23 @@ def use_evaluate(path: str) -> bool:
     return report.approved
 
 
+def use_sequential(path: str, cases: List[Dict[str, Any]]) -> Optional[int]:
+    report: Report = deploy_gate.evaluate(
+        path,
+        "old.jsonl",
+        "new.jsonl",
+        policy={"mode": "non_inferiority", "sequential": True, "budget": 500},
+        progress=False,
+    )
+    seq: Optional[Dict[str, Any]] = report.sequential
+    decision: GateDecision = DeploymentGate(seed=11).evaluate_decision(
+        cases, runner, runner, task_regression_tol=0.05, sequential=True, budget=400, cluster="template", chunk=20
+    )
+    stopped: Optional[Dict[str, Any]] = decision.sequential
+    print(decision.outcome, stopped)
+    return None if seq is None else int(seq["used"])
+
+
 def use_apply(envelope: str, key: str) -> Optional[str]:
     try:
         done: deploy_gate.ApplyResult = deploy_gate.apply(
