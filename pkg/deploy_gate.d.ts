@@ -26,6 +26,10 @@ export interface PolicyInput {
     cluster?: "template" | "none";
     /** Which verdicts of a case count: `last` (the default, the reference's rule) or `mean` (every one). */
     repeats?: "last" | "mean";
+    /** `true` decides the task criterion by the sequential rule (needs `mode: "non_inferiority"`); absent or `false`: the fixed rule. */
+    sequential?: boolean | "true" | "false";
+    /** The sequential rule's budget: the most cases (templates under `cluster: "template"`) to use, a whole number ≥ 1; only with `sequential: true`. */
+    budget?: number | string;
 }
 /**
  * The resolved policy, as the report lists it (and as its digest is computed). `cluster` and
@@ -36,6 +40,10 @@ export interface GatePolicy {
     min_samples: number; max_samples: number | null; seed: number; pass_verdicts: string[];
     task_regression_tol: number; trajectory_regression_tol: number; on_insufficient: "block" | "approve";
     mode: "point" | "non_inferiority"; confidence: number; cluster?: "template" | "none"; repeats?: "last" | "mean";
+    /** Only in a sequential policy (always `true` there); absent: the fixed rule. */
+    sequential?: true;
+    /** Only in a sequential policy that gives a budget; absent: every unit of the test set. */
+    budget?: number;
 }
 /** `checkPolicy`'s answer: the resolved policy, or the field at fault and the core's message. */
 export type PolicyCheck = { ok: true; policy: GatePolicy } | { ok: false; field: string; message: string };
@@ -120,6 +128,20 @@ export interface CaseOutcome {
 }
 /** A template's rates; `interval`: the unclustered interval of `new − old` on its cases (absent in older reports). */
 export interface TemplateRow { template_id: unknown; n: number; old_pass_rate: number; new_pass_rate: number; delta: number; interval?: DeltaInterval; }
+/** The recorded looks of a confidence sequence: three arrays of one length (every look to 1,000, then each at least 1.1 times the last recorded, and the last). */
+export interface SequentialLooks { n: number[]; lower: number[]; upper: number[]; }
+/**
+ * A sequential decision of the task criterion (`policy.sequential: true`): the bounds of the mean
+ * difference new − old over the units taken in the seed's order. `stopped`: `approved` (lower
+ * bound > −tolerance), `blocked` (upper bound < 0) or `budget` (spent, or no more units: inconclusive).
+ */
+export interface SequentialReport {
+    method: "betting_hedged_predictable_plugin"; unit: "case" | "template"; order_seed: number; budget: number;
+    available: number; used: number; stopped: "approved" | "blocked" | "budget"; tolerance: number; confidence: number;
+    /** The bounds at the last look used; null before any. */
+    lower: number | null; upper: number | null;
+    looks: SequentialLooks;
+}
 export interface GateReport {
     schema: "deploy-gate/report/v1"; tool: { name: string; version: string };
     policy: GatePolicy;
@@ -128,7 +150,10 @@ export interface GateReport {
     /** Only when a verdict file carries cost fields (`latency_ms`, `usage`, `attempts`, `target`); null for a model whose file has none. */
     cost?: { old: CostSummary | null; new: CostSummary | null };
     trajectories: { old: TrajectoryInfo | null; new: TrajectoryInfo | null };
-    decision: GateDecision; comparison: ABComparison; stats: GateStats; cases: CaseOutcome[]; templates: TemplateRow[];
+    decision: GateDecision;
+    /** Only under `policy.sequential: true`, after `decision`. */
+    sequential?: SequentialReport;
+    comparison: ABComparison; stats: GateStats; cases: CaseOutcome[]; templates: TemplateRow[];
     warnings: string[];
 }
 

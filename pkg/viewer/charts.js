@@ -80,3 +80,87 @@ export function trajectoryChart(oldComposites, newComposites) {
   svg.append(s("text", { x: 40, y: 148, class: "dg-chart-value" }, "0"), s("text", { x: W - 10, y: 148, class: "dg-chart-value" }, "1"));
   return svg;
 }
+
+/** `1234567` as `1,234,567`. */
+const grouped = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+/** A bound to 3 decimals with a true minus sign. */
+const bound = (x) => {
+  const t = x.toFixed(3);
+  return t.startsWith("-") ? (/[1-9]/.test(t) ? `−${t.slice(1)}` : t.slice(1)) : t;
+};
+/** The tolerance negated, as the reasons write it. */
+const minus = (tol) => (tol === 0 ? "0" : `−${tol}`);
+
+/** How a sequential decision stopped (the report's `sequential`), as the Markdown and HTML
+ * reports say it (src/render/sequential.rs), e.g. `approved after 412 of 2,000 cases; lower
+ * bound −0.031 > −0.05`. */
+export function sequentialStop(q) {
+  const of = `${grouped(q.used)} of ${grouped(q.budget)} ${q.unit === "template" ? "templates" : "cases"}`;
+  const [l, u] = [q.lower, q.upper];
+  if (q.stopped === "approved" && l !== null) return `approved after ${of}; lower bound ${bound(l)} > ${minus(q.tolerance)}`;
+  if (q.stopped === "blocked" && u !== null) return `blocked after ${of}; upper bound ${bound(u)} < 0`;
+  if (l !== null && u !== null) return `inconclusive after ${of} (the budget); interval ${bound(l)} to ${bound(u)}, tolerance ${q.tolerance}`;
+  return `inconclusive after ${of} (the budget)`;
+}
+
+/** The reports' one sentence on a sequential decision. */
+export const sequentialSentence = (q) => `Sequential (betting confidence sequence): ${sequentialStop(q)}`;
+
+/** What to do after a sequential decision that stopped at its budget (null for any other stop),
+ * as the reports say it: continue the same sequence, not a fresh fixed-size count. */
+export function sequentialContinuation(q) {
+  if (!q || q.stopped !== "budget") return null;
+  const unit = q.unit === "template" ? "template" : "case";
+  return q.used >= q.budget
+    ? `The budget is spent (${grouped(q.used)} of ${grouped(q.budget)} ${unit}s): to continue, evaluate again with a larger budget (the same seed's order, the sequence picking up where it stopped, its error rate held).`
+    : `Every ${unit} answered was used (${grouped(q.used)} of a budget of ${grouped(q.budget)}): to continue, answer more of the test set's cases and evaluate again (the same seed's order, its error rate held).`;
+}
+
+// The sequence chart's frame (as src/render/sequential.rs draws it in the HTML report).
+const [SX0, SX1, SY0, SY1] = [40, 360, 10, 140];
+const co = (x) => String(Math.round(x * 100) / 100);
+
+/** A sequential decision's confidence sequence (the report's `sequential`): the lower and upper
+ * bounds of the change in pass rate against the units used, lines at −tolerance and 0, and a
+ * marker where it stopped. Null before any look. */
+export function sequenceChart(q) {
+  const { n, lower, upper } = q.looks;
+  if (!n.length || n.length !== lower.length || n.length !== upper.length) return null;
+  const units = q.unit === "template" ? "templates" : "cases";
+  const lf = q.lower ?? -1;
+  const uf = q.upper ?? 1;
+  const xmax = Math.max(1, q.used, Math.min(q.budget, 5 * q.used));
+  const span = Math.max(uf - lf, 3 * q.tolerance, 0.1);
+  const ylo = Math.max(-1, Math.min(lf, -q.tolerance) - span / 2);
+  const yhi = Math.max(ylo + 0.01, Math.min(1, Math.max(uf, 0) + span / 2));
+  const x = (v) => SX0 + (v / xmax) * (SX1 - SX0);
+  const y = (v) => SY1 - ((Math.min(yhi, Math.max(ylo, v)) - ylo) / (yhi - ylo)) * (SY1 - SY0);
+  const pts = (vals) => n.map((k, i) => `${co(x(k))},${co(y(vals[i]))}`);
+  const sentence = sequentialSentence(q);
+  const sx = co(x(q.used));
+  const svg = s(
+    "svg",
+    { viewBox: `0 0 ${W} 170`, role: "img", class: "dg-chart", "data-testid": "sequential-chart" },
+    s("title", {}, `Confidence sequence for the change in pass rate (new − old) against the ${units} used`),
+    s("desc", {}, sentence),
+    s("polygon", { points: [...pts(upper), ...pts(lower).reverse()].join(" "), class: "dg-seq-band" }),
+    s("line", { x1: SX0, x2: SX1, y1: co(y(0)), y2: co(y(0)), class: "dg-axis" }),
+    s("line", { x1: SX0, x2: SX1, y1: co(y(-q.tolerance)), y2: co(y(-q.tolerance)), class: "dg-seq-tolerance" }),
+    s("polyline", { points: pts(lower).join(" "), class: "dg-seq-bound", "data-bound": "lower" }),
+    s("polyline", { points: pts(upper).join(" "), class: "dg-seq-bound", "data-bound": "upper" }),
+    s(
+      "g",
+      { class: "dg-seq-stop", "data-testid": "sequential-stop", "data-n": q.used },
+      s("title", {}, sentence),
+      s("line", { x1: sx, x2: sx, y1: SY0, y2: SY1 }),
+      s("circle", { cx: sx, cy: co(y(q.stopped === "blocked" ? uf : lf)), r: 4 }),
+    ),
+    s("text", { x: SX0 - 4, y: co(y(0) + 4), class: "dg-chart-value", "text-anchor": "end" }, "0"),
+    s("text", { x: SX1 + 4, y: co(y(-q.tolerance) + 4), class: "dg-chart-value" }, minus(q.tolerance)),
+    s("line", { x1: SX0, x2: SX0, y1: SY0, y2: SY1, class: "dg-axis" }),
+    s("text", { x: SX0, y: 158, class: "dg-chart-value" }, "0"),
+    s("text", { x: SX1, y: 158, class: "dg-chart-value", "text-anchor": "end" }, grouped(xmax)),
+    s("text", { x: (SX0 + SX1) / 2, y: 158, class: "dg-chart-value", "text-anchor": "middle" }, units),
+  );
+  return svg;
+}

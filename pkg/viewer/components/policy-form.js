@@ -15,13 +15,15 @@ const FIELDS = [
   ["traj_tol", "Trajectory tolerance", "Blocked when new trajectory score < old − tolerance."],
   ["pass_verdicts", "Pass verdicts", "Verdicts of a successful run, comma-separated."],
   ["confidence", "Confidence", "Confidence level of the intervals."],
+  ["budget", "Budget", "Sequential rule only: the most cases (templates when clustered by template) to use; empty: every one."],
 ];
 
 /** The form's text of each field, from the core's default policy (the report's spelling). */
 function defaultTexts() {
   const p = defaultPolicy();
   const text = (v) => (v === null ? "none" : Array.isArray(v) ? v.join(",") : String(v));
-  const values = { ...p, task_tol: p.task_regression_tol, traj_tol: p.trajectory_regression_tol };
+  // `sequential` and `budget` are written only into a sequential policy: off, and no budget.
+  const values = { sequential: false, budget: "", ...p, task_tol: p.task_regression_tol, traj_tol: p.trajectory_regression_tol };
   return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, text(v)]));
 }
 
@@ -67,6 +69,12 @@ export class PolicyForm extends HTMLElement {
         h("span", {}, "Repeated verdicts"),
         h("select", { name: "repeats", title: "last: the last verdict of a case counts (the reference). mean: every verdict counts; a case scores the share that pass." }, h("option", { value: "last" }, "last (reference)"), h("option", { value: "mean" }, "mean of every run")),
       ),
+      h(
+        "label",
+        { class: "dg-field" },
+        h("span", {}, "Decide"),
+        h("select", { name: "sequential", title: "at once: the fixed-size rule on every case. sequentially: a confidence sequence over the cases in the seed's order, stopping as soon as the decision is reached (needs the non-inferiority rule)." }, h("option", { value: "false" }, "at once (fixed size)"), h("option", { value: "true" }, "sequentially (confidence sequence)")),
+      ),
       this.error,
     );
     this.fields = h("fieldset", { class: "dg-fields", disabled: true }, [...this.form.childNodes]);
@@ -95,7 +103,8 @@ export class PolicyForm extends HTMLElement {
   read() {
     if (!this.loaded) throw new Error("the policy form is still loading");
     const input = {};
-    for (const el of this.form.elements) if (el.name) input[el.name] = el.value;
+    // An empty budget is none (the sequential rule then uses every case).
+    for (const el of this.form.elements) if (el.name && !(el.name === "budget" && el.value.trim() === "")) input[el.name] = el.value;
     const checked = checkPolicy(input);
     if (!checked.ok) throw new Error(checked.message);
     return checked.policy;

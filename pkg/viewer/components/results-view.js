@@ -1,7 +1,7 @@
 // <dg-results>: the decision, its evidence and the exports for one report. Emits `dg-export`
 // ({kind: "report" | "html" | "testset" | "markdown"}).
 import { h, text, pretty, percent, signed, longText } from "../dom.js";
-import { passRateChart, templateDeltaChart, trajectoryChart } from "../charts.js";
+import { passRateChart, templateDeltaChart, trajectoryChart, sequenceChart, sequentialSentence, sequentialContinuation } from "../charts.js";
 import { CaseTable } from "./case-table.js";
 
 const pct1 = (x) => `${(x * 100).toFixed(1)}`;
@@ -62,8 +62,11 @@ export function ruleSentence(report) {
   return `Point rule (the reference): blocked when the new pass rate is below the old one minus ${p.task_regression_tol}. ${interval}${t.mcnemar ? `; McNemar p = ${t.mcnemar.p_exact.toPrecision(3)}` : ""}.`;
 }
 
-/** How many cases would settle an inconclusive decision. */
+/** How many cases would settle an inconclusive decision; for a sequential decision stopped at
+ * its budget, how to continue it instead. */
 export function settle(report) {
+  const continued = sequentialContinuation(report.sequential);
+  if (continued) return continued;
   const ss = report.stats.task.sample_size;
   return ss.cases_needed === null
     ? "With a tolerance of 0 no number of cases shows non-inferiority."
@@ -76,6 +79,7 @@ export function explain(report) {
   const tol = d.details;
   const task = `task accuracy went from ${percent(d.task_old)} to ${percent(d.task_new)}`;
   if (outcomeOf(d) === "inconclusive") {
+    if (report.sequential) return "The confidence sequence shows neither that the new model is within the tolerance of the old one nor that it is worse. Keep the old model, or continue the sequence with a larger budget.";
     return "The evidence shows neither that the new model is within the tolerance of the old one nor that it is worse. Keep the old model, and gather more cases to settle it.";
   }
   if (d.outcome && d.reason.includes("regression shown")) {
@@ -100,6 +104,14 @@ export function explain(report) {
   return `The new model is not worse: ${task}${traj}. It may be deployed.`;
 }
 
+/** A sequential decision's confidence sequence and its sentence; null without one. */
+function sequentialFigure(report) {
+  const q = report.sequential;
+  const chart = q ? sequenceChart(q) : null;
+  if (!chart) return null;
+  return h("figure", { class: "dg-sequential" }, chart, h("figcaption", { "data-testid": "sequential" }, `${sequentialSentence(q)}.`));
+}
+
 function card(title, rows, extra) {
   return h("section", { class: "dg-card" }, h("h3", {}, title), h("dl", {}, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])), extra);
 }
@@ -121,7 +133,7 @@ export class ResultsView extends HTMLElement {
       options.source ? h("p", { class: "dg-source", "data-testid": "report-source" }, options.source) : null,
       h("h2", {}, { approved: "Approved — deploy the new model", blocked: "Blocked — keep the old model", inconclusive: "Inconclusive — keep the old model" }[outcome]),
       h("p", {}, explain(report)),
-      outcome === "inconclusive" ? h("p", { class: "dg-settle", "data-testid": "cases-needed" }, h("strong", {}, settle(report))) : null,
+      outcome === "inconclusive" ? h("p", { class: "dg-settle", "data-testid": sequentialContinuation(report.sequential) ? "sequential-continue" : "cases-needed" }, h("strong", {}, settle(report))) : null,
       h("p", { class: "dg-muted", "data-testid": "rule" }, ruleSentence(report)),
       h("p", { class: "dg-muted" }, "Reason: ", h("code", {}, d.reason), " · test cases: ", h("strong", { "data-testid": "num-cases" }, String(d.num_cases))),
     );
@@ -173,7 +185,7 @@ export class ResultsView extends HTMLElement {
         ["runner errors", `old ${o.errored} · new ${n.errored}`],
         ["extra verdicts", `old ${o.extra} · new ${n.extra}`],
       ],
-      [passRateChart(d.task_old, d.task_new, st.old, st.new), twoByTwo, h("p", { class: "dg-muted", "data-testid": "sample-size" }, guidance)],
+      [passRateChart(d.task_old, d.task_new, st.old, st.new), sequentialFigure(report), twoByTwo, h("p", { class: "dg-muted", "data-testid": "sample-size" }, guidance)],
     );
     const t = report.trajectories;
     const trajCard = d.details.trajectory_checked
