@@ -162,4 +162,41 @@ fn both_models_on_llama_cpp_give_full_deterministic_records() {
     assert!(log4.contains("old: this run: 0 asked, 16 from the cache"), "{log4}");
     assert!(log4.contains("new: this run: 0 asked, 16 from the cache"), "{log4}");
     assert_eq!(strip(&o1), strip(&o4));
+
+    // A sequential policy stops the models as soon as the decision is plain: both models fail
+    // every case here (random words are no verdict), so new − old is 0 throughout and a
+    // tolerance of 0.2 is shown well before the 80 cases.
+    let many: String = (1..=80)
+        .map(|i| format!("{{\"pipeline_id\":{i},\"template_id\":\"t\",\"input_text\":\"Case {i}?\",\"expected_verdict\":\"PASS\"}}\n"))
+        .collect();
+    let many = write(d, "many.jsonl", &many);
+    let policy = write(
+        d,
+        "policy.json",
+        r#"{"mode": "non_inferiority", "sequential": true, "task_regression_tol": 0.2, "cluster": "none"}"#,
+    );
+    let (o, n) = (s(&d.join("seq-old.jsonl")), s(&d.join("seq-new.jsonl")));
+    let out = run(&[
+        "run",
+        "--test-set",
+        &many,
+        "--old",
+        &old,
+        "--new",
+        &new,
+        "--out-old",
+        &o,
+        "--out-new",
+        &n,
+        "--policy",
+        &policy,
+        "--no-cache",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("the sequential decision was reached after"), "{err}");
+    assert!(err.contains(": approved;"), "{err}");
+    let asked = records(&o).len();
+    assert_eq!(asked, records(&n).len());
+    assert!(asked < 80, "stopped early: {asked} of 80 asked");
 }
