@@ -384,7 +384,7 @@ class DeploymentGate:
         on_insufficient: Optional[str] = None,
         sequential: bool = False,
         budget: Optional[int] = None,
-        cluster: str = "none",
+        cluster: Optional[str] = None,
         confidence: float = 0.95,
         chunk: int = 10,
     ) -> GateDecision:
@@ -394,7 +394,8 @@ class DeploymentGate:
 
         deploy-gate's addition, ``sequential=True``: the task criterion is decided by the
         sequential rule (the policy ``mode: non_inferiority``, ``sequential: true``, ``budget``,
-        ``cluster``, ``confidence``, ``seed`` the gate's seed, 0 for ``None``; ``budget=None``:
+        ``cluster`` (``None``: the policy's default, ``"template"``), ``confidence``, ``seed``
+        the gate's seed, 0 for ``None``; ``budget=None``:
         every unit of the test set, written into the policy), and the runners
         are asked in the seed's order, ``chunk`` units at a time (or a twentieth of those asked,
         when more), until the decision is reached or ``budget`` units (cases, or templates
@@ -434,10 +435,10 @@ class DeploymentGate:
                         "mode": "non_inferiority",
                         "sequential": True,
                         "budget": budget,
-                        "cluster": cluster,
                         "confidence": float(confidence),
                     },
                     chunk,
+                    cluster,
                 )
         task_old, task_new = self._score_both(test_set, old_model_fn, new_model_fn)
         traj_old = self._mean_trajectory_score(old_trajectory_results)
@@ -488,6 +489,7 @@ class DeploymentGate:
         new_trajectory_results: Optional[List[Any]],
         overrides: Dict[str, Any],
         chunk: int,
+        cluster: Optional[str],
     ) -> GateDecision:
         """``evaluate_decision`` under the sequential rule: the units in the seed's order (the
         core's), asked in chunks; after each, the answers so far are evaluated by the core,
@@ -495,6 +497,8 @@ class DeploymentGate:
         if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
             raise ValueError(f"chunk must be a whole number >= 1, not {chunk!r}")
         budget = overrides.pop("budget")
+        if cluster is not None:
+            overrides["cluster"] = cluster
         policy = _core.resolve_policy(overrides=json.dumps(overrides))
         # The cases as the core reads a test set: the expected verdict as the drop-in compares
         # it (``str(v or "")``).

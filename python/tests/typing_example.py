@@ -55,7 +55,7 @@ def use_sequential(path: str, cases: List[Dict[str, Any]]) -> Optional[int]:
     )
     seq: Optional[Dict[str, Any]] = report.sequential
     decision: GateDecision = DeploymentGate(seed=11).evaluate_decision(
-        cases, runner, runner, task_regression_tol=0.05, sequential=True, budget=400, cluster="template", chunk=20
+        cases, runner, runner, task_regression_tol=0.05, sequential=True, budget=400, cluster="none", chunk=20
     )
     stopped: Optional[Dict[str, Any]] = decision.sequential
     print(decision.outcome, stopped)
