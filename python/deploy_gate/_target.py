@@ -440,12 +440,15 @@ def run(
     order_seed: int = 0,
     cache: CacheArg = None,
     *,
+    policy: Optional[Union[PathLike, Mapping[str, Any]]] = None,
     cli: Optional[PathLike] = None,
 ) -> RunResult:
     """Runs the old and the new model over the test set, as ``deploy-gate run --test-set FILE
     --old OLD --new NEW --out-old FILE --out-new FILE``: each case sent to both together, in an
     order shuffled by ``order_seed``; an interrupted run resumes from the records the output
-    files hold.
+    files hold. ``policy``: a sequential policy (a policy file's path, or its dict, with
+    ``"sequential": True``), as ``run --policy``: the cases go in its seed's order, at most its
+    budget, and the run stops sending as soon as the decision is reached.
 
     ``test_set``: a test set's path (JSONL, as ``deploy-gate test-set`` writes it), a
     ``TestSet``, or a list of case dicts. ``old`` / ``new``: target files' paths, dicts shaped
@@ -485,8 +488,19 @@ def run(
             "--test-set", ts_path,
             "--old", files[0], "--new", files[1],
             "--out-old", old_path, "--out-new", new_path,
-            "--order-seed", str(int(order_seed)),
         ]
+        if policy is None:
+            args += ["--order-seed", str(int(order_seed))]
+        else:
+            if isinstance(policy, Mapping):
+                policy_path = os.path.join(scratch, "policy.json")
+                with open(policy_path, "w", encoding="utf-8") as f:
+                    json.dump(dict(policy), f)
+                inputs[policy_path] = ("the policy", "policy")
+            else:
+                policy_path = os.fspath(policy)
+                inputs[policy_path] = (policy_path, "policy")
+            args += ["--policy", policy_path]
         if cache is False:
             args.append("--no-cache")
         elif cache is not None and cache is not True:

@@ -367,3 +367,22 @@ def test_ctrl_c_stops_the_run(server: str) -> None:
     while _stats(server)["in_flight"] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _stats(server)["in_flight"] == 0
+
+
+def test_run_with_a_sequential_policy_asks_at_most_its_budget(tmp_path: Path, server: str) -> None:
+    cases = _test_set(tmp_path)
+    out_old, out_new = tmp_path / "o.jsonl", tmp_path / "n.jsonl"
+    policy = {"mode": "non_inferiority", "sequential": True, "budget": 2, "cluster": "none"}
+    result = deploy_gate.run(
+        cases, old=_old_yaml(tmp_path, server), new=_new_yaml(tmp_path, server),
+        out_old=out_old, out_new=out_new, cache=False, policy=policy,
+    )
+    # The budget's two cases, in the policy's order, both models; no more.
+    assert len(result.records("old")) == len(result.records("new")) == 2
+    # A policy that is not sequential is refused by the CLI, with its reason.
+    with pytest.raises(deploy_gate.RunError, match="sequential: true"):
+        deploy_gate.run(
+            cases, old=_old_yaml(tmp_path, server), new=_new_yaml(tmp_path, server),
+            out_old=tmp_path / "a.jsonl", out_new=tmp_path / "b.jsonl", cache=False,
+            policy={"mode": "non_inferiority"},
+        )
