@@ -1259,6 +1259,29 @@ fn a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop(
         text(&o)
     );
     assert_eq!((lines(&oo).len(), lines(&no).len()), (3, 3));
+    // Continued with a larger budget on the same files: the same order, the first three cases
+    // kept (not asked again), the sequence going on from them.
+    let first: Vec<Value> = lines(&oo);
+    let larger = write(
+        d,
+        "larger.json",
+        r#"{"mode": "non_inferiority", "sequential": true, "budget": 60, "cluster": "none", "task_regression_tol": 0.05}"#,
+    );
+    let o = dg_run(&two(
+        &cases_path,
+        &good,
+        &good,
+        &oo,
+        &no,
+        &["--no-cache", "--policy", &larger],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(stderr(&o).contains("3 already answered (resumed)"), "{}", text(&o));
+    let after = lines(&oo);
+    assert!(after.len() > 3 && after.len() <= 60, "{}", after.len());
+    for r in &first {
+        assert!(after.contains(r), "a record of the first run kept: {r}");
+    }
     // A fixed-size policy is refused: it needs every case.
     let fixed = write(d, "fixed.json", r#"{"mode": "non_inferiority"}"#);
     let o = dg_run(&two(
