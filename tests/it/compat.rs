@@ -1,32 +1,53 @@
-//! Artefacts made by the build before `cluster`, `repeats` and a decision's `outcome` existed
-//! (`tests/fixtures/compat/`, made by its `make.sh` with the build of commit a46aed2): reports,
-//! their Markdown and JUnit summaries, and signed decisions, under the point and the
+//! Artefacts made by earlier builds, each set by its folder's `make.sh` with the build it names:
+//!
+//! - `tests/fixtures/compat/`: the build of commit a46aed2, before `cluster`, `repeats` and a
+//!   decision's `outcome` existed;
+//! - `tests/fixtures/compat-6efdd4f/`: the build of commit 6efdd4f, before target files and
+//!   endpoint runs, verdict records' cost fields and sequential decisions; beside the first set's
+//!   scenarios, inconclusive non-inferiority decisions, `cluster: template` named, `repeats:
+//!   mean`, and a team policy file naming `cluster` and `repeats`.
+//!
+//! Reports, their Markdown and JUnit summaries, and signed decisions, under the point and the
 //! non-inferiority rules, with and without a policy file, from verdict files in every format
-//! holding repeated verdicts. This build verifies every signed decision (with the team's policy
-//! file where there was one), reproduces it from the input files, and evaluating again under
-//! each report's own policy (`evaluate --policy report.json`) gives the report, its Markdown and
-//! its JUnit byte for byte; the renderers read the old reports as they are.
+//! holding repeated verdicts. For every set, this build verifies every signed decision (with the
+//! team's policy file where there was one), reproduces it from the input files, and evaluating
+//! again under each report's own policy (`evaluate --policy report.json`) gives the report, its
+//! Markdown and its JUnit byte for byte; the renderers read the old reports as they are.
 
 use crate::common::*;
 use deploy_gate::render::{html, markdown};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-fn compat_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compat")
+/// The fixture sets: their folder under `tests/fixtures/`, and how many scenarios each holds.
+const SETS: [(&str, usize); 2] = [("compat", 9), ("compat-6efdd4f", 18)];
+
+/// The set made by the build of commit a46aed2.
+const FIRST: &str = "compat";
+
+fn set_dir(set: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(set)
 }
 
-/// A scenario: its folder, and the arguments it was evaluated with (the new model's verdict
-/// file, then flags), paths made absolute.
+/// A scenario: its set's folder, its own folder, and the arguments it was evaluated with (the new
+/// model's verdict file, then flags), paths made absolute.
 struct Scenario {
+    /// `SET/NAME`, for a failure's message.
     name: String,
+    root: PathBuf,
     dir: PathBuf,
     new_verdicts: String,
     flags: Vec<String>,
 }
 
-fn scenarios() -> Vec<Scenario> {
-    let root = compat_dir();
+/// The scenarios of every set.
+fn all_scenarios() -> Vec<Scenario> {
+    SETS.iter().flat_map(|(set, _)| scenarios(set)).collect()
+}
+
+/// The scenarios of one set, by name.
+fn scenarios(set: &str) -> Vec<Scenario> {
+    let root = set_dir(set);
     let mut out: Vec<Scenario> = std::fs::read_dir(root.join("scenarios"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -44,7 +65,8 @@ fn scenarios() -> Vec<Scenario> {
                 })
                 .collect();
             Scenario {
-                name: dir.file_name().unwrap().to_string_lossy().into_owned(),
+                name: format!("{set}/{}", dir.file_name().unwrap().to_string_lossy()),
+                root: root.clone(),
                 dir,
                 new_verdicts,
                 flags,
@@ -52,14 +74,15 @@ fn scenarios() -> Vec<Scenario> {
         })
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
-    assert_eq!(out.len(), 9, "the compatibility scenarios");
+    let want = SETS.iter().find(|(s, _)| *s == set).unwrap().1;
+    assert_eq!(out.len(), want, "the compatibility scenarios of {set}");
     out
 }
 
 impl Scenario {
     /// The input files: the audit log, both verdict files, and the trajectory files if given.
     fn inputs(&self) -> Vec<String> {
-        let root = compat_dir().join("inputs");
+        let root = self.root.join("inputs");
         let mut args = strings(&[
             "--audit",
             &s(&root.join("audit.jsonl")),
@@ -95,12 +118,23 @@ impl Scenario {
     fn report(&self) -> Value {
         serde_json::from_slice(&std::fs::read(self.file("report.json")).unwrap()).unwrap()
     }
+
+    /// The decision's outcome: its `outcome`, or for a report made before outcomes existed,
+    /// approved or blocked.
+    fn outcome(&self) -> String {
+        let r = self.report();
+        match r["decision"].get("outcome") {
+            Some(o) => o.as_str().unwrap().to_owned(),
+            None if r["decision"]["approved"] == true => "approved".to_owned(),
+            None => "blocked".to_owned(),
+        }
+    }
 }
 
 /// `verify` of a scenario's signed decision, the extra arguments added (its age is years, not
 /// hours, by the time this runs).
 fn verify(sc: &Scenario, extra: &[String]) -> std::process::Output {
-    let root = compat_dir();
+    let root = &sc.root;
     let digest = std::fs::read_to_string(root.join("model-digest")).unwrap();
     let mut args = strings(&[
         "verify",
@@ -120,7 +154,7 @@ fn verify(sc: &Scenario, extra: &[String]) -> std::process::Output {
 
 #[test]
 fn the_fixtures_predate_the_new_fields() {
-    for sc in scenarios() {
+    for sc in scenarios(FIRST) {
         let r = sc.report();
         assert!(
             r["policy"].get("cluster").is_none() && r["policy"].get("repeats").is_none(),
@@ -132,15 +166,50 @@ fn the_fixtures_predate_the_new_fields() {
     }
 }
 
+/// The second set carries the fields the first one predates (a policy's `cluster` and `repeats`,
+/// a decision's `outcome`, clustered intervals where the rule clusters by template), and every
+/// outcome; it predates a report's `cost` and `sequential` and a policy's `sequential` and
+/// `budget`.
+#[test]
+fn the_second_fixtures_hold_the_fields_of_their_build_and_predate_the_later_ones() {
+    let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
+    let (mut mean, mut unclustered) = (0, 0);
+    for sc in scenarios("compat-6efdd4f") {
+        let r = sc.report();
+        let p = &r["policy"];
+        assert!(p["cluster"].is_string() && p["repeats"].is_string(), "{}", sc.name);
+        assert!(
+            p.get("sequential").is_none() && p.get("budget").is_none(),
+            "{}",
+            sc.name
+        );
+        assert!(r.get("cost").is_none() && r.get("sequential").is_none(), "{}", sc.name);
+        let outcome = r["decision"]["outcome"].as_str().unwrap();
+        let exit = match outcome {
+            "approved" => 0,
+            "blocked" => 3,
+            _ => 4,
+        };
+        assert_eq!(sc.old_exit(), exit, "{}", sc.name);
+        *outcomes.entry(outcome.to_owned()).or_default() += 1;
+        assert_eq!(
+            r["stats"]["task"]["clustered"].is_object(),
+            p["cluster"] == "template",
+            "{}",
+            sc.name
+        );
+        mean += usize::from(p["repeats"] == "mean");
+        unclustered += usize::from(p["cluster"] == "none");
+    }
+    assert_eq!(outcomes.len(), 3, "{outcomes:?}");
+    assert!(outcomes["inconclusive"] >= 3 && mean >= 4 && unclustered >= 3);
+}
+
 #[test]
 fn every_old_signed_decision_verifies_and_reproduces() {
-    for sc in scenarios() {
+    for sc in all_scenarios() {
         let r = sc.report();
-        let outcome = if r["decision"]["approved"] == true {
-            "approved"
-        } else {
-            "blocked"
-        };
+        let outcome = sc.outcome();
         let out = verify(&sc, &[]);
         assert_eq!(out.status.code(), Some(0), "{}: {}", sc.name, text(&out));
         let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -168,7 +237,10 @@ fn every_old_signed_decision_verifies_and_reproduces() {
 
 #[test]
 fn a_team_policy_file_that_predates_the_new_fields_still_means_what_it_meant_then() {
-    let sc = scenarios().into_iter().find(|s| s.name == "ni-policy-file").unwrap();
+    let sc = scenarios(FIRST)
+        .into_iter()
+        .find(|s| s.name == "compat/ni-policy-file")
+        .unwrap();
     let team = sc.policy_file().unwrap();
     // For a new evaluation the file takes this revision's defaults: another digest, which the
     // old statement does not pin — the check passes only through the file's old meaning.
@@ -199,7 +271,7 @@ fn with_this_version(report: &str) -> String {
 #[test]
 fn evaluating_under_an_old_reports_policy_gives_its_report_markdown_and_junit_byte_for_byte() {
     let tmp = tempdir();
-    for sc in scenarios() {
+    for sc in all_scenarios() {
         let (json, md, xml) = (
             tmp.path().join("r.json"),
             tmp.path().join("r.md"),
@@ -218,7 +290,7 @@ fn evaluating_under_an_old_reports_policy_gives_its_report_markdown_and_junit_by
         let out = run(&args);
         assert_eq!(out.status.code(), Some(sc.old_exit()), "{}: {}", sc.name, text(&out));
         let old = std::fs::read_to_string(sc.file("report.json")).unwrap();
-        let new = std::fs::read_to_string(&json).unwrap();
+        let new = in_earlier_words(&std::fs::read_to_string(&json).unwrap());
         assert!(
             with_this_version(&old) == new,
             "{}: the report\n{}",
@@ -227,10 +299,42 @@ fn evaluating_under_an_old_reports_policy_gives_its_report_markdown_and_junit_by
         );
         for (name, path) in [("summary.md", &md), ("junit.xml", &xml)] {
             let old = with_this_version_text(&std::fs::read_to_string(sc.file(name)).unwrap(), &sc.report());
-            let new = std::fs::read_to_string(path).unwrap();
+            let new = in_earlier_words(&std::fs::read_to_string(path).unwrap());
             assert!(old == new, "{}: {name}\n{}", sc.name, json_diff_text(&old, &new));
         }
     }
+}
+
+/// This build's words for an inconclusive fixed-size decision put back as earlier builds wrote
+/// them. The change is deliberate (the sequential decisions' work): the earlier words, "about N
+/// cases would settle the task comparison", invited adding cases to a fixed-size decision and
+/// deciding again, which raises its error rate. Only that ending differs (every other byte of a
+/// re-evaluation is compared as it is), and `verify --reproduce` accepts a decision signed in
+/// the earlier words (`decision::reason_as_before`), which `every_old_signed_decision_…` checks.
+fn in_earlier_words(text: &str) -> String {
+    const BEGIN: &str = "; a fresh fixed-size evaluation would need about ";
+    const END: &str = " cases for the task comparison; adding cases to this one and deciding again raises the error rate, sequential: true adds cases safely";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(BEGIN) {
+        let after = &rest[i + BEGIN.len()..];
+        match after.find(END) {
+            Some(j) if !after[..j].is_empty() && after[..j].bytes().all(|b| b.is_ascii_digit()) => {
+                out.push_str(&rest[..i]);
+                out.push_str(&format!(
+                    "; about {} cases would settle the task comparison",
+                    &after[..j]
+                ));
+                rest = &after[j + END.len()..];
+            }
+            _ => {
+                out.push_str(&rest[..i + BEGIN.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A summary's text with the tool version it names replaced by this build's.
@@ -253,7 +357,7 @@ fn json_diff_text(old: &str, new: &str) -> String {
 
 #[test]
 fn the_renderers_read_old_reports_as_they_are() {
-    for sc in scenarios() {
+    for sc in all_scenarios() {
         let json = std::fs::read_to_string(sc.file("report.json")).unwrap();
         // The page renders a reopened signed decision's report with the core's Markdown: the same
         // text the old build wrote.
@@ -264,12 +368,21 @@ fn the_renderers_read_old_reports_as_they_are() {
             sc.name
         );
         let page = html::report_html_json(&json).unwrap();
-        let outcome = if sc.report()["decision"]["approved"] == true {
-            "approved"
-        } else {
-            "blocked"
-        };
+        let outcome = sc.outcome();
         assert!(page.contains(&format!("data-outcome=\"{outcome}\"")), "{}", sc.name);
-        assert!(!page.contains("clustered delta"), "{}", sc.name);
+        // An inconclusive decision says how many cases would settle it (none is sequential).
+        assert_eq!(
+            page.contains("data-testid=\"cases-needed\""),
+            outcome == "inconclusive",
+            "{}",
+            sc.name
+        );
+        // The clustered interval is shown where the report has one (never in the first set).
+        assert_eq!(
+            page.contains("clustered delta"),
+            sc.report()["stats"]["task"]["clustered"].is_object(),
+            "{}",
+            sc.name
+        );
     }
 }
