@@ -261,6 +261,8 @@ mod tests {
         assert_eq!(continuation(&Value::Null), None);
     }
 
+    // roxmltree is a native dev-dependency (the wasm32 build of the tests has none).
+    #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn the_chart_has_a_point_per_look_and_the_stop() {
         let q = json!({"unit": "case", "budget": 100, "used": 3, "stopped": "approved", "tolerance": 0.05,
