@@ -356,41 +356,14 @@ fn resolved_policy(py: Python<'_>, policy: &str) -> PyResult<GatePolicy> {
 }
 
 /// The sequential rule's units of a test set (JSONL) under `policy`, in the seed's order, each
-/// its cases' positions in the test set: a case alone, or under `cluster: template` a
-/// template's cases (in test-set order; a case without a template is a template of its own).
-/// The keys and their order are `deploy_gate::sequential`'s (`order`), so the cases are asked
-/// in the order the report's sequence takes them.
+/// its cases' positions in the test set (`deploy_gate::sequential::run_units`, the order
+/// `run --policy` asks them in): the cases are asked in the order the report's sequence takes
+/// them.
 #[pyfunction]
 fn sequential_units(py: Python<'_>, policy: &str, test_set: &[u8]) -> PyResult<Vec<Vec<usize>>> {
     let policy = resolved_policy(py, policy)?;
     let ts = cases_test_set(py, test_set)?;
-    let seed = policy.test_set.seed;
-    let mut keys: Vec<String> = Vec::new();
-    let mut members: Vec<Vec<usize>> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for (i, c) in ts.cases.iter().enumerate() {
-        let key = match policy.cluster() {
-            deploy_gate::policy::Cluster::None => c.pipeline_id.text.to_string(),
-            deploy_gate::policy::Cluster::Template => {
-                let text = c.template_id.get();
-                if text == "null" {
-                    format!("pipeline:{}", c.pipeline_id.text)
-                } else {
-                    text.to_owned()
-                }
-            }
-        };
-        let k = *index.entry(key.clone()).or_insert_with(|| {
-            keys.push(key);
-            members.push(Vec::new());
-            keys.len() - 1
-        });
-        members[k].push(i);
-    }
-    Ok(deploy_gate::sequential::order(seed, &keys)
-        .into_iter()
-        .map(|k| std::mem::take(&mut members[k]))
-        .collect())
+    Ok(deploy_gate::sequential::run_units(&ts, &policy))
 }
 
 /// One side's answers for `evaluate_cases`: ids, kinds and texts (see `answers`).
@@ -421,13 +394,16 @@ fn evaluate_cases(
         }
         let answers = answers(&kinds, texts)?;
         let name = format!("{label}-runner.jsonl");
-        let (v, _) =
-            verdicts_of(Role::verdicts(side), &name, ids.iter().zip(answers.iter())).map_err(|e| input_error(py, &e))?;
+        let (v, _) = verdicts_of(Role::verdicts(side), &name, ids.iter().zip(answers.iter()))
+            .map_err(|e| input_error(py, &e))?;
         v.check_against(&ts).map_err(|e| input_error(py, &e))?;
         verdicts.push(v);
     }
     let mut trajectories = Vec::with_capacity(2);
-    for (side, label, data) in [(Side::Old, "old", old_trajectories), (Side::New, "new", new_trajectories)] {
+    for (side, label, data) in [
+        (Side::Old, "old", old_trajectories),
+        (Side::New, "new", new_trajectories),
+    ] {
         trajectories.push(match data {
             Some(bytes) => {
                 let name = format!("{label}-trajectories.jsonl");
