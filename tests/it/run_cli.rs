@@ -35,20 +35,9 @@ fn test_set(dir: &Path) -> (String, Vec<Value>) {
     (s(&path), cases)
 }
 
-/// A file's lines as JSON (a panic naming the line if one is not).
+/// A file's lines as JSON.
 fn lines(path: &Path) -> Vec<Value> {
-    let bytes = std::fs::read(path).unwrap();
-    assert!(
-        bytes.is_empty() || bytes.ends_with(b"\n"),
-        "{} ends with a whole line",
-        path.display()
-    );
-    String::from_utf8(bytes)
-        .unwrap()
-        .lines()
-        .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{} line {}: {e}: {l}", path.display(), i + 1)))
-        .collect()
+    jsonl(path)
 }
 
 /// A worker script in `dir`, made executable.

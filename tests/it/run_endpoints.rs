@@ -236,20 +236,9 @@ fn chat_target(dir: &Path, name: &str, base: Value, model: &str, extra: Value) -
     write(dir, name, &serde_json::to_string_pretty(&t).unwrap())
 }
 
-/// A file's lines as JSON (a panic naming the line if one is not).
+/// A file's lines as JSON.
 fn lines(path: &Path) -> Vec<Value> {
-    let bytes = std::fs::read(path).unwrap_or_default();
-    assert!(
-        bytes.is_empty() || bytes.ends_with(b"\n"),
-        "{} ends with a whole line",
-        path.display()
-    );
-    String::from_utf8(bytes)
-        .unwrap()
-        .lines()
-        .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{} line {}: {e}: {l}", path.display(), i + 1)))
-        .collect()
+    jsonl(path)
 }
 
 /// The records of a finished output: one per case, in test-set order; by id (as JSON text).

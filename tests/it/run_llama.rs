@@ -70,11 +70,7 @@ fn start() -> Option<Llama> {
 }
 
 fn records(path: &str) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    jsonl(Path::new(path))
 }
 
 #[test]

@@ -242,3 +242,20 @@ pub fn reviewer(dir: &Path) -> Reviewer {
         public: dir.join("reviewer.pub.pem"),
     }
 }
+
+/// A JSONL file's lines as JSON (a panic naming the line if one is not; a missing file has
+/// none), each line whole.
+pub fn jsonl(path: &Path) -> Vec<serde_json::Value> {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    assert!(
+        bytes.is_empty() || bytes.ends_with(b"\n"),
+        "{} ends with a whole line",
+        path.display()
+    );
+    String::from_utf8(bytes)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{} line {}: {e}: {l}", path.display(), i + 1)))
+        .collect()
+}
