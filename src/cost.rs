@@ -1,6 +1,7 @@
 //! What the calls behind verdict records cost: the optional fields `deploy-gate run` writes on a
-//! record (`latency_ms`, `usage`, `attempts`, `target`), read beside the verdict, and the
-//! report's per-model summary of them.
+//! record (`latency_ms`, `usage`, `attempts`, `target`) and the named numbers a record may carry
+//! (`metrics`, `{"cost_usd": 0.012, "steps": 7}`), read beside the verdict, and the report's
+//! per-model summary of them.
 //!
 //! The fields are optional and independent. The reader ([`crate::verdicts`]) keeps them only
 //! for the records that carry them, in a side table, so a file without them reads as it did and
@@ -26,6 +27,9 @@ pub struct Usage {
     pub completion_tokens: Option<u64>,
 }
 
+/// A record's `metrics`: each name and its finite value, in the record's order.
+pub type Metrics = Box<[(Box<str>, f64)]>;
+
 /// The cost fields of one record, as kept (only for records that carry one at least).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RecordCost {
@@ -37,6 +41,19 @@ pub struct RecordCost {
     pub attempts: Option<u64>,
     /// The digest of the target file that produced the record (shared between records).
     pub target: Option<Arc<str>>,
+    /// `metrics`: named finite numbers, in the record's order (names distinct).
+    pub metrics: Option<Metrics>,
+}
+
+impl RecordCost {
+    /// The value of metric `name` (`metrics.NAME`), when the record carries it.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics
+            .as_deref()?
+            .iter()
+            .find(|(k, _)| &**k == name)
+            .map(|(_, v)| *v)
+    }
 }
 
 /// A record field with a cost, for messages.
@@ -48,6 +65,7 @@ pub(crate) enum CostField {
     CompletionTokens,
     Attempts,
     Target,
+    Metrics,
 }
 
 impl CostField {
@@ -60,6 +78,7 @@ impl CostField {
             CostField::CompletionTokens => "usage.completion_tokens",
             CostField::Attempts => "attempts",
             CostField::Target => "target",
+            CostField::Metrics => "metrics",
         }
     }
 
@@ -100,6 +119,7 @@ pub(crate) struct CostFields<'a> {
     usage: Option<Usage>,
     attempts: Option<u64>,
     target: Option<Cow<'a, str>>,
+    metrics: Option<Vec<(Box<str>, f64)>>,
     /// The keys seen, one bit per [`CostField`].
     seen: u8,
     /// The first unusable value.
@@ -137,6 +157,7 @@ impl<'a> CostFields<'a> {
             "usage" => CostField::Usage,
             "attempts" => CostField::Attempts,
             "target" => CostField::Target,
+            "metrics" => CostField::Metrics,
             _ => return Ok(false),
         };
         if !self.first_time(field) {
@@ -160,6 +181,32 @@ impl<'a> CostFields<'a> {
                 Scalar::Str(s) => self.target = Some(s),
                 other => self.fail(field, 0, format!("is {}, expected a string", other.kind())),
             },
+            CostField::Metrics => {
+                let mut metrics: Vec<(Box<str>, f64)> = Vec::new();
+                let mut problem = None;
+                let is_object = v.object(&mut |k, inner| {
+                    if metrics.iter().any(|(name, _)| &**name == k) {
+                        problem.get_or_insert(format!("has `{k}` twice"));
+                        return inner.skip();
+                    }
+                    let value = inner.scalar()?;
+                    match value.as_f64() {
+                        Some(x) if x.is_finite() => metrics.push((k.into(), x + 0.0)),
+                        Some(_) => {
+                            problem.get_or_insert(format!("`{k}` is not finite, expected a finite number"));
+                        }
+                        None => {
+                            problem.get_or_insert(format!("`{k}` is {}, expected a finite number", value.kind()));
+                        }
+                    }
+                    Ok(())
+                })?;
+                match (is_object, problem) {
+                    (false, _) => self.fail(field, 0, "is not a JSON object of named numbers".into()),
+                    (true, Some(why)) => self.fail(field, 0, why),
+                    (true, None) => self.metrics = Some(metrics),
+                }
+            }
             _ => {
                 let mut usage = Usage::default();
                 let mut seen = 0u8;
@@ -215,6 +262,7 @@ impl<'a> CostFields<'a> {
             usage: self.usage,
             attempts: self.attempts,
             target,
+            metrics: self.metrics.clone().map(Vec::into_boxed_slice),
         }
     }
 }
@@ -389,6 +437,7 @@ mod tests {
                 }),
                 attempts: Some(1),
                 target: Some(t.clone()),
+                metrics: None,
             },
             RecordCost {
                 latency_ms: Some(10.0),

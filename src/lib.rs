@@ -33,6 +33,7 @@ pub mod decision;
 pub mod deploy;
 pub mod diff;
 pub mod gate;
+pub mod guardrail;
 pub mod input;
 pub mod json;
 pub mod lines;

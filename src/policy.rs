@@ -63,6 +63,7 @@
 
 use crate::attest::{jcs, strict};
 use crate::compat::upper;
+use crate::guardrail::{Guardrail, Guardrails, Prices, TemplateRegression};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -102,7 +103,7 @@ pub const REPORT_SCHEMA_PREFIX: &str = "deploy-gate/report/";
 /// The policy's fields, in the report's order and spelling (`cluster` and `repeats` only in a
 /// policy of this revision: see the module's documentation; `sequential` and `budget` only when
 /// the policy is sequential and gives a budget: see [`SequentialPolicy`]).
-pub const FIELDS: [&str; 13] = [
+pub const FIELDS: [&str; 16] = [
     "min_samples",
     "max_samples",
     "seed",
@@ -116,6 +117,9 @@ pub const FIELDS: [&str; 13] = [
     "repeats",
     "sequential",
     "budget",
+    "prices",
+    "guardrails",
+    "template_regression",
 ];
 
 /// An invalid policy field.
@@ -129,7 +133,7 @@ pub struct PolicyError {
 }
 
 impl PolicyError {
-    fn new(field: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(field: &str, message: impl Into<String>) -> Self {
         PolicyError {
             field: field.to_owned(),
             message: message.into(),
@@ -407,6 +411,9 @@ pub struct GatePolicy {
     pub case_model: Option<CaseModel>,
     /// The sequential rule (`sequential: true`, its `budget`); `None`: the fixed rule.
     pub sequential: Option<SequentialPolicy>,
+    /// `prices`, `guardrails` and `template_regression` (see [`crate::guardrail`]), each written
+    /// only when given: a policy without them has the canonical form and digest it had.
+    pub guardrails: Guardrails,
 }
 
 impl Default for GatePolicy {
@@ -421,6 +428,7 @@ impl Default for GatePolicy {
             confidence: DEFAULT_CONFIDENCE,
             case_model: Some(CaseModel::default()),
             sequential: None,
+            guardrails: Guardrails::default(),
         }
     }
 }
@@ -431,7 +439,10 @@ impl Default for GatePolicy {
 impl Serialize for GatePolicy {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let fields = if self.case_model.is_some() { 11 } else { 9 }
-            + self.sequential.map_or(0, |q| 1 + usize::from(q.budget.is_some()));
+            + self.sequential.map_or(0, |q| 1 + usize::from(q.budget.is_some()))
+            + usize::from(self.guardrails.prices.is_some())
+            + usize::from(!self.guardrails.list.is_empty())
+            + usize::from(self.guardrails.template_regression.is_some());
         let mut st = s.serialize_struct("GatePolicy", fields)?;
         st.serialize_field("min_samples", &self.test_set.min_samples)?;
         st.serialize_field("max_samples", &self.test_set.max_samples)?;
@@ -451,6 +462,16 @@ impl Serialize for GatePolicy {
             if let Some(b) = q.budget {
                 st.serialize_field("budget", &b)?;
             }
+        }
+        let g = &self.guardrails;
+        if let Some(p) = &g.prices {
+            st.serialize_field("prices", p)?;
+        }
+        if !g.list.is_empty() {
+            st.serialize_field("guardrails", &g.list)?;
+        }
+        if let Some(t) = &g.template_regression {
+            st.serialize_field("template_regression", t)?;
         }
         st.end()
     }
@@ -527,6 +548,12 @@ pub struct PolicyInput {
     pub sequential: Option<bool>,
     /// The sequential rule's budget (a whole number ≥ 1).
     pub budget: Option<usize>,
+    /// `prices`: each model's price per million tokens.
+    pub prices: Option<Prices>,
+    /// `guardrails` (an empty list: none).
+    pub guardrails: Option<Vec<Guardrail>>,
+    /// `template_regression`.
+    pub template_regression: Option<TemplateRegression>,
     /// Read from a report's `policy` (a policy complete for its time): if neither `cluster` nor
     /// `repeats` is given, the policy predates them and resolves as it did (see the module's
     /// documentation); otherwise absent fields take the defaults.
@@ -549,6 +576,9 @@ fn canonical_field(key: &str) -> Option<&'static str> {
         "repeats" => "repeats",
         "sequential" => "sequential",
         "budget" => "budget",
+        "prices" => "prices",
+        "guardrails" => "guardrails",
+        "template_regression" => "template_regression",
         _ => return None,
     })
 }
@@ -795,6 +825,9 @@ fn set_field(p: &mut PolicyInput, field: &str, key: &str, v: &Value) -> Result<(
             };
             p.budget = Some(budget_of(key, n, &shown)?);
         }
+        "prices" => p.prices = Some(Guardrails::parse_prices(key, v)?),
+        "guardrails" => p.guardrails = Some(Guardrails::parse_list(key, v)?),
+        "template_regression" => p.template_regression = Some(Guardrails::parse_template_regression(key, v)?),
         "confidence" => {
             p.confidence = Some(match (text, v.as_f64()) {
                 (Some(t), _) => confidence_text(key, t)?,
@@ -891,7 +924,8 @@ impl PolicyInput {
                     format!(
                         "unknown field `{key}` (the fields are min_samples, max_samples, seed, pass_verdicts, \
                          task_tol or task_regression_tol, traj_tol or trajectory_regression_tol, \
-                         on_insufficient, mode, confidence, cluster, repeats, sequential, budget)"
+                         on_insufficient, mode, confidence, cluster, repeats, sequential, budget, prices, guardrails, \
+                         template_regression)"
                     ),
                 ));
             };
@@ -923,6 +957,9 @@ impl PolicyInput {
             repeats: self.repeats.or(lower.repeats),
             sequential: self.sequential.or(lower.sequential),
             budget: self.budget.or(lower.budget),
+            prices: self.prices.or(lower.prices),
+            guardrails: self.guardrails.or(lower.guardrails),
+            template_regression: self.template_regression.or(lower.template_regression),
             of_report: self.of_report || lower.of_report,
         }
     }
@@ -971,6 +1008,12 @@ impl PolicyInput {
             }
             (false, None) => None,
         };
+        let guardrails = Guardrails {
+            list: self.guardrails.unwrap_or_default(),
+            prices: self.prices,
+            template_regression: self.template_regression,
+        };
+        guardrails.check()?;
         Ok(GatePolicy {
             test_set: TestSetPolicy {
                 min_samples: self.min_samples.unwrap_or(d.test_set.min_samples),
@@ -992,6 +1035,7 @@ impl PolicyInput {
                 })
             },
             sequential,
+            guardrails,
         })
     }
 
@@ -1362,6 +1406,7 @@ mod tests {
                 repeats: Repeats::Mean,
             }),
             sequential: None,
+            guardrails: Guardrails::default(),
         };
         assert_eq!(GatePolicy::from_report(&p.to_value()).unwrap(), p);
         // Reports made before `mode` and `confidence` existed: the defaults.
@@ -1592,32 +1637,106 @@ mod round_trip {
             (any::<bool>(), any::<bool>(), 0.0001f64..0.9999),
             proptest::option::of((any::<bool>(), any::<bool>())),
             proptest::option::of(proptest::option::of(1usize..1_000_000)),
+            guardrails(),
         )
             .prop_map(
-                |((min, max, seed), pass, (task, traj), (approve, ni, confidence), model, sequential)| GatePolicy {
-                    test_set: TestSetPolicy {
-                        min_samples: min,
-                        max_samples: max,
-                        seed,
-                    },
-                    pass_verdicts: PassSet::new(pass),
-                    task_regression_tol: task,
-                    trajectory_regression_tol: traj,
-                    on_insufficient: if approve {
-                        OnInsufficient::Approve
-                    } else {
-                        OnInsufficient::Block
-                    },
-                    mode: if ni { Mode::NonInferiority } else { Mode::Point },
-                    confidence,
-                    case_model: model.map(|(none, mean)| CaseModel {
-                        cluster: if none { Cluster::None } else { Cluster::Template },
-                        repeats: if mean { Repeats::Mean } else { Repeats::Last },
-                    }),
-                    // The sequential rule is a non-inferiority rule.
-                    sequential: sequential.filter(|_| ni).map(|budget| SequentialPolicy { budget }),
+                |((min, max, seed), pass, (task, traj), (approve, ni, confidence), model, sequential, guardrails)| {
+                    GatePolicy {
+                        test_set: TestSetPolicy {
+                            min_samples: min,
+                            max_samples: max,
+                            seed,
+                        },
+                        pass_verdicts: PassSet::new(pass),
+                        task_regression_tol: task,
+                        trajectory_regression_tol: traj,
+                        on_insufficient: if approve {
+                            OnInsufficient::Approve
+                        } else {
+                            OnInsufficient::Block
+                        },
+                        mode: if ni { Mode::NonInferiority } else { Mode::Point },
+                        confidence,
+                        case_model: model.map(|(none, mean)| CaseModel {
+                            cluster: if none { Cluster::None } else { Cluster::Template },
+                            repeats: if mean { Repeats::Mean } else { Repeats::Last },
+                        }),
+                        // The sequential rule is a non-inferiority rule.
+                        sequential: sequential.filter(|_| ni).map(|budget| SequentialPolicy { budget }),
+                        guardrails,
+                    }
                 },
             )
+    }
+
+    fn guardrails() -> impl Strategy<Value = Guardrails> {
+        use crate::guardrail::{Action, Limit, Metric, Price, Prices, Statistic, TemplateRegression};
+        let metric = prop_oneof![
+            Just(Metric::LatencyMs),
+            Just(Metric::PromptTokens),
+            Just(Metric::CompletionTokens),
+            Just(Metric::TotalTokens),
+            Just(Metric::Cost),
+            "[a-z_ß]{1,8}".prop_map(Metric::Named),
+        ];
+        let statistic = prop_oneof![
+            Just(Statistic::Mean),
+            prop::sample::select(vec![50u8, 90, 95, 99]).prop_map(Statistic::Percentile)
+        ];
+        let limit = prop_oneof![
+            (-0.99f64..10.0).prop_map(Limit::Increase),
+            (-1e6f64..1e6).prop_map(Limit::Difference)
+        ];
+        let action = prop_oneof![Just(Action::Block), Just(Action::Advise)];
+        let rail = (
+            metric,
+            statistic,
+            limit,
+            action.clone(),
+            proptest::option::of(2usize..5000),
+        )
+            .prop_map(|(metric, statistic, limit, action, min_cases)| Guardrail {
+                metric,
+                statistic,
+                limit,
+                action,
+                min_cases,
+            });
+        let price = (0.0f64..100.0, 0.0f64..100.0).prop_map(|(p, c)| Price {
+            prompt_per_million: p,
+            completion_per_million: c,
+        });
+        let template =
+            (0.0f64..1.0, 2usize..500, action).prop_map(|(max_drop, min_cases, action)| TemplateRegression {
+                max_drop,
+                min_cases,
+                action,
+            });
+        (
+            proptest::collection::vec(rail, 0..4),
+            proptest::option::of((price.clone(), price)),
+            proptest::option::of(template),
+        )
+            .prop_map(|(list, prices, template_regression)| {
+                let needs = list.iter().any(|g| g.metric == Metric::Cost);
+                let prices = prices.map(|(old, new)| Prices { old, new }).or_else(|| {
+                    needs.then_some(Prices {
+                        old: Price {
+                            prompt_per_million: 1.0,
+                            completion_per_million: 2.0,
+                        },
+                        new: Price {
+                            prompt_per_million: 1.0,
+                            completion_per_million: 2.0,
+                        },
+                    })
+                });
+                Guardrails {
+                    list,
+                    prices,
+                    template_regression,
+                }
+            })
     }
 
     proptest! {

@@ -6,6 +6,7 @@
 use crate::audit::{AuditIndex, AuditSummary};
 use crate::cost::{model_cost, CostSummary};
 use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision, SequentialTask};
+use crate::guardrail::GuardrailsReport;
 use crate::input::{InputFile, Side};
 use crate::policy::{Cluster, GatePolicy, OnInsufficient, Repeats};
 use crate::scoring::{score_with, template_index, CaseOutcome, CaseStatus, ModelCounts, TemplateRow};
@@ -114,6 +115,10 @@ pub struct GateReport {
     /// true` (see [`crate::sequential`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialReport>,
+    /// The guardrails as judged, present only when the policy has some (see
+    /// [`crate::guardrail`]); the decision is taken over them and the task rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guardrails: Option<GuardrailsReport>,
     /// The A/B comparison (the reference's `ABComparison`).
     pub comparison: ABComparison,
     /// Intervals, tests and sample-size guidance (unrounded).
@@ -192,7 +197,24 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
             unit: q.unit,
         }),
     };
-    let decision = decide(&evidence, policy);
+    let mut decision = decide(&evidence, policy);
+    let used = sequential
+        .as_ref()
+        .map(|q| crate::sequential::used_cases(&scoring.cases, policy, q.used));
+    let guardrails = crate::guardrail::evaluate(
+        policy,
+        ts,
+        inputs.old_verdicts,
+        inputs.new_verdicts,
+        &scoring.cases,
+        used.as_deref(),
+    );
+    if let Some(g) = &guardrails {
+        let (outcome, reason) = crate::guardrail::combine(decision.outcome(), &decision.reason, g);
+        decision.outcome = Some(outcome);
+        decision.approved = outcome == crate::decision::Outcome::Approved;
+        decision.reason = reason;
+    }
     let comparison = compare(scoring.old.pass_rate, scoring.new.pass_rate, ts.cases.len());
 
     let mut inputs_list: Vec<InputFile> = inputs.audit.files().to_vec();
@@ -225,6 +247,7 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
         },
         decision,
         sequential,
+        guardrails,
         comparison,
         stats,
         cases: scoring.cases,

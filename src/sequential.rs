@@ -132,6 +132,51 @@ pub fn units(cases: &[CaseOutcome], policy: &GatePolicy) -> (Vec<f64>, &'static 
     }
 }
 
+/// The cases (indices into `cases`) of the first `used` units in the seed's order, as [`units`]
+/// takes them: the cases the sequential rule decided on, which the guardrails are judged on.
+pub fn used_cases(cases: &[CaseOutcome], policy: &GatePolicy, used: usize) -> Vec<usize> {
+    let counted: Vec<usize> = (0..cases.len())
+        .filter(|&i| !(cases[i].old_missing && cases[i].new_missing))
+        .collect();
+    let seed = policy.test_set.seed;
+    let mut out: Vec<usize> = match policy.cluster() {
+        Cluster::None => {
+            let keys: Vec<String> = counted.iter().map(|&i| cases[i].pipeline_id.text.to_string()).collect();
+            order(seed, &keys).into_iter().take(used).map(|k| counted[k]).collect()
+        }
+        Cluster::Template => {
+            let clusters = Clusters::by_key(counted.iter().map(|&i| {
+                let text = cases[i].template_id.get();
+                (text != "null").then_some(text)
+            }));
+            let mut keys = vec![String::new(); clusters.count];
+            for (&i, &k) in counted.iter().zip(&clusters.of).rev() {
+                let text = cases[i].template_id.get();
+                keys[k] = if text == "null" {
+                    format!("pipeline:{}", cases[i].pipeline_id.text)
+                } else {
+                    text.to_owned()
+                };
+            }
+            let chosen: Vec<bool> = {
+                let mut c = vec![false; clusters.count];
+                for k in order(seed, &keys).into_iter().take(used) {
+                    c[k] = true;
+                }
+                c
+            };
+            counted
+                .iter()
+                .zip(&clusters.of)
+                .filter(|(_, &k)| chosen[k])
+                .map(|(&i, _)| i)
+                .collect()
+        }
+    };
+    out.sort_unstable();
+    out
+}
+
 /// The sequential decision of the task criterion, for a sequential policy (`None` otherwise).
 pub fn decide(cases: &[CaseOutcome], policy: &GatePolicy) -> Option<SequentialReport> {
     let settings = policy.sequential?;

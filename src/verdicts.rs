@@ -524,7 +524,7 @@ fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'
             f.marks.stage_key = true;
             v.skip()?
         }
-        "latency_ms" | "usage" | "attempts" | "target" => {
+        "latency_ms" | "usage" | "attempts" | "target" | "metrics" => {
             f.cost.read(key, v)?;
         }
         _ => v.skip()?,
@@ -1374,6 +1374,7 @@ mod tests {
                 }),
                 attempts: Some(1),
                 target: Some("sha256:ab".into()),
+                metrics: None,
             }]
         );
         // The last record of p2 has none; both runs count under `mean`, the first with a cost.

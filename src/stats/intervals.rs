@@ -181,7 +181,7 @@ pub(super) fn mean(xs: &[f64]) -> f64 {
 }
 
 /// The `q` quantile of sorted values, interpolating linearly between ranks (numpy's default).
-fn quantile(sorted: &[f64], q: f64) -> f64 {
+pub(super) fn quantile(sorted: &[f64], q: f64) -> f64 {
     let pos = q * (sorted.len() - 1) as f64;
     let (i, frac) = (pos.floor() as usize, pos - pos.floor());
     if i + 1 < sorted.len() {
@@ -192,7 +192,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// A uniform index below `n`, the same on every platform (64-bit draws, multiply-shift).
-fn index(rng: &mut ChaCha20Rng, n: usize) -> usize {
+pub(super) fn index(rng: &mut ChaCha20Rng, n: usize) -> usize {
     ((rng.next_u64() as u128 * n as u128) >> 64) as usize
 }
 

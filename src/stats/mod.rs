@@ -10,6 +10,7 @@
 
 mod cluster;
 mod intervals;
+mod paired;
 mod quantile;
 mod sequential;
 mod simulate;
@@ -21,6 +22,7 @@ pub use intervals::{
     bootstrap_delta, cases_needed, mcnemar, newcombe_paired, wilson, DeltaInterval, McNemar, Paired, RateInterval,
     RESAMPLES,
 };
+pub use paired::{drop_p_value, holm, mean_change, nearest_rank_of, quantile_change, Change, GUARDRAIL_RESAMPLES};
 pub use quantile::{normal_quantile, t_density, t_quantile, t_upper_tail};
 pub use sequential::{
     sequential_decision, template_means, BettingCs, Look, SequentialDecision, SequentialState, RECORD_EVERY_UP_TO,
