@@ -1,4 +1,4 @@
-use super::*;
+use super::{combine, Action, CriterionResult, GuardrailOutcome, GuardrailsReport};
 use crate::decision::Outcome;
 use crate::gate::{evaluate_in_memory, MemoryInputs};
 use crate::policy::{GatePolicy, PolicyInput};
@@ -54,6 +54,11 @@ fn report(
             3 + i % 3
         ));
     }
+    evaluate(&audit, &old, &new, policy)
+}
+
+/// The report on files in memory.
+fn evaluate(audit: &str, old: &str, new: &str, policy: &GatePolicy) -> GateReport {
     let inputs = MemoryInputs {
         audit: vec![("audit.jsonl", audit.as_bytes())],
         old_verdicts: ("old.jsonl", old.as_bytes()),
@@ -327,14 +332,7 @@ fn a_case_missing_the_metric_on_one_side_is_excluded_and_counted() {
         };
         new.push_str(&format!("{{\"pipeline_id\": \"c{i}\", \"verdict\": \"PASS\"{m}}}\n"));
     }
-    let inputs = MemoryInputs {
-        audit: vec![("audit.jsonl", audit.as_bytes())],
-        old_verdicts: ("old.jsonl", old.as_bytes()),
-        new_verdicts: ("new.jsonl", new.as_bytes()),
-        old_trajectories: None,
-        new_trajectories: None,
-    };
-    let r = evaluate_in_memory(&inputs, &p).unwrap().1;
+    let r = evaluate(&audit, &old, &new, &p);
     let c = &r.guardrails.as_ref().unwrap().criteria[0];
     assert_eq!((c.n, c.excluded), (20, 10));
     assert_eq!(c.outcome, GuardrailOutcome::Within);

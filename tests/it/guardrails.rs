@@ -164,17 +164,10 @@ fn bad_metrics_and_bad_guardrails_are_refused_by_file_line_and_field() {
         let mut lines: Vec<&str> = text.lines().collect();
         lines[2] = line;
         write(inputs.dir.path(), "bad.jsonl", &(lines.join("\n") + "\n"));
-        let out = run(&[
-            "evaluate",
-            "--audit",
-            &inputs.path("audit.jsonl"),
-            "--old-verdicts",
-            &inputs.path("old.jsonl"),
-            "--new-verdicts",
-            &inputs.path("bad.jsonl"),
-            "--min-samples",
-            "1",
-        ]);
+        let mut args = strings(&["evaluate", "--min-samples", "1"]);
+        args.extend(inputs.files());
+        args[8] = inputs.path("bad.jsonl");
+        let out = run(&args);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{line}: {err}");
         assert!(
@@ -251,6 +244,7 @@ fn a_decision_with_guardrails_signs_verifies_and_reproduces() {
     write(dir, "new-other.jsonl", &stripped);
     let mut other = inputs.files();
     other[5] = inputs.path("new-other.jsonl");
+    assert_eq!(inputs.files()[4], "--new-verdicts");
     let out = verify(other);
     assert_eq!(json_stdout(&out)["check"], "reproduce", "{}", text(&out));
 }
