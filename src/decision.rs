@@ -219,6 +219,28 @@ pub fn insufficient_reason(candidates: usize, min_samples: usize) -> String {
     }
 }
 
+/// The reason given when `on_insufficient = block` stops an empty or too small test set, naming
+/// every cause: [`insufficient_reason`], then, when the trajectory comparison (which needs no
+/// test case) regressed, [`TRAJECTORY_CAUSE`] with its figures.
+fn insufficient_reason_with_causes(
+    e: &Evidence,
+    policy: &GatePolicy,
+    trajectory: Option<(f64, f64)>,
+    trajectory_regressed: bool,
+) -> String {
+    let reason = insufficient_reason(e.candidates, policy.test_set.min_samples);
+    match trajectory.filter(|_| trajectory_regressed) {
+        Some((old, new)) => format!(
+            "{reason}{TRAJECTORY_CAUSE}(new mean {new:.3} < old mean {old:.3} - {})",
+            policy.trajectory_regression_tol
+        ),
+        None => reason,
+    }
+}
+
+/// What [`insufficient_reason_with_causes`] adds for a trajectory regression, before its figures.
+const TRAJECTORY_CAUSE: &str = "; trajectory quality regressed ";
+
 /// `-tolerance` as the reasons write it.
 fn negated(tol: f64) -> String {
     if tol == 0.0 {
@@ -264,11 +286,32 @@ const SETTLE_BEGIN: &str = "; a fresh fixed-size evaluation would need about ";
 const SETTLE_END: &str = " cases for the task comparison; adding cases to this one and deciding again \
      raises the error rate, sequential: true adds cases safely";
 
-/// The reason as builds before this text wrote it (`…; about N cases would settle the task
-/// comparison`), for a reason that ends with the current text; `None` for any other. A decision
-/// signed by such a build reproduces ([`crate::attest::reproduce`]) when the files give the same
-/// decision with the current text.
+/// The reason as earlier builds wrote it, for a reason whose words have changed since; `None`
+/// for any other. A decision signed by such a build reproduces ([`crate::attest::reproduce`])
+/// when the files give the same decision in the current words. Two changes:
+///
+/// - a fixed-size inconclusive decision's ending (`…; a fresh fixed-size evaluation would need
+///   about N cases …`) was `…; about N cases would settle the task comparison`;
+/// - a test set too small to decide on, with a trajectory regression, named only the test set
+///   (`blocked: insufficient test cases (…)`), not the trajectory cause after it.
 pub fn reason_as_before(reason: &str) -> Option<String> {
+    settle_reason_as_before(reason).or_else(|| insufficient_reason_as_before(reason))
+}
+
+/// [`reason_as_before`] for the blocked reason of a too small test set that names the
+/// trajectory cause: its first cause alone.
+fn insufficient_reason_as_before(reason: &str) -> Option<String> {
+    if !reason.starts_with("blocked: insufficient test cases (") || !reason.ends_with(')') {
+        return None;
+    }
+    let at = reason.find(TRAJECTORY_CAUSE)?;
+    reason[at + TRAJECTORY_CAUSE.len()..]
+        .starts_with("(new mean ")
+        .then(|| reason[..at].to_owned())
+}
+
+/// [`reason_as_before`] for the fixed rule's inconclusive ending.
+fn settle_reason_as_before(reason: &str) -> Option<String> {
     let head = reason.strip_suffix(SETTLE_END)?;
     let at = head.rfind(SETTLE_BEGIN)?;
     let n: u64 = head[at + SETTLE_BEGIN.len()..].parse().ok()?;
@@ -427,7 +470,9 @@ fn non_inferiority(e: &Evidence, policy: &GatePolicy, trajectory_checked: bool) 
 }
 
 /// Evaluates the gate: the reference's rule (or non-inferiority), plus `on_insufficient` for an
-/// empty test set (`approve` falls back to the reference's rule whatever the mode). In
+/// empty test set (`approve` falls back to the reference's rule whatever the mode; `block`
+/// blocks, the reason naming every cause: the test set, and a trajectory regression when the
+/// trajectory means, which need no test case, show one). In
 /// non-inferiority mode `details.task_regressed` / `trajectory_regressed` mean "non-inferiority
 /// not shown". Under a policy written before outcomes existed the decision is the one that
 /// policy made then (no `outcome`, never inconclusive).
@@ -451,7 +496,7 @@ pub fn decide(e: &Evidence, policy: &GatePolicy) -> GateDecision {
     let (outcome, reason) = if e.num_cases == 0 && policy.on_insufficient == OnInsufficient::Block {
         (
             Outcome::Blocked,
-            insufficient_reason(e.candidates, policy.test_set.min_samples),
+            insufficient_reason_with_causes(e, policy, both, trajectory_regressed),
         )
     } else if let Some((_, _, outcome, reason)) = ni {
         (outcome, reason)

@@ -857,7 +857,13 @@ export interface DiffTemplate {
   template_id: unknown; n_before: number; n_after: number; delta_before: number | null; delta_after: number | null;
   delta_change: number | null;
 }
-export interface DiffInterval { task_delta: number | null; low: number | null; high: number | null; confidence: number | null; }
+/** A side's task difference with the interval that decided: the one clustered by template when
+ * the report has it (`clustered: true`), else the unclustered one; `method` as the report names it
+ * (`newcombe`, `paired_t`, `cluster_robust_t`; null without statistics). */
+export interface DiffInterval {
+  task_delta: number | null; low: number | null; high: number | null; confidence: number | null;
+  method: string | null; clustered: boolean;
+}
 /** A diff of two evaluations (`deploy-gate diff --out`), as `JSON.parse` reads it: an integer id
  * beyond 2^53 is a rounded number here; `GateDiff.json()` has its digits, and the rows of
  * `GateDiff.flips` and `GateDiff.onlyIds` their exact text. */

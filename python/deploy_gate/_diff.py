@@ -42,7 +42,9 @@ def diff(
     the decision's change (``decision["changed"]``, ``"before"``, ``"after"``), the policy
     fields and inputs that differ, the cases in common and on one side only, per model the
     flips each way and verdict changes, every flip (``cases["flips"]``, pass→fail first), the
-    templates by the change in their delta, and both intervals.
+    templates by the change in their delta, and each side's interval for the task difference: the
+    one that decided (``stats["after"]["clustered"]``: clustered by template when the report has
+    that interval, as the rules use it; ``method`` names it).
 
     ``before`` and ``after``: a ``Report``, a report's or a signed decision's JSON text or
     bytes, or a file's path. A signed decision is read only once its signatures verify

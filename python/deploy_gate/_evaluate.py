@@ -102,8 +102,9 @@ def build_test_set(
     ``--policy`` and flags do. ``progress``: ``True`` (a tqdm bar of the bytes scanned when
     tqdm is installed), ``False``, or a callable ``progress(read, total, "scan")`` (bytes,
     increasing, ending at the total). Ctrl-C stops the scan within a fraction of a second
-    (``KeyboardInterrupt``; no thread is left running). Unusable files raise ``OSError`` or an
-    ``InputError``."""
+    (``KeyboardInterrupt``; no thread is left running). A missing file (a log, the policy file)
+    raises ``FileNotFoundError`` naming it, a file that cannot be read another ``OSError``, an
+    unusable one an ``InputError``."""
     overrides: Dict[str, Any] = {}
     if min_samples is not None:
         overrides["min_samples"] = min_samples
@@ -301,8 +302,10 @@ def evaluate(
     what)`` (``what``: ``"scan"``, counting bytes, then ``"old model"`` / ``"new model"``,
     counting cases). Ctrl-C stops the scan or the runs cleanly (``KeyboardInterrupt``).
 
-    Raises ``OSError`` for a file that cannot be read, an ``InputError`` subclass naming the
-    file and line for one that is unusable, ``PolicyError`` for an invalid policy.
+    Raises ``FileNotFoundError`` naming a missing file (an audit log, a verdict or trajectory
+    file, the policy file), another ``OSError`` for a file that cannot be read, an
+    ``InputError`` subclass naming the file and line for one that is unusable, ``PolicyError``
+    for an invalid policy.
     """
     session = _core.Session(_policy_json(policy))
     with ScanProgress(progress) as bar:

@@ -141,8 +141,10 @@ class DeploymentGate:
     Deliberate differences from the reference, each restored by one keyword:
 
     - ``on_insufficient="block"`` (default): ``evaluate_decision`` on an empty test set blocks
-      (``"blocked: insufficient test cases (empty test set)"``); ``on_insufficient="approve"``
-      approves 0.0 vs 0.0 as the reference does.
+      (``"blocked: insufficient test cases (empty test set)"``, then ``"; trajectory quality
+      regressed (new mean 0.400 < old mean 0.900 - 0.05)"`` when the trajectory results show a
+      regression: the reason names every cause); ``on_insufficient="approve"`` approves 0.0 vs
+      0.0 as the reference does.
     - ``build_test_set`` reads the real writer's completion entries (which carry
       ``stage_type: "output"``) as completions, and takes the user input from
       ``state_snapshot.input_text`` when a stage has it; the reference files such completions as
@@ -412,8 +414,10 @@ class DeploymentGate:
         ``DeploymentGate(none_metric="error")`` raises it too).
 
         Difference from the reference: an empty test set is blocked
-        (``"blocked: insufficient test cases (empty test set)"``) unless
-        ``on_insufficient="approve"`` (here or on the gate) restores the reference's approval.
+        (``"blocked: insufficient test cases (empty test set)"``; when the trajectory results
+        show a regression the reason names it too, ``"…; trajectory quality regressed (new mean
+        0.400 < old mean 0.900 - 0.05)"``) unless ``on_insufficient="approve"`` (here or on the
+        gate) restores the reference's approval.
         """
         if sequential or budget is not None:
             if not sequential:

@@ -15,7 +15,7 @@ use deploy_gate::report::GateReport;
 use deploy_gate::runs::{score_answers, verdicts_of, Answer};
 use deploy_gate::session::{Session as CoreSession, SessionError};
 use deploy_gate::trajectory::{composite, mean_score, parse_trajectories, Metrics};
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyInt};
 use std::path::PathBuf;
@@ -50,23 +50,51 @@ fn input_error(py: Python<'_>, e: &InputError) -> PyErr {
     raise(py, class, e.to_string(), Some(e.role.as_str()), Some(&e.file), e.line)
 }
 
-/// A reading error: the audit log not as pass 1 read it is an input error; a file that cannot
-/// be opened or read is an `OSError` with the CLI's message and its cause.
-fn read_error(py: Python<'_>, e: ReadError) -> PyErr {
-    let mut message = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
+/// The I/O error in `e` or its causes that says a file does not exist, if any.
+fn missing_file<'e>(e: &'e (dyn std::error::Error + 'static)) -> Option<&'e std::io::Error> {
+    let mut at = Some(e);
+    while let Some(err) = at {
+        match err.downcast_ref::<std::io::Error>() {
+            Some(io) if io.kind() == std::io::ErrorKind::NotFound => return Some(io),
+            _ => at = err.source(),
+        }
     }
+    None
+}
+
+/// A file that cannot be opened or read, `message` naming it: `FileNotFoundError` (a subclass
+/// of `OSError`, its `errno` set) when `e` or a cause of it says the file does not exist, else
+/// `OSError`.
+fn os_error(py: Python<'_>, message: String, e: &(dyn std::error::Error + 'static)) -> PyErr {
+    let Some(io) = missing_file(e) else {
+        return PyOSError::new_err(message);
+    };
+    let err = PyFileNotFoundError::new_err(message);
+    if let Some(errno) = io.raw_os_error() {
+        // Not `filename`: with it set, `str()` would no longer be the message.
+        let _ = err.value(py).setattr("errno", errno);
+    }
+    err
+}
+
+/// A reading error: the audit log not as pass 1 read it is an input error; a file that cannot
+/// be opened or read is an `OSError` ([`os_error`]: `FileNotFoundError` for a missing one) with
+/// the CLI's message and its cause.
+fn read_error(py: Python<'_>, e: ReadError) -> PyErr {
     match e {
-        ReadError::Pass2 { path, .. } | ReadError::Gzip { path, .. } | ReadError::Shorter(path) => {
-            let name = file_name(&path);
-            raise(py, "AuditFileError", message, Some("audit"), Some(&name), None)
+        ReadError::Pass2 { ref path, .. } | ReadError::Gzip { ref path, .. } | ReadError::Shorter(ref path) => {
+            let name = file_name(path);
+            raise(
+                py,
+                "AuditFileError",
+                native::files::chain(&e),
+                Some("audit"),
+                Some(&name),
+                None,
+            )
         }
         ReadError::Session(e) => session_error(py, e),
-        _ => PyOSError::new_err(message),
+        e => os_error(py, native::files::chain(&e), &e),
     }
 }
 
@@ -211,7 +239,7 @@ fn policy_of(
         (Some(text), _) => PolicyInput::from_json(text).map_err(|e| policy_error(py, e.to_string()))?,
         (None, Some(path)) => {
             let bytes = std::fs::read(&path)
-                .map_err(|e| PyOSError::new_err(format!("cannot read policy file {}: {e}", path.display())))?;
+                .map_err(|e| os_error(py, format!("cannot read policy file {}: {e}", path.display()), &e))?;
             PolicyInput::from_file(&bytes).map_err(|e| policy_error(py, format!("{}: {e}", path.display())))?
         }
         (None, None) => PolicyInput::default(),
@@ -889,7 +917,7 @@ fn verification_error(py: Python<'_>, check: &str, message: &str) -> PyErr {
 #[pyfunction]
 fn model_digest(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     py.allow_threads(|| native::files::model_digest(&path))
-        .map_err(|e| PyOSError::new_err(native::files::chain(&e)))
+        .map_err(|e| os_error(py, native::files::chain(&e), &e))
 }
 
 /// The OpenSSF Model Signing digest (hex sha256) of a model directory or file, as
@@ -906,7 +934,7 @@ fn oms_digest(py: Python<'_>, path: PathBuf, shard_size: Option<u64>) -> PyResul
     py.allow_threads(|| native::oms::oms_digest(&path, method))
         .map_err(|e| match e {
             native::oms::ModelError::Check(e) => verification_error(py, e.check.as_str(), &e.detail),
-            other => PyOSError::new_err(other.to_string()),
+            other => os_error(py, other.to_string(), &other),
         })
 }
 
@@ -1012,12 +1040,12 @@ fn decision_scheme(envelope: &[u8]) -> Option<String> {
 }
 
 /// A model check that failed: `VerificationError(check, message)` for a named OMS check,
-/// `OSError` for a file that cannot be read.
+/// `OSError` for a file that cannot be read ([`os_error`]: `FileNotFoundError` for a missing one).
 #[cfg(unix)]
 fn model_error(py: Python<'_>, e: native::oms::ModelError) -> PyErr {
     match e {
         native::oms::ModelError::Check(e) => verification_error(py, e.check.as_str(), &e.detail),
-        other => PyOSError::new_err(other.to_string()),
+        other => os_error(py, other.to_string(), &other),
     }
 }
 

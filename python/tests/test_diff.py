@@ -40,6 +40,23 @@ def test_the_same_dict_as_the_cli(cli: Path, tmp_path: Path) -> None:
     assert d["cases"]["flips"][0]["before_pass"] is True and d["cases"]["flips"][0]["after_pass"] is False
 
 
+def test_each_side_shows_the_interval_that_decided_and_says_which() -> None:
+    d = PARITY / "approved"
+    policy = json.loads((d / "args.json").read_text())["policy"]
+    seen = set()
+    for cluster in ("template", "none"):
+        report = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
+                                      policy={**policy, "cluster": cluster}, progress=False)
+        task = report.stats["task"]
+        # The interval the rules use: the clustered one when the report has it.
+        rule = task["clustered"]["delta"] if task["clustered"] else task["delta"]
+        side = deploy_gate.diff(report, report)["stats"]["after"]
+        assert (side["low"], side["high"], side["method"]) == (rule["low"], rule["high"], rule["method"])
+        assert side["clustered"] is (task["clustered"] is not None)
+        seen.add(side["method"])
+    assert seen == {"cluster_robust_t", "newcombe"}
+
+
 def test_wide_integer_ids_keep_their_digits(cli: Path, tmp_path: Path) -> None:
     typed = FIXTURES / "previous" / "typed-ids.report.json"
     # The same log with no verdict at all: every case that passed for a model flips.

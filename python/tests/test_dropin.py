@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,52 @@ def test_trajectory_objects_and_dicts_are_read_alike() -> None:
     assert by_dict == by_object == 0.54
     assert gate._mean_trajectory_score([{"tac_score": 1.0}]) is None
     assert gate._mean_trajectory_score(None) is None
+
+
+def test_an_empty_test_set_with_a_trajectory_regression_names_both_causes() -> None:
+    # Upstream's closed loop (its trajectory-signal test): the test set is empty, so the task
+    # scores tie at 0.0, and the new model's trajectories regress (judge 0.4 against 0.9, beyond
+    # the tolerance 0.05); it expects a block whose reason names the trajectory.
+    @dataclass
+    class AgenticEvalResult:
+        trajectory_id: str
+        overall_judge_score: float
+        tac_score: float
+        scsr_score: float
+        iasa_score: float
+        egs_score: float
+        arr_score: float = 0.0
+        lcf_score: int = 0
+
+    def results(tag: str, score: float) -> list:
+        return [AgenticEvalResult(f"{tag}{i}", score, score, score, score, score) for i in range(12)]
+
+    gate = DeploymentGate(seed=0)
+    decision = gate.evaluate_decision(
+        [],
+        old_model_fn=lambda i: "GOOD",
+        new_model_fn=lambda i: "BAD",
+        old_trajectory_results=results("GOOD", 0.9),
+        new_trajectory_results=results("BAD", 0.4),
+        task_regression_tol=0.0,
+        trajectory_regression_tol=0.05,
+    )
+    assert decision.approved is False and decision.outcome == "blocked"
+    assert "trajectory" in decision.reason
+    assert decision.reason == (
+        "blocked: insufficient test cases (empty test set); "
+        "trajectory quality regressed (new mean 0.400 < old mean 0.900 - 0.05)"
+    )
+    assert (decision.trajectory_old, decision.trajectory_new, decision.trajectory_delta) == (0.9, 0.4, -0.5)
+    assert decision.details["trajectory_regressed"] is True and decision.details["task_regressed"] is False
+    # Trajectories within the tolerance are no cause; the reference's approval on request names
+    # the trajectory by its own rule.
+    kept = gate.evaluate_decision([], lambda i: "x", lambda i: "x", results("a", 0.9), results("b", 0.88))
+    assert kept.reason == "blocked: insufficient test cases (empty test set)"
+    reference = gate.evaluate_decision(
+        [], lambda i: "x", lambda i: "x", results("a", 0.9), results("b", 0.4), on_insufficient="approve"
+    )
+    assert (reference.approved, reference.reason) == (False, "blocked: trajectory quality regressed")
 
 
 def test_apply_decision_hooks() -> None:

@@ -33,8 +33,8 @@ fn digests_by_role(report: &Value) -> Vec<(String, String)> {
 }
 
 /// Whether the fresh decision is the signed one: every field equal, or every field but a reason
-/// whose fixed-rule inconclusive ending an earlier build wrote in its words
-/// ([`crate::decision::reason_as_before`]).
+/// an earlier build wrote in its words (a fixed-rule inconclusive ending, a too small test set's
+/// block without its trajectory cause: [`crate::decision::reason_as_before`]).
 fn same_decision(signed: &Value, fresh: &Value) -> bool {
     if fresh == signed {
         return true;
@@ -48,7 +48,7 @@ fn same_decision(signed: &Value, fresh: &Value) -> bool {
 }
 
 /// `Ok` when the fresh report makes the signed report's decision (every field of `decision`
-/// equal, the reason's inconclusive ending in the words of the build that signed it) from
+/// equal, the reason in the words of the build that signed it) from
 /// inputs with the same sha256 for each role (the same multiset of role and digest pairs, in any
 /// order), and, for a sequential decision, the same `sequential` record (the same stop); the
 /// decision is compared first.
@@ -133,6 +133,31 @@ mod tests {
         assert!(reproduce(&signed, &moved).is_err());
         // A signed decision in the current words needs them.
         assert!(reproduce(&report(false, new, inputs("bb")), &report(false, old, inputs("bb"))).is_err());
+    }
+
+    #[test]
+    fn a_too_small_test_set_blocked_in_the_words_of_an_earlier_build_reproduces() {
+        // Earlier builds named only the test set; this one names the trajectory regression too.
+        let old = "blocked: insufficient test cases (3 < min_samples 20)";
+        let new = "blocked: insufficient test cases (3 < min_samples 20); trajectory quality regressed (new mean \
+                   0.761 < old mean 0.767 - 0)";
+        assert_eq!(crate::decision::reason_as_before(new).as_deref(), Some(old));
+        assert_eq!(crate::decision::reason_as_before(old), None);
+        let signed = report(false, old, inputs("bb"));
+        assert_eq!(reproduce(&signed, &report(false, new, inputs("bb"))), Ok(()));
+        // Another first cause, or another field, is still a mismatch.
+        let other = new.replace("3 <", "4 <");
+        assert!(reproduce(&signed, &report(false, &other, inputs("bb"))).is_err());
+        let mut moved = report(false, new, inputs("bb"));
+        moved["decision"]["task_delta"] = json!(0.5);
+        assert!(reproduce(&signed, &moved).is_err());
+        // A signed decision in the current words needs them.
+        assert!(reproduce(&report(false, new, inputs("bb")), &report(false, old, inputs("bb"))).is_err());
+        // Only that cause is dropped: another reason holding the words is not rewritten.
+        assert_eq!(
+            crate::decision::reason_as_before("blocked: trajectory quality regressed (new mean 1 < old mean 2 - 0)"),
+            None
+        );
     }
 
     #[test]

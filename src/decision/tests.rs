@@ -118,6 +118,81 @@ fn empty_test_set_blocks_by_default_and_approves_like_the_reference_on_request()
     assert_eq!(d.reason, "blocked: insufficient test cases (empty test set)");
 }
 
+/// Upstream's closed loop gates a retrained model with an empty test set and trajectory results
+/// (its test of the trajectory signal: old 0.9, new 0.4, tolerance 0.05) and expects a block
+/// whose reason names the trajectory: the reason names every cause.
+#[test]
+fn an_empty_test_set_with_a_trajectory_regression_names_both_causes() {
+    let e = |t_old: f64, t_new: f64, candidates: usize| Evidence {
+        task_old: None,
+        task_new: None,
+        trajectory_old: Some(t_old),
+        trajectory_new: Some(t_new),
+        num_cases: 0,
+        candidates,
+        ..evidence(0.0, 0.0)
+    };
+    let drop_in = GatePolicy {
+        test_set: TestSetPolicy {
+            min_samples: 0,
+            ..TestSetPolicy::default()
+        },
+        ..GatePolicy::default()
+    };
+    let d = decide(&e(0.9, 0.4, 0), &drop_in);
+    assert_eq!(d.outcome(), Outcome::Blocked);
+    assert!(d.details.trajectory_checked && d.details.trajectory_regressed && !d.details.task_regressed);
+    assert_eq!(
+        d.reason,
+        "blocked: insufficient test cases (empty test set); trajectory quality regressed \
+         (new mean 0.400 < old mean 0.900 - 0.05)"
+    );
+    // Too few candidates, under either rule.
+    let mut ni = GatePolicy {
+        mode: Mode::NonInferiority,
+        trajectory_regression_tol: 0.0,
+        ..GatePolicy::default()
+    };
+    assert_eq!(
+        decide(&e(0.7672, 0.7609, 3), &ni).reason,
+        "blocked: insufficient test cases (3 < min_samples 20); trajectory quality regressed \
+         (new mean 0.761 < old mean 0.767 - 0)"
+    );
+    // The earlier words are kept reproducible.
+    assert_eq!(
+        reason_as_before(&decide(&e(0.7672, 0.7609, 3), &ni).reason).as_deref(),
+        Some("blocked: insufficient test cases (3 < min_samples 20)")
+    );
+    // A trajectory within its tolerance, or none, is no cause.
+    ni.trajectory_regression_tol = 0.05;
+    assert_eq!(
+        decide(&e(0.7672, 0.7609, 3), &ni).reason,
+        "blocked: insufficient test cases (3 < min_samples 20)"
+    );
+    let none = Evidence {
+        trajectory_new: None,
+        ..e(0.9, 0.4, 0)
+    };
+    assert_eq!(
+        decide(&none, &drop_in).reason,
+        "blocked: insufficient test cases (empty test set)"
+    );
+    // The reference's approval on request is unchanged (its point rule names the trajectory).
+    let approve = GatePolicy {
+        on_insufficient: OnInsufficient::Approve,
+        ..drop_in.clone()
+    };
+    assert_eq!(
+        decide(&e(0.9, 0.4, 0), &approve).reason,
+        "blocked: trajectory quality regressed"
+    );
+    // A policy written before outcomes existed decides in that build's words.
+    assert_eq!(
+        decide(&e(0.9, 0.4, 3), &before(GatePolicy::default())).reason,
+        "blocked: insufficient test cases (3 < min_samples 20)"
+    );
+}
+
 #[test]
 fn non_inferiority_reasons_before_outcomes() {
     let ni = before(GatePolicy {

@@ -170,8 +170,9 @@ pub struct TemplateStat {
     pub delta: Option<f64>,
 }
 
-/// The task difference of a side with its interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// The task difference of a side with the interval that decided: the report's interval
+/// clustered by template when it has one (the one the rules use), else its unclustered one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Interval {
     /// The decision's `task_delta` (new − old pass rate, rounded to 4).
     pub task_delta: Option<f64>,
@@ -181,6 +182,12 @@ pub struct Interval {
     pub high: Option<f64>,
     /// Its confidence level.
     pub confidence: Option<f64>,
+    /// The report's name for how the interval was computed (`newcombe`, `paired_t`,
+    /// `cluster_robust_t`; `null`: a report without statistics).
+    pub method: Option<String>,
+    /// The interval is the one clustered by template (`stats.task.clustered.delta`); false: the
+    /// unclustered `stats.task.delta` (a report without clustering, or made before it existed).
+    pub clustered: bool,
 }
 
 /// One side of a diff, read by [`read`].
@@ -393,7 +400,7 @@ pub fn diff(before: &Evaluation, after: &Evaluation) -> Result<GateDiff, SideErr
         before.decision.outcome().to_owned(),
         after.decision.outcome().to_owned(),
     );
-    let (bi, ai) = (before.interval, after.interval);
+    let (bi, ai) = (before.interval.clone(), after.interval.clone());
     let overlap = match (bi.low, bi.high, ai.low, ai.high) {
         (Some(bl), Some(bh), Some(al), Some(ah)) => Some(bl <= ah && al <= bh),
         _ => None,

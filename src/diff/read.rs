@@ -152,12 +152,36 @@ struct StatsDoc {
 #[derive(Deserialize)]
 struct TaskDoc {
     delta: DeltaDoc,
+    /// The intervals clustered by template: absent in a report made before `cluster` existed,
+    /// `null` when the rules did not cluster (`cluster: none`, fewer than two clusters).
+    #[serde(default)]
+    clustered: Option<ClusteredDoc>,
+}
+
+impl TaskDoc {
+    /// The interval of `new − old` the rules used, as the report's `rule_delta`
+    /// ([`crate::stats::TaskStats::rule_delta`]): the clustered one when there is one; and
+    /// whether it is.
+    fn rule_delta(&self) -> (&DeltaDoc, bool) {
+        match &self.clustered {
+            Some(c) => (&c.delta, true),
+            None => (&self.delta, false),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct ClusteredDoc {
+    delta: DeltaDoc,
 }
 
 #[derive(Deserialize)]
 struct DeltaDoc {
     low: Option<f64>,
     high: Option<f64>,
+    /// Absent in a hand-made report.
+    #[serde(default)]
+    method: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -446,11 +470,16 @@ fn evaluation(
             .collect(),
         cases,
         templates,
-        interval: Interval {
-            task_delta: d.task_delta,
-            low: doc.stats.as_ref().and_then(|s| s.task.delta.low),
-            high: doc.stats.as_ref().and_then(|s| s.task.delta.high),
-            confidence: doc.stats.as_ref().and_then(|s| s.confidence),
+        interval: {
+            let rule = doc.stats.as_ref().map(|s| s.task.rule_delta());
+            Interval {
+                task_delta: d.task_delta,
+                low: rule.and_then(|(r, _)| r.low),
+                high: rule.and_then(|(r, _)| r.high),
+                confidence: doc.stats.as_ref().and_then(|s| s.confidence),
+                method: rule.and_then(|(r, _)| r.method.clone()),
+                clustered: rule.is_some_and(|(_, c)| c),
+            }
         },
     })
 }

@@ -358,6 +358,39 @@ fn intervals_and_their_overlap() {
 }
 
 #[test]
+fn the_interval_shown_is_the_one_that_decided_and_says_which() {
+    let mut b = report(&[], true, json!({}));
+    b["stats"]["task"]["clustered"] = json!({"clusters": 4, "design_effect": 2.5,
+        "delta": {"estimate": 0.0, "low": -0.3, "high": 0.25, "method": "cluster_robust_t"}});
+    let a = report(&[], true, json!({}));
+    let d = diff(&read("b", &b), &read("a", &a)).unwrap();
+    // The clustered interval, which the rules use (`rule_delta`), not the unclustered one.
+    assert_eq!((d.stats.before.low, d.stats.before.high), (Some(-0.3), Some(0.25)));
+    assert!(d.stats.before.clustered);
+    assert_eq!(d.stats.before.method.as_deref(), Some("cluster_robust_t"));
+    // A report without clustering: its interval as before, named.
+    assert_eq!((d.stats.after.low, d.stats.after.high), (Some(-0.1), Some(0.1)));
+    assert!(!d.stats.after.clustered);
+    assert_eq!(d.stats.after.method.as_deref(), Some("newcombe"));
+    assert_eq!(d.stats.overlap, Some(true));
+    let json: Value = serde_json::from_str(&d.to_json()).unwrap();
+    assert_eq!(json["stats"]["before"]["clustered"], true);
+    assert_eq!(json["stats"]["before"]["method"], "cluster_robust_t");
+    assert_eq!(json["stats"]["after"]["clustered"], false);
+    // `clustered: null` (cluster: none, or fewer than two clusters) is no clustered interval.
+    b["stats"]["task"]["clustered"] = Value::Null;
+    let d = diff(&read("b", &b), &read("a", &a)).unwrap();
+    assert_eq!((d.stats.before.low, d.stats.before.clustered), (Some(-0.1), false));
+    // A report without statistics names no method.
+    b.as_object_mut().unwrap().remove("stats");
+    let d = diff(&read("b", &b), &read("a", &a)).unwrap();
+    assert_eq!(
+        (d.stats.before.method.as_deref(), d.stats.before.clustered),
+        (None, false)
+    );
+}
+
+#[test]
 fn a_report_with_a_pipeline_twice_cannot_be_matched() {
     let b = read(
         "b",

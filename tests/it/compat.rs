@@ -5,7 +5,10 @@
 //! - `tests/fixtures/compat-6efdd4f/`: the build of commit 6efdd4f, before target files and
 //!   endpoint runs, verdict records' cost fields and sequential decisions; beside the first set's
 //!   scenarios, inconclusive non-inferiority decisions, `cluster: template` named, `repeats:
-//!   mean`, and a team policy file naming `cluster` and `repeats`.
+//!   mean`, and a team policy file naming `cluster` and `repeats`;
+//! - `tests/fixtures/compat-d9bc220/`: the build of commit d9bc220, whose reason for a test set
+//!   too small to decide on named only the test set, with trajectory results that regress (by
+//!   flags under both rules, and from a team's policy file) and that hold.
 //!
 //! Reports, their Markdown and JUnit summaries, and signed decisions, under the point and the
 //! non-inferiority rules, with and without a policy file, from verdict files in every format
@@ -20,7 +23,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The fixture sets: their folder under `tests/fixtures/`, and how many scenarios each holds.
-const SETS: [(&str, usize); 2] = [("compat", 9), ("compat-6efdd4f", 18)];
+const SETS: [(&str, usize); 3] = [("compat", 9), ("compat-6efdd4f", 18), ("compat-d9bc220", 4)];
 
 /// The set made by the build of commit a46aed2.
 const FIRST: &str = "compat";
@@ -305,13 +308,50 @@ fn evaluating_under_an_old_reports_policy_gives_its_report_markdown_and_junit_by
     }
 }
 
-/// This build's words for an inconclusive fixed-size decision put back as earlier builds wrote
-/// them. The change is deliberate (the sequential decisions' work): the earlier words, "about N
-/// cases would settle the task comparison", invited adding cases to a fixed-size decision and
-/// deciding again, which raises its error rate. Only that ending differs (every other byte of a
-/// re-evaluation is compared as it is), and `verify --reproduce` accepts a decision signed in
-/// the earlier words (`decision::reason_as_before`), which `every_old_signed_decision_…` checks.
+/// This build's words put back as earlier builds wrote them, where they changed deliberately:
+///
+/// - an inconclusive fixed-size decision's ending (the sequential decisions' work): the earlier
+///   words, "about N cases would settle the task comparison", invited adding cases to a
+///   fixed-size decision and deciding again, which raises its error rate;
+/// - a test set too small to decide on, blocked: the reason now names every cause, the
+///   trajectory regression after the test set (upstream's closed loop looks for it), where the
+///   earlier reason named the test set alone.
+///
+/// Only these differ (every other byte of a re-evaluation is compared as it is), and `verify
+/// --reproduce` accepts a decision signed in the earlier words (`decision::reason_as_before`),
+/// which `every_old_signed_decision_…` checks.
 fn in_earlier_words(text: &str) -> String {
+    without_trajectory_cause(&without_fresh_evaluation(text))
+}
+
+/// A too small test set's reason without the trajectory cause this build adds to it (`…; trajectory
+/// quality regressed (new mean 0.761 < old mean 0.767 - 0)`), wherever the text holds one.
+fn without_trajectory_cause(text: &str) -> String {
+    const FIRST: &str = "blocked: insufficient test cases (";
+    const CAUSE: &str = "; trajectory quality regressed (new mean ";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(FIRST) {
+        let after = &rest[i..];
+        let line_end = after.find('\n').unwrap_or(after.len());
+        match after[..line_end].find(CAUSE) {
+            Some(j) => {
+                let close = after[j..line_end].find(')').map(|k| j + k + 1).unwrap();
+                out.push_str(&rest[..i + j]);
+                rest = &after[close..];
+            }
+            None => {
+                out.push_str(&rest[..i + FIRST.len()]);
+                rest = &after[FIRST.len()..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The inconclusive fixed-size ending in the earlier words.
+fn without_fresh_evaluation(text: &str) -> String {
     const BEGIN: &str = "; a fresh fixed-size evaluation would need about ";
     const END: &str = " cases for the task comparison; adding cases to this one and deciding again raises the error rate, sequential: true adds cases safely";
     let mut out = String::new();

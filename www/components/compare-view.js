@@ -34,7 +34,8 @@ function outcomeOf(side) {
 
 function intervalText(i) {
   if (i.low === null || i.high === null) return `${signed(i.task_delta)} (no interval in this report)`;
-  return `${signed(i.task_delta)} (${signed(i.low, 3)} to ${signed(i.high, 3)}, ${Math.round((i.confidence ?? 0.95) * 1000) / 10}%)`;
+  const clustered = i.clustered ? ", clustered by template" : "";
+  return `${signed(i.task_delta)} (${signed(i.low, 3)} to ${signed(i.high, 3)}, ${Math.round((i.confidence ?? 0.95) * 1000) / 10}%${clustered})`;
 }
 
 function policyText(v) {

@@ -49,14 +49,15 @@ fn signed(x: Option<f64>, digits: usize) -> String {
 fn interval(i: &Interval) -> String {
     match (i.low, i.high) {
         (Some(l), Some(h)) => format!(
-            "{} <span class=\"muted\">({} to {}{})</span>",
+            "{} <span class=\"muted\">({} to {}{}{})</span>",
             signed(i.task_delta, 4),
             signed(Some(l), 3),
             signed(Some(h), 3),
             i.confidence.map_or_else(String::new, |c| format!(
                 ", {}%",
                 crate::render::number::js_string(crate::render::number::js_round(c * 1000.0) / 10.0)
-            ))
+            )),
+            super::clustered_note(i)
         ),
         _ => format!("{} <span class=\"muted\">(no interval)</span>", signed(i.task_delta, 4)),
     }

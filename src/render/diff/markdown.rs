@@ -16,11 +16,12 @@ pub const TOP_TEMPLATES: usize = 15;
 fn interval_text(i: &Interval) -> String {
     match (i.low, i.high) {
         (Some(low), Some(high)) => format!(
-            "{} ({}% interval {} to {})",
+            "{} ({}% interval {} to {}{})",
             signed(i.task_delta),
             crate::render::number::js_string(crate::render::number::js_round(i.confidence.unwrap_or(0.95) * 100.0)),
             signed(Some(low)),
-            signed(Some(high))
+            signed(Some(high)),
+            super::clustered_note(i)
         ),
         _ => format!("{} (no interval)", signed(i.task_delta)),
     }

@@ -11,7 +11,7 @@ pub mod markdown;
 #[cfg(test)]
 mod tests;
 
-use crate::diff::{GateDiff, Model, SideSummary, Source};
+use crate::diff::{GateDiff, Interval, Model, SideSummary, Source};
 
 /// How a side is described: a report, or a signed decision and its signers' key ids.
 fn source_text(side: &SideSummary) -> String {
@@ -21,6 +21,16 @@ fn source_text(side: &SideSummary) -> String {
             let ids: Vec<String> = side.signers.iter().map(|k| short(k, 16)).collect();
             format!("signed decision, verified: key id {}", ids.join(", "))
         }
+    }
+}
+
+/// What an interval's text adds when it is the one clustered by template (the one that decided,
+/// where the report has it); nothing for an unclustered one, whose text is as it was.
+fn clustered_note(i: &Interval) -> &'static str {
+    if i.clustered {
+        ", clustered by template"
+    } else {
+        ""
     }
 }
 

@@ -201,6 +201,27 @@ fn the_same_diff_gives_the_same_bytes() {
 }
 
 #[test]
+fn the_interval_that_decided_is_shown_and_named() {
+    // The default policy clusters by template: nine templates, so the rules use the clustered
+    // interval, and the diff shows it.
+    let mut d = hostile_diff();
+    let clustered = (d.stats.before.low, d.stats.before.high);
+    assert!(d.stats.before.clustered && d.stats.after.clustered);
+    assert_eq!(d.stats.after.method.as_deref(), Some("cluster_robust_t"));
+    let md = markdown::diff_markdown(&d);
+    let row = md.lines().find(|l| l.starts_with("| task Δ")).unwrap();
+    assert_eq!(row.matches(", clustered by template)").count(), 2, "{row}");
+    let page = html::diff_html(&d);
+    assert_eq!(page.matches(", clustered by template)</span>").count(), 2);
+    // An unclustered interval reads as it always did.
+    d.stats.before.clustered = false;
+    let md = markdown::diff_markdown(&d);
+    let row = md.lines().find(|l| l.starts_with("| task Δ")).unwrap();
+    assert_eq!(row.matches(", clustered by template)").count(), 1, "{row}");
+    assert_eq!((d.stats.before.low, d.stats.before.high), clustered);
+}
+
+#[test]
 fn an_unchanged_decision_without_flips_says_so_everywhere() {
     let r = hostile_report(&[Some("PASS"); 9]);
     let e = read_report("r", r.as_bytes()).unwrap();
