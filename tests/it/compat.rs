@@ -8,7 +8,11 @@
 //!   mean`, and a team policy file naming `cluster` and `repeats`;
 //! - `tests/fixtures/compat-d9bc220/`: the build of commit d9bc220, whose reason for a test set
 //!   too small to decide on named only the test set, with trajectory results that regress (by
-//!   flags under both rules, and from a team's policy file) and that hold.
+//!   flags under both rules, and from a team's policy file) and that hold;
+//! - `tests/fixtures/compat-d9bc220-cost/`: the same build, before a record's `metrics`, a
+//!   policy's `prices`, `guardrails` and `template_regression` and the report's `guardrails`:
+//!   verdict records carrying cost fields (reports with `cost`) under every outcome, and
+//!   sequential decisions by flags and from a team's policy file.
 //!
 //! Reports, their Markdown and JUnit summaries, and signed decisions, under the point and the
 //! non-inferiority rules, with and without a policy file, from verdict files in every format
@@ -23,7 +27,12 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The fixture sets: their folder under `tests/fixtures/`, and how many scenarios each holds.
-const SETS: [(&str, usize); 3] = [("compat", 9), ("compat-6efdd4f", 18), ("compat-d9bc220", 4)];
+const SETS: [(&str, usize); 4] = [
+    ("compat", 9),
+    ("compat-6efdd4f", 18),
+    ("compat-d9bc220", 4),
+    ("compat-d9bc220-cost", 10),
+];
 
 /// The set made by the build of commit a46aed2.
 const FIRST: &str = "compat";
@@ -293,7 +302,7 @@ fn evaluating_under_an_old_reports_policy_gives_its_report_markdown_and_junit_by
         let out = run(&args);
         assert_eq!(out.status.code(), Some(sc.old_exit()), "{}: {}", sc.name, text(&out));
         let old = std::fs::read_to_string(sc.file("report.json")).unwrap();
-        let new = in_earlier_words(&std::fs::read_to_string(&json).unwrap());
+        let new = sc.in_its_words(&std::fs::read_to_string(&json).unwrap());
         assert!(
             with_this_version(&old) == new,
             "{}: the report\n{}",
@@ -302,8 +311,20 @@ fn evaluating_under_an_old_reports_policy_gives_its_report_markdown_and_junit_by
         );
         for (name, path) in [("summary.md", &md), ("junit.xml", &xml)] {
             let old = with_this_version_text(&std::fs::read_to_string(sc.file(name)).unwrap(), &sc.report());
-            let new = in_earlier_words(&std::fs::read_to_string(path).unwrap());
+            let new = sc.in_its_words(&std::fs::read_to_string(path).unwrap());
             assert!(old == new, "{}: {name}\n{}", sc.name, json_diff_text(&old, &new));
+        }
+    }
+}
+
+impl Scenario {
+    /// This build's words put back as the scenario's build wrote them ([`in_earlier_words`]; the
+    /// build of d9bc220 already wrote the inconclusive ending of this one).
+    fn in_its_words(&self, text: &str) -> String {
+        if self.name.starts_with("compat-d9bc220") {
+            without_trajectory_cause(text)
+        } else {
+            in_earlier_words(text)
         }
     }
 }
@@ -410,10 +431,10 @@ fn the_renderers_read_old_reports_as_they_are() {
         let page = html::report_html_json(&json).unwrap();
         let outcome = sc.outcome();
         assert!(page.contains(&format!("data-outcome=\"{outcome}\"")), "{}", sc.name);
-        // An inconclusive decision says how many cases would settle it (none is sequential).
+        // An inconclusive fixed-size decision says how many cases would settle it.
         assert_eq!(
             page.contains("data-testid=\"cases-needed\""),
-            outcome == "inconclusive",
+            outcome == "inconclusive" && sc.report().get("sequential").is_none(),
             "{}",
             sc.name
         );
@@ -425,4 +446,24 @@ fn the_renderers_read_old_reports_as_they_are() {
             sc.name
         );
     }
+}
+
+/// The set of d9bc220 with cost fields holds reports with `cost` under every outcome and
+/// sequential decisions, and predates guardrails.
+#[test]
+fn the_cost_fixtures_hold_cost_and_sequential_decisions_and_predate_guardrails() {
+    let mut outcomes = std::collections::BTreeSet::new();
+    let mut sequential = 0;
+    for sc in scenarios("compat-d9bc220-cost") {
+        let r = sc.report();
+        assert!(r["cost"]["old"]["latency_ms"].is_object(), "{}", sc.name);
+        assert!(r.get("guardrails").is_none(), "{}", sc.name);
+        for k in ["prices", "guardrails", "template_regression"] {
+            assert!(r["policy"].get(k).is_none(), "{}", sc.name);
+        }
+        sequential += usize::from(r["sequential"].is_object());
+        outcomes.insert(sc.outcome());
+    }
+    assert_eq!(sequential, 5);
+    assert_eq!(outcomes.len(), 3, "{outcomes:?}");
 }
