@@ -611,6 +611,6 @@ pub fn combine(task: Outcome, task_reason: &str, g: &GuardrailsReport) -> (Outco
     };
     (
         outcome,
-        format!("{}: {head}; task: {task_detail}{listing}", outcome.as_str()),
+        format!("{}: {head}; task rule: {task_detail}{listing}", outcome.as_str()),
     )
 }

@@ -250,7 +250,7 @@ fn a_slower_model_is_blocked_by_its_latency_guardrail_and_the_reason_says_why() 
     assert!(!r.decision.approved);
     let reason = &r.decision.reason;
     assert!(
-        reason.starts_with("blocked: mean latency_ms exceeded its limit; task: non-inferiority shown"),
+        reason.starts_with("blocked: mean latency_ms exceeded its limit; task rule: non-inferiority shown"),
         "{reason}"
     );
     assert!(reason.contains("blocking guardrails: mean latency_ms +40.0% [+40.0%, +40.0%] (limit +10.0%, n 300): exceeded; p50 total_tokens"), "{reason}");
@@ -280,7 +280,7 @@ fn an_equal_model_is_approved_and_too_few_cases_are_inconclusive() {
     assert!(r
         .decision
         .reason
-        .starts_with("approved: the task rule and every blocking guardrail passed; task: "));
+        .starts_with("approved: the task rule and every blocking guardrail passed; task rule: "));
     // p90 needs 100 cases.
     let r = report(60, 6, |_| false, |i| (spread(i), spread(i)), &p);
     let c = &r.guardrails.as_ref().unwrap().criteria[0];
@@ -292,7 +292,7 @@ fn an_equal_model_is_approved_and_too_few_cases_are_inconclusive() {
     assert!(
         r.decision
             .reason
-            .starts_with("inconclusive: not shown: p90 latency_ms; task: "),
+            .starts_with("inconclusive: not shown: p90 latency_ms; task rule: "),
         "{}",
         r.decision.reason
     );
@@ -426,7 +426,7 @@ fn the_reason_combines_every_outcome() {
         let (got, reason) = combine(task, "approved: the task's own words", &g(&rails));
         assert_eq!(got, want, "{task:?} {rails:?}: {reason}");
         assert!(reason.starts_with(want.as_str()), "{reason}");
-        assert!(reason.contains("; task: the task's own words"), "{reason}");
+        assert!(reason.contains("; task rule: the task's own words"), "{reason}");
     }
     // No case: the task rule's decision stands, the guardrails said to be unjudged.
     let mut none = g(&[(NotShown, Action::Block)]);

@@ -96,7 +96,7 @@ fn latency_and_tokens_decide_with_the_task_rule() {
     assert_eq!(code, Some(3), "{err}");
     let reason = r["decision"]["reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("blocked: p95 latency_ms exceeded its limit; task: "),
+        reason.starts_with("blocked: p95 latency_ms exceeded its limit; task rule: "),
         "{reason}"
     );
     let g = &r["guardrails"];
@@ -131,7 +131,7 @@ fn a_guardrail_that_cannot_be_judged_is_inconclusive() {
     assert_eq!(code, Some(4));
     let reason = r["decision"]["reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("inconclusive: not shown: p99 latency_ms; task: "),
+        reason.starts_with("inconclusive: not shown: p99 latency_ms; task rule: "),
         "{reason}"
     );
     assert_eq!(r["decision"]["outcome"], "inconclusive");
