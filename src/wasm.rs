@@ -980,6 +980,7 @@ impl DiffHandle {
             templates: Vec::new(),
             stats: d.stats.clone(),
             warnings: d.warnings.clone(),
+            guardrails: d.guardrails.clone(),
         };
         json_to_js(&light.to_json())
     }

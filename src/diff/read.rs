@@ -111,6 +111,9 @@ struct ReportDoc<'a> {
     cases: Vec<CaseDoc<'a>>,
     #[serde(borrow)]
     templates: Vec<TemplateDoc<'a>>,
+    /// Present only when the report's policy has guardrails.
+    #[serde(borrow, default)]
+    guardrails: Option<super::guardrails::GuardrailsDoc<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -452,5 +455,6 @@ fn evaluation(
             high: doc.stats.as_ref().and_then(|s| s.task.delta.high),
             confidence: doc.stats.as_ref().and_then(|s| s.confidence),
         },
+        guardrails: doc.guardrails.map(super::guardrails::side),
     })
 }
