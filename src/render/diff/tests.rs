@@ -298,6 +298,18 @@ fn guardrails_that_changed_outcome_are_listed_and_only_those() {
         rows[2][3]
     );
     assert!(!md.contains(HOSTILE_TEMPLATE));
+    // The HTML: a row each, the hostile template escaped.
+    let page = html::diff_html(&d);
+    let at = page
+        .find("<section class=\"panel\" id=\"guardrails\">")
+        .expect("a guardrails panel");
+    let panel = &page[at..at + page[at..].find("</section>").unwrap()];
+    assert_eq!(panel.matches("<tr><th scope=\"row\">").count(), 3, "{panel}");
+    assert!(
+        panel.contains("regressed &lt;/td&gt;&lt;script&gt;alert(&quot;t&quot;)&lt;/script&gt;\u{1b};"),
+        "{panel}"
+    );
+    assert!(!page.contains(HOSTILE_TEMPLATE));
     // The same guardrails on both sides: none listed, the count said.
     let same = diff_of(&after, &after);
     let g = same.guardrails.as_ref().unwrap();
@@ -310,6 +322,7 @@ fn guardrails_that_changed_outcome_are_listed_and_only_those() {
     assert!(d.guardrails.is_none());
     assert!(!d.to_json().contains("\"guardrails\""));
     assert!(!diff_markdown(&d).contains("**Guardrails"));
+    assert!(!html::diff_html(&d).contains("id=\"guardrails\""));
     // One side only: every criterion of the other added (or removed).
     let added = diff_of(&plain, &after);
     assert_eq!(added.guardrails.as_ref().unwrap().changed.len(), 4);
