@@ -880,6 +880,20 @@ export interface DiffDocument {
   templates: DiffTemplate[];
   stats: { before: DiffInterval; after: DiffInterval; overlap: boolean | null };
   warnings: string[];
+  /** Present only when either report has guardrails. */
+  guardrails?: { unchanged: number; changed: DiffGuardrailChange[] };
+}
+/** A guardrail added, removed or whose outcome changed (`before`/`after` null on the side without it). */
+export interface DiffGuardrailChange {
+  criterion: string; change: "added" | "removed" | "changed";
+  before: DiffGuardrailSide | null; after: DiffGuardrailSide | null;
+}
+export interface DiffGuardrailSide {
+  action: "block" | "advise"; outcome: "within" | "exceeded" | "not_shown";
+  limit_kind: "max_increase" | "max_difference" | "max_drop"; limit: number;
+  change: number | null; low: number | null; high: number | null; n: number;
+  /** template_regression only: the template ids shown to regress. */
+  regressed?: unknown[];
 }
 /** An id as shown: `id_label` is an integer id's digits (all of them) or a string id's text
  * (quoted when it reads as an integer, so that `5` and `"5"` differ). */
@@ -986,6 +1000,7 @@ impl DiffHandle {
             templates: Vec::new(),
             stats: d.stats.clone(),
             warnings: d.warnings.clone(),
+            guardrails: d.guardrails.clone(),
         };
         json_to_js(&light.to_json())
     }

@@ -183,6 +183,10 @@ pub struct GateDiff {
     pub stats: StatsChange,
     /// Things a reader should know (no common case, different test sets, …).
     pub warnings: Vec<String>,
+    /// The guardrails added, removed or whose outcome changed; absent when neither side has
+    /// guardrails.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guardrails: Option<super::GuardrailsChange>,
 }
 
 impl GateDiff {

@@ -8,6 +8,7 @@
 //! [`crate::render::diff`].
 
 mod document;
+mod guardrails;
 pub mod read;
 #[cfg(test)]
 mod tests;
@@ -16,6 +17,7 @@ pub use document::{
     CaseChanges, DecisionChange, Flip, FlipCounts, GateDiff, InputChange, Model, ModelCounts, PolicyFieldChange,
     SideSummary, StatsChange, TemplateChange,
 };
+pub use guardrails::{GuardrailChange, GuardrailChangeKind, GuardrailSide, GuardrailsChange, SideGuardrails};
 pub use read::{read_document, read_report, read_signed, Problem, ReadError, Trust};
 
 use crate::audit::PipelineId;
@@ -217,6 +219,8 @@ pub struct Evaluation {
     pub templates: Vec<TemplateStat>,
     /// Its task difference and interval.
     pub interval: Interval,
+    /// Its guardrails by name (`None`: the report has none).
+    pub guardrails: Option<SideGuardrails>,
 }
 
 fn summary(e: &Evaluation) -> SideSummary {
@@ -432,6 +436,7 @@ pub fn diff(before: &Evaluation, after: &Evaluation) -> Result<GateDiff, SideErr
             overlap,
         },
         warnings,
+        guardrails: guardrails::changes(before.guardrails.as_ref(), after.guardrails.as_ref()),
     })
 }
 

@@ -111,6 +111,9 @@ struct ReportDoc<'a> {
     cases: Vec<CaseDoc<'a>>,
     #[serde(borrow)]
     templates: Vec<TemplateDoc<'a>>,
+    /// Present only when the report's policy has guardrails.
+    #[serde(borrow, default)]
+    guardrails: Option<super::guardrails::GuardrailsDoc<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -481,5 +484,6 @@ fn evaluation(
                 clustered: rule.is_some_and(|(_, c)| c),
             }
         },
+        guardrails: doc.guardrails.map(super::guardrails::side),
     })
 }

@@ -116,6 +116,9 @@ struct View {
     /// Present only under `sequential: true`.
     #[serde(default)]
     sequential: Option<Value>,
+    /// Present only when the policy has guardrails.
+    #[serde(default)]
+    guardrails: Option<super::guardrails::GuardrailsView>,
     stats: StatsV,
     cases: Vec<CaseV>,
     templates: Vec<TemplateV>,
@@ -999,6 +1002,9 @@ fn render(v: &View, json: &str) -> String {
         ),
     }
     o.push_str("</section>\n</div>\n");
+    if let Some(g) = &v.guardrails {
+        render_guardrails(&mut o, g);
+    }
 
     // Per template.
     o.push_str("<section class=\"panel\" id=\"templates\"><h2>Per template</h2>");
@@ -1067,6 +1073,63 @@ fn render(v: &View, json: &str) -> String {
     }
     let _ = write!(o, "</script>\n<script>{script}</script>\n</body>\n</html>\n");
     o
+}
+
+/// The guardrails beside the task decision: the rule, then a table per group (blocking,
+/// advisory), the failing ones first; every name and template id escaped (and shortened).
+fn render_guardrails(o: &mut String, g: &super::guardrails::GuardrailsView) {
+    let _ = write!(
+        o,
+        "<section class=\"panel\" id=\"guardrails\" data-testid=\"guardrails\"><h2>Guardrails</h2><p class=\"muted\">{}</p>",
+        esc(&g.rule())
+    );
+    for (group, rows) in g.groups() {
+        let blocking = group == "Blocking";
+        let _ = write!(
+            o,
+            "<table data-group=\"{}\"><caption>{group}</caption><thead><tr><th scope=\"col\">guardrail</th><th scope=\"col\" class=\"num\">old</th><th scope=\"col\" class=\"num\">new</th><th scope=\"col\" class=\"num\">change ({} interval)</th>{}<th scope=\"col\">limit</th><th scope=\"col\" class=\"num\">n</th><th scope=\"col\">outcome</th></tr></thead><tbody>",
+            group.to_lowercase(),
+            esc(&g.level()),
+            if blocking {
+                format!("<th scope=\"col\" class=\"num\">{} lower bound</th>", esc(&g.adjusted_level()))
+            } else {
+                String::new()
+            }
+        );
+        for r in rows {
+            let mut change = esc(&r.change);
+            if !r.regressed.is_empty() {
+                change.push_str("<ul class=\"regressed\">");
+                for t in &r.regressed {
+                    let _ = write!(change, "<li>{}</li>", t.text(&format!("<code>{}</code>", cell(&t.id))));
+                }
+                change.push_str("</ul>");
+            }
+            let cls = match (r.outcome.as_str(), blocking) {
+                ("within", _) => " class=\"better\"",
+                ("exceeded", true) => " class=\"worse\"",
+                _ => "",
+            };
+            let _ = write!(
+                o,
+                "<tr data-outcome=\"{}\"><th scope=\"row\">{}</th><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{change}</td>{}<td>{}</td><td class=\"num\">{}</td><td{cls}>{}</td></tr>",
+                esc(&r.outcome),
+                cell(&r.name),
+                esc(&r.old),
+                esc(&r.new),
+                if blocking {
+                    format!("<td class=\"num\">{}</td>", esc(r.exceeded_low.as_deref().unwrap_or("—")))
+                } else {
+                    String::new()
+                },
+                esc(&r.limit),
+                esc(&r.n),
+                esc(&r.outcome_text())
+            );
+        }
+        o.push_str("</tbody></table>");
+    }
+    o.push_str("</section>\n");
 }
 
 /// How many cases would settle an inconclusive decision, as the banner says it.

@@ -2,11 +2,14 @@
 //! Jenkins, Azure DevOps, the GitHub test-reporter actions): one `<testcase>` per test case
 //! (class name: its template id; name: its pipeline id), a regression as a `<failure>`, a missing
 //! or errored verdict (either model) as an `<error>`, and the decision, the policy and the input
-//! digests as the suite's `<properties>`.
+//! digests as the suite's `<properties>`. With guardrails, one `<testcase>` per blocking
+//! guardrail (class name `deploy-gate.guardrails`): a `<failure>` when exceeded, an `<error>`
+//! when not shown; advisory ones as `<skipped>` test cases with their figures as the message.
 //!
 //! Every text is XML-escaped; characters XML 1.0 cannot carry at all (most C0 controls,
 //! U+FFFE, U+FFFF) are written as `\u{…}` so that the file stays well-formed.
 
+use super::guardrails::GuardrailsView;
 use crate::report::GateReport;
 use crate::scoring::{CaseOutcome, CaseStatus};
 use serde_json::Value;
@@ -114,12 +117,48 @@ fn outcome(c: &CaseOutcome) -> Option<(&'static str, &'static str, String)> {
     })
 }
 
+/// A guardrail's test case: class name, name, the element (`failure`, `error`, `skipped`) and
+/// its type (none: passed), the message.
+type GuardrailCase = (&'static str, String, Option<(&'static str, &'static str)>, String);
+
+/// The guardrails' test cases: one per blocking guardrail (and a blocking
+/// `template_regression`), failed when exceeded, an error when not shown (it keeps the old
+/// model, exit 4, as a missing verdict does), passed when within; an advisory one is skipped
+/// with its figures as the message (it never decides, and CI systems list a skipped test's
+/// message without failing the job).
+fn guardrail_cases(report: &GateReport) -> Vec<GuardrailCase> {
+    let Some(g) = report.guardrails.as_ref().and_then(GuardrailsView::of) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (blocking, class) in [
+        (true, "deploy-gate.guardrails"),
+        (false, "deploy-gate.guardrails.advisory"),
+    ] {
+        for r in g.rows(blocking) {
+            let kind = match (blocking, r.outcome.as_str()) {
+                (false, _) => Some(("skipped", "advisory")),
+                (true, "exceeded") => Some(("failure", "guardrail_exceeded")),
+                (true, "within") => None,
+                (true, _) => Some(("error", "guardrail_not_shown")),
+            };
+            out.push((class, r.name.clone(), kind, r.line(|id| format!("{id:?}"))));
+        }
+    }
+    out
+}
+
 /// The JUnit XML of `report`.
 pub fn report_junit(report: &GateReport) -> String {
     let outcomes: Vec<_> = report.cases.iter().map(outcome).collect();
-    let failures = outcomes.iter().flatten().filter(|o| o.0 == "failure").count();
-    let errors = outcomes.iter().flatten().filter(|o| o.0 == "error").count();
-    let tests = report.cases.len().to_string();
+    let guardrails = guardrail_cases(report);
+    let kinds = || guardrails.iter().filter_map(|g| g.2.map(|k| k.0));
+    let failures =
+        outcomes.iter().flatten().filter(|o| o.0 == "failure").count() + kinds().filter(|k| *k == "failure").count();
+    let errors =
+        outcomes.iter().flatten().filter(|o| o.0 == "error").count() + kinds().filter(|k| *k == "error").count();
+    let skipped = kinds().filter(|k| *k == "skipped").count().to_string();
+    let tests = (report.cases.len() + guardrails.len()).to_string();
     let (failures, errors) = (failures.to_string(), errors.to_string());
 
     let mut x = String::with_capacity(512 + report.cases.len() * 96);
@@ -133,7 +172,7 @@ pub fn report_junit(report: &GateReport) -> String {
     attr(&mut x, "tests", &tests);
     attr(&mut x, "failures", &failures);
     attr(&mut x, "errors", &errors);
-    attr(&mut x, "skipped", "0");
+    attr(&mut x, "skipped", &skipped);
     x.push_str(">\n    <properties>\n");
     for (name, value) in properties(report) {
         x.push_str("      <property");
@@ -154,6 +193,27 @@ pub fn report_junit(report: &GateReport) -> String {
                 attr(&mut x, "message", message);
                 x.push('>');
                 escape(&mut x, &details(c), false);
+                let _ = write!(x, "</{element}>\n    </testcase>\n");
+            }
+        }
+    }
+    for (class, name, kind, message) in &guardrails {
+        x.push_str("    <testcase");
+        attr(&mut x, "classname", class);
+        attr(&mut x, "name", name);
+        match kind {
+            None => x.push_str("/>\n"),
+            Some(("skipped", _)) => {
+                x.push_str(">\n      <skipped");
+                attr(&mut x, "message", message);
+                x.push_str("/>\n    </testcase>\n");
+            }
+            Some((element, kind)) => {
+                let _ = write!(x, ">\n      <{element}");
+                attr(&mut x, "type", kind);
+                attr(&mut x, "message", message);
+                x.push('>');
+                escape(&mut x, message, false);
                 let _ = write!(x, "</{element}>\n    </testcase>\n");
             }
         }
@@ -342,6 +402,61 @@ mod report_tests {
             "<property name=\"input.0.sha256\" value=\"{}\"/>",
             r.inputs[0].sha256
         )));
+    }
+
+    #[test]
+    fn a_testcase_per_blocking_guardrail_advisory_ones_skipped() {
+        use crate::render::testing::{guarded_report, HOSTILE_TEMPLATE};
+        let r = guarded_report();
+        let x = report_junit(&r);
+        // 160 cases (40 regressed: the hostile template's), 3 blocking criteria, 1 advisory.
+        assert!(
+            x.contains("<testsuite name=\"deploy-gate\" tests=\"164\" failures=\"42\" errors=\"0\" skipped=\"1\">"),
+            "{x}"
+        );
+        let guardrail = |name: &str| -> String {
+            let open = format!("<testcase classname=\"deploy-gate.guardrails\" name=\"{name}\"");
+            let at = x.find(&open).unwrap_or_else(|| panic!("{open}"));
+            x[at..].split_inclusive('\n').take(3).collect()
+        };
+        let latency = guardrail("p95 latency_ms");
+        assert!(
+            latency.contains("<failure type=\"guardrail_exceeded\" message=\"block p95 latency_ms "),
+            "{latency}"
+        );
+        assert!(
+            latency.contains("limit increase ≤ +10.0%; n 160: exceeded"),
+            "{latency}"
+        );
+        let templates = guardrail("template_regression");
+        assert!(
+            templates.contains("<failure type=\"guardrail_exceeded\""),
+            "{templates}"
+        );
+        assert!(
+            templates.contains("regressed: &quot;&lt;/td&gt;&lt;script&gt;alert(\\&quot;t\\&quot;)&lt;/script&gt;\\u{1b}&quot; 100.0% → 0.0%"),
+            "{templates}"
+        );
+        assert!(guardrail("mean total_tokens")
+            .starts_with("<testcase classname=\"deploy-gate.guardrails\" name=\"mean total_tokens\"/>"));
+        assert!(x.contains(
+            "<testcase classname=\"deploy-gate.guardrails.advisory\" name=\"mean metrics.steps\">\n      <skipped message=\"advise mean metrics.steps "
+        ));
+        assert!(!x.contains(HOSTILE_TEMPLATE) && !x.contains('\u{1b}'));
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let doc = roxmltree::Document::parse(&x).expect("well-formed XML");
+            let cases = doc.descendants().filter(|n| n.has_tag_name("testcase")).count();
+            assert_eq!(cases, 164);
+            let skipped = doc.descendants().find(|n| n.has_tag_name("skipped")).unwrap();
+            assert!(skipped
+                .attribute("message")
+                .unwrap()
+                .ends_with("n 150 (10 excluded): exceeded"));
+        }
+        // Without guardrails: no such test case, nothing skipped.
+        let plain = report_junit(&report(&[json!("a")], &[Some("PASS")]));
+        assert!(!plain.contains("guardrails") && plain.contains("skipped=\"0\""));
     }
 
     #[test]

@@ -35,6 +35,9 @@ struct Report<'a> {
     /// Present only under `sequential: true`.
     #[serde(default)]
     sequential: Option<serde_json::Value>,
+    /// Present only when the policy has guardrails.
+    #[serde(default)]
+    guardrails: Option<super::guardrails::GuardrailsView>,
     stats: Stats,
     cases: Vec<Case<'a>>,
     #[serde(borrow)]
@@ -519,6 +522,9 @@ fn render(r: &Report<'_>) -> String {
         };
         line(&mut s, &needed);
     }
+    if let Some(g) = &r.guardrails {
+        guardrails(&mut s, g);
+    }
     line(&mut s, "");
     let count = |status: &str| r.cases.iter().filter(|c| c.status == status).count();
     let (o, n) = (&r.verdicts.old, &r.verdicts.new);
@@ -625,6 +631,54 @@ fn render(r: &Report<'_>) -> String {
     s
 }
 
+/// The guardrails: the rule, then a table per group (blocking, advisory), the failing ones
+/// first; every name and template id escaped.
+fn guardrails(s: &mut String, g: &super::guardrails::GuardrailsView) {
+    let _ = write!(s, "\n**Guardrails.** {}\n", cell_text(&g.rule()));
+    for (group, rows) in g.groups() {
+        let blocking = group == "Blocking";
+        let bound = if blocking {
+            format!(" {} lower bound |", g.adjusted_level())
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            s,
+            "\n| {} guardrail | old | new | change ({} interval) |{bound} limit | n | outcome |\n|---|---|---|---|{}---|---|---|\n",
+            group.to_lowercase(),
+            g.level(),
+            if blocking { "---|" } else { "" }
+        );
+        for r in rows {
+            let mut change = cell_text(&r.change);
+            if !r.regressed.is_empty() {
+                let list: Vec<String> = r.regressed.iter().map(|t| cell_text(&t.text(&t.id))).collect();
+                let _ = write!(change, ": {}", list.join(", "));
+            }
+            let icon = match (r.outcome.as_str(), blocking) {
+                ("within", _) => "✅",
+                ("exceeded", true) => "⛔",
+                _ => "⚠️",
+            };
+            let bound = if blocking {
+                format!(" {} |", r.exceeded_low.as_deref().map_or("—".into(), cell_text))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {change} |{bound} {} | {} | {icon} {} |",
+                cell_text(&r.name),
+                cell_text(&r.old),
+                cell_text(&r.new),
+                cell_text(&r.limit),
+                cell_text(&r.n),
+                cell_text(&r.outcome_text())
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -639,6 +693,7 @@ mod tests {
 
     /// The cells of a table row, split as GFM splits them: at each `|` not after a backslash.
     fn cells(row: &str) -> Vec<String> {
+        let row = row.trim_end();
         let mut out = vec![String::new()];
         let mut escaped = false;
         for c in row.chars() {
@@ -730,6 +785,61 @@ mod tests {
         assert!(md.starts_with("## deploy-gate: ⛔ blocked — keep the old model\n"));
         assert!(md.contains("Regressed 2, improved 0. Missing verdicts: old 0, new 1; errored: old 0, new 0."));
         assert!(md.ends_with("</sub>\n"));
+    }
+
+    #[test]
+    fn guardrails_beside_the_decision_failing_first_hostile_ids_escaped() {
+        use crate::render::testing::{guarded_report, HOSTILE_TEMPLATE};
+        let r = guarded_report();
+        let md = report_markdown(&r);
+        assert_eq!(markdown_from_json(&r.to_json()).unwrap(), md);
+        let at = |text: &str| md.find(text).unwrap_or_else(|| panic!("{text} in {md}"));
+        // After the evidence, before the test set.
+        assert!(at("Rule: ") < at("**Guardrails.**") && at("**Guardrails.**") < at("Test set: "));
+        let table = |head: &str| -> Vec<Vec<String>> {
+            md[at(head)..]
+                .lines()
+                .skip(2)
+                .take_while(|l| l.starts_with('|'))
+                .map(cells)
+                .collect()
+        };
+        let blocking = table("| blocking guardrail |");
+        let names: Vec<&str> = blocking.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(
+            names,
+            [r"p95 latency\_ms", r"template\_regression", r"mean total\_tokens"]
+        );
+        for row in &blocking {
+            assert_eq!(row.len(), 8, "{row:?}");
+        }
+        let g = r.guardrails.as_ref().unwrap();
+        let latency = &g.criteria[0];
+        assert_eq!(blocking[0][1], super::super::guardrails::value(latency.old));
+        assert!(
+            blocking[0][3].starts_with('+') && blocking[0][3].contains(" to "),
+            "{:?}",
+            blocking[0]
+        );
+        assert_eq!(blocking[0][5], "increase ≤ +10.0%");
+        assert_eq!(blocking[0][6], "160");
+        assert_eq!(blocking[0][7], "⛔ exceeded");
+        assert_eq!(blocking[2][7], "✅ within");
+        // The regressed template is named, escaped (one line, no tag, no raw control).
+        assert_eq!(
+            blocking[1][3],
+            r#"1 template shown to regress: \</td\>\<script\>alert("t")\</script\>\u{1b} 100.0% → 0.0% (n 40, adjusted p 0)"#
+        );
+        assert_eq!(blocking[1][6], "4 of 4 templates");
+        assert!(!md.contains(HOSTILE_TEMPLATE));
+        let advisory = table("| advisory guardrail |");
+        assert_eq!(advisory.len(), 1);
+        assert_eq!(advisory[0][0], r"mean metrics.steps");
+        assert_eq!(advisory[0][5], "150 (10 excluded)");
+        assert_eq!(advisory[0][6], "⚠️ exceeded");
+        // A report without guardrails has no such section.
+        let plain = report_markdown(&report(&[json!("t1")], &[Some("PASS")]));
+        assert!(!plain.contains("uardrail"), "{plain}");
     }
 
     #[test]

@@ -30,6 +30,8 @@ mod diff_cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod guardrails;
 #[cfg(not(target_arch = "wasm32"))]
+mod guardrails_render;
+#[cfg(not(target_arch = "wasm32"))]
 mod html_report;
 #[cfg(not(target_arch = "wasm32"))]
 mod ids;

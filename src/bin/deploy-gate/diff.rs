@@ -179,6 +179,23 @@ fn print_summary(d: &GateDiff) {
             n.pass_to_fail, n.fail_to_pass, n.verdict_changed
         );
     }
+    if let Some(g) = &d.guardrails {
+        eprintln!(
+            "  guardrails: {} added, removed or with another outcome; {} the same",
+            g.changed.len(),
+            g.unchanged
+        );
+        for c in &g.changed {
+            let side =
+                |s: Option<&diff::GuardrailSide>| deploy_gate::render::diff::guardrail_side(s, |id| format!("{id:?}"));
+            eprintln!(
+                "    {}: {} → {}",
+                c.criterion,
+                side(c.before.as_ref()),
+                side(c.after.as_ref())
+            );
+        }
+    }
     if !d.warnings.is_empty() {
         eprintln!("  warnings: {}", d.warnings.join("; "));
     }

@@ -11,6 +11,7 @@ use deploy_gate::decision::Outcome;
 use deploy_gate::input::{Role, Side};
 use deploy_gate::native::{self, file_name, ReadOptions, DEFAULT_SEGMENT};
 use deploy_gate::policy::{self, Cluster, GatePolicy, Mode, OnInsufficient, PolicyInput, Repeats};
+use deploy_gate::render::guardrails::GuardrailsView;
 use deploy_gate::render::sequential;
 use deploy_gate::report::GateReport;
 use deploy_gate::session::{Session, SessionError};
@@ -397,6 +398,12 @@ fn print_summary(r: &GateReport) {
     let continuation = sequential.as_ref().and_then(sequential::continuation);
     if let Some(stop) = sequential.as_ref().and_then(sequential::stop) {
         eprintln!("  sequential: {stop} (betting confidence sequence)");
+    }
+    // The guardrails, one line each: blocking then advisory, the failing ones first.
+    if let Some(g) = r.guardrails.as_ref().and_then(GuardrailsView::of) {
+        for row in g.rows(true).into_iter().chain(g.rows(false)) {
+            eprintln!("  guardrails: {}", row.line(|id| format!("{id:?}")));
+        }
     }
     if let (Outcome::Inconclusive, Some(c)) = (d.outcome(), &continuation) {
         let mut c = c.trim_end_matches('.').to_owned();

@@ -3,9 +3,9 @@
 //! script (the flips' filter and search) by hash, every value from a report HTML-escaped, and
 //! the diff JSON embedded (each `<` written `\u003c`) so the file carries the whole diff.
 
-use super::{headline, model_name, policy_text, short, source_text};
+use super::{guardrail_change, guardrail_side, headline, model_name, policy_text, short, source_text};
 use crate::diff::{id_label, GateDiff, Interval, SideSummary};
-use crate::render::html::{cell, esc, filter_script, STYLE};
+use crate::render::html::{cell, esc, filter_script, shorten, STYLE};
 use std::fmt::Write as _;
 
 /// The id of the `<script type="application/json">` element holding the diff.
@@ -219,6 +219,7 @@ pub fn diff_html(d: &GateDiff) -> String {
     render_flips(&mut o, d);
     render_templates(&mut o, d);
     render_only(&mut o, d);
+    render_guardrails(&mut o, d);
 
     if !d.warnings.is_empty() {
         let _ = write!(
@@ -306,6 +307,40 @@ fn render_flips(o: &mut String, d: &GateDiff) {
             verdict_cell(f.after_pass, &f.after_verdict),
             if f.is_pass_to_fail() { "pass → fail" } else { "fail → pass" },
             m = model_name(f.model),
+        );
+    }
+    o.push_str("</tbody></table></section>\n");
+}
+
+/// The guardrails added, removed or with another outcome (nothing when neither report has
+/// guardrails); every name and template id escaped.
+fn render_guardrails(o: &mut String, d: &GateDiff) {
+    let Some(g) = &d.guardrails else {
+        return;
+    };
+    o.push_str("<section class=\"panel\" id=\"guardrails\"><h2>Guardrails</h2>");
+    if g.changed.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p>The same outcome on both sides for each of the {}.</p></section>",
+            g.unchanged
+        );
+        return;
+    }
+    let _ = write!(
+        o,
+        "<p class=\"muted\">{} added, removed or with another outcome; {} the same.</p><table><thead><tr><th scope=\"col\">guardrail</th><th scope=\"col\" class=\"state\">change</th><th scope=\"col\">before</th><th scope=\"col\">after</th></tr></thead><tbody>",
+        g.changed.len(),
+        g.unchanged
+    );
+    for c in &g.changed {
+        let _ = write!(
+            o,
+            "<tr><th scope=\"row\">{}</th><td class=\"state\">{}</td><td>{}</td><td>{}</td></tr>",
+            cell(&c.criterion),
+            guardrail_change(c.change),
+            esc(&guardrail_side(c.before.as_ref(), shorten)),
+            esc(&guardrail_side(c.after.as_ref(), shorten))
         );
     }
     o.push_str("</tbody></table></section>\n");

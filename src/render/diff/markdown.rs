@@ -3,7 +3,7 @@
 //! file names) is escaped as the report's Markdown escapes it: it can neither end a table cell
 //! or a line nor open a link, an emphasis or an HTML tag.
 
-use super::{headline, model_name, policy_text, short, source_text};
+use super::{guardrail_change, guardrail_side, headline, model_name, policy_text, short, source_text};
 use crate::diff::{id_label, GateDiff, Interval};
 use crate::render::markdown::{cell_text, code_span, code_text, fixed_text, signed};
 use std::fmt::Write;
@@ -179,6 +179,32 @@ pub fn diff_markdown(d: &GateDiff) -> String {
                 signed(t.delta_after),
                 signed(t.delta_change)
             );
+        }
+    }
+    if let Some(g) = &d.guardrails {
+        if g.changed.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n**Guardrails:** the same outcome on both sides for each of the {}.",
+                g.unchanged
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "\n**Guardrails** ({} added, removed or with another outcome; {} the same):\n\n| guardrail | change | before | after |\n|---|---|---|---|",
+                g.changed.len(),
+                g.unchanged
+            );
+            for c in &g.changed {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} |",
+                    cell_text(&c.criterion),
+                    guardrail_change(c.change),
+                    cell_text(&guardrail_side(c.before.as_ref(), str::to_owned)),
+                    cell_text(&guardrail_side(c.after.as_ref(), str::to_owned))
+                );
+            }
         }
     }
     if !d.warnings.is_empty() {

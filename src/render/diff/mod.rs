@@ -11,7 +11,7 @@ pub mod markdown;
 #[cfg(test)]
 mod tests;
 
-use crate::diff::{GateDiff, Interval, Model, SideSummary, Source};
+use crate::diff::{GateDiff, GuardrailChangeKind, GuardrailSide, Interval, Model, SideSummary, Source};
 
 /// How a side is described: a report, or a signed decision and its signers' key ids.
 fn source_text(side: &SideSummary) -> String {
@@ -71,5 +71,55 @@ fn policy_text(v: &serde_json::Value) -> String {
             .collect::<Vec<_>>()
             .join(", "),
         other => other.to_string(),
+    }
+}
+
+/// A guardrail's side in a diff, e.g. `block, exceeded: +41.9% (+30.5% to +52.2%); limit
+/// increase ≤ +10.0%; n 600`, or for template_regression `block, exceeded: regressed t3; limit
+/// drop ≤ 0.1; 12 templates tested`; `—` when the side lacks it. `id` escapes a template id's
+/// text (raw from the log).
+pub fn guardrail_side(side: Option<&GuardrailSide>, id: impl Fn(&str) -> String) -> String {
+    use crate::render::guardrails::change_text;
+    let Some(s) = side else {
+        return "—".to_owned();
+    };
+    let head = format!("{}, {}", s.action, s.outcome.replace('_', " "));
+    if let Some(regressed) = &s.regressed {
+        let list = if regressed.is_empty() {
+            "no template shown to regress".to_owned()
+        } else {
+            let names: Vec<String> = regressed
+                .iter()
+                .map(|t| id(&t.text().unwrap_or_else(|| "null".into())))
+                .collect();
+            format!("regressed {}", names.join(", "))
+        };
+        return format!("{head}: {list}; limit drop ≤ {}; {} templates tested", s.limit, s.n);
+    }
+    let relative = s.limit_kind == "max_increase";
+    let change = match (s.change, s.low, s.high) {
+        (Some(x), Some(l), Some(h)) => format!(
+            "{} ({} to {})",
+            change_text(x, relative),
+            change_text(l, relative),
+            change_text(h, relative)
+        ),
+        (Some(x), _, _) => format!("{} (no bounded interval)", change_text(x, relative)),
+        (None, _, _) => "no change measured".to_owned(),
+    };
+    let limit = if relative {
+        format!("increase ≤ {}", change_text(s.limit, true))
+    } else {
+        format!("difference ≤ {}", change_text(s.limit, false))
+    };
+    format!("{head}: {change}; limit {limit}; n {}", s.n)
+}
+
+/// `added`, `removed`, `changed`.
+fn guardrail_change(kind: GuardrailChangeKind) -> &'static str {
+    match kind {
+        GuardrailChangeKind::Added => "added",
+        GuardrailChangeKind::Removed => "removed",
+        GuardrailChangeKind::Changed => "changed",
     }
 }

@@ -5,6 +5,8 @@ use super::{html, junit, markdown};
 use crate::diff::{diff, read_report, GateDiff};
 use crate::gate::{evaluate_in_memory, MemoryInputs};
 use crate::policy::GatePolicy;
+use markdown::diff_markdown;
+use serde_json::{json, Value};
 
 /// Strings that end a table cell, open Markdown, HTML, a comment or a script, break a line,
 /// reach a terminal, or look like an integer id.
@@ -237,4 +239,112 @@ fn an_unchanged_decision_without_flips_says_so_everywhere() {
     assert!(!md.contains("**Flips**"));
     assert!(html::diff_html(&d).contains("data-changed=\"false\""));
     assert!(junit::diff_junit(&d).contains("tests=\"0\" failures=\"0\""));
+}
+
+/// A real report with guardrails (evaluated from generated verdict files), as JSON.
+fn guarded_json() -> Value {
+    serde_json::from_str(&crate::render::testing::guarded_report().to_json()).unwrap()
+}
+
+fn diff_of(before: &Value, after: &Value) -> GateDiff {
+    let text = |v: &Value| serde_json::to_string(v).unwrap();
+    diff(
+        &read_report("before.json", text(before).as_bytes()).unwrap(),
+        &read_report("after.json", text(after).as_bytes()).unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn guardrails_that_changed_outcome_are_listed_and_only_those() {
+    use crate::diff::GuardrailChangeKind;
+    use crate::render::testing::HOSTILE_TEMPLATE;
+    let after = guarded_json();
+    // Before: the latency guardrail within, no template regressed, no advisory guardrail.
+    let mut before = after.clone();
+    let g = &mut before["guardrails"];
+    g["criteria"][0]["outcome"] = json!("within");
+    g["criteria"][0]["change"] = json!(0.02);
+    g["criteria"][0]["low"] = json!(-0.01);
+    g["criteria"][0]["high"] = json!(0.05);
+    g["criteria"].as_array_mut().unwrap().truncate(2);
+    g["template_regression"]["outcome"] = json!("within");
+    for t in g["template_regression"]["templates"].as_array_mut().unwrap() {
+        t["regressed"] = json!(false);
+    }
+    let d = diff_of(&before, &after);
+    let gc = d.guardrails.as_ref().expect("a guardrails part");
+    assert_eq!(gc.unchanged, 1, "mean total_tokens is within on both sides");
+    let names: Vec<(&str, GuardrailChangeKind)> = gc.changed.iter().map(|c| (c.criterion.as_str(), c.change)).collect();
+    assert_eq!(
+        names,
+        [
+            ("p95 latency_ms", GuardrailChangeKind::Changed),
+            ("mean metrics.steps", GuardrailChangeKind::Added),
+            ("template_regression", GuardrailChangeKind::Changed),
+        ]
+    );
+    let latency = &gc.changed[0];
+    assert_eq!(latency.before.as_ref().unwrap().outcome, "within");
+    assert_eq!(latency.after.as_ref().unwrap().outcome, "exceeded");
+    assert_eq!(latency.before.as_ref().unwrap().high, Some(0.05));
+    let json: Value = serde_json::from_str(&d.to_json()).unwrap();
+    assert_eq!(
+        json["guardrails"]["changed"][2]["after"]["regressed"],
+        json!([HOSTILE_TEMPLATE])
+    );
+    assert_eq!(json["guardrails"]["changed"][1]["before"], Value::Null);
+    // The Markdown: one row each, before and after with the change and its interval; the
+    // hostile template escaped.
+    let md = diff_markdown(&d);
+    let at = md.find("| guardrail | change | before | after |").expect(&md);
+    let rows: Vec<Vec<String>> = md[at..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(cells)
+        .collect();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0][0], r"p95 latency\_ms");
+    assert_eq!(
+        rows[0][2],
+        "block, within: +2.0% (−1.0% to +5.0%); limit increase ≤ +10.0%; n 160"
+    );
+    assert!(rows[0][3].starts_with("block, exceeded: +"), "{:?}", rows[0]);
+    assert_eq!(rows[1][2], "—");
+    assert_eq!(rows[2][1], "changed");
+    assert!(
+        rows[2][3].contains(r#"regressed \</td\>\<script\>alert("t")\</script\>\u{1b};"#),
+        "{}",
+        rows[2][3]
+    );
+    assert!(!md.contains(HOSTILE_TEMPLATE));
+    // The HTML: a row each, the hostile template escaped.
+    let page = html::diff_html(&d);
+    let at = page
+        .find("<section class=\"panel\" id=\"guardrails\">")
+        .expect("a guardrails panel");
+    let panel = &page[at..at + page[at..].find("</section>").unwrap()];
+    assert_eq!(panel.matches("<tr><th scope=\"row\">").count(), 3, "{panel}");
+    assert!(
+        panel.contains("regressed &lt;/td&gt;&lt;script&gt;alert(&quot;t&quot;)&lt;/script&gt;\u{1b};"),
+        "{panel}"
+    );
+    assert!(!page.contains(HOSTILE_TEMPLATE));
+    // The same guardrails on both sides: none listed, the count said.
+    let same = diff_of(&after, &after);
+    let g = same.guardrails.as_ref().unwrap();
+    assert_eq!((g.unchanged, g.changed.len()), (4, 0));
+    assert!(diff_markdown(&same).contains("**Guardrails:** the same outcome on both sides for each of the 4."));
+    // Reports without guardrails: no guardrails part, in the JSON or the Markdown.
+    let mut plain = after.clone();
+    plain.as_object_mut().unwrap().remove("guardrails");
+    let d = diff_of(&plain, &plain);
+    assert!(d.guardrails.is_none());
+    assert!(!d.to_json().contains("\"guardrails\""));
+    assert!(!diff_markdown(&d).contains("**Guardrails"));
+    assert!(!html::diff_html(&d).contains("id=\"guardrails\""));
+    // One side only: every criterion of the other added (or removed).
+    let added = diff_of(&plain, &after);
+    assert_eq!(added.guardrails.as_ref().unwrap().changed.len(), 4);
 }

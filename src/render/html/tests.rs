@@ -327,3 +327,53 @@ fn other_json_is_refused() {
     let other = fixture_report().to_json().replace(SCHEMA, "deploy-gate/report/v0");
     assert!(matches!(report_html_json(&other), Err(HtmlError::Schema { .. })));
 }
+
+#[test]
+fn guardrails_beside_the_decision_failing_first_hostile_ids_escaped() {
+    use crate::render::testing::{guarded_report, HOSTILE_TEMPLATE};
+    let report = guarded_report();
+    let html = report_html(&report);
+    let start = html
+        .find("<section class=\"panel\" id=\"guardrails\"")
+        .expect("a guardrails section");
+    let section = &html[start..start + html[start..].find("</section>").unwrap()];
+    // After the cards (the task decision), before the templates.
+    assert!(html.find("id=\"task\"").unwrap() < start && start < html.find("id=\"templates\"").unwrap());
+    // Blocking then advisory; the failing ones first.
+    let outcomes: Vec<&str> = section
+        .split("<tr data-outcome=\"")
+        .skip(1)
+        .map(|r| &r[..r.find('"').unwrap()])
+        .collect();
+    assert_eq!(outcomes, ["exceeded", "exceeded", "within", "exceeded"]);
+    assert!(section.find("data-group=\"blocking\"").unwrap() < section.find("data-group=\"advisory\"").unwrap());
+    let names: Vec<&str> = section
+        .split("<th scope=\"row\">")
+        .skip(1)
+        .map(|r| &r[..r.find('<').unwrap()])
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "p95 latency_ms",
+            "template_regression",
+            "mean total_tokens",
+            "mean metrics.steps"
+        ]
+    );
+    assert!(
+        section.contains("<td class=\"num\">150 (10 excluded)</td>"),
+        "{section}"
+    );
+    // The hostile template is named, escaped: no element of its own, only the page's scripts.
+    assert!(
+        section.contains(&format!("<li><code>{}</code> 100.0% → 0.0%", esc(HOSTILE_TEMPLATE))),
+        "{section}"
+    );
+    assert!(!html.contains(HOSTILE_TEMPLATE));
+    assert_eq!(count(&html, "<script"), 2);
+    assert_eq!(count(&html, "alert(\"t\")</"), 0);
+    assert_eq!(embedded_json(&html).as_deref(), Some(report.to_json().as_str()));
+    // A report without guardrails has no such section.
+    assert!(!report_html(&fixture_report()).contains("id=\"guardrails\""));
+}
