@@ -30,7 +30,37 @@ export interface PolicyInput {
     sequential?: boolean | "true" | "false";
     /** The sequential rule's budget: the most cases (templates under `cluster: "template"`) to use, a whole number ≥ 1; only with `sequential: true`. */
     budget?: number | string;
+    /** Per-million-token prices for the `cost` metric: one price for both models, or each model's. */
+    prices?: PriceInput | { old: PriceInput; new: PriceInput };
+    /** The guardrails (absent or empty: none). */
+    guardrails?: GuardrailInput[];
+    template_regression?: TemplateRegressionInput;
 }
+/** A model's prices, per million tokens (as the resolved policy lists them). */
+export interface Price { prompt_per_million: number; completion_per_million: number; }
+/** A model's prices as the caller gives them: numbers, or their text. */
+export interface PriceInput { prompt_per_million: number | string; completion_per_million: number | string; }
+export interface Prices { old: Price; new: Price; }
+/** `latency_ms`, the token counts, `cost` (needs `prices`) or a number the verdicts carry under `metrics`. */
+export type GuardrailMetric = "latency_ms" | "prompt_tokens" | "completion_tokens" | "total_tokens" | "cost" | `metrics.${string}`;
+export type GuardrailStatistic = "mean" | "p50" | "p90" | "p95" | "p99";
+/** `block`: counts in the decision; `advise`: reported, never decides. */
+export type GuardrailAction = "block" | "advise";
+/**
+ * A guardrail as the caller gives it: exactly one of `max_increase` (relative: `"10%"` or `0.1`)
+ * and `max_difference` (absolute, in the metric's unit). `statistic` defaults to `mean`, `action`
+ * to `block`; `min_cases`: the fewest cases it is judged with.
+ */
+export interface GuardrailInput {
+    metric: GuardrailMetric; statistic?: GuardrailStatistic; max_increase?: number | string; max_difference?: number | string;
+    action?: GuardrailAction; min_cases?: number | string;
+}
+/** A guardrail as the resolved policy lists it: one of `max_increase` (a fraction) and `max_difference`. */
+export type Guardrail = { metric: GuardrailMetric; statistic: GuardrailStatistic; action: GuardrailAction; min_cases?: number }
+& ({ max_increase: number; max_difference?: never } | { max_difference: number; max_increase?: never });
+/** No template's pass rate may drop by more than `max_drop` (defaults: 0, 10 cases, `block`). */
+export interface TemplateRegressionInput { max_drop?: number | string; min_cases?: number | string; action?: GuardrailAction; }
+export interface TemplateRegression { max_drop: number; min_cases: number; action: GuardrailAction; }
 /**
  * The resolved policy, as the report lists it (and as its digest is computed). `cluster` and
  * `repeats` are in every policy of this version; a report made before they existed has neither,
@@ -44,9 +74,13 @@ export interface GatePolicy {
     sequential?: true;
     /** Only in a sequential policy that gives a budget; absent: every unit of the test set. */
     budget?: number;
+    /** Each of these only in a policy that gives it (a policy without them keeps its digest). */
+    prices?: Prices; guardrails?: Guardrail[]; template_regression?: TemplateRegression;
 }
 /** `checkPolicy`'s answer: the resolved policy, or the field at fault and the core's message. */
 export type PolicyCheck = { ok: true; policy: GatePolicy } | { ok: false; field: string; message: string };
+/** `checkPolicyFile`'s answer: the resolved policy, or the core's message (and the field at fault, null when the file is not a JSON object). */
+export type PolicyFileCheck = { ok: true; policy: GatePolicy } | { ok: false; field: string | null; message: string };
 /** What `setPolicy` asks the caller to redo: scan the audit log again, rebuild the test set, or nothing. */
 export type PolicyChange = "rescan" | "rebuild" | "ready";
 export type Role = "audit" | "old_verdicts" | "new_verdicts" | "old_trajectories" | "new_trajectories";
@@ -142,6 +176,35 @@ export interface SequentialReport {
     lower: number | null; upper: number | null;
     looks: SequentialLooks;
 }
+/** Within: the interval lies within the limit; exceeded: beyond it; not shown: neither (or too few cases). */
+export type GuardrailOutcome = "within" | "exceeded" | "not_shown";
+/** The per-case paired changes (relative for `max_increase`, absolute for `max_difference`) in 20 equal bins from `low` (1st percentile) to `high` (99th); a change outside falls in the edge bin. */
+export interface ChangeDistribution { low: number; high: number; counts: number[]; }
+/**
+ * One guardrail as judged. `change` is `new/old − 1` (`max_increase`) or `new − old`
+ * (`max_difference`), `low`–`high` its interval at the policy's confidence, `exceeded_low` the
+ * lower bound the exceeded test used (at `adjusted_confidence` for a blocking criterion). The
+ * figures are null without a case (or an unbounded interval).
+ */
+export interface GuardrailCriterion {
+    metric: string; statistic: GuardrailStatistic; action: GuardrailAction; limit_kind: "max_increase" | "max_difference"; limit: number;
+    old: number | null; new: number | null; change: number | null; low: number | null; high: number | null; exceeded_low: number | null;
+    method: "paired_t" | "fieller" | "bootstrap"; n: number; excluded: number; min_cases: number; outcome: GuardrailOutcome;
+    distribution: ChangeDistribution | null;
+}
+/** A template tested by `template_regression` (`template_id` as the audit log has it). */
+export interface TemplateRegressionRow { template_id: unknown; n: number; old: number; new: number; p_value: number; adjusted_p: number; regressed: boolean; }
+export interface TemplateRegressionResult {
+    max_drop: number; min_cases: number; action: GuardrailAction; alpha: number; tested: number; untested: number;
+    outcome: "within" | "exceeded"; templates: TemplateRegressionRow[];
+}
+/** The guardrails as judged: `blocking` criteria share the error rate (`adjusted_confidence` = 1 − α/blocking). */
+export interface GuardrailsReport {
+    confidence: number; blocking: number; adjusted_confidence: number; cases: number; seed: number; resamples: number;
+    criteria: GuardrailCriterion[];
+    /** Only when the policy gives `template_regression`. */
+    template_regression?: TemplateRegressionResult;
+}
 export interface GateReport {
     schema: "deploy-gate/report/v1"; tool: { name: string; version: string };
     policy: GatePolicy;
@@ -153,6 +216,8 @@ export interface GateReport {
     decision: GateDecision;
     /** Only under `policy.sequential: true`, after `decision`. */
     sequential?: SequentialReport;
+    /** Only when the policy gives `guardrails` or `template_regression`. */
+    guardrails?: GuardrailsReport;
     comparison: ABComparison; stats: GateStats; cases: CaseOutcome[]; templates: TemplateRow[];
     warnings: string[];
 }
@@ -657,6 +722,14 @@ export class Sha256Stream {
 export function checkPolicy(input: PolicyInput | undefined): PolicyCheck;
 
 /**
+ * Checks a policy file's bytes as `deploy-gate evaluate --policy` reads them (a JSON object in
+ * the shape of a report's `policy`, or a whole report, read strictly): `{ok: true, policy}` with
+ * the resolved policy, or `{ok: false, field, message}` (`field` null when the file is not a
+ * JSON object).
+ */
+export function checkPolicyFile(bytes: Uint8Array | number[]): PolicyFileCheck;
+
+/**
  * Co-signs a signed decision with another reviewer's private key (PEM): the envelope as JSON
  * text, the one `deploy-gate sign --envelope EXISTING.json --key KEY.pem` writes for the same
  * envelope and key. The envelope must verify against the trusted keys with the options
@@ -754,6 +827,7 @@ export interface InitOutput {
     readonly __wbg_segmentscanner_free: (a: number, b: number) => void;
     readonly __wbg_sha256stream_free: (a: number, b: number) => void;
     readonly checkPolicy: (a: any) => [number, number, number];
+    readonly checkPolicyFile: (a: number, b: number) => [number, number, number];
     readonly cosignDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: any) => [number, number, number, number];
     readonly defaultPolicy: () => [number, number, number];
     readonly diffDocuments: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];

@@ -999,6 +999,24 @@ export function checkPolicy(input) {
 }
 
 /**
+ * Checks a policy file's bytes as `deploy-gate evaluate --policy` reads them (a JSON object in
+ * the shape of a report's `policy`, or a whole report, read strictly): `{ok: true, policy}` with
+ * the resolved policy, or `{ok: false, field, message}` (`field` null when the file is not a
+ * JSON object).
+ * @param {Uint8Array | number[]} bytes
+ * @returns {PolicyFileCheck}
+ */
+export function checkPolicyFile(bytes) {
+    const ptr0 = passArray8ToWasm0(bytes, wasm.__wbindgen_malloc);
+    const len0 = WASM_VECTOR_LEN;
+    const ret = wasm.checkPolicyFile(ptr0, len0);
+    if (ret[2]) {
+        throw takeFromExternrefTable0(ret[1]);
+    }
+    return takeFromExternrefTable0(ret[0]);
+}
+
+/**
  * Co-signs a signed decision with another reviewer's private key (PEM): the envelope as JSON
  * text, the one `deploy-gate sign --envelope EXISTING.json --key KEY.pem` writes for the same
  * envelope and key. The envelope must verify against the trusted keys with the options

@@ -8,6 +8,7 @@ export const __wbg_modelfilehasher_free: (a: number, b: number) => void;
 export const __wbg_segmentscanner_free: (a: number, b: number) => void;
 export const __wbg_sha256stream_free: (a: number, b: number) => void;
 export const checkPolicy: (a: any) => [number, number, number];
+export const checkPolicyFile: (a: number, b: number) => [number, number, number];
 export const cosignDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: any) => [number, number, number, number];
 export const defaultPolicy: () => [number, number, number];
 export const diffDocuments: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];

@@ -326,6 +326,51 @@ fn default_policy_and_check_policy_come_from_the_core() {
     assert_eq!(mode["policy"]["mode"], "non_inferiority");
 }
 
+/// A policy file with guardrails survives the page's handling: `checkPolicyFile` resolves it as
+/// `evaluate --policy` does, and the resolved policy given back through `checkPolicy` with the
+/// form's fields (as the page does) is the same policy; a file the core refuses names the field,
+/// or none when it is not a JSON object.
+#[wasm_bindgen_test]
+fn a_policy_file_with_guardrails_passes_through_the_form_unchanged() {
+    use deploy_gate::policy::{GatePolicy, PolicyInput};
+    use deploy_gate::wasm::{check_policy, check_policy_file};
+    let plain =
+        |v: &JsValue| -> Value { serde_json::from_str(&JSON::stringify(v).unwrap().as_string().unwrap()).unwrap() };
+    let file = br#"{"mode": "non_inferiority", "task_tol": 0.05, "min_samples": 1,
+        "prices": {"prompt_per_million": 0.15, "completion_per_million": 0.6},
+        "guardrails": [{"metric": "latency_ms", "statistic": "p95", "max_increase": "10%"},
+                       {"metric": "metrics.steps", "max_difference": "1", "action": "advise", "min_cases": 30}],
+        "template_regression": {"max_drop": "5%"}}"#;
+    let native = PolicyInput::from_file(file).unwrap().into_policy().unwrap();
+    let checked = plain(&check_policy_file(file).unwrap());
+    assert_eq!(checked["ok"], true);
+    // (As values: JSON.stringify writes the difference 1.0 as `1`, serde as `1.0`.)
+    assert_eq!(GatePolicy::from_report(&checked["policy"]).unwrap(), native);
+    // The form: its fields as text, and the file's guardrail fields as the core resolved them.
+    let p = &checked["policy"];
+    let mut input = serde_json::json!({
+        "min_samples": "1", "max_samples": "200", "seed": "0", "task_tol": "0.05", "traj_tol": "0.05",
+        "pass_verdicts": "PASS,APPROVE,COMPLETE", "confidence": "0.95", "on_insufficient": "block",
+        "mode": "non_inferiority", "cluster": "template", "repeats": "last", "sequential": "false",
+    });
+    for k in ["prices", "guardrails", "template_regression"] {
+        input[k] = p[k].clone();
+    }
+    let again = plain(&check_policy(js(&input.to_string())).unwrap());
+    assert_eq!(again["ok"], true);
+    assert_eq!(&again["policy"], p);
+    assert_eq!(p["guardrails"][0]["max_increase"], 0.1);
+    assert_eq!(p["prices"]["new"]["completion_per_million"], 0.6);
+    let bad = plain(&check_policy_file(br#"{"guardrails": [{"metric": "latency_ms", "max_increse": 0.1}]}"#).unwrap());
+    assert_eq!(bad["ok"], false);
+    assert!(bad["field"].as_str().unwrap().starts_with("guardrails"), "{bad}");
+    let not_object = plain(&check_policy_file(b"[1]").unwrap());
+    assert_eq!(
+        (&not_object["ok"], &not_object["field"]),
+        (&Value::Bool(false), &Value::Null)
+    );
+}
+
 /// `openSignedDecision` gives the report from the verified statement (byte for byte the one
 /// signed) and nothing from a rejected envelope; `cosignDecision` adds a second signature to
 /// an envelope that verifies, keeps its statement, and refuses one that does not verify.

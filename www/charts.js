@@ -164,3 +164,50 @@ export function sequenceChart(q) {
   );
   return svg;
 }
+
+/** A number as the guardrails' reasons write it (`src/guardrail/evaluate.rs`): a relative
+ * change as `+12.3%`; an absolute one as `+0`, `+123.4`, `+0.1234` or `+1.234e-3`. `sign`:
+ * with a leading `+` for a positive one (changes, limits), else none (values). */
+export function guardrailFigure(x, relative, sign = true) {
+  const plus = (t) => (sign && !t.startsWith("-") ? `+${t}` : t);
+  if (relative) return `${plus((x * 100).toFixed(1))}%`;
+  if (x === 0) return plus("0");
+  const a = Math.abs(x);
+  return plus(a >= 100 ? x.toFixed(1) : a >= 0.01 ? x.toFixed(4) : x.toExponential(3));
+}
+
+/** The per-case paired changes of a guardrail's metric (its report's `distribution`: equal bins
+ * from `low` to `high`) as a small histogram, with zero (no change) and the limit marked when
+ * they fall inside. One bar per bin, each with its range and count as a title. */
+export function changeDistributionChart(name, dist, relative, limit) {
+  const w = 240;
+  const top = 4;
+  const base = 46;
+  const bins = dist.counts.length;
+  const total = dist.counts.reduce((a, b) => a + b, 0);
+  const max = Math.max(1, ...dist.counts);
+  const fig = (x) => guardrailFigure(x, relative);
+  const label = `Paired changes of ${name}, case by case: ${total} cases in ${bins} bins from ${fig(dist.low)} to ${fig(dist.high)}; the most in one bin ${max}; limit ${fig(limit)}`;
+  const svg = s("svg", { viewBox: `0 0 ${w} 62`, role: "img", "aria-label": label, class: "dg-chart dg-spark", "data-testid": "guardrail-plot" }, s("title", {}, label));
+  const span = dist.high - dist.low;
+  // All changes equal: the core puts them in the middle bin; the axis then spans ±1 of them.
+  const [lo, hi] = span > 0 ? [dist.low, dist.high] : [dist.low - 1, dist.low + 1];
+  const x = (v) => ((v - lo) / (hi - lo)) * w;
+  const bw = w / bins;
+  dist.counts.forEach((n, i) => {
+    const from = dist.low + (span * i) / bins;
+    const to = dist.low + (span * (i + 1)) / bins;
+    const hgt = (n / max) * (base - top);
+    svg.append(s("rect", { x: i * bw + 0.5, y: base - hgt, width: Math.max(0, bw - 1), height: hgt, class: "dg-bar-new", "data-testid": "guardrail-bar", "data-count": n }, s("title", {}, `${fig(from)} to ${fig(to)}: ${n} case${n === 1 ? "" : "s"}`)));
+  });
+  svg.append(s("line", { x1: 0, x2: w, y1: base, y2: base, class: "dg-axis" }));
+  for (const [v, cls, what] of [[0, "dg-axis", "no change"], [limit, "dg-limit", "limit"]]) {
+    if (v < lo || v > hi) continue;
+    svg.append(s("line", { x1: x(v), x2: x(v), y1: top - 2, y2: base + 2, class: cls }, s("title", {}, `${what}: ${fig(v)}`)));
+  }
+  svg.append(
+    s("text", { x: 0, y: 60, class: "dg-chart-value" }, fig(dist.low)),
+    s("text", { x: w, y: 60, class: "dg-chart-value", "text-anchor": "end" }, fig(dist.high)),
+  );
+  return svg;
+}

@@ -105,6 +105,43 @@ function samples() {
   assert.equal(out.openedOld[1].report.decision.outcome, undefined);
   assert.deepEqual(out.openedOld[1].report, old);
 
+  // Guardrails: the fixture's verdicts with a latency and usage on every record, a policy file
+  // with prices, guardrails (one on a metric no record carries: no case, nulls) and
+  // template_regression; and policy files the core refuses.
+  const withCost = (file, slower) =>
+    new TextEncoder().encode(
+      read(fixture, file).toString().split("\n").filter((l) => l.trim()).map((l, i) => JSON.stringify({ ...JSON.parse(l), latency_ms: (100 + (i % 13) * 10) * slower, usage: { prompt_tokens: 100 + (i % 7), completion_tokens: 20 + (i % 5) } })).join("\n") + "\n",
+    );
+  const policyFile = {
+    min_samples: 20, on_insufficient: "approve",
+    prices: { old: { prompt_per_million: 0.15, completion_per_million: 0.6 }, new: { prompt_per_million: 0.1, completion_per_million: 0.4 } },
+    guardrails: [
+      { metric: "latency_ms", statistic: "mean", max_increase: "10%" },
+      { metric: "latency_ms", statistic: "p50", max_increase: 0.2, action: "advise", min_cases: 5 },
+      { metric: "cost", max_difference: 0.001, action: "advise" },
+      { metric: "metrics.steps", max_difference: 1 },
+    ],
+    template_regression: { max_drop: 0.1, min_cases: 5 },
+  };
+  const encode = (x) => new TextEncoder().encode(typeof x === "string" ? x : JSON.stringify(x));
+  out.policyFiles = ["PolicyFileCheck[]", [wasm.checkPolicyFile(encode(policyFile)), wasm.checkPolicyFile(encode("[1]")), wasm.checkPolicyFile(encode({ guardrails: [{ metric: "latency_ms" }] }))]];
+  assert.equal(out.policyFiles[1][1].field, null);
+  assert.equal(out.policyFiles[1][2].ok, false);
+  const guarded = new wasm.GateSession(out.policyFiles[1][0].policy);
+  guarded.beginAudit("audit.jsonl");
+  guarded.pushAudit(audit);
+  guarded.finishAudit();
+  guarded.buildTestSet([audit]);
+  guarded.addVerdicts("old", withCost("old_verdicts.jsonl", 1), "old_verdicts.jsonl");
+  guarded.addVerdicts("new", withCost("new_verdicts.jsonl", 1.5), "new_verdicts.jsonl");
+  out.guarded = ["GateReport", guarded.evaluate()];
+  out.guardedPolicy = ["GatePolicy", guarded.policy()];
+  const criteria = out.guarded[1].guardrails.criteria;
+  assert.equal(criteria.length, 4);
+  assert.ok(criteria[0].distribution && criteria[0].distribution.counts.length === 20);
+  assert.equal(criteria[3].distribution, null);
+  assert.ok(out.guarded[1].guardrails.template_regression.templates.length > 0);
+
   out.guesses = ["RoleGuess[]", [
     wasm.GateSession.sniffRole("audit.jsonl", audit.subarray(0, 4096)),
     wasm.GateSession.sniffRole("x.jsonl", read(fixture, "old_verdicts.jsonl").subarray(0, 4096)),

@@ -1,8 +1,14 @@
 // <dg-policy-form>: the gate policy. Emits `dg-policy` ({policy} or {error}) on every change.
 // The default values and the error messages are the core's (`defaultPolicy()`, `checkPolicy()`
-// in src/wasm.rs over src/policy.rs): the form only lays the fields out.
-import { h } from "../dom.js";
-import init, { checkPolicy, defaultPolicy } from "../wasm.js";
+// in src/wasm.rs over src/policy.rs): the form only lays the fields out. A policy file (as
+// `deploy-gate evaluate --policy` reads it, through the core's `checkPolicyFile()`) fills the
+// fields; its `prices`, `guardrails` and `template_regression`, which the form has no fields
+// for, are shown read-only and passed to the core unchanged with the fields.
+import { h, longText } from "../dom.js";
+import init, { checkPolicy, checkPolicyFile, defaultPolicy } from "../wasm.js";
+
+/** The policy fields the form shows but does not edit. */
+const READ_ONLY = ["prices", "guardrails", "template_regression"];
 
 // The core loads while the page renders; the form fills its fields once it is in.
 const core = init();
@@ -18,13 +24,31 @@ const FIELDS = [
   ["budget", "Budget", "Sequential rule only: the most cases (templates when clustered by template) to use; empty: every one."],
 ];
 
-/** The form's text of each field, from the core's default policy (the report's spelling). */
-function defaultTexts() {
-  const p = defaultPolicy();
+/** The form's text of each field of a resolved policy (the report's spelling); the fields it
+ * lacks (`cluster` and `repeats` in a report's policy from before they existed) are the core's
+ * defaults. */
+function textsOf(policy) {
+  const p = { ...defaultPolicy(), ...policy };
   const text = (v) => (v === null ? "none" : Array.isArray(v) ? v.join(",") : String(v));
   // `sequential` and `budget` are written only into a sequential policy: off, and no budget.
   const values = { sequential: false, budget: "", ...p, task_tol: p.task_regression_tol, traj_tol: p.trajectory_regression_tol };
-  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, text(v)]));
+  return Object.fromEntries(Object.entries(values).filter(([k]) => !READ_ONLY.includes(k)).map(([k, v]) => [k, text(v)]));
+}
+
+/** A limit as the policy gives it: a relative one in percent. */
+const limitText = (g) => (g.max_increase !== undefined ? `max increase ${Math.round(g.max_increase * 1e6) / 1e4}%` : `max difference ${g.max_difference}`);
+const priceText = (p) => `prompt ${p.prompt_per_million}, completion ${p.completion_per_million}`;
+
+/** The read-only part of a policy, one line each. */
+function readOnlyLines(extra) {
+  const lines = [];
+  if (extra.prices) lines.push(`prices per million tokens: old ${priceText(extra.prices.old)}; new ${priceText(extra.prices.new)}`);
+  for (const g of extra.guardrails || []) {
+    lines.push(`${g.action === "block" ? "blocking" : "advisory"}: ${g.statistic} ${g.metric}, ${limitText(g)}${g.min_cases !== undefined ? `, at least ${g.min_cases} cases` : ""}`);
+  }
+  const t = extra.template_regression;
+  if (t) lines.push(`${t.action === "block" ? "blocking" : "advisory"}: template_regression, max drop ${t.max_drop}, templates of at least ${t.min_cases} cases`);
+  return lines;
 }
 
 export class PolicyForm extends HTMLElement {
@@ -77,11 +101,16 @@ export class PolicyForm extends HTMLElement {
       ),
       this.error,
     );
+    /** The loaded file's read-only fields (none until a file gives some). */
+    this.extra = {};
+    this.fileInput = h("input", { type: "file", accept: ".json,application/json", class: "dg-file-input", "data-testid": "policy-file" });
+    this.fileView = h("div", { class: "dg-policy-file", "data-testid": "policy-file-view", hidden: true });
+    this.form.prepend(h("div", {}, h("label", { class: "dg-button dg-secondary" }, "Load a policy file", this.fileInput), this.fileView));
     this.fields = h("fieldset", { class: "dg-fields", disabled: true }, [...this.form.childNodes]);
     this.form.append(this.fields);
     core.then(
       () => {
-        const defaults = defaultTexts();
+        const defaults = textsOf({});
         for (const el of this.form.elements) if (el.name) el.value = defaults[el.name];
         this.fields.disabled = false;
         this.loaded = true;
@@ -89,6 +118,13 @@ export class PolicyForm extends HTMLElement {
       },
       (e) => this.settle.reject(e),
     );
+    this.fileInput.addEventListener("change", (e) => {
+      // Not a field: the file's policy is emitted once it is read.
+      e.stopPropagation();
+      const file = this.fileInput.files[0];
+      this.fileInput.value = "";
+      if (file) this.loadFile(file).catch((err) => this.showError(`${file.name}: ${err.message}`));
+    });
     this.form.addEventListener("submit", (e) => e.preventDefault());
     this.form.addEventListener("change", () => this.emit());
     this.form.addEventListener("input", () => {
@@ -98,11 +134,47 @@ export class PolicyForm extends HTMLElement {
     this.append(this.form);
   }
 
-  /** The policy as the core resolves the fields' texts (the report's policy object), or throws
-   * with the core's message naming the field that is wrong. */
+  /** Reads a policy file (`deploy-gate evaluate --policy`'s: a policy object or a whole report)
+   * with the core: its fields fill the form, its guardrails are kept read-only, and the policy is
+   * emitted. A file the core refuses changes nothing; the form shows why, naming the file. */
+  async loadFile(file) {
+    await this.ready;
+    const checked = checkPolicyFile(new Uint8Array(await file.arrayBuffer()));
+    if (!checked.ok) throw new Error(checked.field ? `${checked.field}: ${checked.message}` : checked.message);
+    const texts = textsOf(checked.policy);
+    for (const el of this.form.elements) if (el.name) el.value = texts[el.name];
+    this.extra = Object.fromEntries(READ_ONLY.filter((k) => checked.policy[k] !== undefined).map((k) => [k, checked.policy[k]]));
+    this.showFile(file.name);
+    this.emit();
+  }
+
+  /** The loaded file's name and its read-only fields, with a button that drops them. */
+  showFile(name) {
+    const lines = readOnlyLines(this.extra);
+    const drop = h("button", { type: "button", class: "dg-link", "data-testid": "policy-file-drop" }, "remove them");
+    drop.addEventListener("click", () => {
+      this.extra = {};
+      this.showFile(name);
+      this.emit();
+    });
+    this.fileView.replaceChildren(
+      h("p", { class: "dg-muted" }, "Loaded ", h("code", {}, longText(name)), lines.length ? "; the form cannot edit these (read-only, used as given):" : "; it has no guardrails."),
+      ...(lines.length ? [h("ul", { "aria-label": "Guardrails of the policy file" }, lines.map((l) => h("li", { "data-testid": "policy-guardrail" }, l))), drop] : []),
+    );
+    this.fileView.hidden = false;
+  }
+
+  showError(message) {
+    this.error.textContent = message;
+    this.error.hidden = false;
+  }
+
+  /** The policy as the core resolves the fields' texts and the loaded file's read-only fields
+   * (the report's policy object), or throws with the core's message naming the field that is
+   * wrong. */
   read() {
     if (!this.loaded) throw new Error("the policy form is still loading");
-    const input = {};
+    const input = { ...this.extra };
     // An empty budget is none (the sequential rule then uses every case).
     for (const el of this.form.elements) if (el.name && !(el.name === "budget" && el.value.trim() === "")) input[el.name] = el.value;
     const checked = checkPolicy(input);
@@ -117,8 +189,7 @@ export class PolicyForm extends HTMLElement {
       detail = { policy: this.read() };
       this.error.hidden = true;
     } catch (e) {
-      this.error.textContent = e.message;
-      this.error.hidden = false;
+      this.showError(e.message);
       detail = { error: e.message };
     }
     const key = JSON.stringify(detail);

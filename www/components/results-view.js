@@ -3,6 +3,7 @@
 import { h, text, pretty, percent, signed, longText } from "../dom.js";
 import { passRateChart, templateDeltaChart, trajectoryChart, sequenceChart, sequentialSentence, sequentialContinuation } from "../charts.js";
 import { CaseTable } from "./case-table.js";
+import { guardrailsCard, blockingWith } from "../guardrails.js";
 
 const pct1 = (x) => `${(x * 100).toFixed(1)}`;
 const conf = (report) => `${Math.round(report.stats.confidence * 1000) / 10}%`;
@@ -73,8 +74,44 @@ export function settle(report) {
     : `About ${ss.cases_needed} cases would settle it (at the observed discordance; this test set has ${ss.num_cases}).`;
 }
 
-/** The decision in plain words. */
+/** Whether the guardrails were judged, and if so the task rule's part in the decision as the
+ * reason's head names it: blocked (the task rule blocked), open (the task rule did not approve)
+ * or null (not named). */
+function guardrailsJudged(report) {
+  const g = report.guardrails;
+  if (!g || g.cases === 0) return null;
+  const head = report.decision.reason.split(";")[0];
+  return { g, taskBlocked: head.includes("the task rule blocked"), taskOpen: head.includes("not shown: the task rule") };
+}
+
+const names = (list) => list.join(", ");
+
+/** The decision in plain words, the guardrails' part first when they decided it. */
 export function explain(report) {
+  const judged = guardrailsJudged(report);
+  const outcome = outcomeOf(report.decision);
+  if (judged) {
+    const exceeded = blockingWith(judged.g, "exceeded");
+    const notShown = blockingWith(judged.g, "not_shown");
+    if (outcome === "blocked" && exceeded.length) {
+      const also = judged.taskBlocked ? ` ${explainTask(report).replace(/ Keep the old model\.$/, "")}` : "";
+      return `A blocking guardrail is exceeded (shown beyond its limit): ${names(exceeded)}.${also} Keep the old model.`;
+    }
+    if (outcome === "inconclusive" && !judged.taskOpen) {
+      return `The task rule approves, but for the blocking guardrail${notShown.length === 1 ? "" : "s"} ${names(notShown)} the data show neither that the change is within the limit nor that it is beyond it. Keep the old model, and gather more cases to settle it.`;
+    }
+    if (outcome === "inconclusive" && notShown.length) {
+      return `${explainTask(report)} Nor is it shown for the blocking guardrail${notShown.length === 1 ? "" : "s"} ${names(notShown)}.`;
+    }
+    if (outcome === "approved" && blockingWith(judged.g, "within").length) {
+      return `${explainTask(report).replace(/ It may be deployed\.$/, "")} Every blocking guardrail is within its limit. It may be deployed.`;
+    }
+  }
+  return explainTask(report);
+}
+
+/** The task rule's decision in plain words. */
+function explainTask(report) {
   const d = report.decision;
   const tol = d.details;
   const task = `task accuracy went from ${percent(d.task_old)} to ${percent(d.task_new)}`;
@@ -126,6 +163,9 @@ export class ResultsView extends HTMLElement {
     const d = report.decision;
     const outcome = outcomeOf(d);
     const offered = options.exports || ["report", "html", "testset", "markdown"];
+    // How many cases would settle the task rule: not said when only the guardrails are open.
+    const judged = guardrailsJudged(report);
+    const taskUnsettled = !judged || judged.taskOpen;
     const exportButton = (kind, label) => h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": `export-${kind}`, onclick: () => this.dispatchEvent(new CustomEvent("dg-export", { bubbles: true, detail: { kind } })) }, label);
     const banner = h(
       "section",
@@ -133,7 +173,7 @@ export class ResultsView extends HTMLElement {
       options.source ? h("p", { class: "dg-source", "data-testid": "report-source" }, options.source) : null,
       h("h2", {}, { approved: "Approved — deploy the new model", blocked: "Blocked — keep the old model", inconclusive: "Inconclusive — keep the old model" }[outcome]),
       h("p", {}, explain(report)),
-      outcome === "inconclusive" ? h("p", { class: "dg-settle", "data-testid": sequentialContinuation(report.sequential) ? "sequential-continue" : "cases-needed" }, h("strong", {}, settle(report))) : null,
+      outcome === "inconclusive" && taskUnsettled ? h("p", { class: "dg-settle", "data-testid": sequentialContinuation(report.sequential) ? "sequential-continue" : "cases-needed" }, h("strong", {}, settle(report))) : null,
       h("p", { class: "dg-muted", "data-testid": "rule" }, ruleSentence(report)),
       h("p", { class: "dg-muted" }, "Reason: ", h("code", {}, d.reason), " · test cases: ", h("strong", { "data-testid": "num-cases" }, String(d.num_cases))),
     );
@@ -253,7 +293,7 @@ export class ResultsView extends HTMLElement {
       costTable(report),
     );
     const warnings = report.warnings.length ? h("section", { class: "dg-panel dg-warnings" }, h("h3", {}, "Warnings"), h("ul", {}, report.warnings.map((w) => h("li", {}, longText(w))))) : null;
-    this.replaceChildren(banner, exports, h("div", { class: "dg-cards" }, taskCard, trajCard), templates, casesPanel, quality, warnings);
+    this.replaceChildren(banner, exports, h("div", { class: "dg-cards" }, taskCard, guardrailsCard(report), trajCard), templates, casesPanel, quality, warnings);
   }
 
   /** While the audit log's sha256 is being computed, the exports that carry it wait. */

@@ -6,6 +6,7 @@ import init, {
   SegmentScanner,
   Sha256Stream,
   checkPolicy,
+  checkPolicyFile,
   defaultPolicy,
   diffDocuments,
   diffEnvelopes,
@@ -41,6 +42,13 @@ import init, {
   type MeanN,
   type PairedTable,
   type PolicyCheck,
+  type PolicyFileCheck,
+  type Guardrail,
+  type GuardrailCriterion,
+  type GuardrailInput,
+  type GuardrailsReport,
+  type ChangeDistribution,
+  type TemplateRegressionResult,
   type RateInterval,
   type SampleSize,
   type TaskStats,
@@ -113,6 +121,19 @@ export function policyForm(fields: Record<string, string>): GatePolicy | string 
   const defaults: GatePolicy = defaultPolicy();
   const checked: PolicyCheck = checkPolicy({ ...fields, on_insufficient: defaults.on_insufficient });
   return checked.ok ? checked.policy : `${checked.field}: ${checked.message}`;
+}
+
+/** A policy file's guardrails, and the report's: the failing criteria and their plots' bins. */
+export function guardrails(file: Uint8Array, report: GateReport): string[] {
+  const checked: PolicyFileCheck = checkPolicyFile(file);
+  const given: Guardrail[] = checked.ok ? checked.policy.guardrails ?? [] : [];
+  const extra: GuardrailInput = { metric: "metrics.steps", max_difference: 1, action: "advise" };
+  const g: GuardrailsReport | undefined = report.guardrails;
+  const failing: GuardrailCriterion[] = (g?.criteria ?? []).filter((c) => c.outcome !== "within");
+  const bins: ChangeDistribution[] = failing.flatMap((c) => (c.distribution ? [c.distribution] : []));
+  const templates: TemplateRegressionResult | undefined = g?.template_regression;
+  const limits = given.map((x) => ("max_increase" in x && x.max_increase !== undefined ? `+${x.max_increase * 100}%` : `±${x.max_difference}`));
+  return [...limits, extra.metric, ...failing.map((c) => `${c.statistic} ${c.metric}: ${c.outcome}`), String(bins.length), String(templates?.templates.filter((t) => t.regressed).length ?? 0)];
 }
 
 export function evidence(report: GateReport): string {
