@@ -14,11 +14,15 @@
 //! Each failure is an [`OmsError`] whose [`Check`] names the check.
 
 pub mod bundle;
+pub mod check;
+pub mod identity;
 pub mod keys;
 pub mod manifest;
 pub mod x509;
 
 pub use bundle::{Bundle, Material, Statement, BUNDLE_MEDIA_TYPE, PAYLOAD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE};
+pub use check::{DecisionModel, FileDigests, ModelCheck, Outcome};
+pub use identity::{decision_scheme, ModelIdentity};
 pub use keys::{EcKey, TrustedKey};
 pub use manifest::{digest_of, shard_ranges, Manifest, Method, Resource};
 pub use x509::{ChainSigner, Roots};

@@ -79,6 +79,9 @@ pub enum ApplyError {
     /// A file could not be read, locked, written or replaced, or was refused.
     #[error(transparent)]
     Files(#[from] FilesError),
+    /// The model folder read for the trainer's signature could not be read.
+    #[error(transparent)]
+    Model(Box<crate::native::oms::ModelError>),
     /// A trusted key is not an SPKI PEM Ed25519 key.
     #[error("{}: {error}", .path.display())]
     TrustedKey {
@@ -378,7 +381,7 @@ fn identify_model(
     match identify(&opts.model_path, envelope, opts.model_signature.as_ref()) {
         Ok(id) => Ok(Ok(id)),
         Err(ModelError::Check(e)) => Ok(Err(e)),
-        Err(e) => Err(FilesError::Model(Box::new(e)).into()),
+        Err(e) => Err(ApplyError::Model(Box::new(e))),
     }
 }
 
