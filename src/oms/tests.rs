@@ -52,6 +52,7 @@ fn trust(keys: &[&p256::ecdsa::SigningKey]) -> Trust {
     Trust {
         keys: keys.iter().map(|k| trusted(k)).collect(),
         roots: Roots::new(),
+        keyless: None,
     }
 }
 
