@@ -259,6 +259,36 @@ impl Verified {
         hex::encode(self.subject_digest)
     }
 
+    /// The trainer's identity and OIDC issuer, when signed by the keyless method.
+    pub fn keyless_signer(&self) -> Option<(&str, &str)> {
+        match &self.signed_by {
+            SignedBy::Keyless { identity, issuer, .. } => Some((identity, issuer)),
+            _ => None,
+        }
+    }
+
+    /// The trainer's key id, unless signed by the keyless method (whose key lives ten
+    /// minutes: the identity and issuer name the signer instead).
+    pub fn trainer_key(&self) -> Option<&str> {
+        self.keyless_signer().is_none().then_some(self.key_id.as_str())
+    }
+
+    /// The signer as the summaries name it: the key id, or the identity and issuer.
+    pub fn signer(&self) -> String {
+        match &self.signed_by {
+            SignedBy::Keyless {
+                identity,
+                issuer,
+                log_index,
+                ..
+            } => format!(
+                "identity {identity} (issuer {issuer}, log index {})",
+                log_index.map_or_else(|| "none".to_owned(), |i| i.to_string())
+            ),
+            _ => format!("key {} ({})", self.key_id, self.curve),
+        }
+    }
+
     /// The paths left out of the model folder: the defaults and the signed `ignore_paths`.
     pub fn ignore_paths(&self) -> Vec<String> {
         let mut all: Vec<String> = DEFAULT_IGNORE_PATHS.iter().map(|s| s.to_string()).collect();

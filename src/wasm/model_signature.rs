@@ -19,7 +19,7 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(typescript_custom_section)]
 const OMS_TYPES: &'static str = r#"
 /** The name of a failed model-signature check (`src/oms/mod.rs`), in the order they run. */
-export type ModelSignatureCheckName = "bundle_shape" | "keyless" | "signature_count" | "certificate" | "untrusted_key" | "signature" | "statement_type" | "predicate_type" | "predicate" | "subject_digest" | "symlink" | "file_missing" | "file_extra" | "file_digest" | "model_identity";
+export type ModelSignatureCheckName = "bundle_shape" | "keyless" | "keyless_identity" | "certificate_chain" | "sct" | "tlog_inclusion" | "tlog_checkpoint" | "tlog_promise" | "tlog_body" | "timestamp" | "signature_count" | "certificate" | "untrusted_key" | "signature" | "statement_type" | "predicate_type" | "predicate" | "subject_digest" | "symlink" | "file_missing" | "file_extra" | "file_digest" | "model_identity";
 /** How a signed decision names its model: its subject digest (`sha256:<hex>` or hex) and the
  * subject's `digest_scheme` annotation (null or absent: the original directory digest). */
 export interface DecisionModel { model_digest: string; digest_scheme?: string | null; }
@@ -43,7 +43,7 @@ export interface TrainerSignature {
   /** model-signing's `publicKey.hint` for the same key. */
   key_hint: string;
   curve: "P-256" | "P-384";
-  signed_by: { method: "key" } | { method: "certificate"; subject: string; root: string };
+  signed_by: { method: "key" } | { method: "certificate"; subject: string; root: string } | { method: "keyless"; identity: string; issuer: string; log_index: number | null; integrated_time: number | null };
   model_name: string;
   /** The OMS subject digest, `sha256:<hex>`. */
   subject_digest: string;

@@ -38,6 +38,8 @@ mod numbers;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod oms;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
+mod oms_keyless;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
 mod outcomes;
 #[cfg(not(target_arch = "wasm32"))]
 mod parity;

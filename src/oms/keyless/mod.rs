@@ -19,8 +19,9 @@ use sigstore_verify::{CertificateError, Error, TimestampError, TransparencyLogEr
 /// `sigstore-trust-root` 0.15.1 (see [`PUBLIC_GOOD_ROOT_DATE`]).
 pub const PUBLIC_GOOD_ROOT: &str = sigstore_verify::trust_root::SIGSTORE_PRODUCTION_TRUSTED_ROOT;
 
-/// When the bundled public-good root was taken (the `sigstore-trust-root` 0.15.1 release).
-pub const PUBLIC_GOOD_ROOT_DATE: &str = "2026-03 (sigstore-trust-root 0.15.1)";
+/// How recent the bundled public-good root is: the start of its newest key's validity, in
+/// `sigstore-trust-root` 0.15.1's copy.
+pub const PUBLIC_GOOD_ROOT_DATE: &str = "2025-09-23 (sigstore-trust-root 0.15.1)";
 
 /// A Sigstore trusted root: the Fulcio CAs, Rekor and CT log keys, timestamp authorities.
 #[derive(Debug, Clone)]
