@@ -64,6 +64,8 @@ mod sequential_known_answers;
 #[cfg(not(target_arch = "wasm32"))]
 mod sign_cli;
 #[cfg(not(target_arch = "wasm32"))]
+mod sigstore_conformance;
+#[cfg(not(target_arch = "wasm32"))]
 mod spans;
 #[cfg(not(target_arch = "wasm32"))]
 mod stats;

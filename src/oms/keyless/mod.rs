@@ -117,43 +117,92 @@ fn check_of(e: &Error) -> Check {
     }
 }
 
-/// Verifies a keyless bundle's bytes whose statement names `subject_digest`, for one of the
-/// trusted identities.
-pub fn verify(bundle: &[u8], subject_digest: [u8; 32], trust: &KeylessTrust) -> Result<KeylessSigner, OmsError> {
+/// Whom a Sigstore bundle must be signed by.
+#[derive(Debug, Clone, Copy)]
+pub enum Signer<'a> {
+    /// A Fulcio certificate naming one of these identities (the keyless method).
+    Identities(&'a [Identity]),
+    /// This public key (SPKI PEM), a managed key whose signature is logged.
+    KeyPem(&'a str),
+}
+
+/// What a Sigstore bundle signs: the bytes, or their sha256.
+#[derive(Debug, Clone, Copy)]
+pub enum Signed<'a> {
+    /// The artifact's bytes (a DSSE statement's subject, for an attestation).
+    Bytes(&'a [u8]),
+    /// The artifact's sha256.
+    Sha256([u8; 32]),
+}
+
+/// Verifies a Sigstore bundle (v0.3, either spelling) over `signed`, signed by `signer`, with
+/// the log entries, timestamps and certificate authorities of `root`: Sigstore's client
+/// verification, each failure a named check. The keyless identity is reported; `None` for a
+/// key.
+pub fn verify_sigstore(
+    bundle: &[u8],
+    signed: Signed<'_>,
+    signer: Signer<'_>,
+    root: &SigstoreRoot,
+) -> Result<Option<KeylessSigner>, OmsError> {
     install_provider();
     let text = std::str::from_utf8(bundle).map_err(|_| OmsError::new(Check::BundleShape, "the bundle is not UTF-8"))?;
+    let media: Option<String> = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.get("mediaType").and_then(|m| m.as_str()).map(str::to_owned));
+    let media = media.unwrap_or_default();
+    if media != super::BUNDLE_MEDIA_TYPE && media != super::bundle::BUNDLE_MEDIA_TYPE_ALT {
+        return Err(OmsError::new(
+            Check::BundleShape,
+            format!("`mediaType` is `{media}`; only a Sigstore bundle v0.3 is read (an older one may lack the inclusion proof)"),
+        ));
+    }
     let parsed = sigstore_verify::types::Bundle::from_json(text)
         .map_err(|e| OmsError::new(Check::BundleShape, format!("not a Sigstore bundle: {e}")))?;
-    if trust.identities.is_empty() {
+    let verifier = Verifier::new(&root.root)
+        .map_err(|e| OmsError::new(Check::CertificateChain, format!("the trusted root: {e}")))?;
+    let run = |policy: &dyn Fn(
+        sigstore_verify::types::Artifact<'_>,
+    ) -> sigstore_verify::Result<sigstore_verify::VerificationResult>| match signed {
+        Signed::Bytes(b) => policy(b.into()),
+        Signed::Sha256(d) => policy(sigstore_verify::types::Sha256Hash::new(d).into()),
+    };
+    let signer_of = |r: &sigstore_verify::VerificationResult| {
+        let entry = parsed.verification_material.tlog_entries.first();
+        KeylessSigner {
+            identity: r.identity().map(|i| i.as_str().to_owned()).unwrap_or_default(),
+            issuer: r.issuer().unwrap_or_default().to_owned(),
+            log_index: entry.and_then(|e| e.log_index.to_string().parse().ok()),
+            integrated_time: r.integrated_time().map(|t| t.as_second()),
+        }
+    };
+    let identities = match signer {
+        Signer::KeyPem(pem) => {
+            let key = sigstore_verify::types::DerPublicKey::from_pem(pem)
+                .map_err(|e| OmsError::new(Check::UntrustedKey, format!("the trusted key: {e}")))?;
+            let policy = sigstore_verify::PublicKeyVerificationPolicy::new(key);
+            return run(&|a| verifier.verify(a, &parsed, &policy))
+                .map(|_| None)
+                .map_err(|e| OmsError::new(check_of(&e), e.to_string()));
+        }
+        Signer::Identities(ids) => ids,
+    };
+    if identities.is_empty() {
         return Err(OmsError::new(
-            Check::KeylessIdentity,
+            Check::Keyless,
             "the bundle is signed by the keyless method and no trainer identity and issuer were given",
         ));
     }
-    let verifier = Verifier::new(&trust.root.root)
-        .map_err(|e| OmsError::new(Check::CertificateChain, format!("the trusted root: {e}")))?;
-    let digest = sigstore_verify::types::Sha256Hash::new(subject_digest);
     let mut mismatch = None;
-    for want in &trust.identities {
+    for want in identities {
         let policy = VerificationPolicy::new(want.identity.as_str(), want.issuer.clone());
-        match verifier.verify(digest, &parsed, &policy) {
-            Ok(r) => {
-                let entry = parsed.verification_material.tlog_entries.first();
-                return Ok(KeylessSigner {
-                    identity: r
-                        .identity()
-                        .map_or_else(|| want.identity.clone(), |i| i.as_str().to_owned()),
-                    issuer: r.issuer().unwrap_or(&want.issuer).to_owned(),
-                    log_index: entry.and_then(|e| e.log_index.to_string().parse().ok()),
-                    integrated_time: r.integrated_time().map(|t| t.as_second()),
-                });
-            }
+        match run(&|a| verifier.verify(a, &parsed, &policy)) {
+            Ok(r) => return Ok(Some(signer_of(&r))),
             Err(e) if check_of(&e) == Check::KeylessIdentity => mismatch = Some(e),
             Err(e) => return Err(OmsError::new(check_of(&e), e.to_string())),
         }
     }
-    let wanted: Vec<String> = trust
-        .identities
+    let wanted: Vec<String> = identities
         .iter()
         .map(|i| format!("{} ({})", i.identity, i.issuer))
         .collect();
@@ -165,6 +214,18 @@ pub fn verify(bundle: &[u8], subject_digest: [u8; 32], trust: &KeylessTrust) -> 
             wanted.join(", ")
         ),
     ))
+}
+
+/// Verifies a keyless OMS bundle's bytes whose statement names `subject_digest`, for one of
+/// the trusted identities.
+pub fn verify(bundle: &[u8], subject_digest: [u8; 32], trust: &KeylessTrust) -> Result<KeylessSigner, OmsError> {
+    let signer = verify_sigstore(
+        bundle,
+        Signed::Sha256(subject_digest),
+        Signer::Identities(&trust.identities),
+        &trust.root,
+    )?;
+    Ok(signer.expect("the keyless method reports its signer"))
 }
 
 /// The leaf certificate's key (`verificationMaterial.certificate`), for the key id the other

@@ -1,5 +1,5 @@
 //! The cryptography `sigstore-verify` runs on: a [`CryptoProvider`] over RustCrypto crates
-//! (sha2, p256, p384, ed25519-dalek), verification only, so that the same verifier builds for
+//! (sha2, p256, p384, ed25519-dalek, rsa), verification only, so that the same verifier builds for
 //! wasm32 (the crate's own provider, aws-lc-rs, is C and is left out).
 
 use sigstore_verify::crypto::provider::{CryptoProvider, HashContext};
@@ -37,6 +37,13 @@ macro_rules! ecdsa_prehash {
         let sig = $c::ecdsa::Signature::from_der($signature).map_err(bad)?;
         key.verify_prehash($digest, &sig).map_err(bad)
     }};
+}
+
+/// An RSA verification of a prehashed `digest` with a PKCS#1 `RSAPublicKey` DER key.
+fn rsa_verify(key: &[u8], scheme: impl rsa::traits::SignatureScheme, digest: &[u8], signature: &[u8]) -> Result<()> {
+    use rsa::pkcs1::DecodeRsaPublicKey as _;
+    let key = rsa::RsaPublicKey::from_pkcs1_der(key).map_err(bad)?;
+    key.verify(scheme, digest, signature).map_err(bad)
 }
 
 fn digest(alg: HashAlgorithm, data: &[u8]) -> Vec<u8> {
@@ -79,8 +86,20 @@ impl CryptoProvider for RustCrypto {
             SigningScheme::EcdsaP384Sha256 | SigningScheme::EcdsaP384Sha384 => {
                 ecdsa_prehash!(p384, key, digest, signature)
             }
+            SigningScheme::RsaPkcs1Sha256 => {
+                rsa_verify(key, rsa::Pkcs1v15Sign::new::<sha2::Sha256>(), digest, signature)
+            }
+            SigningScheme::RsaPkcs1Sha384 => {
+                rsa_verify(key, rsa::Pkcs1v15Sign::new::<sha2::Sha384>(), digest, signature)
+            }
+            SigningScheme::RsaPkcs1Sha512 => {
+                rsa_verify(key, rsa::Pkcs1v15Sign::new::<sha2::Sha512>(), digest, signature)
+            }
+            SigningScheme::RsaPssSha256 => rsa_verify(key, rsa::Pss::new::<sha2::Sha256>(), digest, signature),
+            SigningScheme::RsaPssSha384 => rsa_verify(key, rsa::Pss::new::<sha2::Sha384>(), digest, signature),
+            SigningScheme::RsaPssSha512 => rsa_verify(key, rsa::Pss::new::<sha2::Sha512>(), digest, signature),
             other => Err(Error::UnsupportedAlgorithm(format!(
-                "{} (deploy-gate verifies ECDSA P-256/P-384 and Ed25519 Sigstore signatures)",
+                "{} (deploy-gate verifies ECDSA P-256/P-384, Ed25519 and RSA Sigstore signatures)",
                 other.name()
             ))),
         }
