@@ -29,6 +29,11 @@ export interface ModelSignatureOptions {
   trusted_roots?: string[];
   /** The signed decision to compare the model with. */
   decision?: DecisionModel;
+  /** Trusted signers for the keyless Sigstore method, matched exactly (any one pair is enough). */
+  trainer_identities?: { identity: string; issuer: string }[];
+  /** The Sigstore trusted root (`trusted_root.json` or a ClientTrustConfig, as text) for the
+   * keyless method; default: the public-good instance's root bundled with this build. */
+  sigstore_root?: string;
 }
 /** A file held in memory: its path relative to the model root, `/`-separated (`"."` for a
  * single-file model), and its bytes. */
@@ -87,6 +92,17 @@ struct Options {
     trusted_roots: Option<Vec<String>>,
     #[serde(default)]
     decision: Option<DecisionModel>,
+    #[serde(default)]
+    trainer_identities: Option<Vec<IdentityIn>>,
+    #[serde(default)]
+    sigstore_root: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdentityIn {
+    identity: String,
+    issuer: String,
 }
 
 #[derive(Deserialize)]
@@ -119,8 +135,31 @@ fn bundle_bytes(bundle: &JsValue) -> Result<Vec<u8>, JsError> {
     Err(into_error("the model signature must be a Uint8Array or a string"))
 }
 
-fn trust(keys: &[String], roots: &[String]) -> Result<Trust, JsError> {
+fn trust(keys: &[String], options: &Options) -> Result<Trust, JsError> {
+    use oms::keyless::{Identity, KeylessTrust, SigstoreRoot};
+    let roots = options.trusted_roots.as_deref().unwrap_or_default();
     let mut trust = Trust::default();
+    let identities = options.trainer_identities.as_deref().unwrap_or_default();
+    if !identities.is_empty() {
+        let root = match &options.sigstore_root {
+            Some(text) => {
+                SigstoreRoot::from_json(text.as_bytes()).map_err(|e| into_error(format!("sigstore_root: {e}")))?
+            }
+            None => SigstoreRoot::public_good(),
+        };
+        let identities = identities
+            .iter()
+            .map(|i| Identity {
+                identity: i.identity.clone(),
+                issuer: i.issuer.clone(),
+            })
+            .collect();
+        trust.keyless = Some(KeylessTrust { identities, root });
+    } else if options.sigstore_root.is_some() {
+        return Err(into_error(
+            "sigstore_root needs trainer_identities: whom the keyless signature must name",
+        ));
+    }
     for (i, pem) in keys.iter().enumerate() {
         let key = TrustedKey::from_pem(pem)
             .map_err(|e| into_error(format!("trusted trainer key {}: {}", i + 1, e.detail)))?;
@@ -258,7 +297,7 @@ impl ModelCheck {
     ) -> Result<ModelCheck, JsError> {
         let bytes = bundle_bytes(&bundle)?;
         let options = read_options(&options.unwrap_or(JsValue::UNDEFINED))?;
-        let trust = trust(&trusted_keys, options.trusted_roots.as_deref().unwrap_or_default())?;
+        let trust = trust(&trusted_keys, &options)?;
         let decision = match options.decision {
             None => None,
             Some(d) => Some(oms::DecisionModel {
