@@ -731,6 +731,50 @@ mod model_signature {
         value(&r)
     }
 
+    /// A keyless bundle by `model_signing sign` (tests/fixtures/oms-keyless/README.md).
+    const KEYLESS: &[u8] = include_bytes!("fixtures/oms-keyless/v1.1.0-sigstore/model.sig");
+    const KEYLESS_FILES: [(&str, &[u8]); 3] = [
+        (
+            "signme-1",
+            include_bytes!("fixtures/oms-keyless/v1.1.0-sigstore/signme-1"),
+        ),
+        (
+            "signme-2",
+            include_bytes!("fixtures/oms-keyless/v1.1.0-sigstore/signme-2"),
+        ),
+        ("model.sig", KEYLESS),
+    ];
+
+    #[wasm_bindgen_test]
+    fn a_keyless_bundle_verifies_offline_with_its_signers_identity_only() {
+        let pair = |identity: &str| {
+            format!(
+                r#"{{"trainer_identities": [{{"identity": "{identity}", "issuer": "https://sigstore.verify.ibm.com/oauth2"}}]}}"#
+            )
+        };
+        let r = verify(KEYLESS, &[], Some(&KEYLESS_FILES), &pair("stefanb@us.ibm.com"));
+        assert_eq!(r["valid"], true, "{r}");
+        let by = &r["signature"]["signed_by"];
+        assert_eq!(
+            (by["method"].as_str(), by["identity"].as_str()),
+            (Some("keyless"), Some("stefanb@us.ibm.com"))
+        );
+        assert!(by["log_index"].is_u64() && by["integrated_time"].is_i64(), "{by}");
+        assert_eq!(r["files"]["checked"], 2);
+        let r = verify(KEYLESS, &[], Some(&KEYLESS_FILES), &pair("stefanb@us.ibm.co"));
+        assert_eq!(r["failure"]["check"], "keyless_identity", "{r}");
+        let r = verify(KEYLESS, &[TRAINER], None, "{}");
+        assert_eq!(r["failure"]["check"], "keyless", "{r}");
+        let bad_root = r#"{"trainer_identities": [{"identity": "a", "issuer": "b"}], "sigstore_root": "{}"}"#;
+        assert!(verify_model_signature(
+            js_sys::Uint8Array::from(KEYLESS).into(),
+            vec![],
+            None,
+            Some(js(bad_root))
+        )
+        .is_err());
+    }
+
     #[wasm_bindgen_test]
     fn a_reference_bundle_verifies_with_its_files_and_names_the_decisions_model() {
         let r = verify(

@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._evaluate import Report
-from ._trainer import TrainerKeys, _Bundle, _model_signature
+from ._trainer import TrainerIdentities, TrainerKeys, _Bundle, _model_signature
 
 __all__ = ["digest", "sign", "verify"]
 
@@ -98,6 +98,8 @@ def verify(
     model_signature: Optional[Union[str, bytes, PathLike]] = None,
     trainer_keys: TrainerKeys = (),
     trainer_roots: TrainerKeys = (),
+    trainer_identities: TrainerIdentities = (),
+    sigstore_root: Optional[Union[str, bytes, PathLike]] = None,
 ) -> Dict[str, Any]:
     """Verifies a signed decision as ``deploy-gate verify`` (without a ledger): the checks in
     the CLI's order against the ``trusted_keys`` only (``threshold`` distinct keys), the
@@ -117,7 +119,12 @@ def verify(
     the decision names the same model. A failure raises ``VerificationError`` whose ``check``
     is the OMS check (``untrusted_key``, ``file_digest``, ``file_missing``, ``file_extra``,
     ``symlink``, ``model_identity``, …). The result then has ``trainer`` (``key_id``,
-    ``model``, ``model_digest``, ``method``, ``resources``, ``same_model_by``, …)."""
+    ``model``, ``model_digest``, ``method``, ``resources``, ``same_model_by``, …).
+    ``trainer_identities`` (``[(identity, issuer)]``, exact; any one pair is enough) verifies a
+    keyless (Sigstore) signature offline, with ``sigstore_root`` (a ``trusted_root.json`` or a
+    ClientTrustConfig: path, or JSON text / bytes; default: the public-good root bundled), as
+    ``--trainer-identity``/``--trainer-issuer``/``--sigstore-root``; ``trainer`` then has
+    ``identity`` and ``issuer`` (``key_id`` None)."""
     if isinstance(envelope, bytes):
         data = envelope
     elif isinstance(envelope, str) and envelope.lstrip().startswith("{"):
@@ -127,7 +134,9 @@ def verify(
             data = f.read()
     keys = [_text(k) for k in trusted_keys]
     when = int(time.time()) if now is None else int(now)
-    signature = _model_signature(model_path, model_signature, trainer_keys, trainer_roots)
+    signature = _model_signature(
+        model_path, model_signature, trainer_keys, trainer_roots, trainer_identities, sigstore_root
+    )
     if model_path is not None and model_digest is None:
         bundle = _Bundle(signature[0]) if signature is not None else None
         try:
@@ -142,6 +151,8 @@ def verify(
                 None if bundle is None else bundle.path,
                 [] if signature is None else signature[1],
                 [] if signature is None else signature[2],
+                [] if signature is None else signature[3],
+                None if signature is None else signature[4],
             )
         finally:
             if bundle is not None:

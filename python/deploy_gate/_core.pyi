@@ -70,6 +70,8 @@ def verify_model_envelope(
     signature: Optional[str] = None,
     trainer_pems: Sequence[str] = ...,
     root_pems: Sequence[str] = ...,
+    trainer_identities: Sequence[Tuple[str, str]] = ...,
+    sigstore_root: Optional[str] = None,
 ) -> str: ...
 def deploy_config(
     config_path: str,
@@ -99,6 +101,8 @@ def apply(
     model_signature: Optional[str] = None,
     trainer_pems: Sequence[str] = ...,
     root_pems: Sequence[str] = ...,
+    trainer_identities: Sequence[Tuple[str, str]] = ...,
+    sigstore_root: Optional[str] = None,
 ) -> Tuple[str, str, str, Optional[str]]: ...
 def rollback(
     config: str, ledger: Optional[str] = None, notify: Notify = None

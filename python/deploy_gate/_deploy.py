@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._trainer import TrainerKeys, _model_signature
+from ._trainer import TrainerIdentities, TrainerKeys, _model_signature
 
 __all__ = ["ApplyResult", "RollbackResult", "apply", "deploy_model", "rollback"]
 
@@ -170,6 +170,8 @@ def apply(
     model_signature: Optional[Union[str, bytes, PathLike]] = None,
     trainer_keys: TrainerKeys = (),
     trainer_roots: TrainerKeys = (),
+    trainer_identities: TrainerIdentities = (),
+    sigstore_root: Optional[Union[str, bytes, PathLike]] = None,
 ) -> ApplyResult:
     """Verifies a signed decision and applies it exactly once, as ``deploy-gate apply``.
 
@@ -199,14 +201,19 @@ def apply(
     signature's ``untrusted_key``, ``file_digest``, ``model_identity``, …; the CLI's exit 2) and ``DeployError`` when it stops (the CLI's exit 1: nothing deployed unless the
     message says so). Two applies of one decision, in any processes, deploy it once; a crash
     at any point leaves a state the next apply reports and resolves. The GIL is released while
-    it works."""
+    it works.
+
+    ``trainer_identities`` (``[(identity, issuer)]``) and ``sigstore_root`` verify a keyless
+    (Sigstore) trainer's signature offline, as in ``verify``."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
         raise ValueError(f"threshold must be a positive int, not {threshold!r}")
     if isinstance(trusted_keys, (str, bytes)):
         raise TypeError("trusted_keys: a list of keys")
-    signature = _model_signature(model_path, model_signature, trainer_keys, trainer_roots)
+    signature = _model_signature(
+        model_path, model_signature, trainer_keys, trainer_roots, trainer_identities, sigstore_root
+    )
     staged = _Staged()
     try:
         env_path = staged.path(envelope, isinstance(envelope, str) and envelope.lstrip().startswith("{"))
@@ -234,6 +241,8 @@ def apply(
             model_signature=sig_path,
             trainer_pems=[] if signature is None else signature[1],
             root_pems=[] if signature is None else signature[2],
+            trainer_identities=[] if signature is None else signature[3],
+            sigstore_root=None if signature is None else signature[4],
         )
     finally:
         staged.close()

@@ -1,5 +1,6 @@
 """The trainer's OpenSSF Model Signing signature as ``verify`` and ``apply`` take it: the CLI's
-``--model-signature``, ``--trainer-key`` and ``--trainer-root`` resolved the same way."""
+``--model-signature``, ``--trainer-key``, ``--trainer-root``, ``--trainer-identity`` with
+``--trainer-issuer`` and ``--sigstore-root`` resolved the same way."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ PathLike = Union[str, "os.PathLike[str]"]
 SIGNATURE_FILE = "model.sig"
 
 TrainerKeys = Sequence[Union[str, bytes, PathLike]]
+
+TrainerIdentities = Sequence[Tuple[str, str]]
+
+_Signature = Tuple[Union[str, bytes], List[str], List[str], List[Tuple[str, str]], Optional[str]]
 
 
 def _text(value: Union[str, bytes, PathLike]) -> str:
@@ -34,16 +39,24 @@ def _model_signature(
     model_signature: Optional[Union[str, bytes, PathLike]],
     trainer_keys: TrainerKeys,
     trainer_roots: TrainerKeys,
-) -> Optional[Tuple[Union[str, bytes], List[str], List[str]]]:
-    """The trainer's signature to check, as the CLI's ``--model-signature``, ``--trainer-key``
-    and ``--trainer-root`` resolve it: (its path, or its bytes; the trainer keys' and roots'
-    PEM texts), or None when no trainer key or root is given."""
+    trainer_identities: TrainerIdentities = (),
+    sigstore_root: Optional[Union[str, bytes, PathLike]] = None,
+) -> Optional[_Signature]:
+    """The trainer's signature to check, as the CLI's ``--model-signature``, ``--trainer-key``,
+    ``--trainer-root``, ``--trainer-identity``/``--trainer-issuer`` and ``--sigstore-root``
+    resolve it: (its path, or its bytes; the trainer keys' and roots' PEM texts; the keyless
+    (identity, issuer) pairs; the Sigstore trusted root's JSON text or None for the bundled
+    public-good one), or None when no trainer key, root or identity is given."""
     keys = _pems(trainer_keys, "trainer_keys")
     roots = _pems(trainer_roots, "trainer_roots")
-    if not keys and not roots:
+    identities = _identities(trainer_identities)
+    root_text = None if sigstore_root is None else _json_text(sigstore_root)
+    if root_text is not None and not identities:
+        raise ValueError("sigstore_root needs trainer_identities: whom the keyless signature must name")
+    if not keys and not roots and not identities:
         if model_signature is not None:
             raise ValueError(
-                "model_signature needs trainer_keys or trainer_roots: what the trainer's signature is checked against"
+                "model_signature needs trainer_keys, trainer_roots or trainer_identities: what the trainer's signature is checked against"
             )
         return None
     if model_path is None:
@@ -52,12 +65,33 @@ def _model_signature(
         default = os.path.join(os.fspath(model_path), SIGNATURE_FILE)
         if not os.path.isdir(os.fspath(model_path)) or not os.path.lexists(default):
             raise ValueError(f"no model signature: {default} is not there; give model_signature")
-        return default, keys, roots
+        return default, keys, roots, identities, root_text
     if isinstance(model_signature, (bytes, bytearray)):
-        return bytes(model_signature), keys, roots
+        return bytes(model_signature), keys, roots, identities, root_text
     if isinstance(model_signature, str) and model_signature.lstrip().startswith("{"):
-        return model_signature.encode("utf-8"), keys, roots
-    return os.fspath(model_signature), keys, roots
+        return model_signature.encode("utf-8"), keys, roots, identities, root_text
+    return os.fspath(model_signature), keys, roots, identities, root_text
+
+
+def _identities(values: TrainerIdentities) -> List[Tuple[str, str]]:
+    if isinstance(values, (str, bytes)):
+        raise TypeError("trainer_identities: a list of (identity, issuer) pairs")
+    out = []
+    for v in values:
+        if not (isinstance(v, tuple) and len(v) == 2 and all(isinstance(x, str) for x in v)):
+            raise TypeError(f"trainer_identities: {v!r} is not an (identity, issuer) pair of strings")
+        out.append((v[0], v[1]))
+    return out
+
+
+def _json_text(value: Union[str, bytes, PathLike]) -> str:
+    """A trusted root given as its JSON text / bytes, or a path to it."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        return value
+    with open(os.fspath(value), encoding="utf-8") as f:
+        return f.read()
 
 
 class _Bundle:

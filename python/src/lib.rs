@@ -786,7 +786,7 @@ fn deploy_config(
 /// 2), any other stop `DeployError` (exit 1).
 #[cfg(unix)]
 #[pyfunction]
-#[pyo3(signature = (envelope, trusted_keys, model_path, config, target, ledger, threshold, max_age, max_statement_size, backend, stage_models, deploy_cmd, rollback_cmd, dry_run, notify=None, fail_at_step=None, model_signature=None, trainer_pems=Vec::new(), root_pems=Vec::new()))]
+#[pyo3(signature = (envelope, trusted_keys, model_path, config, target, ledger, threshold, max_age, max_statement_size, backend, stage_models, deploy_cmd, rollback_cmd, dry_run, notify=None, fail_at_step=None, model_signature=None, trainer_pems=Vec::new(), root_pems=Vec::new(), trainer_identities=Vec::new(), sigstore_root=None))]
 #[allow(clippy::too_many_arguments)]
 fn apply(
     py: Python<'_>,
@@ -809,13 +809,15 @@ fn apply(
     model_signature: Option<PathBuf>,
     trainer_pems: Vec<String>,
     root_pems: Vec<String>,
+    trainer_identities: Vec<(String, String)>,
+    sigstore_root: Option<String>,
 ) -> PyResult<(String, String, String, Option<String>)> {
     use native::apply::{Applied, ApplyOptions, Trust};
     let model_signature = match model_signature {
         None => None,
         Some(path) => Some(native::oms::ModelSignature {
             path,
-            trust: trainer_trust(&trainer_pems, &root_pems)?,
+            trust: trainer_trust(&trainer_pems, &root_pems, &trainer_identities, sigstore_root.as_deref())?,
         }),
     };
     let opts = ApplyOptions {
@@ -1006,9 +1008,32 @@ fn verify_envelope(
     Ok(v.to_json())
 }
 
-/// The trusted trainer keys (SPKI PEM, ECDSA P-256/P-384) and root certificates (PEM).
-fn trainer_trust(trainer_pems: &[String], root_pems: &[String]) -> PyResult<deploy_gate::oms::Trust> {
+/// The trusted trainer keys (SPKI PEM, ECDSA P-256/P-384), root certificates (PEM) and, for
+/// the keyless method, (identity, issuer) pairs with a Sigstore trusted root's JSON (`None`:
+/// the public-good root bundled).
+fn trainer_trust(
+    trainer_pems: &[String],
+    root_pems: &[String],
+    identities: &[(String, String)],
+    sigstore_root: Option<&str>,
+) -> PyResult<deploy_gate::oms::Trust> {
+    use deploy_gate::oms::keyless::{Identity, KeylessTrust, SigstoreRoot};
     let mut trust = deploy_gate::oms::Trust::default();
+    if !identities.is_empty() {
+        let root = match sigstore_root {
+            Some(text) => SigstoreRoot::from_json(text.as_bytes())
+                .map_err(|e| PyValueError::new_err(format!("sigstore_root: {e}")))?,
+            None => SigstoreRoot::public_good(),
+        };
+        let identities = identities
+            .iter()
+            .map(|(identity, issuer)| Identity {
+                identity: identity.clone(),
+                issuer: issuer.clone(),
+            })
+            .collect();
+        trust.keyless = Some(KeylessTrust { identities, root });
+    }
     for (i, pem) in trainer_pems.iter().enumerate() {
         trust.keys.push(
             deploy_gate::oms::TrustedKey::from_pem(pem)
@@ -1056,7 +1081,7 @@ fn model_error(py: Python<'_>, e: native::oms::ModelError) -> PyErr {
 /// `trainer` when a signature was checked. The GIL is released while the model is read.
 #[cfg(unix)]
 #[pyfunction]
-#[pyo3(signature = (envelope, trusted_pems, threshold, model_path, target, now, max_age, signature=None, trainer_pems=Vec::new(), root_pems=Vec::new()))]
+#[pyo3(signature = (envelope, trusted_pems, threshold, model_path, target, now, max_age, signature=None, trainer_pems=Vec::new(), root_pems=Vec::new(), trainer_identities=Vec::new(), sigstore_root=None))]
 #[allow(clippy::too_many_arguments)]
 fn verify_model_envelope(
     py: Python<'_>,
@@ -1070,11 +1095,18 @@ fn verify_model_envelope(
     signature: Option<PathBuf>,
     trainer_pems: Vec<String>,
     root_pems: Vec<String>,
+    trainer_identities: Vec<(String, String)>,
+    sigstore_root: Option<String>,
 ) -> PyResult<String> {
     use native::oms::{oms_digest, verify_model, ModelError, ModelIdentity};
     let scheme = decision_scheme(envelope);
     let trust = match &signature {
-        Some(_) => Some(trainer_trust(&trainer_pems, &root_pems)?),
+        Some(_) => Some(trainer_trust(
+            &trainer_pems,
+            &root_pems,
+            &trainer_identities,
+            sigstore_root.as_deref(),
+        )?),
         None => None,
     };
     let id = py

@@ -143,3 +143,31 @@ def test_apply_deploys_only_a_model_the_trainer_signed(s: Setup) -> None:
     entries = [json.loads(line) for line in ledger.read_text().splitlines()]
     assert any(entry.get("trainer_key") == key_id(TRAINER) for entry in entries)
     assert "default_model" in s.config.read_text() and s.config.read_text() != before
+
+
+KEYLESS = ROOT / "tests" / "fixtures" / "oms-keyless" / "v1.1.0-sigstore"
+IDENTITY = ("stefanb@us.ibm.com", "https://sigstore.verify.ibm.com/oauth2")
+
+
+def test_a_keyless_signature_is_verified_offline_by_identity_and_issuer(cli: Path, tmp_path: Path) -> None:
+    s = Setup(cli, tmp_path)
+    shutil.rmtree(s.model)
+    s.model.mkdir()
+    for name in ("model.sig", "signme-1", "signme-2"):
+        shutil.copy(KEYLESS / name, s.model / name)
+    decision = s.sign("decision.dsse.json", "--model-path", str(s.model))
+    v = s.verify(decision, trainer_keys=[], trainer_identities=[IDENTITY])
+    t = v["trainer"]
+    assert (t["identity"], t["issuer"], t["key_id"]) == (IDENTITY[0], IDENTITY[1], None)
+    assert t["signed_by"]["method"] == "keyless"
+    assert s.check(decision, trainer_keys=[], trainer_identities=[("stefanb@us.ibm.co", IDENTITY[1])]) == "keyless_identity"
+    assert s.check(decision) == "keyless"
+    with pytest.raises(ValueError, match="sigstore_root"):
+        s.verify(decision, trainer_keys=[], trainer_identities=[IDENTITY], sigstore_root="{}")
+    with pytest.raises(ValueError, match="needs trainer_identities"):
+        s.verify(decision, trainer_keys=[], sigstore_root="{}")
+    done = deploy_gate.apply(decision, trusted_keys=[s.pub], model_path=s.model, config=s.config,
+                             target=str(s.config), ledger=tmp_path / "ledger.jsonl", trainer_identities=[IDENTITY])
+    assert done.result == "deployed"
+    last = json.loads((tmp_path / "ledger.jsonl").read_text().splitlines()[-1])
+    assert (last["trainer_identity"], last["trainer_issuer"]) == IDENTITY

@@ -99,6 +99,13 @@ pub struct Entry {
     /// one was checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trainer_key: Option<String>,
+    /// The trainer's identity (the Fulcio certificate's subject alternative name), when the
+    /// trainer signed by the keyless Sigstore method (then there is no `trainer_key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trainer_identity: Option<String>,
+    /// The OIDC issuer of `trainer_identity`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trainer_issuer: Option<String>,
     /// The config file that was (to be) replaced, after following symlinks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
@@ -135,6 +142,8 @@ impl Entry {
             target: None,
             signers: Vec::new(),
             trainer_key: None,
+            trainer_identity: None,
+            trainer_issuer: None,
             config: None,
             backup: None,
             config_sha256_before: None,

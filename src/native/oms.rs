@@ -12,7 +12,9 @@
 //! same file (device and inode) the listing saw, and must still have the size listed once read.
 //! Files are read in 1 MiB blocks (never whole), on as many threads as there are cores.
 
-use crate::oms::{self, Check, Manifest, Method, OmsError, Resource, Trust, Verified};
+use crate::oms::check::{is_ignored, manifest_of_digests, original_digest};
+use crate::oms::{self, Check, FileDigests, Manifest, Method, OmsError, Resource, Trust, Verified};
+pub use crate::oms::{decision_scheme, ModelIdentity};
 use sha2::{Digest as _, Sha256};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io;
@@ -94,12 +96,6 @@ struct Listed {
     ino: u64,
 }
 
-fn ignored(rel: &str, ignore: &[String]) -> bool {
-    ignore
-        .iter()
-        .any(|p| rel == p || (rel.len() > p.len() && rel.starts_with(p.as_str()) && rel.as_bytes()[p.len()] == b'/'))
-}
-
 /// A directory of the walk, as the listing saw it.
 struct Dir {
     path: PathBuf,
@@ -163,7 +159,7 @@ fn list(root: &Path, ignore: &[String]) -> Result<(Vec<Listed>, Vec<Dir>), Model
             } else {
                 format!("{prefix}/{name}")
             };
-            if ignored(&rel, ignore) {
+            if is_ignored(&rel, ignore) {
                 continue;
             }
             let meta = fs::symlink_metadata(&path).map_err(io_err(&path))?;
@@ -437,103 +433,6 @@ pub struct ModelSignature {
     pub trust: Trust,
 }
 
-/// How the gate's decision and the trainer's signature name the model.
-#[derive(Debug, Clone)]
-pub struct ModelIdentity {
-    /// The model's digest (hex) by the decision's scheme: the OMS subject digest when the
-    /// decision's subject carries `digest_scheme: oms-v1.0-files`, else the original digest.
-    pub digest: String,
-    /// The decision's digest scheme (`None`: the original one).
-    pub scheme: Option<String>,
-    /// The trainer's verified signature, when one was asked for.
-    pub trainer: Option<Verified>,
-}
-
-impl ModelIdentity {
-    /// `model_identity`: the decision's subject digest (`decision_sha256`, as verified) must be
-    /// the trainer's subject digest when both are OMS `files` digests; otherwise (a decision
-    /// signed with the original scheme, a trainer's signature by `shards`) both were checked
-    /// against the same files, which is all that can be compared.
-    pub fn check_same_model(&self, decision_sha256: &str) -> Result<(), OmsError> {
-        let Some(t) = &self.trainer else { return Ok(()) };
-        if self.matched_by() == "digest" && t.subject_digest_hex() != decision_sha256 {
-            return Err(OmsError::new(
-                Check::ModelIdentity,
-                format!(
-                    "the decision names the model sha256:{decision_sha256}, the trainer's signature names sha256:{} (`{}`)",
-                    t.subject_digest_hex(),
-                    t.model_name
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// The decision's subject that matched the digest (`v`, as verified against
-    /// [`ModelIdentity::digest`]) must be annotated with the scheme that digest was computed by
-    /// (no annotation: the original scheme). Without this, a decision for one folder's OMS
-    /// digest, read as the original scheme, would match a single file made of that folder's
-    /// file digests (the original digest of a file is its sha256).
-    pub fn check_scheme(&self, v: &crate::attest::Verified) -> Result<(), crate::attest::Failure> {
-        let signed = v.statement.pointer(&format!(
-            "/subject/{}/annotations/{}",
-            v.subject_index,
-            crate::attest::DIGEST_SCHEME
-        ));
-        let same = match (signed, self.scheme.as_deref()) {
-            (None, None) => true,
-            (Some(serde_json::Value::String(s)), Some(computed)) => s == computed,
-            _ => false,
-        };
-        if same {
-            return Ok(());
-        }
-        let name = |s: Option<&str>| s.map_or_else(|| "the original scheme".to_owned(), |s| format!("`{s}`"));
-        let signed = match signed {
-            None => name(None),
-            Some(serde_json::Value::String(s)) => name(Some(s)),
-            Some(other) => format!("the unreadable scheme {other}"),
-        };
-        Err(crate::attest::Failure::new(
-            crate::attest::Check::SubjectDigest,
-            format!(
-                "the decision's subject sha256:{} is a digest by {signed}, but the model's digest was computed by {}; refused",
-                v.model_sha256,
-                name(self.scheme.as_deref())
-            ),
-        ))
-    }
-
-    /// How the two are matched: `digest` (the same OMS `files` digest) or `files` (a decision
-    /// signed with the original scheme, or a trainer's signature by `shards`: the two digests
-    /// are of different kinds, and both were checked against the same files).
-    pub fn matched_by(&self) -> &'static str {
-        let trainer_files = self.trainer.as_ref().is_none_or(|t| t.method == Method::Files);
-        if self.scheme.as_deref() == Some(crate::attest::OMS_FILES_SCHEME) && trainer_files {
-            "digest"
-        } else {
-            "files"
-        }
-    }
-}
-
-/// The digest scheme the decision's first subject carrying one is annotated with (`None`: the
-/// original one), read from the envelope's bytes without trust, only to know which digest to
-/// compute. The verifier then checks the same bytes' signature and compares that digest with
-/// the signed subject, and [`ModelIdentity::check_scheme`] requires the matched subject to be
-/// annotated with the scheme the digest was computed by: a wrong guess can only refuse.
-pub fn decision_scheme(envelope: &[u8]) -> Option<String> {
-    let env: crate::attest::dsse::Envelope = serde_json::from_slice(envelope).ok()?;
-    let payload = crate::attest::dsse::decode(&env.payload)?;
-    let statement: serde_json::Value = serde_json::from_slice(&payload).ok()?;
-    let mut schemes = statement.get("subject")?.as_array()?.iter().filter_map(|s| {
-        s.pointer("/annotations/digest_scheme")
-            .and_then(|v| v.as_str())
-            .map(str::to_owned)
-    });
-    schemes.next()
-}
-
 /// The model's digest for the decision `envelope` (its bytes, as read once for verification)
 /// and, when asked, the trainer's signature checked against the same folder (the folder is
 /// read once when the two leave out the same paths).
@@ -589,7 +488,7 @@ pub fn identify(
         .cloned()
         .collect();
     let (files, dirs) = list(model, &walk_ignore)?;
-    let for_trainer = |f: &&Listed| !ignored(&f.rel, &trainer_ignore);
+    let for_trainer = |f: &&Listed| !is_ignored(&f.rel, &trainer_ignore);
     v.check_listing(files.iter().filter(for_trainer).map(|f| (f.rel.as_str(), f.len)))?;
     let shard_size = match v.method {
         Method::Files => None,
@@ -599,35 +498,16 @@ pub fn identify(
     for d in &dirs {
         d.unchanged()?;
     }
-    let mut resources = Vec::new();
-    for (f, h) in files.iter().zip(&hashes).filter(|(f, _)| for_trainer(f)) {
-        match shard_size {
-            None => resources.push(Resource::file(f.rel.clone(), h.whole)),
-            Some(size) => {
-                for ((s, e), d) in oms::shard_ranges(f.len, size).zip(&h.shards) {
-                    resources.push(Resource::shard(f.rel.clone(), s, e, *d));
-                }
-            }
-        }
-    }
-    v.check_files(&Manifest::new(v.method, resources))?;
+    let both = || files.iter().zip(&hashes).map(|(f, h)| (f.rel.as_str(), h));
+    v.check_files(&manifest_of_digests(
+        v.method,
+        both().filter(|(p, _)| !is_ignored(p, &trainer_ignore)),
+    ))?;
     let digest = if oms_scheme {
-        let mine = files
-            .iter()
-            .zip(&hashes)
-            .filter(|(f, _)| !ignored(&f.rel, &decision_ignore))
-            .map(|(f, h)| Resource::file(f.rel.clone(), h.whole))
-            .collect();
-        Manifest::new(Method::Files, mine).digest_hex()
-    } else if is_dir {
-        let lines: Vec<(String, String)> = files
-            .iter()
-            .zip(&hashes)
-            .map(|(f, h)| (f.rel.clone(), hex::encode(h.whole)))
-            .collect();
-        crate::attest::directory_digest(&lines)
+        let mine = both().filter(|(p, _)| !is_ignored(p, &decision_ignore));
+        manifest_of_digests(Method::Files, mine).digest_hex()
     } else {
-        hex::encode(hashes[0].whole)
+        original_digest(both().map(|(p, h)| (p, &h.sha256)))
     };
     Ok(ModelIdentity {
         digest,
@@ -636,15 +516,9 @@ pub fn identify(
     })
 }
 
-/// A file's digests read in one pass: the whole file's sha256 and, when asked, each shard's.
-struct FileHashes {
-    whole: [u8; 32],
-    shards: Vec<[u8; 32]>,
-}
-
 /// Each listed file read once, from start to end (one file per job, the largest first), into
 /// its sha256 and, with `shard_size`, the sha256 of each of its shards.
-fn hash_files(files: &[Listed], shard_size: Option<u64>) -> Result<Vec<FileHashes>, ModelError> {
+fn hash_files(files: &[Listed], shard_size: Option<u64>) -> Result<Vec<FileDigests>, ModelError> {
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(files[i].len));
     let mut out = parallel(order.len(), threads(), |k, buf, stop| {
@@ -683,8 +557,9 @@ fn hash_files(files: &[Listed], shard_size: Option<u64>) -> Result<Vec<FileHashe
         }
         Ok((
             order[k],
-            FileHashes {
-                whole: whole.finalize().into(),
+            FileDigests {
+                size: f.len,
+                sha256: whole.finalize().into(),
                 shards,
             },
         ))
@@ -709,20 +584,4 @@ pub fn read_bundle(path: &Path) -> Result<Vec<u8>, ModelError> {
             e => ModelError::Files(Box::new(e)),
         })?;
     Ok(bytes)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ignore_matches_whole_components_at_the_root() {
-        let ig = vec![".git".to_owned(), "model.sig".to_owned()];
-        assert!(ignored(".git", &ig));
-        assert!(ignored(".git/HEAD", &ig));
-        assert!(!ignored(".github2", &ig));
-        assert!(!ignored(".gitx/a", &ig));
-        assert!(!ignored("sub/.git", &ig));
-        assert!(ignored("model.sig", &ig));
-    }
 }

@@ -11,6 +11,8 @@ use serde_json::Value;
 
 /// The Sigstore bundle media type `model-signing` writes and checks.
 pub const BUNDLE_MEDIA_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+/// The other spelling of the v0.3 media type, which Sigstore clients also write.
+pub const BUNDLE_MEDIA_TYPE_ALT: &str = "application/vnd.dev.sigstore.bundle+json;version=0.3";
 /// The DSSE payload type.
 pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 /// The in-toto statement type.
@@ -167,7 +169,7 @@ impl Bundle {
     pub fn parse(bytes: &[u8]) -> Result<Bundle, OmsError> {
         let value = strict_value(bytes, "the bundle", MAX_BUNDLE_BYTES, MAX_BUNDLE_VALUES)?;
         let raw: RawBundle = serde_json::from_value(value).map_err(|e| shape(format!("the bundle: {e}")))?;
-        if raw.media_type != BUNDLE_MEDIA_TYPE {
+        if raw.media_type != BUNDLE_MEDIA_TYPE && raw.media_type != BUNDLE_MEDIA_TYPE_ALT {
             return Err(shape(format!(
                 "`mediaType` is `{}`, not `{BUNDLE_MEDIA_TYPE}`",
                 raw.media_type
@@ -341,6 +343,21 @@ fn shard_size(n: &serde_json::Number) -> Option<u64> {
 }
 
 impl Statement {
+    /// The subject digest the payload claims, read without trust (zeros when it names none):
+    /// what the keyless verifier is asked to match, before the statement is read strictly.
+    pub fn subject_digest_unverified(payload: &[u8]) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        let value: Option<Value> = serde_json::from_slice(payload).ok();
+        if let Some(hex) = value
+            .as_ref()
+            .and_then(|v| v.pointer("/subject/0/digest/sha256"))
+            .and_then(Value::as_str)
+        {
+            let _ = hex::decode_to_slice(hex, &mut out);
+        }
+        out
+    }
+
     /// Reads the DSSE payload: the statement type, the predicate type, one subject with a
     /// sha256 digest, and the predicate (each failure its own check).
     pub fn parse(payload: &[u8]) -> Result<Statement, OmsError> {

@@ -14,11 +14,16 @@
 //! Each failure is an [`OmsError`] whose [`Check`] names the check.
 
 pub mod bundle;
+pub mod check;
+pub mod identity;
+pub mod keyless;
 pub mod keys;
 pub mod manifest;
 pub mod x509;
 
 pub use bundle::{Bundle, Material, Statement, BUNDLE_MEDIA_TYPE, PAYLOAD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE};
+pub use check::{DecisionModel, FileDigests, ModelCheck, Outcome};
+pub use identity::{decision_scheme, ModelIdentity};
 pub use keys::{EcKey, TrustedKey};
 pub use manifest::{digest_of, shard_ranges, Manifest, Method, Resource};
 pub use x509::{ChainSigner, Roots};
@@ -40,8 +45,27 @@ pub const SIGNATURE_FILE: &str = "model.sig";
 pub enum Check {
     /// Not a Sigstore bundle v0.3 with the OMS shape (JSON schema, duplicate keys, base64).
     BundleShape,
-    /// The keyless Sigstore method (Fulcio certificate, transparency log): not verified here.
+    /// The keyless Sigstore method (Fulcio certificate, transparency log) with no trusted
+    /// trainer identity given.
     Keyless,
+    /// The certificate's identity or OIDC issuer is not a trusted pair.
+    KeylessIdentity,
+    /// The Fulcio certificate does not chain to the trusted root at the verified times (or
+    /// is not a code-signing leaf valid then).
+    CertificateChain,
+    /// The certificate's embedded SCT does not verify with a trusted CT log key.
+    Sct,
+    /// The log entry's inclusion proof does not verify (or names an untrusted log).
+    TlogInclusion,
+    /// The log's checkpoint is not signed by the log.
+    TlogCheckpoint,
+    /// The signed entry timestamp (inclusion promise) does not verify.
+    TlogPromise,
+    /// The log entry's body does not describe this envelope and certificate.
+    TlogBody,
+    /// No verified time (signed entry timestamp, RFC 3161 timestamp), or one outside the
+    /// certificate's validity or its authority's.
+    Timestamp,
     /// Not exactly one signature (`model-signing` writes one and verifies the first only).
     SignatureCount,
     /// A certificate of the chain cannot be used (unreadable, wrong key usage, RSA, …).
@@ -72,9 +96,17 @@ pub enum Check {
 
 impl Check {
     /// Every check, in the order they run.
-    pub const ALL: [Check; 15] = [
+    pub const ALL: [Check; 23] = [
         Check::BundleShape,
         Check::Keyless,
+        Check::KeylessIdentity,
+        Check::CertificateChain,
+        Check::Sct,
+        Check::TlogInclusion,
+        Check::TlogCheckpoint,
+        Check::TlogPromise,
+        Check::TlogBody,
+        Check::Timestamp,
         Check::SignatureCount,
         Check::Certificate,
         Check::UntrustedKey,
@@ -95,6 +127,14 @@ impl Check {
         match self {
             Check::BundleShape => "bundle_shape",
             Check::Keyless => "keyless",
+            Check::KeylessIdentity => "keyless_identity",
+            Check::CertificateChain => "certificate_chain",
+            Check::Sct => "sct",
+            Check::TlogInclusion => "tlog_inclusion",
+            Check::TlogCheckpoint => "tlog_checkpoint",
+            Check::TlogPromise => "tlog_promise",
+            Check::TlogBody => "tlog_body",
+            Check::Timestamp => "timestamp",
             Check::SignatureCount => "signature_count",
             Check::Certificate => "certificate",
             Check::UntrustedKey => "untrusted_key",
@@ -156,6 +196,8 @@ pub struct Trust {
     pub keys: Vec<TrustedKey>,
     /// Trusted root certificates (the certificate method).
     pub roots: Roots,
+    /// Trusted signer identities and the Sigstore root (the keyless method).
+    pub keyless: Option<keyless::KeylessTrust>,
 }
 
 /// How the bundle was signed.
@@ -170,6 +212,17 @@ pub enum SignedBy {
         subject: String,
         /// The trusted root's subject.
         root: String,
+    },
+    /// The keyless Sigstore method: a Fulcio certificate for an OIDC identity, logged.
+    Keyless {
+        /// The certificate's identity (subject alternative name).
+        identity: String,
+        /// The certificate's OIDC issuer.
+        issuer: String,
+        /// The transparency log entry's index.
+        log_index: Option<u64>,
+        /// The log's integrated time (Unix seconds).
+        integrated_time: Option<i64>,
     },
 }
 
@@ -204,6 +257,36 @@ impl Verified {
     /// The subject digest as lowercase hex.
     pub fn subject_digest_hex(&self) -> String {
         hex::encode(self.subject_digest)
+    }
+
+    /// The trainer's identity and OIDC issuer, when signed by the keyless method.
+    pub fn keyless_signer(&self) -> Option<(&str, &str)> {
+        match &self.signed_by {
+            SignedBy::Keyless { identity, issuer, .. } => Some((identity, issuer)),
+            _ => None,
+        }
+    }
+
+    /// The trainer's key id, unless signed by the keyless method (whose key lives ten
+    /// minutes: the identity and issuer name the signer instead).
+    pub fn trainer_key(&self) -> Option<&str> {
+        self.keyless_signer().is_none().then_some(self.key_id.as_str())
+    }
+
+    /// The signer as the summaries name it: the key id, or the identity and issuer.
+    pub fn signer(&self) -> String {
+        match &self.signed_by {
+            SignedBy::Keyless {
+                identity,
+                issuer,
+                log_index,
+                ..
+            } => format!(
+                "identity {identity} (issuer {issuer}, log index {})",
+                log_index.map_or_else(|| "none".to_owned(), |i| i.to_string())
+            ),
+            _ => format!("key {} ({})", self.key_id, self.curve),
+        }
     }
 
     /// The paths left out of the model folder: the defaults and the signed `ignore_paths`.
@@ -371,11 +454,11 @@ pub fn verify_bundle(bytes: &[u8], trust: &Trust) -> Result<Verified, OmsError> 
             ),
         ));
     }
-    if b.material == Material::Keyless {
+    if b.material == Material::Keyless && trust.keyless.is_none() {
         return Err(OmsError::new(
             Check::Keyless,
-            "the bundle is signed by the keyless Sigstore method (Fulcio certificate and transparency log), \
-             which deploy-gate does not verify; sign with `model_signing sign key` or `sign certificate`",
+            "the bundle is signed by the keyless Sigstore method (Fulcio certificate and transparency log) \
+             and no trusted trainer identity was given (the trainer's identity and OIDC issuer)",
         ));
     }
     if b.signatures.len() != 1 {
@@ -437,7 +520,20 @@ pub fn verify_bundle(bytes: &[u8], trust: &Trust) -> Result<Verified, OmsError> 
                 },
             )
         }
-        Material::Keyless => unreachable!("refused above"),
+        Material::Keyless => {
+            let kt = trust.keyless.as_ref().expect("refused above without one");
+            let subject = Statement::subject_digest_unverified(&b.payload);
+            let signer = keyless::verify(bytes, subject, kt)?;
+            (
+                keyless::leaf_key(bytes)?,
+                SignedBy::Keyless {
+                    identity: signer.identity,
+                    issuer: signer.issuer,
+                    log_index: signer.log_index,
+                    integrated_time: signer.integrated_time,
+                },
+            )
+        }
     };
     let st = Statement::parse(&b.payload)?;
     let listed = digest_of(&st.resources);

@@ -52,6 +52,7 @@ fn trust(keys: &[&p256::ecdsa::SigningKey]) -> Trust {
     Trust {
         keys: keys.iter().map(|k| trusted(k)).collect(),
         roots: Roots::new(),
+        keyless: None,
     }
 }
 
@@ -173,4 +174,123 @@ fn pem_keys_and_hints() {
 fn check_names_are_unique() {
     let names: std::collections::HashSet<_> = Check::ALL.iter().map(|c| c.as_str()).collect();
     assert_eq!(names.len(), Check::ALL.len());
+}
+
+#[test]
+fn ignore_matches_whole_components_at_the_root() {
+    use check::is_ignored;
+    let ig = vec![".git".to_owned(), "model.sig".to_owned()];
+    assert!(is_ignored(".git", &ig));
+    assert!(is_ignored(".git/HEAD", &ig));
+    assert!(!is_ignored(".github2", &ig));
+    assert!(!is_ignored(".gitx/a", &ig));
+    assert!(!is_ignored("sub/.git", &ig));
+    assert!(is_ignored("model.sig", &ig));
+    assert!(!is_ignored(".", &[".".to_owned()]));
+}
+
+fn digests(bytes: &[u8]) -> FileDigests {
+    use sha2::Digest;
+    FileDigests {
+        size: bytes.len() as u64,
+        sha256: sha2::Sha256::digest(bytes).into(),
+        shards: Vec::new(),
+    }
+}
+
+#[test]
+fn the_model_check_compares_the_files_given_and_leaves_out_the_ignored_ones() {
+    let k = p256_key(7);
+    let b = bundle(&statement(&FILES), &k, &trusted(&k).hint, 1);
+    let subject = Manifest::files_from_bytes(FILES).digest_hex();
+    let decision = DecisionModel {
+        digest: subject.clone(),
+        scheme: Some(crate::attest::OMS_FILES_SCHEME.to_owned()),
+    };
+    let mut c = ModelCheck::new(&b, &trust(&[&k]), Some(decision));
+    let before = c.outcome();
+    assert!(before.valid && before.files.is_none());
+    assert_eq!(before.same_model.as_ref().unwrap().same, Some(true));
+    for (p, bytes) in FILES {
+        c.add_file(p, digests(bytes)).unwrap();
+    }
+    // Ignored: a default path and the signature itself (the bundle's own bytes).
+    c.add_file(".git/HEAD", digests(b"ref")).unwrap();
+    c.add_file(SIGNATURE_FILE, digests(&b)).unwrap();
+    assert_eq!(
+        c.add_file("a.bin", digests(b"hello")),
+        Err(check::InputError::Twice("a.bin".into()))
+    );
+    assert!(matches!(
+        c.add_file("../x", digests(b"")),
+        Err(check::InputError::NotRelative(_))
+    ));
+    let out = c.finish();
+    assert!(out.valid, "{out:?}");
+    let files = out.files.unwrap();
+    assert_eq!(
+        (files.given, files.checked, files.ignored, files.all_match),
+        (5, 3, 2, true)
+    );
+    assert_eq!(c.add_file("late", digests(b"")), Err(check::InputError::Finished));
+}
+
+#[test]
+fn the_model_check_names_the_failed_file_and_the_other_model() {
+    let k = p256_key(7);
+    let b = bundle(&statement(&FILES), &k, &trusted(&k).hint, 1);
+    let other = DecisionModel {
+        digest: "ab".repeat(32),
+        scheme: Some(crate::attest::OMS_FILES_SCHEME.to_owned()),
+    };
+    let mut c = ModelCheck::new(&b, &trust(&[&k]), Some(other));
+    c.add_file("a.bin", digests(b"hellO")).unwrap();
+    c.add_file("empty", digests(b"")).unwrap();
+    // A signature over a `.sig` other than this bundle is compared (and so extra).
+    c.add_file(SIGNATURE_FILE, digests(b"another signature")).unwrap();
+    let out = c.finish();
+    let f = out.failure.unwrap();
+    assert_eq!(
+        (f.check, f.file.as_deref()),
+        (Check::FileMissing, Some("sub/\u{e9} x.txt"))
+    );
+    assert_eq!(out.same_model.unwrap().same, Some(false));
+    // A bundle that fails is the outcome's failure; the decision cannot be compared.
+    let bad = ModelCheck::new(
+        b"{}",
+        &trust(&[&k]),
+        Some(DecisionModel {
+            digest: "00".repeat(32),
+            scheme: None,
+        }),
+    );
+    let out = bad.outcome();
+    assert_eq!(out.failure.unwrap().check, Check::BundleShape);
+    assert_eq!(out.same_model.unwrap().same, None);
+}
+
+#[test]
+fn the_same_model_rule_by_the_original_directory_digest() {
+    let k = p256_key(7);
+    let b = bundle(&statement(&FILES), &k, &trusted(&k).hint, 1);
+    let all: Vec<(String, [u8; 32])> = FILES
+        .iter()
+        .map(|(p, bytes)| (p.to_string(), digests(bytes).sha256))
+        .collect();
+    let original = check::original_digest(all.iter().map(|(p, d)| (p.as_str(), d)));
+    let decision = DecisionModel {
+        digest: original,
+        scheme: None,
+    };
+    // Without files: by the signed resources, which are the whole folder here.
+    let c = ModelCheck::new(&b, &trust(&[&k]), Some(decision.clone()));
+    assert_eq!(c.outcome().same_model.unwrap().by, Some("resources"));
+    // With files: the folder's every file counts, the ignored ones too.
+    let mut c = ModelCheck::new(&b, &trust(&[&k]), Some(decision));
+    for (p, bytes) in FILES {
+        c.add_file(p, digests(bytes)).unwrap();
+    }
+    c.add_file(".gitignore", digests(b"x")).unwrap();
+    let same = c.finish().same_model.unwrap();
+    assert_eq!((same.same, same.by), (Some(false), Some("files")));
 }

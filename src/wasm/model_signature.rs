@@ -12,15 +12,14 @@
 //! resources, when they are all the folder holds).
 
 use super::{into_error, to_js};
-use crate::oms::{self, Manifest, Method, OmsError, Resource, SignedBy, Trust, TrustedKey, Verified};
-use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use crate::oms::{self, FileDigests, Trust, TrustedKey};
+use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
 const OMS_TYPES: &'static str = r#"
 /** The name of a failed model-signature check (`src/oms/mod.rs`), in the order they run. */
-export type ModelSignatureCheckName = "bundle_shape" | "keyless" | "signature_count" | "certificate" | "untrusted_key" | "signature" | "statement_type" | "predicate_type" | "predicate" | "subject_digest" | "symlink" | "file_missing" | "file_extra" | "file_digest" | "model_identity";
+export type ModelSignatureCheckName = "bundle_shape" | "keyless" | "keyless_identity" | "certificate_chain" | "sct" | "tlog_inclusion" | "tlog_checkpoint" | "tlog_promise" | "tlog_body" | "timestamp" | "signature_count" | "certificate" | "untrusted_key" | "signature" | "statement_type" | "predicate_type" | "predicate" | "subject_digest" | "symlink" | "file_missing" | "file_extra" | "file_digest" | "model_identity";
 /** How a signed decision names its model: its subject digest (`sha256:<hex>` or hex) and the
  * subject's `digest_scheme` annotation (null or absent: the original directory digest). */
 export interface DecisionModel { model_digest: string; digest_scheme?: string | null; }
@@ -30,6 +29,11 @@ export interface ModelSignatureOptions {
   trusted_roots?: string[];
   /** The signed decision to compare the model with. */
   decision?: DecisionModel;
+  /** Trusted signers for the keyless Sigstore method, matched exactly (any one pair is enough). */
+  trainer_identities?: { identity: string; issuer: string }[];
+  /** The Sigstore trusted root (`trusted_root.json` or a ClientTrustConfig, as text) for the
+   * keyless method; default: the public-good instance's root bundled with this build. */
+  sigstore_root?: string;
 }
 /** A file held in memory: its path relative to the model root, `/`-separated (`"."` for a
  * single-file model), and its bytes. */
@@ -44,7 +48,7 @@ export interface TrainerSignature {
   /** model-signing's `publicKey.hint` for the same key. */
   key_hint: string;
   curve: "P-256" | "P-384";
-  signed_by: { method: "key" } | { method: "certificate"; subject: string; root: string };
+  signed_by: { method: "key" } | { method: "certificate"; subject: string; root: string } | { method: "keyless"; identity: string; issuer: string; log_index: number | null; integrated_time: number | null };
   model_name: string;
   /** The OMS subject digest, `sha256:<hex>`. */
   subject_digest: string;
@@ -88,6 +92,17 @@ struct Options {
     trusted_roots: Option<Vec<String>>,
     #[serde(default)]
     decision: Option<DecisionModel>,
+    #[serde(default)]
+    trainer_identities: Option<Vec<IdentityIn>>,
+    #[serde(default)]
+    sigstore_root: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdentityIn {
+    identity: String,
+    issuer: String,
 }
 
 #[derive(Deserialize)]
@@ -120,8 +135,31 @@ fn bundle_bytes(bundle: &JsValue) -> Result<Vec<u8>, JsError> {
     Err(into_error("the model signature must be a Uint8Array or a string"))
 }
 
-fn trust(keys: &[String], roots: &[String]) -> Result<Trust, JsError> {
+fn trust(keys: &[String], options: &Options) -> Result<Trust, JsError> {
+    use oms::keyless::{Identity, KeylessTrust, SigstoreRoot};
+    let roots = options.trusted_roots.as_deref().unwrap_or_default();
     let mut trust = Trust::default();
+    let identities = options.trainer_identities.as_deref().unwrap_or_default();
+    if !identities.is_empty() {
+        let root = match &options.sigstore_root {
+            Some(text) => {
+                SigstoreRoot::from_json(text.as_bytes()).map_err(|e| into_error(format!("sigstore_root: {e}")))?
+            }
+            None => SigstoreRoot::public_good(),
+        };
+        let identities = identities
+            .iter()
+            .map(|i| Identity {
+                identity: i.identity.clone(),
+                issuer: i.issuer.clone(),
+            })
+            .collect();
+        trust.keyless = Some(KeylessTrust { identities, root });
+    } else if options.sigstore_root.is_some() {
+        return Err(into_error(
+            "sigstore_root needs trainer_identities: whom the keyless signature must name",
+        ));
+    }
     for (i, pem) in keys.iter().enumerate() {
         let key = TrustedKey::from_pem(pem)
             .map_err(|e| into_error(format!("trusted trainer key {}: {}", i + 1, e.detail)))?;
@@ -134,14 +172,6 @@ fn trust(keys: &[String], roots: &[String]) -> Result<Trust, JsError> {
             .map_err(|e| into_error(format!("trusted root {}: {}", i + 1, e.detail)))?;
     }
     Ok(trust)
-}
-
-/// One file's digests: the whole file's and, when cut into shards, each shard's in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct FileDigests {
-    size: u64,
-    sha256: [u8; 32],
-    shards: Vec<[u8; 32]>,
 }
 
 /// A streaming hash of one file: the whole and (with a shard size) each shard, in one pass.
@@ -242,20 +272,6 @@ fn shard_size_of(n: Option<f64>) -> Result<u64, JsError> {
     }
 }
 
-/// A file path as OMS names files: relative, `/`-separated, no empty, `.` or `..` component
-/// (or `"."` alone, a single-file model).
-fn check_path(path: &str) -> Result<(), JsError> {
-    if path == "." {
-        return Ok(());
-    }
-    if path.is_empty() || path.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
-        return Err(into_error(format!(
-            "`{path}` is not a path relative to the model root (`/`-separated, no `.` or `..`, no leading or trailing `/`)"
-        )));
-    }
-    Ok(())
-}
-
 /// The trainer's signature over a model, checked file by file.
 ///
 /// Made from the bundle (verified at once: `result()`), it takes the model's files — every file
@@ -264,14 +280,8 @@ fn check_path(path: &str) -> Result<(), JsError> {
 /// them with the signed resources.
 #[wasm_bindgen]
 pub struct ModelCheck {
-    bundle_sha256: [u8; 32],
-    verified: Result<Verified, OmsError>,
-    decision: Option<(String, Option<String>)>,
-    ignore: Vec<String>,
-    files: Vec<(String, FileDigests)>,
-    seen: HashSet<String>,
+    inner: oms::ModelCheck,
     current: Option<(String, Hasher)>,
-    finished: bool,
 }
 
 #[wasm_bindgen]
@@ -287,41 +297,18 @@ impl ModelCheck {
     ) -> Result<ModelCheck, JsError> {
         let bytes = bundle_bytes(&bundle)?;
         let options = read_options(&options.unwrap_or(JsValue::UNDEFINED))?;
-        let trust = trust(&trusted_keys, options.trusted_roots.as_deref().unwrap_or_default())?;
+        let trust = trust(&trusted_keys, &options)?;
         let decision = match options.decision {
             None => None,
-            Some(d) => {
-                let digest = crate::attest::parse_digest(&d.model_digest)
-                    .map_err(|_| into_error(format!("decision: `{}` is not a sha256", d.model_digest)))?;
-                Some((digest, d.digest_scheme.filter(|s| !s.is_empty())))
-            }
+            Some(d) => Some(oms::DecisionModel {
+                digest: crate::attest::parse_digest(&d.model_digest)
+                    .map_err(|_| into_error(format!("decision: `{}` is not a sha256", d.model_digest)))?,
+                scheme: d.digest_scheme.filter(|s| !s.is_empty()),
+            }),
         };
-        let verified = if bytes.len() > oms::bundle::MAX_BUNDLE_BYTES {
-            Err(OmsError::new(
-                oms::Check::BundleShape,
-                format!(
-                    "the bundle is {} bytes, more than the {} MiB a model signature may be",
-                    bytes.len(),
-                    oms::bundle::MAX_BUNDLE_BYTES >> 20
-                ),
-            ))
-        } else {
-            oms::verify_bundle(&bytes, &trust)
-        };
-        let ignore = match &verified {
-            Ok(v) => v.ignore_paths(),
-            Err(_) => Vec::new(),
-        };
-        use sha2::Digest as _;
         Ok(ModelCheck {
-            bundle_sha256: sha2::Sha256::digest(&bytes).into(),
-            verified,
-            decision,
-            ignore,
-            files: Vec::new(),
-            seen: HashSet::new(),
+            inner: oms::ModelCheck::new(&bytes, &trust, decision),
             current: None,
-            finished: false,
         })
     }
 
@@ -329,25 +316,19 @@ impl ModelCheck {
     /// digest or the signed resources); after `finish`, with the files.
     #[wasm_bindgen(unchecked_return_type = "ModelSignatureResult")]
     pub fn result(&self) -> Result<JsValue, JsError> {
-        to_js(&self.outcome())
+        to_js(&self.inner.outcome())
     }
 
     /// Whether the bundle verified (its files may still differ).
     #[wasm_bindgen(getter, js_name = bundleValid)]
     pub fn bundle_valid(&self) -> bool {
-        self.verified.is_ok()
+        self.inner.verified().is_ok()
     }
 
     /// The shard size the files are hashed with (0: the `files` method, or no valid bundle).
     #[wasm_bindgen(getter, js_name = shardSize)]
     pub fn shard_size(&self) -> f64 {
-        match &self.verified {
-            Ok(Verified {
-                method: Method::Shards { shard_size },
-                ..
-            }) => *shard_size as f64,
-            _ => 0.0,
-        }
+        self.inner.shard_size() as f64
     }
 
     /// Whether the signature leaves this path out (OMS's defaults and the signed
@@ -356,21 +337,20 @@ impl ModelCheck {
     /// `model.sig` at the model root whose bytes are the bundle's (the signature itself, left
     /// out as `deploy-gate verify` leaves out the signature file).
     pub fn ignored(&self, path: &str) -> bool {
-        path != "."
-            && self.ignore.iter().any(|p| {
-                path == p || (path.len() > p.len() && path.starts_with(p.as_str()) && path.as_bytes()[p.len()] == b'/')
-            })
+        self.inner.ignored(path)
     }
 
     /// Begins a file streamed through this check (its bytes with `update`, then `finishFile`).
     #[wasm_bindgen(js_name = addFile)]
     pub fn add_file(&mut self, path: &str) -> Result<(), JsError> {
-        self.open()?;
+        if self.inner.is_finished() {
+            return Err(into_error(oms::check::InputError::Finished));
+        }
         if let Some((p, _)) = &self.current {
             return Err(into_error(format!("`{p}` is not finished (finishFile)")));
         }
-        self.claim(path)?;
-        self.current = Some((path.to_owned(), Hasher::new(self.shard_size() as u64)));
+        self.inner.begin_file(path).map_err(into_error)?;
+        self.current = Some((path.to_owned(), Hasher::new(self.inner.shard_size())));
         Ok(())
     }
 
@@ -392,7 +372,7 @@ impl ModelCheck {
             .current
             .take()
             .ok_or_else(|| into_error("no file begun (addFile)"))?;
-        self.files.push((path, h.finish()));
+        self.inner.end_file(path, h.finish());
         Ok(())
     }
 
@@ -407,7 +387,9 @@ impl ModelCheck {
         sha256: &str,
         shards: Option<Vec<String>>,
     ) -> Result<(), JsError> {
-        self.open()?;
+        if self.inner.is_finished() {
+            return Err(into_error(oms::check::InputError::Finished));
+        }
         let hex32 = |text: &str| -> Result<[u8; 32], JsError> {
             let h = crate::attest::parse_digest(text)
                 .map_err(|_| into_error(format!("`{path}`: `{text}` is not a sha256")))?;
@@ -426,17 +408,7 @@ impl ModelCheck {
                 .map(|s| hex32(s))
                 .collect::<Result<_, _>>()?,
         };
-        let shard_size = self.shard_size() as u64;
-        if shard_size > 0 && digests.shards.len() as u64 != size.div_ceil(shard_size) {
-            return Err(into_error(format!(
-                "`{path}`: {} shard digests given, a file of {size} bytes has {} shards of {shard_size} bytes",
-                digests.shards.len(),
-                size.div_ceil(shard_size)
-            )));
-        }
-        self.claim(path)?;
-        self.files.push((path.to_owned(), digests));
-        Ok(())
+        self.inner.add_file(path, digests).map_err(into_error)
     }
 
     /// Compares the files given with the signed resources: the result, `files` filled in (the
@@ -446,308 +418,7 @@ impl ModelCheck {
         if let Some((p, _)) = &self.current {
             return Err(into_error(format!("`{p}` is not finished (finishFile)")));
         }
-        self.finished = true;
-        to_js(&self.outcome())
-    }
-}
-
-impl ModelCheck {
-    fn open(&self) -> Result<(), JsError> {
-        if self.finished {
-            return Err(into_error("the check is finished"));
-        }
-        Ok(())
-    }
-
-    /// Not compared: an ignored path, or the signature file itself.
-    fn left_out(&self, path: &str, d: &FileDigests) -> bool {
-        self.ignored(path) || (path == oms::SIGNATURE_FILE && d.sha256 == self.bundle_sha256)
-    }
-
-    fn claim(&mut self, path: &str) -> Result<(), JsError> {
-        check_path(path)?;
-        if !self.seen.insert(path.to_owned()) {
-            return Err(into_error(format!("`{path}` was given twice")));
-        }
-        Ok(())
-    }
-
-    /// The compared files' manifest, read the way the signature says.
-    fn manifest(&self, v: &Verified) -> (Manifest, usize) {
-        let mut resources = Vec::new();
-        let mut checked = 0;
-        for (path, d) in &self.files {
-            if self.left_out(path, d) {
-                continue;
-            }
-            checked += 1;
-            match v.method {
-                Method::Files => resources.push(Resource::file(path.clone(), d.sha256)),
-                Method::Shards { shard_size } => {
-                    for ((s, e), digest) in oms::shard_ranges(d.size, shard_size).zip(&d.shards) {
-                        resources.push(Resource::shard(path.clone(), s, e, *digest));
-                    }
-                }
-            }
-        }
-        (Manifest::new(v.method, resources), checked)
-    }
-
-    fn outcome(&self) -> Outcome {
-        let v = match &self.verified {
-            Ok(v) => v,
-            Err(e) => {
-                return Outcome {
-                    valid: false,
-                    failure: Some(Failure::of(e)),
-                    signature: None,
-                    files: None,
-                    same_model: self.decision.as_ref().map(|_| SameModel {
-                        same: None,
-                        by: None,
-                        detail: "the trainer's signature did not verify".into(),
-                    }),
-                };
-            }
-        };
-        let mut failure = None;
-        let files = if self.finished && !self.files.is_empty() {
-            let (local, checked) = self.manifest(v);
-            let matched = v.check_files(&local);
-            if let Err(e) = &matched {
-                failure = Some(Failure::of(e));
-            }
-            Some(FilesChecked {
-                given: self.files.len(),
-                checked,
-                ignored: self.files.len() - checked,
-                all_match: matched.is_ok(),
-            })
-        } else if self.finished {
-            // No file at all: every signed one is missing.
-            let (local, _) = self.manifest(v);
-            let matched = v.check_files(&local);
-            if let Err(e) = &matched {
-                failure = Some(Failure::of(e));
-            }
-            Some(FilesChecked {
-                given: 0,
-                checked: 0,
-                ignored: 0,
-                all_match: matched.is_ok(),
-            })
-        } else {
-            None
-        };
-        Outcome {
-            valid: failure.is_none(),
-            failure,
-            signature: Some(Signature::of(v, &self.ignore)),
-            files,
-            same_model: self.decision.as_ref().map(|(d, s)| self.same_model(v, d, s.as_deref())),
-        }
-    }
-
-    /// Whether `v` names the decision's model (`digest`, by `scheme`).
-    fn same_model(&self, v: &Verified, digest: &str, scheme: Option<&str>) -> SameModel {
-        let have_files = self.finished && !self.files.is_empty();
-        let short = |d: &str| format!("sha256:{d}");
-        match scheme {
-            Some(crate::attest::OMS_FILES_SCHEME) => {
-                if v.method == Method::Files || v.subject_digest_hex() == digest {
-                    let same = v.subject_digest_hex() == digest;
-                    return SameModel {
-                        same: Some(same),
-                        by: Some("digest"),
-                        detail: if same {
-                            format!("the decision and the trainer both name {}", short(digest))
-                        } else {
-                            format!(
-                                "the decision names {}, the trainer's signature {}",
-                                short(digest),
-                                short(&v.subject_digest_hex())
-                            )
-                        },
-                    };
-                }
-                // A `shards` signature: the decision's digest is the `files` digest, which the
-                // files give.
-                if !have_files {
-                    return SameModel {
-                        same: None,
-                        by: None,
-                        detail: "the trainer signed shards and the decision the files' OMS digest: choose the model folder to compare".into(),
-                    };
-                }
-                let files: Vec<Resource> = self
-                    .files
-                    .iter()
-                    .filter(|(p, d)| !self.left_out(p, d))
-                    .map(|(p, d)| Resource::file(p.clone(), d.sha256))
-                    .collect();
-                let local = Manifest::new(Method::Files, files).digest_hex();
-                self.by_files(local == digest, digest, "OMS files digest")
-            }
-            Some(other) => SameModel {
-                same: None,
-                by: None,
-                detail: format!("the decision's digest is by the scheme `{other}`, which this build does not know"),
-            },
-            None => {
-                if have_files {
-                    let local = if self.files.len() == 1 && self.files[0].0 == "." {
-                        hex::encode(self.files[0].1.sha256)
-                    } else {
-                        let all: Vec<(String, String)> = self
-                            .files
-                            .iter()
-                            .map(|(p, d)| (p.clone(), hex::encode(d.sha256)))
-                            .collect();
-                        crate::attest::directory_digest(&all)
-                    };
-                    return self.by_files(local == digest, digest, "original directory digest");
-                }
-                let listed = match v.method {
-                    Method::Files if v.resources.len() == 1 && v.resources[0].path == "." => {
-                        Some(v.resources[0].digest_hex())
-                    }
-                    Method::Files => {
-                        let all: Vec<(String, String)> =
-                            v.resources.iter().map(|r| (r.path.clone(), r.digest_hex())).collect();
-                        Some(crate::attest::directory_digest(&all))
-                    }
-                    Method::Shards { .. } => None,
-                };
-                if listed.as_deref() == Some(digest) {
-                    SameModel {
-                        same: Some(true),
-                        by: Some("resources"),
-                        detail: format!(
-                            "the decision's digest {} is the original directory digest of the signed files",
-                            short(digest)
-                        ),
-                    }
-                } else {
-                    SameModel {
-                        same: None,
-                        by: None,
-                        detail: "the decision names the model by the original directory digest, which counts every file of the folder: choose the model folder to compare".into(),
-                    }
-                }
-            }
-        }
-    }
-
-    fn by_files(&self, same: bool, digest: &str, what: &str) -> SameModel {
-        SameModel {
-            same: Some(same),
-            by: Some("files"),
-            detail: if same {
-                format!("the files' {what} is the decision's sha256:{digest}")
-            } else {
-                format!("the files' {what} is not the decision's sha256:{digest}")
-            },
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct Outcome {
-    valid: bool,
-    failure: Option<Failure>,
-    signature: Option<Signature>,
-    files: Option<FilesChecked>,
-    same_model: Option<SameModel>,
-}
-
-#[derive(Serialize)]
-struct Failure {
-    check: oms::Check,
-    detail: String,
-    file: Option<String>,
-    message: String,
-}
-
-impl Failure {
-    fn of(e: &OmsError) -> Failure {
-        Failure {
-            check: e.check,
-            detail: e.detail.clone(),
-            file: e.file.clone(),
-            message: e.to_string(),
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct FilesChecked {
-    given: usize,
-    checked: usize,
-    ignored: usize,
-    all_match: bool,
-}
-
-#[derive(Serialize)]
-struct SameModel {
-    same: Option<bool>,
-    by: Option<&'static str>,
-    detail: String,
-}
-
-#[derive(Serialize)]
-struct Signature {
-    key_id: String,
-    key_hint: String,
-    curve: &'static str,
-    signed_by: SignedBy,
-    model_name: String,
-    subject_digest: String,
-    method: &'static str,
-    shard_size: Option<u64>,
-    ignore_paths: Vec<String>,
-    single_file: bool,
-    resources: Vec<ResourceOut>,
-    payload_sha256: String,
-}
-
-#[derive(Serialize)]
-struct ResourceOut {
-    name: String,
-    path: String,
-    start: Option<u64>,
-    end: Option<u64>,
-    digest: String,
-}
-
-impl Signature {
-    fn of(v: &Verified, ignore: &[String]) -> Signature {
-        Signature {
-            key_id: v.key_id.clone(),
-            key_hint: v.key_hint.clone(),
-            curve: v.curve,
-            signed_by: v.signed_by.clone(),
-            model_name: v.model_name.clone(),
-            subject_digest: format!("sha256:{}", v.subject_digest_hex()),
-            method: v.method.name(),
-            shard_size: match v.method {
-                Method::Shards { shard_size } => Some(shard_size),
-                Method::Files => None,
-            },
-            ignore_paths: ignore.to_vec(),
-            single_file: v.resources.len() == 1 && v.resources[0].path == ".",
-            resources: v
-                .resources
-                .iter()
-                .map(|r| ResourceOut {
-                    name: r.name(),
-                    path: r.path.clone(),
-                    start: r.range.map(|(s, _)| s),
-                    end: r.range.map(|(_, e)| e),
-                    digest: r.digest_hex(),
-                })
-                .collect(),
-            payload_sha256: v.payload_sha256.clone(),
-        }
+        to_js(&self.inner.finish())
     }
 }
 

@@ -42,6 +42,8 @@ mod numbers;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod oms;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
+mod oms_keyless;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
 mod outcomes;
 #[cfg(not(target_arch = "wasm32"))]
 mod parity;
@@ -65,6 +67,8 @@ mod sequential_cli;
 mod sequential_known_answers;
 #[cfg(not(target_arch = "wasm32"))]
 mod sign_cli;
+#[cfg(not(target_arch = "wasm32"))]
+mod sigstore_conformance;
 #[cfg(not(target_arch = "wasm32"))]
 mod spans;
 #[cfg(not(target_arch = "wasm32"))]

@@ -34,6 +34,7 @@ fn trust(keys: &[&str]) -> Trust {
     Trust {
         keys: keys.iter().map(|k| key(k)).collect(),
         roots: Roots::new(),
+        keyless: None,
     }
 }
 
@@ -125,7 +126,11 @@ fn bundles_by_the_reference_implementation_verify() {
     roots
         .add_pem(&fs::read_to_string(fx("keys/root.pem")).unwrap())
         .unwrap();
-    let t = Trust { keys: vec![], roots };
+    let t = Trust {
+        keys: vec![],
+        roots,
+        keyless: None,
+    };
     let v = verify_at(&bare, &fx("sigs/tree-cert.sig"), &t).unwrap();
     assert_eq!(
         v.signed_by,
@@ -270,7 +275,11 @@ fn every_tampering_is_refused_by_its_check() {
     roots
         .add_pem(&fs::read_to_string(fx("keys/other-root.pem")).unwrap())
         .unwrap();
-    let t2 = Trust { keys: vec![], roots };
+    let t2 = Trust {
+        keys: vec![],
+        roots,
+        keyless: None,
+    };
     assert_eq!(
         refused(verify_at(&m2, &fx("sigs/tree-cert.sig"), &t2)).0,
         Check::UntrustedKey

@@ -304,9 +304,8 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
     println!("{}", serde_json::to_string_pretty(&summary)?);
     if let Some((t, matched_by)) = trainer {
         eprintln!(
-            "deploy-gate: the trainer's model signature verified — key {} ({}), `{}` sha256:{}, {} files checked; the same model as the decision (by {matched_by})",
-            t.key_id,
-            t.curve,
+            "deploy-gate: the trainer's model signature verified — {}, `{}` sha256:{}, {} files checked; the same model as the decision (by {matched_by})",
+            t.signer(),
             t.model_name,
             t.subject_digest_hex(),
             t.resources.len()

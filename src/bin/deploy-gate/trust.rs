@@ -8,6 +8,7 @@ use clap::Args;
 use deploy_gate::attest::{Failure, Verified, DEFAULT_MAX_STATEMENT_BYTES};
 use deploy_gate::native::apply::{self, Trust};
 use deploy_gate::native::oms::ModelSignature;
+use deploy_gate::oms::keyless::{Identity, KeylessTrust, SigstoreRoot};
 use deploy_gate::oms::{OmsError, Trust as OmsTrust, TrustedKey};
 use std::path::{Path, PathBuf};
 
@@ -121,16 +122,45 @@ pub struct ModelSignatureArgs {
     /// A trusted root certificate (PEM) for the certificate method; repeat for several.
     #[arg(long, value_name = "CA.pem")]
     trainer_root: Vec<PathBuf>,
+    /// A trusted trainer identity for the keyless Sigstore method: the Fulcio certificate's
+    /// subject alternative name, matched exactly. Given with --trainer-issuer; repeat both for
+    /// several pairs (the n-th identity goes with the n-th issuer; any one pair is enough).
+    #[arg(long, value_name = "ID")]
+    trainer_identity: Vec<String>,
+    /// The OIDC issuer of the --trainer-identity in the same position, matched exactly.
+    #[arg(long, value_name = "URL")]
+    trainer_issuer: Vec<String>,
+    /// The Sigstore trusted root for the keyless method: a `trusted_root.json` or a
+    /// ClientTrustConfig. Default: the public-good instance's root bundled with this build.
+    #[arg(long, value_name = "FILE")]
+    sigstore_root: Option<PathBuf>,
 }
+
+/// The most bytes of a Sigstore trusted root read (the public-good one is about 10 KiB).
+const MAX_SIGSTORE_ROOT_BYTES: usize = 4 << 20;
 
 impl ModelSignatureArgs {
     /// The signature to check, if any (`model_path`: the model given).
     pub(crate) fn resolve(&self, model_path: Option<&Path>) -> Result<Option<ModelSignature>> {
-        let trusted = !self.trainer_key.is_empty() || !self.trainer_root.is_empty();
+        if self.trainer_identity.len() != self.trainer_issuer.len() {
+            anyhow::bail!(
+                "{} --trainer-identity and {} --trainer-issuer given: each identity goes with its issuer, in pairs",
+                self.trainer_identity.len(),
+                self.trainer_issuer.len()
+            );
+        }
+        if let (Some(root), true) = (&self.sigstore_root, self.trainer_identity.is_empty()) {
+            anyhow::bail!(
+                "--sigstore-root {} needs --trainer-identity and --trainer-issuer: whom the keyless signature must name",
+                root.display()
+            );
+        }
+        let trusted =
+            !self.trainer_key.is_empty() || !self.trainer_root.is_empty() || !self.trainer_identity.is_empty();
         if !trusted {
             if let Some(p) = &self.model_signature {
                 anyhow::bail!(
-                    "--model-signature {} needs --trainer-key or --trainer-root: what the trainer's signature is checked against",
+                    "--model-signature {} needs --trainer-key, --trainer-root or --trainer-identity with --trainer-issuer: what the trainer's signature is checked against",
                     p.display()
                 );
             }
@@ -175,6 +205,26 @@ impl ModelSignatureArgs {
                 .roots
                 .add_pem(&text)
                 .map_err(|e| anyhow::anyhow!("{}: {}", r.display(), e.detail))?;
+        }
+        if !self.trainer_identity.is_empty() {
+            let root = match &self.sigstore_root {
+                None => SigstoreRoot::public_good(),
+                Some(p) => {
+                    let (_, bytes) =
+                        deploy_gate::native::files::read_regular(p, "Sigstore trusted root", MAX_SIGSTORE_ROOT_BYTES)?;
+                    SigstoreRoot::from_json(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+                }
+            };
+            let identities = self
+                .trainer_identity
+                .iter()
+                .zip(&self.trainer_issuer)
+                .map(|(identity, issuer)| Identity {
+                    identity: identity.clone(),
+                    issuer: issuer.clone(),
+                })
+                .collect();
+            trust.keyless = Some(KeylessTrust { identities, root });
         }
         Ok(Some(ModelSignature { path, trust }))
     }

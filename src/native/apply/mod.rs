@@ -79,6 +79,9 @@ pub enum ApplyError {
     /// A file could not be read, locked, written or replaced, or was refused.
     #[error(transparent)]
     Files(#[from] FilesError),
+    /// The model folder read for the trainer's signature could not be read.
+    #[error(transparent)]
+    Model(Box<crate::native::oms::ModelError>),
     /// A trusted key is not an SPKI PEM Ed25519 key.
     #[error("{}: {error}", .path.display())]
     TrustedKey {
@@ -346,7 +349,7 @@ impl Applied {
 
 /// The trainer's verified signature as the CLI prints it.
 pub fn trainer_json(t: &crate::oms::Verified) -> Value {
-    json!({
+    let mut out = json!({
         "key_id": t.key_id,
         "key_hint": t.key_hint,
         "curve": t.curve,
@@ -355,7 +358,15 @@ pub fn trainer_json(t: &crate::oms::Verified) -> Value {
         "model_digest": format!("sha256:{}", t.subject_digest_hex()),
         "method": t.method.name(),
         "resources": t.resources.len(),
-    })
+    });
+    // Keyless: the signer is the identity and issuer; the certificate's key lived ten minutes.
+    if let Some((identity, issuer)) = t.keyless_signer() {
+        out["key_id"] = Value::Null;
+        out["key_hint"] = Value::Null;
+        out["identity"] = json!(identity);
+        out["issuer"] = json!(issuer);
+    }
+    out
 }
 
 /// A failed model-signature check as the CLI prints it: `{"valid": false, "check", "message"}`
@@ -378,7 +389,7 @@ fn identify_model(
     match identify(&opts.model_path, envelope, opts.model_signature.as_ref()) {
         Ok(id) => Ok(Ok(id)),
         Err(ModelError::Check(e)) => Ok(Err(e)),
-        Err(e) => Err(FilesError::Model(Box::new(e)).into()),
+        Err(e) => Err(ApplyError::Model(Box::new(e))),
     }
 }
 
@@ -386,9 +397,8 @@ fn identify_model(
 fn trainer_notice(id: &crate::native::oms::ModelIdentity, notify: &mut Notify<'_>) {
     if let Some(t) = &id.trainer {
         notify(Notice::info(format!(
-            "the trainer's model signature verified: key {} ({}), model `{}` sha256:{}, {} resources (by {}); the decision names the same model (by {})",
-            t.key_id,
-            t.curve,
+            "the trainer's model signature verified: {}, model `{}` sha256:{}, {} resources (by {}); the decision names the same model (by {})",
+            t.signer(),
             t.model_name,
             t.subject_digest_hex(),
             t.resources.len(),
@@ -618,10 +628,14 @@ pub fn apply(opts: &ApplyOptions, notify: &mut Notify<'_>) -> Result<Applied, Ap
         return Ok(Applied::ModelRefused(e));
     }
     trainer_notice(&id, notify);
-    let trainer_key = id.trainer.as_ref().map(|t| t.key_id.clone());
+    let trainer_key = id.trainer.as_ref().and_then(|t| t.trainer_key()).map(str::to_owned);
+    let keyless = id.trainer.as_ref().and_then(|t| t.keyless_signer());
+    let (trainer_identity, trainer_issuer) = (keyless.map(|k| k.0.to_owned()), keyless.map(|k| k.1.to_owned()));
     let entry_for = |v: &Verified, result: Outcome| {
         let mut e = entry_for(v, result);
         e.trainer_key = trainer_key.clone();
+        e.trainer_identity = trainer_identity.clone();
+        e.trainer_issuer = trainer_issuer.clone();
         e
     };
     if ledger.parsed.applied(&v.payload_sha256) {
@@ -648,6 +662,12 @@ pub fn apply(opts: &ApplyOptions, notify: &mut Notify<'_>) -> Result<Applied, Ap
         ("DEPLOY_GATE_PAYLOAD_SHA256", v.payload_sha256.clone()),
         // Empty when no trainer's signature was checked.
         ("DEPLOY_GATE_TRAINER_KEY", trainer_key.clone().unwrap_or_default()),
+        // Empty unless the trainer signed by the keyless method.
+        (
+            "DEPLOY_GATE_TRAINER_IDENTITY",
+            trainer_identity.clone().unwrap_or_default(),
+        ),
+        ("DEPLOY_GATE_TRAINER_ISSUER", trainer_issuer.clone().unwrap_or_default()),
     ];
 
     if !v.approved {

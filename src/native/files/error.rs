@@ -198,9 +198,6 @@ pub enum FilesError {
     /// A model file could not be hashed.
     #[error(transparent)]
     Hash(#[from] super::super::ReadError),
-    /// The model folder read for the trainer's signature, or that signature's checks.
-    #[error(transparent)]
-    Model(Box<crate::native::oms::ModelError>),
 }
 
 impl FilesError {
