@@ -298,6 +298,49 @@ fn metrics_in_answers_reach_the_records_resume_and_the_guardrails() {
     assert_eq!(cost["change"].as_f64(), Some(0.0));
 }
 
+#[test]
+fn a_command_targets_metrics_are_cached_with_its_verdict() {
+    let dir = tempdir();
+    let d = dir.path();
+    let cases = write(
+        d,
+        "cases.jsonl",
+        "{\"pipeline_id\": 1, \"input_text\": \"a\"}\n{\"pipeline_id\": \"b\", \"input_text\": \"bb\"}\n",
+    );
+    let worker = "import sys, json\nfor line in sys.stdin:\n    c = json.loads(line)\n    print(json.dumps({'verdict': 'PASS', 'metrics': {'chars': len(c['input_text'])}}), flush=True)\n";
+    let target = write(
+        d,
+        "cmd.json",
+        &serde_json::json!({"kind": "command", "argv": ["python3", "-c", worker]}).to_string(),
+    );
+    let cache = s(&d.join("cache"));
+    let go = |out: &str| {
+        let out = d.join(out);
+        let o = run(&[
+            "run",
+            "--test-set",
+            &cases,
+            "--target",
+            &target,
+            "--out",
+            &s(&out),
+            "--cache",
+            &cache,
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        (lines(&out), stderr(&o))
+    };
+    let (first, _) = go("v1.jsonl");
+    let (second, log) = go("v2.jsonl");
+    assert!(log.contains("0 asked, 2 from the cache"), "{log}");
+    for records in [&first, &second] {
+        assert_eq!(records[0]["metrics"], serde_json::json!({"chars": 1}));
+        assert_eq!(records[1]["metrics"], serde_json::json!({"chars": 2}));
+        assert!(records[0]["target"].as_str().unwrap().starts_with("sha256:"));
+        assert!(records[0]["latency_ms"].is_number());
+    }
+}
+
 /// A pipeline id as `run`'s messages name it: `7 (an integer)` or `"a-7"`.
 fn describe(id: &Value) -> String {
     match id {
