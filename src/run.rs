@@ -321,7 +321,7 @@ impl<'de> Deserialize<'de> for MetricsValue {
                 not_object()
             }
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<MetricsValue, A::Error> {
-                let mut names: Vec<String> = Vec::new();
+                let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
                 let mut text = String::from("{");
                 let mut problem = None;
                 while let Some(name) = a.next_key::<String>()? {
@@ -354,7 +354,7 @@ impl<'de> Deserialize<'de> for MetricsValue {
                     text.push_str(&serde_json::to_string(&name).expect("a string serializes"));
                     text.push(':');
                     text.push_str(&number.to_string());
-                    names.push(name);
+                    names.insert(name);
                 }
                 text.push('}');
                 Ok(MetricsValue(problem.map_or(Ok(text), Err)))
