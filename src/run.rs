@@ -5,13 +5,15 @@
 //! The protocol: a worker reads one test case per line on stdin (the test set's line, byte for
 //! byte) and writes one line per case on stdout, in order: `{"verdict": V}` (any JSON value,
 //! kept as written) or `{"error": "text"}`, optionally with `"pipeline_id"` echoing the case's
-//! id (then checked). Anything else is not an answer ([`BadAnswer`]): the case is errored,
-//! never passed. The output is JSONL of `{"pipeline_id": ID, "verdict": V}` or
-//! `{"pipeline_id": ID, "error": "text"}`, the id written as the test set wrote it (an integer
-//! stays an integer), which [`crate::verdicts`] reads as any verdict file.
+//! id (then checked) and `"metrics"`, an object of named finite numbers
+//! (`{"cost_usd": 0.012, "steps": 7}`) that the record carries for the policy's guardrails.
+//! Anything else is not an answer ([`BadAnswer`]): the case is errored, never passed. The
+//! output is JSONL of `{"pipeline_id": ID, "verdict": V}` or `{"pipeline_id": ID, "error":
+//! "text"}` (then `"metrics"` when the worker gave them), the id written as the test set wrote
+//! it (an integer stays an integer), which [`crate::verdicts`] reads as any verdict file.
 
 use crate::audit::PipelineId;
-use crate::runs::{write_record, Record};
+use crate::runs::{write_record_with, Cost, Record};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -213,6 +215,16 @@ pub enum Answer {
     Error(String),
 }
 
+/// A worker's answer to a case: its verdict or error, and the `metrics` it gave.
+#[derive(Debug)]
+pub struct Reply {
+    /// The verdict or the error.
+    pub answer: Answer,
+    /// `metrics` as the JSON text the record carries: an object of named finite numbers, each
+    /// name once, the numbers as JSON writes them (`7`, `0.012`), in the worker's order.
+    pub metrics: Option<String>,
+}
+
 /// A worker's line is not an answer: the case is errored with this message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BadAnswer {
@@ -228,9 +240,12 @@ pub enum BadAnswer {
     /// Both `verdict` and `error`.
     #[error("the answer has both \"verdict\" and \"error\"")]
     Both,
-    /// A key other than `verdict`, `error` and `pipeline_id`.
-    #[error("the answer has the key {0:?}; only \"verdict\" or \"error\" (and \"pipeline_id\") are read")]
+    /// A key other than `verdict`, `error`, `pipeline_id` and `metrics`.
+    #[error("the answer has the key {0:?}; only \"verdict\" or \"error\" (and \"pipeline_id\", \"metrics\") are read")]
     UnknownKey(String),
+    /// `metrics` is not an object of named finite numbers, each name once.
+    #[error("the answer's \"metrics\" {0}")]
+    Metrics(String),
     /// `error` is not a string.
     #[error("the answer's \"error\" is not a string")]
     ErrorNotText,
@@ -262,6 +277,91 @@ struct Fields {
     cost_key: Option<String>,
     /// The `target` of a record (its target's digest), when a string.
     target: Option<String>,
+    /// `metrics`: its JSON text as written on a record, or what is wrong with it.
+    metrics: Option<Result<String, String>>,
+}
+
+/// A `metrics` value: an object of named finite numbers, each name once, as the JSON text a
+/// record carries (what [`crate::cost`] reads back as the same numbers), or what is wrong.
+/// JSON has no NaN or infinity, and a number too large for a double is not JSON that parses:
+/// both are refused before this, as the line's syntax.
+struct MetricsValue(Result<String, String>);
+
+impl<'de> Deserialize<'de> for MetricsValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        fn not_object<T>() -> Result<MetricsValue, T> {
+            Ok(MetricsValue(Err("is not a JSON object of named numbers".into())))
+        }
+        impl<'de> Visitor<'de> for V {
+            type Value = MetricsValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of named numbers")
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MetricsValue, E> {
+                not_object()
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<MetricsValue, E> {
+                not_object()
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<MetricsValue, E> {
+                not_object()
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MetricsValue, E> {
+                not_object()
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<MetricsValue, E> {
+                not_object()
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<MetricsValue, E> {
+                not_object()
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<MetricsValue, A::Error> {
+                while a.next_element::<de::IgnoredAny>()?.is_some() {}
+                not_object()
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<MetricsValue, A::Error> {
+                let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
+                let mut text = String::from("{");
+                let mut problem = None;
+                while let Some(name) = a.next_key::<String>()? {
+                    let value: serde_json::Value = a.next_value()?;
+                    if problem.is_some() {
+                        continue;
+                    }
+                    if names.contains(&name) {
+                        problem = Some(format!("has `{name}` twice"));
+                        continue;
+                    }
+                    let number = match value {
+                        serde_json::Value::Number(n) if n.as_f64().is_some_and(f64::is_finite) => n,
+                        other => {
+                            let kind = match other {
+                                serde_json::Value::Null => "null",
+                                serde_json::Value::Bool(_) => "a boolean",
+                                serde_json::Value::String(_) => "a string",
+                                serde_json::Value::Array(_) => "an array",
+                                serde_json::Value::Object(_) => "an object",
+                                serde_json::Value::Number(_) => "not finite",
+                            };
+                            problem = Some(format!("`{name}` is {kind}, expected a finite number"));
+                            continue;
+                        }
+                    };
+                    if !names.is_empty() {
+                        text.push(',');
+                    }
+                    text.push_str(&serde_json::to_string(&name).expect("a string serializes"));
+                    text.push(':');
+                    text.push_str(&number.to_string());
+                    names.insert(name);
+                }
+                text.push('}');
+                Ok(MetricsValue(problem.map_or(Ok(text), Err)))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl<'de> Deserialize<'de> for Fields {
@@ -284,6 +384,8 @@ impl<'de> Deserialize<'de> for Fields {
                         "verdict" => f.verdict = Some(a.next_value()?),
                         "error" if f.error.is_some() => return Err(twice()),
                         "error" => f.error = Some(a.next_value()?),
+                        "metrics" if f.metrics.is_some() => return Err(twice()),
+                        "metrics" => f.metrics = Some(a.next_value::<MetricsValue>()?.0),
                         "latency_ms" | "usage" | "attempts" | "target" => {
                             let bit = match &*key {
                                 "latency_ms" => 1u8,
@@ -321,14 +423,23 @@ impl<'de> Deserialize<'de> for Fields {
 /// Reads the fields of one answer or record line.
 fn read_fields(line: &[u8]) -> Result<Fields, BadAnswer> {
     let text = std::str::from_utf8(line).map_err(|_| BadAnswer::NotUtf8)?;
-    serde_json::from_str::<Fields>(text).map_err(|e| BadAnswer::NotObject(e.to_string()))
+    serde_json::from_str::<Fields>(text).map_err(|e| {
+        // Python's json.dumps writes a NaN or an infinity as these words, which are not JSON.
+        let hint = ["NaN", "Infinity"].iter().any(|w| text.contains(w));
+        BadAnswer::NotObject(if hint {
+            format!("{e} (JSON has no NaN or Infinity: a metric must be a finite number)")
+        } else {
+            e.to_string()
+        })
+    })
 }
 
-/// The verdict or error of checked fields.
-fn outcome(f: Fields) -> Result<(Option<IdValue>, Answer), BadAnswer> {
+/// The verdict or error of checked fields, and their metrics.
+fn outcome(f: Fields) -> Result<(Option<IdValue>, Reply), BadAnswer> {
     if let Some(key) = f.unknown {
         return Err(BadAnswer::UnknownKey(key));
     }
+    let metrics = f.metrics.transpose().map_err(BadAnswer::Metrics)?;
     let answer = match (f.verdict, f.error) {
         (Some(_), Some(_)) => return Err(BadAnswer::Both),
         (None, None) => return Err(BadAnswer::Neither),
@@ -338,19 +449,19 @@ fn outcome(f: Fields) -> Result<(Option<IdValue>, Answer), BadAnswer> {
             Err(_) => return Err(BadAnswer::ErrorNotText),
         },
     };
-    Ok((f.id, answer))
+    Ok((f.id, Reply { answer, metrics }))
 }
 
 /// Reads a worker's answer line (without its newline) to the case `id`.
-pub fn parse_answer(line: &[u8], id: &PipelineId) -> Result<Answer, BadAnswer> {
+pub fn parse_answer(line: &[u8], id: &PipelineId) -> Result<Reply, BadAnswer> {
     let mut fields = read_fields(line)?;
     if let Some(key) = fields.cost_key.take() {
         fields.unknown.get_or_insert(key);
     }
-    let (echoed, answer) = outcome(fields)?;
+    let (echoed, reply) = outcome(fields)?;
     match echoed {
-        None => Ok(answer),
-        Some(IdValue(Ok(echoed))) if echoed == *id => Ok(answer),
+        None => Ok(reply),
+        Some(IdValue(Ok(echoed))) if echoed == *id => Ok(reply),
         Some(IdValue(Ok(echoed))) => Err(BadAnswer::OtherCase {
             answered: describe_id(&echoed),
             sent: describe_id(id),
@@ -363,13 +474,18 @@ pub fn parse_answer(line: &[u8], id: &PipelineId) -> Result<Answer, BadAnswer> {
 }
 
 /// The output record of a case, one line ending in `\n`: the id as the test set wrote it, then
-/// the verdict as the worker wrote it, or the error.
-pub fn record_line(id: &PipelineId, answer: &Answer) -> String {
+/// the verdict as the worker wrote it, or the error, then the metrics it gave.
+pub fn record_line(id: &PipelineId, reply: &Reply) -> String {
     let mut out = Vec::new();
-    match answer {
-        Answer::Verdict(verdict) => write_record(&mut out, id, Record::Verdict(verdict.get())),
-        Answer::Error(error) => write_record(&mut out, id, Record::Error(error)),
-    }
+    let record = match &reply.answer {
+        Answer::Verdict(verdict) => Record::Verdict(verdict.get()),
+        Answer::Error(error) => Record::Error(error),
+    };
+    let cost = Cost {
+        metrics: reply.metrics.as_deref(),
+        ..Cost::default()
+    };
+    write_record_with(&mut out, id, record, &cost);
     String::from_utf8(out).expect("a record is UTF-8")
 }
 
@@ -418,7 +534,10 @@ pub fn read_resume(file: &str, bytes: &[u8], cases: &Cases, target: Option<&str>
                 ),
             }));
         }
-        let (id, answer) = outcome(fields).map_err(|e| bad(format!("not a record of `deploy-gate run`: {e}")))?;
+        if let Some(Err(why)) = &fields.metrics {
+            return Err(bad(format!("not a record of `deploy-gate run`: metrics {why}")));
+        }
+        let (id, reply) = outcome(fields).map_err(|e| bad(format!("not a record of `deploy-gate run`: {e}")))?;
         let id = match id {
             Some(IdValue(Ok(id))) => id,
             Some(IdValue(Err(kind))) => return Err(bad(format!("pipeline_id is {kind}"))),
@@ -436,7 +555,7 @@ pub fn read_resume(file: &str, bytes: &[u8], cases: &Cases, target: Option<&str>
                 describe_id(&id)
             )));
         }
-        if matches!(answer, Answer::Error(_)) {
+        if matches!(reply.answer, Answer::Error(_)) {
             resumed.errored += 1;
         }
         resumed.done.push((position, range));
@@ -580,7 +699,13 @@ mod tests {
         );
         let s = id("a\"b", false);
         assert_eq!(
-            record_line(&s, &Answer::Error("timeout after 60s".into())),
+            record_line(
+                &s,
+                &Reply {
+                    answer: Answer::Error("timeout after 60s".into()),
+                    metrics: None
+                }
+            ),
             "{\"pipeline_id\":\"a\\\"b\",\"error\":\"timeout after 60s\"}\n"
         );
     }
@@ -619,6 +744,113 @@ mod tests {
         assert_eq!(
             bad(b"{\"pipeline_id\": 8, \"verdict\": 1}").to_string(),
             "the answer is for pipeline_id 8 (an integer), but the case sent was 9 (an integer)"
+        );
+    }
+
+    #[test]
+    fn answers_may_carry_metrics_which_the_record_keeps() {
+        let p = id("9", true);
+        let record = |line: &[u8]| record_line(&p, &parse_answer(line, &p).unwrap());
+        assert_eq!(
+            record(b"{\"verdict\": \"PASS\", \"metrics\": {\"cost_usd\": 0.0120, \"steps\": 7, \"t\": -0, \"big\": 1e300}}"),
+            "{\"pipeline_id\":9,\"verdict\":\"PASS\",\"metrics\":{\"cost_usd\":0.012,\"steps\":7,\"t\":-0.0,\"big\":1e+300}}\n"
+        );
+        // Before the verdict, on an error, empty, with an escaped name.
+        assert_eq!(
+            record(b"{\"metrics\": {\"a\\u0062\": 1.5}, \"error\": \"boom\"}"),
+            "{\"pipeline_id\":9,\"error\":\"boom\",\"metrics\":{\"ab\":1.5}}\n"
+        );
+        assert_eq!(
+            record(b"{\"verdict\": 1, \"metrics\": {}}"),
+            "{\"pipeline_id\":9,\"verdict\":1,\"metrics\":{}}\n"
+        );
+        // What the record carries is what the verdict reader reads as the record's metrics.
+        let line = record(b"{\"verdict\": \"PASS\", \"metrics\": {\"cost_usd\": 0.012, \"steps\": 7}}");
+        let v = crate::verdicts::parse_verdicts(crate::input::Role::OldVerdicts, "v.jsonl", line.as_bytes()).unwrap();
+        let (counted, costs) = v.costs_for(&p, false, false);
+        assert_eq!((counted, costs.len()), (1, 1));
+        let cost = costs[0];
+        assert_eq!(cost.metric("cost_usd"), Some(0.012));
+        assert_eq!(cost.metric("steps"), Some(7.0));
+        assert_eq!(cost.latency_ms, None);
+    }
+
+    #[test]
+    fn bad_metrics_are_no_answer() {
+        let p = id("9", true);
+        let bad = |line: &[u8]| parse_answer(line, &p).unwrap_err().to_string();
+        assert_eq!(
+            bad(b"{\"verdict\": 1, \"metrics\": {\"steps\": 1, \"steps\": 2}}"),
+            "the answer's \"metrics\" has `steps` twice"
+        );
+        assert_eq!(
+            bad(b"{\"verdict\": 1, \"metrics\": {\"steps\": \"7\"}}"),
+            "the answer's \"metrics\" `steps` is a string, expected a finite number"
+        );
+        assert_eq!(
+            bad(b"{\"verdict\": 1, \"metrics\": {\"s\": null}}"),
+            "the answer's \"metrics\" `s` is null, expected a finite number"
+        );
+        assert_eq!(
+            bad(b"{\"verdict\": 1, \"metrics\": {\"s\": [1]}}"),
+            "the answer's \"metrics\" `s` is an array, expected a finite number"
+        );
+        assert_eq!(
+            bad(b"{\"verdict\": 1, \"metrics\": [1, 2]}"),
+            "the answer's \"metrics\" is not a JSON object of named numbers"
+        );
+        assert_eq!(
+            bad(b"{\"verdict\": 1, \"metrics\": 3}"),
+            "the answer's \"metrics\" is not a JSON object of named numbers"
+        );
+        assert!(
+            bad(b"{\"verdict\": 1, \"metrics\": {}, \"metrics\": {}}").contains("the key \"metrics\" appears twice")
+        );
+        // NaN and infinities (as Python's json.dumps writes them) and overflowing numbers are no JSON.
+        let nan = bad(b"{\"verdict\": 1, \"metrics\": {\"s\": NaN}}");
+        assert!(nan.starts_with("the answer is not a JSON object: "), "{nan}");
+        assert!(
+            nan.ends_with("(JSON has no NaN or Infinity: a metric must be a finite number)"),
+            "{nan}"
+        );
+        let inf = bad(b"{\"verdict\": 1, \"metrics\": {\"s\": -Infinity}}");
+        assert!(inf.contains("JSON has no NaN or Infinity"), "{inf}");
+        let huge = bad(b"{\"verdict\": 1, \"metrics\": {\"s\": 1e400}}");
+        assert!(
+            huge.starts_with("the answer is not a JSON object: number out of range"),
+            "{huge}"
+        );
+        // What a record of an endpoint carries a worker's answer still may not.
+        for key in ["latency_ms", "usage", "attempts", "target"] {
+            let line = format!("{{\"verdict\": 1, \"metrics\": {{}}, \"{key}\": 1}}");
+            assert_eq!(
+                parse_answer(line.as_bytes(), &p).unwrap_err(),
+                BadAnswer::UnknownKey(key.into())
+            );
+        }
+    }
+
+    #[test]
+    fn resumes_records_with_metrics() {
+        let cases = read_cases("t.jsonl", SET).unwrap();
+        let out = b"{\"pipeline_id\":7,\"verdict\":\"PASS\",\"metrics\":{\"steps\":7}}\n{\"pipeline_id\":\"7\",\"error\":\"x\",\"metrics\":{\"cost_usd\":0.5}}\n";
+        let r = read_resume("v.jsonl", out, &cases, None).unwrap();
+        assert_eq!(r.done.iter().map(|d| d.0).collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(r.errored, 1);
+        // An endpoint's record with metrics, resumed by its target.
+        let endpoint = b"{\"pipeline_id\":\"p1\",\"verdict\":\"PASS\",\"latency_ms\":3.5,\"usage\":{\"prompt_tokens\":9},\"attempts\":1,\"metrics\":{\"s\":1},\"target\":\"sha256:ab\"}\n";
+        let r = read_resume("v.jsonl", endpoint, &cases, Some("sha256:ab")).unwrap();
+        assert_eq!(r.done.len(), 1);
+        assert_eq!(
+            read_resume(
+                "v.jsonl",
+                b"{\"pipeline_id\":7,\"verdict\":1,\"metrics\":{\"s\":true}}\n",
+                &cases,
+                None
+            )
+            .unwrap_err()
+            .to_string(),
+            "v.jsonl line 1: not a record of `deploy-gate run`: metrics `s` is a boolean, expected a finite number"
         );
     }
 

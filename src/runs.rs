@@ -45,7 +45,8 @@ pub fn write_record(out: &mut Vec<u8>, id: &PipelineId, record: Record<'_>) {
 
 /// What one call of a model cost, written after the verdict or error of a record when known:
 /// `latency_ms` (the request's start to its last byte), `usage` (the tokens the server
-/// reported), `attempts` (tries made) and `target` (the digest of the target that answered).
+/// reported), `attempts` (tries made), `metrics` (the named numbers a worker answered with) and
+/// `target` (the digest of the target that answered).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Cost<'a> {
     /// Milliseconds, written with one decimal.
@@ -56,6 +57,9 @@ pub struct Cost<'a> {
     pub completion_tokens: Option<u64>,
     /// Tries made (1: no retry).
     pub attempts: Option<u32>,
+    /// `metrics` as the JSON text of an object of named finite numbers
+    /// ([`crate::run::Reply::metrics`]), written as it is.
+    pub metrics: Option<&'a str>,
     /// The target's digest (`sha256:…`).
     pub target: Option<&'a str>,
 }
@@ -101,6 +105,10 @@ pub fn write_record_with(out: &mut Vec<u8>, id: &PipelineId, record: Record<'_>,
     }
     if let Some(a) = cost.attempts {
         out.extend_from_slice(format!(",\"attempts\":{a}").as_bytes());
+    }
+    if let Some(m) = cost.metrics {
+        out.extend_from_slice(b",\"metrics\":");
+        out.extend_from_slice(m.as_bytes());
     }
     if let Some(t) = cost.target {
         out.extend_from_slice(b",\"target\":");

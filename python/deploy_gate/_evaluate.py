@@ -142,7 +142,9 @@ class Report:
 
     @property
     def decision(self) -> GateDecision:
-        return GateDecision._from_core(self.data["decision"])
+        """The decision; with guardrails in the policy, its ``details["guardrails"]`` holds
+        each criterion as a plain dict (see ``guardrails``)."""
+        return GateDecision._from_core(self.data["decision"], guardrails=self.guardrails)
 
     @property
     def approved(self) -> bool:
@@ -176,6 +178,18 @@ class Report:
         ``tolerance``, ``confidence``, ``lower``, ``upper`` and ``looks``; ``None`` otherwise."""
         sequential: Optional[Dict[str, Any]] = self.data.get("sequential")
         return sequential
+
+    @property
+    def guardrails(self) -> Optional[Dict[str, Any]]:
+        """The report's ``guardrails`` object when the policy has ``guardrails`` or
+        ``template_regression``: ``confidence``, ``blocking``, ``adjusted_confidence``,
+        ``cases``, ``seed``, ``resamples``, ``criteria`` (per guardrail: ``metric``,
+        ``statistic``, ``action``, ``limit_kind``, ``limit``, ``old``, ``new``, ``change``,
+        ``low``, ``high``, ``exceeded_low``, ``method``, ``n``, ``excluded``, ``min_cases``,
+        ``outcome`` (``"within"``, ``"exceeded"`` or ``"not_shown"``), ``distribution``) and
+        ``template_regression`` when given; ``None`` otherwise."""
+        guardrails: Optional[Dict[str, Any]] = self.data.get("guardrails")
+        return guardrails
 
     def to_json(self) -> str:
         """The report's JSON, byte for byte what ``deploy-gate evaluate --out`` writes for the
@@ -297,7 +311,10 @@ def evaluate(
     dicts. ``policy``: a dict shaped as a policy file (or the report's ``policy``), or a policy
     file's path; ``{"mode": "non_inferiority", "sequential": True, "budget": N}`` decides the
     task criterion by the sequential rule (the report's ``sequential``, ``Report.sequential``),
-    as ``deploy-gate evaluate --sequential --budget N`` does. ``progress``: ``True`` (tqdm bars when tqdm is installed: the bytes of the
+    as ``deploy-gate evaluate --sequential --budget N`` does; ``guardrails`` (a list of
+    ``{"metric": "latency_ms", "statistic": "p95", "max_increase": "10%", "action": "block"}``…),
+    ``prices`` and ``template_regression`` gate the verdict records' latency, tokens, cost and
+    ``metrics`` and each template's pass rate too (``Report.guardrails``). ``progress``: ``True`` (tqdm bars when tqdm is installed: the bytes of the
     scan, then the cases of each runner), ``False``, or a callable ``progress(done, total,
     what)`` (``what``: ``"scan"``, counting bytes, then ``"old model"`` / ``"new model"``,
     counting cases). Ctrl-C stops the scan or the runs cleanly (``KeyboardInterrupt``).

@@ -82,8 +82,23 @@ class GateDecision:
         return sequential
 
     @classmethod
-    def _from_core(cls, d: Dict[str, Any], sequential: Optional[Dict[str, Any]] = None) -> "GateDecision":
+    def _from_core(
+        cls,
+        d: Dict[str, Any],
+        sequential: Optional[Dict[str, Any]] = None,
+        guardrails: Optional[Dict[str, Any]] = None,
+    ) -> "GateDecision":
+        """The decision of a core report's ``decision`` object. ``guardrails`` (the report's,
+        when the policy has guardrails or ``template_regression``) adds to ``details``
+        ``"guardrails"``: each criterion as a plain dict (``metric``, ``statistic``, ``action``,
+        ``limit_kind``, ``limit``, ``old``, ``new``, ``change``, ``low``, ``high``, ``n``,
+        ``excluded``, ``outcome``…, as the report writes it), and ``"template_regression"``
+        when the policy has it."""
         decision = cls._fields_from_core(d)
+        if guardrails is not None:
+            decision.details["guardrails"] = [dict(c) for c in guardrails.get("criteria", [])]
+            if guardrails.get("template_regression") is not None:
+                decision.details["template_regression"] = dict(guardrails["template_regression"])
         # Not fields: kept beside them (see ``outcome`` and ``sequential``).
         object.__setattr__(decision, "_outcome", d.get("outcome"))
         object.__setattr__(decision, "_sequential", sequential)
@@ -558,7 +573,7 @@ class DeploymentGate:
                     _trajectory_bytes("new", new_trajectory_results),
                 )
             )
-        decision = GateDecision._from_core(data["decision"], data.get("sequential"))
+        decision = GateDecision._from_core(data["decision"], data.get("sequential"), data.get("guardrails"))
         seq = decision.sequential or {}
         logger.info(
             "GateDecision (sequential): %s after %s of %s %ss, %d cases asked of %d: %s",

@@ -287,7 +287,8 @@ class Target:
     def records(self, cases: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
         """Runs the model over ``cases`` (test case dicts) in one ``deploy-gate run`` and
         returns its verdict records in case order (``pipeline_id``, ``verdict`` or ``error``,
-        ``latency_ms``, ``usage``, ``attempts``, ``target``)."""
+        ``latency_ms``, ``usage``, ``attempts``, ``target``, and ``metrics`` when a command
+        target's worker answered with them)."""
         return _run_targets([self], cases)[0]
 
 

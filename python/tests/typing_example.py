@@ -116,3 +116,24 @@ def use_targets(path: str, cases: List[Dict[str, Any]]) -> Optional[float]:
     old_path, new_path = result
     print(verdict, len(records), report.approved, old_path, new_path, result.records("new"), decision.reason)
     return gate.score_model(cases, new)
+
+
+def use_guardrails(path: str) -> List[str]:
+    report: Report = deploy_gate.evaluate(
+        path,
+        "old.jsonl",
+        "new.jsonl",
+        policy={
+            "prices": {"prompt_per_million": 0.15, "completion_per_million": 0.6},
+            "guardrails": [
+                {"metric": "latency_ms", "statistic": "p95", "max_increase": "10%"},
+                {"metric": "cost", "max_difference": 0.001, "action": "advise"},
+            ],
+            "template_regression": {"max_drop": 0.1, "min_cases": 10, "action": "block"},
+        },
+        progress=False,
+    )
+    guardrails: Optional[Dict[str, Any]] = report.guardrails
+    criteria: List[Dict[str, Any]] = report.decision.details.get("guardrails", [])
+    print(None if guardrails is None else guardrails["adjusted_confidence"])
+    return [f"{c['statistic']} {c['metric']}: {c['outcome']}" for c in criteria]

@@ -76,15 +76,19 @@ fn run_args(cases: &str, out: &Path, flags: &[&str], program: &[&str]) -> Vec<St
 }
 
 /// The records of an output file by id (as JSON text, so `7` and `"7"` differ), checking there
-/// is one per case of `cases` and each has exactly the id's JSON type.
+/// is one per case of `cases` and each has exactly the id's JSON type (and, after the verdict or
+/// error, at most the `metrics` its worker answered with).
 fn records_by_id(out: &Path, cases: &[Value]) -> HashMap<String, Value> {
     let records = lines(out);
     let mut by_id = HashMap::new();
     for r in &records {
-        let keys: Vec<&String> = r.as_object().unwrap().keys().collect();
+        let mut keys: Vec<&String> = r.as_object().unwrap().keys().collect();
+        if keys.len() == 3 && keys[2] == "metrics" {
+            keys.pop();
+        }
         assert!(
             keys == ["pipeline_id", "verdict"] || keys == ["pipeline_id", "error"],
-            "a record is {{pipeline_id, verdict|error}}: {r}"
+            "a record is {{pipeline_id, verdict|error}} (then metrics): {r}"
         );
         let id = r["pipeline_id"].to_string();
         assert!(by_id.insert(id.clone(), r.clone()).is_none(), "one record for {id}");
@@ -156,6 +160,193 @@ fn every_case_gets_its_record_and_evaluate_reads_the_file() {
         report["stats"]["task"]["table"]["both_pass"], n,
         "every case read, none missing"
     );
+}
+
+#[test]
+fn metrics_in_answers_reach_the_records_resume_and_the_guardrails() {
+    let dir = tempdir();
+    let d = dir.path();
+    let (cases_path, cases) = test_set(d);
+    let n = cases.len();
+    // Each case's steps: old 3 + its position modulo 4; the new model takes 2 more, and costs
+    // the same. The new model's answer to the third case has a NaN (Python writes `NaN`), which
+    // is no JSON: that case is errored, naming it.
+    let position: HashMap<String, usize> = (0..n).map(|i| (cid(&cases, i), i)).collect();
+    let worker = |name: &str, more: u32| {
+        python_worker(
+            d,
+            name,
+            &format!(
+                "i = {position:?}[cid]\n\
+                 steps = 3 + i % 4 + {more}\n\
+                 m = {{'steps': steps, 'cost_usd': 0.25}}\n\
+                 if {more} and i == 2:\n    m['steps'] = float('nan')\n\
+                 print(json.dumps({{'verdict': case['expected_verdict'], 'metrics': m}}), flush=True)\n\
+                 continue"
+            ),
+        )
+    };
+    let (old_worker, new_worker) = (worker("old.py", 0), worker("new.py", 2));
+    let (old, new) = (d.join("old.jsonl"), d.join("new.jsonl"));
+    let o = run(&run_args(
+        &cases_path,
+        &old,
+        &["--jobs", "2"],
+        &["python3", &old_worker],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&run_args(
+        &cases_path,
+        &new,
+        &["--jobs", "2"],
+        &["python3", &new_worker],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let nan_case = describe(&cases[2]["pipeline_id"]);
+    assert!(
+        stderr(&o).contains(&format!(
+            "invalid answer to pipeline_id {nan_case}: the answer is not a JSON object: "
+        )),
+        "{}",
+        text(&o)
+    );
+    assert!(stderr(&o).contains("(JSON has no NaN or Infinity: a metric must be a finite number)"));
+
+    let old_records = records_by_id(&old, &cases);
+    let new_records = records_by_id(&new, &cases);
+    for (i, c) in cases.iter().enumerate() {
+        let key = c["pipeline_id"].to_string();
+        let steps = 3 + i as u64 % 4;
+        assert_eq!(
+            old_records[&key]["metrics"],
+            serde_json::json!({"steps": steps, "cost_usd": 0.25})
+        );
+        if i == 2 {
+            assert!(new_records[&key]["error"].as_str().unwrap().contains("NaN"));
+            assert!(new_records[&key].get("metrics").is_none());
+        } else {
+            assert_eq!(new_records[&key]["metrics"]["steps"], steps + 2);
+        }
+        // A worker's record carries no cost field but its metrics.
+        assert!(old_records[&key].get("latency_ms").is_none());
+    }
+    // A run resumed from records with metrics keeps them and asks only the rest.
+    let whole = std::fs::read_to_string(&new).unwrap();
+    let kept: String = whole.lines().take(n / 2).map(|l| format!("{l}\n")).collect();
+    let resumed = d.join("resumed.jsonl");
+    std::fs::write(&resumed, &kept).unwrap();
+    let o = run(&run_args(
+        &cases_path,
+        &resumed,
+        &["--jobs", "1"],
+        &["python3", &new_worker],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&resumed).unwrap(), whole);
+
+    // `evaluate` reads them: a blocking guardrail on the mean steps (+2, limit +1) blocks, an
+    // advisory one on cost (equal) is within and decides nothing; the task rule (one case
+    // lost, within the tolerance under the point rule) approves.
+    let policy = write(
+        d,
+        "policy.json",
+        r#"{"min_samples": 1, "max_samples": null, "task_regression_tol": 0.05, "guardrails": [
+            {"metric": "metrics.steps", "max_difference": 1},
+            {"metric": "metrics.cost_usd", "max_increase": "10%", "action": "advise"}]}"#,
+    );
+    let report = d.join("report.json");
+    let o = run(&[
+        "evaluate",
+        "--audit",
+        &s(&fixture()),
+        "--policy",
+        &policy,
+        "--old-verdicts",
+        &s(&old),
+        "--new-verdicts",
+        &s(&new),
+        "--out",
+        &s(&report),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let reason = report["decision"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("blocked: mean metrics.steps exceeded its limit; task: "),
+        "{reason}"
+    );
+    let criteria = report["guardrails"]["criteria"].as_array().unwrap();
+    let steps = &criteria[0];
+    assert_eq!(steps["metric"], "metrics.steps");
+    assert_eq!(steps["outcome"], "exceeded");
+    assert_eq!(
+        (steps["n"].as_u64(), steps["excluded"].as_u64()),
+        (Some(n as u64 - 1), Some(1))
+    );
+    let mean_old = (0..n).filter(|&i| i != 2).map(|i| 3.0 + (i % 4) as f64).sum::<f64>() / (n - 1) as f64;
+    assert!((steps["old"].as_f64().unwrap() - mean_old).abs() < 1e-9, "{steps}");
+    assert!(
+        (steps["new"].as_f64().unwrap() - mean_old - 2.0).abs() < 1e-9,
+        "{steps}"
+    );
+    assert!((steps["change"].as_f64().unwrap() - 2.0).abs() < 1e-9, "{steps}");
+    let cost = &criteria[1];
+    assert_eq!(
+        (&cost["action"], &cost["outcome"]),
+        (&Value::from("advise"), &Value::from("within"))
+    );
+    assert_eq!(cost["change"].as_f64(), Some(0.0));
+}
+
+#[test]
+fn a_command_targets_metrics_are_cached_with_its_verdict() {
+    let dir = tempdir();
+    let d = dir.path();
+    let cases = write(
+        d,
+        "cases.jsonl",
+        "{\"pipeline_id\": 1, \"input_text\": \"a\"}\n{\"pipeline_id\": \"b\", \"input_text\": \"bb\"}\n",
+    );
+    let worker = "import sys, json\nfor line in sys.stdin:\n    c = json.loads(line)\n    print(json.dumps({'verdict': 'PASS', 'metrics': {'chars': len(c['input_text'])}}), flush=True)\n";
+    let target = write(
+        d,
+        "cmd.json",
+        &serde_json::json!({"kind": "command", "argv": ["python3", "-c", worker]}).to_string(),
+    );
+    let cache = s(&d.join("cache"));
+    let go = |out: &str| {
+        let out = d.join(out);
+        let o = run(&[
+            "run",
+            "--test-set",
+            &cases,
+            "--target",
+            &target,
+            "--out",
+            &s(&out),
+            "--cache",
+            &cache,
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        (lines(&out), stderr(&o))
+    };
+    let (first, _) = go("v1.jsonl");
+    let (second, log) = go("v2.jsonl");
+    assert!(log.contains("0 asked, 2 from the cache"), "{log}");
+    for records in [&first, &second] {
+        assert_eq!(records[0]["metrics"], serde_json::json!({"chars": 1}));
+        assert_eq!(records[1]["metrics"], serde_json::json!({"chars": 2}));
+        assert!(records[0]["target"].as_str().unwrap().starts_with("sha256:"));
+        assert!(records[0]["latency_ms"].is_number());
+    }
+}
+
+/// A pipeline id as `run`'s messages name it: `7 (an integer)` or `"a-7"`.
+fn describe(id: &Value) -> String {
+    match id {
+        Value::String(_) => id.to_string(),
+        other => format!("{other} (an integer)"),
+    }
 }
 
 #[test]
@@ -344,7 +535,7 @@ fn garbage_on_stdout_errors_the_case_and_restarts_the_worker() {
     );
     assert_eq!(
         error(4),
-        "invalid answer from the worker: the answer has the key \"verdit\"; only \"verdict\" or \"error\" (and \"pipeline_id\") are read"
+        "invalid answer from the worker: the answer has the key \"verdit\"; only \"verdict\" or \"error\" (and \"pipeline_id\", \"metrics\") are read"
     );
     assert_eq!(
         error(6),

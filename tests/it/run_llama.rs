@@ -196,3 +196,218 @@ fn both_models_on_llama_cpp_give_full_deterministic_records() {
     assert_eq!(asked, records(&n).len());
     assert!(asked < 80, "stopped early: {asked} of 80 asked");
 }
+
+/// The mean of a field of the records (`f` gives each record's value).
+fn mean(records: &[Value], f: impl Fn(&Value) -> f64) -> f64 {
+    records.iter().map(f).sum::<f64>() / records.len() as f64
+}
+
+/// The criterion's outcome follows from its own figures: within when the interval is within
+/// the limit, exceeded when the lower bound at the adjusted confidence is beyond it.
+fn outcome_of(c: &Value) -> &'static str {
+    let (high, exceeded_low, limit) = (
+        c["high"].as_f64().unwrap(),
+        c["exceeded_low"].as_f64().unwrap(),
+        c["limit"].as_f64().unwrap(),
+    );
+    if high <= limit {
+        "within"
+    } else if exceeded_low > limit {
+        "exceeded"
+    } else {
+        "not_shown"
+    }
+}
+
+#[test]
+fn two_models_on_llama_cpp_are_gated_on_latency_and_tokens() {
+    let Some(server) = start() else { return };
+    let dir = tempdir();
+    let d = dir.path();
+    // An audit log of 24 pipelines over 3 templates, and its whole test set.
+    const N: usize = 24;
+    let audit: String = (0..N)
+        .map(|i| {
+            format!(
+                "{{\"pipeline_id\":\"p{i}\",\"stage_id\":\"s\",\"stage_type\":\"llm\",\"input\":\"Deploy build {i} to staging?\"}}\n{{\"pipeline_id\":\"p{i}\",\"template_id\":\"t{}\",\"verdict\":\"PASS\",\"is_complete\":true,\"error\":null}}\n",
+                i % 3
+            )
+        })
+        .collect();
+    let audit = write(d, "audit.jsonl", &audit);
+    let cases = s(&d.join("cases.jsonl"));
+    let out = run(&[
+        "test-set",
+        "--audit",
+        &audit,
+        "--max-samples",
+        "none",
+        "--min-samples",
+        "1",
+        "--out",
+        &cases,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The same prompt; the new model may write 16 tokens where the old one writes 2.
+    let target = |max_tokens: u32| {
+        format!(
+            "kind: openai-chat\nbase_url: {}/v1\nmodel: {}\nmessages:\n  - {{role: system, content: \"Answer PASS or FAIL.\"}}\n  - {{role: user, content: \"{{{{input_text}}}}\"}}\nparams: {{temperature: 0, seed: 7, max_tokens: {max_tokens}}}\nconcurrency: {{initial: 2, min: 1, max: 2}}\ntimeout: 120s\n",
+            server.base_url, server.model
+        )
+    };
+    let (old, new) = (write(d, "old.yaml", &target(2)), write(d, "new.yaml", &target(16)));
+    let (o, n) = (s(&d.join("old.jsonl")), s(&d.join("new.jsonl")));
+    let out = run(&[
+        "run",
+        "--test-set",
+        &cases,
+        "--old",
+        &old,
+        "--new",
+        &new,
+        "--out-old",
+        &o,
+        "--out-new",
+        &n,
+        "--no-cache",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (old_records, new_records) = (records(&o), records(&n));
+    assert_eq!((old_records.len(), new_records.len()), (N, N));
+    let tokens = |r: &Value, key: &str| r["usage"][key].as_u64().unwrap_or_else(|| panic!("{key}: {r}")) as f64;
+    for (a, b) in old_records.iter().zip(&new_records) {
+        assert_eq!(a["pipeline_id"], b["pipeline_id"]);
+        assert_eq!(
+            tokens(a, "prompt_tokens"),
+            tokens(b, "prompt_tokens"),
+            "the same prompt"
+        );
+        assert!(tokens(a, "completion_tokens") <= 2.0 && tokens(b, "completion_tokens") <= 16.0);
+        assert!(
+            tokens(b, "completion_tokens") >= tokens(a, "completion_tokens"),
+            "{a} {b}"
+        );
+    }
+    let completion = |r: &[Value]| mean(r, |r| tokens(r, "completion_tokens"));
+    let total = |r: &[Value]| mean(r, |r| tokens(r, "prompt_tokens") + tokens(r, "completion_tokens"));
+    let latency = |r: &[Value]| mean(r, |r| r["latency_ms"].as_f64().unwrap());
+    // A random-weights model rarely ends early: the new model writes many more tokens. (Token
+    // counts at temperature 0 are deterministic, so this holds run after run.)
+    assert!(
+        completion(&new_records) - completion(&old_records) >= 6.0,
+        "old {} new {}",
+        completion(&old_records),
+        completion(&new_records)
+    );
+
+    eprintln!(
+        "llama.cpp, {N} cases: mean completion tokens {:.2} → {:.2}, total {:.2} → {:.2}, latency {:.1} → {:.1} ms",
+        completion(&old_records),
+        completion(&new_records),
+        total(&old_records),
+        total(&new_records),
+        latency(&old_records),
+        latency(&new_records)
+    );
+    let evaluate = |policy: &str, code: i32| -> Value {
+        let policy = write(d, "policy.json", policy);
+        let report = d.join("report.json");
+        let out = run(&[
+            "evaluate",
+            "--audit",
+            &audit,
+            "--old-verdicts",
+            &o,
+            "--new-verdicts",
+            &n,
+            "--policy",
+            &policy,
+            "--out",
+            &s(&report),
+        ]);
+        assert_eq!(out.status.code(), Some(code), "{}", text(&out));
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap()
+    };
+    // Blocking guardrails on latency and tokens. Both models fail every case alike (random
+    // words are no verdict), so the task rule approves: the tokens block.
+    let report = evaluate(
+        r#"{"min_samples": 1, "max_samples": null, "cluster": "none", "guardrails": [
+            {"metric": "latency_ms", "max_increase": "1000%"},
+            {"metric": "completion_tokens", "max_difference": 2},
+            {"metric": "total_tokens", "max_increase": "1%"}]}"#,
+        3,
+    );
+    assert_eq!(report["decision"]["task_delta"], 0.0, "{}", report["decision"]);
+    let reason = report["decision"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "blocked: mean completion_tokens exceeded its limit, mean total_tokens exceeded its limit; task: "
+        ),
+        "{reason}"
+    );
+    let g = &report["guardrails"];
+    assert_eq!((g["blocking"].as_u64(), g["cases"].as_u64()), (Some(3), Some(N as u64)));
+    let criteria = g["criteria"].as_array().unwrap();
+    let close = |a: &Value, b: f64| (a.as_f64().unwrap() - b).abs() <= 1e-9 * b.abs().max(1.0);
+    for (c, metric, old_mean, new_mean, relative) in [
+        (
+            &criteria[0],
+            "latency_ms",
+            latency(&old_records),
+            latency(&new_records),
+            true,
+        ),
+        (
+            &criteria[1],
+            "completion_tokens",
+            completion(&old_records),
+            completion(&new_records),
+            false,
+        ),
+        (
+            &criteria[2],
+            "total_tokens",
+            total(&old_records),
+            total(&new_records),
+            true,
+        ),
+    ] {
+        assert_eq!(c["metric"], metric);
+        assert_eq!(
+            (c["n"].as_u64(), c["excluded"].as_u64()),
+            (Some(N as u64), Some(0)),
+            "{c}"
+        );
+        assert!(
+            close(&c["old"], old_mean) && close(&c["new"], new_mean),
+            "{c}: {old_mean} {new_mean}"
+        );
+        let change = if relative {
+            new_mean / old_mean - 1.0
+        } else {
+            new_mean - old_mean
+        };
+        assert!(close(&c["change"], change), "{c}: {change}");
+        let (low, high) = (c["low"].as_f64().unwrap(), c["high"].as_f64().unwrap());
+        assert!(low <= change + 1e-12 && change <= high + 1e-12, "{c}");
+        assert!(c["exceeded_low"].as_f64().unwrap() <= low + 1e-12, "{c}");
+        assert_eq!(c["outcome"], outcome_of(c), "{c}");
+    }
+    assert_eq!(
+        (&criteria[1]["outcome"], &criteria[2]["outcome"]),
+        (&"exceeded".into(), &"exceeded".into())
+    );
+
+    // The latency guardrail alone, with a limit no tiny model's 16 tokens reach (eleven times
+    // slower), is within: the run is approved through it.
+    let report = evaluate(
+        r#"{"min_samples": 1, "max_samples": null, "cluster": "none", "guardrails": [
+            {"metric": "latency_ms", "max_increase": "1000%"},
+            {"metric": "completion_tokens", "max_difference": 16}]}"#,
+        0,
+    );
+    let criteria = report["guardrails"]["criteria"].as_array().unwrap();
+    assert_eq!(criteria[0]["outcome"], "within", "{}", criteria[0]);
+    assert_eq!(criteria[1]["outcome"], "within", "{}", criteria[1]);
+    assert!(report["decision"]["reason"].as_str().unwrap().starts_with("approved"));
+}

@@ -65,7 +65,9 @@ enum Command {
     Evaluate(evaluate::EvaluateArgs),
     /// Run a model over the test set: starts PROGRAM (after `--`, never through a shell) as
     /// long-lived workers that read one case per line (JSON) on stdin and answer one line
-    /// {"verdict": …} or {"error": "…"} each on stdout; writes the verdict file (JSONL).
+    /// {"verdict": …} or {"error": "…"} each on stdout (optionally with "metrics": {"NAME":
+    /// number, …}, kept on the record for the policy's guardrails); writes the verdict file
+    /// (JSONL).
     ///
     /// Resumes from the records --out already holds. Exit code 0: every case has a record
     /// (errored ones included; a summary on stderr). 1: unusable input, usage or I/O, or a

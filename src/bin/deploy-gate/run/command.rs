@@ -140,7 +140,7 @@ impl Pool {
         format!("{} {}", self.program.label, slot + 1)
     }
 
-    fn done(position: usize, outcome: Outcome, kind: Kind, latency_ms: Option<f64>) -> Effect {
+    fn done(position: usize, outcome: Outcome, kind: Kind, latency_ms: Option<f64>, metrics: Option<String>) -> Effect {
         Effect::Record(
             Done {
                 position,
@@ -148,6 +148,7 @@ impl Pool {
                 latency_ms,
                 usage: Usage::default(),
                 attempts: None,
+                metrics,
                 cached: false,
             },
             kind,
@@ -183,6 +184,7 @@ impl Pool {
                         Outcome::Error(format!("timeout after {text}")),
                         Kind::Timeout,
                         None,
+                        None,
                     ));
                     self.restart(slot, more, events, display)?;
                 }
@@ -195,7 +197,7 @@ impl Pool {
     pub fn take_suspects(&mut self) -> Vec<Effect> {
         std::mem::take(&mut self.suspects)
             .into_iter()
-            .map(|(position, error)| Self::done(position, Outcome::Error(error), Kind::Crash, None))
+            .map(|(position, error)| Self::done(position, Outcome::Error(error), Kind::Crash, None, None))
             .collect()
     }
 
@@ -251,17 +253,17 @@ impl Pool {
                         parse_answer(&line, &cases.cases[position].id)
                     };
                     match parsed {
-                        Ok(answer) => {
+                        Ok(reply) => {
                             self.fruitless = 0;
                             effects.extend(self.take_suspects());
                             if let Some(worker) = &mut self.slots[slot].worker {
                                 worker.answered += 1;
                             }
-                            let (outcome, kind) = match answer {
+                            let (outcome, kind) = match reply.answer {
                                 Answer::Verdict(v) => (Outcome::Verdict(v.get().to_owned()), Kind::Verdict),
                                 Answer::Error(e) => (Outcome::Error(e), Kind::WorkerError),
                             };
-                            effects.push(Self::done(position, outcome, kind, Some(latency)));
+                            effects.push(Self::done(position, outcome, kind, Some(latency), reply.metrics));
                             return Ok(effects);
                         }
                         Err(bad) => (position, bad),
@@ -310,7 +312,7 @@ impl Pool {
                         if self.fruitless > 0 {
                             self.suspects.push((position, error));
                         } else {
-                            effects.push(Self::done(position, Outcome::Error(error), Kind::Crash, None));
+                            effects.push(Self::done(position, Outcome::Error(error), Kind::Crash, None, None));
                         }
                     }
                 } else if more {
@@ -338,6 +340,7 @@ impl Pool {
             position,
             Outcome::Error(format!("invalid answer from the worker: {bad}")),
             Kind::Invalid,
+            None,
             None,
         ));
         self.restart(slot, more, events, display)?;

@@ -105,6 +105,8 @@ pub struct Done {
     pub latency_ms: Option<f64>,
     pub usage: Usage,
     pub attempts: Option<u32>,
+    /// The `metrics` a worker answered with, as the record's JSON text.
+    pub metrics: Option<String>,
     /// Read from the cache: no call was made.
     pub cached: bool,
 }
@@ -390,14 +392,15 @@ impl Engine<'_> {
         let (cache, target) = (l.cache.as_ref()?, l.cache_target.as_ref()?);
         let line = &self.bytes[self.cases.cases[position].line.clone()];
         let entry = cache.get(&target.cache_key(None, line, 0))?;
-        let answer = deploy_gate::run::parse_answer(&entry.body, &self.cases.cases[position].id).ok()?;
-        match answer {
+        let reply = deploy_gate::run::parse_answer(&entry.body, &self.cases.cases[position].id).ok()?;
+        match reply.answer {
             deploy_gate::run::Answer::Verdict(v) => Some(Done {
                 position,
                 outcome: Outcome::Verdict(v.get().to_owned()),
                 latency_ms: Some(entry.latency_ms),
                 usage: Usage::default(),
                 attempts: Some(entry.attempts),
+                metrics: reply.metrics,
                 cached: true,
             }),
             deploy_gate::run::Answer::Error(_) => None,
@@ -556,14 +559,19 @@ impl Engine<'_> {
             Outcome::Verdict(v) => Record::Verdict(v),
             Outcome::Error(e) => Record::Error(e),
         };
-        // A worker program's run (`-- PROGRAM`) writes its records as it always has.
+        // A worker program's run (`-- PROGRAM`) writes its records as it always has, with the
+        // metrics its worker gave.
         let cost = match &l.target {
-            None => Cost::default(),
+            None => Cost {
+                metrics: done.metrics.as_deref(),
+                ..Cost::default()
+            },
             Some(target) => Cost {
                 latency_ms: done.latency_ms,
                 prompt_tokens: done.usage.prompt_tokens,
                 completion_tokens: done.usage.completion_tokens,
                 attempts: done.attempts,
+                metrics: done.metrics.as_deref(),
                 target: Some(target),
             },
         };
@@ -574,7 +582,11 @@ impl Engine<'_> {
                 let entry = super::cache::Entry {
                     latency_ms: done.latency_ms.unwrap_or(0.0),
                     attempts: 1,
-                    body: format!("{{\"verdict\":{v}}}").into_bytes(),
+                    body: match &done.metrics {
+                        None => format!("{{\"verdict\":{v}}}"),
+                        Some(m) => format!("{{\"verdict\":{v},\"metrics\":{m}}}"),
+                    }
+                    .into_bytes(),
                 };
                 if let Err(e) = cache.put(&target.cache_key(None, case_line, 0), &entry) {
                     self.display

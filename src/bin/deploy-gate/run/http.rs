@@ -122,6 +122,7 @@ impl Endpoint {
             latency_ms: Some(latency_ms),
             usage,
             attempts: Some(attempts),
+            metrics: None,
             cached,
         }
     }
@@ -196,6 +197,7 @@ impl Endpoint {
                 latency_ms: None,
                 usage: Usage::default(),
                 attempts: Some(attempt),
+                metrics: None,
                 cached: false,
             },
         };
