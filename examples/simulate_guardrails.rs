@@ -11,8 +11,10 @@
 //!    (+10%, +0.5 steps).
 //! 3. A true 30% increase of latency (every quantile) at 1,000 cases, `max_increase: 10%` on
 //!    p95: with that guardrail alone, and among the five (k = 5, the other four unchanged).
-//! 4. `template_regression` (max_drop 0.1, min_cases 10), 20 templates of 50 cases: equal
-//!    models; every template's true drop exactly at max_drop; one template dropping by 0.4.
+//! 4. `template_regression` (min_cases 10), 20 templates of 50 cases. "No template may
+//!    regress" (max_drop 0): equal models (its worst case for a false block); one template
+//!    dropping by 0.4. With max_drop 0.1: equal models; every template's true drop exactly at
+//!    max_drop; one template dropping by 0.4 (0.3 beyond the limit).
 
 use deploy_gate::stats::{
     simulate_metrics, simulate_templates, MetricsScenario, MetricsSimulation, TemplateScenario, FIVE_GUARDRAILS,
@@ -122,24 +124,47 @@ fn main() {
         "≥ 90%",
         |r| r.criteria[0].1.exceeded,
     );
-    let templates = TemplateScenario {
+    // "No template may regress" (max_drop 0): equal models are then the worst case for a false
+    // block, and a drop of 0.4 is all excess.
+    let strict = TemplateScenario {
         templates: 20,
         cases_per_template: 50,
         drop_first: 0.0,
         drop_others: 0.0,
-        max_drop: 0.1,
+        max_drop: 0.0,
         confidence: 0.95,
         trials: 10 * trials,
-        seed: 600,
+        seed: 700,
     };
     template_row(
-        "template_regression, equal models: false blocks",
+        "template_regression `max_drop: 0`, equal models: false blocks",
+        &strict,
+        "≤ 5%",
+        false,
+    );
+    template_row(
+        "template_regression `max_drop: 0`, one template dropping by 0.4: caught",
+        &TemplateScenario {
+            drop_first: 0.4,
+            seed: 740,
+            ..strict
+        },
+        "≥ 90%",
+        true,
+    );
+    let templates = TemplateScenario {
+        max_drop: 0.1,
+        seed: 600,
+        ..strict
+    };
+    template_row(
+        "template_regression `max_drop: 0.1`, equal models: false blocks",
         &templates,
         "≤ 5%",
         false,
     );
     template_row(
-        "template_regression, every template's true drop exactly 0.1: false blocks",
+        "template_regression `max_drop: 0.1`, every template's true drop exactly 0.1: false blocks",
         &TemplateScenario {
             drop_first: 0.1,
             drop_others: 0.1,
@@ -150,7 +175,7 @@ fn main() {
         false,
     );
     template_row(
-        "template_regression, one template dropping by 0.4: caught",
+        "template_regression `max_drop: 0.1`, one template dropping by 0.4 (0.3 beyond the limit): caught",
         &TemplateScenario {
             drop_first: 0.4,
             seed: 640,
