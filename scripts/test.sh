@@ -67,8 +67,12 @@ DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q python/tests
 DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q -m optional_deps python/tests
 
 step "the statistics' known answers (tests/fixtures/stats/known-answers.json) against statsmodels, scipy and mpmath"
-.venv-test/bin/python -m pip install --quiet statsmodels scipy mpmath
+# Pinned: the fixtures record these versions, and the guardrails' check replays scipy's seeded bootstrap.
+.venv-test/bin/python -m pip install --quiet statsmodels==0.15.0 scipy==1.17.1 numpy==2.4.6 mpmath==1.4.1
 .venv-test/bin/python scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
+
+step "the guardrails' known answers (tests/fixtures/stats/guardrail-known-answers.json) against numpy, scipy and statsmodels"
+.venv-test/bin/python scripts/guardrail-known-answers.py --check tests/fixtures/stats/guardrail-known-answers.json
 
 step "the sequential decisions' known answers (tests/fixtures/stats/sequential-known-answers.json) against confseq"
 # confseq 0.0.11 uses np.float_ (numpy < 2), so it has a venv of its own; its C++ extension needs

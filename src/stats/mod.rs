@@ -14,6 +14,7 @@ mod paired;
 mod quantile;
 mod sequential;
 mod simulate;
+mod simulate_guardrails;
 mod simulate_sequential;
 mod task;
 
@@ -30,6 +31,10 @@ pub use sequential::{
 };
 pub use simulate::{
     simulate, simulate_clustered, ClusterScenario, ClusterSimulation, IntervalResult, SimulationResult,
+};
+pub use simulate_guardrails::{
+    simulate_metrics, simulate_templates, MetricsScenario, MetricsSimulation, OutcomeShares, TemplateScenario,
+    TemplateSimulation, FIVE_GUARDRAILS, LATENCY_GUARDRAIL,
 };
 pub use simulate_sequential::{
     simulate_sequential, simulate_sequential_clustered, ClusteredSequentialScenario, ClusteredSequentialSimulation,
