@@ -240,8 +240,9 @@ pub fn simulate_metrics(s: &MetricsScenario) -> MetricsSimulation {
 /// Templates of pass/fail cases under `template_regression` (blocking, the only guardrail):
 /// template `t`'s old pass rate is `0.6 + 0.35·t/(templates − 1)`, each case's own rate a
 /// Beta draw around it with intra-case correlation 0.3 shared by both models (so the two
-/// models' verdicts on a case are correlated); the new model's rate is the old one minus
-/// `drop_first` on template 0 and minus `drop_others` on the rest (clipped to [0, 1]).
+/// models' verdicts on a case are correlated); the new model's rate is the old one scaled by
+/// `(rate − drop) / rate`, so that template 0's mean falls by exactly `drop_first` and every
+/// other template's by `drop_others`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TemplateScenario {
     /// Templates.
@@ -287,10 +288,11 @@ pub fn simulate_templates(s: &TemplateScenario) -> TemplateSimulation {
             for i in 0..s.cases_per_template {
                 let id = format!("{template}-{i:04}");
                 audit_line(&mut audit, &id, Some(&template));
-                // A case's difficulty, shared: its rate for the old model and, shifted by the
-                // drop, for the new one.
+                // A case's difficulty, shared: its rate for the old model and, scaled so that
+                // the template's mean falls by exactly the drop, for the new one (subtracting
+                // and clipping at 0 would make the true drop smaller than named).
                 let q = super::simulate::beta_draw(&mut rng, rate, 0.3);
-                let q_new = (q - drop).clamp(0.0, 1.0);
+                let q_new = q * (rate - drop).max(0.0) / rate;
                 for (out, p) in [(&mut old, q), (&mut new, q_new)] {
                     let verdict = if unit(&mut rng) < p { "PASS" } else { "FAIL" };
                     let _ = writeln!(out, r#"{{"pipeline_id": "{id}", "verdict": "{verdict}"}}"#);
