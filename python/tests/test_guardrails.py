@@ -74,7 +74,7 @@ def test_a_blocking_latency_guardrail_blocks_naming_it(tmp_path: Path) -> None:
     assert report.outcome == "blocked" and not report.approved
     decision = report.decision
     assert not decision.approved and decision.outcome == "blocked"
-    assert decision.reason.startswith("blocked: mean latency_ms exceeded its limit; task: "), decision.reason
+    assert decision.reason.startswith("blocked: mean latency_ms exceeded its limit; task rule: "), decision.reason
     assert "blocking guardrails: mean latency_ms +50.0%" in decision.reason
 
     # The report's dict carries it, as its JSON does.
@@ -201,7 +201,7 @@ def test_tokens_cost_metrics_and_template_regression_from_a_policy_dict(tmp_path
     decision = report.decision
     assert decision.outcome == "blocked"
     assert decision.reason.startswith(
-        'blocked: mean completion_tokens exceeded its limit, template_regression ("tpl-2") exceeded its limit; task: '
+        'blocked: mean completion_tokens exceeded its limit, template_regression ("tpl-2") exceeded its limit; task rule: '
     ), decision.reason
     assert decision.details["template_regression"] == tr
     assert [c["metric"] for c in decision.details["guardrails"]] == [

@@ -146,7 +146,7 @@ test("a blocking latency guardrail exceeded: blocked as by the CLI, the card wit
   assert.ok(latency.change > 0.35 && latency.change < 0.45, `latency change ${latency.change}`);
   assert.equal(byName("mean", "completion_tokens").outcome, "within");
   assert.equal(byName("p95", "latency_ms").outcome, "not_shown", "72 cases are too few for a p95");
-  assert.match(report.decision.reason, /; task: no regression/, "the task rule approves");
+  assert.match(report.decision.reason, /; task rule: no regression/, "the task rule approves");
   assert.deepEqual(g.template_regression.templates.filter((t) => t.regressed).map((t) => t.template_id), ["fraud/screen"]);
   assert.equal(latency.n + latency.excluded, g.cases);
 
@@ -275,9 +275,9 @@ test("the banner's plain words for each way the guardrails take part in the deci
       policy: { min_samples: 1 },
     });
     return [
-      explain(report("inconclusive", "inconclusive: not shown: p95 latency_ms; task: no regression on task or trajectory", [criterion("p95", "latency_ms", "not_shown"), criterion("mean", "total_tokens", "within")])),
-      explain(report("approved", "approved: the task rule and every blocking guardrail passed; task: no regression on task or trajectory", [criterion("mean", "latency_ms", "within")])),
-      explain(report("blocked", 'blocked: the task rule blocked, template_regression ("<b>t1</b>") exceeded its limit; task: task accuracy regressed', [criterion("mean", "latency_ms", "within")], true, [{ template_id: "<b>t1</b>", regressed: true }])),
+      explain(report("inconclusive", "inconclusive: not shown: p95 latency_ms; task rule: no regression on task or trajectory", [criterion("p95", "latency_ms", "not_shown"), criterion("mean", "total_tokens", "within")])),
+      explain(report("approved", "approved: the task rule and every blocking guardrail passed; task rule: no regression on task or trajectory", [criterion("mean", "latency_ms", "within")])),
+      explain(report("blocked", 'blocked: the task rule blocked, template_regression ("<b>t1</b>") exceeded its limit; task rule: task accuracy regressed', [criterion("mean", "latency_ms", "within")], true, [{ template_id: "<b>t1</b>", regressed: true }])),
     ];
   });
   assert.deepEqual(words, [

@@ -272,7 +272,7 @@ fn metrics_in_answers_reach_the_records_resume_and_the_guardrails() {
     let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let reason = report["decision"]["reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("blocked: mean metrics.steps exceeded its limit; task: "),
+        reason.starts_with("blocked: mean metrics.steps exceeded its limit; task rule: "),
         "{reason}"
     );
     let criteria = report["guardrails"]["criteria"].as_array().unwrap();

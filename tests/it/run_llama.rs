@@ -341,7 +341,7 @@ fn two_models_on_llama_cpp_are_gated_on_latency_and_tokens() {
     let reason = report["decision"]["reason"].as_str().unwrap();
     assert!(
         reason.starts_with(
-            "blocked: mean completion_tokens exceeded its limit, mean total_tokens exceeded its limit; task: "
+            "blocked: mean completion_tokens exceeded its limit, mean total_tokens exceeded its limit; task rule: "
         ),
         "{reason}"
     );
