@@ -86,7 +86,7 @@ export class VerifyPanel extends HTMLElement {
       this.add([...(e.dataTransfer ? e.dataTransfer.files : [])]);
     });
     const signer = (name, label, placeholder) => h("label", { class: "dg-field" }, h("span", {}, label), h("input", { name, type: "text", placeholder, autocomplete: "off", spellcheck: "false" }));
-    this.signerFields = h("div", { class: "dg-policy" }, signer("trainer_identity", "Identity", "ci@example.com or a workflow URI"), signer("trainer_issuer", "OIDC issuer", "https://accounts.google.com"));
+    this.signerFields = h("div", { class: "dg-policy" }, signer("trainer_identity", "Identity", "an email or a URI"), signer("trainer_issuer", "OIDC issuer", "its exact URL"));
     const keyless = h(
       "details",
       { "data-testid": "verify-keyless" },
@@ -96,20 +96,25 @@ export class VerifyPanel extends HTMLElement {
       h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": "verify-add-identity", onclick: () => this.addSignerFromFields() }, "Add the signer"),
     );
     this.append(zone, pasted, keyless, this.list, this.fields, this.result);
+    // Signers and a trusted root given before the panel was connected (the viewer's attributes).
+    this.render();
   }
 
   /** Trusts keyless signers ([{identity, issuer}], as the viewer's `trainer-identities`
    * attribute gives them) and a Sigstore trusted root ({name, text} or null: the bundled one). */
   configureKeyless({ identities = [], sigstoreRoot = null } = {}) {
     for (const pair of identities) this.addIdentity(pair.identity, pair.issuer);
-    if (sigstoreRoot) this.sigstoreRoot = sigstoreRoot;
+    // A root dropped meanwhile stays: the attribute's may load after the drop.
+    if (sigstoreRoot && !this.rootDropped) this.sigstoreRoot = sigstoreRoot;
     if (this.list) this.render();
   }
 
   /** Adds a keyless signer (exact identity and issuer); the same pair twice is kept once. */
   addIdentity(identity, issuer) {
     if (typeof identity !== "string" || typeof issuer !== "string" || !identity || !issuer) throw new Error("a keyless signer needs an identity and an issuer");
-    if (!this.identities.some((p) => p.identity === identity && p.issuer === issuer)) this.identities = this.identities.concat([{ identity, issuer }]);
+    // Also before the panel is connected: the viewer gives its attributes' signers first.
+    const identities = this.identities || [];
+    if (!identities.some((p) => p.identity === identity && p.issuer === issuer)) this.identities = identities.concat([{ identity, issuer }]);
   }
 
   async addSignerFromFields() {
@@ -174,6 +179,7 @@ export class VerifyPanel extends HTMLElement {
         this.modelSignature = file;
       } else if (await isSigstoreRoot(file)) {
         this.sigstoreRoot = { name: file.name, text: await file.text() };
+        this.rootDropped = true;
       } else {
         this.envelope = file;
       }
@@ -183,7 +189,7 @@ export class VerifyPanel extends HTMLElement {
   }
 
   render() {
-    this.list.replaceChildren(
+    const items = [
       this.envelope ? h("li", {}, "decision: ", this.envelope.name) : null,
       ...this.keys.map((k) => h("li", {}, "trusted key: ", k.name, h("span", { class: "dg-muted" }, ` (key id ${k.keyid})`))),
       this.modelSignature ? h("li", { "data-testid": "verify-model-signature" }, "trainer's model signature: ", this.modelSignature.name) : null,
@@ -191,7 +197,9 @@ export class VerifyPanel extends HTMLElement {
       ...this.trainerRoots.map((k) => h("li", {}, "trusted trainer root: ", k.name, h("span", { class: "dg-muted" }, ` (${k.certificates} certificate${k.certificates === 1 ? "" : "s"})`))),
       ...this.identities.map((p) => h("li", { "data-testid": "verify-trainer-identity" }, "keyless signer: ", p.identity, h("span", { class: "dg-muted" }, ` (issuer ${p.issuer})`))),
       this.sigstoreRoot ? h("li", { "data-testid": "verify-sigstore-root" }, "Sigstore trusted root: ", this.sigstoreRoot.name) : null,
-    );
+    ];
+    // replaceChildren would show a null as the text "null".
+    this.list.replaceChildren(...items.filter(Boolean));
   }
 
   /** Passes the model signature on, with the verified decision's model (or none). */
