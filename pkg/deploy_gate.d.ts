@@ -272,6 +272,20 @@ export interface DiffDocument {
     templates: DiffTemplate[];
     stats: { before: DiffInterval; after: DiffInterval; overlap: boolean | null };
     warnings: string[];
+    /** Present only when either report has guardrails. */
+    guardrails?: { unchanged: number; changed: DiffGuardrailChange[] };
+}
+/** A guardrail added, removed or whose outcome changed (`before`/`after` null on the side without it). */
+export interface DiffGuardrailChange {
+    criterion: string; change: "added" | "removed" | "changed";
+    before: DiffGuardrailSide | null; after: DiffGuardrailSide | null;
+}
+export interface DiffGuardrailSide {
+    action: "block" | "advise"; outcome: "within" | "exceeded" | "not_shown";
+    limit_kind: "max_increase" | "max_difference" | "max_drop"; limit: number;
+    change: number | null; low: number | null; high: number | null; n: number;
+    /** template_regression only: the template ids shown to regress. */
+    regressed?: unknown[];
 }
 /** An id as shown: `id_label` is an integer id's digits (all of them) or a string id's text
  * (quoted when it reads as an integer, so that `5` and `"5"` differ). */
@@ -283,7 +297,7 @@ export interface DiffTemplateRow extends DiffTemplate { template_text: string | 
 
 
 /** The name of a failed model-signature check (`src/oms/mod.rs`), in the order they run. */
-export type ModelSignatureCheckName = "bundle_shape" | "keyless" | "signature_count" | "certificate" | "untrusted_key" | "signature" | "statement_type" | "predicate_type" | "predicate" | "subject_digest" | "symlink" | "file_missing" | "file_extra" | "file_digest" | "model_identity";
+export type ModelSignatureCheckName = "bundle_shape" | "keyless" | "keyless_identity" | "certificate_chain" | "sct" | "tlog_inclusion" | "tlog_checkpoint" | "tlog_promise" | "tlog_body" | "timestamp" | "signature_count" | "certificate" | "untrusted_key" | "signature" | "statement_type" | "predicate_type" | "predicate" | "subject_digest" | "symlink" | "file_missing" | "file_extra" | "file_digest" | "model_identity";
 /** How a signed decision names its model: its subject digest (`sha256:<hex>` or hex) and the
  * subject's `digest_scheme` annotation (null or absent: the original directory digest). */
 export interface DecisionModel { model_digest: string; digest_scheme?: string | null; }
@@ -293,6 +307,11 @@ export interface ModelSignatureOptions {
     trusted_roots?: string[];
     /** The signed decision to compare the model with. */
     decision?: DecisionModel;
+    /** Trusted signers for the keyless Sigstore method, matched exactly (any one pair is enough). */
+    trainer_identities?: { identity: string; issuer: string }[];
+    /** The Sigstore trusted root (`trusted_root.json` or a ClientTrustConfig, as text) for the
+     * keyless method; default: the public-good instance's root bundled with this build. */
+    sigstore_root?: string;
 }
 /** A file held in memory: its path relative to the model root, `/`-separated (`"."` for a
  * single-file model), and its bytes. */
@@ -307,7 +326,7 @@ export interface TrainerSignature {
     /** model-signing's `publicKey.hint` for the same key. */
     key_hint: string;
     curve: "P-256" | "P-384";
-    signed_by: { method: "key" } | { method: "certificate"; subject: string; root: string };
+    signed_by: { method: "key" } | { method: "certificate"; subject: string; root: string } | { method: "keyless"; identity: string; issuer: string; log_index: number | null; integrated_time: number | null };
     model_name: string;
     /** The OMS subject digest, `sha256:<hex>`. */
     subject_digest: string;

@@ -1438,6 +1438,10 @@ function __wbg_get_imports() {
             const ret = Array.from(arg0);
             return ret;
         },
+        __wbg_getTime_edc91481cbc4cd78: function(arg0) {
+            const ret = arg0.getTime();
+            return ret;
+        },
         __wbg_get_2080c49015e35254: function() { return handleError(function (arg0, arg1) {
             const ret = Reflect.get(arg0, arg1);
             return ret;
@@ -1466,6 +1470,10 @@ function __wbg_get_imports() {
         },
         __wbg_length_b03a0fabb109b1e9: function(arg0) {
             const ret = arg0.length;
+            return ret;
+        },
+        __wbg_new_0_36d738a0c8cfac43: function() {
+            const ret = new Date();
             return ret;
         },
         __wbg_new_13de428334042d26: function(arg0) {

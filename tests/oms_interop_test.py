@@ -12,6 +12,7 @@ with `model-signing` (and pyOpenSSL, which it imports) installed in that Python.
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -241,3 +242,151 @@ def test_certificate_method(tmp_path, keys):
     # The intermediate is not a root the host trusts.
     p = run([*base, "--trainer-root", d / "int.pem"], check=False)
     assert p.returncode == 2 and json.loads(p.stdout)["check"] == "untrusted_key"
+
+
+# The keyless method: the reference's own Sigstore bundles (model_signing sign, public-good
+# Fulcio and Rekor; tests/fixtures/oms-keyless), verified offline by both. The reference is
+# given the trust config explicitly (the bundled public-good root in a ClientTrustConfig): with
+# no --trust_config it refreshes Sigstore's TUF metadata over the network first.
+KEYLESS = ROOT / "tests/fixtures/oms-keyless"
+KEYLESS_VERSIONS = ["v1.0.0", "v1.0.1", "v1.1.0"]
+IDENTITY = "stefanb@us.ibm.com"
+ISSUER = "https://sigstore.verify.ibm.com/oauth2"
+TRUST_CONFIG = KEYLESS / "trust_config.json"
+# Another instance's Fulcio CA (a conformance case's root): in place of the public-good CAs, it
+# leaves a root that does not hold the CA of the bundles' certificates.
+OTHER_ROOT = ROOT / "tests/fixtures/sigstore-conformance/bundle-verify/rekor2-dsse-happy-path/trusted_root.json"
+
+
+def keyless_model(tmp: Path, version: str) -> Path:
+    """The signed files and the bundle (`ignore-me`, left out only at the reference's own
+    verification, is not copied)."""
+    model = tmp / "model"
+    model.mkdir()
+    for name in ["model.sig", "signme-1", "signme-2"]:
+        shutil.copy(KEYLESS / f"{version}-sigstore" / name, model / name)
+    return model
+
+
+def reference_keyless(model: Path, identity=IDENTITY, issuer=ISSUER, trust=TRUST_CONFIG):
+    return run([*MODEL_SIGNING, "verify", "sigstore", "--signature", model / "model.sig", "--identity", identity,
+                "--identity_provider", issuer, "--trust_config", trust, model], check=False)
+
+
+def gate_keyless(env: Path, model: Path, keys, identity=IDENTITY, issuer=ISSUER, root=TRUST_CONFIG):
+    extra = ["--sigstore-root", root] if root else []
+    return run([BIN, "verify", env, "--trusted-key", keys["reviewer"][1], "--model-path", model,
+                "--target", "config.yaml", "--max-age", "100years", "--trainer-identity", identity,
+                "--trainer-issuer", issuer, *extra], check=False)
+
+
+def reference_refused(ref, reason=None) -> str:
+    """The reference's refusal, as its last line: a verification failure (never the TUF refresh
+    of a run without --trust_config, which needs the network), for `reason` when given."""
+    out = (ref.stdout + ref.stderr).strip()
+    assert ref.returncode != 0, out
+    last = out.splitlines()[-1] if out else ""
+    assert last.startswith("Verification failed with error:"), out
+    assert "TUF" not in out, out
+    if reason:
+        assert re.search(reason, last, re.I), f"the reference refused for another reason: {last}"
+    return last
+
+
+def agree(ref, gate, accepted: bool, check=None, reason=None):
+    """Both accept, or both refuse: deploy-gate by the named check, the reference for `reason`
+    (a pattern of its message), when given."""
+    if accepted:
+        assert ref.returncode == 0, ref.stdout + ref.stderr
+    else:
+        reference_refused(ref, reason)
+    assert gate.returncode == (0 if accepted else 2), gate.stdout + gate.stderr
+    if check:
+        assert json.loads(gate.stdout)["check"] == check, gate.stdout
+
+
+def other_trust_config(tmp: Path) -> Path:
+    config = json.loads(TRUST_CONFIG.read_text())
+    config["trustedRoot"]["certificateAuthorities"] = json.loads(OTHER_ROOT.read_text())["certificateAuthorities"]
+    p = tmp / "other-trust-config.json"
+    p.write_text(json.dumps(config))
+    return p
+
+
+def rewrite_bundle(model: Path, change):
+    sig = model / "model.sig"
+    bundle = json.loads(sig.read_text())
+    change(bundle)
+    sig.write_text(json.dumps(bundle))
+
+
+@pytest.mark.parametrize("version", KEYLESS_VERSIONS)
+def test_keyless_bundles_both_accept_the_signer_and_refuse_one_character_off(tmp_path, keys, version):
+    model = keyless_model(tmp_path, version)
+    env = decision(tmp_path, model, keys)
+    agree(reference_keyless(model), gate_keyless(env, model, keys), True)
+    out = json.loads(gate_keyless(env, model, keys, root=None).stdout)  # the bundled root
+    assert out["trainer"]["identity"] == IDENTITY and out["trainer"]["issuer"] == ISSUER
+    for identity, issuer in [(IDENTITY[:-1], ISSUER), (IDENTITY.replace("stefanb", "stefanc"), ISSUER),
+                             (IDENTITY, ISSUER[:-1] + "3")]:
+        agree(reference_keyless(model, identity, issuer), gate_keyless(env, model, keys, identity, issuer), False,
+              "keyless_identity", r"SANs do not match|OIDCIssuer does not match")
+    other = other_trust_config(tmp_path)
+    agree(reference_keyless(model, trust=other), gate_keyless(env, model, keys, root=other), False,
+          "certificate_chain", r"certificate chain")
+
+
+@pytest.mark.parametrize("version", KEYLESS_VERSIONS)
+def test_keyless_bundles_tampered_are_refused_by_both(tmp_path, keys, version):
+    model = keyless_model(tmp_path, version)
+    env = decision(tmp_path, model, keys)
+    # A changed model file.
+    with open(model / "signme-1", "ab") as f:
+        f.write(b"tampered")
+    gate = gate_keyless(env, model, keys)
+    agree(reference_keyless(model), gate, False, reason=r"hash mismatch")
+    assert json.loads(gate.stdout)["check"] in ("file_digest", "subject_digest")
+    shutil.copy(KEYLESS / f"{version}-sigstore" / "signme-1", model / "signme-1")
+    agree(reference_keyless(model), gate_keyless(env, model, keys), True)
+    original = (model / "model.sig").read_text()
+
+    # A changed payload: the statement names another digest for a file.
+    def payload(bundle):
+        statement = json.loads(base64.b64decode(bundle["dsseEnvelope"]["payload"]))
+        resource = statement["predicate"]["resources"][0]
+        resource["digest"] = resource["digest"][::-1]
+        bundle["dsseEnvelope"]["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
+
+    # The certificate of another bundle (another signing, the same signer).
+    donor = "v1.0.0" if version != "v1.0.0" else "v1.1.0"
+    donor_cert = json.loads((KEYLESS / f"{donor}-sigstore" / "model.sig").read_text())["verificationMaterial"]["certificate"]
+
+    def certificate(bundle):
+        bundle["verificationMaterial"]["certificate"] = donor_cert
+
+    # The log entry's signed entry timestamp, its inclusion proof's root hash.
+    def flip(b64: str) -> str:
+        raw = bytearray(base64.b64decode(b64))
+        raw[len(raw) // 2] ^= 1
+        return base64.b64encode(bytes(raw)).decode()
+
+    def promise(bundle):
+        entry = bundle["verificationMaterial"]["tlogEntries"][0]
+        entry["inclusionPromise"]["signedEntryTimestamp"] = flip(entry["inclusionPromise"]["signedEntryTimestamp"])
+
+    def inclusion(bundle):
+        proof = bundle["verificationMaterial"]["tlogEntries"][0]["inclusionProof"]
+        proof["rootHash"] = flip(proof["rootHash"])
+
+    # deploy-gate's check for each: the inclusion proof's root hash no longer equals its
+    # checkpoint's, which the bundle's structure check (sigstore-bundle) compares before any
+    # proof is computed, hence bundle_shape.
+    for name, change, check in [("payload", payload, "signature"), ("certificate", certificate, "certificate_chain"),
+                                ("promise", promise, "tlog_promise"), ("inclusion", inclusion, "bundle_shape")]:
+        (model / "model.sig").write_text(original)
+        rewrite_bundle(model, change)
+        ref, gate = reference_keyless(model), gate_keyless(env, model, keys)
+        refused = reference_refused(ref)
+        assert gate.returncode == 2, f"{name}: {gate.stdout}{gate.stderr}"
+        assert json.loads(gate.stdout)["check"] == check, f"{name}: {gate.stdout}"
+        print(f"{version} {name}: deploy-gate {json.loads(gate.stdout)['check']}; reference: {refused[:160]}")

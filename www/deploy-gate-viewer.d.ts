@@ -43,6 +43,14 @@ export interface DeployGateViewerAttributes {
    * cores are free), "drop" or "decision". With more cores it always starts at the drop, on a
    * core of its own. */
   "hash-start"?: "drop" | "scanned" | "decision";
+  /** The keyless (Sigstore) signers a trainer's model.sig may name, as JSON:
+   * `[{"identity": "ci@example.com", "issuer": "https://accounts.google.com"}]` (exact; any one
+   * pair is enough). Read when the element is connected. */
+  "trainer-identities"?: string;
+  /** The URL (relative to the page) of the Sigstore trusted root for keyless signatures: a
+   * `trusted_root.json` or a ClientTrustConfig, fetched once. Default: the public-good instance's
+   * root bundled with the core. */
+  "sigstore-root"?: string;
   /** Present: each run's timeline ([what, epoch ms] of the workers' steps, the decision on screen,
    * the sha256 in) is written as JSON to the element's `data-timings`. */
   timings?: string | boolean;

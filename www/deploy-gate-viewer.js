@@ -4,6 +4,11 @@
 // Attribute webcrypto-hash-max="BYTES": the largest audit file hashed with WebCrypto, whole in
 // memory (default 0, WEBCRYPTO_HASH_MAX_BYTES in worker.js: always the streaming wasm hash).
 // Attribute hash-start="drop|scanned|ranges|decision": on 2 cores, when the hash starts (default ranges).
+// Attribute trainer-identities='[{"identity": …, "issuer": …}]': the keyless (Sigstore) signers a
+// trainer's model.sig may name (exact; any one pair is enough), beside those entered in the page.
+// Attribute sigstore-root="URL": the Sigstore trusted root (trusted_root.json or ClientTrustConfig)
+// for keyless signatures, fetched once (default: the public-good root bundled with the core).
+// Both are read when the element is connected.
 // Attribute timings: records a timeline of each audit run (the workers' steps, the decision on
 // screen, the sha256 in) as JSON [[what, epoch ms], …] in the element's data-timings.
 // A signed decision (decision.dsse.json and the trusted public keys), dropped on the file drop or
@@ -72,6 +77,11 @@ export class DeployGateViewer extends HTMLElement {
     this.signPanel.hidden = true;
     this.verifyPanel = document.createElement("dg-verify-panel");
     this.verifyPanel.client = this.client;
+    try {
+      this.keylessTrust();
+    } catch (e) {
+      queueMicrotask(() => this.fail(e));
+    }
     this.signedView = document.createElement("dg-signed-decision");
     this.signedView.client = this.client;
     this.modelView = document.createElement("dg-model-signature");
@@ -128,6 +138,39 @@ export class DeployGateViewer extends HTMLElement {
       this.policyForm.last = JSON.stringify({ policy: initial });
       await this.client.call("init", { policy: initial });
     });
+  }
+
+  /** Gives the Verify panel the keyless trust of the attributes `trainer-identities` (JSON, an
+   * array of {identity, issuer}) and `sigstore-root` (a URL, relative to the page). */
+  keylessTrust() {
+    const raw = this.getAttribute("trainer-identities");
+    if (raw !== null && raw.trim()) {
+      let pairs;
+      try {
+        pairs = JSON.parse(raw);
+      } catch (e) {
+        throw new Error(`trainer-identities: not JSON (${e.message})`);
+      }
+      const bad = !Array.isArray(pairs) || pairs.some((p) => !p || typeof p.identity !== "string" || typeof p.issuer !== "string" || !p.identity || !p.issuer);
+      if (bad) throw new Error('trainer-identities must be a JSON array of {"identity": "…", "issuer": "…"}');
+      this.verifyPanel.configureKeyless({ identities: pairs });
+    }
+    const url = this.getAttribute("sigstore-root");
+    if (url !== null && url.trim()) {
+      this.verifyPanel.trustReady = fetch(new URL(url.trim(), document.baseURI))
+        .then((r) => {
+          if (!r.ok) throw new Error(`HTTP ${r.status}`);
+          return r.text();
+        })
+        .then(
+          (text) => this.verifyPanel.configureKeyless({ sigstoreRoot: { name: url.trim(), text } }),
+          (e) => {
+            throw new Error(`sigstore-root ${url.trim()}: cannot load it (${e.message})`);
+          },
+        );
+      // Shown when a verification needs it; not an unhandled rejection meanwhile.
+      this.verifyPanel.trustReady.catch(() => {});
+    }
   }
 
   /** Runs tasks one after another; each change invalidates the decision on screen. After each,

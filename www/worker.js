@@ -613,8 +613,8 @@ const handlers = {
     return trainerKeyInfo(pem);
   },
   /** Verifies a trainer's model.sig (its files not compared): the ModelSignatureResult. */
-  async modelSignature({ bundle, trustedPems, rootPems = [], decision = null }) {
-    return verifyModelSignature(await bytesOf(bundle), trustedPems, undefined, modelOptions(rootPems, decision));
+  async modelSignature({ bundle, trustedPems, ...trust }) {
+    return verifyModelSignature(await bytesOf(bundle), trustedPems, undefined, modelOptions(trust));
   },
   /** Verifies a model.sig and compares a model folder's files with it (see `checkModelFiles`). */
   async modelFiles(payload, id) {
@@ -626,8 +626,14 @@ const handlers = {
   },
 };
 
-function modelOptions(rootPems, decision) {
-  return decision ? { trusted_roots: rootPems, decision } : { trusted_roots: rootPems };
+/** The core's ModelSignatureOptions: root certificates, keyless signers ({identity, issuer})
+ * with the Sigstore trusted root's text (null: the bundled one), the decision's model. */
+function modelOptions({ rootPems = [], identities = [], sigstoreRoot = null, decision = null }) {
+  const options = { trusted_roots: rootPems };
+  if (identities.length) options.trainer_identities = identities.map(({ identity, issuer }) => ({ identity, issuer }));
+  if (identities.length && sigstoreRoot) options.sigstore_root = sigstoreRoot;
+  if (decision) options.decision = decision;
+  return options;
 }
 
 /** The model hash workers: at most this many (each streams its files one after another). */
@@ -638,8 +644,9 @@ const MODEL_HASH_WORKERS = 4;
  * streamed 1 MiB at a time — and compares them with the signed ones. Posts progress
  * ({phase: "model", loaded, total}). Files the signature ignores are hashed only when the
  * decision names the model by the original directory digest, which counts them. */
-async function checkModelFiles({ bundle, trustedPems, rootPems = [], decision = null, files }, id) {
-  const check = new ModelCheck(await bytesOf(bundle), trustedPems, modelOptions(rootPems, decision));
+async function checkModelFiles({ bundle, trustedPems, files, ...trust }, id) {
+  const decision = trust.decision || null;
+  const check = new ModelCheck(await bytesOf(bundle), trustedPems, modelOptions(trust));
   try {
     if (!check.bundleValid) return check.result();
     const shardSize = check.shardSize;

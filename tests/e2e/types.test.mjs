@@ -218,6 +218,18 @@ function samples() {
   assert.equal(out.modelSignatures[1][1].failure.check, "file_digest");
   assert.equal(out.modelSignatures[1][3].failure.check, "untrusted_key");
   assert.equal(out.modelSignatures[1][4].valid, true);
+  // A keyless bundle (tests/fixtures/oms-keyless): its signer, one character off, a given root.
+  const keyless = fs.readFileSync(path.join(ROOT, "tests/fixtures/oms-keyless/v1.1.0-sigstore/model.sig"));
+  const signer = { identity: "stefanb@us.ibm.com", issuer: "https://sigstore.verify.ibm.com/oauth2" };
+  const sigstoreRoot = fs.readFileSync(path.join(ROOT, "tests/fixtures/oms-keyless/trusted_root.json"), "utf8");
+  out.keylessSignatures = ["ModelSignatureResult[]", [
+    wasm.verifyModelSignature(keyless, [], undefined, { trainer_identities: [signer] }),
+    wasm.verifyModelSignature(keyless, [], undefined, { trainer_identities: [{ ...signer, identity: "stefanb@us.ibm.co" }] }),
+    wasm.verifyModelSignature(keyless, [], undefined, { trainer_identities: [signer], sigstore_root: sigstoreRoot }),
+  ]];
+  assert.equal(out.keylessSignatures[1][0].signature.signed_by.method, "keyless");
+  assert.equal(out.keylessSignatures[1][1].failure.check, "keyless_identity");
+  assert.equal(out.keylessSignatures[1][2].valid, true);
   const check = new wasm.ModelCheck(oms("shards.sig"), [trainer], undefined);
   const hasher = new wasm.ModelFileHasher(check.shardSize);
   hasher.update(modelFiles[0].bytes);

@@ -4,14 +4,29 @@
 // verify): the viewer then shows the evidence of a valid decision. A trainer's `model.sig`
 // (OpenSSF Model Signing) dropped here with the trainer's public keys (ECDSA P-256/P-384, told
 // apart from the reviewers' Ed25519 keys by their type; root certificates for the certificate
-// method) is passed on with `dg-model-signature` ({file, keys, roots, decision}; `null`: none),
-// `decision` being the verified decision's model, so that both can be compared. Nothing is sent
-// anywhere.
+// method) is passed on with `dg-model-signature` ({file, keys, roots, identities, sigstoreRoot,
+// decision}; `null`: none), `decision` being the verified decision's model, so that both can be
+// compared. A keyless (Sigstore) signature is checked against the signer identities entered here
+// ({identity, issuer} pairs, or the viewer's `trainer-identities` attribute) and a trusted root
+// (a dropped `trusted_root.json` or ClientTrustConfig, the viewer's `sigstore-root`, else the
+// public-good root bundled with the core). Nothing is sent anywhere.
 import { h } from "../dom.js";
 import { isModelSignature } from "./model-signature.js";
 
+/** A Sigstore trusted root (`trusted_root.json`) or a ClientTrustConfig, told by its media type. */
+const SIGSTORE_ROOT = /"mediaType"\s*:\s*"application\/vnd\.dev\.sigstore\.(trustedroot|clienttrustconfig)/;
+
+/** Whether a file is a Sigstore trusted root or ClientTrustConfig (by its first bytes). */
+export async function isSigstoreRoot(file) {
+  try {
+    return /^\s*\{/.test(await file.slice(0, 64).text()) && SIGSTORE_ROOT.test(await file.slice(0, 4096).text());
+  } catch {
+    return false;
+  }
+}
+
 /** Files that belong to a signed decision rather than to an evaluation: keys, certificates,
- * envelopes and a trainer's model signature. */
+ * envelopes, a trainer's model signature and a Sigstore trusted root. */
 export async function isSignedDecisionFile(file) {
   if (/\.(pem|pub|key|crt|sig)$/i.test(file.name) || /\.(dsse|intoto)(\.json)?$/i.test(file.name)) return true;
   let head;
@@ -22,6 +37,7 @@ export async function isSignedDecisionFile(file) {
   }
   if (/^\s*-----BEGIN [A-Z ]*(KEY|CERTIFICATE)-----/.test(head)) return true;
   if (/^\s*\{/.test(head) && /"mediaType"\s*:\s*"application\/vnd\.dev\.sigstore\.bundle/.test(head)) return true;
+  if (await isSigstoreRoot(file)) return true;
   return /^\s*\{/.test(head) && /"payloadType"\s*:/.test(head) && /"signatures"\s*:|"payload"\s*:/.test(head);
 }
 
@@ -37,6 +53,12 @@ export class VerifyPanel extends HTMLElement {
     this.modelSignature = null;
     this.trainerKeys = [];
     this.trainerRoots = [];
+    /** Keyless signers: [{identity, issuer}], exact. */
+    this.identities = this.identities || [];
+    /** The Sigstore trusted root: {name, text}, or null for the bundled public-good root. */
+    this.sigstoreRoot = this.sigstoreRoot || null;
+    /** Settles once the trust the viewer's attributes give is loaded (the trusted root's file). */
+    this.trustReady = this.trustReady || Promise.resolve();
     this.lastDecision = null;
     this.runs = 0;
     this.input = h("input", { type: "file", multiple: true, accept: ".json,.pem", "data-testid": "verify-input", "aria-label": "Envelope, model signature and trusted public keys" });
@@ -63,7 +85,51 @@ export class VerifyPanel extends HTMLElement {
       e.preventDefault();
       this.add([...(e.dataTransfer ? e.dataTransfer.files : [])]);
     });
-    this.append(zone, pasted, this.list, this.fields, this.result);
+    const signer = (name, label, placeholder) => h("label", { class: "dg-field" }, h("span", {}, label), h("input", { name, type: "text", placeholder, autocomplete: "off", spellcheck: "false" }));
+    this.signerFields = h("div", { class: "dg-policy" }, signer("trainer_identity", "Identity", "an email or a URI"), signer("trainer_issuer", "OIDC issuer", "its exact URL"));
+    const keyless = h(
+      "details",
+      { "data-testid": "verify-keyless" },
+      h("summary", {}, "Trainer's keyless signer (Sigstore)"),
+      h("p", { class: "dg-muted" }, "The certificate's identity and issuer, matched exactly; any one pair added is enough. Drop a trusted_root.json to use another Sigstore instance than the public-good one bundled."),
+      this.signerFields,
+      h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": "verify-add-identity", onclick: () => this.addSignerFromFields() }, "Add the signer"),
+    );
+    this.append(zone, pasted, keyless, this.list, this.fields, this.result);
+    // Signers and a trusted root given before the panel was connected (the viewer's attributes).
+    this.render();
+  }
+
+  /** Trusts keyless signers ([{identity, issuer}], as the viewer's `trainer-identities`
+   * attribute gives them) and a Sigstore trusted root ({name, text} or null: the bundled one). */
+  configureKeyless({ identities = [], sigstoreRoot = null } = {}) {
+    for (const pair of identities) this.addIdentity(pair.identity, pair.issuer);
+    // A root dropped meanwhile stays: the attribute's may load after the drop.
+    if (sigstoreRoot && !this.rootDropped) this.sigstoreRoot = sigstoreRoot;
+    if (this.list) this.render();
+  }
+
+  /** Adds a keyless signer (exact identity and issuer); the same pair twice is kept once. */
+  addIdentity(identity, issuer) {
+    if (typeof identity !== "string" || typeof issuer !== "string" || !identity || !issuer) throw new Error("a keyless signer needs an identity and an issuer");
+    // Also before the panel is connected: the viewer gives its attributes' signers first.
+    const identities = this.identities || [];
+    if (!identities.some((p) => p.identity === identity && p.issuer === issuer)) this.identities = identities.concat([{ identity, issuer }]);
+  }
+
+  async addSignerFromFields() {
+    const field = (name) => this.signerFields.querySelector(`[name="${name}"]`);
+    const identity = field("trainer_identity").value.trim();
+    const issuer = field("trainer_issuer").value.trim();
+    if (!identity || !issuer) {
+      this.result.replaceChildren(h("p", { class: "dg-error" }, "A keyless signer needs both the identity and the OIDC issuer."));
+      return;
+    }
+    this.addIdentity(identity, issuer);
+    field("trainer_identity").value = "";
+    field("trainer_issuer").value = "";
+    this.render();
+    await this.verify();
   }
 
   /** Adds one public key — a reviewer's (Ed25519), or a trainer's (ECDSA P-256/P-384) or root
@@ -111,6 +177,9 @@ export class VerifyPanel extends HTMLElement {
         if (!(await this.addKey(file.name, await file.text()))) return;
       } else if (await isModelSignature(file)) {
         this.modelSignature = file;
+      } else if (await isSigstoreRoot(file)) {
+        this.sigstoreRoot = { name: file.name, text: await file.text() };
+        this.rootDropped = true;
       } else {
         this.envelope = file;
       }
@@ -120,19 +189,23 @@ export class VerifyPanel extends HTMLElement {
   }
 
   render() {
-    this.list.replaceChildren(
+    const items = [
       this.envelope ? h("li", {}, "decision: ", this.envelope.name) : null,
       ...this.keys.map((k) => h("li", {}, "trusted key: ", k.name, h("span", { class: "dg-muted" }, ` (key id ${k.keyid})`))),
       this.modelSignature ? h("li", { "data-testid": "verify-model-signature" }, "trainer's model signature: ", this.modelSignature.name) : null,
       ...this.trainerKeys.map((k) => h("li", { "data-testid": "verify-trainer-key" }, "trusted trainer key: ", k.name, h("span", { class: "dg-muted" }, ` (key id ${k.keyid}, ${k.curve})`))),
       ...this.trainerRoots.map((k) => h("li", {}, "trusted trainer root: ", k.name, h("span", { class: "dg-muted" }, ` (${k.certificates} certificate${k.certificates === 1 ? "" : "s"})`))),
-    );
+      ...this.identities.map((p) => h("li", { "data-testid": "verify-trainer-identity" }, "keyless signer: ", p.identity, h("span", { class: "dg-muted" }, ` (issuer ${p.issuer})`))),
+      this.sigstoreRoot ? h("li", { "data-testid": "verify-sigstore-root" }, "Sigstore trusted root: ", this.sigstoreRoot.name) : null,
+    ];
+    // replaceChildren would show a null as the text "null".
+    this.list.replaceChildren(...items.filter(Boolean));
   }
 
   /** Passes the model signature on, with the verified decision's model (or none). */
   emitModel(result) {
     const decision = result && result.valid ? { model_digest: result.model_digest, digest_scheme: result.digest_scheme ?? null, model: result.model } : null;
-    const detail = this.modelSignature ? { file: this.modelSignature, keys: this.trainerKeys.slice(), roots: this.trainerRoots.slice(), decision } : null;
+    const detail = this.modelSignature ? { file: this.modelSignature, keys: this.trainerKeys.slice(), roots: this.trainerRoots.slice(), identities: this.identities.slice(), sigstoreRoot: this.sigstoreRoot, decision } : null;
     this.dispatchEvent(new CustomEvent("dg-model-signature", { bubbles: true, detail }));
   }
 
@@ -154,6 +227,17 @@ export class VerifyPanel extends HTMLElement {
 
   async verify() {
     const run = ++this.runs;
+    try {
+      await this.trustReady;
+    } catch (e) {
+      if (run !== this.runs) return;
+      // Never verified against another root than the one the page names.
+      this.result.replaceChildren(h("p", { class: "dg-error", "data-testid": "verify-trust-error" }, e.message));
+      this.emit(null);
+      this.dispatchEvent(new CustomEvent("dg-model-signature", { bubbles: true, detail: null }));
+      return;
+    }
+    if (run !== this.runs) return;
     if (!this.envelope || !this.keys.length) {
       this.result.replaceChildren(h("p", { class: "dg-muted" }, "Needs a decision file and at least one trusted public key."));
       this.emit(null);

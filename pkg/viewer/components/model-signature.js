@@ -1,8 +1,10 @@
 // <dg-model-signature>: the trainer's OpenSSF Model Signing signature (`model.sig`), dropped in
 // the Verify panel with the trusted trainer keys (ECDSA P-256/P-384 public keys, or root
-// certificates for the certificate method). Shows whether it verifies (or the failed check), the
-// trainer's key id, the signed files with their digests, and whether it names the same model as
-// the signed decision beside it. "Choose model folder" checks the folder's files against it in
+// certificates for the certificate method) or, for a keyless (Sigstore) signature, the signer
+// identities it must name and a trusted root (the public-good one bundled unless one is given).
+// Shows whether it verifies (or the failed check), the trainer's key id or the keyless signer's
+// identity, issuer, Rekor log index and integrated time, the signed files with their digests, and
+// whether it names the same model as the signed decision beside it. "Choose model folder" checks the folder's files against it in
 // the browser: the gate worker hashes them in helper workers, streamed 1 MiB at a time (a
 // multi-GB folder is never held in memory), with progress; nothing leaves the machine.
 import { h, bytes } from "../dom.js";
@@ -59,6 +61,7 @@ export class ModelSignature extends HTMLElement {
   }
 
   /** Shows a model signature: {file, keys: [{name, pem, keyid}], roots: [{name, pem}],
+   * identities: [{identity, issuer}], sigstoreRoot: {name, text} | null,
    * decision: {model_digest, digest_scheme, model} | null}; null hides it. */
   async show(detail) {
     const run = ++this.runs;
@@ -69,14 +72,14 @@ export class ModelSignature extends HTMLElement {
       return;
     }
     this.hidden = false;
-    const { file, keys, roots, decision } = detail;
+    const { file, keys, roots, identities = [] } = detail;
     this.removeAttribute("data-valid");
     this.replaceChildren(h("p", { class: "dg-muted" }, `Verifying the trainer's signature ${file.name}…`));
     let r;
     try {
-      if (!keys.length && !roots.length) throw new Error("add the trusted trainer's public key (a P-256 or P-384 .pem) to verify it");
+      if (!keys.length && !roots.length && !identities.length) throw new Error("add the trusted trainer's public key (a P-256 or P-384 .pem), or for a keyless signature the signer's identity and issuer, to verify it");
       this.bundle = new Uint8Array(await file.arrayBuffer());
-      r = await this.client.call("modelSignature", { bundle: this.bundle, trustedPems: keys.map((k) => k.pem), rootPems: roots.map((k) => k.pem), decision: decision && { model_digest: decision.model_digest, digest_scheme: decision.digest_scheme } });
+      r = await this.client.call("modelSignature", this.request());
     } catch (e) {
       if (run !== this.runs) return;
       this.setAttribute("data-valid", "false");
@@ -85,6 +88,19 @@ export class ModelSignature extends HTMLElement {
     }
     if (run !== this.runs) return;
     this.render(r);
+  }
+
+  /** What the worker verifies against (the files are added by `checkFiles`). */
+  request() {
+    const { keys, roots, identities = [], sigstoreRoot = null, decision } = this.shown;
+    return {
+      bundle: this.bundle,
+      trustedPems: keys.map((k) => k.pem),
+      rootPems: roots.map((k) => k.pem),
+      identities,
+      sigstoreRoot: sigstoreRoot && sigstoreRoot.text,
+      decision: decision && { model_digest: decision.model_digest, digest_scheme: decision.digest_scheme },
+    };
   }
 
   /** The key file's name for a key id. */
@@ -107,14 +123,26 @@ export class ModelSignature extends HTMLElement {
     const parts = [head];
     if (s) {
       const row = (k, v, testid) => [h("dt", {}, k), h("dd", { "data-testid": testid }, v)];
-      const signedBy = s.signed_by.method === "certificate" ? `certificate of ${s.signed_by.subject}, chained to the trusted root ${s.signed_by.root}` : "a trusted public key";
+      const by = s.signed_by;
+      const signer =
+        by.method === "keyless"
+          ? [
+              row("signer identity", by.identity, "model-identity"),
+              row("issuer", by.issuer, "model-issuer"),
+              row("Rekor log index", by.log_index === null ? "—" : String(by.log_index), "model-log-index"),
+              row("integrated time", by.integrated_time === null ? "—" : `${new Date(by.integrated_time * 1000).toISOString().replace(".000Z", "Z")} (${by.integrated_time})`, "model-integrated-time"),
+              row("signed with", `a keyless Sigstore certificate, verified against ${this.shown.sigstoreRoot ? `the trusted root ${this.shown.sigstoreRoot.name}` : "the bundled public-good trusted root"}`, "model-signed-by"),
+            ]
+          : [
+              row("trainer key", this.keyName(s.key_id), "model-key"),
+              row("curve", s.curve, "model-curve"),
+              row("signed with", by.method === "certificate" ? `certificate of ${by.subject}, chained to the trusted root ${by.root}` : "a trusted public key", "model-signed-by"),
+            ];
       parts.push(
         h(
           "dl",
           { class: "dg-grid" },
-          row("trainer key", this.keyName(s.key_id), "model-key"),
-          row("curve", s.curve, "model-curve"),
-          row("signed with", signedBy, "model-signed-by"),
+          signer,
           row("model", s.model_name, "model-name"),
           row("subject digest", s.subject_digest, "model-digest"),
           row("method", s.method === "shards" ? `shards of ${s.shard_size} bytes` : "files", "model-method"),
@@ -186,7 +214,6 @@ export class ModelSignature extends HTMLElement {
     const run = this.runs;
     const pick = (this.picks = (this.picks || 0) + 1);
     const current = () => run === this.runs && pick === this.picks;
-    const { keys, roots, decision } = this.shown;
     const files = picked.map((file) => ({ path: single ? "." : relativePath(file), file }));
     const total = picked.reduce((n, f) => n + f.size, 0);
     this.filesResult.removeAttribute("data-valid");
@@ -196,7 +223,7 @@ export class ModelSignature extends HTMLElement {
     try {
       r = await this.client.call(
         "modelFiles",
-        { bundle: this.bundle, trustedPems: keys.map((k) => k.pem), rootPems: roots.map((k) => k.pem), decision: decision && { model_digest: decision.model_digest, digest_scheme: decision.digest_scheme }, files },
+        { ...this.request(), files },
         (p) => this.progress.update(p),
       );
     } catch (e) {
