@@ -378,11 +378,10 @@ def test_keyless_bundles_tampered_are_refused_by_both(tmp_path, keys, version):
         proof = bundle["verificationMaterial"]["tlogEntries"][0]["inclusionProof"]
         proof["rootHash"] = flip(proof["rootHash"])
 
-    # deploy-gate's check for each: the inclusion proof's root hash no longer equals its
-    # checkpoint's, which the bundle's structure check (sigstore-bundle) compares before any
-    # proof is computed, hence bundle_shape.
+    # deploy-gate's check for each (the inclusion proof's root hash no longer equals its
+    # checkpoint's: tlog_inclusion).
     for name, change, check in [("payload", payload, "signature"), ("certificate", certificate, "certificate_chain"),
-                                ("promise", promise, "tlog_promise"), ("inclusion", inclusion, "bundle_shape")]:
+                                ("promise", promise, "tlog_promise"), ("inclusion", inclusion, "tlog_inclusion")]:
         (model / "model.sig").write_text(original)
         rewrite_bundle(model, change)
         ref, gate = reference_keyless(model), gate_keyless(env, model, keys)

@@ -12,6 +12,7 @@
 mod provider;
 
 use super::{Check, OmsError};
+use sigstore_verify::bundle::Error as BundleError;
 use sigstore_verify::trust_root::TrustedRoot;
 use sigstore_verify::{CertificateError, Error, TimestampError, TransparencyLogError, VerificationPolicy, Verifier};
 
@@ -113,6 +114,13 @@ fn check_of(e: &Error) -> Check {
         Error::Timestamp(TimestampError::Invalid(_) | TimestampError::OutsideAuthorityValidity { .. })
         | Error::Timestamp(_) => Check::Timestamp,
         Error::SignatureInvalid(_) | Error::Crypto(_) => Check::Signature,
+        // Found while the bundle's structure is read, but they are the log's evidence: a proof
+        // whose root is not its checkpoint's, an index outside its tree, a proof without a
+        // checkpoint.
+        Error::Bundle(BundleError::CheckpointRootMismatch | BundleError::LogIndexOutOfRange { .. }) => {
+            Check::TlogInclusion
+        }
+        Error::Bundle(BundleError::MissingCheckpoint) => Check::TlogCheckpoint,
         _ => Check::BundleShape,
     }
 }

@@ -178,6 +178,9 @@ fn each_tampering_is_refused_by_its_check() {
     // The log's evidence.
     let proof = set_str(&format!("{entry}/inclusionProof/hashes/0"), &|s| flip_b64(s, 3));
     assert_eq!(fails(&proof, &t), Check::TlogInclusion);
+    // The proof's root hash, no longer its checkpoint's.
+    let root_hash = set_str(&format!("{entry}/inclusionProof/rootHash"), &|s| flip_b64(s, 5));
+    assert_eq!(fails(&root_hash, &t), Check::TlogInclusion);
     let checkpoint = set_str(&format!("{entry}/inclusionProof/checkpoint/envelope"), &|s| {
         s.replacen('1', "2", 1)
     });
