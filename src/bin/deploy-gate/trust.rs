@@ -169,7 +169,7 @@ impl ModelSignatureArgs {
             if let Some(sig) = model_path.map(|m| m.join(deploy_gate::oms::SIGNATURE_FILE)) {
                 if std::fs::symlink_metadata(&sig).is_ok() {
                     eprintln!(
-                        "deploy-gate: warning: {} is there but not checked: give --trainer-key (or --trainer-root) to verify the trainer's signature",
+                        "deploy-gate: warning: {} is there but not checked: give --trainer-key, --trainer-root, or --trainer-identity with --trainer-issuer (keyless) to verify the trainer's signature",
                         sig.display()
                     );
                 }
