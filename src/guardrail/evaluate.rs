@@ -361,6 +361,13 @@ fn judge(
             Statistic::Percentile(p) => crate::stats::nearest_rank_of(&mut xs.to_vec(), f64::from(p) / 100.0),
         })
     };
+    let (old_stat, new_stat) = (stat(old), stat(new));
+    // Whether the change can be measured at all: a statistic that overflowed cannot, nor a
+    // relative change from an old statistic at or below 0 (its ratio has no meaning), unless
+    // every case is the same on both sides (no change, whatever the limit's kind).
+    let unchanged = n > 0 && old.iter().zip(new).all(|(a, b)| a == b);
+    let finite = old_stat.is_some_and(f64::is_finite) && new_stat.is_some_and(f64::is_finite);
+    let measurable = n > 0 && finite && (!relative || unchanged || old_stat.is_some_and(|o| o > 0.0));
     let (method, change): (&'static str, Option<Change>) = match rail.statistic {
         Statistic::Mean => (
             if relative { "fieller" } else { "paired_t" },
@@ -372,6 +379,16 @@ fn judge(
                 .then(|| quantile_change(old, new, clusters, f64::from(p) / 100.0, relative, confidences, seed))
                 .flatten(),
         ),
+    };
+    let change = if !measurable {
+        None
+    } else if unchanged && n >= rail.min_cases() {
+        Some(Change {
+            estimate: 0.0,
+            bounds: [Some((0.0, 0.0)); 2],
+        })
+    } else {
+        change
     };
     let blocking = rail.action == Action::Block;
     let shown = change.map(|c| c.bounds[0]).unwrap_or(None);
@@ -394,8 +411,8 @@ fn judge(
         action: rail.action,
         limit_kind: rail.limit.key(),
         limit,
-        old: stat(old),
-        new: stat(new),
+        old: old_stat.filter(|x| x.is_finite()),
+        new: new_stat.filter(|x| x.is_finite()),
         change: change.map(|c| c.estimate).filter(|x| x.is_finite()),
         low: shown.map(|b| b.0),
         high: shown.map(|b| b.1),
@@ -463,8 +480,11 @@ fn templates(t: super::TemplateRegression, level: f64, cases: &[CaseOutcome], us
         alpha: level,
         tested: rows.len(),
         untested: untested.len(),
+        // No template with min_cases cases: nothing is shown either way.
         outcome: if regressed {
             GuardrailOutcome::Exceeded
+        } else if rows.is_empty() {
+            GuardrailOutcome::NotShown
         } else {
             GuardrailOutcome::Within
         },
@@ -498,6 +518,13 @@ fn criterion_text(c: &CriterionResult) -> String {
             change_text(h, relative)
         ),
         (Some(x), None) => format!("{} [unbounded]", change_text(x, relative)),
+        (None, _) if c.n == 0 => "no case carries it on both sides".to_owned(),
+        (None, _) if c.old.is_none() || c.new.is_none() => format!("the {} is not a finite number", c.statistic),
+        (None, _) if relative && c.old.is_some_and(|o| o <= 0.0) => format!(
+            "no relative change from an old {} of {} (a relative limit needs an old value above 0; use max_difference)",
+            c.statistic,
+            c.old.map_or(String::new(), |o| format!("{o}"))
+        ),
         (None, _) => "no change measured".to_owned(),
     };
     let short = if c.n < c.min_cases {
@@ -528,7 +555,12 @@ fn template_text(t: &TemplateResult) -> String {
         t.tested,
         t.tested + t.untested
     );
-    if regressed.is_empty() {
+    if t.outcome == GuardrailOutcome::NotShown {
+        format!(
+            "{head}: not shown (no template has the {} cases min_cases asks)",
+            t.min_cases
+        )
+    } else if regressed.is_empty() {
         format!("{head}: within (no template shown to regress)")
     } else {
         format!("{head}: exceeded ({})", regressed.join(", "))
@@ -540,6 +572,15 @@ fn template_text(t: &TemplateResult) -> String {
 /// and every blocking criterion is within; else inconclusive. The reason names the causes, then
 /// the task rule's reason and every criterion, blocking and advisory apart. With no case to
 /// judge (an empty test set) the task rule's decision stands.
+/// Whether an inconclusive decision leaves the task rule itself open, not only guardrails:
+/// false only when [`combine`]'s head lists what was not shown without "the task rule".
+pub fn task_rule_open(reason: &str) -> bool {
+    reason
+        .strip_prefix("inconclusive: not shown: ")
+        .is_none_or(|rest| rest.starts_with("the task rule"))
+}
+
+/// The decision of the task rule and the guardrails together, with its reason.
 pub fn combine(task: Outcome, task_reason: &str, g: &GuardrailsReport) -> (Outcome, String) {
     let task_detail = task_reason.split_once(": ").map_or(task_reason, |(_, rest)| rest);
     let mut listing = String::new();

@@ -21,7 +21,7 @@ mod policy;
 mod tests;
 
 pub use evaluate::{
-    combine, evaluate, CriterionResult, Distribution, GuardrailOutcome, GuardrailsReport, TemplateResult, TemplateRow,
-    DISTRIBUTION_BINS, GUARDRAIL_METHODS,
+    combine, evaluate, task_rule_open, CriterionResult, Distribution, GuardrailOutcome, GuardrailsReport,
+    TemplateResult, TemplateRow, DISTRIBUTION_BINS, GUARDRAIL_METHODS,
 };
 pub use policy::{Action, Guardrail, Guardrails, Limit, Metric, Price, Prices, Statistic, TemplateRegression};

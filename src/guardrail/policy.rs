@@ -378,6 +378,13 @@ fn number(field: &str, v: &Value, percent: bool) -> Result<f64, PolicyError> {
             let t = s.trim();
             match t.strip_suffix('%') {
                 Some(p) if percent => p.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
+                // `"10"` could mean 10% or ten times: a fraction as text says which with `%`.
+                None if percent => {
+                    return Err(PolicyError::new(
+                        field,
+                        format!("{field} is the text `{t}` without `%`: write `{t}%` for a percentage, or the number {t} for a fraction"),
+                    ))
+                }
                 _ => t.parse::<f64>().map_err(|_| bad())?,
             }
         }

@@ -160,6 +160,16 @@ fn every_bad_field_is_refused_by_its_name() {
             "percentage",
         ),
         (
+            json!({"guardrails": [{"metric": "latency_ms", "max_increase": "10"}]}),
+            "guardrails[0].max_increase",
+            "without `%`",
+        ),
+        (
+            json!({"template_regression": {"max_drop": "0.05"}}),
+            "template_regression.max_drop",
+            "without `%`",
+        ),
+        (
             json!({"guardrails": [{"metric": "latency_ms", "max_increase": "-100%"}]}),
             "guardrails[0].max_increase",
             "above -100%",
@@ -452,4 +462,97 @@ fn a_sequential_decision_judges_the_guardrails_on_the_cases_it_used() {
     let g = r.guardrails.as_ref().unwrap();
     assert_eq!((g.cases, g.criteria[0].n), (q.used, q.used));
     assert_eq!(r.decision.outcome(), Outcome::Approved, "{}", r.decision.reason);
+}
+
+/// `n` cases, every one passing for both models, with `metrics.score` `values(i)` (old, new).
+fn scored(n: usize, values: impl Fn(usize) -> (f64, f64), policy: &GatePolicy) -> GateReport {
+    let (mut audit, mut old, mut new) = (String::new(), String::new(), String::new());
+    for i in 0..n {
+        audit.push_str(&format!(
+            "{{\"pipeline_id\": \"c{i}\", \"stage_id\": \"s\", \"stage_type\": \"llm\", \"input\": \"in\", \"output\": {{}}}}\n\
+             {{\"pipeline_id\": \"c{i}\", \"verdict\": \"PASS\", \"is_complete\": true}}\n"
+        ));
+        let (o, w) = values(i);
+        for (out, x) in [(&mut old, o), (&mut new, w)] {
+            out.push_str(&format!(
+                "{{\"pipeline_id\": \"c{i}\", \"verdict\": \"PASS\", \"metrics\": {{\"score\": {x:e}}}}}\n"
+            ));
+        }
+    }
+    evaluate(&audit, &old, &new, policy)
+}
+
+#[test]
+fn a_relative_limit_needs_an_old_value_above_zero_and_a_statistic_that_is_finite() {
+    let rail = |stat: &str| {
+        policy(json!({"guardrails": [{"metric": "metrics.score", "statistic": stat, "max_increase": "10%"}]}))
+    };
+    let one = |r: &GateReport| r.guardrails.as_ref().unwrap().criteria[0].clone();
+    // A negative old statistic: a rise from −11 to −1.1 is no "−90%"; nothing is shown.
+    for stat in ["mean", "p50"] {
+        let r = scored(
+            300,
+            |i| (-10.0 - (i % 3) as f64, -1.0 - (i % 3) as f64 * 0.1),
+            &rail(stat),
+        );
+        let c = one(&r);
+        assert_eq!(c.outcome, GuardrailOutcome::NotShown, "{stat}: {c:?}");
+        assert_eq!((c.change, c.low, c.high), (None, None, None));
+        assert_eq!(r.decision.outcome(), Outcome::Inconclusive);
+        assert!(
+            r.decision
+                .reason
+                .contains(&format!("no relative change from an old {stat} of -")),
+            "{}",
+            r.decision.reason
+        );
+        assert!(!super::task_rule_open(&r.decision.reason), "{}", r.decision.reason);
+    }
+    // Every value 0 on both sides: no change, within, for any statistic.
+    for stat in ["mean", "p50"] {
+        let r = scored(300, |_| (0.0, 0.0), &rail(stat));
+        let c = one(&r);
+        assert_eq!(c.outcome, GuardrailOutcome::Within, "{stat}: {c:?}");
+        assert_eq!((c.change, c.low, c.high), (Some(0.0), Some(0.0), Some(0.0)));
+        assert_eq!(r.decision.outcome(), Outcome::Approved, "{}", r.decision.reason);
+    }
+    // An old mean of 0 with a new one above it: not shown, said why.
+    let r = scored(300, |i| (0.0, (i % 2) as f64), &rail("mean"));
+    assert_eq!(one(&r).outcome, GuardrailOutcome::NotShown);
+    assert!(
+        r.decision.reason.contains("from an old mean of 0"),
+        "{}",
+        r.decision.reason
+    );
+    // A mean that overflows: not shown, neither within nor exceeded.
+    let r = scored(300, |_| (1e308, 1.5e308), &rail("mean"));
+    let c = one(&r);
+    assert_eq!((c.outcome, c.old, c.new), (GuardrailOutcome::NotShown, None, None));
+    assert!(
+        r.decision.reason.contains("the mean is not a finite number"),
+        "{}",
+        r.decision.reason
+    );
+    // max_difference on negative values is measured as any difference is: +9.9, limit 1.
+    let p = policy(json!({"guardrails": [{"metric": "metrics.score", "max_difference": 1}]}));
+    let r = scored(300, |i| (-10.0 - (i % 3) as f64, -0.1 - (i % 3) as f64 * 1.1), &p);
+    assert_eq!(one(&r).outcome, GuardrailOutcome::Exceeded);
+}
+
+#[test]
+fn template_regression_with_no_template_tested_is_not_shown() {
+    // Three templates of 9 cases, min_cases 10: none tested, though the new model fails every
+    // case of one.
+    let p = policy(json!({"template_regression": {"min_cases": 10}}));
+    let r = report(27, 3, |i| i % 3 == 1, |_| (100.0, 100.0), &p);
+    let t = r.guardrails.as_ref().unwrap().template_regression.clone().unwrap();
+    assert_eq!((t.tested, t.untested, t.outcome), (0, 3, GuardrailOutcome::NotShown));
+    assert_ne!(r.decision.outcome(), Outcome::Approved, "{}", r.decision.reason);
+    assert!(
+        r.decision
+            .reason
+            .contains("not shown (no template has the 10 cases min_cases asks)"),
+        "{}",
+        r.decision.reason
+    );
 }

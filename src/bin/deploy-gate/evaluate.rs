@@ -319,11 +319,16 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
 
 fn print_summary(r: &GateReport) {
     let d = &r.decision;
+    // Whether the task rule is what is open (with guardrails, it may be only they).
+    let task_open = r.guardrails.is_none() || deploy_gate::guardrail::task_rule_open(&d.reason);
     let verdict = match d.outcome() {
         Outcome::Approved => "APPROVED — deploy the new model",
         Outcome::Blocked => "BLOCKED — keep the old model",
-        Outcome::Inconclusive => {
+        Outcome::Inconclusive if task_open => {
             "INCONCLUSIVE — keep the old model; the evidence shows neither non-inferiority nor a regression"
+        }
+        Outcome::Inconclusive => {
+            "INCONCLUSIVE — keep the old model; the task rule is settled, but a blocking guardrail is shown neither within nor beyond its limit"
         }
     };
     let skipped: u64 = r.audit.skipped.values().map(|s| s.count).sum();
@@ -405,7 +410,9 @@ fn print_summary(r: &GateReport) {
             eprintln!("  guardrails: {}", row.line(|id| format!("{id:?}")));
         }
     }
-    if let (Outcome::Inconclusive, Some(c)) = (d.outcome(), &continuation) {
+    if !task_open {
+        // More cases for the task rule would settle nothing: a guardrail is what is open.
+    } else if let (Outcome::Inconclusive, Some(c)) = (d.outcome(), &continuation) {
         let mut c = c.trim_end_matches('.').to_owned();
         if let Some(first) = c.get(..1) {
             c.replace_range(..1, &first.to_lowercase());

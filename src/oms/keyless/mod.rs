@@ -34,7 +34,8 @@ impl SigstoreRoot {
     /// Reads a `trusted_root.json`, or a ClientTrustConfig (its `trustedRoot`), checking that
     /// every key and certificate in it can be used.
     pub fn from_json(bytes: &[u8]) -> Result<SigstoreRoot, String> {
-        let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+        // Strictly, as the bundle: a key given twice would leave which one counts to the parser.
+        let value = crate::attest::strict::from_slice(bytes).map_err(|e| format!("not JSON read strictly: {e}"))?;
         let root = match value.get("trustedRoot") {
             Some(inner)
                 if value
@@ -212,7 +213,7 @@ pub fn verify_sigstore(
     }
     let wanted: Vec<String> = identities
         .iter()
-        .map(|i| format!("{} ({})", i.identity, i.issuer))
+        .map(|i| format!("{:?} (issuer {:?})", i.identity, i.issuer))
         .collect();
     Err(OmsError::new(
         Check::KeylessIdentity,

@@ -129,6 +129,16 @@ fn an_identity_or_issuer_off_by_one_character_is_refused() {
             );
         }
     }
+    // The trusted identities are quoted: a trailing space or newline is seen.
+    let (_, sig, _, _) = BUNDLES[2];
+    let t = trust(&[(&format!("{IDENTITY}\n"), ISSUER)], SigstoreRoot::public_good());
+    let e = verify_bundle(sig, &t).unwrap_err();
+    assert!(
+        e.detail
+            .contains(&format!("trusted: \"{IDENTITY}\\n\" (issuer \"{ISSUER}\")")),
+        "{}",
+        e.detail
+    );
 }
 
 /// The bundle as JSON, edited by `f`, as bytes.
@@ -215,5 +225,10 @@ fn each_tampering_is_refused_by_its_check() {
 #[test]
 fn an_unusable_trusted_root_is_an_error_not_a_check() {
     assert!(SigstoreRoot::from_json(b"not json").unwrap_err().contains("not JSON"));
+    // A key given twice (the logs, empty then the real ones) is refused, not read last-wins.
+    let dup = PUBLIC_GOOD_ROOT.replacen("\"tlogs\"", "\"tlogs\": [], \"tlogs\"", 1);
+    assert_ne!(dup, PUBLIC_GOOD_ROOT);
+    let e = SigstoreRoot::from_json(dup.as_bytes()).unwrap_err();
+    assert!(e.contains("the key `tlogs` appears more than once"), "{e}");
     assert!(SigstoreRoot::from_json(b"{\"mediaType\": 3}").is_err());
 }
