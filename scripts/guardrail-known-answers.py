@@ -420,6 +420,25 @@ def criterion(rail, policy, cases, k, adjusted):
     p = percentile_of(statistic)
     out = {"metric": rail["metric"], "statistic": statistic, "action": action, "limit_kind": kind, "limit": limit,
            "n": n, "excluded": len(cases) - n, "min_cases": min_cases}
+    # No change is measured from a statistic that is not finite, nor a relative one from an old
+    # statistic at or below 0, unless every case is the same on both sides (a change of 0).
+    so = float(old.mean()) if p is None else float(nearest_rank(old, p)) if n else None
+    sn = float(new.mean()) if p is None else float(nearest_rank(new, p)) if n else None
+    unchanged = n > 0 and bool(np.all(old == new))
+    finite = so is not None and math.isfinite(so) and math.isfinite(sn)
+    if n > 0 and not (finite and (not relative or unchanged or so > 0)):
+        out["old"] = so if so is not None and math.isfinite(so) else None
+        out["new"] = sn if sn is not None and math.isfinite(sn) else None
+        out["method"] = ("fieller" if relative else "paired_t") if p is None else "bootstrap"
+        out["change"] = out["low"] = out["high"] = out["exceeded_low"] = None
+        out["outcome"] = "not_shown"
+        return out
+    if unchanged and n >= min_cases:
+        out["old"], out["new"] = so, sn
+        out["method"] = ("fieller" if relative else "paired_t") if p is None else "bootstrap"
+        out["change"] = out["low"] = out["high"] = out["exceeded_low"] = 0.0
+        out["outcome"] = "within" if 0.0 <= limit else "exceeded"
+        return out
     if p is None:
         out["old"], out["new"] = float(old.mean()), float(new.mean())
         out["method"] = "fieller" if relative else "paired_t"

@@ -189,6 +189,11 @@ impl<'a> CostFields<'a> {
                         problem.get_or_insert(format!("has `{k}` twice"));
                         return inner.skip();
                     }
+                    if k.is_empty() {
+                        // No policy could name it (`metrics.` is no metric).
+                        problem.get_or_insert("has a metric with an empty name".to_owned());
+                        return inner.skip();
+                    }
                     let value = inner.scalar()?;
                     match value.as_f64() {
                         Some(x) if x.is_finite() => metrics.push((k.into(), x + 0.0)),

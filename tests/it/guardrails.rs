@@ -158,6 +158,10 @@ fn bad_metrics_and_bad_guardrails_are_refused_by_file_line_and_field() {
             r#"{"pipeline_id": "case-0000", "verdict": "PASS", "metrics": [1]}"#,
             "not a JSON object",
         ),
+        (
+            r#"{"pipeline_id": "case-0000", "verdict": "PASS", "metrics": {"": 3}}"#,
+            "a metric with an empty name",
+        ),
     ];
     for (line, says) in bad {
         let text = std::fs::read_to_string(inputs.path("new.jsonl")).unwrap();
@@ -175,6 +179,15 @@ fn bad_metrics_and_bad_guardrails_are_refused_by_file_line_and_field() {
             "{line}: {err}"
         );
     }
+    // A fraction as text without its `%`: 10% or ten times? Refused, naming the field.
+    let (code, _, err) = inputs.evaluate(&policy(
+        json!({"guardrails": [{"metric": "latency_ms", "max_increase": "10"}]}),
+    ));
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("policy.json") && err.contains("guardrails[0].max_increase") && err.contains("without `%`"),
+        "{err}"
+    );
     let (code, _, err) = inputs.evaluate(&policy(
         json!({"guardrails": [{"metric": "cost", "max_increase": "10%"}]}),
     ));
