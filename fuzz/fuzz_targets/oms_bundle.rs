@@ -1,9 +1,11 @@
 //! OpenSSF Model Signing bundles from arbitrary bytes, verified with a fixed trusted P-256 key
-//! (tests/fixtures/oms/keys/p256.pub.pem) and a fixed root. Oracle: nothing panics; whatever
+//! (tests/fixtures/oms/keys/p256.pub.pem), a fixed root and, for the keyless method, the
+//! reference bundles' signer (tests/fixtures/oms-keyless) under the bundled Sigstore root. Oracle: nothing panics; whatever
 //! verifies has a subject digest equal to its resources' digest, and a file check of its own
 //! resources passes.
 #![no_main]
 
+use deploy_gate::oms::keyless::{Identity, KeylessTrust, SigstoreRoot};
 use deploy_gate::oms::{self, Manifest, Roots, Trust, TrustedKey};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
@@ -19,6 +21,13 @@ fn trust() -> &'static Trust {
         Trust {
             keys: vec![TrustedKey::from_pem(key).expect("the fixture key reads")],
             roots,
+            keyless: Some(KeylessTrust {
+                identities: vec![Identity {
+                    identity: "stefanb@us.ibm.com".into(),
+                    issuer: "https://sigstore.verify.ibm.com/oauth2".into(),
+                }],
+                root: SigstoreRoot::public_good(),
+            }),
         }
     })
 }
