@@ -118,7 +118,15 @@ pub struct Entry {
     /// sha256 (hex) of the config's bytes after the deploy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_sha256_after: Option<String>,
-    /// `config` (the built-in edit) or `command` (a deploy or rollback command).
+    /// The version a registry alias pointed to before the apply (`""`: the alias was not
+    /// set), for `action: mlflow_alias` and `mlflow_restore`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias_before: Option<String>,
+    /// The version the apply points the registry alias to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias_version: Option<String>,
+    /// `config` (the built-in edit), `command` (a deploy or rollback command), `mlflow_alias`
+    /// (an MLflow registry alias moved) or `mlflow_restore` (the alias put back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
     /// Written by a later apply that resolved this decision's interrupted intent.
@@ -148,6 +156,8 @@ impl Entry {
             backup: None,
             config_sha256_before: None,
             config_sha256_after: None,
+            alias_before: None,
+            alias_version: None,
             action: None,
             recovered: false,
             unchanged: false,

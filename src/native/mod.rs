@@ -9,8 +9,11 @@
 pub mod apply;
 #[cfg(unix)]
 pub mod files;
+pub mod http;
 #[cfg(unix)]
 pub mod mapped;
+#[cfg(unix)]
+pub mod mlflow;
 #[cfg(unix)]
 pub mod oms;
 mod plan;

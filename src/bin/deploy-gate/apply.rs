@@ -3,6 +3,7 @@
 //! crash points), and its outcome mapped to stdout's JSON, stderr's messages and the exit code.
 
 use crate::exit::{notice, EXIT_BLOCKED, EXIT_DEPLOYED_UNRECORDED, EXIT_OK};
+use crate::registry::RegistryArgs;
 use crate::trust::{invalid, model_invalid, ModelSignatureArgs, TrustArgs};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -29,6 +30,10 @@ pub enum Step {
     ConfigRenamed,
     /// The outcome entry is in the ledger.
     OutcomeLogged,
+    /// A registry apply: the decision is recorded on the version; nothing in the ledger yet.
+    DecisionTagged,
+    /// A registry apply: the alias is moved; the ledger has only the intent.
+    AliasMoved,
 }
 
 impl Step {
@@ -41,6 +46,8 @@ impl Step {
             Step::BackupRenamed => apply::Step::BackupRenamed,
             Step::ConfigRenamed => apply::Step::ConfigRenamed,
             Step::OutcomeLogged => apply::Step::OutcomeLogged,
+            Step::DecisionTagged => apply::Step::DecisionTagged,
+            Step::AliasMoved => apply::Step::AliasMoved,
         }
     }
 }
@@ -69,16 +76,43 @@ pub struct ApplyArgs {
     #[command(flatten)]
     model_signature: ModelSignatureArgs,
     /// The model to deploy (file or directory); its digest must be the statement's subject.
-    #[arg(long, value_name = "PATH")]
-    model_path: PathBuf,
+    #[arg(
+        long,
+        value_name = "PATH",
+        required_unless_present = "mlflow",
+        conflicts_with = "mlflow"
+    )]
+    model_path: Option<PathBuf>,
     /// The serving config (YAML) the built-in deploy edits. A symlink is followed: the file it
     /// points to is replaced, in its own directory, and the link kept. Applies to one config
     /// are serialised by a lock file beside that file.
-    #[arg(long, value_name = "CONFIG.yaml")]
-    config: PathBuf,
-    /// The target the decision must name (default: the config path as given).
+    #[arg(
+        long,
+        value_name = "CONFIG.yaml",
+        required_unless_present = "mlflow",
+        conflicts_with = "mlflow"
+    )]
+    config: Option<PathBuf>,
+    /// The target the decision must name (default: the config path as given; with --mlflow,
+    /// `models:/NAME@ALIAS`, the only one accepted there).
     #[arg(long, value_name = "URI")]
     target: Option<String>,
+    #[command(flatten)]
+    registry: RegistryArgs,
+    /// The registered model whose alias --mlflow moves.
+    #[arg(long, value_name = "NAME", requires = "mlflow")]
+    registered_model: Option<String>,
+    /// The alias --mlflow moves (`champion`): the decision must be signed for
+    /// `models:/NAME@ALIAS`.
+    #[arg(long, value_name = "ALIAS", requires = "mlflow")]
+    alias: Option<String>,
+    /// The version to promote (default: the one whose files' digest is the decision's subject).
+    #[arg(long, value_name = "V", requires = "mlflow", conflicts_with = "restore")]
+    model_version: Option<String>,
+    /// Put the alias back on the last version the ledger promoted whose recorded decision still
+    /// verifies (after a move by hand). Needs --mlflow.
+    #[arg(long, requires = "mlflow")]
+    restore: bool,
     /// The serving backend to set.
     #[arg(long, default_value = "transformers", value_parser = parse_backend)]
     backend: String,
@@ -115,11 +149,17 @@ fn kept_because(v: &Verified) -> &'static str {
 }
 
 pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
+    if args.registry.mlflow.is_some() {
+        return mlflow_apply_cmd(args);
+    }
+    let (Some(model_path), Some(config)) = (&args.model_path, &args.config) else {
+        unreachable!("clap requires --model-path and --config without --mlflow")
+    };
     let opts = ApplyOptions {
         envelope: args.envelope.clone(),
         trust: args.trust.trust(),
-        model_path: args.model_path.clone(),
-        config: args.config.clone(),
+        model_path: model_path.clone(),
+        config: config.clone(),
         target: args.target.clone(),
         backend: args.backend.clone(),
         stage_models: args.stage_model.clone(),
@@ -127,7 +167,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
         rollback_cmd: args.rollback_cmd.clone(),
         dry_run: args.dry_run,
         fail_at: FailAt(args.fail_at.map(Step::library)),
-        model_signature: args.model_signature.resolve(Some(&args.model_path))?,
+        model_signature: args.model_signature.resolve(Some(model_path))?,
     };
     let out = apply::apply(&opts, &mut notice)?;
     match &out {
@@ -163,7 +203,7 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
                     "deploy-gate: DEPLOYED {} ({}) — {} holds this deploy already: unchanged, backup left as it was",
                     v.model_name,
                     d.model_path,
-                    args.config.display()
+                    config.display()
                 );
             } else {
                 eprintln!(
@@ -191,4 +231,130 @@ pub fn apply_cmd(args: &ApplyArgs) -> Result<u8> {
 pub fn rollback_cmd(config: &Path, ledger: Option<&Path>) -> Result<u8> {
     apply::rollback(config, ledger, &mut notice)?;
     Ok(EXIT_OK)
+}
+
+/// `apply --mlflow`: the registry alias moved (or put back with `--restore`).
+fn mlflow_apply_cmd(args: &ApplyArgs) -> Result<u8> {
+    use deploy_gate::native::mlflow::{self, MlflowApply, Promoted};
+    let (Some(name), Some(alias)) = (&args.registered_model, &args.alias) else {
+        anyhow::bail!("--mlflow needs --registered-model NAME and --alias ALIAS");
+    };
+    let given: Vec<&str> = [
+        (!args.deploy_cmd.is_empty(), "--deploy-cmd"),
+        (!args.rollback_cmd.is_empty(), "--rollback-cmd"),
+        (!args.stage_model.is_empty(), "--stage-model"),
+        (args.backend != "transformers", "--backend"),
+    ]
+    .into_iter()
+    .filter_map(|(on, flag)| on.then_some(flag))
+    .collect();
+    if !given.is_empty() {
+        anyhow::bail!(
+            "{} cannot be used with --mlflow (the registry apply moves an alias)",
+            given.join(", ")
+        );
+    }
+    if !matches!(args.model_signature.resolve(None), Ok(None)) {
+        anyhow::bail!("the trainer's model signature flags cannot be used with --mlflow (yet): verify the trainer's signature before registering the version");
+    }
+    let opts = MlflowApply {
+        envelope: args.envelope.clone(),
+        trust: args.trust.trust(),
+        registry: args.registry.settings()?,
+        name: name.clone(),
+        alias: alias.clone(),
+        version: args.model_version.clone(),
+        target: args.target.clone(),
+        dry_run: args.dry_run,
+        fail_at: FailAt(args.fail_at.map(Step::library)),
+    };
+    let uri = mlflow::model_uri(name, alias);
+    if args.restore {
+        if args.dry_run {
+            anyhow::bail!("--restore has no --dry-run: `verify --mlflow` says where the alias points and why");
+        }
+        let r = mlflow::restore(&opts, &mut notice).map_err(|e| anyhow::anyhow!(e.message()))?;
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "result": if r.unchanged { "unchanged" } else { "restored" },
+                "model_uri": r.uri, "version": r.to, "version_before": r.from, "decision_sha256": r.decision_sha256,
+            }))?
+        );
+        if r.unchanged {
+            eprintln!(
+                "deploy-gate: {} points to version {} already, whose decision verifies; nothing set",
+                r.uri, r.to
+            );
+        } else {
+            eprintln!(
+                "deploy-gate: RESTORED {} to version {} (it pointed to {}); decision {}",
+                r.uri,
+                r.to,
+                r.from
+                    .as_deref()
+                    .map_or("no version".to_owned(), |v| format!("version {v}")),
+                r.decision_sha256
+            );
+        }
+        return Ok(EXIT_OK);
+    }
+    let out = mlflow::apply(&opts, &mut notice).map_err(|e| anyhow::anyhow!(e.message()))?;
+    let print = || -> Result<()> {
+        println!("{}", serde_json::to_string_pretty(&out.to_json(&uri))?);
+        Ok(())
+    };
+    match &out {
+        Promoted::Refused(failure) => Ok(invalid(failure)),
+        Promoted::DryRun {
+            decision,
+            version,
+            current,
+        } => {
+            eprintln!(
+                "deploy-gate: dry run — verified; would {} ({})",
+                if decision.approved {
+                    format!(
+                        "point {uri} at version {version} (it points to {})",
+                        current
+                            .as_deref()
+                            .map_or("no version".to_owned(), |v| format!("version {v}"))
+                    )
+                } else {
+                    format!("leave {uri} where it is (decision {})", kept_because(decision))
+                },
+                decision.reason
+            );
+            print()?;
+            Ok(if decision.approved { EXIT_OK } else { EXIT_BLOCKED })
+        }
+        Promoted::KeptOld { decision, version, .. } => {
+            print()?;
+            eprintln!(
+                "deploy-gate: KEPT {uri} where it was (decision {} for version {version}, recorded on it) — {}",
+                kept_because(decision),
+                decision.reason
+            );
+            Ok(EXIT_BLOCKED)
+        }
+        Promoted::Moved {
+            decision,
+            version,
+            before,
+            unchanged,
+            ..
+        } => {
+            print()?;
+            if *unchanged {
+                eprintln!("deploy-gate: DEPLOYED {uri} — it pointed to version {version} already; the decision is recorded on it");
+            } else {
+                eprintln!(
+                    "deploy-gate: DEPLOYED {uri} → version {version} (was {}) — {}",
+                    before.as_deref().map_or("unset".to_owned(), |v| format!("version {v}")),
+                    decision.reason
+                );
+            }
+            Ok(EXIT_OK)
+        }
+    }
 }

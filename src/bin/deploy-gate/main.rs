@@ -15,6 +15,8 @@ mod exit;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
 #[cfg(not(target_arch = "wasm32"))]
+mod registry;
+#[cfg(not(target_arch = "wasm32"))]
 mod replace;
 #[cfg(not(target_arch = "wasm32"))]
 mod run;

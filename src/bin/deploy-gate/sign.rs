@@ -1,8 +1,9 @@
 //! The signing commands: keygen, digest, sign, verify (apply and rollback are in `apply`).
 
 use crate::evaluate::{evaluate_inputs, InputPaths};
-use crate::exit::{now, write_output, EXIT_OK};
+use crate::exit::{notice, now, write_output, EXIT_OK};
 use crate::files::{read_key, read_policy_file, read_text};
+use crate::registry::RegistryArgs;
 use crate::trust::{check, invalid, model_digest, model_invalid, read_envelope, ModelSignatureArgs, TrustArgs};
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
@@ -159,11 +160,50 @@ pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
 
 // ---------------------------------------------------------------- verify
 
+/// `verify --mlflow URL --model-uri models:/NAME@ALIAS`: exit 0 only if the alias's version
+/// carries a decision that verifies against its files and the URI, and approves; else 2.
+fn verify_mlflow(args: &VerifyArgs) -> Result<u8> {
+    use deploy_gate::native::mlflow::{self, MlflowVerify};
+    let Some(uri) = &args.model_uri else {
+        anyhow::bail!("--mlflow needs --model-uri models:/NAME@ALIAS");
+    };
+    if args.reproduce || args.policy.is_some() || !matches!(args.model_signature.resolve(None), Ok(None)) {
+        anyhow::bail!("--reproduce, --policy and the trainer's signature flags cannot be used with --mlflow");
+    }
+    let opts = MlflowVerify {
+        registry: args.registry.settings()?,
+        model_uri: uri.clone(),
+        trust: args.trust.trust(),
+    };
+    let checked = mlflow::verify(&opts, &mut notice).map_err(|e| anyhow!(e.message()))?;
+    if args.json {
+        println!("{}", serde_json::to_string(&checked)?);
+    }
+    if checked.ok {
+        eprintln!("deploy-gate: valid — {}", checked.reason);
+        Ok(EXIT_OK)
+    } else {
+        eprintln!("deploy-gate: verification failed: {}", checked.reason);
+        Ok(crate::exit::EXIT_INVALID)
+    }
+}
+
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("model_id").required(true).args(["model_path", "model_digest"])))]
+#[command(group(clap::ArgGroup::new("model_id").required(true).args(["model_path", "model_digest", "model_uri"])))]
 pub struct VerifyArgs {
-    /// The envelope (decision.dsse.json).
-    envelope: PathBuf,
+    /// The envelope (decision.dsse.json). With --mlflow, the decision recorded on the alias's
+    /// version is read instead.
+    #[arg(required_unless_present = "mlflow", conflicts_with = "mlflow")]
+    envelope: Option<PathBuf>,
+    #[command(flatten)]
+    registry: RegistryArgs,
+    /// With --mlflow: the alias to check, `models:/NAME@ALIAS`. It resolves to a version, whose
+    /// recorded decision must verify against its files and this URI, and approve.
+    #[arg(long, value_name = "models:/NAME@ALIAS", requires = "mlflow")]
+    model_uri: Option<String>,
+    /// With --mlflow: print `{ok, reason, version, decision_sha256, subject}` on stdout.
+    #[arg(long, requires = "mlflow")]
+    json: bool,
     #[command(flatten)]
     trust: TrustArgs,
     #[command(flatten)]
@@ -175,8 +215,13 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "sha256:HEX")]
     model_digest: Option<String>,
     /// The deployment target the decision must name.
-    #[arg(long, value_name = "URI")]
-    target: String,
+    #[arg(
+        long,
+        value_name = "URI",
+        required_unless_present = "mlflow",
+        conflicts_with = "mlflow"
+    )]
+    target: Option<String>,
     /// Recompute the report from the input files and require the same decision and input digests.
     #[arg(long, requires_all = ["audit", "old_verdicts", "new_verdicts"])]
     reproduce: bool,
@@ -248,9 +293,15 @@ fn reproduced(args: &VerifyArgs, signed: &Value, pinned: Option<GatePolicy>) -> 
 }
 
 pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
+    if args.registry.mlflow.is_some() {
+        return verify_mlflow(args);
+    }
+    let (Some(envelope), Some(target)) = (&args.envelope, &args.target) else {
+        unreachable!("clap requires the envelope and --target without --mlflow")
+    };
     let signature = args.model_signature.resolve(args.model_path.as_deref())?;
     // Read once: the same bytes name the digest scheme and are verified (a pipe works).
-    let envelope = match read_envelope(&args.envelope, &args.trust)? {
+    let envelope = match read_envelope(envelope, &args.trust)? {
         Ok(bytes) => bytes,
         Err(failure) => return Ok(invalid(&failure)),
     };
@@ -268,7 +319,7 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
         (None, Some(d)) => parse_digest(d)?,
         (None, None) => unreachable!("clap requires one"),
     };
-    let verified = match check(&envelope, &args.trust, &digest, &args.target)? {
+    let verified = match check(&envelope, &args.trust, &digest, target)? {
         Ok(v) => v,
         Err(failure) => return Ok(invalid(&failure)),
     };

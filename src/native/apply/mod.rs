@@ -52,7 +52,7 @@
 mod trust;
 
 pub use crate::native::files::{FailAt, Step};
-pub use trust::{check, read_envelope_for, read_ledger, Trust, DEFAULT_MAX_AGE};
+pub use trust::{check, check_trust, read_envelope_for, read_ledger, Trust, DEFAULT_MAX_AGE};
 
 use crate::attest::keys::KeyError;
 use crate::attest::ledger::record::RecordedResult;

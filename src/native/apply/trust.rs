@@ -49,6 +49,15 @@ impl Default for Trust {
 /// swapped between two reads cannot be. `Ok(Err(..))` is an envelope over the limit.
 /// A threshold no envelope can meet is refused before the envelope is read.
 pub fn read_envelope_for(path: &Path, trust: &Trust) -> Result<Result<Vec<u8>, Failure>, ApplyError> {
+    match check_trust(trust)? {
+        Ok(limit) => read_envelope(path, limit),
+        Err(failure) => Ok(Err(failure)),
+    }
+}
+
+/// Reads the trusted keys and refuses a threshold no envelope can meet (`Ok(Err(..))`);
+/// `Ok(Ok(n))` is the largest envelope accepted, in bytes.
+pub fn check_trust(trust: &Trust) -> Result<Result<usize, Failure>, ApplyError> {
     let trusted = trusted_keys(trust)?;
     let never = |_: &str| false;
     let req = Requirements {
@@ -64,7 +73,7 @@ pub fn read_envelope_for(path: &Path, trust: &Trust) -> Result<Result<Vec<u8>, F
     if let Err(e) = req.check_threshold() {
         return Ok(Err(Failure::from(&e)));
     }
-    read_envelope(path, req.limits.envelope_bytes)
+    Ok(Ok(req.limits.envelope_bytes))
 }
 
 /// The trusted keys' files, read.

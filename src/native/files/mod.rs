@@ -40,11 +40,16 @@ pub enum Step {
     ConfigRenamed,
     /// The outcome entry is in the ledger.
     OutcomeLogged,
+    /// A registry apply: the decision is recorded on the model version (its tags); the ledger
+    /// has nothing yet.
+    DecisionTagged,
+    /// A registry apply: the alias points at the new version; the ledger has only the intent.
+    AliasMoved,
 }
 
 impl Step {
-    /// Every step, in the order a deploy reaches them.
-    pub const ALL: [Step; 7] = [
+    /// Every step, in the order a deploy reaches them (a config's deploy, then a registry's).
+    pub const ALL: [Step; 9] = [
         Step::Locked,
         Step::IntentLogged,
         Step::BackupWritten,
@@ -52,6 +57,8 @@ impl Step {
         Step::BackupRenamed,
         Step::ConfigRenamed,
         Step::OutcomeLogged,
+        Step::DecisionTagged,
+        Step::AliasMoved,
     ];
 
     /// Its name in kebab case, as `--fail-at` takes it (`intent-logged`).
@@ -64,6 +71,8 @@ impl Step {
             Step::BackupRenamed => "backup-renamed",
             Step::ConfigRenamed => "config-renamed",
             Step::OutcomeLogged => "outcome-logged",
+            Step::DecisionTagged => "decision-tagged",
+            Step::AliasMoved => "alias-moved",
         }
     }
 

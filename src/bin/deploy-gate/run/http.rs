@@ -7,6 +7,7 @@
 
 use super::cache::{Cache, Entry};
 use super::engine::{Done, Msg, Outcome};
+use deploy_gate::native::http::chain;
 use deploy_gate::target::control::{backoff, classify, retry_after, Failure};
 use deploy_gate::target::response::{cut, server_text, Usage};
 use deploy_gate::target::{Kind, Secrets, Target};
@@ -43,8 +44,6 @@ impl Endpoint {
         ca: Option<Vec<u8>>,
         cache: Option<Cache>,
     ) -> anyhow::Result<Endpoint> {
-        // rustls with the ring provider (no cmake, no C toolchain beyond the usual).
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let (urls, method) = match &target.kind {
             Kind::Chat(c) => (
                 c.base_urls.iter().map(|u| format!("{u}/chat/completions")).collect(),
@@ -57,31 +56,23 @@ impl Endpoint {
             Kind::Command(_) => unreachable!("a command target has workers"),
         };
         let max = target.concurrency.map_or(64, |c| c.max);
-        let mut builder = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .tcp_nodelay(true)
-            .pool_max_idle_per_host(max)
-            // Under the 5 s keep-alive of uvicorn (llama.cpp's Python server, vLLM's and many others), so a
-            // pooled connection is not reused just as the server closes it.
-            .pool_idle_timeout(Duration::from_secs(4))
-            .connect_timeout(
+        let settings = deploy_gate::native::http::ClientSettings {
+            ca: ca.map(|pem| (pem, format!("{}: tls_ca", target.file))),
+            insecure_tls: false,
+            connect_timeout: Some(
                 target
                     .timeout
                     .unwrap_or(Duration::from_secs(60))
                     .min(Duration::from_secs(30)),
-            )
-            .user_agent(concat!("deploy-gate/", env!("CARGO_PKG_VERSION")));
-        if let Some(t) = target.timeout {
-            builder = builder.timeout(t);
-        }
-        if let Some(pem) = ca {
-            let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| anyhow::anyhow!("{}: tls_ca: not a PEM certificate bundle: {e}", target.file))?;
-            if certs.is_empty() {
-                anyhow::bail!("{}: tls_ca: the file holds no certificate", target.file);
-            }
-            builder = builder.tls_certs_merge(certs);
-        }
+            ),
+            timeout: target.timeout,
+        };
+        let builder = deploy_gate::native::http::builder(&settings)
+            .map_err(|e| anyhow::anyhow!(e))?
+            .pool_max_idle_per_host(max)
+            // Under the 5 s keep-alive of uvicorn (llama.cpp's Python server, vLLM's and many others), so a
+            // pooled connection is not reused just as the server closes it.
+            .pool_idle_timeout(Duration::from_secs(4));
         let client = builder
             .build()
             .map_err(|e| anyhow::anyhow!("{}: cannot make an HTTP client: {}", target.file, chain(&e)))?;
@@ -353,19 +344,4 @@ async fn read_body(mut response: reqwest::Response, max: u64) -> Result<Vec<u8>,
             Err(e) => return Err(BodyError::Broken(chain(&e))),
         }
     }
-}
-
-/// An error and its causes, `: `-joined (reqwest's own text is terse).
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
