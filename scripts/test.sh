@@ -5,7 +5,8 @@
 # package's tests (pytest in a fresh venv the package is pip-installed into), and the
 # statistics' known answers checked against statsmodels, scipy and mpmath in that venv, and
 # interoperability with model-signing (OpenSSF Model Signing) in that venv; `run` against a real
-# llama.cpp server and a fault-injecting one (tests/servers/). Installs
+# llama.cpp server and a fault-injecting one (tests/servers/); `apply --mlflow` and `verify
+# --mlflow` against a real MLflow tracking server (tests/servers/mlflow.sh). Installs
 # what is missing first (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,8 +26,12 @@ step "the test servers: the fault-injecting server's self-test, and llama.cpp's 
 python3 tests/servers/test_fault_server.py
 bash tests/servers/llama_venv.sh
 
-step "cargo test (unit, integration, parity, property tests)"
-cargo test --all-targets
+step "cargo test (unit, integration, parity, property tests; the MLflow tests are the next step)"
+cargo test --all-targets -- --skip mlflow_cli
+
+step "a real MLflow registry: mlflow[auth] installed once into .venv-mlflow (the install time is printed), then tests/it/mlflow_cli.rs, which starts the tracking server and its basic-auth app (their start times are printed) and stops them"
+bash tests/servers/mlflow.sh venv
+DEPLOY_GATE_REQUIRE_MLFLOW=1 cargo test --test it mlflow_cli -- --nocapture
 
 step "fuzz targets, a few seconds each (scripts/fuzz.sh)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-4}"

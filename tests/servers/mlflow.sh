@@ -10,7 +10,8 @@
 #       DIR (sqlite, and the artifact proxy: sources are mlflow-artifacts:/ URIs), in its own
 #       process group; with `auth`, MLflow's basic-auth app (admin password in
 #       DIR/basic_auth.ini). Waits for GET /health (up to 60 s) and prints the start time.
-#       With WATCH_PID, the server is stopped when that process ends (the test binary).
+#       With WATCH_PID, the server is stopped when that process ends (the test binary), and
+#       DIR removed.
 #   bash tests/servers/mlflow.sh stop DIR
 #
 # Environment: MLFLOW_VENV (default .venv-mlflow, relative to the repo root), PYTHON.
@@ -94,8 +95,8 @@ EOF
     echo "$pid" > "$dir/server.pid"
     if [ -n "$watch" ]; then
         # Stops the server when the process that asked for it ends, however it ends.
-        setsid bash -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; kill -TERM -- "-$2" 2>/dev/null; sleep 2; kill -KILL -- "-$2" 2>/dev/null' \
-            _ "$watch" "$pid" > /dev/null 2>&1 < /dev/null &
+        setsid bash -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; kill -TERM -- "-$2" 2>/dev/null; sleep 2; kill -KILL -- "-$2" 2>/dev/null; rm -rf -- "$3"' \
+            _ "$watch" "$pid" "$dir" > /dev/null 2>&1 < /dev/null &
     fi
     for _ in $(seq 1 600); do
         if curl -fsS "http://127.0.0.1:$port/health" > /dev/null 2>&1; then

@@ -132,6 +132,10 @@ pub struct ApplyArgs {
     /// Abort the process at this step (tests the crash points).
     #[arg(long, value_name = "STEP", hide = true)]
     fail_at: Option<Step>,
+    /// With --mlflow: wait MS milliseconds after the intent, before the alias is read again
+    /// (tests a move by another client meanwhile).
+    #[arg(long, value_name = "MS", hide = true, requires = "mlflow")]
+    pause_before_move: Option<u64>,
 }
 
 fn pretty(out: &Applied) -> Result<()> {
@@ -267,6 +271,7 @@ fn mlflow_apply_cmd(args: &ApplyArgs) -> Result<u8> {
         target: args.target.clone(),
         dry_run: args.dry_run,
         fail_at: FailAt(args.fail_at.map(Step::library)),
+        pause_before_move: args.pause_before_move.map(std::time::Duration::from_millis),
     };
     let uri = mlflow::model_uri(name, alias);
     if args.restore {

@@ -448,7 +448,7 @@ fn resolve_pending(
                 "the ledger {} has an interrupted apply of decision {} to {}; the next apply to that config resolves it",
                 ledger.path.display(),
                 intent.payload_sha256,
-                intent.config.as_deref().unwrap_or("?")
+                intent.config.as_deref().or(intent.target.as_deref()).unwrap_or("?")
             )));
             continue;
         }

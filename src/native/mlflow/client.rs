@@ -217,6 +217,9 @@ impl Registry {
         };
         let client = http::builder(&client_settings)
             .map_err(RegistryError::Setup)?
+            // MLflow's server is uvicorn, which closes an idle connection after 5 s: a pooled
+            // one is not reused after 4 (a reuse as it closes fails the request).
+            .pool_idle_timeout(Duration::from_secs(4))
             .build()
             .map_err(|e| RegistryError::Setup(format!("cannot make an HTTP client: {}", http::chain(&e))))?;
         let auth = match (
@@ -453,7 +456,8 @@ impl Registry {
             &call,
             "api/2.0/mlflow/model-versions/set-tag",
             &json!({"name": name, "version": version, "key": key, "value": value}),
-        )?;
+        )
+        .map_err(|e| needs_edit(e, name))?;
         Ok(())
     }
 
@@ -464,7 +468,8 @@ impl Registry {
             &call,
             "api/2.0/mlflow/registered-models/alias",
             &json!({"name": name, "alias": alias, "version": version}),
-        )?;
+        )
+        .map_err(|e| needs_edit(e, name))?;
         Ok(())
     }
 
@@ -541,6 +546,28 @@ impl Registry {
         }
         file.sync_all().map_err(write_err)?;
         Ok(())
+    }
+}
+
+/// A refusal of a write, said with what is needed.
+fn needs_edit(e: RegistryError, name: &str) -> RegistryError {
+    match e {
+        RegistryError::Status {
+            base,
+            call,
+            status: status @ (401 | 403),
+            code,
+            message,
+        } => RegistryError::Status {
+            base,
+            call,
+            status,
+            code,
+            message: format!(
+                "{message} (the user of MLFLOW_TRACKING_USERNAME or MLFLOW_TRACKING_TOKEN needs EDIT permission on the registered model {name})"
+            ),
+        },
+        other => other,
     }
 }
 

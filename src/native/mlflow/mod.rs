@@ -173,6 +173,9 @@ pub struct MlflowApply {
     pub dry_run: bool,
     /// The crash points' test hook.
     pub fail_at: FailAt,
+    /// A test hook: wait this long after the intent, before the alias is read again (so a test
+    /// can move it meanwhile). Default none.
+    pub pause_before_move: Option<std::time::Duration>,
 }
 
 /// What a registry apply did.
@@ -680,6 +683,9 @@ pub fn apply(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Promoted, Ml
         source,
     })?;
     opts.fail_at.reached(Step::IntentLogged, notify);
+    if let Some(pause) = opts.pause_before_move {
+        std::thread::sleep(pause);
+    }
     // 5. Compare, then set.
     let outcome = move_alias(&reg, opts, &uri, &before, &mv.version);
     let unchanged = match outcome {

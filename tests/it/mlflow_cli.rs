@@ -1,0 +1,891 @@
+//! `apply --mlflow` and `verify --mlflow` against a real MLflow tracking server (mlflow 3.17.2,
+//! started by `tests/servers/mlflow.sh` from the venv it caches, with sqlite and the artifact
+//! proxy; a second one with MLflow's basic-auth app), the versions registered through MLflow's
+//! own Python client (`tests/servers/mlflow_registrar.py`) with real files. Each test uses its
+//! own registered model; the servers are shared by the tests of this process and stopped when
+//! it ends. Without the venv the tests say "skipped", unless DEPLOY_GATE_REQUIRE_MLFLOW=1 (the
+//! test command), where that is a failure.
+
+use crate::common::*;
+use serde_json::{json, Value};
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+const ADMIN_PASSWORD: &str = "admin-password-1234";
+const READER_PASSWORD: &str = "reader-pw-5678-secret";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn venv() -> PathBuf {
+    let v = std::env::var("MLFLOW_VENV").unwrap_or_else(|_| ".venv-mlflow".into());
+    if Path::new(&v).is_absolute() {
+        v.into()
+    } else {
+        root().join(v)
+    }
+}
+
+/// Whether the tests can run: the venv is there (else skipped, or a failure when required).
+fn available() -> bool {
+    if venv().join("bin/python").exists() {
+        return true;
+    }
+    assert!(
+        std::env::var("DEPLOY_GATE_REQUIRE_MLFLOW").as_deref() != Ok("1"),
+        "no MLflow venv at {} (bash tests/servers/mlflow.sh venv makes it)",
+        venv().display()
+    );
+    eprintln!("skipped: no MLflow venv (bash tests/servers/mlflow.sh venv makes it)");
+    false
+}
+
+struct Server {
+    url: String,
+    dir: PathBuf,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start(kind: &str) -> Server {
+    let dir = std::env::temp_dir().join(format!("deploy-gate-mlflow-{}-{kind}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let out = Command::new("bash")
+        .arg(root().join("tests/servers/mlflow.sh"))
+        .args([
+            "start",
+            &s(&dir),
+            &port.to_string(),
+            kind,
+            &std::process::id().to_string(),
+        ])
+        .env("MLFLOW_VENV", venv())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    eprint!("{}", String::from_utf8_lossy(&out.stdout));
+    Server {
+        url: format!("http://127.0.0.1:{port}"),
+        dir,
+    }
+}
+
+fn server() -> &'static Server {
+    static S: OnceLock<Server> = OnceLock::new();
+    S.get_or_init(|| start("plain"))
+}
+
+/// The basic-auth server, with a user `reader` who has the default READ permission only.
+fn auth_server() -> &'static Server {
+    static S: OnceLock<Server> = OnceLock::new();
+    S.get_or_init(|| {
+        let s = start("auth");
+        let out = curl(
+            &s,
+            Some(("admin", ADMIN_PASSWORD)),
+            &["-X", "POST", "-H", "content-type: application/json", "-d"],
+            &json!({"username": "reader", "password": READER_PASSWORD}).to_string(),
+            "/api/2.0/mlflow/users/create",
+        );
+        assert!(out.contains("\"reader\""), "{out}");
+        s
+    })
+}
+
+fn curl(server: &Server, user: Option<(&str, &str)>, flags: &[&str], data: &str, path: &str) -> String {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-s", "--max-time", "60"]).args(flags);
+    if !data.is_empty() {
+        cmd.arg(data);
+    }
+    if let Some((u, p)) = user {
+        cmd.arg("-u").arg(format!("{u}:{p}"));
+    }
+    let out = cmd.arg(format!("{}{path}", server.url)).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Where an alias points, read by a plain client (`None`: unset).
+fn alias_of(server: &Server, user: Option<(&str, &str)>, name: &str, alias: &str) -> Option<String> {
+    let body = curl(
+        server,
+        user,
+        &[],
+        "",
+        &format!("/api/2.0/mlflow/registered-models/alias?name={name}&alias={alias}"),
+    );
+    let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    v["model_version"]["version"].as_str().map(str::to_owned)
+}
+
+/// MLflow's own Python client, one process for the whole run.
+struct Registrar {
+    _child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+fn registrar(cmd: Value) -> Value {
+    static R: OnceLock<Mutex<Registrar>> = OnceLock::new();
+    let r = R.get_or_init(|| {
+        let mut child = Command::new(venv().join("bin/python"))
+            .arg(root().join("tests/servers/mlflow_registrar.py"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Mutex::new(Registrar {
+            stdin: child.stdin.take().unwrap(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            _child: child,
+        })
+    });
+    let mut r = r.lock().unwrap_or_else(|p| p.into_inner());
+    writeln!(r.stdin, "{cmd}").unwrap();
+    r.stdin.flush().unwrap();
+    let mut line = String::new();
+    r.stdout.read_line(&mut line).unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    assert!(v.get("error").is_none(), "{cmd}: {v}");
+    v
+}
+
+/// A model folder with files of its own (`seed` makes them differ).
+fn model_files(dir: &Path, seed: &str) -> PathBuf {
+    let m = dir.join(format!("model-{seed}"));
+    fs::create_dir_all(m.join("weights")).unwrap();
+    fs::write(m.join("config.json"), format!("{{\"seed\": \"{seed}\"}}")).unwrap();
+    fs::write(m.join("weights/part-0.bin"), seed.repeat(1000)).unwrap();
+    m
+}
+
+fn register(server: &Server, admin: bool, name: &str, files: &Path) -> String {
+    let mut cmd = json!({"op": "register", "url": server.url, "name": name, "dir": s(files)});
+    if admin {
+        cmd["user"] = json!("admin");
+        cmd["password"] = json!(ADMIN_PASSWORD);
+    }
+    registrar(cmd)["version"].as_str().unwrap().to_owned()
+}
+
+fn move_by_hand(server: &Server, admin: bool, name: &str, alias: &str, version: &str) {
+    let mut cmd = json!({"op": "alias", "url": server.url, "name": name, "alias": alias, "version": version});
+    if admin {
+        cmd["user"] = json!("admin");
+        cmd["password"] = json!(ADMIN_PASSWORD);
+    }
+    registrar(cmd);
+}
+
+fn tags(server: &Server, admin: bool, name: &str, version: &str) -> serde_json::Map<String, Value> {
+    let mut cmd = json!({"op": "tags", "url": server.url, "name": name, "version": version});
+    if admin {
+        cmd["user"] = json!("admin");
+        cmd["password"] = json!(ADMIN_PASSWORD);
+    }
+    registrar(cmd)["tags"].as_object().unwrap().clone()
+}
+
+/// A reviewer (key and an approved report) per test directory.
+struct Case {
+    dir: tempfile::TempDir,
+    report: PathBuf,
+    key: PathBuf,
+    public: PathBuf,
+    ledger: PathBuf,
+}
+
+fn case() -> Case {
+    let dir = tempdir();
+    let Reviewer { report, key, public } = reviewer(dir.path());
+    let ledger = dir.path().join("ledger.jsonl");
+    Case {
+        dir,
+        report,
+        key,
+        public,
+        ledger,
+    }
+}
+
+impl Case {
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Signs `report` for the files at `model` and `target`: (envelope, payload sha256).
+    fn sign_report(&self, report: &Path, model: &Path, target: &str, name: &str) -> (PathBuf, String) {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let envelope = self.path().join(format!("decision-{n}.dsse.json"));
+        let out = run(&strings(&[
+            "sign",
+            &s(report),
+            "--key",
+            &s(&self.key),
+            "--model",
+            name,
+            "--model-path",
+            &s(model),
+            "--target",
+            target,
+            "--out",
+            &s(&envelope),
+        ]));
+        assert!(out.status.success(), "{}", text(&out));
+        let env: Value = serde_json::from_slice(&fs::read(&envelope).unwrap()).unwrap();
+        let payload = deploy_gate::attest::dsse::decode(env["payload"].as_str().unwrap()).unwrap();
+        (envelope, deploy_gate::attest::file_digest(&payload))
+    }
+
+    /// Each decision signed for a subject name of its own, so two signed in one second differ.
+    fn sign(&self, model: &Path, target: &str) -> (PathBuf, String) {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.sign_report(&self.report, model, target, &format!("agent-{n}"))
+    }
+
+    fn apply_args(&self, server: &Server, envelope: &Path, name: &str, alias: &str, extra: &[&str]) -> Vec<String> {
+        let mut a = strings(&[
+            "apply",
+            &s(envelope),
+            "--trusted-key",
+            &s(&self.public),
+            "--mlflow",
+            &server.url,
+            "--registered-model",
+            name,
+            "--alias",
+            alias,
+            "--ledger",
+            &s(&self.ledger),
+        ]);
+        a.extend(strings(extra));
+        a
+    }
+
+    /// deploy-gate with its temporary files (a version's downloaded files, which a kill leaves)
+    /// in this test's directory.
+    fn dg(&self) -> Command {
+        let mut cmd = crate::common::dg();
+        cmd.env("TMPDIR", self.path());
+        cmd
+    }
+
+    fn apply(&self, server: &Server, envelope: &Path, name: &str, alias: &str, extra: &[&str]) -> Output {
+        out(self.dg().args(self.apply_args(server, envelope, name, alias, extra)))
+    }
+
+    fn verify(&self, server: &Server, uri: &str) -> (Option<i32>, Value, String) {
+        let out = run(&strings(&[
+            "verify",
+            "--mlflow",
+            &server.url,
+            "--model-uri",
+            uri,
+            "--trusted-key",
+            &s(&self.public),
+            "--json",
+        ]));
+        let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+        (out.status.code(), v, stderr(&out))
+    }
+
+    fn entries(&self, payload: &str) -> Vec<String> {
+        jsonl(&self.ledger)
+            .iter()
+            .filter(|e| e["payload_sha256"] == payload)
+            .map(|e| e["result"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+#[test]
+fn promote_replay_hand_move_verify_and_restore() {
+    if !available() {
+        return;
+    }
+    let srv = server();
+    let c = case();
+    let (m1, m2) = (model_files(c.path(), "one"), model_files(c.path(), "two"));
+    let v1 = register(srv, false, "promote", &m1);
+    let v2 = register(srv, false, "promote", &m2);
+    let (envelope, payload) = c.sign(&m1, "models:/promote@champion");
+
+    // A dry run says what it would do, and uses nothing up.
+    let out = c.apply(srv, &envelope, "promote", "champion", &["--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(&format!("would point models:/promote@champion at version {v1}")),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(alias_of(srv, None, "promote", "champion"), None);
+
+    // Promoted: the version found by its files' digest, the alias set, the decision recorded.
+    let out = c.apply(srv, &envelope, "promote", "champion", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let j = json_stdout(&out);
+    assert_eq!(
+        (j["result"].as_str(), j["version"].as_str()),
+        (Some("deployed"), Some(v1.as_str()))
+    );
+    assert_eq!(alias_of(srv, None, "promote", "champion").as_deref(), Some(v1.as_str()));
+    assert_eq!(c.entries(&payload), ["intent", "deployed"]);
+    let t = tags(srv, false, "promote", &v1);
+    assert_eq!(t["deploy-gate.champion.decision_sha256"], payload.as_str());
+    assert_eq!(t["deploy-gate.champion.decision"], "approved");
+    let envelope_bytes = fs::read(&envelope).unwrap();
+    assert_eq!(
+        t["deploy-gate.champion.envelope_sha256"],
+        deploy_gate::attest::file_digest(&envelope_bytes).as_str()
+    );
+    let parts: usize = t["deploy-gate.champion.envelope.parts"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        parts > 1,
+        "the envelope ({} bytes) is cut into pieces",
+        envelope_bytes.len()
+    );
+    assert!(t.values().all(|v| v.as_str().unwrap().len() <= 5000));
+
+    // The serving side's check passes.
+    let (code, v, err) = c.verify(srv, "models:/promote@champion");
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["version"], v1.as_str());
+    assert_eq!(v["decision_sha256"], payload.as_str());
+    let digest = run(&["digest", "--oms", &s(&m1)]);
+    assert_eq!(v["subject"], String::from_utf8(digest.stdout).unwrap().trim());
+
+    // Replay refused, exit 2, the ledger unchanged.
+    let out = c.apply(srv, &envelope, "promote", "champion", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(stderr(&out).contains("applied already"), "{}", text(&out));
+    assert_eq!(c.entries(&payload), ["intent", "deployed"]);
+
+    // Moved by hand to a version without a decision: caught, naming the version.
+    move_by_hand(srv, false, "promote", "champion", &v2);
+    let (code, v, err) = c.verify(srv, "models:/promote@champion");
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        (v["ok"].as_bool(), v["version"].as_str()),
+        (Some(false), Some(v2.as_str()))
+    );
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("version {v2}")) && reason.contains("no signed decision"),
+        "{reason}"
+    );
+
+    // --restore puts it back on the last version with a verified decision.
+    let out = c.apply(srv, &envelope, "promote", "champion", &["--restore"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_stdout(&out)["result"], "restored");
+    assert_eq!(alias_of(srv, None, "promote", "champion").as_deref(), Some(v1.as_str()));
+    let (code, _, err) = c.verify(srv, "models:/promote@champion");
+    assert_eq!(code, Some(0), "{err}");
+    // Restoring again changes nothing.
+    let out = c.apply(srv, &envelope, "promote", "champion", &["--restore"]);
+    assert_eq!(json_stdout(&out)["result"], "unchanged", "{}", text(&out));
+    // The decision is not for another alias of the same version.
+    let (code, v, _) = c.verify(srv, "models:/promote@canary");
+    assert_eq!(code, Some(2));
+    assert!(v["reason"].as_str().unwrap().contains("not set"), "{v}");
+}
+
+#[test]
+fn a_decision_for_other_files_is_refused_and_not_used_up() {
+    if !available() {
+        return;
+    }
+    let srv = server();
+    let c = case();
+    let reviewed = model_files(c.path(), "reviewed");
+    let registered = model_files(c.path(), "registered");
+    let v = register(srv, false, "digest", &registered);
+    let (envelope, payload) = c.sign(&reviewed, "models:/digest@champion");
+    // No version has the reviewed files.
+    let out = c.apply(srv, &envelope, "digest", "champion", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(json_stdout(&out)["check"], "subject_digest", "{}", text(&out));
+    assert!(
+        stderr(&out).contains(&format!("{v} sha256:")),
+        "names the versions read: {}",
+        text(&out)
+    );
+    // The version named: its files are not the reviewed ones.
+    let out = c.apply(srv, &envelope, "digest", "champion", &["--model-version", &v]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(json_stdout(&out)["check"], "subject_digest");
+    assert_eq!(alias_of(srv, None, "digest", "champion"), None);
+    assert!(c.entries(&payload).is_empty(), "a refusal uses nothing up");
+    assert!(tags(srv, false, "digest", &v).is_empty());
+    // Two versions with the reviewed files: ambiguous, named, nothing used up.
+    let a = register(srv, false, "digest", &reviewed);
+    let b = register(srv, false, "digest", &reviewed);
+    let out = c.apply(srv, &envelope, "digest", "champion", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(&format!("versions {a}, {b}")) || stderr(&out).contains(&format!("versions {b}, {a}")),
+        "{}",
+        text(&out)
+    );
+    assert!(c.entries(&payload).is_empty());
+    // Named, the reviewed files are promoted.
+    let out = c.apply(srv, &envelope, "digest", "champion", &["--model-version", &b]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(alias_of(srv, None, "digest", "champion").as_deref(), Some(b.as_str()));
+}
+
+#[test]
+fn a_decision_for_another_alias_or_model_is_refused() {
+    if !available() {
+        return;
+    }
+    let srv = server();
+    let c = case();
+    let m = model_files(c.path(), "target");
+    register(srv, false, "target", &m);
+    register(srv, false, "target-other", &m);
+    let (envelope, payload) = c.sign(&m, "models:/target@champion");
+    for (name, alias) in [("target", "staging"), ("target-other", "champion")] {
+        let out = c.apply(srv, &envelope, name, alias, &[]);
+        assert_eq!(out.status.code(), Some(2), "{name}@{alias}: {}", text(&out));
+        assert_eq!(json_stdout(&out)["check"], "target", "{}", text(&out));
+        assert_eq!(alias_of(srv, None, name, alias), None);
+    }
+    // A --target other than the alias's URI is refused before anything is read.
+    let out = c.apply(srv, &envelope, "target", "champion", &["--target", "serving.yaml"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains("a registry apply's target is the alias's URI models:/target@champion"));
+    assert!(c.entries(&payload).is_empty());
+}
+
+#[test]
+fn blocked_and_inconclusive_decisions_leave_the_alias_and_record_the_refusal() {
+    if !available() {
+        return;
+    }
+    let srv = server();
+    let c = case();
+    let old = model_files(c.path(), "old");
+    let new = model_files(c.path(), "new");
+    let v_old = register(srv, false, "blocked", &old);
+    let v_new = register(srv, false, "blocked", &new);
+    move_by_hand(srv, false, "blocked", "champion", &v_old);
+
+    // Blocked: both-regressed.
+    let blocked_report = c.path().join("blocked.json");
+    let mut args = evaluate_args(&parity_dir().join("both-regressed"));
+    args.extend(["--out".into(), s(&blocked_report)]);
+    assert_eq!(run(&args).status.code(), Some(3));
+    // Inconclusive: the compatibility inputs under non-inferiority (tests/it/outcomes.rs).
+    let inputs = root().join("tests/fixtures/compat/inputs");
+    let inconclusive_report = c.path().join("inconclusive.json");
+    let out = run(&strings(&[
+        "evaluate",
+        "--audit",
+        &s(&inputs.join("audit.jsonl")),
+        "--old-verdicts",
+        &s(&inputs.join("old_verdicts.jsonl")),
+        "--new-verdicts",
+        &s(&inputs.join("new_equal.jsonl")),
+        "--mode",
+        "non_inferiority",
+        "--task-tol",
+        "0.05",
+        "--out",
+        &s(&inconclusive_report),
+    ]));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+
+    for (report, word) in [(&blocked_report, "blocked"), (&inconclusive_report, "inconclusive")] {
+        let (envelope, payload) = c.sign_report(report, &new, "models:/blocked@champion", word);
+        let out = c.apply(srv, &envelope, "blocked", "champion", &[]);
+        assert_eq!(out.status.code(), Some(3), "{word}: {}", text(&out));
+        assert!(stderr(&out).contains(&format!("decision {word}")), "{}", text(&out));
+        assert_eq!(
+            alias_of(srv, None, "blocked", "champion").as_deref(),
+            Some(v_old.as_str())
+        );
+        let t = tags(srv, false, "blocked", &v_new);
+        let refused: Value = serde_json::from_str(t["deploy-gate.champion.refused"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            (refused["decision"].as_str(), refused["decision_sha256"].as_str()),
+            (Some(word), Some(payload.as_str()))
+        );
+        assert!(
+            t.get("deploy-gate.champion.envelope.parts").is_none(),
+            "no approving record"
+        );
+        assert_eq!(c.entries(&payload), ["kept_old"]);
+    }
+}
+
+/// Sets up one promotion to crash or race: a model with versions v1 (where the alias points)
+/// and v2 (the decision's files).
+fn two_versions(srv: &Server, c: &Case, name: &str) -> (String, String, PathBuf) {
+    let (m1, m2) = (
+        model_files(c.path(), &format!("{name}-1")),
+        model_files(c.path(), &format!("{name}-2")),
+    );
+    let v1 = register(srv, false, name, &m1);
+    let v2 = register(srv, false, name, &m2);
+    move_by_hand(srv, false, name, "champion", &v1);
+    (v1, v2, m2)
+}
+
+/// After a crash and a rerun: the alias at v2, the decision deployed once, a third apply refused.
+fn finished_once(srv: &Server, c: &Case, name: &str, envelope: &Path, payload: &str, v2: &str, what: &str) {
+    assert_eq!(alias_of(srv, None, name, "champion").as_deref(), Some(v2), "{what}");
+    let results = c.entries(payload);
+    assert_eq!(
+        results.last().map(String::as_str),
+        Some("deployed"),
+        "{what}: {results:?}"
+    );
+    // One intent reached the alias; any earlier ones were resolved as not deployed.
+    let reached: Vec<&String> = results
+        .iter()
+        .filter(|r| r.as_str() != "not_deployed" && r.as_str() != "intent")
+        .collect();
+    assert_eq!(reached.len(), 1, "{what}: {results:?}");
+    let out = c.apply(srv, envelope, name, "champion", &[]);
+    assert_eq!(out.status.code(), Some(2), "{what}: {}", text(&out));
+    assert!(stderr(&out).contains("applied already"), "{what}: {}", text(&out));
+}
+
+#[test]
+fn every_crash_point_is_finished_by_the_next_apply_exactly_once() {
+    if !available() {
+        return;
+    }
+    let srv = server();
+    let c = case();
+    let (v1, v2, m2) = two_versions(srv, &c, "crash");
+    for step in [
+        "locked",
+        "decision-tagged",
+        "intent-logged",
+        "alias-moved",
+        "outcome-logged",
+    ] {
+        move_by_hand(srv, false, "crash", "champion", &v1);
+        let (envelope, payload) = c.sign(&m2, "models:/crash@champion");
+        let out = c.apply(srv, &envelope, "crash", "champion", &["--fail-at", step]);
+        assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{step}: {}", text(&out));
+        let moved = alias_of(srv, None, "crash", "champion");
+        assert_eq!(
+            moved.as_deref() == Some(v2.as_str()),
+            ["alias-moved", "outcome-logged"].contains(&step),
+            "{step}"
+        );
+        let out = c.apply(srv, &envelope, "crash", "champion", &[]);
+        let finished = stderr(&out);
+        if ["alias-moved"].contains(&step) {
+            // The rerun resolves the intent (the alias is at v2) and refuses the replay.
+            assert_eq!(out.status.code(), Some(2), "{step}: {}", text(&out));
+            assert!(finished.contains("recorded as deployed"), "{step}: {finished}");
+        } else if step == "outcome-logged" {
+            assert_eq!(out.status.code(), Some(2), "{step}: {}", text(&out));
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{step}: {}", text(&out));
+        }
+        finished_once(srv, &c, "crash", &envelope, &payload, &v2, step);
+    }
+}
+
+#[test]
+fn kill_9_at_random_moments_then_a_rerun_finishes_exactly_once() {
+    if !available() {
+        return;
+    }
+    let srv = server();
+    let c = case();
+    let (v1, v2, m2) = two_versions(srv, &c, "kill");
+    // One apply's duration, measured, sets the window the kills land in.
+    let (envelope, _) = c.sign(&m2, "models:/kill@champion");
+    let t = Instant::now();
+    let out = c.apply(srv, &envelope, "kill", "champion", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let window = t.elapsed();
+    let mut seed = std::process::id() as u64 | 1;
+    let mut landed = (0, 0, 0);
+    let trials = 8;
+    for i in 0..trials {
+        move_by_hand(srv, false, "kill", "champion", &v1);
+        let (envelope, payload) = c.sign(&m2, "models:/kill@champion");
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let delay = window.mul_f64((seed % 1000) as f64 / 1000.0);
+        let mut child = c
+            .dg()
+            .args(c.apply_args(srv, &envelope, "kill", "champion", &[]))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        let entries = c.entries(&payload);
+        match (status.signal().is_some(), entries.last().map(String::as_str)) {
+            (false, _) => landed.2 += 1,
+            (true, None) => landed.0 += 1,
+            (true, Some(_)) => landed.1 += 1,
+        }
+        let out = c.apply(srv, &envelope, "kill", "champion", &[]);
+        assert!(matches!(out.status.code(), Some(0 | 2)), "trial {i}: {}", text(&out));
+        finished_once(
+            srv,
+            &c,
+            "kill",
+            &envelope,
+            &payload,
+            &v2,
+            &format!("trial {i} ({delay:?})"),
+        );
+    }
+    eprintln!(
+        "{trials} kills within {window:?}: {} before any ledger entry, {} after the intent, {} after the apply ended",
+        landed.0, landed.1, landed.2
+    );
+}
+
+#[test]
+fn two_applies_at_once_move_the_alias_once() {
+    if !available() {
+        return;
+    }
+    let srv = server();
+    let c = case();
+    let (_, v2, m2) = two_versions(srv, &c, "race");
+    let (envelope, payload) = c.sign(&m2, "models:/race@champion");
+    let children: Vec<Child> = (0..2)
+        .map(|_| {
+            c.dg()
+                .args(c.apply_args(srv, &envelope, "race", "champion", &[]))
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut codes: Vec<Option<i32>> = children
+        .into_iter()
+        .map(|ch| ch.wait_with_output().unwrap().status.code())
+        .collect();
+    codes.sort();
+    assert_eq!(codes, [Some(0), Some(2)]);
+    assert_eq!(c.entries(&payload), ["intent", "deployed"]);
+    assert_eq!(alias_of(srv, None, "race", "champion").as_deref(), Some(v2.as_str()));
+}
+
+#[test]
+fn an_alias_moved_meanwhile_is_reported_not_overwritten() {
+    if !available() {
+        return;
+    }
+    let srv = server();
+    let c = case();
+    let (_, v2, m2) = two_versions(srv, &c, "meanwhile");
+    let v3 = register(srv, false, "meanwhile", &model_files(c.path(), "meanwhile-3"));
+    let (envelope, payload) = c.sign(&m2, "models:/meanwhile@champion");
+    let child = c
+        .dg()
+        .args(c.apply_args(
+            srv,
+            &envelope,
+            "meanwhile",
+            "champion",
+            &["--pause-before-move", "8000"],
+        ))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while c.entries(&payload).is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(120), "no intent");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    move_by_hand(srv, false, "meanwhile", "champion", &v3);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(&format!("now points to version {v3}")),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        alias_of(srv, None, "meanwhile", "champion").as_deref(),
+        Some(v3.as_str())
+    );
+    assert_eq!(c.entries(&payload), ["intent", "not_deployed"]);
+    // Not used up: applied again, it moves the alias from where it points now.
+    let out = c.apply(srv, &envelope, "meanwhile", "champion", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        alias_of(srv, None, "meanwhile", "champion").as_deref(),
+        Some(v2.as_str())
+    );
+}
+
+#[test]
+fn without_edit_permission_a_clear_error_and_nothing_recorded_and_no_credential_anywhere() {
+    if !available() {
+        return;
+    }
+    let srv = auth_server();
+    let c = case();
+    let m = model_files(c.path(), "auth");
+    let v = register(srv, true, "auth", &m);
+    let (envelope, payload) = c.sign(&m, "models:/auth@champion");
+    let args = c.apply_args(srv, &envelope, "auth", "champion", &[]);
+    let with = |user: &str, password: &str| {
+        out(c
+            .dg()
+            .args(&args)
+            .env("MLFLOW_TRACKING_USERNAME", user)
+            .env("MLFLOW_TRACKING_PASSWORD", password))
+    };
+    let mut outputs = Vec::new();
+    // No credentials at all.
+    let none = c.apply(srv, &envelope, "auth", "champion", &[]);
+    assert_eq!(none.status.code(), Some(1), "{}", text(&none));
+    assert!(stderr(&none).contains("HTTP 401"), "{}", text(&none));
+    // READ only: refused when recording, nothing recorded, the decision not used up.
+    let reader = with("reader", READER_PASSWORD);
+    assert_eq!(reader.status.code(), Some(1), "{}", text(&reader));
+    let err = stderr(&reader);
+    assert!(
+        err.contains("HTTP 403") && err.contains("needs EDIT permission on the registered model auth"),
+        "{err}"
+    );
+    assert!(c.entries(&payload).is_empty());
+    assert!(tags(srv, true, "auth", &v).is_empty());
+    assert_eq!(alias_of(srv, Some(("admin", ADMIN_PASSWORD)), "auth", "champion"), None);
+    outputs.push(reader);
+    // A wrong password is refused as such.
+    let wrong = with("reader", "not-the-password-0000");
+    assert_eq!(wrong.status.code(), Some(1));
+    outputs.push(wrong);
+    // The admin promotes; the reader's verify passes (READ is enough to check).
+    let admin = with("admin", ADMIN_PASSWORD);
+    assert_eq!(admin.status.code(), Some(0), "{}", text(&admin));
+    assert_eq!(
+        alias_of(srv, Some(("admin", ADMIN_PASSWORD)), "auth", "champion").as_deref(),
+        Some(v.as_str())
+    );
+    outputs.push(admin);
+    let check = out(c
+        .dg()
+        .args(strings(&[
+            "verify",
+            "--mlflow",
+            &srv.url,
+            "--model-uri",
+            "models:/auth@champion",
+            "--trusted-key",
+            &s(&c.public),
+            "--json",
+        ]))
+        .env("MLFLOW_TRACKING_USERNAME", "reader")
+        .env("MLFLOW_TRACKING_PASSWORD", READER_PASSWORD));
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    outputs.push(check);
+    // A password in the URL is refused without being repeated.
+    let in_url = run(&c.apply_args(
+        &Server {
+            url: srv.url.replace("http://", &format!("http://reader:{READER_PASSWORD}@")),
+            dir: srv.dir.clone(),
+        },
+        &envelope,
+        "auth",
+        "champion",
+        &[],
+    ));
+    assert_eq!(in_url.status.code(), Some(1));
+    assert!(stderr(&in_url).contains("never in the URL"), "{}", text(&in_url));
+    outputs.push(in_url);
+    for o in &outputs {
+        for secret in [READER_PASSWORD, ADMIN_PASSWORD] {
+            assert!(!text(o).contains(secret), "a password in the output: {}", text(o));
+        }
+    }
+    // No file this run wrote holds one (the test's directory: ledger, envelopes, keys), nor
+    // any file deploy-gate might leave in the temporary directory.
+    let grep = Command::new("grep")
+        .args(["-rl", "-e", READER_PASSWORD, "-e", ADMIN_PASSWORD])
+        .arg(c.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&grep.stdout), "", "files holding a password");
+}
+
+#[test]
+fn insecure_tls_is_refused_unless_asked_and_a_ledger_is_required() {
+    let c = case();
+    let m = model_files(c.path(), "tls");
+    let (envelope, _) = c.sign(&m, "models:/tls@champion");
+    let fake = Server {
+        url: "https://127.0.0.1:9".into(),
+        dir: PathBuf::new(),
+    };
+    let out = run_env(
+        &c.apply_args(&fake, &envelope, "tls", "champion", &[]),
+        &[("MLFLOW_TRACKING_INSECURE_TLS", "true")],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("MLFLOW_TRACKING_INSECURE_TLS=true would turn off"),
+        "{}",
+        text(&out)
+    );
+    // Asked for: accepted (and then the server is not there).
+    let out = run_env(
+        &c.apply_args(&fake, &envelope, "tls", "champion", &["--mlflow-insecure-tls"]),
+        &[("MLFLOW_TRACKING_INSECURE_TLS", "true")],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("MLflow at https://127.0.0.1:9"), "{}", text(&out));
+    // Without --ledger.
+    let mut args = c.apply_args(&fake, &envelope, "tls", "champion", &[]);
+    let i = args.iter().position(|a| a == "--ledger").unwrap();
+    args.drain(i..i + 2);
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--mlflow needs --ledger FILE"), "{}", text(&out));
+    // --config and --mlflow do not go together.
+    let out = run(&[
+        c.apply_args(&fake, &envelope, "tls", "champion", &[]),
+        strings(&["--config", "x.yaml"]),
+    ]
+    .concat());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("cannot be used with"), "{}", text(&out));
+}
