@@ -10,6 +10,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._evaluate import Report
+from .errors import VerificationError
 from ._trainer import TrainerIdentities, TrainerKeys, _Bundle, _model_signature
 
 __all__ = ["digest", "sign", "verify"]
@@ -86,10 +87,10 @@ def sign(
 
 
 def verify(
-    envelope: Union[str, bytes, PathLike],
+    envelope: Optional[Union[str, bytes, PathLike]] = None,
     *,
     trusted_keys: Sequence[Union[str, bytes, PathLike]],
-    target: str,
+    target: Optional[str] = None,
     model_path: Optional[PathLike] = None,
     model_digest: Optional[str] = None,
     threshold: int = 1,
@@ -100,6 +101,10 @@ def verify(
     trainer_roots: TrainerKeys = (),
     trainer_identities: TrainerIdentities = (),
     sigstore_root: Optional[Union[str, bytes, PathLike]] = None,
+    mlflow: Optional[str] = None,
+    model_uri: Optional[str] = None,
+    ca_file: Optional[PathLike] = None,
+    mlflow_insecure_tls: bool = False,
 ) -> Dict[str, Any]:
     """Verifies a signed decision as ``deploy-gate verify`` (without a ledger): the checks in
     the CLI's order against the ``trusted_keys`` only (``threshold`` distinct keys), the
@@ -124,7 +129,49 @@ def verify(
     keyless (Sigstore) signature offline, with ``sigstore_root`` (a ``trusted_root.json`` or a
     ClientTrustConfig: path, or JSON text / bytes; default: the public-good root bundled), as
     ``--trainer-identity``/``--trainer-issuer``/``--sigstore-root``; ``trainer`` then has
-    ``identity`` and ``issuer`` (``key_id`` None)."""
+    ``identity`` and ``issuer`` (``key_id`` None).
+
+    With ``mlflow`` (the tracking server's URL) and ``model_uri`` (``models:/NAME@ALIAS``)
+    instead of ``envelope`` and ``target``: ``deploy-gate verify --mlflow`` — the alias is
+    resolved, and the decision recorded on its version must verify (signatures, threshold,
+    ``max_age``), name that version's files and the URI, and approve. Returns ``{"ok": True,
+    "reason", "version", "decision_sha256", "subject"}``; anything else raises
+    ``VerificationError`` with ``check`` ``"registry"`` and the reason (an alias moved by hand
+    names its version and "no signed decision"). mlflow's own package is not needed."""
+    if mlflow is not None:
+        if envelope is not None or target is not None or model_path is not None or model_digest is not None:
+            raise ValueError("mlflow: envelope, target, model_path and model_digest are not given with it")
+        if not model_uri:
+            raise ValueError("mlflow: model_uri (models:/NAME@ALIAS) is required")
+        if now is not None or model_signature is not None or trainer_keys or trainer_roots or trainer_identities:
+            raise ValueError("mlflow: now and the trainer's signature arguments are not given with it")
+        from ._deploy import _notify, _Staged
+
+        staged = _Staged()
+        try:
+            keys = [staged.path(k, isinstance(k, str) and k.lstrip().startswith("-----BEGIN")) for k in trusted_keys]
+            if not keys:
+                raise ValueError("trusted_keys: at least one trusted key")
+            checked_alias: Dict[str, Any] = json.loads(
+                _core.verify_mlflow(
+                    mlflow,
+                    model_uri,
+                    keys,
+                    threshold,
+                    int(max_age),
+                    64 << 20,
+                    None if ca_file is None else os.fspath(ca_file),
+                    bool(mlflow_insecure_tls),
+                    _notify,
+                )
+            )
+        finally:
+            staged.close()
+        if not checked_alias["ok"]:
+            raise VerificationError("registry", checked_alias["reason"])
+        return checked_alias
+    if envelope is None or target is None:
+        raise ValueError("envelope and target are required (or mlflow and model_uri)")
     if isinstance(envelope, bytes):
         data = envelope
     elif isinstance(envelope, str) and envelope.lstrip().startswith("{"):

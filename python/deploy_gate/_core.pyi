@@ -104,6 +104,35 @@ def apply(
     trainer_identities: Sequence[Tuple[str, str]] = ...,
     sigstore_root: Optional[str] = None,
 ) -> Tuple[str, str, str, Optional[str]]: ...
+def apply_mlflow(
+    envelope: str,
+    trusted_keys: Sequence[str],
+    mlflow: str,
+    registered_model: str,
+    alias: str,
+    model_version: Optional[str],
+    target: Optional[str],
+    ledger: Optional[str],
+    threshold: int,
+    max_age: int,
+    max_statement_size: int,
+    dry_run: bool,
+    restore: bool,
+    ca_file: Optional[str] = None,
+    allow_insecure_tls: bool = False,
+    notify: Notify = None,
+) -> Tuple[str, str]: ...
+def verify_mlflow(
+    mlflow: str,
+    model_uri: str,
+    trusted_keys: Sequence[str],
+    threshold: int,
+    max_age: int,
+    max_statement_size: int,
+    ca_file: Optional[str] = None,
+    allow_insecure_tls: bool = False,
+    notify: Notify = None,
+) -> str: ...
 def rollback(
     config: str, ledger: Optional[str] = None, notify: Notify = None
 ) -> Tuple[str, str, bool, str, Optional[str], Optional[str]]: ...

@@ -155,8 +155,8 @@ def apply(
     envelope: Union[str, bytes, PathLike],
     *,
     trusted_keys: Sequence[Union[str, bytes, PathLike]],
-    model_path: PathLike,
-    config: PathLike,
+    model_path: Optional[PathLike] = None,
+    config: Optional[PathLike] = None,
     target: Optional[str] = None,
     ledger: Optional[PathLike] = None,
     threshold: int = 1,
@@ -172,8 +172,29 @@ def apply(
     trainer_roots: TrainerKeys = (),
     trainer_identities: TrainerIdentities = (),
     sigstore_root: Optional[Union[str, bytes, PathLike]] = None,
+    mlflow: Optional[str] = None,
+    registered_model: Optional[str] = None,
+    alias: Optional[str] = None,
+    model_version: Optional[Union[str, int]] = None,
+    restore: bool = False,
+    ca_file: Optional[PathLike] = None,
+    mlflow_insecure_tls: bool = False,
 ) -> ApplyResult:
     """Verifies a signed decision and applies it exactly once, as ``deploy-gate apply``.
+
+    With ``mlflow`` (the tracking server's URL), ``registered_model`` and ``alias`` instead of
+    ``model_path`` and ``config``: ``deploy-gate apply --mlflow`` — the decision must be signed
+    for ``models:/NAME@ALIAS``; the version (``model_version``, else the one whose files'
+    digest is the decision's subject) is downloaded and hashed, the decision recorded in its
+    tags, and the alias moved exactly once if it still points where it pointed when the apply
+    began. ``ledger`` is required. ``result`` is ``deployed``, ``kept_old`` (the refusal is
+    recorded on the version) or ``dry_run``; ``output`` has ``version`` and
+    ``version_before``. ``restore=True`` puts the alias back on the last version the ledger
+    promoted whose decision still verifies (``result``: ``restored`` or ``unchanged``).
+    Credentials come from ``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME`` /
+    ``MLFLOW_TRACKING_PASSWORD`` only; ``MLFLOW_TRACKING_INSECURE_TLS=true`` is refused unless
+    ``mlflow_insecure_tls``; ``ca_file`` adds CA certificates. mlflow's own package is not
+    needed.
 
     ``envelope``: the envelope's path, or its JSON text / bytes (as ``sign`` returns it).
     ``trusted_keys``: SPKI PEM public keys (paths, or PEM text / bytes); ``threshold``
@@ -211,6 +232,46 @@ def apply(
         raise ValueError(f"threshold must be a positive int, not {threshold!r}")
     if isinstance(trusted_keys, (str, bytes)):
         raise TypeError("trusted_keys: a list of keys")
+    if mlflow is not None:
+        given = [
+            name
+            for name, value in (
+                ("model_path", model_path),
+                ("config", config),
+                ("deploy_cmd", deploy_cmd),
+                ("rollback_cmd", rollback_cmd),
+                ("stage_models", stage_models),
+                ("model_signature", model_signature),
+            )
+            if value is not None
+        ]
+        if given or backend != "transformers" or trainer_keys or trainer_roots or trainer_identities:
+            raise ValueError(f"mlflow: {', '.join(given) or 'the trainer or backend arguments'} cannot be given with it")
+        if not registered_model or not alias:
+            raise ValueError("mlflow: registered_model and alias are required")
+        if ledger is None:
+            raise ValueError("mlflow: ledger is required (the record of the decisions applied to the registry)")
+        return _apply_mlflow(
+            envelope,
+            trusted_keys,
+            mlflow,
+            registered_model,
+            alias,
+            None if model_version is None else str(model_version),
+            target,
+            ledger,
+            threshold,
+            _seconds(max_age),
+            int(max_statement_size),
+            bool(dry_run),
+            bool(restore),
+            ca_file,
+            bool(mlflow_insecure_tls),
+        )
+    if model_path is None or config is None:
+        raise ValueError("model_path and config are required (or mlflow, registered_model and alias)")
+    if restore:
+        raise ValueError("restore: only with mlflow (a config is restored by rollback())")
     signature = _model_signature(
         model_path, model_signature, trainer_keys, trainer_roots, trainer_identities, sigstore_root
     )
@@ -280,6 +341,71 @@ def apply(
     else:
         logger.warning("apply: KEPT the old model (decision %s) — %s", _kept_because(decision), decision["reason"])
     return result
+
+
+def _apply_mlflow(
+    envelope: Union[str, bytes, PathLike],
+    trusted_keys: Sequence[Union[str, bytes, PathLike]],
+    mlflow: str,
+    registered_model: str,
+    alias: str,
+    model_version: Optional[str],
+    target: Optional[str],
+    ledger: PathLike,
+    threshold: int,
+    max_age: int,
+    max_statement_size: int,
+    dry_run: bool,
+    restore: bool,
+    ca_file: Optional[PathLike],
+    insecure_tls: bool,
+) -> ApplyResult:
+    """``apply`` to an MLflow registry alias (see ``apply``)."""
+    staged = _Staged()
+    try:
+        env_path = staged.path(envelope, isinstance(envelope, str) and envelope.lstrip().startswith("{"))
+        keys = [staged.path(k, isinstance(k, str) and k.lstrip().startswith("-----BEGIN")) for k in trusted_keys]
+        if not keys:
+            raise ValueError("trusted_keys: at least one trusted key")
+        word, output = _core.apply_mlflow(
+            env_path,
+            keys,
+            mlflow,
+            registered_model,
+            alias,
+            model_version,
+            target,
+            os.fspath(ledger),
+            threshold,
+            max_age,
+            max_statement_size,
+            dry_run,
+            restore,
+            None if ca_file is None else os.fspath(ca_file),
+            insecure_tls,
+            _notify,
+        )
+    finally:
+        staged.close()
+    out: Dict[str, Any] = json.loads(output)
+    uri = f"models:/{registered_model}@{alias}"
+    if word in ("restored", "unchanged"):
+        logger.info("apply: %s %s → version %s", word.upper(), uri, out.get("version"))
+        return ApplyResult(result=word, decision={}, unchanged=word == "unchanged", output=out)
+    if word == "dry_run":
+        return ApplyResult(result=word, decision=out, output=out)
+    decision: Dict[str, Any] = out["decision"]
+    if word == "deployed":
+        logger.info("apply: DEPLOYED %s → version %s — %s", uri, out.get("version"), decision["reason"])
+    else:
+        logger.warning("apply: KEPT %s where it was (decision %s) — %s", uri, _kept_because(decision), decision["reason"])
+    return ApplyResult(
+        result=word,
+        decision=decision,
+        ledger=out.get("ledger"),
+        unchanged=bool(out.get("unchanged", False)),
+        output=out,
+    )
 
 
 def _kept_because(decision: Dict[str, Any]) -> str:

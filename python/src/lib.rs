@@ -855,6 +855,119 @@ fn apply(
     }
 }
 
+/// `deploy-gate apply --mlflow` (see `deploy_gate::native::mlflow`), with the GIL released:
+/// (result, the CLI's stdout JSON). `restore` puts the alias back (`apply --restore`). A failed
+/// check raises `VerificationError(check, message)`, any other stop `DeployError`.
+#[cfg(unix)]
+#[pyfunction]
+#[pyo3(signature = (envelope, trusted_keys, mlflow, registered_model, alias, model_version, target, ledger, threshold, max_age, max_statement_size, dry_run, restore, ca_file=None, allow_insecure_tls=false, notify=None))]
+#[allow(clippy::too_many_arguments)]
+fn apply_mlflow(
+    py: Python<'_>,
+    envelope: PathBuf,
+    trusted_keys: Vec<PathBuf>,
+    mlflow: String,
+    registered_model: String,
+    alias: String,
+    model_version: Option<String>,
+    target: Option<String>,
+    ledger: Option<PathBuf>,
+    threshold: usize,
+    max_age: i64,
+    max_statement_size: usize,
+    dry_run: bool,
+    restore: bool,
+    ca_file: Option<PathBuf>,
+    allow_insecure_tls: bool,
+    notify: Option<Py<PyAny>>,
+) -> PyResult<(String, String)> {
+    use native::mlflow::{MlflowApply, Promoted, RegistrySettings};
+    let opts = MlflowApply {
+        envelope,
+        trust: native::apply::Trust {
+            trusted_keys,
+            threshold,
+            max_age,
+            ledger,
+            max_statement_size,
+        },
+        registry: RegistrySettings {
+            url: mlflow,
+            ca_file,
+            allow_insecure_tls,
+        },
+        name: registered_model,
+        alias,
+        version: model_version,
+        target,
+        dry_run,
+        fail_at: native::files::FailAt(None),
+        pause_before_move: None,
+    };
+    let uri = native::mlflow::model_uri(&opts.name, &opts.alias);
+    let mut notify = notifier(notify);
+    let registry_error = |py: Python<'_>, e: &native::mlflow::MlflowError| raise(py, "DeployError", e.message(), None, Some(&uri), None);
+    if restore {
+        let r = py
+            .allow_threads(|| native::mlflow::restore(&opts, &mut notify))
+            .map_err(|e| registry_error(py, &e))?;
+        let word = if r.unchanged { "unchanged" } else { "restored" };
+        let json = serde_json::json!({"result": word, "model_uri": r.uri, "version": r.to, "version_before": r.from, "decision_sha256": r.decision_sha256});
+        return Ok((word.to_owned(), json.to_string()));
+    }
+    let out = py
+        .allow_threads(|| native::mlflow::apply(&opts, &mut notify))
+        .map_err(|e| registry_error(py, &e))?;
+    let json = out.to_json(&uri).to_string();
+    match out {
+        Promoted::Refused(f) => Err(verification_error(py, f.check.as_str(), &f.message)),
+        Promoted::Moved { .. } => Ok(("deployed".to_owned(), json)),
+        Promoted::KeptOld { .. } => Ok(("kept_old".to_owned(), json)),
+        Promoted::DryRun { .. } => Ok(("dry_run".to_owned(), json)),
+    }
+}
+
+/// `deploy-gate verify --mlflow` (see `deploy_gate::native::mlflow::verify`), with the GIL
+/// released: the `--json` output (`{ok, reason, version, decision_sha256, subject}`). A
+/// registry or file problem raises `DeployError`.
+#[cfg(unix)]
+#[pyfunction]
+#[pyo3(signature = (mlflow, model_uri, trusted_keys, threshold, max_age, max_statement_size, ca_file=None, allow_insecure_tls=false, notify=None))]
+#[allow(clippy::too_many_arguments)]
+fn verify_mlflow(
+    py: Python<'_>,
+    mlflow: String,
+    model_uri: String,
+    trusted_keys: Vec<PathBuf>,
+    threshold: usize,
+    max_age: i64,
+    max_statement_size: usize,
+    ca_file: Option<PathBuf>,
+    allow_insecure_tls: bool,
+    notify: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let opts = native::mlflow::MlflowVerify {
+        registry: native::mlflow::RegistrySettings {
+            url: mlflow,
+            ca_file,
+            allow_insecure_tls,
+        },
+        model_uri,
+        trust: native::apply::Trust {
+            trusted_keys,
+            threshold,
+            max_age,
+            ledger: None,
+            max_statement_size,
+        },
+    };
+    let mut notify = notifier(notify);
+    let checked = py
+        .allow_threads(|| native::mlflow::verify(&opts, &mut notify))
+        .map_err(|e| raise(py, "DeployError", e.message(), None, Some(&opts.model_uri), None))?;
+    Ok(serde_json::to_string(&checked).expect("a check serializes"))
+}
+
 /// `deploy-gate rollback` (see `deploy_gate::native::apply::rollback`), with the GIL
 /// released: (config, backup, legacy backup, ledger, where the decision undone was recorded —
 /// "ledger", "config_record" or None — and its payload sha256).
@@ -1314,6 +1427,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(oms_digest, m)?)?;
     #[cfg(unix)]
     m.add_function(wrap_pyfunction!(apply, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(apply_mlflow, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(verify_mlflow, m)?)?;
     #[cfg(unix)]
     m.add_function(wrap_pyfunction!(rollback, m)?)?;
     Ok(())
