@@ -90,3 +90,55 @@ test("a decision signed in the page is applied by deploy-gate apply, and the pag
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
+
+test("the Sign panel signs for an MLflow registry alias, and the Verify panel shows it as one", async () => {
+  const dir = path.join(ARTIFACTS, `sign-registry-${process.pid}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(path.join(dir, "model"), { recursive: true });
+  fs.writeFileSync(path.join(dir, "model", "weights.bin"), "registry weights");
+  const digest = spawnSync(CLI, ["digest", path.join(dir, "model")]).stdout.toString().trim();
+
+  const page = await openPage(env);
+  await setPolicy(page, fixturePolicy("approved"));
+  await page.setInputFiles('[data-testid="file-input"]', fixtureFiles("approved"));
+  assert.equal((await decision(page)).approved, true);
+  const keys = [];
+  await Promise.all([
+    new Promise((resolve) => {
+      page.on("download", async (dl) => {
+        const file = path.join(dir, dl.suggestedFilename());
+        await dl.saveAs(file);
+        keys.push(file);
+        if (keys.length === 2) resolve();
+      });
+    }),
+    page.click('[data-testid="generate-key"]'),
+  ]);
+  page.removeAllListeners("download");
+  const publicKey = keys.find((k) => k.endsWith(".pub.pem"));
+
+  // The config target by default; the registry's fields once chosen.
+  assert.equal(await page.isVisible('[name="target"]'), true);
+  assert.equal(await page.isVisible('[name="alias"]'), false);
+  await page.selectOption('[data-testid="sign-target-kind"]', "registry");
+  assert.equal(await page.isVisible('[name="target"]'), false);
+  await page.fill('[name="model_name"]', "agent");
+  await page.fill('[name="model_digest"]', digest);
+  await page.fill('[name="registered_model"]', "agent");
+  await page.click('[data-testid="sign"]');
+  await page.locator('[data-testid="sign-status"]').filter({ hasText: "needs the registered model and the alias" }).waitFor();
+  await page.fill('[name="alias"]', "champion");
+  const envelope = await saveDownload(page, () => page.click('[data-testid="sign"]'), dir);
+
+  const checked = spawnSync(CLI, ["verify", envelope, "--trusted-key", publicKey, "--model-digest", digest, "--target", "models:/agent@champion"]);
+  assert.equal(checked.status, 0, checked.stderr.toString());
+
+  await page.click('[data-testid="verify-panel"] summary');
+  await page.setInputFiles('[data-testid="verify-input"]', [envelope, publicKey]);
+  const target = page.locator('[data-testid="verify-result"] [data-testid="verify-target"]');
+  await target.waitFor();
+  assert.equal(await target.getAttribute("data-kind"), "registry");
+  assert.match(await target.innerText(), /MLflow registry alias champion of agent/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
