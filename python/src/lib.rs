@@ -906,7 +906,8 @@ fn apply_mlflow(
     };
     let uri = native::mlflow::model_uri(&opts.name, &opts.alias);
     let mut notify = notifier(notify);
-    let registry_error = |py: Python<'_>, e: &native::mlflow::MlflowError| raise(py, "DeployError", e.message(), None, Some(&uri), None);
+    let registry_error =
+        |py: Python<'_>, e: &native::mlflow::MlflowError| raise(py, "DeployError", e.message(), None, Some(&uri), None);
     if restore {
         let r = py
             .allow_threads(|| native::mlflow::restore(&opts, &mut notify))

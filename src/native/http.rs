@@ -23,7 +23,10 @@ pub struct ClientSettings {
 /// A client builder with the common settings and `settings` applied; the caller may add its
 /// own (pool sizes) and build it. The error names the CA bundle when it is not usable.
 pub fn builder(settings: &ClientSettings) -> Result<reqwest::ClientBuilder, String> {
-    // The ring provider, once per process (a second install is refused harmlessly).
+    // The ring provider, once per process (a second install is refused harmlessly). rustls
+    // 0.23.48 (the Python binding's lock) deprecates it for its lack of post-quantum key
+    // exchange; aws-lc-rs, which has it, needs cmake and a C toolchain this project avoids.
+    #[allow(deprecated)]
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())

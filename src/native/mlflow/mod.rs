@@ -63,13 +63,13 @@ const MAX_PIECES: usize = 1000;
 pub enum MlflowError {
     /// A call to the registry failed.
     #[error(transparent)]
-    Registry(#[from] RegistryError),
+    Registry(Box<RegistryError>),
     /// The envelope, keys or ledger could not be read, or the ledger written.
     #[error(transparent)]
-    Apply(#[from] ApplyError),
+    Apply(Box<ApplyError>),
     /// A file could not be read or written.
     #[error(transparent)]
-    Files(#[from] FilesError),
+    Files(Box<FilesError>),
     /// The version's downloaded files could not be hashed.
     #[error(transparent)]
     Model(Box<ModelError>),
@@ -105,7 +105,7 @@ pub enum MlflowError {
         version: String,
         /// Why.
         #[source]
-        source: FilesError,
+        source: Box<FilesError>,
     },
     /// Setting the alias failed after the intent was written; what the ledger says follows.
     #[error("NOT moved ({recorded})")]
@@ -119,6 +119,24 @@ pub enum MlflowError {
     /// `--restore` found nothing to put back.
     #[error("{0}")]
     NothingToRestore(String),
+}
+
+impl From<RegistryError> for MlflowError {
+    fn from(e: RegistryError) -> MlflowError {
+        MlflowError::Registry(Box::new(e))
+    }
+}
+
+impl From<ApplyError> for MlflowError {
+    fn from(e: ApplyError) -> MlflowError {
+        MlflowError::Apply(Box::new(e))
+    }
+}
+
+impl From<FilesError> for MlflowError {
+    fn from(e: FilesError) -> MlflowError {
+        MlflowError::Files(Box::new(e))
+    }
 }
 
 impl From<ModelError> for MlflowError {
@@ -309,7 +327,8 @@ fn version_digest(reg: &Registry, mv: &ModelVersion, envelope: &[u8]) -> Result<
         fs::create_dir(&dir).map_err(FilesError::io(format!("cannot create {}", dir.display())))?;
         let n = reg.download_proxied(path, &dir)?;
         if n == 0 {
-            // A single-file artifact lists as nothing: fetch it as one file.
+            // A location that is one file, or an empty folder, lists as nothing: a registered
+            // model is a folder of files.
             return Err(MlflowError::Usage(format!(
                 "version {} of {}: no files under `{uri}`",
                 mv.version, mv.name
@@ -680,7 +699,7 @@ pub fn apply(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Promoted, Ml
     intent.alias_version = Some(mv.version.clone());
     ledger.append(&intent).map_err(|source| MlflowError::IntentUnrecorded {
         version: mv.version.clone(),
-        source,
+        source: Box::new(source),
     })?;
     opts.fail_at.reached(Step::IntentLogged, notify);
     if let Some(pause) = opts.pause_before_move {
