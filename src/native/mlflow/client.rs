@@ -585,13 +585,13 @@ fn cut(text: &str) -> String {
 /// A URL as an error may show it: without a user or password.
 fn shown_url(raw: &str) -> String {
     match url::Url::parse(raw) {
-        Ok(mut u) => {
+        Ok(mut u) if u.has_host() => {
             let _ = u.set_username("");
             let _ = u.set_password(None);
             u.to_string()
         }
-        Err(_) => match raw.split_once('@') {
-            // Not a URL: whatever stands before an `@` may be a credential.
+        // Not a URL with a host: whatever stands before an `@` may be a credential.
+        _ => match raw.rsplit_once('@') {
             Some((_, rest)) => format!("…@{rest}"),
             None => raw.to_owned(),
         },

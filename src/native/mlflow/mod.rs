@@ -1038,3 +1038,74 @@ fn e_restore_failed(last: &Entry) -> Entry {
     e.applied_at = stamp();
     e
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_uris() {
+        assert_eq!(
+            parse_model_uri("models:/agent@champion"),
+            Some(("agent".into(), "champion".into()))
+        );
+        assert_eq!(
+            parse_model_uri("models:/team/agent@v@x"),
+            Some(("team/agent@v".into(), "x".into()))
+        );
+        for bad in [
+            "models:/agent",
+            "models:/@a",
+            "models:/a@",
+            "runs:/x@a",
+            "models://a@b",
+            "serving.yaml",
+        ] {
+            assert_eq!(parse_model_uri(bad), None, "{bad}");
+        }
+        assert_eq!(model_uri("agent", "champion"), "models:/agent@champion");
+    }
+
+    fn version(tags: &[(&str, &str)]) -> ModelVersion {
+        ModelVersion {
+            name: "agent".into(),
+            version: "3".into(),
+            source: String::new(),
+            tags: tags.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        }
+    }
+
+    #[test]
+    fn the_recorded_envelope_is_its_pieces_joined_and_must_hash_to_its_tag() {
+        let text = "{\"payload\":\"é…\"}";
+        let sha = crate::attest::file_digest(text.as_bytes());
+        let (a, b) = text.split_at(12);
+        let ok = version(&[
+            ("deploy-gate.champion.envelope.parts", "2"),
+            ("deploy-gate.champion.envelope.0", a),
+            ("deploy-gate.champion.envelope.1", b),
+            ("deploy-gate.champion.envelope_sha256", &sha),
+        ]);
+        assert_eq!(recorded_envelope(&ok, "champion"), Ok(Some(text.as_bytes().to_vec())));
+        assert_eq!(recorded_envelope(&ok, "canary"), Ok(None));
+        let missing = version(&[
+            ("deploy-gate.champion.envelope.parts", "2"),
+            ("deploy-gate.champion.envelope.0", a),
+        ]);
+        assert!(recorded_envelope(&missing, "champion")
+            .unwrap_err()
+            .contains("envelope.1 is missing"));
+        let other = version(&[
+            ("deploy-gate.champion.envelope.parts", "1"),
+            ("deploy-gate.champion.envelope.0", a),
+            ("deploy-gate.champion.envelope_sha256", &sha),
+        ]);
+        assert!(recorded_envelope(&other, "champion")
+            .unwrap_err()
+            .contains("has sha256"));
+        for parts in ["0", "x", "1001"] {
+            let bad = version(&[("deploy-gate.champion.envelope.parts", parts)]);
+            assert!(recorded_envelope(&bad, "champion").is_err(), "{parts}");
+        }
+    }
+}
