@@ -78,8 +78,9 @@ fi
 # wasm32 (none of them run there; the wasm32 clippy above checks them). The runner is
 # wasm-bindgen-cli's, the version in Cargo.lock (scripts/setup.sh); both runs share one build.
 wasm_test() {
-  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$(command -v wasm-bindgen-test-runner)" \
-    cargo test --target wasm32-unknown-unknown --test wasm
+  local runner
+  runner=$(command -v wasm-bindgen-test-runner) || { echo "error: wasm-bindgen-test-runner is not on PATH (scripts/setup.sh installs wasm-bindgen-cli)" >&2; return 1; }
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$runner" cargo test --target wasm32-unknown-unknown --test wasm
 }
 
 step wasm-test-node "wasm-bindgen tests under node"
