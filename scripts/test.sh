@@ -3,40 +3,71 @@
 # tests, a few seconds of each fuzz target (scripts/fuzz.sh), wasm-bindgen tests (node and
 # headless Chromium), the end-to-end tests of the page (Playwright + Chromium) and the Python
 # package's tests (pytest in a fresh venv the package is pip-installed into), and the
-# statistics' known answers checked against statsmodels, scipy and mpmath in that venv, and
-# interoperability with model-signing (OpenSSF Model Signing) in that venv; `run` against a real
-# llama.cpp server and a fault-injecting one (tests/servers/); `apply --mlflow` and `verify
-# --mlflow` against a real MLflow tracking server (tests/servers/mlflow.sh). Installs
-# what is missing first (scripts/setup.sh).
+# statistics' known answers checked against statsmodels, scipy, mpmath and confseq, and
+# interoperability with model-signing (OpenSSF Model Signing), in venvs built once and kept by
+# their pinned versions (scripts/reference-venv.sh); `run` against a real llama.cpp server and a
+# fault-injecting one (tests/servers/); `apply --mlflow` and `verify --mlflow` against a real
+# MLflow tracking server (tests/servers/mlflow.sh). Installs what is missing first
+# (scripts/setup.sh), and prints each step's wall time at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step's wall time, printed as a table at the end (also when a step fails), so the next
+# growth of the command shows where it happens: `step NAME DESCRIPTION` starts a step.
+step_names=()
+step_times=()
+step_started=
+test_started=$EPOCHREALTIME
+seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+step_done() {
+  if [ -n "$step_started" ]; then
+    step_times+=("$(seconds_since "$step_started")")
+    step_started=
+  fi
+}
+step() {
+  step_done
+  step_names+=("$1")
+  step_started=$EPOCHREALTIME
+  printf '\n== %s\n' "$2" >&2
+}
+step_table() {
+  local status=$? i
+  step_done
+  {
+    printf '\n| step | seconds |\n|---|---:|\n'
+    for i in "${!step_times[@]}"; do printf '| %s | %s |\n' "${step_names[$i]}" "${step_times[$i]}"; done
+    printf '| total | %s |\n' "$(seconds_since "$test_started")"
+    [ "$status" = 0 ] || printf '(stopped by a failure in the step "%s", status %s)\n' "${step_names[-1]}" "$status"
+  } >&2
+}
+trap step_table EXIT
+
+step setup "install what is missing (scripts/setup.sh)"
 scripts/setup.sh
 
-step() { printf '\n== %s\n' "$*" >&2; }
-
-step "cargo fmt --check"
+step fmt "cargo fmt --check"
 cargo fmt --check
 
-step "cargo clippy (all targets, warnings are errors)"
+step clippy "cargo clippy (all targets, warnings are errors)"
 cargo clippy --all-targets -- -D warnings
 cargo clippy --lib --tests --target wasm32-unknown-unknown -- -D warnings
 
-step "the test servers: the fault-injecting server's self-test, and llama.cpp's server (a real OpenAI-compatible server, built once into .venv-llama) for tests/it/run_llama.rs"
+step test-servers "the test servers: the fault-injecting server's self-test, and llama.cpp's server (a real OpenAI-compatible server, built once into .venv-llama) for tests/it/run_llama.rs"
 python3 tests/servers/test_fault_server.py
 bash tests/servers/llama_venv.sh
 
-step "cargo test (unit, integration, parity, property tests; the MLflow tests are the next step)"
+step cargo-test "cargo test (unit, integration, parity, property tests; the MLflow tests are the next step)"
 cargo test --all-targets -- --skip mlflow_cli
 
-step "a real MLflow registry: mlflow[auth] installed once into .venv-mlflow (the install time is printed), then tests/it/mlflow_cli.rs, which starts the tracking server and its basic-auth app (their start times are printed) and stops them"
+step mlflow "a real MLflow registry: mlflow[auth] installed once into .venv-mlflow (the install time is printed), then tests/it/mlflow_cli.rs, which starts the tracking server and its basic-auth app (their start times are printed) and stops them"
 bash tests/servers/mlflow.sh venv
 DEPLOY_GATE_REQUIRE_MLFLOW=1 cargo test --test it mlflow_cli -- --nocapture
 
-step "fuzz targets, a few seconds each (scripts/fuzz.sh)"
+step fuzz "fuzz targets, a few seconds each (scripts/fuzz.sh)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-4}"
 
-step "the wasm package (pkg/), and that the committed pkg/ is what the source builds"
+step build-wasm "the wasm package (pkg/), and that the committed pkg/ is what the source builds"
 scripts/build-wasm.sh
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   echo "note: not a git checkout, so pkg/ cannot be compared with the committed one" >&2
@@ -47,51 +78,71 @@ elif pkg_changes=$(git status --porcelain --untracked-files=all -- pkg/) && [ -n
   exit 1
 fi
 
-step "wasm-bindgen tests under node"
-wasm-pack test --node -- --test wasm
+# The wasm-bindgen tests (tests/wasm.rs) run as `wasm-pack test` runs them, less its first step:
+# `cargo build --tests` for wasm32, which also compiles the library's unit tests and tests/it for
+# wasm32 (none of them run there; the wasm32 clippy above checks them). The runner is
+# wasm-bindgen-cli's, the version in Cargo.lock (scripts/setup.sh); both runs share one build.
+wasm_test() {
+  local runner
+  runner=$(command -v wasm-bindgen-test-runner) || { echo "error: wasm-bindgen-test-runner is not on PATH (scripts/setup.sh installs wasm-bindgen-cli)" >&2; return 1; }
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$runner" cargo test --target wasm32-unknown-unknown --test wasm
+}
 
-step "wasm-bindgen tests in headless Chromium"
-WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver -- --test wasm
+step wasm-test-node "wasm-bindgen tests under node"
+WASM_BINDGEN_TEST_ONLY_NODE=1 wasm_test
 
-step "end-to-end tests of the page (Playwright, headless Chromium)"
+step wasm-test-chrome "wasm-bindgen tests in headless Chromium"
+# (WASM_BINDGEN_USE_BROWSER: without it the runner skips every test in a browser and exits 0.)
+WASM_BINDGEN_TEST_ONLY_WEB=1 WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver wasm_test
+
+step release-build "the release build of the CLI and the examples (the e2e tests and the interoperability test run them)"
 cargo build --release --bins --examples
+
+step e2e "end-to-end tests of the page (Playwright, headless Chromium)"
 (cd tests/e2e && node --test --test-concurrency=1)
 
-step "the Python package (python/): its fmt and clippy, installed from source into a fresh venv, pytest"
+step python-lint "the Python package's fmt and clippy (python/)"
 cargo fmt --check --manifest-path python/Cargo.toml
-cargo clippy --manifest-path python/Cargo.toml --all-targets -- -D warnings
+# In the root's target folder: the core crate's dependencies were checked there by the clippy
+# step, with the same versions and features, and are reused (python/target holds only release
+# builds of the wheel, whose profile is python/Cargo.toml's, so it has nothing to share here).
+CARGO_TARGET_DIR="$PWD/target" cargo clippy --manifest-path python/Cargo.toml --all-targets -- -D warnings
+
+step python-install "the Python package installed from source into a fresh venv"
 rm -rf .venv-test
 python3 -m venv .venv-test
 .venv-test/bin/python -m pip install --quiet --upgrade pip
 # Exactly what a user does: pip builds the wheel with maturin (python/pyproject.toml), into python/target.
 .venv-test/bin/python -m pip install --quiet ./python pytest mypy
+
+step python-tests "the Python package's tests (pytest), without and with the optional packages"
 # Without the optional packages (pytest exits non-zero on a failure, and with 5 when no test ran)…
 DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q python/tests
 # …and the tests that use them, with pandas and tqdm installed.
 .venv-test/bin/python -m pip install --quiet pandas tqdm
 DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q -m optional_deps python/tests
 
-step "the statistics' known answers (tests/fixtures/stats/known-answers.json) against statsmodels, scipy and mpmath"
-# Pinned: the fixtures record these versions, and the guardrails' check replays scipy's seeded bootstrap.
-.venv-test/bin/python -m pip install --quiet statsmodels==0.15.0 scipy==1.17.1 numpy==2.4.6 mpmath==1.4.1
-.venv-test/bin/python scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
-
-step "the guardrails' known answers (tests/fixtures/stats/guardrail-known-answers.json) against numpy, scipy and statsmodels"
-.venv-test/bin/python scripts/guardrail-known-answers.py --check tests/fixtures/stats/guardrail-known-answers.json
-
-step "the sequential decisions' known answers (tests/fixtures/stats/sequential-known-answers.json) against confseq"
+step reference-venvs "the reference implementations' venvs (scripts/reference-venv.sh: built once, kept outside the checkout by their pinned versions)"
+# statsmodels, scipy, numpy, mpmath pinned (the fixtures record these versions, and the
+# guardrails' check replays scipy's seeded bootstrap); model-signing 1.1.1 made the committed
+# fixtures (it imports pyOpenSSL without declaring it). None of them imports deploy-gate's
+# package, whose own tests ran above in the fresh venv.
+stats_venv=$(scripts/reference-venv.sh stats)
 # confseq 0.0.11 uses np.float_ (numpy < 2), so it has a venv of its own; its C++ extension needs
 # Debian's libboost-dev (scripts/setup.sh) and a pybind11 that builds on this Python.
-rm -rf .venv-seq
-python3 -m venv .venv-seq
-.venv-seq/bin/python -m pip install --quiet --upgrade pip
-.venv-seq/bin/python -m pip install --quiet "pybind11>=2.10" cmake scikit-build setuptools wheel "numpy<2"
-.venv-seq/bin/python -m pip install --quiet --no-build-isolation confseq==0.0.11 "numpy<2"
-.venv-seq/bin/python scripts/sequential-known-answers.py --check tests/fixtures/stats/sequential-known-answers.json
+confseq_venv=$(scripts/reference-venv.sh confseq)
 
-step "interoperability with OpenSSF Model Signing's reference implementation (tests/oms_interop_test.py)"
-# model-signing imports pyOpenSSL without declaring it; 1.1.1 made the committed fixtures.
-.venv-test/bin/python -m pip install --quiet model-signing==1.1.1 pyOpenSSL
-DEPLOY_GATE_BIN=target/release/deploy-gate .venv-test/bin/python -m pytest -q tests/oms_interop_test.py
+step known-answers "the statistics' known answers (tests/fixtures/stats/known-answers.json) against statsmodels, scipy and mpmath"
+"$stats_venv/bin/python" scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
 
-step "all tests passed"
+step guardrail-known-answers "the guardrails' known answers (tests/fixtures/stats/guardrail-known-answers.json) against numpy, scipy and statsmodels"
+"$stats_venv/bin/python" scripts/guardrail-known-answers.py --check tests/fixtures/stats/guardrail-known-answers.json
+
+step sequential-known-answers "the sequential decisions' known answers (tests/fixtures/stats/sequential-known-answers.json) against confseq"
+"$confseq_venv/bin/python" scripts/sequential-known-answers.py --check tests/fixtures/stats/sequential-known-answers.json
+
+step oms-interop "interoperability with OpenSSF Model Signing's reference implementation (tests/oms_interop_test.py)"
+DEPLOY_GATE_BIN=target/release/deploy-gate "$stats_venv/bin/python" -m pytest -q tests/oms_interop_test.py
+
+step_done
+printf '\n== all tests passed\n' >&2

@@ -88,6 +88,42 @@ pub fn server_message(body: &[u8]) -> String {
     cut(&server_text(body))
 }
 
+/// The beginning of a body that was longer than a client read: `prefix` cut back to its last
+/// whole UTF-8 character (a multi-byte character torn by the bound is dropped, not turned
+/// into `�`); invalid bytes before that are read as [`String::from_utf8_lossy`] reads them.
+pub fn body_prefix(prefix: &[u8]) -> &[u8] {
+    // The last character's first byte is at most 3 bytes from the end (a 4-byte sequence
+    // torn after its third byte); its length says whether it is all there.
+    let n = prefix.len();
+    for back in 1..=n.min(4) {
+        let length = match prefix[n - back] {
+            0x80..=0xBF => continue,
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => 1,
+        };
+        return if length > back && std::str::from_utf8(&prefix[n - back..]).is_err_and(|e| e.error_len().is_none()) {
+            &prefix[..n - back]
+        } else {
+            prefix
+        };
+    }
+    prefix
+}
+
+/// The text of an error body of which only `prefix` was read (`whole` when that is all of
+/// it): its message as [`server_text`] finds it in a whole body; of a longer one, its
+/// beginning as text, cut on a character boundary ([`body_prefix`]). To be redacted, then
+/// [`cut`].
+pub fn error_text(prefix: &[u8], whole: bool) -> String {
+    if whole {
+        server_text(prefix)
+    } else {
+        String::from_utf8_lossy(body_prefix(prefix)).into_owned()
+    }
+}
+
 impl Target {
     /// Reads a success body into a verdict; the error says what was wrong with it.
     pub fn read_reply(&self, body: &[u8]) -> Result<Reply, String> {

@@ -3,7 +3,7 @@
 
 use super::control::{self, backoff, classify, env_names, expand_env, retry_after, Failure, Limiter};
 use super::request::{case_fields, check_body_template, Template, FIELDS};
-use super::response::{cut, server_message, Usage, MAX_MESSAGE};
+use super::response::{body_prefix, cut, error_text, server_message, Usage, MAX_MESSAGE};
 use super::*;
 use proptest::prelude::*;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -1927,6 +1927,46 @@ fn server_messages_and_cut() {
     assert_eq!(c.chars().count(), MAX_MESSAGE + 1);
     assert!(c.ends_with('…'));
     assert_eq!(cut("a\tb\nc"), "a b c");
+}
+
+#[test]
+fn a_body_longer_than_read_keeps_its_beginning_cut_on_a_character() {
+    // Whole: the message, as before.
+    assert_eq!(
+        error_text(br#"{"error": {"message": "overloaded"}}"#, true),
+        "overloaded"
+    );
+    // Longer than read: not JSON any more, so its beginning as text.
+    let body = format!(
+        r#"{{"error":{{"message":"overloaded","padding":"{}"}}}}"#,
+        "é".repeat(40)
+    );
+    for n in 1..body.len() {
+        let prefix = &body.as_bytes()[..n];
+        let text = error_text(prefix, false);
+        assert!(!text.contains('\u{FFFD}'), "{n}: {text:?}");
+        assert!(body.starts_with(&text), "{n}: {text:?}");
+        assert!(text.len() + 1 >= n, "at most one torn 2-byte character dropped: {n}");
+    }
+    assert_eq!(
+        cut(&error_text(&body.as_bytes()[..32], false)),
+        r#"{"error":{"message":"overloaded""#
+    );
+    // Torn 3- and 4-byte characters, each cut back whole; whole ones kept.
+    for c in ["€", "😀", "é", "a"] {
+        let s = format!("ab{c}");
+        for n in 2..=s.len() {
+            let kept = body_prefix(&s.as_bytes()[..n]);
+            assert_eq!(kept, if n == s.len() { s.as_bytes() } else { b"ab" }, "{c} {n}");
+        }
+    }
+    // Bytes that are not UTF-8 before the end are read as elsewhere (replacement characters).
+    assert_eq!(error_text(b"\xff\xfeoops", false), "\u{FFFD}\u{FFFD}oops");
+    assert_eq!(
+        body_prefix(b"ok\x80"),
+        b"ok\x80",
+        "a stray continuation byte is not a torn character"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

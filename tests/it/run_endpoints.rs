@@ -508,6 +508,63 @@ fn retries_honour_retry_after_and_client_errors_are_not_retried() {
 }
 
 #[test]
+fn an_error_body_longer_than_the_cap_keeps_its_beginning() {
+    // The client reads 64 KiB of an error body; these are 200 KB (padded with `é`s after the
+    // message, two bytes each, so the bound falls inside one when the size is odd or even).
+    let dir = tempdir();
+    let server = Server::start(&[]);
+    let texts = strings(&[
+        "case 0 fault=503 size=200000 retry_after=0",
+        "case 1 fault=400 size=200001",
+        "case 2 fault=503 retry_after=0",
+    ]);
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &texts);
+    let target = chat_target(
+        dir.path(),
+        "t.json",
+        json!(server.url("/v1")),
+        "m",
+        json!({"retries": 2}),
+    );
+    let out = dir.path().join("v.jsonl");
+    let o = dg_run(&one(&cases_path, &target, &out, &[]));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records(&out, &cases);
+    let error = |n: usize| {
+        let r = rec(&by_id, &cases, n);
+        assert!(r.get("verdict").is_none(), "never a pass: {r}");
+        r["error"].as_str().unwrap_or_else(|| panic!("errored: {r}")).to_owned()
+    };
+    for (n, head, tries) in [
+        (
+            0,
+            r#"HTTP 503: {"error":{"message":"The server is overloaded","type":"server_error","code":503,"padding":"ééé"#,
+            " (3 attempts)",
+        ),
+        (
+            1,
+            r#"HTTP 400: {"error":{"message":"Invalid request: bad parameter","type":"invalid_request_error","code":400,"padding":"ééé"#,
+            "",
+        ),
+    ] {
+        // (A client error is final: no count of attempts.)
+        let e = error(n);
+        assert!(e.starts_with(head), "{e}");
+        let tail = format!("é…{tries}");
+        assert!(e.ends_with(&tail), "{e}");
+        // The body's beginning, cut to the bound of a message (300 characters and the `…`).
+        let kept = &e["HTTP 503: ".len()..e.len() - tries.len()];
+        assert_eq!(kept.chars().count(), 301, "{e}");
+    }
+    // A short error body gives its message, as before.
+    assert_eq!(error(2), "HTTP 503: The server is overloaded (3 attempts)");
+    let stats = server.stats();
+    for (text, want) in texts.iter().zip([3, 1, 3]) {
+        assert_eq!(seen(&stats, text), want, "{text}: {stats}");
+    }
+}
+
+#[test]
 fn timeouts_cut_bodies_and_bad_answers_are_errored() {
     let dir = tempdir();
     let server = Server::start(&[]);

@@ -19,6 +19,17 @@ const DEVIATIONS: [(&str, &str); 4] = [
     ("trust-root-tlog-validity-end-inclusive", OLD),
 ];
 
+/// The check some `_fail` cases are refused by (on the file and on its digest): each names
+/// what the case was made to break.
+const CHECKS: [(&str, &str); 5] = [
+    // The envelope is not the one logged: the entry records another PAE's hash.
+    ("rekor2-dsse-mismatch-envelope_fail", "tlog_body"),
+    ("rekor2-dsse-mismatch-sig_fail", "tlog_body"),
+    ("dsse-mismatch-envelope_fail", "tlog_body"),
+    ("rekor2-dsse-invalid-sig_fail", "signature"),
+    ("rekor2-checkpoint-no-matching-signature_fail", "tlog_checkpoint"),
+];
+
 /// Why the v0.1 and v0.2 cases that must verify are refused.
 const OLD: &str = "a v0.1 or v0.2 bundle (no inclusion proof required) is refused: only v0.3 is read";
 
@@ -112,6 +123,11 @@ fn every_bundle_verify_case_ends_as_the_suite_says_on_the_file_and_on_its_digest
                     Ok(()) => wrong.push(format!("{name} relabelled v0.3: verified")),
                     Err(e) if !by_digest => old_refused.push(format!("{name}: {e}")),
                     Err(_) => {}
+                }
+            }
+            if let Some((_, check)) = CHECKS.iter().find(|(n, _)| n == name) {
+                if !got.as_ref().is_err_and(|e| e.starts_with(&format!("{check}: "))) {
+                    wrong.push(format!("{name}: not refused by `{check}`: {got:?}"));
                 }
             }
             let deviates = DEVIATIONS.iter().any(|(n, _)| n == name);

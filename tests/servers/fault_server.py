@@ -274,9 +274,19 @@ class Handler(BaseHTTPRequestHandler):
         self.send_raw(status, compact(value).encode("utf-8"), "application/json", headers)
 
     def send_error_json(self, status: int, message: str, err_type: str,
-                        headers: dict[str, str] | None = None) -> None:
-        self.send_json(status, {"error": {"message": message, "type": err_type, "code": status}},
-                       headers)
+                        headers: dict[str, str] | None = None, size: int | None = None) -> None:
+        """An OpenAI-style error; with `size`, padded (an `error.padding` field of `é`s, two
+        bytes each, after the message) to exactly `size` bytes when that is larger."""
+        value = {"error": {"message": message, "type": err_type, "code": status}}
+        if size is not None:
+            value["error"]["padding"] = ""
+            base = len(compact(value).encode("utf-8"))
+            if size > base:
+                # An odd gap ends with one ASCII byte, so the size is exact.
+                value["error"]["padding"] = "é" * ((size - base) // 2) + "x" * ((size - base) % 2)
+            else:
+                del value["error"]["padding"]
+        self.send_json(status, value, headers)
 
     # ------------------------------------------------------------------ routing
 
@@ -434,17 +444,20 @@ class Handler(BaseHTTPRequestHandler):
             self.send_error_json(400, f"fault_server: unknown fault {fault!r}",
                                  "invalid_request_error")
             return
+        # size= on an error fault: its body padded to that many bytes.
+        size = int(params["size"]) if "size" in params else None
         if fault == "429":
             self.send_error_json(429, "Rate limit reached, retry later", "rate_limit_error",
-                                 self.retry_after_headers(params))
+                                 self.retry_after_headers(params), size)
         elif fault == "503":
             self.send_error_json(503, "The server is overloaded", "server_error",
-                                 self.retry_after_headers(params))
+                                 self.retry_after_headers(params), size)
         elif fault == "500":
             self.send_error_json(500, "The server had an error while processing your request",
-                                 "server_error")
+                                 "server_error", size=size)
         elif fault == "400":
-            self.send_error_json(400, "Invalid request: bad parameter", "invalid_request_error")
+            self.send_error_json(400, "Invalid request: bad parameter", "invalid_request_error",
+                                 size=size)
         elif fault == "401":
             auth = self.headers.get("Authorization")
             if auth is None:

@@ -354,6 +354,22 @@ def fault_big_has_the_size_and_is_json():
 
 
 @test
+def fault_errors_padded_with_size():
+    for size in (200000, 200001):
+        status, headers, payload = chat(S.port, f"case 24 fault=503 size={size} retry_after=0")
+        assert status == 503 and len(payload) == size, (status, len(payload))
+        assert headers["retry-after"] == "0"
+        error = json.loads(payload)["error"]
+        assert error["message"] == "The server is overloaded", error["message"]
+        assert payload.startswith(b'{"error":{"message":"The server is overloaded"'), payload[:60]
+        assert set(error["padding"]) <= {"\u00e9", "x"}
+    status, _, payload = agent(S.port, "case 24 fault=400 size=10")
+    assert status == 400 and "padding" not in json.loads(payload)["error"], payload
+    status, _, payload = chat(S.port, "case 24 fault=500 size=abc")
+    assert status == 400 and b"bad parameter" in payload, payload
+
+
+@test
 def fault_redirect_is_not_followed_by_default():
     reset(S.port)
     status, headers, payload = chat(S.port, "case 23 fault=redirect")

@@ -97,9 +97,12 @@ fn install_provider() {
     let _ = sigstore_verify::crypto::provider::install_default_provider(&provider::RUST_CRYPTO);
 }
 
-/// The named check a verifier error fails.
-fn check_of(e: &Error) -> Check {
+/// The named check a verifier error fails; `dsse` when the bundle holds a DSSE envelope.
+fn check_of(e: &Error, dsse: bool) -> Check {
     match e {
+        // Of a DSSE bundle the log entry records the hash of the envelope's PAE: a different
+        // one means the entry does not describe this envelope.
+        Error::ArtifactMismatch(m) if dsse && m.contains("hashedrekord") => Check::TlogBody,
         Error::IdentityMismatch { .. } | Error::IssuerMismatch { .. } => Check::KeylessIdentity,
         Error::Certificate(CertificateError::Sct(_)) => Check::Sct,
         Error::Certificate(_) | Error::InvalidTrustRoot(_) | Error::TrustRoot(_) | Error::TrustedCertificate(_) => {
@@ -168,6 +171,11 @@ pub fn verify_sigstore(
     }
     let parsed = sigstore_verify::types::Bundle::from_json(text)
         .map_err(|e| OmsError::new(Check::BundleShape, format!("not a Sigstore bundle: {e}")))?;
+    let dsse = matches!(
+        parsed.content,
+        sigstore_verify::types::SignatureContent::DsseEnvelope(_)
+    );
+    let check = |e: &Error| check_of(e, dsse);
     let verifier = Verifier::new(&root.root)
         .map_err(|e| OmsError::new(Check::CertificateChain, format!("the trusted root: {e}")))?;
     let run = |policy: &dyn Fn(
@@ -192,7 +200,7 @@ pub fn verify_sigstore(
             let policy = sigstore_verify::PublicKeyVerificationPolicy::new(key);
             return run(&|a| verifier.verify(a, &parsed, &policy))
                 .map(|_| None)
-                .map_err(|e| OmsError::new(check_of(&e), e.to_string()));
+                .map_err(|e| OmsError::new(check(&e), e.to_string()));
         }
         Signer::Identities(ids) => ids,
     };
@@ -207,8 +215,8 @@ pub fn verify_sigstore(
         let policy = VerificationPolicy::new(want.identity.as_str(), want.issuer.clone());
         match run(&|a| verifier.verify(a, &parsed, &policy)) {
             Ok(r) => return Ok(Some(signer_of(&r))),
-            Err(e) if check_of(&e) == Check::KeylessIdentity => mismatch = Some(e),
-            Err(e) => return Err(OmsError::new(check_of(&e), e.to_string())),
+            Err(e) if check(&e) == Check::KeylessIdentity => mismatch = Some(e),
+            Err(e) => return Err(OmsError::new(check(&e), e.to_string())),
         }
     }
     let wanted: Vec<String> = identities

@@ -9,7 +9,7 @@ use super::cache::{Cache, Entry};
 use super::engine::{Done, Msg, Outcome};
 use deploy_gate::native::http::chain;
 use deploy_gate::target::control::{backoff, classify, retry_after, Failure};
-use deploy_gate::target::response::{cut, server_text, Usage};
+use deploy_gate::target::response::{cut, error_text, Usage};
 use deploy_gate::target::{Kind, Secrets, Target};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
@@ -286,8 +286,8 @@ impl Endpoint {
                         .get(reqwest::header::RETRY_AFTER)
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| retry_after(v, SystemTime::now()));
-                    let body = read_body(response, MAX_ERROR_BODY).await.unwrap_or_default();
-                    let message = format!("HTTP {}: {}", status.as_u16(), self.scrub(&server_text(&body)));
+                    let (body, whole) = read_prefix(response, MAX_ERROR_BODY).await;
+                    let message = format!("HTTP {}: {}", status.as_u16(), self.scrub(&error_text(&body, whole)));
                     match classify(status.as_u16()) {
                         Failure::Final => return failed(message, false),
                         f => (f, message, wait),
@@ -342,6 +342,27 @@ async fn read_body(mut response: reqwest::Response, max: u64) -> Result<Vec<u8>,
             Ok(None) => return Ok(out),
             Err(e) if e.is_timeout() => return Err(BodyError::Timeout),
             Err(e) => return Err(BodyError::Broken(chain(&e))),
+        }
+    }
+}
+
+/// The first `max` bytes of a body (all of it when shorter, then `true`): an error body's
+/// message is read from its beginning however long it is. A body that breaks off or times out
+/// gives what came before.
+async fn read_prefix(mut response: reqwest::Response, max: u64) -> (Vec<u8>, bool) {
+    let max = max as usize;
+    let mut out = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if out.len() + chunk.len() > max {
+                    out.extend_from_slice(&chunk[..max - out.len()]);
+                    return (out, false);
+                }
+                out.extend_from_slice(&chunk);
+            }
+            Ok(None) => return (out, true),
+            Err(_) => return (out, false),
         }
     }
 }
