@@ -889,3 +889,58 @@ fn insecure_tls_is_refused_unless_asked_and_a_ledger_is_required() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("cannot be used with"), "{}", text(&out));
 }
+
+#[test]
+fn an_interrupted_restore_leaves_the_old_decision_used_and_the_next_restore_finishes() {
+    if !available() {
+        return;
+    }
+    let srv = server();
+    let c = case();
+    let (m1, m2) = (model_files(c.path(), "restore-1"), model_files(c.path(), "restore-2"));
+    let v1 = register(srv, false, "rcrash", &m1);
+    let v2 = register(srv, false, "rcrash", &m2);
+    let (envelope, payload) = c.sign(&m1, "models:/rcrash@champion");
+    let out = c.apply(srv, &envelope, "rcrash", "champion", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    move_by_hand(srv, false, "rcrash", "champion", &v2);
+
+    // Killed after the restore's intent, before the move: the alias is where the hand put it.
+    let out = c.apply(
+        srv,
+        &envelope,
+        "rcrash",
+        "champion",
+        &["--restore", "--fail-at", "intent-logged"],
+    );
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{}", text(&out));
+    assert_eq!(alias_of(srv, None, "rcrash", "champion").as_deref(), Some(v2.as_str()));
+    // The decision applied once is still used up: applying it again is a replay.
+    let out = c.apply(srv, &envelope, "rcrash", "champion", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(stderr(&out).contains("applied already"), "{}", text(&out));
+    assert!(
+        !c.entries(&payload).contains(&"not_deployed".to_owned()),
+        "{:?}",
+        c.entries(&payload)
+    );
+    assert_eq!(alias_of(srv, None, "rcrash", "champion").as_deref(), Some(v2.as_str()));
+
+    // Killed after the move: the next restore records it and finds nothing to change.
+    let out = c.apply(
+        srv,
+        &envelope,
+        "rcrash",
+        "champion",
+        &["--restore", "--fail-at", "alias-moved"],
+    );
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{}", text(&out));
+    assert_eq!(alias_of(srv, None, "rcrash", "champion").as_deref(), Some(v1.as_str()));
+    let out = c.apply(srv, &envelope, "rcrash", "champion", &["--restore"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_stdout(&out)["result"], "unchanged", "{}", text(&out));
+    assert!(stderr(&out).contains("recorded as deployed"), "{}", text(&out));
+    let out = c.apply(srv, &envelope, "rcrash", "champion", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(c.entries(&payload).last().map(String::as_str), Some("deployed"));
+}

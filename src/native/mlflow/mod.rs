@@ -544,12 +544,33 @@ fn resolve_pending(
         } else {
             Outcome::Unknown
         };
+        let restore = intent.action.as_deref() == Some("mlflow_restore");
         let mut entry = intent.clone();
         entry.result = outcome;
+        if restore && outcome == Outcome::NotDeployed {
+            // A restore that did not move the alias closes with its decision's last entry as it
+            // was (deployed), as a restore that fails does: `not_deployed` would let that old
+            // decision be applied again. Without one, `unknown` (not applied again).
+            match ledger
+                .parsed
+                .entries
+                .iter()
+                .rev()
+                .find(|e| e.payload_sha256 == intent.payload_sha256 && e.result != Outcome::Intent)
+            {
+                Some(last) => entry = last.clone(),
+                None => entry.result = Outcome::Unknown,
+            }
+        }
         entry.applied_at = stamp();
         entry.recovered = true;
         ledger.append(&entry)?;
         let what = match outcome {
+            Outcome::NotDeployed if restore => format!(
+                "the alias still points to {}: the restore did not happen, the decision's record is kept as it was ({})",
+                shown(&now),
+                entry.result.as_str()
+            ),
             Outcome::Deployed => format!("the alias points to version {}: recorded as deployed", intent.alias_version.as_deref().unwrap_or("?")),
             Outcome::NotDeployed => format!("the alias still points to {}: recorded as not deployed", shown(&now)),
             _ => format!("the alias points to {}, neither the version before nor after: recorded as unknown (the decision is not applied again)", shown(&now)),
@@ -991,9 +1012,11 @@ pub fn restore(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Restored, 
         intent.recovered = false;
         intent.unchanged = false;
         ledger.append(&intent)?;
+        opts.fail_at.reached(Step::IntentLogged, notify);
         let moved = move_alias(&reg, opts, &uri, &now, &version);
         match moved {
             Ok(_) => {
+                opts.fail_at.reached(Step::AliasMoved, notify);
                 let mut done = intent;
                 done.applied_at = stamp();
                 done.result = Outcome::Deployed;
