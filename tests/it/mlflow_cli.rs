@@ -944,3 +944,43 @@ fn an_interrupted_restore_leaves_the_old_decision_used_and_the_next_restore_fini
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert_eq!(c.entries(&payload).last().map(String::as_str), Some("deployed"));
 }
+
+#[test]
+fn latest_and_version_aliases_are_refused_before_the_registry_is_asked() {
+    let c = case();
+    let m = model_files(c.path(), "latest");
+    // No server there: each refusal comes before any call.
+    let fake = Server {
+        url: "http://127.0.0.1:9".into(),
+        dir: PathBuf::new(),
+    };
+    for alias in ["latest", "Latest", "LATEST", "v3", "V12"] {
+        let (envelope, _) = c.sign(&m, &format!("models:/latest@{alias}"));
+        for extra in [&[][..], &["--restore"][..], &["--dry-run"][..]] {
+            let out = run(&c.apply_args(&fake, &envelope, "latest", alias, extra));
+            assert_eq!(out.status.code(), Some(1), "{alias} {extra:?}: {}", text(&out));
+            assert!(
+                stderr(&out).contains(&format!("the alias `{alias}`")) && !stderr(&out).contains("MLflow at"),
+                "{alias} {extra:?}: {}",
+                text(&out)
+            );
+        }
+        let out = run(&strings(&[
+            "verify",
+            "--mlflow",
+            &fake.url,
+            "--model-uri",
+            &format!("models:/latest@{alias}"),
+            "--trusted-key",
+            &s(&c.public),
+            "--json",
+        ]));
+        assert_ne!(out.status.code(), Some(0), "{alias}: {}", text(&out));
+        assert!(
+            text(&out).contains(&format!("the alias `{alias}`")) && !text(&out).contains("MLflow at"),
+            "{alias}: {}",
+            text(&out)
+        );
+    }
+    assert!(!c.ledger.exists());
+}

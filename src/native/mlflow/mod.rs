@@ -164,6 +164,24 @@ pub fn model_uri(name: &str, alias: &str) -> String {
     format!("models:/{name}@{alias}")
 }
 
+/// Refuses the aliases MLflow does not let anyone move: `latest` (in any case), which the
+/// server resolves to the newest version whatever registers it, and the version aliases
+/// `vN`/`VN`, which it reserves.
+fn movable_alias(alias: &str) -> Result<(), MlflowError> {
+    if alias.eq_ignore_ascii_case("latest") {
+        return Err(MlflowError::Usage(format!(
+            "the alias `{alias}`: MLflow resolves @latest (in any case) to the newest version of the model, whoever registers it; it is not a pointer a signed decision can move or vouch for"
+        )));
+    }
+    let digits = alias.strip_prefix(['v', 'V']).unwrap_or("");
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(MlflowError::Usage(format!(
+            "the alias `{alias}`: MLflow reserves vN for versions; it cannot be set as an alias"
+        )));
+    }
+    Ok(())
+}
+
 /// The tag key prefix of an alias's records.
 fn prefix(alias: &str) -> String {
     format!("deploy-gate.{alias}.")
@@ -596,6 +614,7 @@ fn entry_for(v: &Verified, result: Outcome, uri: &str, action: &str) -> Entry {
 }
 
 fn connect(opts: &MlflowApply) -> Result<(Registry, String, PathBuf), MlflowError> {
+    movable_alias(&opts.alias)?;
     let uri = model_uri(&opts.name, &opts.alias);
     if let Some(t) = &opts.target {
         if *t != uri {
@@ -836,6 +855,7 @@ pub struct MlflowVerify {
 pub fn verify(opts: &MlflowVerify, notify: &mut Notify<'_>) -> Result<AliasCheck, MlflowError> {
     let (name, alias) = parse_model_uri(&opts.model_uri)
         .ok_or_else(|| MlflowError::Usage(format!("--model-uri `{}`: expected models:/NAME@ALIAS", opts.model_uri)))?;
+    movable_alias(&alias).map_err(|e| MlflowError::Usage(format!("--model-uri `{}`: {e}", opts.model_uri)))?;
     let reg = Registry::connect(&opts.registry)?;
     let mut trust = opts.trust.clone();
     trust.ledger = None;
