@@ -260,6 +260,11 @@ impl Registry {
         &self.shown
     }
 
+    /// The server's URL (no credentials: refused in [`Registry::connect`]).
+    pub fn base(&self) -> &url::Url {
+        &self.base
+    }
+
     fn endpoint(&self, path: &str) -> url::Url {
         let mut u = self.base.clone();
         let joined = format!("{}/{}", u.path().trim_end_matches('/'), path.trim_start_matches('/'));

@@ -330,16 +330,16 @@ fn version_digest(reg: &Registry, mv: &ModelVersion, envelope: &[u8]) -> Result<
             mv.version, mv.name
         ))
     };
-    if let Some(rest) = uri.strip_prefix("mlflow-artifacts:") {
-        // `mlflow-artifacts:/PATH` or `mlflow-artifacts://HOST:PORT/PATH`: the path is the proxy's.
-        let path = match rest.strip_prefix("//") {
-            Some(hosted) => hosted.split_once('/').map(|(_, p)| p).unwrap_or(""),
-            None => rest,
-        }
-        .trim_matches('/');
-        if path.is_empty() || path.split('/').any(|s| s == ".." || s == ".") {
-            return Err(unreadable());
-        }
+    if let Some(proxied) = proxied_path(&uri, reg.base()) {
+        let path = match proxied {
+            Ok(path) => path,
+            Err(why) => {
+                return Err(MlflowError::Usage(format!(
+                    "version {} of {}: its files are at `{uri}`: {why}",
+                    mv.version, mv.name
+                )))
+            }
+        };
         let scratch = Scratch::new()?;
         let dir = scratch.0.join("files");
         fs::create_dir(&dir).map_err(FilesError::io(format!("cannot create {}", dir.display())))?;
@@ -368,6 +368,40 @@ fn version_digest(reg: &Registry, mv: &ModelVersion, envelope: &[u8]) -> Result<
         Some(p) => Ok(identify(&p, envelope, None)?.digest),
         None => Err(unreadable()),
     }
+}
+
+/// The artifact proxy's path of an `mlflow-artifacts:` location (`None`: another scheme).
+/// `mlflow-artifacts:/PATH` is the tracking server's; `mlflow-artifacts://HOST:PORT/PATH` is
+/// downloaded by MLflow's clients from HOST:PORT, so it is read only when that is the tracking
+/// server itself (the files hashed are the files a client loads).
+fn proxied_path<'a>(uri: &'a str, tracking: &url::Url) -> Option<Result<&'a str, String>> {
+    let rest = uri.strip_prefix("mlflow-artifacts:")?;
+    let path = match rest.strip_prefix("//") {
+        Some(hosted) => {
+            let (netloc, path) = hosted.split_once('/').unwrap_or((hosted, ""));
+            if !netloc.is_empty() {
+                let same = url::Url::parse(&format!("{}://{netloc}/", tracking.scheme())).is_ok_and(|u| {
+                    u.username().is_empty()
+                        && u.password().is_none()
+                        && u.host_str() == tracking.host_str()
+                        && u.port_or_known_default() == tracking.port_or_known_default()
+                });
+                if !same {
+                    return Some(Err(format!(
+                        "MLflow's clients download them from {netloc}, not from the tracking server {}: deploy-gate hashes only the files the tracking server serves",
+                        tracking.host_str().unwrap_or("?")
+                    )));
+                }
+            }
+            path
+        }
+        None => rest,
+    }
+    .trim_matches('/');
+    if path.is_empty() || path.split('/').any(|s| s == ".." || s == ".") {
+        return Some(Err("not a path deploy-gate reads".to_owned()));
+    }
+    Some(Ok(path))
 }
 
 fn percent_decode(s: &str) -> String {
@@ -1085,6 +1119,41 @@ fn e_restore_failed(last: &Entry) -> Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn artifact_locations_hosted_elsewhere_are_not_read() {
+        let tracking = url::Url::parse("http://127.0.0.1:5000/prefix").unwrap();
+        let ok = |uri| proxied_path(uri, &tracking).map(|r| r.unwrap());
+        assert_eq!(
+            ok("mlflow-artifacts:/1/models/m-1/artifacts"),
+            Some("1/models/m-1/artifacts")
+        );
+        assert_eq!(ok("mlflow-artifacts:///1/m"), Some("1/m"));
+        assert_eq!(ok("mlflow-artifacts://127.0.0.1:5000/1/m"), Some("1/m"));
+        assert_eq!(ok("file:///tmp/m"), None);
+        for elsewhere in [
+            "mlflow-artifacts://evil.example:5000/1/m",
+            "mlflow-artifacts://127.0.0.1:5001/1/m",
+            "mlflow-artifacts://127.0.0.1/1/m",
+            "mlflow-artifacts://localhost:5000/1/m",
+            "mlflow-artifacts://u@127.0.0.1:5000/1/m",
+        ] {
+            let why = proxied_path(elsewhere, &tracking).unwrap().unwrap_err();
+            assert!(why.contains("not from the tracking server"), "{elsewhere}: {why}");
+        }
+        let https = url::Url::parse("https://mlflow.example").unwrap();
+        assert_eq!(
+            proxied_path("mlflow-artifacts://mlflow.example:443/a", &https).map(|r| r.unwrap()),
+            Some("a")
+        );
+        for bad in [
+            "mlflow-artifacts:/",
+            "mlflow-artifacts:/a/../b",
+            "mlflow-artifacts://127.0.0.1:5000",
+        ] {
+            assert!(proxied_path(bad, &tracking).unwrap().is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn model_uris() {
