@@ -781,18 +781,43 @@ pub fn apply(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Promoted, Ml
     }
     // 5. Compare, then set.
     let outcome = move_alias(&reg, opts, &uri, &before, &mv.version);
-    let unchanged = match outcome {
-        Ok(unchanged) => unchanged,
-        Err(e) => {
-            let mut failed = intent.clone();
-            failed.result = Outcome::NotDeployed;
-            failed.applied_at = stamp();
-            let recorded = match ledger.append(&failed) {
-                Ok(()) => "recorded as not deployed: the decision may be applied again".to_owned(),
-                Err(le) => format!(
-                    "{}; the next apply resolves it from where the alias points",
-                    crate::native::files::chain(&le)
+    // A set that failed may still have been done (an answer lost, a proxy's 5xx after the
+    // server's commit): unless the move was refused before any set, the alias is read back.
+    let now = match &outcome {
+        Err(MlflowError::MovedMeanwhile { .. }) | Ok(_) => None,
+        Err(_) => Some(reg.alias(&opts.name, &opts.alias).map(|a| a.map(|mv| mv.version))),
+    };
+    let unchanged = match (outcome, now) {
+        (Ok(unchanged), _) => unchanged,
+        (Err(e), Some(Ok(Some(now)))) if now == mv.version => {
+            notify(Notice::warning(format!(
+                "setting the alias reported an error, but {uri} points to version {now}: it moved ({})",
+                e.message()
+            )));
+            false
+        }
+        (Err(e), now) => {
+            let recorded = match now {
+                Some(Ok(now)) if now != before => format!(
+                    "the alias now points to {}: the ledger keeps the intent, the next apply resolves it from where the alias points",
+                    shown(&now)
                 ),
+                Some(Err(re)) => format!(
+                    "the alias could not be read back ({}): the ledger keeps the intent, the next apply resolves it from where the alias points",
+                    re
+                ),
+                _ => {
+                    let mut failed = intent.clone();
+                    failed.result = Outcome::NotDeployed;
+                    failed.applied_at = stamp();
+                    match ledger.append(&failed) {
+                        Ok(()) => "recorded as not deployed: the decision may be applied again".to_owned(),
+                        Err(le) => format!(
+                            "{}; the next apply resolves it from where the alias points",
+                            crate::native::files::chain(&le)
+                        ),
+                    }
+                }
             };
             return Err(match e {
                 MlflowError::MovedMeanwhile { uri, before, now, .. } => MlflowError::MovedMeanwhile {
