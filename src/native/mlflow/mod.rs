@@ -448,12 +448,10 @@ fn stamp() -> String {
     time::format_rfc3339(unix_now())
 }
 
-/// The tags recording an approving decision on a version.
-pub fn decision_tags(alias: &str, envelope: &[u8], v: &Verified) -> Vec<(String, String)> {
-    let p = prefix(alias);
-    let text = String::from_utf8_lossy(envelope);
+/// The envelope's text cut into tag values, at character boundaries.
+fn pieces(text: &str) -> Vec<&str> {
     let mut pieces = Vec::new();
-    let mut rest: &str = &text;
+    let mut rest: &str = text;
     while !rest.is_empty() {
         let mut end = rest.len().min(TAG_PIECE);
         while !rest.is_char_boundary(end) {
@@ -462,6 +460,29 @@ pub fn decision_tags(alias: &str, envelope: &[u8], v: &Verified) -> Vec<(String,
         pieces.push(&rest[..end]);
         rest = &rest[end..];
     }
+    pieces
+}
+
+/// Refuses an envelope that [`recorded_envelope`] could not read back from the version's tags
+/// (more than [`MAX_PIECES`] pieces), before anything is written: the alias would otherwise move
+/// to a version whose decision `verify --mlflow` never accepts.
+fn recordable(envelope: &[u8]) -> Result<(), MlflowError> {
+    let n = pieces(&String::from_utf8_lossy(envelope)).len();
+    if n > MAX_PIECES {
+        return Err(MlflowError::Usage(format!(
+            "the decision's envelope is {} bytes: recorded on the version it would take {n} tags of at most {TAG_PIECE} bytes, and a recorded decision is read back from at most {MAX_PIECES} ({} bytes); nothing was done",
+            envelope.len(),
+            MAX_PIECES * TAG_PIECE
+        )));
+    }
+    Ok(())
+}
+
+/// The tags recording an approving decision on a version.
+pub fn decision_tags(alias: &str, envelope: &[u8], v: &Verified) -> Vec<(String, String)> {
+    let p = prefix(alias);
+    let text = String::from_utf8_lossy(envelope);
+    let pieces = pieces(&text);
     let mut tags = vec![(format!("{p}envelope.parts"), pieces.len().to_string())];
     for (i, piece) in pieces.iter().enumerate() {
         tags.push((format!("{p}envelope.{i}"), (*piece).to_owned()));
@@ -720,6 +741,9 @@ pub fn apply(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Promoted, Ml
                 }
             ),
         )));
+    }
+    if v.approved {
+        recordable(&envelope)?;
     }
     let Some(mut ledger) = ledger.take() else {
         return Ok(Promoted::DryRun {
@@ -1144,6 +1168,32 @@ fn e_restore_failed(last: &Entry) -> Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_envelope_is_recorded_only_when_it_can_be_read_back() {
+        let most = "x".repeat(MAX_PIECES * TAG_PIECE);
+        assert!(recordable(most.as_bytes()).is_ok());
+        let mut tags = vec![(
+            "deploy-gate.c.envelope.parts".to_owned(),
+            pieces(&most).len().to_string(),
+        )];
+        for (i, p) in pieces(&most).iter().enumerate() {
+            tags.push((format!("deploy-gate.c.envelope.{i}"), (*p).to_owned()));
+        }
+        tags.push((
+            "deploy-gate.c.envelope_sha256".to_owned(),
+            crate::attest::file_digest(most.as_bytes()),
+        ));
+        let mv = ModelVersion { tags, ..version(&[]) };
+        assert_eq!(recorded_envelope(&mv, "c"), Ok(Some(most.clone().into_bytes())));
+        // One byte more (or a character cut short of a piece's end) is refused before any write.
+        let e = recordable(format!("{most}x").as_bytes()).unwrap_err().message();
+        assert!(e.contains("4000001 bytes") && e.contains("1001 tags"), "{e}");
+        // Three-byte characters: 3999 bytes a piece.
+        let wide = "€".repeat(1_333_300);
+        assert!(wide.len() < MAX_PIECES * TAG_PIECE);
+        assert!(recordable(wide.as_bytes()).is_err());
+    }
 
     #[test]
     fn artifact_locations_hosted_elsewhere_are_not_read() {
