@@ -889,3 +889,180 @@ fn insecure_tls_is_refused_unless_asked_and_a_ledger_is_required() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("cannot be used with"), "{}", text(&out));
 }
+
+#[test]
+fn an_interrupted_restore_leaves_the_old_decision_used_and_the_next_restore_finishes() {
+    if !available() {
+        return;
+    }
+    let srv = server();
+    let c = case();
+    let (m1, m2) = (model_files(c.path(), "restore-1"), model_files(c.path(), "restore-2"));
+    let v1 = register(srv, false, "rcrash", &m1);
+    let v2 = register(srv, false, "rcrash", &m2);
+    let (envelope, payload) = c.sign(&m1, "models:/rcrash@champion");
+    let out = c.apply(srv, &envelope, "rcrash", "champion", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    move_by_hand(srv, false, "rcrash", "champion", &v2);
+
+    // Killed after the restore's intent, before the move: the alias is where the hand put it.
+    let out = c.apply(
+        srv,
+        &envelope,
+        "rcrash",
+        "champion",
+        &["--restore", "--fail-at", "intent-logged"],
+    );
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{}", text(&out));
+    assert_eq!(alias_of(srv, None, "rcrash", "champion").as_deref(), Some(v2.as_str()));
+    // The decision applied once is still used up: applying it again is a replay.
+    let out = c.apply(srv, &envelope, "rcrash", "champion", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(stderr(&out).contains("applied already"), "{}", text(&out));
+    assert!(
+        !c.entries(&payload).contains(&"not_deployed".to_owned()),
+        "{:?}",
+        c.entries(&payload)
+    );
+    assert_eq!(alias_of(srv, None, "rcrash", "champion").as_deref(), Some(v2.as_str()));
+
+    // Killed after the move: the next restore records it and finds nothing to change.
+    let out = c.apply(
+        srv,
+        &envelope,
+        "rcrash",
+        "champion",
+        &["--restore", "--fail-at", "alias-moved"],
+    );
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{}", text(&out));
+    assert_eq!(alias_of(srv, None, "rcrash", "champion").as_deref(), Some(v1.as_str()));
+    let out = c.apply(srv, &envelope, "rcrash", "champion", &["--restore"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_stdout(&out)["result"], "unchanged", "{}", text(&out));
+    assert!(stderr(&out).contains("recorded as deployed"), "{}", text(&out));
+    let out = c.apply(srv, &envelope, "rcrash", "champion", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(c.entries(&payload).last().map(String::as_str), Some("deployed"));
+}
+
+#[test]
+fn latest_and_version_aliases_are_refused_before_the_registry_is_asked() {
+    let c = case();
+    let m = model_files(c.path(), "latest");
+    // No server there: each refusal comes before any call.
+    let fake = Server {
+        url: "http://127.0.0.1:9".into(),
+        dir: PathBuf::new(),
+    };
+    for alias in ["latest", "Latest", "LATEST", "v3", "V12"] {
+        let (envelope, _) = c.sign(&m, &format!("models:/latest@{alias}"));
+        for extra in [&[][..], &["--restore"][..], &["--dry-run"][..]] {
+            let out = run(&c.apply_args(&fake, &envelope, "latest", alias, extra));
+            assert_eq!(out.status.code(), Some(1), "{alias} {extra:?}: {}", text(&out));
+            assert!(
+                stderr(&out).contains(&format!("the alias `{alias}`")) && !stderr(&out).contains("MLflow at"),
+                "{alias} {extra:?}: {}",
+                text(&out)
+            );
+        }
+        let out = run(&strings(&[
+            "verify",
+            "--mlflow",
+            &fake.url,
+            "--model-uri",
+            &format!("models:/latest@{alias}"),
+            "--trusted-key",
+            &s(&c.public),
+            "--json",
+        ]));
+        assert_ne!(out.status.code(), Some(0), "{alias}: {}", text(&out));
+        assert!(
+            text(&out).contains(&format!("the alias `{alias}`")) && !text(&out).contains("MLflow at"),
+            "{alias}: {}",
+            text(&out)
+        );
+    }
+    assert!(!c.ledger.exists());
+}
+
+/// A registry that does every call of one apply, and answers the alias's set with HTTP 502 after
+/// doing it (a proxy's error after the server's commit): a stand-in for an answer lost.
+fn lossy_registry(model: &Path) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let source = format!("file://{}", model.display());
+    std::thread::spawn(move || {
+        let mut alias: Option<String> = None;
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let (method, target) = line.split_once(' ').unwrap();
+            let path = target.split([' ', '?']).next().unwrap().to_owned();
+            let method = method.to_owned();
+            let mut length = 0;
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                if h.trim().is_empty() {
+                    break;
+                }
+                if let Some((k, v)) = h.split_once(':') {
+                    if k.eq_ignore_ascii_case("content-length") {
+                        length = v.trim().parse().unwrap();
+                    }
+                }
+            }
+            let mut body = vec![0; length];
+            std::io::Read::read_exact(&mut reader, &mut body).unwrap();
+            let version =
+                |v: &str| json!({"model_version": {"name": "lossy", "version": v, "source": source, "tags": []}});
+            let (status, answer) = match (method.as_str(), path.as_str()) {
+                ("GET", "/api/2.0/mlflow/registered-models/alias") => match &alias {
+                    Some(v) => (200, version(v)),
+                    None => (
+                        400,
+                        json!({"error_code": "INVALID_PARAMETER_VALUE", "message": "Registered model alias champion not found."}),
+                    ),
+                },
+                ("POST", "/api/2.0/mlflow/registered-models/alias") => {
+                    let b: Value = serde_json::from_slice(&body).unwrap();
+                    alias = Some(b["version"].as_str().unwrap().to_owned());
+                    (502, json!({"message": "upstream timed out"}))
+                }
+                ("GET", "/api/2.0/mlflow/model-versions/get") => (200, version("1")),
+                ("GET", "/api/2.0/mlflow/model-versions/get-download-uri") => (200, json!({"artifact_uri": source})),
+                ("POST", "/api/2.0/mlflow/model-versions/set-tag") => (200, json!({})),
+                _ => (404, json!({"error_code": "ENDPOINT_NOT_FOUND", "message": path})),
+            };
+            let text = answer.to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                text.len()
+            );
+        }
+    });
+    url
+}
+
+#[test]
+fn a_set_that_reports_an_error_but_moved_the_alias_is_recorded_as_deployed() {
+    let c = case();
+    let m = model_files(c.path(), "lossy");
+    let srv = Server {
+        url: lossy_registry(&m),
+        dir: PathBuf::new(),
+    };
+    let (envelope, payload) = c.sign(&m, "models:/lossy@champion");
+    let out = c.apply(&srv, &envelope, "lossy", "champion", &["--model-version", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(stderr(&out).contains("HTTP 502"), "{}", text(&out));
+    assert_eq!(json_stdout(&out)["result"], "deployed");
+    assert_eq!(c.entries(&payload), ["intent", "deployed"]);
+    // So it is not applied again.
+    let out = c.apply(&srv, &envelope, "lossy", "champion", &["--model-version", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(stderr(&out).contains("applied already"), "{}", text(&out));
+}

@@ -191,8 +191,10 @@ impl Registry {
             ));
         }
         if base.query().is_some() || base.fragment().is_some() {
+            // Not echoed: a query may carry a token.
             return Err(RegistryError::Url(format!(
-                "`{base}`: a URL without a query or fragment"
+                "`{}`: a URL without a query or fragment",
+                shown_url(&settings.url)
             )));
         }
         let insecure = env("MLFLOW_TRACKING_INSECURE_TLS").is_some_and(|v| v.eq_ignore_ascii_case("true"));
@@ -258,6 +260,11 @@ impl Registry {
     /// The server's URL as messages show it.
     pub fn url(&self) -> &str {
         &self.shown
+    }
+
+    /// The server's URL (no credentials: refused in [`Registry::connect`]).
+    pub fn base(&self) -> &url::Url {
+        &self.base
     }
 
     fn endpoint(&self, path: &str) -> url::Url {
@@ -582,19 +589,35 @@ fn cut(text: &str) -> String {
     format!("{}…", &text[..end])
 }
 
-/// A URL as an error may show it: without a user or password.
+/// A URL as an error may show it: without a user or password, and without a query or
+/// fragment (either may carry a token; shown as `?…`, `#…`).
 fn shown_url(raw: &str) -> String {
     match url::Url::parse(raw) {
         Ok(mut u) if u.has_host() => {
             let _ = u.set_username("");
             let _ = u.set_password(None);
-            u.to_string()
+            let query = u.query().is_some();
+            let fragment = u.fragment().is_some();
+            u.set_query(None);
+            u.set_fragment(None);
+            format!(
+                "{u}{}{}",
+                if query { "?…" } else { "" },
+                if fragment { "#…" } else { "" }
+            )
         }
-        // Not a URL with a host: whatever stands before an `@` may be a credential.
-        _ => match raw.rsplit_once('@') {
-            Some((_, rest)) => format!("…@{rest}"),
-            None => raw.to_owned(),
-        },
+        // Not a URL with a host: whatever stands before an `@` may be a credential, and
+        // whatever follows a `?` or `#`.
+        _ => {
+            let (text, cut) = match raw.find(['?', '#']) {
+                Some(i) => (&raw[..i], "?…"),
+                None => (raw, ""),
+            };
+            match text.rsplit_once('@') {
+                Some((_, rest)) => format!("…@{rest}{cut}"),
+                None => format!("{text}{cut}"),
+            }
+        }
     }
 }
 
@@ -614,6 +637,26 @@ mod tests {
         assert!(!e.contains("s3cret") && !e.contains("alice"), "{e}");
         assert_eq!(shown_url("ftp://bob:pw@h/x"), "ftp://h/x");
         assert_eq!(shown_url("bob:pw@h x"), "…@h x");
+    }
+
+    #[test]
+    fn a_url_with_a_query_or_fragment_is_refused_without_showing_them() {
+        for url in [
+            "http://127.0.0.1:5000/?token=s3cret",
+            "http://127.0.0.1:5000/mlflow#s3cret",
+            "http://127.0.0.1:99999/?token=s3cret",
+        ] {
+            let e = Registry::connect(&RegistrySettings {
+                url: url.to_owned(),
+                ..RegistrySettings::default()
+            })
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("127.0.0.1"), "{e}");
+            assert!(!e.contains("s3cret"), "{e}");
+        }
+        assert_eq!(shown_url("http://h/p?token=x#y"), "http://h/p?…#…");
+        assert_eq!(shown_url("bob:pw@h?token=x"), "…@h?…");
     }
 
     #[test]

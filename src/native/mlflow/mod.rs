@@ -164,6 +164,24 @@ pub fn model_uri(name: &str, alias: &str) -> String {
     format!("models:/{name}@{alias}")
 }
 
+/// Refuses the aliases MLflow does not let anyone move: `latest` (in any case), which the
+/// server resolves to the newest version whatever registers it, and the version aliases
+/// `vN`/`VN`, which it reserves.
+fn movable_alias(alias: &str) -> Result<(), MlflowError> {
+    if alias.eq_ignore_ascii_case("latest") {
+        return Err(MlflowError::Usage(format!(
+            "the alias `{alias}`: MLflow resolves @latest (in any case) to the newest version of the model, whoever registers it; it is not a pointer a signed decision can move or vouch for"
+        )));
+    }
+    let digits = alias.strip_prefix(['v', 'V']).unwrap_or("");
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(MlflowError::Usage(format!(
+            "the alias `{alias}`: MLflow reserves vN for versions; it cannot be set as an alias"
+        )));
+    }
+    Ok(())
+}
+
 /// The tag key prefix of an alias's records.
 fn prefix(alias: &str) -> String {
     format!("deploy-gate.{alias}.")
@@ -312,16 +330,16 @@ fn version_digest(reg: &Registry, mv: &ModelVersion, envelope: &[u8]) -> Result<
             mv.version, mv.name
         ))
     };
-    if let Some(rest) = uri.strip_prefix("mlflow-artifacts:") {
-        // `mlflow-artifacts:/PATH` or `mlflow-artifacts://HOST:PORT/PATH`: the path is the proxy's.
-        let path = match rest.strip_prefix("//") {
-            Some(hosted) => hosted.split_once('/').map(|(_, p)| p).unwrap_or(""),
-            None => rest,
-        }
-        .trim_matches('/');
-        if path.is_empty() || path.split('/').any(|s| s == ".." || s == ".") {
-            return Err(unreadable());
-        }
+    if let Some(proxied) = proxied_path(&uri, reg.base()) {
+        let path = match proxied {
+            Ok(path) => path,
+            Err(why) => {
+                return Err(MlflowError::Usage(format!(
+                    "version {} of {}: its files are at `{uri}`: {why}",
+                    mv.version, mv.name
+                )))
+            }
+        };
         let scratch = Scratch::new()?;
         let dir = scratch.0.join("files");
         fs::create_dir(&dir).map_err(FilesError::io(format!("cannot create {}", dir.display())))?;
@@ -350,6 +368,40 @@ fn version_digest(reg: &Registry, mv: &ModelVersion, envelope: &[u8]) -> Result<
         Some(p) => Ok(identify(&p, envelope, None)?.digest),
         None => Err(unreadable()),
     }
+}
+
+/// The artifact proxy's path of an `mlflow-artifacts:` location (`None`: another scheme).
+/// `mlflow-artifacts:/PATH` is the tracking server's; `mlflow-artifacts://HOST:PORT/PATH` is
+/// downloaded by MLflow's clients from HOST:PORT, so it is read only when that is the tracking
+/// server itself (the files hashed are the files a client loads).
+fn proxied_path<'a>(uri: &'a str, tracking: &url::Url) -> Option<Result<&'a str, String>> {
+    let rest = uri.strip_prefix("mlflow-artifacts:")?;
+    let path = match rest.strip_prefix("//") {
+        Some(hosted) => {
+            let (netloc, path) = hosted.split_once('/').unwrap_or((hosted, ""));
+            if !netloc.is_empty() {
+                let same = url::Url::parse(&format!("{}://{netloc}/", tracking.scheme())).is_ok_and(|u| {
+                    u.username().is_empty()
+                        && u.password().is_none()
+                        && u.host_str() == tracking.host_str()
+                        && u.port_or_known_default() == tracking.port_or_known_default()
+                });
+                if !same {
+                    return Some(Err(format!(
+                        "MLflow's clients download them from {netloc}, not from the tracking server {}: deploy-gate hashes only the files the tracking server serves",
+                        tracking.host_str().unwrap_or("?")
+                    )));
+                }
+            }
+            path
+        }
+        None => rest,
+    }
+    .trim_matches('/');
+    if path.is_empty() || path.split('/').any(|s| s == ".." || s == ".") {
+        return Some(Err("not a path deploy-gate reads".to_owned()));
+    }
+    Some(Ok(path))
 }
 
 fn percent_decode(s: &str) -> String {
@@ -396,12 +448,10 @@ fn stamp() -> String {
     time::format_rfc3339(unix_now())
 }
 
-/// The tags recording an approving decision on a version.
-pub fn decision_tags(alias: &str, envelope: &[u8], v: &Verified) -> Vec<(String, String)> {
-    let p = prefix(alias);
-    let text = String::from_utf8_lossy(envelope);
+/// The envelope's text cut into tag values, at character boundaries.
+fn pieces(text: &str) -> Vec<&str> {
     let mut pieces = Vec::new();
-    let mut rest: &str = &text;
+    let mut rest: &str = text;
     while !rest.is_empty() {
         let mut end = rest.len().min(TAG_PIECE);
         while !rest.is_char_boundary(end) {
@@ -410,6 +460,29 @@ pub fn decision_tags(alias: &str, envelope: &[u8], v: &Verified) -> Vec<(String,
         pieces.push(&rest[..end]);
         rest = &rest[end..];
     }
+    pieces
+}
+
+/// Refuses an envelope that [`recorded_envelope`] could not read back from the version's tags
+/// (more than [`MAX_PIECES`] pieces), before anything is written: the alias would otherwise move
+/// to a version whose decision `verify --mlflow` never accepts.
+fn recordable(envelope: &[u8]) -> Result<(), MlflowError> {
+    let n = pieces(&String::from_utf8_lossy(envelope)).len();
+    if n > MAX_PIECES {
+        return Err(MlflowError::Usage(format!(
+            "the decision's envelope is {} bytes: recorded on the version it would take {n} tags of at most {TAG_PIECE} bytes, and a recorded decision is read back from at most {MAX_PIECES} ({} bytes); nothing was done",
+            envelope.len(),
+            MAX_PIECES * TAG_PIECE
+        )));
+    }
+    Ok(())
+}
+
+/// The tags recording an approving decision on a version.
+pub fn decision_tags(alias: &str, envelope: &[u8], v: &Verified) -> Vec<(String, String)> {
+    let p = prefix(alias);
+    let text = String::from_utf8_lossy(envelope);
+    let pieces = pieces(&text);
     let mut tags = vec![(format!("{p}envelope.parts"), pieces.len().to_string())];
     for (i, piece) in pieces.iter().enumerate() {
         tags.push((format!("{p}envelope.{i}"), (*piece).to_owned()));
@@ -544,12 +617,33 @@ fn resolve_pending(
         } else {
             Outcome::Unknown
         };
+        let restore = intent.action.as_deref() == Some("mlflow_restore");
         let mut entry = intent.clone();
         entry.result = outcome;
+        if restore && outcome == Outcome::NotDeployed {
+            // A restore that did not move the alias closes with its decision's last entry as it
+            // was (deployed), as a restore that fails does: `not_deployed` would let that old
+            // decision be applied again. Without one, `unknown` (not applied again).
+            match ledger
+                .parsed
+                .entries
+                .iter()
+                .rev()
+                .find(|e| e.payload_sha256 == intent.payload_sha256 && e.result != Outcome::Intent)
+            {
+                Some(last) => entry = last.clone(),
+                None => entry.result = Outcome::Unknown,
+            }
+        }
         entry.applied_at = stamp();
         entry.recovered = true;
         ledger.append(&entry)?;
         let what = match outcome {
+            Outcome::NotDeployed if restore => format!(
+                "the alias still points to {}: the restore did not happen, the decision's record is kept as it was ({})",
+                shown(&now),
+                entry.result.as_str()
+            ),
             Outcome::Deployed => format!("the alias points to version {}: recorded as deployed", intent.alias_version.as_deref().unwrap_or("?")),
             Outcome::NotDeployed => format!("the alias still points to {}: recorded as not deployed", shown(&now)),
             _ => format!("the alias points to {}, neither the version before nor after: recorded as unknown (the decision is not applied again)", shown(&now)),
@@ -575,6 +669,7 @@ fn entry_for(v: &Verified, result: Outcome, uri: &str, action: &str) -> Entry {
 }
 
 fn connect(opts: &MlflowApply) -> Result<(Registry, String, PathBuf), MlflowError> {
+    movable_alias(&opts.alias)?;
     let uri = model_uri(&opts.name, &opts.alias);
     if let Some(t) = &opts.target {
         if *t != uri {
@@ -647,6 +742,9 @@ pub fn apply(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Promoted, Ml
             ),
         )));
     }
+    if v.approved {
+        recordable(&envelope)?;
+    }
     let Some(mut ledger) = ledger.take() else {
         return Ok(Promoted::DryRun {
             decision: v,
@@ -707,18 +805,43 @@ pub fn apply(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Promoted, Ml
     }
     // 5. Compare, then set.
     let outcome = move_alias(&reg, opts, &uri, &before, &mv.version);
-    let unchanged = match outcome {
-        Ok(unchanged) => unchanged,
-        Err(e) => {
-            let mut failed = intent.clone();
-            failed.result = Outcome::NotDeployed;
-            failed.applied_at = stamp();
-            let recorded = match ledger.append(&failed) {
-                Ok(()) => "recorded as not deployed: the decision may be applied again".to_owned(),
-                Err(le) => format!(
-                    "{}; the next apply resolves it from where the alias points",
-                    crate::native::files::chain(&le)
+    // A set that failed may still have been done (an answer lost, a proxy's 5xx after the
+    // server's commit): unless the move was refused before any set, the alias is read back.
+    let now = match &outcome {
+        Err(MlflowError::MovedMeanwhile { .. }) | Ok(_) => None,
+        Err(_) => Some(reg.alias(&opts.name, &opts.alias).map(|a| a.map(|mv| mv.version))),
+    };
+    let unchanged = match (outcome, now) {
+        (Ok(unchanged), _) => unchanged,
+        (Err(e), Some(Ok(Some(now)))) if now == mv.version => {
+            notify(Notice::warning(format!(
+                "setting the alias reported an error, but {uri} points to version {now}: it moved ({})",
+                e.message()
+            )));
+            false
+        }
+        (Err(e), now) => {
+            let recorded = match now {
+                Some(Ok(now)) if now != before => format!(
+                    "the alias now points to {}: the ledger keeps the intent, the next apply resolves it from where the alias points",
+                    shown(&now)
                 ),
+                Some(Err(re)) => format!(
+                    "the alias could not be read back ({}): the ledger keeps the intent, the next apply resolves it from where the alias points",
+                    re
+                ),
+                _ => {
+                    let mut failed = intent.clone();
+                    failed.result = Outcome::NotDeployed;
+                    failed.applied_at = stamp();
+                    match ledger.append(&failed) {
+                        Ok(()) => "recorded as not deployed: the decision may be applied again".to_owned(),
+                        Err(le) => format!(
+                            "{}; the next apply resolves it from where the alias points",
+                            crate::native::files::chain(&le)
+                        ),
+                    }
+                }
             };
             return Err(match e {
                 MlflowError::MovedMeanwhile { uri, before, now, .. } => MlflowError::MovedMeanwhile {
@@ -815,6 +938,7 @@ pub struct MlflowVerify {
 pub fn verify(opts: &MlflowVerify, notify: &mut Notify<'_>) -> Result<AliasCheck, MlflowError> {
     let (name, alias) = parse_model_uri(&opts.model_uri)
         .ok_or_else(|| MlflowError::Usage(format!("--model-uri `{}`: expected models:/NAME@ALIAS", opts.model_uri)))?;
+    movable_alias(&alias).map_err(|e| MlflowError::Usage(format!("--model-uri `{}`: {e}", opts.model_uri)))?;
     let reg = Registry::connect(&opts.registry)?;
     let mut trust = opts.trust.clone();
     trust.ledger = None;
@@ -991,9 +1115,11 @@ pub fn restore(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Restored, 
         intent.recovered = false;
         intent.unchanged = false;
         ledger.append(&intent)?;
+        opts.fail_at.reached(Step::IntentLogged, notify);
         let moved = move_alias(&reg, opts, &uri, &now, &version);
         match moved {
             Ok(_) => {
+                opts.fail_at.reached(Step::AliasMoved, notify);
                 let mut done = intent;
                 done.applied_at = stamp();
                 done.result = Outcome::Deployed;
@@ -1042,6 +1168,67 @@ fn e_restore_failed(last: &Entry) -> Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_envelope_is_recorded_only_when_it_can_be_read_back() {
+        let most = "x".repeat(MAX_PIECES * TAG_PIECE);
+        assert!(recordable(most.as_bytes()).is_ok());
+        let mut tags = vec![(
+            "deploy-gate.c.envelope.parts".to_owned(),
+            pieces(&most).len().to_string(),
+        )];
+        for (i, p) in pieces(&most).iter().enumerate() {
+            tags.push((format!("deploy-gate.c.envelope.{i}"), (*p).to_owned()));
+        }
+        tags.push((
+            "deploy-gate.c.envelope_sha256".to_owned(),
+            crate::attest::file_digest(most.as_bytes()),
+        ));
+        let mv = ModelVersion { tags, ..version(&[]) };
+        assert_eq!(recorded_envelope(&mv, "c"), Ok(Some(most.clone().into_bytes())));
+        // One byte more (or a character cut short of a piece's end) is refused before any write.
+        let e = recordable(format!("{most}x").as_bytes()).unwrap_err().message();
+        assert!(e.contains("4000001 bytes") && e.contains("1001 tags"), "{e}");
+        // Three-byte characters: 3999 bytes a piece.
+        let wide = "€".repeat(1_333_300);
+        assert!(wide.len() < MAX_PIECES * TAG_PIECE);
+        assert!(recordable(wide.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn artifact_locations_hosted_elsewhere_are_not_read() {
+        let tracking = url::Url::parse("http://127.0.0.1:5000/prefix").unwrap();
+        let ok = |uri| proxied_path(uri, &tracking).map(|r| r.unwrap());
+        assert_eq!(
+            ok("mlflow-artifacts:/1/models/m-1/artifacts"),
+            Some("1/models/m-1/artifacts")
+        );
+        assert_eq!(ok("mlflow-artifacts:///1/m"), Some("1/m"));
+        assert_eq!(ok("mlflow-artifacts://127.0.0.1:5000/1/m"), Some("1/m"));
+        assert_eq!(ok("file:///tmp/m"), None);
+        for elsewhere in [
+            "mlflow-artifacts://evil.example:5000/1/m",
+            "mlflow-artifacts://127.0.0.1:5001/1/m",
+            "mlflow-artifacts://127.0.0.1/1/m",
+            "mlflow-artifacts://localhost:5000/1/m",
+            "mlflow-artifacts://u@127.0.0.1:5000/1/m",
+        ] {
+            let why = proxied_path(elsewhere, &tracking).unwrap().unwrap_err();
+            assert!(why.contains("not from the tracking server"), "{elsewhere}: {why}");
+        }
+        let https = url::Url::parse("https://mlflow.example").unwrap();
+        assert_eq!(
+            proxied_path("mlflow-artifacts://mlflow.example:443/a", &https).map(|r| r.unwrap()),
+            Some("a")
+        );
+        for bad in [
+            "mlflow-artifacts:/",
+            "mlflow-artifacts:/a/../b",
+            "mlflow-artifacts://127.0.0.1:5000",
+        ] {
+            assert!(proxied_path(bad, &tracking).unwrap().is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn model_uris() {
