@@ -825,7 +825,7 @@ fn render(v: &View, json: &str) -> String {
     let continuation = v.sequential.as_ref().and_then(super::sequential::continuation);
     let title = match outcome {
         "approved" => "Approved — deploy the new model".to_owned(),
-        "inconclusive" if advice.is_some() => "Inconclusive — keep the old model; verdicts are missing".to_owned(),
+        "inconclusive" if advice.is_some() => "Inconclusive — keep the old model; too many test cases lack a verdict".to_owned(),
         "inconclusive" if continuation.is_some() => {
             format!("Inconclusive — keep the old model; {}", super::sequential::TITLE_TAIL)
         }

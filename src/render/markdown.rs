@@ -429,7 +429,7 @@ fn render(r: &Report<'_>) -> String {
     let title = if d.approved {
         "## deploy-gate: ✅ approved — deploy the new model".to_owned()
     } else if inconclusive && advice.is_some() {
-        "## deploy-gate: ⚠️ inconclusive — keep the old model; verdicts are missing".to_owned()
+        "## deploy-gate: ⚠️ inconclusive — keep the old model; too many test cases lack a verdict".to_owned()
     } else if inconclusive && continuation.is_some() {
         format!(
             "## deploy-gate: ⚠️ inconclusive — keep the old model; {}",
@@ -926,7 +926,7 @@ mod tests {
         let md = markdown_from_json(&missing_evidence_json(200, 176, 20).to_string()).unwrap();
         assert!(
             md.starts_with(
-                "## deploy-gate: ⚠️ inconclusive — keep the old model; verdicts are missing (rests on 176 of 200 test cases)\n"
+                "## deploy-gate: ⚠️ inconclusive — keep the old model; too many test cases lack a verdict (rests on 176 of 200 test cases)\n"
             ),
             "{md}"
         );

@@ -404,7 +404,7 @@ fn missing_evidence_decisions_say_what_they_rest_on() {
     ));
     assert!(html.contains("data-testid=\"missing-evidence\"><strong>Too few test cases were answered by both models"));
     let html = report_html_json(&missing_evidence_json(200, 176, 20).to_string()).unwrap();
-    assert!(html.contains("<h1>Inconclusive — keep the old model; verdicts are missing <span"));
+    assert!(html.contains("<h1>Inconclusive — keep the old model; too many test cases lack a verdict <span"));
     assert!(html.contains("more than max_missing 5%"));
     assert!(!html.contains("data-testid=\"cases-needed\""));
 }
