@@ -125,7 +125,9 @@ fn looks_like_policy(name: &str, head: &[u8]) -> bool {
     match serde_json::from_slice::<serde_json::Value>(head) {
         Ok(serde_json::Value::Object(map)) => {
             !map.contains_key("schema")
-                && (map.keys().any(|k| crate::policy::FIELDS.contains(&k.as_str()) || k == "max_missing")
+                && (map
+                    .keys()
+                    .any(|k| crate::policy::FIELDS.contains(&k.as_str()) || k == "max_missing")
                     || (named && !map.values().all(|v| v.is_string() || v.is_null())))
         }
         Ok(_) => named,
@@ -249,7 +251,13 @@ mod tests {
     fn policy_files_are_recognised() {
         let kind = |name: &str, head: &str| sniff(name, head.as_bytes()).kind;
         // Pretty or compact, whatever the name.
-        assert_eq!(kind("gate.json", "{\n  \"min_samples\": 20,\n  \"mode\": \"non_inferiority\"\n}\n"), Kind::Policy);
+        assert_eq!(
+            kind(
+                "gate.json",
+                "{\n  \"min_samples\": 20,\n  \"mode\": \"non_inferiority\"\n}\n"
+            ),
+            Kind::Policy
+        );
         assert_eq!(kind("x.json", "{\"max_missing\": \"5%\"}"), Kind::Policy);
         assert_eq!(sniff("x.json", b"{\"seed\": 1}").role, None);
         // Named as one but broken, or with unknown fields: still a policy (its reader says why).
@@ -257,10 +265,19 @@ mod tests {
         assert_eq!(kind("my-policy.json", "{\"min_sampels\": 20}"), Kind::Policy);
         // Verdicts stay verdicts, even in a file named policy; a report is no policy.
         assert_eq!(kind("verdicts.json", "{\n  \"p\": \"PASS\"\n}"), Kind::Verdicts);
-        assert_eq!(kind("policy-run.json", "{\n  \"p\": \"PASS\",\n  \"q\": null\n}"), Kind::Verdicts);
-        assert_eq!(kind("policy.jsonl", "{\"pipeline_id\":\"p\",\"verdict\":\"PASS\"}\n"), Kind::Verdicts);
+        assert_eq!(
+            kind("policy-run.json", "{\n  \"p\": \"PASS\",\n  \"q\": null\n}"),
+            Kind::Verdicts
+        );
+        assert_eq!(
+            kind("policy.jsonl", "{\"pipeline_id\":\"p\",\"verdict\":\"PASS\"}\n"),
+            Kind::Verdicts
+        );
         assert_ne!(
-            kind("r.json", "{\"schema\": \"deploy-gate/report/v1\", \"policy\": {\"min_samples\": 1}}"),
+            kind(
+                "r.json",
+                "{\"schema\": \"deploy-gate/report/v1\", \"policy\": {\"min_samples\": 1}}"
+            ),
             Kind::Policy
         );
         assert_eq!(kind("notes.txt", "min_samples: 20"), Kind::Unknown);

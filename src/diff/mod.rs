@@ -14,8 +14,8 @@ pub mod read;
 mod tests;
 
 pub use document::{
-    CaseChanges, DecisionChange, EvidenceMissing, SideEvidence, Flip, FlipCounts, GateDiff, InputChange, Model, ModelCounts, PolicyFieldChange,
-    SideSummary, StatsChange, TemplateChange,
+    CaseChanges, DecisionChange, EvidenceMissing, Flip, FlipCounts, GateDiff, InputChange, Model, ModelCounts,
+    PolicyFieldChange, SideEvidence, SideSummary, StatsChange, TemplateChange,
 };
 pub use guardrails::{GuardrailChange, GuardrailChangeKind, GuardrailSide, GuardrailsChange, SideGuardrails};
 pub use read::{read_document, read_report, read_signed, Problem, ReadError, Trust};

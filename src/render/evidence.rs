@@ -74,7 +74,10 @@ impl EvidenceView {
             .and_then(Value::as_u64)
             .unwrap_or(0);
         let flag = |c: &Value, key: &str| c.get(key).and_then(Value::as_bool).unwrap_or(false);
-        let cases = report.get("cases").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        let cases = report
+            .get("cases")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
         EvidenceView::new(
             report.get("evidence"),
             num_cases,

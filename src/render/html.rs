@@ -825,7 +825,9 @@ fn render(v: &View, json: &str) -> String {
     let continuation = v.sequential.as_ref().and_then(super::sequential::continuation);
     let title = match outcome {
         "approved" => "Approved — deploy the new model".to_owned(),
-        "inconclusive" if advice.is_some() => "Inconclusive — keep the old model; too many test cases lack a verdict".to_owned(),
+        "inconclusive" if advice.is_some() => {
+            "Inconclusive — keep the old model; too many test cases lack a verdict".to_owned()
+        }
         "inconclusive" if continuation.is_some() => {
             format!("Inconclusive — keep the old model; {}", super::sequential::TITLE_TAIL)
         }
@@ -1259,7 +1261,10 @@ fn render_cases(o: &mut String, v: &View) {
     ];
     o.push_str("<section class=\"panel\" id=\"cases-panel\"><h2>Cases</h2>");
     if let Some(over) = EvidenceView::new(v.evidence.as_ref(), v.test_set.num_cases, std::iter::empty()).over() {
-        let _ = write!(o, "<p class=\"muted over\">Listed {over}; the cases not run are not listed.</p>");
+        let _ = write!(
+            o,
+            "<p class=\"muted over\">Listed {over}; the cases not run are not listed.</p>"
+        );
     }
     let same = v.cases.len() - eligible;
     let mut note = format!(

@@ -580,7 +580,12 @@ mod report_tests {
         let mut r = sequential_report_with_unanswered();
         let ev = EvidenceView::new(v.get("evidence"), 200, std::iter::empty());
         let x = junit(&r, &ev);
-        assert_eq!(x.matches("not run (the sequential rule stopped").count(), 80, "{}", &x[..600]);
+        assert_eq!(
+            x.matches("not run (the sequential rule stopped").count(),
+            80,
+            "{}",
+            &x[..600]
+        );
         assert!(!x.contains("missing_verdict") && !x.contains("no old verdict") && !x.contains("no new verdict"));
         assert!(x.contains("<property name=\"not_run\" value=\"80\"/>"));
         assert!(x.contains(&format!(
@@ -599,7 +604,9 @@ mod report_tests {
         for i in 0..200 {
             let pid = format!("c{i:03}");
             audit += &format!("{{\"pipeline_id\":\"{pid}\",\"template_id\":\"t\",\"stage_id\":\"s\",\"stage_type\":\"llm\",\"input\":\"q\",\"output\":\"a\"}}\n");
-            audit += &format!("{{\"pipeline_id\":\"{pid}\",\"template_id\":\"t\",\"verdict\":\"PASS\",\"is_complete\":true}}\n");
+            audit += &format!(
+                "{{\"pipeline_id\":\"{pid}\",\"template_id\":\"t\",\"verdict\":\"PASS\",\"is_complete\":true}}\n"
+            );
             if i < 120 {
                 old_v += &format!("{{\"pipeline_id\":\"{pid}\",\"verdict\":\"PASS\"}}\n");
                 new_v += &format!("{{\"pipeline_id\":\"{pid}\",\"verdict\":\"PASS\"}}\n");
@@ -621,5 +628,4 @@ mod report_tests {
         };
         evaluate_in_memory(&inputs, &policy).unwrap().1
     }
-
 }

@@ -671,14 +671,10 @@ fn render(r: &Report<'_>) -> String {
     }
     line(&mut s, "");
     let max = r.policy.max_samples.as_ref().map_or_else(|| "none".into(), num);
-    let max_missing = r
-        .policy
-        .max_missing
-        .as_ref()
-        .map_or_else(String::new, |m| match m {
-            Value::Number(n) => format!(", max_missing {}", num(n)),
-            other => format!(", max_missing {}", cell_text(&other.to_string())),
-        });
+    let max_missing = r.policy.max_missing.as_ref().map_or_else(String::new, |m| match m {
+        Value::Number(n) => format!(", max_missing {}", num(n)),
+        other => format!(", max_missing {}", cell_text(&other.to_string())),
+    });
     let _ = writeln!(
         s,
         "<sub>{} {}, policy: min_samples {}, max_samples {max}, seed {}, on_insufficient {}{max_missing}</sub>",
@@ -920,8 +916,14 @@ mod tests {
             md.starts_with("## deploy-gate: ⛔ blocked — keep the old model (rests on 4 of 200 test cases)\n"),
             "{md}"
         );
-        assert!(md.contains("**Reason:** `blocked: insufficient evidence (4 of 200 test cases"), "{md}");
-        assert!(md.contains("**Too few test cases were answered by both models to decide"), "{md}");
+        assert!(
+            md.contains("**Reason:** `blocked: insufficient evidence (4 of 200 test cases"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**Too few test cases were answered by both models to decide"),
+            "{md}"
+        );
         assert!(!md.contains("✅"));
         let md = markdown_from_json(&missing_evidence_json(200, 176, 20).to_string()).unwrap();
         assert!(
@@ -930,7 +932,10 @@ mod tests {
             ),
             "{md}"
         );
-        assert!(md.contains("more than max\\_missing 5%") || md.contains("more than max_missing 5%"), "{md}");
+        assert!(
+            md.contains("more than max\\_missing 5%") || md.contains("more than max_missing 5%"),
+            "{md}"
+        );
         assert!(md.contains("**Too many verdicts are missing to decide"), "{md}");
         // Not "more cases would settle it": answering the missing ones would.
         assert!(!md.contains("would settle it"), "{md}");
@@ -948,15 +953,26 @@ mod tests {
             "{md}"
         );
         let over = format!("over the {used} cases used");
-        assert!(md.contains(&format!("Every figure below is {over} by the sequential rule")), "{md}");
-        assert!(md.contains(&format!("improved 0 {over}. Missing verdicts: old 0, new 0;")), "{md}");
+        assert!(
+            md.contains(&format!("Every figure below is {over} by the sequential rule")),
+            "{md}"
+        );
+        assert!(
+            md.contains(&format!("improved 0 {over}. Missing verdicts: old 0, new 0;")),
+            "{md}"
+        );
         assert!(md.contains(&format!("Per template, {over}:")), "{md}");
         assert!(md.contains("descriptive, not the decision's evidence"), "{md}");
-        assert!(md.contains("Not run: 80 test cases not run (the sequential rule stopped"), "{md}");
-        assert!(md.contains("Fewest units: no decision is possible before 20 cases"), "{md}");
+        assert!(
+            md.contains("Not run: 80 test cases not run (the sequential rule stopped"),
+            "{md}"
+        );
+        assert!(
+            md.contains("Fewest units: no decision is possible before 20 cases"),
+            "{md}"
+        );
         // The cases not run are never called missing.
         assert!(!md.contains("old 80") && !md.contains("new 80"), "{md}");
         assert!(!md.to_lowercase().contains("80 missing"), "{md}");
     }
-
 }

@@ -122,7 +122,12 @@ fn hostile_values_stay_in_their_cells_in_the_markdown() {
         rest.match_indices('<').all(|(i, _)| rest[..i].ends_with('\\')),
         "{rest}"
     );
-    assert!(md.starts_with("## deploy-gate diff: ⚠️ the decision changed: approved → blocked (rests on 9 of 9 → 8 of 9 test cases)\n"), "{md}");
+    assert!(
+        md.starts_with(
+            "## deploy-gate diff: ⚠️ the decision changed: approved → blocked (rests on 9 of 9 → 8 of 9 test cases)\n"
+        ),
+        "{md}"
+    );
 }
 
 #[test]

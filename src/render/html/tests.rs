@@ -425,7 +425,10 @@ fn an_early_stop_speaks_of_the_cases_used_and_not_run() {
         assert!(section.contains(&over), "{id}: {section}");
     }
     assert!(html.contains("<dt>not run</dt><dd>80 (neither model was asked"));
-    assert!(html.contains("descriptive, not the decision&#39;s evidence") || html.contains("descriptive, not the decision's evidence"));
+    assert!(
+        html.contains("descriptive, not the decision&#39;s evidence")
+            || html.contains("descriptive, not the decision's evidence")
+    );
     assert!(html.contains("data-testid=\"min-units\">Fewest units: no decision is possible before 20 cases"));
     // Not run is never missing: the body (the embedded JSON aside) says no "80" next to missing.
     let body = plain_text(&html[..html.find("<script type=\"application/json\"").unwrap()]);
