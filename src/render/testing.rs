@@ -29,6 +29,9 @@ pub fn report(templates: &[Value], new: &[Option<&str>]) -> GateReport {
     let mut policy = GatePolicy::default();
     policy.test_set.min_samples = 1;
     policy.test_set.max_samples = None;
+    // Missing verdicts counted as failures whatever their number (the reference's rule), so
+    // that a missing one is rendered as a regression.
+    policy.max_missing = Some(1.0);
     let inputs = MemoryInputs {
         audit: vec![("audit.jsonl", audit.as_bytes())],
         old_verdicts: ("old_verdicts.jsonl", old_v.as_bytes()),

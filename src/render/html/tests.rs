@@ -14,6 +14,8 @@ fn fixture_report() -> GateReport {
     let mut policy = GatePolicy::default();
     policy.test_set.max_samples = None;
     policy.on_insufficient = OnInsufficient::Approve;
+    // The reference's rule for the fixture's missing verdicts: failures, whatever their number.
+    policy.max_missing = Some(1.0);
     let inputs = MemoryInputs {
         audit: vec![("audit.jsonl", AUDIT)],
         old_verdicts: ("old_verdicts.jsonl", OLD),
@@ -76,6 +78,8 @@ fn hostile_report() -> GateReport {
     let mut policy = GatePolicy::default();
     policy.test_set.min_samples = 1;
     policy.pass_verdicts = PassSet::new([HOSTILE, "PASS"]);
+    // Its missing verdicts counted as failures (the reference's rule), whatever their number.
+    policy.max_missing = Some(1.0);
     let name = format!("{HOSTILE}.jsonl");
     let inputs = MemoryInputs {
         audit: vec![(name.as_str(), audit.as_bytes())],
