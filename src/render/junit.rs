@@ -573,28 +573,24 @@ mod report_tests {
     }
 
     #[test]
-    fn cases_not_run_are_skipped_never_missing() {
-        // A sequential report whose verdict files answer 120 of 200 cases; its evidence as the
-        // report gives it (by hand until the report has its own).
-        let v = crate::render::testing::early_stop_json(120);
+    fn cases_not_run_are_neither_missing_nor_failed() {
+        // A sequential report whose verdict files answer 120 of 200 cases: its cases are the
+        // used ones; the 80 not run are a property, never a missing verdict.
         let mut r = sequential_report_with_unanswered();
-        let ev = EvidenceView::new(v.get("evidence"), 200, std::iter::empty());
-        let x = junit(&r, &ev);
-        assert_eq!(
-            x.matches("not run (the sequential rule stopped").count(),
-            80,
-            "{}",
-            &x[..600]
-        );
+        let x = report_junit(&r);
+        let used = r.cases.len();
         assert!(!x.contains("missing_verdict") && !x.contains("no old verdict") && !x.contains("no new verdict"));
-        assert!(x.contains("<property name=\"not_run\" value=\"80\"/>"));
-        assert!(x.contains(&format!(
-            "<property name=\"figures\" value=\"over the {} cases used\"/>",
-            v["evidence"]["rests_on"]
-        )));
-        assert!(x.contains("skipped=\"80\""));
-        r.decision.approved = true;
-        assert!(!junit(&r, &ev).contains("<testcase classname=\"deploy-gate\" name=\"decision\">"));
+        assert!(x.contains("<property name=\"not_run\" value=\"80\"/>"), "{x}");
+        assert!(x.contains(&format!("<property name=\"figures\" value=\"over the {used} cases used\"/>")));
+        assert!(x.contains(&format!("tests=\"{used}\" failures=\"0\" errors=\"0\" skipped=\"0\"")));
+        assert!(!x.contains("<testcase classname=\"deploy-gate\" name=\"decision\">"));
+        // A case neither model answered, were one listed, is skipped as not run.
+        let mut c = r.cases[0].clone();
+        (c.old_missing, c.new_missing) = (true, true);
+        r.cases.push(c);
+        let x = report_junit(&r);
+        assert_eq!(x.matches("not run (the sequential rule stopped").count(), 1);
+        assert!(!x.contains("missing_verdict") && x.contains("skipped=\"1\""));
     }
 
     /// The early stop's report as evaluated (its 80 cases without a verdict listed).

@@ -127,57 +127,43 @@ fn the_guarded_report_has_what_its_tests_rely_on() {
     assert_eq!(r.decision.outcome().as_str(), "blocked");
 }
 
-/// A report's JSON with `evidence` and the decision as the rules on missing evidence give them
-/// (made by hand while the report's own `evidence` is absent; kept when present): `n` cases of
+/// A report's JSON (a policy of this revision: `min_samples`, no sampling) over `n` cases of
 /// which the first `answered` have the new model's verdict (`PASS`), the rest none, the old model
-/// answering every case; `outcome` and `reason` are those of the decision.
+/// answering every case: the rules on missing evidence decide it (insufficient below
+/// `min_samples`, else inconclusive beyond `max_missing`).
 pub fn missing_evidence_json(n: usize, answered: usize, min_samples: u64) -> Value {
-    let templates: Vec<Value> = (0..n).map(|i| json!(format!("t{}", i % 4))).collect();
-    let new: Vec<Option<&str>> = (0..n).map(|i| (i < answered).then_some("PASS")).collect();
-    let mut v = serde_json::to_value(report(&templates, &new)).expect("the report serializes");
-    if v.get("evidence").is_none() {
-        let missing = n - answered;
-        let (outcome, reason) = if (answered as u64) < min_samples {
-            (
-                "blocked",
-                format!(
-                    "blocked: insufficient evidence ({answered} of {n} test cases answered by both models < min_samples {min_samples}; old 0 missing, new {missing} missing)"
-                ),
-            )
-        } else {
-            (
-                "inconclusive",
-                format!(
-                    "inconclusive: missing verdicts (old 0 missing, new {missing} missing of {n} test cases: {missing} cases ({:.1}%) lack a verdict, more than max_missing 5%)",
-                    missing as f64 * 100.0 / n as f64
-                ),
-            )
-        };
-        v["decision"]["approved"] = json!(false);
-        v["decision"]["outcome"] = json!(outcome);
-        v["decision"]["reason"] = json!(reason);
-        let decision = v["decision"].clone();
-        let mut out = serde_json::Map::new();
-        for (k, x) in v.as_object().expect("an object") {
-            out.insert(k.clone(), x.clone());
-            if k == "decision" {
-                out.insert(
-                    "evidence".into(),
-                    json!({"test_cases": n, "answered": n, "missing": {"old": 0, "new": missing},
-                           "rests_on": answered, "over": "test_set", "max_missing": 0.05}),
-                );
-            }
+    let (mut audit, mut old_v, mut new_v) = (String::new(), String::new(), String::new());
+    let line = |v: Value| v.to_string() + "\n";
+    for i in 0..n {
+        let pid = format!("p{i:03}");
+        let t = format!("t{}", i % 4);
+        audit += &line(
+            json!({"pipeline_id": pid, "template_id": t, "stage_id": "s", "stage_type": "llm", "input": "q", "output": "a"}),
+        );
+        audit += &line(json!({"pipeline_id": pid, "template_id": t, "verdict": "PASS", "is_complete": true}));
+        old_v += &line(json!({"pipeline_id": pid, "verdict": "PASS"}));
+        if i < answered {
+            new_v += &line(json!({"pipeline_id": pid, "verdict": "PASS"}));
         }
-        v = Value::Object(out);
-        v["decision"] = decision;
     }
-    v
+    let policy = crate::policy::PolicyInput::from_json(&format!(r#"{{"min_samples": {min_samples}, "max_samples": null}}"#))
+        .expect("the policy parses")
+        .into_policy()
+        .expect("the policy is valid");
+    let inputs = MemoryInputs {
+        audit: vec![("audit.jsonl", audit.as_bytes())],
+        old_verdicts: ("old_verdicts.jsonl", old_v.as_bytes()),
+        new_verdicts: ("new_verdicts.jsonl", new_v.as_bytes()),
+        old_trajectories: None,
+        new_trajectories: None,
+    };
+    let r = evaluate_in_memory(&inputs, &policy).expect("the inputs are valid").1;
+    serde_json::to_value(&r).expect("the report serializes")
 }
 
 /// A sequential report's JSON (`cluster: none`, budget 2,000) whose verdict files answer the
 /// first `asked` of 200 cases for both models, every one passing for both, so that the rule
-/// approves early; with `evidence` made by hand (as [`missing_evidence_json`]) while the
-/// report's own is absent: the cases not asked are not run.
+/// approves early: the cases not asked are not run.
 pub fn early_stop_json(asked: usize) -> Value {
     let n = 200;
     let (mut audit, mut old_v, mut new_v) = (String::new(), String::new(), String::new());
@@ -209,43 +195,11 @@ pub fn early_stop_json(asked: usize) -> Value {
         new_trajectories: None,
     };
     let r = evaluate_in_memory(&inputs, &policy).expect("the inputs are valid").1;
-    let mut v = serde_json::to_value(&r).expect("the report serializes");
-    if v.get("evidence").is_none() {
-        let used = v["sequential"]["used"].as_u64().expect("a sequential record") as usize;
-        // Only the used cases, their figures over those alone, as the report gives them.
-        let cases: Vec<Value> = v["cases"].as_array().unwrap()[..n]
-            .iter()
-            .filter(|c| !c["old_missing"].as_bool().unwrap())
-            .take(used)
-            .cloned()
-            .collect();
-        v["cases"] = json!(cases);
-        for side in ["old", "new"] {
-            v["verdicts"][side]["missing"] = json!(0);
-        }
-        v["decision"]["task_old"] = json!(1.0);
-        v["decision"]["task_new"] = json!(1.0);
-        v["decision"]["task_delta"] = json!(0.0);
-        v["warnings"] = json!([]);
-        let mut out = serde_json::Map::new();
-        for (k, x) in v.as_object().expect("an object") {
-            out.insert(k.clone(), x.clone());
-            if k == "decision" {
-                out.insert(
-                    "evidence".into(),
-                    json!({"test_cases": n, "answered": asked, "missing": {"old": 0, "new": 0},
-                           "not_run": n - asked, "rests_on": used, "over": "used", "max_missing": 0.05}),
-                );
-            }
-        }
-        v = Value::Object(out);
-        v["sequential"]["min_units"] = json!(20);
-    }
-    v
+    serde_json::to_value(&r).expect("the report serializes")
 }
 
 #[test]
-fn the_hand_made_reports_are_what_their_tests_rely_on() {
+fn the_evidence_reports_are_what_their_tests_rely_on() {
     let v = early_stop_json(120);
     assert_eq!(v["sequential"]["stopped"], "approved", "{}", v["sequential"]);
     assert_eq!(v["evidence"]["not_run"], 80);

@@ -433,7 +433,10 @@ fn an_early_stop_speaks_of_the_cases_used_and_not_run() {
         html.contains("descriptive, not the decision&#39;s evidence")
             || html.contains("descriptive, not the decision's evidence")
     );
-    assert!(html.contains("data-testid=\"min-units\">Fewest units: no decision is possible before 20 cases"));
+    let min_units = v["sequential"]["min_units"].as_u64().unwrap();
+    assert!(html.contains(&format!(
+        "data-testid=\"min-units\">Fewest units: no decision is possible before {min_units} cases"
+    )));
     // Not run is never missing: the body (the embedded JSON aside) says no "80" next to missing.
     let body = plain_text(&html[..html.find("<script type=\"application/json\"").unwrap()]);
     assert!(!body.contains("old 80") && !body.contains("new 80") && !body.contains("80 missing"));
