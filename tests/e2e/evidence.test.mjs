@@ -51,7 +51,9 @@ test("a dropped policy file is the policy: shown in force with its digest, and u
   const policyFile = path.join(ARTIFACTS, "gate-policy.json");
   fs.writeFileSync(policyFile, JSON.stringify(policy, null, 2));
   const expected = cli(dir, policyFile);
-  await drop(page, [...fixtureFiles("approved").map(read), read(policyFile)]);
+  const files = [...fixtureFiles("approved").map(read), read(policyFile)];
+  await drop(page, files);
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="file-entry"]').length === n, files.length);
   const roles = await page.locator('[data-testid="file-entry"]').evaluateAll((els) => els.map((e) => e.dataset.role).sort());
   assert.ok(roles.includes("policy"), `the policy file is recognised: ${roles}`);
   const shown = await decision(page);
