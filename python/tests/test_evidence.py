@@ -28,7 +28,7 @@ def test_a_report_on_few_answered_cases_rests_on_them_and_does_not_approve() -> 
     assert report.rests_on == sum(1 for c in report.cases if not c["old_missing"] and not c["new_missing"])
     assert not report.approved
     assert report.not_run == 0
-    assert f"rests_on=4" in repr(report) and "not_run" not in repr(report)
+    assert "rests_on=4" in repr(report) and "not_run" not in repr(report)
     evidence = report.evidence
     assert evidence is not None and evidence["rests_on"] == 4 and evidence["over"] == "test_set"
     assert evidence["missing"]["new"] == len(ids) - 4 and "not_run" not in evidence
