@@ -81,7 +81,8 @@ test("a dropped policy file the core refuses blocks the evaluation until it is r
   const message = await note.textContent();
   assert.match(message, /^policy\.json is not a valid policy: min_samples: /, message);
   assert.match(message, /No decision is taken under the default policy/);
-  assert.match(await page.locator('[data-testid="status"]').textContent(), /No decision/);
+  // Once the files are read, the evaluation they would start is refused.
+  await page.waitForFunction(() => /^No decision/.test(document.querySelector('[data-testid="status"]').textContent));
   // Long enough for an evaluation of these small files: none is shown.
   await page.waitForTimeout(1500);
   assert.equal(await page.locator('[data-testid="decision"]').count(), 0);
