@@ -209,7 +209,8 @@ function sequentialFigure(report) {
     "figure",
     { class: "dg-sequential" },
     chart,
-    h("figcaption", { "data-testid": "sequential" }, `${sequentialSentence(q)}.`, minUnits ? h("span", { "data-testid": "min-units" }, ` Fewest units: ${minUnits}.`) : null),
+    h("figcaption", { "data-testid": "sequential" }, `${sequentialSentence(q)}.`),
+    minUnits ? h("p", { class: "dg-muted", "data-testid": "min-units" }, `Fewest units: ${minUnits}.`) : null,
     warnings.map((w) => h("p", { class: "dg-warning", "data-testid": "sequential-warning" }, longText(w))),
   );
 }
