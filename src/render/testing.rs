@@ -146,10 +146,11 @@ pub fn missing_evidence_json(n: usize, answered: usize, min_samples: u64) -> Val
             new_v += &line(json!({"pipeline_id": pid, "verdict": "PASS"}));
         }
     }
-    let policy = crate::policy::PolicyInput::from_json(&format!(r#"{{"min_samples": {min_samples}, "max_samples": null}}"#))
-        .expect("the policy parses")
-        .into_policy()
-        .expect("the policy is valid");
+    let policy =
+        crate::policy::PolicyInput::from_json(&format!(r#"{{"min_samples": {min_samples}, "max_samples": null}}"#))
+            .expect("the policy parses")
+            .into_policy()
+            .expect("the policy is valid");
     let inputs = MemoryInputs {
         audit: vec![("audit.jsonl", audit.as_bytes())],
         old_verdicts: ("old_verdicts.jsonl", old_v.as_bytes()),
