@@ -219,6 +219,57 @@ pub fn insufficient_reason(candidates: usize, min_samples: usize) -> String {
     }
 }
 
+/// The reason given when `on_insufficient = block` stops a decision whose cases answered by both
+/// models are fewer than `min_samples`: `blocked: insufficient evidence (4 of 200 test cases
+/// answered by both models < min_samples 20; old 196 missing, new 196 missing)`, and, in a
+/// sequential report, `; N not run` before the closing parenthesis.
+pub fn insufficient_evidence_reason(
+    answered: usize,
+    test_cases: usize,
+    min_samples: usize,
+    (old_missing, new_missing): (usize, usize),
+    not_run: Option<usize>,
+) -> String {
+    let not_run = not_run.map_or(String::new(), |n| format!("; {n} not run"));
+    format!(
+        "blocked: insufficient evidence ({answered} of {test_cases} test cases answered by both models < \
+         min_samples {min_samples}; old {old_missing} missing, new {new_missing} missing{not_run})"
+    )
+}
+
+/// A fraction as a percentage, as the reasons write it: `0.05` is `5%`, `0.025` is `2.5%`.
+pub fn percent(fraction: f64) -> String {
+    let p = (fraction * 100.0 * 1e6).round() / 1e6;
+    format!("{p}%")
+}
+
+/// The reason given when more cases lack a verdict on a side than `max_missing` allows:
+/// `inconclusive: missing verdicts (old 20 missing, new 12 missing of 200 test cases: 24 cases
+/// (12.0%) lack a verdict, more than max_missing 5%)`. In a sequential report the cases counted
+/// are those run (`of 109 test cases run`), and `; N not run` ends it.
+pub fn missing_reason(
+    (old_missing, new_missing): (usize, usize),
+    run: usize,
+    lacking: usize,
+    max_missing: f64,
+    not_run: Option<usize>,
+) -> String {
+    let share = if run == 0 {
+        0.0
+    } else {
+        lacking as f64 * 100.0 / run as f64
+    };
+    let (of_run, tail) = match not_run {
+        Some(n) => (" run", format!("; {n} not run")),
+        None => ("", String::new()),
+    };
+    format!(
+        "inconclusive: missing verdicts (old {old_missing} missing, new {new_missing} missing of {run} test \
+         cases{of_run}: {lacking} cases ({share:.1}%) lack a verdict, more than max_missing {}{tail})",
+        percent(max_missing)
+    )
+}
+
 /// The reason given when `on_insufficient = block` stops an empty or too small test set, naming
 /// every cause: [`insufficient_reason`], then, when the trajectory comparison (which needs no
 /// test case) regressed, [`TRAJECTORY_CAUSE`] with its figures.

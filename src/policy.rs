@@ -93,6 +93,10 @@ pub const DEFAULT_CLUSTER: Cluster = Cluster::Template;
 /// rule).
 pub const DEFAULT_REPEATS: Repeats = Repeats::Last;
 
+/// Default of `max_missing`: the most test cases (a fraction of those run) that may lack a
+/// verdict on a side before the decision is inconclusive. Written into the policy only when given.
+pub const DEFAULT_MAX_MISSING: f64 = 0.05;
+
 /// The sequential rule's `budget` when the policy gives none: every unit of the test set (its
 /// cases, or its templates under `cluster: template`).
 pub const DEFAULT_BUDGET: Option<usize> = None;
@@ -103,7 +107,7 @@ pub const REPORT_SCHEMA_PREFIX: &str = "deploy-gate/report/";
 /// The policy's fields, in the report's order and spelling (`cluster` and `repeats` only in a
 /// policy of this revision: see the module's documentation; `sequential` and `budget` only when
 /// the policy is sequential and gives a budget: see [`SequentialPolicy`]).
-pub const FIELDS: [&str; 16] = [
+pub const FIELDS: [&str; 17] = [
     "min_samples",
     "max_samples",
     "seed",
@@ -120,6 +124,7 @@ pub const FIELDS: [&str; 16] = [
     "prices",
     "guardrails",
     "template_regression",
+    "max_missing",
 ];
 
 /// An invalid policy field.
@@ -414,6 +419,9 @@ pub struct GatePolicy {
     /// `prices`, `guardrails` and `template_regression` (see [`crate::guardrail`]), each written
     /// only when given: a policy without them has the canonical form and digest it had.
     pub guardrails: Guardrails,
+    /// `max_missing`, a fraction in [0, 1]; `None`: not given, [`DEFAULT_MAX_MISSING`] applies
+    /// and the field is not written (so a policy without it keeps its canonical form and digest).
+    pub max_missing: Option<f64>,
 }
 
 impl Default for GatePolicy {
@@ -429,6 +437,7 @@ impl Default for GatePolicy {
             case_model: Some(CaseModel::default()),
             sequential: None,
             guardrails: Guardrails::default(),
+            max_missing: None,
         }
     }
 }
@@ -442,7 +451,8 @@ impl Serialize for GatePolicy {
             + self.sequential.map_or(0, |q| 1 + usize::from(q.budget.is_some()))
             + usize::from(self.guardrails.prices.is_some())
             + usize::from(!self.guardrails.list.is_empty())
-            + usize::from(self.guardrails.template_regression.is_some());
+            + usize::from(self.guardrails.template_regression.is_some())
+            + usize::from(self.max_missing.is_some());
         let mut st = s.serialize_struct("GatePolicy", fields)?;
         st.serialize_field("min_samples", &self.test_set.min_samples)?;
         st.serialize_field("max_samples", &self.test_set.max_samples)?;
@@ -473,6 +483,9 @@ impl Serialize for GatePolicy {
         if let Some(t) = &g.template_regression {
             st.serialize_field("template_regression", t)?;
         }
+        if let Some(m) = self.max_missing {
+            st.serialize_field("max_missing", &m)?;
+        }
         st.end()
     }
 }
@@ -486,6 +499,11 @@ impl GatePolicy {
     /// Which verdicts count: `Last` for a policy written before `repeats`.
     pub fn repeats(&self) -> Repeats {
         self.case_model.map_or(Repeats::Last, |m| m.repeats)
+    }
+
+    /// `max_missing`: the policy's, or [`DEFAULT_MAX_MISSING`] when it gives none.
+    pub fn max_missing(&self) -> f64 {
+        self.max_missing.unwrap_or(DEFAULT_MAX_MISSING)
     }
 
     /// Whether the task criterion is decided by the sequential rule.
@@ -554,6 +572,8 @@ pub struct PolicyInput {
     pub guardrails: Option<Vec<Guardrail>>,
     /// `template_regression`.
     pub template_regression: Option<TemplateRegression>,
+    /// `max_missing`: a fraction in [0, 1].
+    pub max_missing: Option<f64>,
     /// Read from a report's `policy` (a policy complete for its time): if neither `cluster` nor
     /// `repeats` is given, the policy predates them and resolves as it did (see the module's
     /// documentation); otherwise absent fields take the defaults.
@@ -579,6 +599,7 @@ fn canonical_field(key: &str) -> Option<&'static str> {
         "prices" => "prices",
         "guardrails" => "guardrails",
         "template_regression" => "template_regression",
+        "max_missing" => "max_missing",
         _ => return None,
     })
 }
@@ -694,6 +715,36 @@ pub fn parse_task_tol(text: &str) -> Result<f64, PolicyError> {
 /// The trajectory tolerance from a flag's text: a finite number.
 pub fn parse_traj_tol(text: &str) -> Result<f64, PolicyError> {
     tol_text("traj_tol", text)
+}
+
+fn max_missing_error(name: &str, text: &str) -> PolicyError {
+    PolicyError::new(
+        name,
+        format!("{name} must be a fraction between 0 and 1 (e.g. 0.05) or a percentage (e.g. 5%), not `{text}`"),
+    )
+}
+
+fn check_max_missing(name: &str, x: f64, text: &str) -> Result<f64, PolicyError> {
+    if x.is_finite() && (0.0..=1.0).contains(&x) {
+        Ok(x)
+    } else {
+        Err(max_missing_error(name, text))
+    }
+}
+
+fn max_missing_text(name: &str, text: &str) -> Result<f64, PolicyError> {
+    let t = text.trim();
+    let x = match t.strip_suffix('%') {
+        Some(pct) => pct.trim().parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| max_missing_error(name, text))?;
+    check_max_missing(name, x, text)
+}
+
+/// `max_missing` from a flag's text: a fraction in [0, 1] (`0.05`) or a percentage (`5%`).
+pub fn parse_max_missing(text: &str) -> Result<f64, PolicyError> {
+    max_missing_text("max_missing", text)
 }
 
 /// A confidence level from text: a number strictly between 0 and 1.
@@ -828,6 +879,13 @@ fn set_field(p: &mut PolicyInput, field: &str, key: &str, v: &Value) -> Result<(
         "prices" => p.prices = Some(Guardrails::parse_prices(key, v)?),
         "guardrails" => p.guardrails = Some(Guardrails::parse_list(key, v)?),
         "template_regression" => p.template_regression = Some(Guardrails::parse_template_regression(key, v)?),
+        "max_missing" => {
+            p.max_missing = Some(match (text, v.as_f64()) {
+                (Some(t), _) => max_missing_text(key, t)?,
+                (None, Some(x)) => check_max_missing(key, x, &shown)?,
+                (None, None) => return Err(max_missing_error(key, &shown)),
+            })
+        }
         "confidence" => {
             p.confidence = Some(match (text, v.as_f64()) {
                 (Some(t), _) => confidence_text(key, t)?,
@@ -925,7 +983,7 @@ impl PolicyInput {
                         "unknown field `{key}` (the fields are min_samples, max_samples, seed, pass_verdicts, \
                          task_tol or task_regression_tol, traj_tol or trajectory_regression_tol, \
                          on_insufficient, mode, confidence, cluster, repeats, sequential, budget, prices, guardrails, \
-                         template_regression)"
+                         template_regression, max_missing)"
                     ),
                 ));
             };
@@ -960,6 +1018,7 @@ impl PolicyInput {
             prices: self.prices.or(lower.prices),
             guardrails: self.guardrails.or(lower.guardrails),
             template_regression: self.template_regression.or(lower.template_regression),
+            max_missing: self.max_missing.or(lower.max_missing),
             of_report: self.of_report || lower.of_report,
         }
     }
@@ -1036,6 +1095,7 @@ impl PolicyInput {
             },
             sequential,
             guardrails,
+            max_missing: self.max_missing,
         })
     }
 
@@ -1115,6 +1175,44 @@ pub fn policy_change(old: &GatePolicy, new: &GatePolicy) -> PolicyChange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_missing_is_a_fraction_or_a_percentage_written_only_when_given() {
+        assert_eq!(parse_max_missing("5%"), Ok(0.05));
+        assert_eq!(parse_max_missing(" 12.5 % "), Ok(0.125));
+        assert_eq!(parse_max_missing("0.1"), Ok(0.1));
+        assert_eq!(parse_max_missing("0"), Ok(0.0));
+        assert_eq!(parse_max_missing("100%"), Ok(1.0));
+        for bad in ["120%", "-1%", "1.5", "lots", "", "NaN", "inf"] {
+            let e = parse_max_missing(bad).unwrap_err();
+            assert_eq!(e.field, "max_missing", "{bad}");
+            assert!(e.message.contains("between 0 and 1"), "{bad}: {}", e.message);
+        }
+        assert_eq!(parse(r#"{"max_missing": 0.02}"#).unwrap().max_missing, Some(0.02));
+        assert_eq!(parse(r#"{"max_missing": "2%"}"#).unwrap().max_missing, Some(0.02));
+        assert_eq!(field_of(r#"{"max_missing": 2}"#), "max_missing");
+        assert_eq!(field_of(r#"{"max_missing": true}"#), "max_missing");
+        // Absent: the default applies, and the policy keeps its canonical form and digest.
+        let d = GatePolicy::default();
+        assert_eq!((d.max_missing, d.max_missing()), (None, DEFAULT_MAX_MISSING));
+        assert!(!d.canonical_json().unwrap().contains("max_missing"));
+        let given = parse(r#"{"max_missing": 0.05}"#).unwrap();
+        assert_ne!(given.digest().unwrap(), d.digest().unwrap());
+        assert!(given.canonical_json().unwrap().contains(r#""max_missing":0.05,"#));
+        // A report's policy gives it back; layering keeps the upper one.
+        let back = GatePolicy::from_report(&given.to_value()).unwrap();
+        assert_eq!(back, given);
+        let upper = PolicyInput {
+            max_missing: Some(0.2),
+            ..PolicyInput::default()
+        };
+        assert_eq!(
+            upper
+                .or(PolicyInput::from_json(r#"{"max_missing": 0.1}"#).unwrap())
+                .max_missing,
+            Some(0.2)
+        );
+    }
 
     #[test]
     fn pass_set_matches_case_insensitively() {
@@ -1407,6 +1505,7 @@ mod tests {
             }),
             sequential: None,
             guardrails: Guardrails::default(),
+            max_missing: Some(0.1),
         };
         assert_eq!(GatePolicy::from_report(&p.to_value()).unwrap(), p);
         // Reports made before `mode` and `confidence` existed: the defaults.
@@ -1419,6 +1518,7 @@ mod tests {
         // written back without them.
         old.as_object_mut().unwrap().remove("cluster");
         old.as_object_mut().unwrap().remove("repeats");
+        old.as_object_mut().unwrap().remove("max_missing");
         let back = GatePolicy::from_report(&old).unwrap();
         assert_eq!(back.case_model, None);
         assert_eq!((back.cluster(), back.repeats()), (Cluster::None, Repeats::Last));
@@ -1638,9 +1738,19 @@ mod round_trip {
             proptest::option::of((any::<bool>(), any::<bool>())),
             proptest::option::of(proptest::option::of(1usize..1_000_000)),
             guardrails(),
+            proptest::option::of(prop_oneof![Just(0.0), Just(1.0), 0.0f64..1.0]),
         )
             .prop_map(
-                |((min, max, seed), pass, (task, traj), (approve, ni, confidence), model, sequential, guardrails)| {
+                |(
+                    (min, max, seed),
+                    pass,
+                    (task, traj),
+                    (approve, ni, confidence),
+                    model,
+                    sequential,
+                    guardrails,
+                    max_missing,
+                )| {
                     GatePolicy {
                         test_set: TestSetPolicy {
                             min_samples: min,
@@ -1664,6 +1774,7 @@ mod round_trip {
                         // The sequential rule is a non-inferiority rule.
                         sequential: sequential.filter(|_| ni).map(|budget| SequentialPolicy { budget }),
                         guardrails,
+                        max_missing,
                     }
                 },
             )

@@ -5,7 +5,7 @@
 
 use crate::audit::{AuditIndex, AuditSummary};
 use crate::cost::{model_cost, CostSummary};
-use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision, SequentialTask};
+use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision, Outcome, SequentialTask};
 use crate::guardrail::GuardrailsReport;
 use crate::input::{InputFile, Side};
 use crate::policy::{Cluster, GatePolicy, OnInsufficient, Repeats};
@@ -111,6 +111,11 @@ pub struct GateReport {
     pub trajectories: PerModel<Option<TrajectoryInfo>>,
     /// The gate decision (the reference's `GateDecision`).
     pub decision: GateDecision,
+    /// What the decision rests on: the cases answered, missing and (sequential) not run,
+    /// present when a case lacks a verdict on some side or the decision is sequential (under
+    /// [`Rules::Current`]; see [`EvidenceSummary`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<EvidenceSummary>,
     /// The sequential rule's decision of the task criterion, present only under `sequential:
     /// true` (see [`crate::sequential`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -131,7 +136,54 @@ pub struct GateReport {
     pub warnings: Vec<String>,
 }
 
+/// The report's `evidence` object: what the decision rests on.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvidenceSummary {
+    /// Cases in the test set.
+    pub test_cases: usize,
+    /// Cases answered by both models (a verdict or an error on each side).
+    pub answered: usize,
+    /// Each model's missing cases: the other model answered them, this one did not (in a fixed
+    /// report, every case without this model's verdict).
+    pub missing: PerModel<usize>,
+    /// A sequential report's cases neither model answered (the rule stopped first); they count
+    /// for neither model. Absent in a fixed report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<usize>,
+    /// The cases the decision rests on: answered by both (fixed), or the cases of the units the
+    /// sequential rule used.
+    pub rests_on: usize,
+    /// What the report's figures are over: `used` (a sequential report: the used units' cases)
+    /// or `test_set` (a fixed one: every test case, a missing verdict a failure).
+    pub over: &'static str,
+    /// The policy's `max_missing` (its default when it gives none).
+    pub max_missing: f64,
+}
+
+/// The rules a report is made under: the current ones, or those of the build before the
+/// evidence rules (`verify --reproduce` accepts a decision signed under either).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Rules {
+    /// Fail closed on missing evidence (`min_samples` over the cases answered by both,
+    /// `max_missing`), the `evidence` object, a sequential report's figures over the used
+    /// units, `not_run`, `sequential.min_units` and the stopping look.
+    #[default]
+    Current,
+    /// Exactly the previous build's report: a missing verdict counts as a failure whatever the
+    /// count, a sequential report's figures are over the whole test set.
+    Before,
+}
+
 impl GateReport {
+    /// The cases the decision rests on: the `evidence` object's `rests_on`, or, without one,
+    /// the cases answered by both models (every case when every case is answered).
+    pub fn rests_on(&self) -> usize {
+        match &self.evidence {
+            Some(e) => e.rests_on,
+            None => self.cases.iter().filter(|c| !c.old_missing && !c.new_missing).count(),
+        }
+    }
+
     /// The report as pretty JSON with a final newline (the CLI's output, byte for byte).
     pub fn to_json(&self) -> String {
         to_json_text(self)
@@ -163,10 +215,79 @@ pub struct GateInputs<'a> {
     pub new_trajectories: Option<&'a Trajectories>,
 }
 
-/// Scores both models, decides, and assembles the report.
+/// Scores both models, decides, and assembles the report, under the current rules.
 pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
+    evaluate_under(inputs, policy, Rules::Current)
+}
+
+/// Counts of the cases by what was answered, over the whole test set.
+struct Answered {
+    /// Answered by both models.
+    both: usize,
+    /// Not answered by the old model (answered by the new one, in a sequential report).
+    old_missing: usize,
+    /// Not answered by the new model (answered by the old one, in a sequential report).
+    new_missing: usize,
+    /// Lacking a verdict on at least one side (not counting the not run).
+    lacking: usize,
+    /// Answered by neither (a sequential report; `None` in a fixed one).
+    not_run: Option<usize>,
+}
+
+fn answered(cases: &[CaseOutcome], sequential: bool) -> Answered {
+    let neither = cases.iter().filter(|c| c.old_missing && c.new_missing).count();
+    let not_run = sequential.then_some(neither);
+    let skip = |c: &&CaseOutcome| !(sequential && c.old_missing && c.new_missing);
+    Answered {
+        both: cases.iter().filter(|c| !c.old_missing && !c.new_missing).count(),
+        old_missing: cases.iter().filter(skip).filter(|c| c.old_missing).count(),
+        new_missing: cases.iter().filter(skip).filter(|c| c.new_missing).count(),
+        lacking: cases
+            .iter()
+            .filter(skip)
+            .filter(|c| c.old_missing || c.new_missing)
+            .count(),
+        not_run,
+    }
+}
+
+/// [`evaluate`] under `rules`: [`Rules::Before`] gives exactly the previous build's report.
+pub fn evaluate_under(inputs: &GateInputs<'_>, policy: &GatePolicy, rules: Rules) -> GateReport {
     let ts = inputs.test_set;
     let mut scoring = score_with(ts, inputs.old_verdicts, inputs.new_verdicts, policy.repeats());
+    let current = rules == Rules::Current;
+    let sequential = (!ts.cases.is_empty() && policy.mode == crate::policy::Mode::NonInferiority)
+        .then(|| crate::sequential::decide_under(&scoring.cases, policy, rules))
+        .flatten();
+    let used = sequential
+        .as_ref()
+        .map(|q| crate::sequential::used_cases(&scoring.cases, policy, q.used));
+    let counts = answered(&scoring.cases, sequential.is_some());
+    // Under the current rules a sequential report's figures are the used units' cases'.
+    let used_set = match (&used, current) {
+        (Some(used), true) => Some(ts.subset(used)),
+        _ => None,
+    };
+    let all_cases = match &used_set {
+        Some(subset) => {
+            let mut over_used = score_with(subset, inputs.old_verdicts, inputs.new_verdicts, policy.repeats());
+            for (whole, part) in [
+                (&mut scoring.old, &mut over_used.old),
+                (&mut scoring.new, &mut over_used.new),
+            ] {
+                // The verdict file's own figures stay the whole file's.
+                part.records = whole.records;
+                part.extra = whole.extra;
+                part.duplicates = whole.duplicates;
+                part.conflicting = whole.conflicting;
+                part.conflicting_ids = std::mem::take(&mut whole.conflicting_ids);
+                part.ignored_stage_entries = whole.ignored_stage_entries;
+            }
+            Some(std::mem::replace(&mut scoring, over_used).cases)
+        }
+        None => None,
+    };
+    let figures_set = used_set.as_ref().unwrap_or(ts);
     let traj_old = inputs.old_trajectories.and_then(Trajectories::mean);
     let traj_new = inputs.new_trajectories.and_then(Trajectories::mean);
     let stats = evidence_stats(inputs, &scoring.cases, policy);
@@ -174,9 +295,6 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
         template_intervals(&mut scoring.templates, &scoring.cases, policy);
     }
     let rule_delta = stats.task.rule_delta();
-    let sequential = (!ts.cases.is_empty() && policy.mode == crate::policy::Mode::NonInferiority)
-        .then(|| crate::sequential::decide(&scoring.cases, policy))
-        .flatten();
     let evidence = Evidence {
         task_old: scoring.old.pass_rate,
         task_new: scoring.new.pass_rate,
@@ -198,15 +316,17 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
         }),
     };
     let mut decision = decide(&evidence, policy);
-    let used = sequential
-        .as_ref()
-        .map(|q| crate::sequential::used_cases(&scoring.cases, policy, q.used));
+    // The evidence rules apply to a policy with outcomes (one written before them decides as it
+    // did then).
+    if current && policy.case_model.is_some() {
+        fail_closed(&mut decision, &counts, ts, policy);
+    }
     let guardrails = crate::guardrail::evaluate(
         policy,
         ts,
         inputs.old_verdicts,
         inputs.new_verdicts,
-        &scoring.cases,
+        all_cases.as_deref().unwrap_or(&scoring.cases),
         used.as_deref(),
     );
     if let Some(g) = &guardrails {
@@ -215,7 +335,24 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
         decision.approved = outcome == crate::decision::Outcome::Approved;
         decision.reason = reason;
     }
-    let comparison = compare(scoring.old.pass_rate, scoring.new.pass_rate, ts.cases.len());
+    let comparison = compare(scoring.old.pass_rate, scoring.new.pass_rate, figures_set.cases.len());
+    let evidence_summary = (current
+        && (sequential.is_some() || counts.lacking > 0 || counts.old_missing + counts.new_missing > 0))
+        .then(|| EvidenceSummary {
+            test_cases: ts.cases.len(),
+            answered: counts.both,
+            missing: PerModel {
+                old: counts.old_missing,
+                new: counts.new_missing,
+            },
+            not_run: counts.not_run,
+            rests_on: match &used {
+                Some(used) => used.len(),
+                None => counts.both,
+            },
+            over: if sequential.is_some() { "used" } else { "test_set" },
+            max_missing: policy.max_missing(),
+        });
 
     let mut inputs_list: Vec<InputFile> = inputs.audit.files().to_vec();
     inputs_list.push(inputs.old_verdicts.file.clone());
@@ -223,7 +360,17 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
     inputs_list.extend(inputs.old_trajectories.map(|t| t.file.clone()));
     inputs_list.extend(inputs.new_trajectories.map(|t| t.file.clone()));
 
-    let warnings = warnings(inputs, policy, &scoring.old, &scoring.new, &stats);
+    let mut warnings = warnings(
+        inputs,
+        policy,
+        &scoring.old,
+        &scoring.new,
+        &stats,
+        current.then_some(&counts),
+    );
+    if let (true, Some(q)) = (current, &sequential) {
+        warnings.extend(crate::sequential::min_units_warning(q, policy));
+    }
     GateReport {
         schema: SCHEMA.into(),
         tool: Tool::default(),
@@ -240,12 +387,13 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
             old: scoring.old,
             new: scoring.new,
         },
-        cost: cost_of(inputs, policy),
+        cost: cost_of(inputs, figures_set, policy),
         trajectories: PerModel {
             old: inputs.old_trajectories.map(TrajectoryInfo::from),
             new: inputs.new_trajectories.map(TrajectoryInfo::from),
         },
         decision,
+        evidence: evidence_summary,
         sequential,
         guardrails,
         comparison,
@@ -258,13 +406,13 @@ pub fn evaluate(inputs: &GateInputs<'_>, policy: &GatePolicy) -> GateReport {
 
 /// Each model's cost summary, when either verdict file carries cost fields: over the records
 /// the scoring counts (every run under `repeats: mean`, else each case's last record).
-fn cost_of(inputs: &GateInputs<'_>, policy: &GatePolicy) -> Option<PerModel<Option<CostSummary>>> {
+fn cost_of(inputs: &GateInputs<'_>, test_set: &TestSet, policy: &GatePolicy) -> Option<PerModel<Option<CostSummary>>> {
     let (old, new) = (inputs.old_verdicts, inputs.new_verdicts);
     if !old.carries_cost() && !new.carries_cost() {
         return None;
     }
     let all_runs = policy.repeats() == Repeats::Mean;
-    let side = |v: &Verdicts| v.carries_cost().then(|| model_cost(inputs.test_set, v, all_runs));
+    let side = |v: &Verdicts| v.carries_cost().then(|| model_cost(test_set, v, all_runs));
     Some(PerModel {
         old: side(old),
         new: side(new),
@@ -332,12 +480,51 @@ fn evidence_stats(inputs: &GateInputs<'_>, cases: &[CaseOutcome], policy: &GateP
     )
 }
 
+/// The evidence rules of [`Rules::Current`]: too few cases answered by both blocks under
+/// `on_insufficient: block`; else more cases lacking a verdict than `max_missing` allows is
+/// inconclusive.
+fn fail_closed(decision: &mut GateDecision, counts: &Answered, ts: &TestSet, policy: &GatePolicy) {
+    if ts.cases.is_empty() || ts.insufficient {
+        return;
+    }
+    let set = |decision: &mut GateDecision, outcome: Outcome, reason: String| {
+        decision.outcome = Some(outcome);
+        decision.approved = outcome == Outcome::Approved;
+        decision.reason = reason;
+    };
+    if counts.both < policy.test_set.min_samples {
+        if policy.on_insufficient == OnInsufficient::Block {
+            let reason = crate::decision::insufficient_evidence_reason(
+                counts.both,
+                ts.cases.len(),
+                policy.test_set.min_samples,
+                (counts.old_missing, counts.new_missing),
+                counts.not_run,
+            );
+            set(decision, Outcome::Blocked, reason);
+        }
+        return;
+    }
+    let run = ts.cases.len() - counts.not_run.unwrap_or(0);
+    if counts.lacking as f64 > policy.max_missing() * run as f64 {
+        let reason = crate::decision::missing_reason(
+            (counts.old_missing, counts.new_missing),
+            run,
+            counts.lacking,
+            policy.max_missing(),
+            counts.not_run,
+        );
+        set(decision, Outcome::Inconclusive, reason);
+    }
+}
+
 fn warnings(
     inputs: &GateInputs<'_>,
     policy: &GatePolicy,
     old: &ModelCounts,
     new: &ModelCounts,
     stats: &GateStats,
+    counts: Option<&Answered>,
 ) -> Vec<String> {
     let mut w = Vec::new();
     let audit = inputs.audit.summary();
@@ -373,11 +560,22 @@ fn warnings(
         ));
     }
     w.extend(ts.warnings.iter().map(|m| format!("test set: {m}")));
+    if let Some(n) = counts.and_then(|c| c.not_run).filter(|&n| n > 0) {
+        w.push(format!(
+            "not run: {n} test case(s) neither model answered (the sequential rule stopped first); they count for \
+             neither model"
+        ));
+    }
     for (role, c) in [("old", old), ("new", new)] {
-        if c.missing > 0 {
+        // Under the current rules, the missing are counted over the cases run.
+        let missing = match (counts, role) {
+            (Some(a), "old") => a.old_missing,
+            (Some(a), _) => a.new_missing,
+            (None, _) => c.missing,
+        };
+        if missing > 0 {
             w.push(format!(
-                "{role} verdicts: {} test case(s) without a verdict, counted as failed",
-                c.missing
+                "{role} verdicts: {missing} test case(s) without a verdict, counted as failed"
             ));
         }
         if c.errored > 0 {

@@ -24,7 +24,7 @@ use crate::decision::Outcome;
 use crate::input::Side;
 use crate::policy::{Cluster, GatePolicy};
 use crate::scoring::CaseOutcome;
-use crate::stats::{sequential_decision, Clusters, Look};
+use crate::stats::{sequential_decision, Clusters, Look, SequentialState};
 use crate::testset::TestSet;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -59,6 +59,11 @@ pub struct SequentialReport {
     pub budget: usize,
     /// The units there are (cases answered by either model, or their templates).
     pub available: usize,
+    /// The fewest units at which the rule could decide at all ([`min_units`]; `null` when
+    /// neither side crosses within [`MIN_UNITS_LIMIT`]); absent in a report made under the
+    /// earlier rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_units: Option<Option<usize>>,
     /// The units used: the look where it stopped, or all it could use.
     pub used: usize,
     /// `approved`, `blocked`, or `budget` (spent, or no more units, with neither).
@@ -177,24 +182,91 @@ pub fn used_cases(cases: &[CaseOutcome], policy: &GatePolicy, used: usize) -> Ve
     out
 }
 
-/// The sequential decision of the task criterion, for a sequential policy (`None` otherwise).
+/// How far [`min_units`] looks for a crossing.
+pub const MIN_UNITS_LIMIT: usize = 1_000_000;
+
+/// The fewest units at which the rule could decide at all: the confidence sequence fed every
+/// unit at its most favourable value (+1 for approval, −1 for blocking), the smaller of the two
+/// first crossings; `None` when neither crosses within [`MIN_UNITS_LIMIT`] units.
+pub fn min_units(tolerance: f64, confidence: f64) -> Option<usize> {
+    let first = |d: f64, wanted: Outcome| {
+        let mut state = SequentialState::new(tolerance, confidence).without_bounds();
+        (1..=MIN_UNITS_LIMIT).find(|_| state.push(d) == Some(wanted))
+    };
+    match (first(1.0, Outcome::Approved), first(-1.0, Outcome::Blocked)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// What `available` templates cost against `min_units` ([`min_units`]): `40 templates: no
+/// decision is possible before 31; the run will likely ask most cases` when more than half of
+/// them are needed before any decision, `… the run cannot decide and will ask every case` when
+/// they cannot reach it; `None` when they leave room.
+pub fn min_units_note(available: usize, min_units: Option<usize>) -> Option<String> {
+    match min_units {
+        Some(m) if available < m => Some(format!(
+            "{available} templates: no decision is possible before {m}; the run cannot decide and will ask every case"
+        )),
+        Some(m) if m as f64 > available as f64 / 2.0 => Some(format!(
+            "{available} templates: no decision is possible before {m}; the run will likely ask most cases"
+        )),
+        None => Some(format!(
+            "{available} templates: no decision is possible at this tolerance and confidence; the run cannot \
+             decide and will ask every case"
+        )),
+        _ => None,
+    }
+}
+
+/// The report's warning under `cluster: template` when the templates cannot reach
+/// [`min_units`] or leave little room past it ([`min_units_note`]); `None` otherwise.
+pub fn min_units_warning(q: &SequentialReport, policy: &GatePolicy) -> Option<String> {
+    if policy.cluster() != Cluster::Template {
+        return None;
+    }
+    let need = q.min_units?;
+    min_units_note(q.available, need)
+        .map(|note| format!("sequential: {note} (cluster: none decides on cases: docs/statistics.md)"))
+}
+
+/// The sequential decision of the task criterion, for a sequential policy (`None` otherwise),
+/// under the current rules.
 pub fn decide(cases: &[CaseOutcome], policy: &GatePolicy) -> Option<SequentialReport> {
+    decide_under(cases, policy, crate::report::Rules::Current)
+}
+
+/// [`decide`] under `rules`: the current ones add `min_units` and always record the stopping
+/// look; the earlier ones give the previous build's record.
+pub fn decide_under(
+    cases: &[CaseOutcome],
+    policy: &GatePolicy,
+    rules: crate::report::Rules,
+) -> Option<SequentialReport> {
     let settings = policy.sequential?;
+    let current = rules == crate::report::Rules::Current;
     let (units, unit) = units(cases, policy);
     let budget = settings.budget.unwrap_or(units.len());
     let d = sequential_decision(&units, policy.task_regression_tol, policy.confidence, budget);
-    let looks = Looks {
-        n: d.looks.iter().map(|l| l.n).collect(),
-        lower: d.looks.iter().map(|l| l.low).collect(),
-        upper: d.looks.iter().map(|l| l.high).collect(),
-    };
     let last: Option<Look> = d.last;
+    let mut recorded = d.looks.clone();
+    if let (true, Some(l)) = (current, last) {
+        if recorded.last().map(|r| r.n) != Some(l.n) {
+            recorded.push(l);
+        }
+    }
+    let looks = Looks {
+        n: recorded.iter().map(|l| l.n).collect(),
+        lower: recorded.iter().map(|l| l.low).collect(),
+        upper: recorded.iter().map(|l| l.high).collect(),
+    };
     Some(SequentialReport {
         method: METHOD,
         unit,
         order_seed: policy.test_set.seed,
         budget,
         available: units.len(),
+        min_units: current.then(|| min_units(policy.task_regression_tol, policy.confidence)),
         used: d.used,
         stopped: match d.outcome {
             Outcome::Approved => "approved",

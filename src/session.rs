@@ -10,7 +10,7 @@
 use crate::audit::{AuditIndex, AuditScanner, IndexBuilder, Segment, DEFAULT_MAX_LINE};
 use crate::input::{InputError, InputFile, Role, Side};
 use crate::policy::{policy_change, GatePolicy, PolicyChange};
-use crate::report::{evaluate, GateInputs, GateReport};
+use crate::report::{evaluate_under, GateInputs, GateReport, Rules};
 use crate::testset::{ReadRange, TestSet, TestSetBuilder, TestSetError};
 use crate::trajectory::{parse_trajectories, Trajectories};
 use crate::verdicts::{parse_verdicts, Verdicts};
@@ -523,8 +523,14 @@ impl Session {
         self.test_set().is_some() && self.verdicts.iter().all(Option::is_some)
     }
 
-    /// The GateReport.
+    /// The GateReport, under the current rules.
     pub fn report(&self) -> Result<GateReport, SessionError> {
+        self.report_under(Rules::Current)
+    }
+
+    /// The GateReport under `rules` ([`Rules::Before`]: the previous build's report, which
+    /// `verify --reproduce` accepts a decision signed by that build against).
+    pub fn report_under(&self, rules: Rules) -> Result<GateReport, SessionError> {
         let index = self.audit_index().ok_or(SessionError::Missing("the audit log"))?;
         let test_set = self.test_set().ok_or(SessionError::Missing("the test set"))?;
         let [old, new] = &self.verdicts;
@@ -543,7 +549,7 @@ impl Session {
             old_trajectories: self.trajectories[0].as_ref(),
             new_trajectories: self.trajectories[1].as_ref(),
         };
-        Ok(evaluate(&inputs, &self.policy))
+        Ok(evaluate_under(&inputs, &self.policy, rules))
     }
 }
 

@@ -17,6 +17,10 @@ pub enum Kind {
     Verdicts,
     /// Trajectory-evaluation results.
     Trajectories,
+    /// A gate policy (`deploy-gate evaluate --policy`'s file): a JSON object with a policy field
+    /// at its top level, or a file named as one (`policy` in its name) that is no other kind;
+    /// whether it is a valid policy is the policy reader's to say.
+    Policy,
     /// Not recognised.
     Unknown,
 }
@@ -93,7 +97,10 @@ fn kind_of_object(line: &[u8]) -> Option<Kind> {
 
 /// Guesses from the file name and its first bytes (a few KiB suffice; a cut last line is fine).
 pub fn sniff(name: &str, head: &[u8]) -> Guess {
-    let kind = sniff_kind(name, head);
+    let kind = match sniff_kind(name, head) {
+        Kind::Verdicts | Kind::Unknown if looks_like_policy(name, head) => Kind::Policy,
+        kind => kind,
+    };
     let side = side_from_name(name);
     let role = match (kind, side) {
         (Kind::Audit, _) => Some(Role::Audit),
@@ -104,6 +111,30 @@ pub fn sniff(name: &str, head: &[u8]) -> Guess {
         _ => None,
     };
     Guess { kind, side, role }
+}
+
+/// Whether a file looks meant as a policy: one JSON object (not JSON lines) with at least one
+/// policy field at its top level (a report, which has `schema`, is not one), or a `.json` file
+/// with `policy` in its name that is not a JSON object of verdicts.
+fn looks_like_policy(name: &str, head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let named = {
+        let lower = name.to_lowercase();
+        lower.contains("policy") && (lower.ends_with(".json") || !lower.contains('.'))
+    };
+    match serde_json::from_slice::<serde_json::Value>(head) {
+        Ok(serde_json::Value::Object(map)) => {
+            !map.contains_key("schema")
+                && (map
+                    .keys()
+                    .any(|k| crate::policy::FIELDS.contains(&k.as_str()) || k == "max_missing")
+                    || (named && !map.values().all(|v| v.is_string() || v.is_null())))
+        }
+        Ok(_) => named,
+        // Not one JSON value (cut, JSON lines, or broken): named as a policy and not JSON lines
+        // of verdicts (the caller has found none).
+        Err(_) => named,
+    }
 }
 
 fn sniff_kind(name: &str, head: &[u8]) -> Kind {
@@ -146,7 +177,7 @@ fn sniff_kind(name: &str, head: &[u8]) -> Kind {
                     Some(Kind::Audit) => votes[0] += 1,
                     Some(Kind::Verdicts) => votes[1] += 1,
                     Some(Kind::Trajectories) => votes[2] += 1,
-                    Some(Kind::Unknown) => {}
+                    Some(Kind::Unknown | Kind::Policy) => {}
                     None => continue,
                 }
                 objects += 1;
@@ -214,6 +245,42 @@ mod tests {
         );
         assert_eq!(sniff("notes.txt", b"hello").kind, Kind::Unknown);
         assert_eq!(role("prod-audit.jsonl.gz", "\x1f").as_deref(), Some("audit"));
+    }
+
+    #[test]
+    fn policy_files_are_recognised() {
+        let kind = |name: &str, head: &str| sniff(name, head.as_bytes()).kind;
+        // Pretty or compact, whatever the name.
+        assert_eq!(
+            kind(
+                "gate.json",
+                "{\n  \"min_samples\": 20,\n  \"mode\": \"non_inferiority\"\n}\n"
+            ),
+            Kind::Policy
+        );
+        assert_eq!(kind("x.json", "{\"max_missing\": \"5%\"}"), Kind::Policy);
+        assert_eq!(sniff("x.json", b"{\"seed\": 1}").role, None);
+        // Named as one but broken, or with unknown fields: still a policy (its reader says why).
+        assert_eq!(kind("policy.json", "{\"min_samples\": 20,"), Kind::Policy);
+        assert_eq!(kind("my-policy.json", "{\"min_sampels\": 20}"), Kind::Policy);
+        // Verdicts stay verdicts, even in a file named policy; a report is no policy.
+        assert_eq!(kind("verdicts.json", "{\n  \"p\": \"PASS\"\n}"), Kind::Verdicts);
+        assert_eq!(
+            kind("policy-run.json", "{\n  \"p\": \"PASS\",\n  \"q\": null\n}"),
+            Kind::Verdicts
+        );
+        assert_eq!(
+            kind("policy.jsonl", "{\"pipeline_id\":\"p\",\"verdict\":\"PASS\"}\n"),
+            Kind::Verdicts
+        );
+        assert_ne!(
+            kind(
+                "r.json",
+                "{\"schema\": \"deploy-gate/report/v1\", \"policy\": {\"min_samples\": 1}}"
+            ),
+            Kind::Policy
+        );
+        assert_eq!(kind("notes.txt", "min_samples: 20"), Kind::Unknown);
     }
 
     #[test]

@@ -123,7 +123,8 @@ def build_test_set(
 
 class Report:
     """A gate report (``deploy-gate/report/v1``): ``decision`` (a ``GateDecision``),
-    ``approved``, ``outcome``, ``stats``, ``cases``, ``sequential``, ``data`` (the whole report as a dict), and its
+    ``approved``, ``outcome``, ``stats``, ``cases``, ``sequential``, ``evidence``, ``rests_on``
+    (how many cases the decision rests on), ``not_run``, ``data`` (the whole report as a dict), and its
     renderings: ``to_json()`` (the bytes of ``deploy-gate evaluate --out``), ``to_html()``,
     ``to_markdown()``, ``to_junit()``; ``cases_frame()`` (pandas); shown as HTML in a
     notebook."""
@@ -178,6 +179,34 @@ class Report:
         ``tolerance``, ``confidence``, ``lower``, ``upper`` and ``looks``; ``None`` otherwise."""
         sequential: Optional[Dict[str, Any]] = self.data.get("sequential")
         return sequential
+
+    @property
+    def evidence(self) -> Optional[Dict[str, Any]]:
+        """The report's ``evidence`` object, present when a case lacks a verdict on some side or
+        the decision is sequential: ``test_cases``, ``answered`` (by both models), ``missing``
+        (``{"old": n, "new": n}``), ``not_run`` (sequential only), ``rests_on``, ``over``
+        (``"used"``: the report's figures are over the cases the sequential rule used;
+        ``"test_set"``: over the whole test set) and ``max_missing``; ``None`` otherwise (every
+        case answered by both models, or a report made before it existed)."""
+        evidence: Optional[Dict[str, Any]] = self.data.get("evidence")
+        return evidence
+
+    @property
+    def rests_on(self) -> int:
+        """How many test cases the decision rests on: ``evidence["rests_on"]``, or without
+        ``evidence`` the cases both models answered (every case of the test set when every case
+        is answered)."""
+        evidence = self.evidence
+        if evidence is not None:
+            return int(evidence["rests_on"])
+        return sum(1 for c in self.cases if not c.get("old_missing") and not c.get("new_missing"))
+
+    @property
+    def not_run(self) -> int:
+        """The test cases neither model answered in a sequential report (the rule stopped before
+        they were asked; they count for neither model, and are not in ``cases``); 0 otherwise."""
+        evidence = self.evidence
+        return int(evidence.get("not_run", 0)) if evidence is not None else 0
 
     @property
     def guardrails(self) -> Optional[Dict[str, Any]]:
@@ -237,9 +266,10 @@ class Report:
 
     def __repr__(self) -> str:
         d = self.data["decision"]
+        not_run = f", not_run={self.not_run}" if self.not_run else ""
         return (
             f"Report(approved={d['approved']}, outcome={self.outcome!r}, reason={d['reason']!r}, "
-            f"num_cases={d['num_cases']})"
+            f"num_cases={d['num_cases']}, rests_on={self.rests_on}{not_run})"
         )
 
 

@@ -37,7 +37,9 @@ def use_evaluate(path: str) -> bool:
     )
     text: str = report.to_json() + report.to_markdown() + report.to_junit() + report.to_html()
     stats: Dict[str, Any] = report.stats
-    print(len(ts), ts.to_jsonl()[:10], text[:10], stats.keys(), report.decision.reason)
+    evidence: Optional[Dict[str, Any]] = report.evidence
+    counts: int = report.rests_on + report.not_run
+    print(len(ts), ts.to_jsonl()[:10], text[:10], stats.keys(), report.decision.reason, evidence, counts)
     try:
         deploy_gate.evaluate(path, "old.jsonl", {"p1": "PASS"}, policy="policy.json")
     except deploy_gate.VerdictFileError as e:

@@ -22,6 +22,38 @@ pub struct SideSummary {
     pub num_cases: u64,
     /// Its input files.
     pub inputs: Vec<SideInput>,
+    /// What its decision rests on, when its report says (`evidence`; absent in a report whose
+    /// cases every model answered, or made before it existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<SideEvidence>,
+    /// The cases its decision rests on: `evidence.rests_on`, or the cases both models answered.
+    #[serde(skip)]
+    pub rests_on: u64,
+}
+
+/// A side's `evidence`, as a diff compares it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SideEvidence {
+    /// Cases in the test set.
+    pub test_cases: u64,
+    /// Cases the decision rests on.
+    pub rests_on: u64,
+    /// Cases lacking each model's verdict.
+    pub missing: EvidenceMissing,
+    /// Cases neither model answered (a sequential report only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<u64>,
+    /// `used` (the figures are over the cases the sequential rule used) or `test_set`.
+    pub over: String,
+}
+
+/// Cases lacking each model's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EvidenceMissing {
+    /// The old model's.
+    pub old: u64,
+    /// The new model's.
+    pub new: u64,
 }
 
 /// The decision before and after.

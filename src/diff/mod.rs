@@ -14,8 +14,8 @@ pub mod read;
 mod tests;
 
 pub use document::{
-    CaseChanges, DecisionChange, Flip, FlipCounts, GateDiff, InputChange, Model, ModelCounts, PolicyFieldChange,
-    SideSummary, StatsChange, TemplateChange,
+    CaseChanges, DecisionChange, EvidenceMissing, Flip, FlipCounts, GateDiff, InputChange, Model, ModelCounts,
+    PolicyFieldChange, SideEvidence, SideSummary, StatsChange, TemplateChange,
 };
 pub use guardrails::{GuardrailChange, GuardrailChangeKind, GuardrailSide, GuardrailsChange, SideGuardrails};
 pub use read::{read_document, read_report, read_signed, Problem, ReadError, Trust};
@@ -221,6 +221,10 @@ pub struct Evaluation {
     pub interval: Interval,
     /// Its guardrails by name (`None`: the report has none).
     pub guardrails: Option<SideGuardrails>,
+    /// Its `evidence`, when the report has one.
+    pub evidence: Option<SideEvidence>,
+    /// The cases its decision rests on: `evidence.rests_on`, or the cases both models answered.
+    pub rests_on: u64,
 }
 
 fn summary(e: &Evaluation) -> SideSummary {
@@ -232,6 +236,8 @@ fn summary(e: &Evaluation) -> SideSummary {
         policy_digest: e.policy_digest.clone(),
         num_cases: e.num_cases,
         inputs: e.inputs.clone(),
+        evidence: e.evidence.clone(),
+        rests_on: e.rests_on,
     }
 }
 

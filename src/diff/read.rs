@@ -114,6 +114,25 @@ struct ReportDoc<'a> {
     /// Present only when the report's policy has guardrails.
     #[serde(borrow, default)]
     guardrails: Option<super::guardrails::GuardrailsDoc<'a>>,
+    /// Present when a case lacks a verdict or the decision is sequential.
+    #[serde(default)]
+    evidence: Option<EvidenceDoc>,
+}
+
+#[derive(Deserialize)]
+struct EvidenceDoc {
+    test_cases: u64,
+    rests_on: u64,
+    missing: MissingDoc,
+    #[serde(default)]
+    not_run: Option<u64>,
+    over: String,
+}
+
+#[derive(Deserialize)]
+struct MissingDoc {
+    old: u64,
+    new: u64,
 }
 
 #[derive(Deserialize)]
@@ -200,6 +219,10 @@ struct CaseDoc<'a> {
     new_verdict: Option<Cow<'a, str>>,
     old_pass: bool,
     new_pass: bool,
+    #[serde(default)]
+    old_missing: bool,
+    #[serde(default)]
+    new_missing: bool,
 }
 
 #[derive(Deserialize)]
@@ -424,6 +447,18 @@ fn evaluation(
             Some(_) => Some(o.clone().into_owned()),
         },
     };
+    let answered_by_both = doc.cases.iter().filter(|c| !c.old_missing && !c.new_missing).count() as u64;
+    let evidence = doc.evidence.map(|e| super::SideEvidence {
+        test_cases: e.test_cases,
+        rests_on: e.rests_on,
+        missing: super::EvidenceMissing {
+            old: e.missing.old,
+            new: e.missing.new,
+        },
+        not_run: e.not_run,
+        over: e.over,
+    });
+    let rests_on = evidence.as_ref().map_or(answered_by_both, |e| e.rests_on);
     let mut cases = Vec::with_capacity(doc.cases.len());
     for (i, c) in doc.cases.into_iter().enumerate() {
         cases.push(super::CaseRow {
@@ -485,5 +520,7 @@ fn evaluation(
             }
         },
         guardrails: doc.guardrails.map(super::guardrails::side),
+        evidence,
+        rests_on,
     })
 }

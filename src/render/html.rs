@@ -113,6 +113,10 @@ struct View {
     cost: Option<super::cost::CostPair>,
     trajectories: Pair<Option<TrajV>>,
     decision: DecisionV,
+    /// Present when a case lacks a verdict or the decision is sequential (see
+    /// [`super::evidence`]).
+    #[serde(default)]
+    evidence: Option<Value>,
     /// Present only under `sequential: true`.
     #[serde(default)]
     sequential: Option<Value>,
@@ -719,12 +723,27 @@ const FILTER_SCRIPT: &str = r#"(function () {
 })();
 "#;
 
+use super::evidence::{missing_evidence_advice, EvidenceView};
+
 fn conf(v: &View) -> String {
     let c = (v.stats.confidence.0 * 1000.0).round() / 10.0;
     format!("{c}%")
 }
 
-fn rule_sentence(v: &View) -> String {
+fn rule_sentence(v: &View, ev: &EvidenceView) -> String {
+    let sentence = rule_sentence_fixed(v);
+    if ev.used {
+        format!(
+            "{} The interval and McNemar's test here are {}.",
+            sentence,
+            super::evidence::DESCRIPTIVE
+        )
+    } else {
+        sentence
+    }
+}
+
+fn rule_sentence_fixed(v: &View) -> String {
     let t = &v.stats.task;
     let mode = v.policy.get("mode").and_then(Value::as_str).unwrap_or("point");
     let tol = plain(v.decision.details.task_regression_tol);
@@ -795,10 +814,20 @@ fn render(v: &View, json: &str) -> String {
         (false, Some("inconclusive")) => "inconclusive",
         (false, _) => "blocked",
     };
+    let ev = EvidenceView::new(
+        v.evidence.as_ref(),
+        v.test_set.num_cases,
+        v.cases.iter().map(|c| (c.old_missing, c.new_missing)),
+    );
+    // A decision taken on missing evidence is settled by answering the cases, not by more.
+    let advice = missing_evidence_advice(&d.reason);
     // A sequential decision that stopped at its budget is continued, not settled by a count.
     let continuation = v.sequential.as_ref().and_then(super::sequential::continuation);
     let title = match outcome {
         "approved" => "Approved — deploy the new model".to_owned(),
+        "inconclusive" if advice.is_some() => {
+            "Inconclusive — keep the old model; too many test cases lack a verdict".to_owned()
+        }
         "inconclusive" if continuation.is_some() => {
             format!("Inconclusive — keep the old model; {}", super::sequential::TITLE_TAIL)
         }
@@ -824,15 +853,38 @@ fn render(v: &View, json: &str) -> String {
     // The banner.
     let _ = writeln!(
         o,
-        "<section class=\"banner {outcome}\" data-testid=\"decision\" data-approved=\"{}\" data-outcome=\"{outcome}\" data-reason=\"{r}\" role=\"status\"><h1>{title}</h1><p>Reason: <code>{r}</code> · test cases: <strong data-testid=\"num-cases\">{}</strong> of {} candidate(s)</p>{}{}<p class=\"muted\">{}</p></section>",
+        "<section class=\"banner {outcome}\" data-testid=\"decision\" data-approved=\"{}\" data-outcome=\"{outcome}\" data-reason=\"{r}\" data-rests-on=\"{}\" role=\"status\"><h1>{title} <span class=\"rests\" data-testid=\"rests-on\">({})</span></h1><p>Reason: <code>{r}</code> · test cases: <strong data-testid=\"num-cases\">{}</strong> of {} candidate(s)</p>{}{}{}<p class=\"muted\">{}</p></section>",
         d.approved,
+        ev.rests_on,
+        esc(&ev.rests_on_text()),
         d.num_cases,
         v.test_set.candidates,
+        match ev.over() {
+            Some(over) => format!(
+                "<p data-testid=\"over\">Every figure below is <strong>{over}</strong> by the sequential rule (the units it used when it stopped){}.</p>",
+                ev.not_run_text().map_or_else(String::new, |n| format!("; <span data-testid=\"not-run\">{}</span>", esc(&n)))
+            ),
+            None => String::new(),
+        },
         match v.sequential.as_ref().and_then(super::sequential::sentence) {
-            Some(q) => format!("<p data-testid=\"sequential\">{}.</p>", esc(&q)),
+            Some(q) => {
+                let mut p = format!("<p data-testid=\"sequential\">{}.", esc(&q));
+                if let Some(m) = v.sequential.as_ref().and_then(super::evidence::min_units_text) {
+                    let _ = write!(p, " <span data-testid=\"min-units\">Fewest units: {}.</span>", esc(&m));
+                }
+                p.push_str("</p>");
+                for w in super::evidence::sequential_warnings(&v.warnings) {
+                    let _ = write!(p, "<p class=\"warn\" data-testid=\"sequential-warning\">{}</p>", esc(w));
+                }
+                p
+            }
             None => String::new(),
         },
         match (outcome, &continuation) {
+            (_, _) if advice.is_some() => format!(
+                "<p data-testid=\"missing-evidence\"><strong>{}</strong></p>",
+                esc(advice.unwrap_or_default())
+            ),
             ("inconclusive", Some(c)) => format!("<p data-testid=\"sequential-continue\"><strong>{}</strong></p>", esc(c)),
             ("inconclusive", None) => format!(
                 "<p data-testid=\"cases-needed\"><strong>{}</strong></p>",
@@ -840,14 +892,20 @@ fn render(v: &View, json: &str) -> String {
             ),
             _ => String::new(),
         },
-        esc(&rule_sentence(v)),
+        esc(&rule_sentence(v, &ev)),
         r = esc(&d.reason),
     );
 
     // The cards.
     let st = &v.stats.task;
     let (old, new) = (&v.verdicts.old, &v.verdicts.new);
+    let over_note = |o: &mut String| {
+        if let Some(over) = ev.over() {
+            let _ = write!(o, "<p class=\"muted over\">{over}</p>");
+        }
+    };
     o.push_str("<div class=\"cards\">\n<section class=\"card\" id=\"task\"><h2>Task accuracy</h2>");
+    over_note(&mut o);
     let rate_method = if st.delta.method == "paired_t" { "t" } else { "Wilson" };
     let mut rows = vec![
         ("old → new", format!("{} → {}", pct(d.task_old), pct(d.task_new))),
@@ -909,7 +967,7 @@ fn render(v: &View, json: &str) -> String {
                 sig3(m.p_mid)
             ),
             None => "none (several verdicts a case)".to_owned(),
-        },
+        } + if ev.used { " (descriptive)" } else { "" },
     ));
     rows.extend([
         ("tolerance", plain(d.details.task_regression_tol)),
@@ -921,6 +979,12 @@ fn render(v: &View, json: &str) -> String {
         ("missing verdict", format!("old {} · new {}", old.missing, new.missing)),
         ("runner errors", format!("old {} · new {}", old.errored, new.errored)),
     ]);
+    if let Some(n) = ev.not_run.filter(|n| *n > 0) {
+        rows.push((
+            "not run",
+            format!("{n} (neither model was asked: the sequential rule stopped first)"),
+        ));
+    }
     if let (Some(ro), Some(rn)) = (old.runs, new.runs) {
         rows.push((
             "runs (every verdict counts)",
@@ -1008,6 +1072,7 @@ fn render(v: &View, json: &str) -> String {
 
     // Per template.
     o.push_str("<section class=\"panel\" id=\"templates\"><h2>Per template</h2>");
+    over_note(&mut o);
     if !v.templates.is_empty() {
         o.push_str(&template_chart(&v.templates));
         if v.templates.len() > 20 {
@@ -1195,6 +1260,12 @@ fn render_cases(o: &mut String, v: &View) {
         ("missing", "Missing / errored", count(&|c| c.missing_or_errored())),
     ];
     o.push_str("<section class=\"panel\" id=\"cases-panel\"><h2>Cases</h2>");
+    if let Some(over) = EvidenceView::new(v.evidence.as_ref(), v.test_set.num_cases, std::iter::empty()).over() {
+        let _ = write!(
+            o,
+            "<p class=\"muted over\">Listed {over}; the cases not run are not listed.</p>"
+        );
+    }
     let same = v.cases.len() - eligible;
     let mut note = format!(
         "{} of {} test case(s) listed: the regressed first, then the improved, then those whose verdicts differ, are missing or errored.",

@@ -5,10 +5,16 @@
 //! digests as the suite's `<properties>`. With guardrails, one `<testcase>` per blocking
 //! guardrail (class name `deploy-gate.guardrails`): a `<failure>` when exceeded, an `<error>`
 //! when not shown; advisory ones as `<skipped>` test cases with their figures as the message.
+//! A decision taken on missing evidence (too few cases answered by both models, too many
+//! verdicts missing) is a `<failure>` of its own (class name `deploy-gate`, name `decision`), so
+//! that such a suite never reads as a pass; in a sequential report a case neither model
+//! answered was not run: `<skipped>`, never a missing verdict. The properties say how many cases
+//! the decision rests on (`rests_on`).
 //!
 //! Every text is XML-escaped; characters XML 1.0 cannot carry at all (most C0 controls,
 //! U+FFFE, U+FFFF) are written as `\u{…}` so that the file stays well-formed.
 
+use super::evidence::{EvidenceView, INSUFFICIENT_PREFIX, MISSING_PREFIX};
 use super::guardrails::GuardrailsView;
 use crate::report::GateReport;
 use crate::scoring::{CaseOutcome, CaseStatus};
@@ -150,15 +156,53 @@ fn guardrail_cases(report: &GateReport) -> Vec<GuardrailCase> {
 
 /// The JUnit XML of `report`.
 pub fn report_junit(report: &GateReport) -> String {
-    let outcomes: Vec<_> = report.cases.iter().map(outcome).collect();
+    // (Not the whole report as a `Value`: a pipeline id wider than 64 bits is no `Value` number.)
+    let evidence = report.evidence.as_ref().and_then(|e| serde_json::to_value(e).ok());
+    let ev = EvidenceView::new(
+        evidence.as_ref(),
+        report.test_set.num_cases as u64,
+        report.cases.iter().map(|c| (c.old_missing, c.new_missing)),
+    );
+    junit(report, &ev)
+}
+
+/// The test case of a decision taken on missing evidence (too few cases answered by both
+/// models, too many verdicts missing): a failure, so that the suite cannot look like a pass when
+/// no case failed; `None` for any other decision.
+fn decision_case(report: &GateReport, ev: &EvidenceView) -> Option<(&'static str, String)> {
+    let d = &report.decision;
+    if d.approved {
+        return None;
+    }
+    let kind = if d.reason.starts_with(INSUFFICIENT_PREFIX) {
+        "insufficient_evidence"
+    } else if d.reason.starts_with(MISSING_PREFIX) {
+        "missing_verdicts"
+    } else {
+        return None;
+    };
+    Some((kind, format!("{} ({})", d.reason, ev.rests_on_text())))
+}
+
+fn junit(report: &GateReport, ev: &EvidenceView) -> String {
+    // In a sequential report a case neither model answered was not run: skipped, not missing.
+    let not_run = |c: &CaseOutcome| ev.not_run.is_some() && c.old_missing && c.new_missing;
+    let outcomes: Vec<_> = report
+        .cases
+        .iter()
+        .map(|c| if not_run(c) { None } else { outcome(c) })
+        .collect();
+    let skipped_cases = report.cases.iter().filter(|c| not_run(c)).count();
     let guardrails = guardrail_cases(report);
+    let decision = decision_case(report, ev);
     let kinds = || guardrails.iter().filter_map(|g| g.2.map(|k| k.0));
-    let failures =
-        outcomes.iter().flatten().filter(|o| o.0 == "failure").count() + kinds().filter(|k| *k == "failure").count();
+    let failures = outcomes.iter().flatten().filter(|o| o.0 == "failure").count()
+        + kinds().filter(|k| *k == "failure").count()
+        + usize::from(decision.is_some());
     let errors =
         outcomes.iter().flatten().filter(|o| o.0 == "error").count() + kinds().filter(|k| *k == "error").count();
-    let skipped = kinds().filter(|k| *k == "skipped").count().to_string();
-    let tests = (report.cases.len() + guardrails.len()).to_string();
+    let skipped = (kinds().filter(|k| *k == "skipped").count() + skipped_cases).to_string();
+    let tests = (report.cases.len() + guardrails.len() + usize::from(decision.is_some())).to_string();
     let (failures, errors) = (failures.to_string(), errors.to_string());
 
     let mut x = String::with_capacity(512 + report.cases.len() * 96);
@@ -174,18 +218,38 @@ pub fn report_junit(report: &GateReport) -> String {
     attr(&mut x, "errors", &errors);
     attr(&mut x, "skipped", &skipped);
     x.push_str(">\n    <properties>\n");
-    for (name, value) in properties(report) {
+    for (name, value) in properties(report, ev) {
         x.push_str("      <property");
         attr(&mut x, "name", &name);
         attr(&mut x, "value", &value);
         x.push_str("/>\n");
     }
     x.push_str("    </properties>\n");
+    if let Some((kind, message)) = &decision {
+        x.push_str("    <testcase");
+        attr(&mut x, "classname", "deploy-gate");
+        attr(&mut x, "name", "decision");
+        x.push_str(">\n      <failure");
+        attr(&mut x, "type", kind);
+        attr(&mut x, "message", message);
+        x.push('>');
+        escape(&mut x, message, false);
+        x.push_str("</failure>\n    </testcase>\n");
+    }
     for (c, o) in report.cases.iter().zip(&outcomes) {
         x.push_str("    <testcase");
         attr(&mut x, "classname", &json_text(c.template_id.get()));
         attr(&mut x, "name", &c.pipeline_id.to_string());
         match o {
+            None if not_run(c) => {
+                x.push_str(">\n      <skipped");
+                attr(
+                    &mut x,
+                    "message",
+                    "not run (the sequential rule stopped before it was asked; it counts for neither model)",
+                );
+                x.push_str("/>\n    </testcase>\n");
+            }
             None => x.push_str("/>\n"),
             Some((element, kind, message)) => {
                 let _ = write!(x, ">\n      <{element}");
@@ -248,12 +312,14 @@ fn details(c: &CaseOutcome) -> String {
 }
 
 /// The suite's properties: the decision, the policy (each field, and its digest) and the inputs.
-fn properties(r: &GateReport) -> Vec<(String, String)> {
+fn properties(r: &GateReport, ev: &EvidenceView) -> Vec<(String, String)> {
     let d = &r.decision;
     let mut p: Vec<(String, String)> = vec![
         ("decision".into(), d.outcome().as_str().into()),
         ("approved".into(), d.approved.to_string()),
         ("reason".into(), d.reason.clone()),
+        ("rests_on".into(), ev.rests_on.to_string()),
+        ("rests_on.text".into(), ev.rests_on_text()),
         ("num_cases".into(), d.num_cases.to_string()),
         ("candidates".into(), r.test_set.candidates.to_string()),
         ("task_old".into(), number(Some(d.task_old))),
@@ -262,6 +328,12 @@ fn properties(r: &GateReport) -> Vec<(String, String)> {
         ("task_regressed".into(), d.details.task_regressed.to_string()),
         ("trajectory_checked".into(), d.details.trajectory_checked.to_string()),
     ];
+    if let Some(n) = ev.not_run {
+        p.push(("not_run".into(), n.to_string()));
+    }
+    if let Some(over) = ev.over() {
+        p.push(("figures".into(), over));
+    }
     if d.details.trajectory_checked {
         p.extend([
             ("trajectory_old".into(), number(d.trajectory_old)),
@@ -467,5 +539,96 @@ mod report_tests {
             report_junit(&report(&ids, &outcomes)),
             report_junit(&report(&ids, &outcomes))
         );
+    }
+
+    #[test]
+    fn a_missing_evidence_decision_is_a_failure_not_a_pass() {
+        // Four of 200 cases answered by the new model, every answer a pass.
+        let templates: Vec<serde_json::Value> = (0..200).map(|i| serde_json::json!(format!("t{}", i % 4))).collect();
+        let new: Vec<Option<&str>> = (0..200).map(|i| (i < 4).then_some("PASS")).collect();
+        let mut r = report(&templates, &new);
+        for (reason, kind) in [
+            (
+                "blocked: insufficient evidence (4 of 200 test cases answered by both models < min_samples 20; old 0 missing, new 196 missing)",
+                "insufficient_evidence",
+            ),
+            (
+                "inconclusive: missing verdicts (old 0 missing, new 196 missing of 200 test cases: 196 cases (98.0%) lack a verdict, more than max_missing 5%)",
+                "missing_verdicts",
+            ),
+        ] {
+            r.decision.approved = false;
+            r.decision.reason = reason.into();
+            let x = report_junit(&r);
+            assert!(
+                x.contains(&format!(
+                    "<testcase classname=\"deploy-gate\" name=\"decision\">\n      <failure type=\"{kind}\" message=\"{} (rests on 4 of 200 test cases)\">",
+                    reason.replace('<', "&lt;")
+                )),
+                "{x}"
+            );
+            assert!(x.contains("<property name=\"rests_on\" value=\"4\"/>"));
+            assert!(x.contains("<property name=\"rests_on.text\" value=\"rests on 4 of 200 test cases\"/>"));
+            // The decision is one more test, one more failure.
+            assert!(x.contains("<testsuite name=\"deploy-gate\" tests=\"201\" failures=\"1\" errors=\"196\" skipped=\"0\">"), "{}", &x[..400]);
+        }
+        // An approval has no such test case.
+        let ok = report(&[serde_json::json!("a")], &[Some("PASS")]);
+        assert!(!report_junit(&ok).contains("<testcase classname=\"deploy-gate\" name=\"decision\">"));
+    }
+
+    #[test]
+    fn cases_not_run_are_neither_missing_nor_failed() {
+        // A sequential report whose verdict files answer 120 of 200 cases: its cases are the
+        // used ones; the 80 not run are a property, never a missing verdict.
+        let mut r = sequential_report_with_unanswered();
+        let x = report_junit(&r);
+        let used = r.cases.len();
+        assert!(!x.contains("missing_verdict") && !x.contains("no old verdict") && !x.contains("no new verdict"));
+        assert!(x.contains("<property name=\"not_run\" value=\"80\"/>"), "{x}");
+        assert!(x.contains(&format!(
+            "<property name=\"figures\" value=\"over the {used} cases used\"/>"
+        )));
+        assert!(x.contains(&format!("tests=\"{used}\" failures=\"0\" errors=\"0\" skipped=\"0\"")));
+        assert!(!x.contains("<testcase classname=\"deploy-gate\" name=\"decision\">"));
+        // A case neither model answered, were one listed, is skipped as not run.
+        let mut c = r.cases[0].clone();
+        (c.old_missing, c.new_missing) = (true, true);
+        r.cases.push(c);
+        let x = report_junit(&r);
+        assert_eq!(x.matches("not run (the sequential rule stopped").count(), 1);
+        assert!(!x.contains("missing_verdict") && x.contains("skipped=\"1\""));
+    }
+
+    /// The early stop's report as evaluated (its 80 cases without a verdict listed).
+    fn sequential_report_with_unanswered() -> GateReport {
+        use crate::gate::{evaluate_in_memory, MemoryInputs};
+        let (mut audit, mut old_v, mut new_v) = (String::new(), String::new(), String::new());
+        for i in 0..200 {
+            let pid = format!("c{i:03}");
+            audit += &format!("{{\"pipeline_id\":\"{pid}\",\"template_id\":\"t\",\"stage_id\":\"s\",\"stage_type\":\"llm\",\"input\":\"q\",\"output\":\"a\"}}\n");
+            audit += &format!(
+                "{{\"pipeline_id\":\"{pid}\",\"template_id\":\"t\",\"verdict\":\"PASS\",\"is_complete\":true}}\n"
+            );
+            if i < 120 {
+                old_v += &format!("{{\"pipeline_id\":\"{pid}\",\"verdict\":\"PASS\"}}\n");
+                new_v += &format!("{{\"pipeline_id\":\"{pid}\",\"verdict\":\"PASS\"}}\n");
+            }
+        }
+        let policy = crate::policy::PolicyInput::from_json(
+            r#"{"min_samples": 1, "max_samples": null, "mode": "non_inferiority", "cluster": "none",
+                "sequential": true, "budget": 2000, "on_insufficient": "approve", "task_regression_tol": 0.1}"#,
+        )
+        .unwrap()
+        .into_policy()
+        .unwrap();
+        let inputs = MemoryInputs {
+            audit: vec![("audit.jsonl", audit.as_bytes())],
+            old_verdicts: ("old_verdicts.jsonl", old_v.as_bytes()),
+            new_verdicts: ("new_verdicts.jsonl", new_v.as_bytes()),
+            old_trajectories: None,
+            new_trajectories: None,
+        };
+        evaluate_in_memory(&inputs, &policy).unwrap().1
     }
 }

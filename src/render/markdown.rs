@@ -6,6 +6,7 @@
 //! Every value that comes from an input file (template ids, file names, warnings) is escaped:
 //! it can neither end a table cell or a line nor open a link, an emphasis or an HTML tag.
 
+use super::evidence::{missing_evidence_advice, EvidenceView};
 use super::number::{js_round, js_string, to_fixed, to_precision};
 use crate::report::GateReport;
 use serde::Deserialize;
@@ -32,6 +33,10 @@ struct Report<'a> {
     #[serde(default)]
     cost: Option<super::cost::CostPair>,
     decision: Decision<'a>,
+    /// Present when a case lacks a verdict or the decision is sequential (see
+    /// [`super::evidence`]).
+    #[serde(default)]
+    evidence: Option<Value>,
     /// Present only under `sequential: true`.
     #[serde(default)]
     sequential: Option<serde_json::Value>,
@@ -66,6 +71,9 @@ struct Policy<'a> {
     /// Absent in a report made before it existed.
     #[serde(borrow, default)]
     cluster: Option<Cow<'a, str>>,
+    /// Written only when the policy gives it.
+    #[serde(default)]
+    max_missing: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -176,6 +184,10 @@ struct McNemar {
 struct Case<'a> {
     #[serde(borrow)]
     status: Cow<'a, str>,
+    #[serde(default)]
+    old_missing: bool,
+    #[serde(default)]
+    new_missing: bool,
 }
 
 #[derive(Deserialize)]
@@ -405,26 +417,43 @@ fn render(r: &Report<'_>) -> String {
         s.push('\n');
     };
     let inconclusive = d.outcome.as_deref() == Some("inconclusive");
+    let ev = EvidenceView::new(
+        r.evidence.as_ref(),
+        r.test_set.num_cases.as_u64().unwrap_or(0),
+        r.cases.iter().map(|c| (c.old_missing, c.new_missing)),
+    );
+    // A decision taken on missing evidence is settled by answering the cases, not by more.
+    let advice = missing_evidence_advice(&d.reason);
     // A sequential decision that stopped at its budget is continued, not settled by a count.
     let continuation = r.sequential.as_ref().and_then(super::sequential::continuation);
-    let continued = format!(
-        "## deploy-gate: ⚠️ inconclusive — keep the old model; {}",
-        super::sequential::TITLE_TAIL
-    );
-    line(
-        &mut s,
-        if d.approved {
-            "## deploy-gate: ✅ approved — deploy the new model"
-        } else if inconclusive && continuation.is_some() {
-            &continued
-        } else if inconclusive {
-            "## deploy-gate: ⚠️ inconclusive — keep the old model; more cases would settle it"
-        } else {
-            "## deploy-gate: ⛔ blocked — keep the old model"
-        },
-    );
+    let title = if d.approved {
+        "## deploy-gate: ✅ approved — deploy the new model".to_owned()
+    } else if inconclusive && advice.is_some() {
+        "## deploy-gate: ⚠️ inconclusive — keep the old model; too many test cases lack a verdict".to_owned()
+    } else if inconclusive && continuation.is_some() {
+        format!(
+            "## deploy-gate: ⚠️ inconclusive — keep the old model; {}",
+            super::sequential::TITLE_TAIL
+        )
+    } else if inconclusive {
+        "## deploy-gate: ⚠️ inconclusive — keep the old model; more cases would settle it".to_owned()
+    } else {
+        "## deploy-gate: ⛔ blocked — keep the old model".to_owned()
+    };
+    line(&mut s, &format!("{title} ({})", ev.rests_on_text()));
     line(&mut s, "");
     line(&mut s, &format!("**Reason:** {}", code_span(&d.reason)));
+    if let Some(a) = advice {
+        line(&mut s, "");
+        line(&mut s, &format!("**{a}**"));
+    }
+    if let Some(over) = ev.over() {
+        line(&mut s, "");
+        line(
+            &mut s,
+            &format!("Every figure below is {over} by the sequential rule (the units it used when it stopped)."),
+        );
+    }
     line(&mut s, "");
     line(&mut s, "| | old | new | Δ | tolerance |");
     line(&mut s, "|---|---|---|---|---|");
@@ -463,10 +492,15 @@ fn render(r: &Report<'_>) -> String {
         ),
         None => "no McNemar test (several verdicts a case)".to_owned(),
     };
+    let descriptive = if ev.used {
+        format!(" ({})", super::evidence::DESCRIPTIVE)
+    } else {
+        String::new()
+    };
     line(
         &mut s,
         &format!(
-            "Rule: {}. {}% interval for the change in pass rate: {} to {} ({}); {mcnemar}.",
+            "Rule: {}. {}% interval for the change in pass rate: {} to {} ({}); {mcnemar}{descriptive}.",
             code_span(&r.policy.mode),
             js_string(js_round(r.stats.confidence * 100.0)),
             signed(st.delta.low),
@@ -474,7 +508,7 @@ fn render(r: &Report<'_>) -> String {
             method_name(st.delta.method.as_deref()),
         ),
     );
-    let uses = if r.policy.mode == "non_inferiority" {
+    let uses = if r.policy.mode == "non_inferiority" && !ev.used {
         "; the rule uses this interval"
     } else {
         ""
@@ -506,8 +540,18 @@ fn render(r: &Report<'_>) -> String {
     if let Some(q) = r.sequential.as_ref().and_then(super::sequential::sentence) {
         line(&mut s, "");
         line(&mut s, &format!("{q}."));
+        if let Some(m) = r.sequential.as_ref().and_then(super::evidence::min_units_text) {
+            line(&mut s, "");
+            line(&mut s, &format!("Fewest units: {m}."));
+        }
+        for w in super::evidence::sequential_warnings(&r.warnings) {
+            line(&mut s, "");
+            line(&mut s, &format!("⚠️ {}", cell_text(w)));
+        }
     }
-    if let (true, Some(c)) = (inconclusive, &continuation) {
+    if advice.is_some() {
+        // (Said under the reason.)
+    } else if let (true, Some(c)) = (inconclusive, &continuation) {
         line(&mut s, "");
         line(&mut s, &format!("**{c}**"));
     } else if inconclusive {
@@ -533,10 +577,11 @@ fn render(r: &Report<'_>) -> String {
     } else {
         String::new()
     };
+    let over = ev.over().map_or_else(String::new, |o| format!(" {o}"));
     line(
         &mut s,
         &format!(
-            "Test set: **{}** cases ({} candidates{sampled}). Regressed {}, improved {}. Missing verdicts: old {}, new {}; errored: old {}, new {}.",
+            "Test set: **{}** cases ({} candidates{sampled}). Regressed {}, improved {}{over}. Missing verdicts: old {}, new {}; errored: old {}, new {}.",
             num(&r.test_set.num_cases),
             num(&r.test_set.candidates),
             count("regressed"),
@@ -547,6 +592,9 @@ fn render(r: &Report<'_>) -> String {
             num(&n.errored)
         ),
     );
+    if let Some(n) = ev.not_run_text() {
+        line(&mut s, &format!("Not run: {n}."));
+    }
     if let (Some(o), Some(n)) = (&o.runs, &n.runs) {
         line(
             &mut s,
@@ -563,6 +611,10 @@ fn render(r: &Report<'_>) -> String {
         // Reports made before the templates' intervals existed keep their table.
         let intervals = r.templates.iter().any(|t| t.interval.is_some());
         line(&mut s, "");
+        if let Some(over) = ev.over() {
+            line(&mut s, &format!("Per template, {over}:"));
+            line(&mut s, "");
+        }
         if intervals {
             line(&mut s, "| template | n | old | new | Δ | interval |");
             line(&mut s, "|---|---|---|---|---|---|");
@@ -619,9 +671,13 @@ fn render(r: &Report<'_>) -> String {
     }
     line(&mut s, "");
     let max = r.policy.max_samples.as_ref().map_or_else(|| "none".into(), num);
+    let max_missing = r.policy.max_missing.as_ref().map_or_else(String::new, |m| match m {
+        Value::Number(n) => format!(", max_missing {}", num(n)),
+        other => format!(", max_missing {}", cell_text(&other.to_string())),
+    });
     let _ = writeln!(
         s,
-        "<sub>{} {}, policy: min_samples {}, max_samples {max}, seed {}, on_insufficient {}</sub>",
+        "<sub>{} {}, policy: min_samples {}, max_samples {max}, seed {}, on_insufficient {}{max_missing}</sub>",
         fixed_text(&r.tool.name),
         fixed_text(&r.tool.version),
         num(&r.policy.min_samples),
@@ -782,7 +838,7 @@ mod tests {
         let md = report_markdown(&r);
         assert_eq!(markdown_from_json(&r.to_json()).unwrap(), md);
         assert_eq!(report_markdown(&r), md);
-        assert!(md.starts_with("## deploy-gate: ⛔ blocked — keep the old model\n"));
+        assert!(md.starts_with("## deploy-gate: ⛔ blocked — keep the old model (rests on 1 of 2 test cases)\n"));
         assert!(md.contains("Regressed 2, improved 0. Missing verdicts: old 0, new 1; errored: old 0, new 0."));
         assert!(md.ends_with("</sub>\n"));
     }
@@ -850,5 +906,76 @@ mod tests {
             "{e}"
         );
         assert!(markdown_from_json("[1,").is_err());
+    }
+
+    #[test]
+    fn missing_evidence_decisions_say_what_they_rest_on() {
+        use crate::render::testing::missing_evidence_json;
+        let md = markdown_from_json(&missing_evidence_json(200, 4, 20).to_string()).unwrap();
+        assert!(
+            md.starts_with("## deploy-gate: ⛔ blocked — keep the old model (rests on 4 of 200 test cases)\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**Reason:** `blocked: insufficient evidence (4 of 200 test cases"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**Too few test cases were answered by both models to decide"),
+            "{md}"
+        );
+        assert!(!md.contains("✅"));
+        let md = markdown_from_json(&missing_evidence_json(200, 176, 20).to_string()).unwrap();
+        assert!(
+            md.starts_with(
+                "## deploy-gate: ⚠️ inconclusive — keep the old model; too many test cases lack a verdict (rests on 176 of 200 test cases)\n"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("more than max\\_missing 5%") || md.contains("more than max_missing 5%"),
+            "{md}"
+        );
+        assert!(md.contains("**Too many verdicts are missing to decide"), "{md}");
+        // Not "more cases would settle it": answering the missing ones would.
+        assert!(!md.contains("would settle it"), "{md}");
+    }
+
+    #[test]
+    fn an_early_stop_speaks_of_the_cases_used_and_not_run() {
+        let v = crate::render::testing::early_stop_json(120);
+        let used = v["evidence"]["rests_on"].as_u64().unwrap();
+        let md = markdown_from_json(&v.to_string()).unwrap();
+        assert!(
+            md.starts_with(&format!(
+                "## deploy-gate: ✅ approved — deploy the new model (rests on {used} of 200 test cases)\n"
+            )),
+            "{md}"
+        );
+        let over = format!("over the {used} cases used");
+        assert!(
+            md.contains(&format!("Every figure below is {over} by the sequential rule")),
+            "{md}"
+        );
+        assert!(
+            md.contains(&format!("improved 0 {over}. Missing verdicts: old 0, new 0;")),
+            "{md}"
+        );
+        assert!(md.contains(&format!("Per template, {over}:")), "{md}");
+        assert!(md.contains("descriptive, not the decision's evidence"), "{md}");
+        assert!(
+            md.contains("Not run: 80 test cases not run (the sequential rule stopped"),
+            "{md}"
+        );
+        let min_units = v["sequential"]["min_units"].as_u64().unwrap();
+        assert!(
+            md.contains(&format!(
+                "Fewest units: no decision is possible before {min_units} cases (of 120 available), whatever the verdicts."
+            )),
+            "{md}"
+        );
+        // The cases not run are never called missing.
+        assert!(!md.contains("old 80") && !md.contains("new 80"), "{md}");
+        assert!(!md.to_lowercase().contains("80 missing"), "{md}");
     }
 }

@@ -2,6 +2,7 @@
 //! summary for pull requests, JUnit XML.
 mod cost;
 pub mod diff;
+pub mod evidence;
 pub mod guardrails;
 pub mod html;
 pub mod junit;

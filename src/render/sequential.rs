@@ -4,18 +4,7 @@
 use serde_json::Value;
 use std::fmt::Write as _;
 
-/// `1234567` as `1,234,567`.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use super::evidence::grouped;
 
 /// A bound to 3 decimals with a true minus sign.
 fn bound(x: f64) -> String {

@@ -29,6 +29,9 @@ pub fn report(templates: &[Value], new: &[Option<&str>]) -> GateReport {
     let mut policy = GatePolicy::default();
     policy.test_set.min_samples = 1;
     policy.test_set.max_samples = None;
+    // Missing verdicts counted as failures whatever their number (the reference's rule), so
+    // that a missing one is rendered as a regression.
+    policy.max_missing = Some(1.0);
     let inputs = MemoryInputs {
         audit: vec![("audit.jsonl", audit.as_bytes())],
         old_verdicts: ("old_verdicts.jsonl", old_v.as_bytes()),
@@ -122,4 +125,90 @@ fn the_guarded_report_has_what_its_tests_rely_on() {
     );
     assert!(t.templates[0].regressed && !t.templates[1].regressed);
     assert_eq!(r.decision.outcome().as_str(), "blocked");
+}
+
+/// A report's JSON (a policy of this revision: `min_samples`, no sampling) over `n` cases of
+/// which the first `answered` have the new model's verdict (`PASS`), the rest none, the old model
+/// answering every case: the rules on missing evidence decide it (insufficient below
+/// `min_samples`, else inconclusive beyond `max_missing`).
+pub fn missing_evidence_json(n: usize, answered: usize, min_samples: u64) -> Value {
+    let (mut audit, mut old_v, mut new_v) = (String::new(), String::new(), String::new());
+    let line = |v: Value| v.to_string() + "\n";
+    for i in 0..n {
+        let pid = format!("p{i:03}");
+        let t = format!("t{}", i % 4);
+        audit += &line(
+            json!({"pipeline_id": pid, "template_id": t, "stage_id": "s", "stage_type": "llm", "input": "q", "output": "a"}),
+        );
+        audit += &line(json!({"pipeline_id": pid, "template_id": t, "verdict": "PASS", "is_complete": true}));
+        old_v += &line(json!({"pipeline_id": pid, "verdict": "PASS"}));
+        if i < answered {
+            new_v += &line(json!({"pipeline_id": pid, "verdict": "PASS"}));
+        }
+    }
+    let policy =
+        crate::policy::PolicyInput::from_json(&format!(r#"{{"min_samples": {min_samples}, "max_samples": null}}"#))
+            .expect("the policy parses")
+            .into_policy()
+            .expect("the policy is valid");
+    let inputs = MemoryInputs {
+        audit: vec![("audit.jsonl", audit.as_bytes())],
+        old_verdicts: ("old_verdicts.jsonl", old_v.as_bytes()),
+        new_verdicts: ("new_verdicts.jsonl", new_v.as_bytes()),
+        old_trajectories: None,
+        new_trajectories: None,
+    };
+    let r = evaluate_in_memory(&inputs, &policy).expect("the inputs are valid").1;
+    serde_json::to_value(&r).expect("the report serializes")
+}
+
+/// A sequential report's JSON (`cluster: none`, budget 2,000) whose verdict files answer the
+/// first `asked` of 200 cases for both models, every one passing for both, so that the rule
+/// approves early: the cases not asked are not run.
+pub fn early_stop_json(asked: usize) -> Value {
+    let n = 200;
+    let (mut audit, mut old_v, mut new_v) = (String::new(), String::new(), String::new());
+    let line = |v: Value| v.to_string() + "\n";
+    for i in 0..n {
+        let pid = format!("c{i:03}");
+        let t = format!("t{}", i % 40);
+        audit += &line(
+            json!({"pipeline_id": pid, "template_id": t, "stage_id": "s", "stage_type": "llm", "input": "q", "output": "a"}),
+        );
+        audit += &line(json!({"pipeline_id": pid, "template_id": t, "verdict": "PASS", "is_complete": true}));
+        if i < asked {
+            old_v += &line(json!({"pipeline_id": pid, "verdict": "PASS"}));
+            new_v += &line(json!({"pipeline_id": pid, "verdict": "PASS"}));
+        }
+    }
+    let policy = crate::policy::PolicyInput::from_json(
+        r#"{"min_samples": 1, "max_samples": null, "mode": "non_inferiority", "cluster": "none",
+            "sequential": true, "budget": 2000, "on_insufficient": "approve", "task_regression_tol": 0.1}"#,
+    )
+    .expect("the policy parses")
+    .into_policy()
+    .expect("the policy is valid");
+    let inputs = MemoryInputs {
+        audit: vec![("audit.jsonl", audit.as_bytes())],
+        old_verdicts: ("old_verdicts.jsonl", old_v.as_bytes()),
+        new_verdicts: ("new_verdicts.jsonl", new_v.as_bytes()),
+        old_trajectories: None,
+        new_trajectories: None,
+    };
+    let r = evaluate_in_memory(&inputs, &policy).expect("the inputs are valid").1;
+    serde_json::to_value(&r).expect("the report serializes")
+}
+
+#[test]
+fn the_evidence_reports_are_what_their_tests_rely_on() {
+    let v = early_stop_json(120);
+    assert_eq!(v["sequential"]["stopped"], "approved", "{}", v["sequential"]);
+    assert_eq!(v["evidence"]["not_run"], 80);
+    let used = v["evidence"]["rests_on"].as_u64().unwrap();
+    assert!(used < 120 && v["cases"].as_array().unwrap().len() as u64 == used);
+    let v = missing_evidence_json(200, 4, 20);
+    assert_eq!(v["decision"]["outcome"], "blocked");
+    assert_eq!(v["evidence"]["rests_on"], 4);
+    let v = missing_evidence_json(200, 176, 20);
+    assert_eq!(v["decision"]["outcome"], "inconclusive");
 }

@@ -16,6 +16,8 @@ fn policy() -> GatePolicy {
     p.test_set.min_samples = 20;
     p.test_set.max_samples = None;
     p.on_insufficient = OnInsufficient::Approve;
+    // The reference's rule: a missing verdict is a failure, whatever their number.
+    p.max_missing = Some(1.0);
     p
 }
 

@@ -37,8 +37,8 @@ pub use simulate_guardrails::{
     TemplateSimulation, FIVE_GUARDRAILS, LATENCY_GUARDRAIL,
 };
 pub use simulate_sequential::{
-    simulate_sequential, simulate_sequential_clustered, ClusteredSequentialScenario, ClusteredSequentialSimulation,
-    RuleOutcomes, SequentialScenario, SequentialSimulation,
+    simulate_cluster_choice, simulate_sequential, simulate_sequential_clustered, ClusterChoiceSimulation,
+    ClusteredSequentialScenario, ClusteredSequentialSimulation, RuleOutcomes, SequentialScenario, SequentialSimulation,
 };
 pub use task::{
     clustered, gate_stats, paired_delta, ClusteredTask, GateStats, MeanN, SampleSize, TaskInput, TaskStats,

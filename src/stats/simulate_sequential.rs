@@ -260,3 +260,69 @@ pub fn simulate_sequential_clustered(s: &ClusteredSequentialScenario) -> Cluster
         sequential: sequential.outcomes(s.trials),
     }
 }
+
+/// [`simulate_cluster_choice`]'s result: the same trials decided with each choice of units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClusterChoiceSimulation {
+    /// `cluster: none`: the cases as units, in a random order (`mean_used` counts cases).
+    pub none: RuleOutcomes,
+    /// `cluster: template`: the templates' mean differences as units, in a random order
+    /// (`mean_used` counts the cases of the templates used).
+    pub template: RuleOutcomes,
+}
+
+/// The sequential rule with the case and with the template as the unit, on the same trials of
+/// `s` (cases correlated within templates at `s.icc`; 0 makes them independent), budget every
+/// unit: what choosing `cluster: none` or `cluster: template` costs when the other was right
+/// (docs/statistics.md, "Which unit").
+pub fn simulate_cluster_choice(s: &ClusteredSequentialScenario) -> ClusterChoiceSimulation {
+    let mut rng = ChaCha20Rng::seed_from_u64(s.seed);
+    let template_of: Vec<usize> = (0..s.cases).map(|i| i % s.templates).collect();
+    let size: Vec<usize> = (0..s.templates)
+        .map(|g| template_of.iter().filter(|&&t| t == g).count())
+        .collect();
+    let clusters = Clusters {
+        of: template_of.clone(),
+        count: s.templates,
+    };
+    let (mut none, mut template) = (Tally::default(), Tally::default());
+    let mut d = vec![0.0; s.cases];
+    let mut order: Vec<usize> = (0..s.cases).collect();
+    let mut shuffled = vec![0.0; s.cases];
+    for _ in 0..s.trials {
+        let p: Vec<(f64, f64)> = (0..s.templates)
+            .map(|_| {
+                (
+                    beta_draw(&mut rng, s.p_old, s.icc),
+                    beta_draw(&mut rng, s.p_old + s.delta, s.icc),
+                )
+            })
+            .collect();
+        for (i, &g) in template_of.iter().enumerate() {
+            let (old, new) = (unit(&mut rng) < p[g].0, unit(&mut rng) < p[g].1);
+            d[i] = f64::from(u8::from(new)) - f64::from(u8::from(old));
+        }
+        // The cases in a random order (Fisher–Yates), as the seed's order takes them.
+        for i in (1..s.cases).rev() {
+            let j = (unit(&mut rng) * (i + 1) as f64) as usize;
+            order.swap(i, j.min(i));
+        }
+        for (slot, &i) in shuffled.iter_mut().zip(&order) {
+            *slot = d[i];
+        }
+        let r = SequentialState::new(s.tolerance, s.confidence)
+            .without_bounds()
+            .run(&shuffled, s.cases);
+        none.add(r.outcome, r.used);
+        // The templates are exchangeable: their index order is a random one.
+        let units = template_means(&d, &clusters);
+        let r = SequentialState::new(s.tolerance, s.confidence)
+            .without_bounds()
+            .run(&units, s.templates);
+        template.add(r.outcome, size[..r.used].iter().sum());
+    }
+    ClusterChoiceSimulation {
+        none: none.outcomes(s.trials),
+        template: template.outcomes(s.trials),
+    }
+}

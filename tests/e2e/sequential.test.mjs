@@ -146,12 +146,12 @@ test("inconclusive at the budget: the banner says to continue, not how many case
   assert.equal(chart.caption, sentence(q));
 
   const html = await downloadText(page, '[data-testid="export-html"]');
-  assert.ok(html.includes("<h1>Inconclusive — keep the old model; the sequence can be continued</h1>"));
+  assert.match(html, /<h1>Inconclusive — keep the old model; the sequence can be continued <span class="rests" data-testid="rests-on">\(rests on 30 of 72 test cases\)<\/span><\/h1>/);
   assert.ok(html.includes(`<p data-testid="sequential-continue"><strong>${cont.replaceAll("'", "&#39;")}</strong></p>`), "the HTML report's continuation");
   assert.doesNotMatch(html, /would settle it/);
   await page.click('[data-testid="export-markdown"]');
   const md = await page.locator('[data-testid="markdown"]').inputValue();
-  assert.ok(md.startsWith("## deploy-gate: ⚠️ inconclusive — keep the old model; the sequence can be continued\n"), md);
+  assert.ok(md.startsWith("## deploy-gate: ⚠️ inconclusive — keep the old model; the sequence can be continued (rests on 30 of 72 test cases)\n"), md);
   assert.ok(md.includes(`\n**${cont}**\n`), md);
   assert.ok(md.includes(`\n${sentence(q)}\n`), md);
   assert.doesNotMatch(md, /would settle it/);

@@ -50,6 +50,9 @@ fn policy_flags(dir: &Path) -> Vec<String> {
         p["trajectory_regression_tol"].to_string(),
         "--on-insufficient".into(),
         p["on_insufficient"].as_str().unwrap().into(),
+        // The reference's rule: a missing verdict is a failure, whatever their number.
+        "--max-missing".into(),
+        "1".into(),
         "--pass-verdicts".into(),
         p["pass_verdicts"]
             .as_array()
@@ -301,6 +304,9 @@ fn hostile_values_from_the_files_neither_break_the_table_nor_the_xml() {
         Some(&audit),
         &[
             "--min-samples",
+            "1",
+            // Its missing verdicts rendered as failures (the reference's rule), not inconclusive.
+            "--max-missing",
             "1",
             "--markdown",
             md.to_str().unwrap(),

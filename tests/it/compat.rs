@@ -12,14 +12,22 @@
 //! - `tests/fixtures/compat-d9bc220-cost/`: the same build, before a record's `metrics`, a
 //!   policy's `prices`, `guardrails` and `template_regression` and the report's `guardrails`:
 //!   verdict records carrying cost fields (reports with `cost`) under every outcome, and
-//!   sequential decisions by flags and from a team's policy file.
+//!   sequential decisions by flags and from a team's policy file;
+//! - `tests/fixtures/compat-88a8b7d/`: the build of commit 88a8b7d, before the evidence rules
+//!   (`max_missing`, the report's `evidence`, a sequential report's figures over the used cases,
+//!   `sequential.min_units`): decisions the current rules decide otherwise (verdicts missing on
+//!   a side, 4 cases answered, a sequential decision that stopped early with the cases after the
+//!   stop never asked, one under template units) and a fixed decision with every case answered.
 //!
 //! Reports, their Markdown and JUnit summaries, and signed decisions, under the point and the
 //! non-inferiority rules, with and without a policy file, from verdict files in every format
 //! holding repeated verdicts. For every set, this build verifies every signed decision (with the
-//! team's policy file where there was one), reproduces it from the input files, and evaluating
-//! again under each report's own policy (`evaluate --policy report.json`) gives the report, its
-//! Markdown and its JUnit byte for byte; the renderers read the old reports as they are.
+//! team's policy file where there was one), reproduces it from the input files (under the
+//! current rules, or else the earlier ones: `report::Rules`), and evaluating again under each
+//! report's own policy and the earlier rules (`evaluate --policy report.json --rules before`)
+//! gives the report, its Markdown and its JUnit byte for byte; under the current rules a fixed
+//! report whose verdict files answer every case is the same byte for byte too. The renderers
+//! read the old reports as they are.
 
 use crate::common::*;
 use deploy_gate::render::{html, markdown};
@@ -27,11 +35,12 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The fixture sets: their folder under `tests/fixtures/`, and how many scenarios each holds.
-const SETS: [(&str, usize); 4] = [
+const SETS: [(&str, usize); 5] = [
     ("compat", 9),
     ("compat-6efdd4f", 18),
     ("compat-d9bc220", 4),
     ("compat-d9bc220-cost", 10),
+    ("compat-88a8b7d", 6),
 ];
 
 /// The set made by the build of commit a46aed2.
@@ -92,14 +101,19 @@ fn scenarios(set: &str) -> Vec<Scenario> {
 }
 
 impl Scenario {
-    /// The input files: the audit log, both verdict files, and the trajectory files if given.
+    /// The input files: the audit log, both verdict files (the old one `old_verdicts.jsonl`
+    /// unless the scenario names another), and the trajectory files if given.
     fn inputs(&self) -> Vec<String> {
         let root = self.root.join("inputs");
+        let old = match self.flags.iter().position(|f| f == "--old-verdicts") {
+            Some(i) => self.flags[i + 1].clone(),
+            None => s(&root.join("old_verdicts.jsonl")),
+        };
         let mut args = strings(&[
             "--audit",
             &s(&root.join("audit.jsonl")),
             "--old-verdicts",
-            &s(&root.join("old_verdicts.jsonl")),
+            &old,
             "--new-verdicts",
             &self.new_verdicts,
         ]);
@@ -281,7 +295,7 @@ fn with_this_version(report: &str) -> String {
 }
 
 #[test]
-fn evaluating_under_an_old_reports_policy_gives_its_report_markdown_and_junit_byte_for_byte() {
+fn evaluating_under_an_old_reports_policy_and_the_earlier_rules_gives_its_report_markdown_and_junit_byte_for_byte() {
     let tmp = tempdir();
     for sc in all_scenarios() {
         let (json, md, xml) = (
@@ -289,7 +303,7 @@ fn evaluating_under_an_old_reports_policy_gives_its_report_markdown_and_junit_by
             tmp.path().join("r.md"),
             tmp.path().join("r.xml"),
         );
-        let mut args = strings(&["evaluate", "--policy", &s(&sc.file("report.json"))]);
+        let mut args = strings(&["evaluate", "--policy", &s(&sc.file("report.json")), "--rules", "before"]);
         args.extend(sc.inputs());
         args.extend(strings(&[
             "--out",
@@ -311,10 +325,113 @@ fn evaluating_under_an_old_reports_policy_gives_its_report_markdown_and_junit_by
         );
         for (name, path) in [("summary.md", &md), ("junit.xml", &xml)] {
             let old = with_this_version_text(&std::fs::read_to_string(sc.file(name)).unwrap(), &sc.report());
-            let new = sc.in_its_words(&std::fs::read_to_string(path).unwrap());
+            let new = sc.in_its_words(&without_rests_on(&std::fs::read_to_string(path).unwrap()));
             assert!(old == new, "{}: {name}\n{}", sc.name, json_diff_text(&old, &new));
         }
     }
+}
+
+/// Under the current rules, every old report whose verdict files answer every case and whose
+/// decision is not sequential is the same byte for byte (and its exit code); every other one
+/// gains the `evidence` object, and its decision is the one the evidence rules give.
+#[test]
+fn under_the_current_rules_a_fully_answered_fixed_report_is_the_same_byte_for_byte() {
+    let tmp = tempdir();
+    let mut same = 0;
+    for sc in all_scenarios() {
+        let old_report = sc.report();
+        let json = tmp.path().join("r.json");
+        let mut args = strings(&["evaluate", "--policy", &s(&sc.file("report.json"))]);
+        args.extend(sc.inputs());
+        args.extend(strings(&["--out", &s(&json)]));
+        let out = run(&args);
+        let new: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let answered = old_report["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["old_missing"] == false && c["new_missing"] == false);
+        if answered && old_report.get("sequential").is_none() {
+            let old = std::fs::read_to_string(sc.file("report.json")).unwrap();
+            let text = sc.in_its_words(&std::fs::read_to_string(&json).unwrap());
+            assert!(
+                with_this_version(&old) == text,
+                "{}: the report\n{}",
+                sc.name,
+                json_diff_text(&old, &text)
+            );
+            assert_eq!(out.status.code(), Some(sc.old_exit()), "{}: {}", sc.name, text_of(&out));
+            same += 1;
+        } else {
+            assert!(new["evidence"].is_object(), "{}", sc.name);
+        }
+    }
+    assert!(same >= 30, "{same} fully answered fixed reports");
+    // The new set's: the same, or decided by the evidence rules.
+    let by_name = |name: &str| {
+        let sc = scenarios("compat-88a8b7d")
+            .into_iter()
+            .find(|sc| sc.name.ends_with(name))
+            .unwrap();
+        let mut args = strings(&["evaluate", "--policy", &s(&sc.file("report.json"))]);
+        args.extend(sc.inputs());
+        let out = run(&args);
+        (out.status.code(), json_stdout(&out))
+    };
+    let (code, r) = by_name("/fixed-four");
+    assert_eq!(code, Some(3));
+    assert!(r["decision"]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("blocked: insufficient evidence (4 of 600 test cases answered by both models"));
+    let (code, r) = by_name("/fixed-lacking");
+    assert_eq!(code, Some(4));
+    assert_eq!(
+        r["decision"]["reason"],
+        "inconclusive: missing verdicts (old 30 missing, new 30 missing of 600 test cases: 60 cases (10.0%) lack a \
+         verdict, more than max_missing 5%)"
+    );
+    let (code, r) = by_name("/sequential-stopped");
+    assert_eq!(code, Some(0));
+    assert_eq!(r["evidence"]["not_run"], 450);
+    assert_eq!(
+        r["cases"].as_array().unwrap().len() as u64,
+        r["sequential"]["used"].as_u64().unwrap()
+    );
+}
+
+fn text_of(out: &std::process::Output) -> String {
+    text(out)
+}
+
+/// The new set was made by the build before the evidence rules: the old rule approved what the
+/// current one decides otherwise, and its sequential decision stopped early.
+#[test]
+fn the_fixtures_of_88a8b7d_predate_the_evidence_rules() {
+    for sc in scenarios("compat-88a8b7d") {
+        let r = sc.report();
+        assert!(
+            r.get("evidence").is_none() && r["policy"].get("max_missing").is_none(),
+            "{}",
+            sc.name
+        );
+        if let Some(q) = r.get("sequential") {
+            assert!(q.get("min_units").is_none(), "{}", sc.name);
+        }
+    }
+    let report = |name: &str| {
+        scenarios("compat-88a8b7d")
+            .into_iter()
+            .find(|sc| sc.name.ends_with(name))
+            .unwrap()
+            .report()
+    };
+    for name in ["/fixed-four", "/fixed-lacking", "/fixed-few-missing", "/fixed-full"] {
+        assert_eq!(report(name)["decision"]["outcome"], "approved", "{name}");
+    }
+    let q = &report("/sequential-stopped")["sequential"];
+    assert_eq!(q["stopped"], "approved");
+    assert!(q["used"].as_u64() < q["available"].as_u64(), "{q}");
 }
 
 impl Scenario {
@@ -371,6 +488,23 @@ fn without_trajectory_cause(text: &str) -> String {
     out
 }
 
+/// A summary or JUnit file without what this build adds to every one: the headline's ` (rests on
+/// 200 of 200 test cases)` and the `rests_on` properties.
+fn without_rests_on(text: &str) -> String {
+    text.lines()
+        .filter(|l| {
+            !l.starts_with("      <property name=\"rests_on\" ")
+                && !l.starts_with("      <property name=\"rests_on.text\" ")
+        })
+        .map(|l| match (l.starts_with("## deploy-gate: "), l.rfind(" (rests on ")) {
+            (true, Some(i)) if l.ends_with(" test cases)") || l.ends_with(" test case)") => &l[..i],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + if text.ends_with('\n') { "\n" } else { "" }
+}
+
 /// The inconclusive fixed-size ending in the earlier words.
 fn without_fresh_evaluation(text: &str) -> String {
     const BEGIN: &str = "; a fresh fixed-size evaluation would need about ";
@@ -421,9 +555,9 @@ fn the_renderers_read_old_reports_as_they_are() {
     for sc in all_scenarios() {
         let json = std::fs::read_to_string(sc.file("report.json")).unwrap();
         // The page renders a reopened signed decision's report with the core's Markdown: the same
-        // text the old build wrote.
+        // text the old build wrote, but for the headline's rests-on count.
         assert_eq!(
-            markdown::markdown_from_json(&json).unwrap(),
+            without_rests_on(&markdown::markdown_from_json(&json).unwrap()),
             std::fs::read_to_string(sc.file("summary.md")).unwrap(),
             "{}",
             sc.name

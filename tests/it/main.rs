@@ -28,6 +28,8 @@ mod cost;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod diff_cli;
 #[cfg(not(target_arch = "wasm32"))]
+mod evidence;
+#[cfg(not(target_arch = "wasm32"))]
 mod guardrail_known_answers;
 #[cfg(not(target_arch = "wasm32"))]
 mod guardrails;

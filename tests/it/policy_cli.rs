@@ -83,7 +83,10 @@ fn evaluate_and_test_set_with_a_policy_file_are_byte_identical_to_the_flags() {
     let dir = tempdir();
     let fixture = parity_dir().join("approved");
     let args_json: Value = serde_json::from_slice(&std::fs::read(fixture.join("args.json")).unwrap()).unwrap();
-    let file = write(dir.path(), "policy.json", &args_json["policy"].to_string());
+    // The reference's policy, with its rule for missing verdicts (`evaluate_args` gives it too).
+    let mut reference = args_json["policy"].clone();
+    reference["max_missing"] = serde_json::json!(1);
+    let file = write(dir.path(), "policy.json", &reference.to_string());
 
     let with_flags = run(&evaluate_args(&fixture));
     let mut with_file = strings(&["evaluate", "--policy", &file]);
@@ -250,7 +253,10 @@ fn verify_with_a_policy_file_checks_the_pinned_digest_then_reproduces_with_it() 
 
     // The team's file: the fixture's policy, fields left out are the defaults.
     let args_json: Value = serde_json::from_slice(&std::fs::read(fixture.join("args.json")).unwrap()).unwrap();
-    let team = write(dir.path(), "team.json", &args_json["policy"].to_string());
+    // With the reference's rule for missing verdicts, which the signed report was made under.
+    let mut reference = args_json["policy"].clone();
+    reference["max_missing"] = serde_json::json!(1);
+    let team = write(dir.path(), "team.json", &reference.to_string());
     let (_, digest) = resolved(&strings(&["--policy", &team]));
     assert_eq!(
         digest, pinned,

@@ -171,6 +171,7 @@ fn checked(r: &Value) -> &Value {
             "order_seed",
             "budget",
             "available",
+            "min_units",
             "used",
             "stopped",
             "tolerance",

@@ -148,9 +148,10 @@ fn print_summary(d: &GateDiff) {
             diff::Source::Signed => format!("signed, verified (key id {})", s.signers.join(", ")),
         };
         eprintln!(
-            "  {label}:{} {source}; {} case(s); {}",
+            "  {label}:{} {source}; {} case(s); {}; {}",
             if label == "after" { " " } else { "" },
             s.num_cases,
+            deploy_gate::render::diff::evidence_text(s),
             s.decision.reason
         );
     }

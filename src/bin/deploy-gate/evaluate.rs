@@ -13,7 +13,7 @@ use deploy_gate::native::{self, file_name, ReadOptions, DEFAULT_SEGMENT};
 use deploy_gate::policy::{self, Cluster, GatePolicy, Mode, OnInsufficient, PolicyInput, Repeats};
 use deploy_gate::render::guardrails::GuardrailsView;
 use deploy_gate::render::sequential;
-use deploy_gate::report::GateReport;
+use deploy_gate::report::{GateReport, Rules};
 use deploy_gate::session::{Session, SessionError};
 use deploy_gate::trajectory::parse_trajectories;
 use deploy_gate::verdicts::{parse_verdicts_keeping_with_progress, KeepSet, Verdicts};
@@ -113,6 +113,10 @@ pub(crate) struct DecisionFlags {
     /// use [default: the test set's size].
     #[arg(long, value_name = "N", value_parser = policy::parse_budget)]
     budget: Option<usize>,
+    /// The most test cases that may lack a verdict on a side before the decision is
+    /// inconclusive: a fraction (`0.05`) or a percentage (`5%`) of the cases run [default: 5%].
+    #[arg(long, value_name = "X", value_parser = policy::parse_max_missing)]
+    max_missing: Option<f64>,
 }
 
 impl DecisionFlags {
@@ -127,6 +131,7 @@ impl DecisionFlags {
             repeats: self.repeats,
             sequential: self.sequential.then_some(true),
             budget: self.budget,
+            max_missing: self.max_missing,
             ..PolicyInput::default()
         }
     }
@@ -158,6 +163,18 @@ pub(crate) struct EvaluateArgs {
     html: Option<PathBuf>,
     #[command(flatten)]
     ci: crate::ci::CiOutputs,
+    /// The rules the report is made under: `current`, or `before` (the previous build's report,
+    /// byte for byte: no evidence rules, a sequential report's figures over the whole test set).
+    #[arg(long, value_name = "current|before", default_value = "current", value_parser = parse_rules)]
+    rules: Rules,
+}
+
+fn parse_rules(text: &str) -> Result<Rules, String> {
+    match text {
+        "current" => Ok(Rules::Current),
+        "before" => Ok(Rules::Before),
+        other => Err(format!("--rules must be `current` or `before`, not `{other}`")),
+    }
 }
 
 impl AuditArgs {
@@ -250,17 +267,23 @@ fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport
         new_trajectories: args.new_trajectories.as_deref(),
         threads: args.audit.threads,
     };
-    evaluate_reading(&inputs, policy, args.audit.read_options())
+    evaluate_reading(&inputs, policy, args.audit.read_options(), &[args.rules]).map(|mut reports| reports.remove(0))
 }
 
-/// Reads every input and evaluates the gate (files read the default way, on `inputs.threads`).
-pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy) -> Result<GateReport> {
-    evaluate_reading(inputs, policy, ReadOptions::new(inputs.threads))
+/// Reads every input once and makes the report under each of `rules`, in order (files read
+/// the default way, on `inputs.threads`).
+pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy, rules: &[Rules]) -> Result<Vec<GateReport>> {
+    evaluate_reading(inputs, policy, ReadOptions::new(inputs.threads), rules)
 }
 
 /// Reads every input as `opts` says and evaluates the gate: pass 1 on all threads into the
 /// session, then pass 2 while two more threads read the verdict files, then the report.
-fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOptions) -> Result<GateReport> {
+fn evaluate_reading(
+    inputs: &InputPaths<'_>,
+    policy: &GatePolicy,
+    opts: ReadOptions,
+    rules: &[Rules],
+) -> Result<Vec<GateReport>> {
     let mut session = Session::new(policy.clone());
     let (map, watch) = (opts.map, opts.watch.clone());
     let gzipped = native::scan_into(&mut session, inputs.audit, opts)?;
@@ -310,20 +333,42 @@ fn evaluate_reading(inputs: &InputPaths<'_>, policy: &GatePolicy, opts: ReadOpti
     }
     // A verdict file the report refuses (an untyped id the log holds with both types) is named
     // by its path, as when it was read.
-    session.report().map_err(|e| match e {
-        SessionError::Input(e) if e.role == Role::OldVerdicts => input_error(inputs.old_verdicts, e),
-        SessionError::Input(e) if e.role == Role::NewVerdicts => input_error(inputs.new_verdicts, e),
-        other => other.into(),
-    })
+    rules
+        .iter()
+        .map(|&r| {
+            session.report_under(r).map_err(|e| match e {
+                SessionError::Input(e) if e.role == Role::OldVerdicts => input_error(inputs.old_verdicts, e),
+                SessionError::Input(e) if e.role == Role::NewVerdicts => input_error(inputs.new_verdicts, e),
+                other => other.into(),
+            })
+        })
+        .collect()
+}
+
+/// `3000` as `3,000`.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn print_summary(r: &GateReport) {
     let d = &r.decision;
     // Whether the task rule is what is open (with guardrails, it may be only they).
     let task_open = r.guardrails.is_none() || deploy_gate::guardrail::task_rule_open(&d.reason);
+    let missing_open = d.reason.contains("missing verdicts (");
     let verdict = match d.outcome() {
         Outcome::Approved => "APPROVED — deploy the new model",
         Outcome::Blocked => "BLOCKED — keep the old model",
+        Outcome::Inconclusive if missing_open => {
+            "INCONCLUSIVE — keep the old model; too many test cases lack a verdict"
+        }
         Outcome::Inconclusive if task_open => {
             "INCONCLUSIVE — keep the old model; the evidence shows neither non-inferiority nor a regression"
         }
@@ -332,14 +377,23 @@ fn print_summary(r: &GateReport) {
         }
     };
     let skipped: u64 = r.audit.skipped.values().map(|s| s.count).sum();
-    eprintln!("deploy-gate: {verdict}");
+    eprintln!(
+        "deploy-gate: {verdict} (rests on {} of {} test cases)",
+        grouped(r.rests_on()),
+        grouped(r.test_set.num_cases)
+    );
+    // A sequential report's figures are over the used units' cases.
+    let over_used = r.evidence.as_ref().filter(|e| e.over == "used");
+    let over = over_used.map_or(String::new(), |e| {
+        format!(" over the {} cases used", grouped(e.rests_on))
+    });
     eprintln!("  reason:     {}", d.reason);
     eprintln!(
         "  test set:   {} case(s) of {} candidate(s); audit: {} line(s), {} skipped",
         r.test_set.num_cases, r.test_set.candidates, r.audit.lines, skipped
     );
     eprintln!(
-        "  task:       {:.4} → {:.4} (Δ {:+.4}, tolerance {})",
+        "  task:       {:.4} → {:.4} (Δ {:+.4}, tolerance {}){over}",
         d.task_old, d.task_new, d.task_delta, d.details.task_regression_tol
     );
     match (d.trajectory_old, d.trajectory_new) {
@@ -358,21 +412,33 @@ fn print_summary(r: &GateReport) {
         Some(m) => format!("McNemar b={} c={} p={:.3}", m.b, m.c, m.p_exact),
         None => "McNemar: none (several verdicts a case)".to_owned(),
     };
+    // After a sequential stop the fixed-sample interval and test are descriptive: the decision's
+    // evidence is the confidence sequence.
+    let (label, descriptive) = if over_used.is_some() {
+        (
+            "descriptive:",
+            format!("{over}, descriptive, not the decision's evidence"),
+        )
+    } else {
+        ("evidence:  ", String::new())
+    };
     eprintln!(
-        "  evidence:   new − old {:+.4}, {}% interval [{:+.4}, {:+.4}] ({method}); {mcnemar}",
+        "  {label} new − old {:+.4}, {}% interval [{:+.4}, {:+.4}] ({method}); {mcnemar}{descriptive}",
         st.delta.estimate,
         r.stats.confidence * 100.0,
         st.delta.low,
         st.delta.high,
     );
-    let uses = if r.policy.mode == Mode::NonInferiority {
+    let uses = if over_used.is_some() {
+        " descriptive"
+    } else if r.policy.mode == Mode::NonInferiority {
         "; the rule uses it"
     } else {
         ""
     };
     match &st.clustered {
         Some(Some(c)) => eprintln!(
-            "  clustered:  {} clusters (templates), design effect {}: [{:+.4}, {:+.4}] (cluster-robust t{uses})",
+            "  clustered:  {} clusters (templates), design effect {}: [{:+.4}, {:+.4}] (cluster-robust t{uses}){over}",
             c.clusters,
             c.design_effect.map_or("—".to_owned(), |d| format!("{d:.2}")),
             c.delta.low,
@@ -383,6 +449,8 @@ fn print_summary(r: &GateReport) {
                 "  clustered:  none (every case has the same template){uses}",
                 uses = if uses.is_empty() {
                     ""
+                } else if over_used.is_some() {
+                    "; descriptive"
                 } else {
                     "; the rule uses the interval above"
                 }
@@ -403,6 +471,21 @@ fn print_summary(r: &GateReport) {
     let continuation = sequential.as_ref().and_then(sequential::continuation);
     if let Some(stop) = sequential.as_ref().and_then(sequential::stop) {
         eprintln!("  sequential: {stop} (betting confidence sequence)");
+    }
+    if let Some(q) = r
+        .sequential
+        .as_ref()
+        .filter(|_| r.policy.cluster() == Cluster::Template)
+    {
+        if let Some(need) = q.min_units {
+            let note =
+                deploy_gate::sequential::min_units_note(q.available, need).map_or(String::new(), |n| format!(": {n}"));
+            eprintln!(
+                "  min units:  {} of {} templates before any decision is possible{note}",
+                need.map_or("—".to_owned(), grouped),
+                grouped(q.available)
+            );
+        }
     }
     // The guardrails, one line each: blocking then advisory, the failing ones first.
     if let Some(g) = r.guardrails.as_ref().and_then(GuardrailsView::of) {
@@ -428,10 +511,30 @@ fn print_summary(r: &GateReport) {
         }
     }
     let (o, n) = (&r.verdicts.old, &r.verdicts.new);
+    // Missing: counted over the cases run (the `evidence` object's), never the not run.
+    let (old_missing, new_missing) = r
+        .evidence
+        .as_ref()
+        .map_or((o.missing, n.missing), |e| (e.missing.old, e.missing.new));
     eprintln!(
-        "  verdicts:   old {} missing, {} errored; new {} missing, {} errored",
-        o.missing, o.errored, n.missing, n.errored
+        "  verdicts:   old {old_missing} missing, {} errored; new {new_missing} missing, {} errored{}",
+        o.errored,
+        n.errored,
+        if over.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (missing: of the cases run; errored: over the {} cases used)",
+                grouped(r.rests_on())
+            )
+        }
     );
+    if let Some(not_run) = r.evidence.as_ref().and_then(|e| e.not_run).filter(|&n| n > 0) {
+        eprintln!(
+            "  not run:    {} test case(s) neither model answered (the sequential rule stopped first)",
+            grouped(not_run)
+        );
+    }
     if !r.warnings.is_empty() {
         eprintln!("  warnings:   {} (listed in the report)", r.warnings.len());
     }

@@ -17,6 +17,7 @@ use deploy_gate::decision::Outcome;
 use deploy_gate::native::oms::{identify, oms_digest, ModelError};
 use deploy_gate::oms::Method;
 use deploy_gate::policy::{resolve_pinned, GatePolicy};
+use deploy_gate::report::Rules;
 use serde_json::Value;
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -286,10 +287,22 @@ fn reproduced(args: &VerifyArgs, signed: &Value, pinned: Option<GatePolicy>) -> 
         new_trajectories: args.new_trajectories.as_deref(),
         threads: 0,
     };
-    // Read back from the report's text, as the signed one was: a pipeline id past 64 bits is
-    // written as its digits, which `serde_json::to_value` cannot hold.
-    let fresh: Value = serde_json::from_str(&evaluate_inputs(&inputs, &policy)?.to_json())?;
-    Ok(reproduce(signed, &fresh))
+    // Under the current rules, or else under the earlier ones (a decision signed by the build
+    // before the evidence rules reproduces under the rules that signed it).
+    let reports = evaluate_inputs(&inputs, &policy, &[Rules::Current, Rules::Before])?;
+    let mut first = None;
+    for report in reports {
+        // Read back from the report's text, as the signed one was: a pipeline id past 64 bits
+        // is written as its digits, which `serde_json::to_value` cannot hold.
+        let fresh: Value = serde_json::from_str(&report.to_json())?;
+        match reproduce(signed, &fresh) {
+            Ok(()) => return Ok(Ok(())),
+            Err(mismatch) => {
+                first.get_or_insert(mismatch);
+            }
+        }
+    }
+    Ok(Err(first.expect("two reports were made")))
 }
 
 pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {

@@ -81,6 +81,7 @@ fn side_card(o: &mut String, title: &str, s: &SideSummary, i: &Interval) {
         ("reason", format!("<code>{}</code>", cell(&s.decision.reason))),
         ("source", esc(&source_text(s))),
         ("test cases", s.num_cases.to_string()),
+        ("evidence", esc(&super::evidence_text(s))),
         ("task Δ (new − old)", interval(i)),
         ("policy sha256", format!("<code>{}</code>", esc(&s.policy_digest))),
         ("tool", format!("{} {}", esc(&s.tool.name), esc(&s.tool.version))),

@@ -56,6 +56,8 @@ pub fn diff_junit(d: &GateDiff) -> String {
             "policy_fields_changed",
             d.policy.iter().map(|p| p.field.as_str()).collect::<Vec<_>>().join(","),
         ),
+        ("rests_on_before", d.before.rests_on.to_string()),
+        ("rests_on_after", d.after.rests_on.to_string()),
         ("common_cases", c.common.to_string()),
         ("only_before", c.only_before.len().to_string()),
         ("only_after", c.only_after.len().to_string()),

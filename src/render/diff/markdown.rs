@@ -60,6 +60,12 @@ pub fn diff_markdown(d: &GateDiff) -> String {
     let _ = writeln!(s, "| test cases | {} | {} |", b.num_cases, a.num_cases);
     let _ = writeln!(
         s,
+        "| evidence | {} | {} |",
+        cell_text(&super::evidence_text(b)),
+        cell_text(&super::evidence_text(a))
+    );
+    let _ = writeln!(
+        s,
         "| task Δ (new − old) | {} | {} |",
         interval_text(&d.stats.before),
         interval_text(&d.stats.after)

@@ -53,10 +53,49 @@ fn model_name(m: Model) -> &'static str {
 /// The headline: the decision's change, or that it stands.
 fn headline(d: &GateDiff) -> String {
     let c = &d.decision;
-    if c.changed {
-        format!("the decision changed: {} → {}", c.before, c.after)
+    let (b, a) = (&d.before, &d.after);
+    let test_cases = |s: &crate::diff::SideSummary| s.evidence.as_ref().map_or(s.num_cases, |e| e.test_cases);
+    let g = crate::render::evidence::grouped;
+    let rests = if b.rests_on == a.rests_on && test_cases(b) == test_cases(a) {
+        format!("rests on {} of {} test cases", g(a.rests_on), g(test_cases(a)))
     } else {
-        format!("the decision is unchanged: {}", c.after)
+        format!(
+            "rests on {} of {} → {} of {} test cases",
+            g(b.rests_on),
+            g(test_cases(b)),
+            g(a.rests_on),
+            g(test_cases(a))
+        )
+    };
+    if c.changed {
+        format!("the decision changed: {} → {} ({rests})", c.before, c.after)
+    } else {
+        format!("the decision is unchanged: {} ({rests})", c.after)
+    }
+}
+
+/// A side's evidence in one cell: `rests on 94 of 3,000; missing old 0, new 0; not run 2,906
+/// (figures over the cases used)`, or what can be said without `evidence`.
+pub fn evidence_text(s: &crate::diff::SideSummary) -> String {
+    let g = crate::render::evidence::grouped;
+    match &s.evidence {
+        None => format!("rests on {} of {}", g(s.rests_on), g(s.num_cases)),
+        Some(e) => {
+            let mut t = format!(
+                "rests on {} of {}; missing old {}, new {}",
+                g(e.rests_on),
+                g(e.test_cases),
+                g(e.missing.old),
+                g(e.missing.new)
+            );
+            if let Some(n) = e.not_run {
+                t += &format!("; not run {}", g(n));
+            }
+            if e.over == "used" {
+                t += " (figures over the cases used)";
+            }
+            t
+        }
     }
 }
 

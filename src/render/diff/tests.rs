@@ -44,6 +44,8 @@ fn hostile_report(new: &[Option<&str>]) -> String {
     }
     let mut policy = GatePolicy::default();
     policy.test_set.min_samples = 1;
+    // Missing verdicts counted as failures (the reference's rule), whatever their number.
+    policy.max_missing = Some(1.0);
     let inputs = MemoryInputs {
         audit: vec![("a|<b>.jsonl", audit.as_bytes())],
         old_verdicts: ("old_verdicts.jsonl", old_v.as_bytes()),
@@ -122,7 +124,12 @@ fn hostile_values_stay_in_their_cells_in_the_markdown() {
         rest.match_indices('<').all(|(i, _)| rest[..i].ends_with('\\')),
         "{rest}"
     );
-    assert!(md.starts_with("## deploy-gate diff: ⚠️ the decision changed: approved → blocked\n"));
+    assert!(
+        md.starts_with(
+            "## deploy-gate diff: ⚠️ the decision changed: approved → blocked (rests on 9 of 9 → 8 of 9 test cases)\n"
+        ),
+        "{md}"
+    );
 }
 
 #[test]
@@ -231,7 +238,7 @@ fn an_unchanged_decision_without_flips_says_so_everywhere() {
     assert!(!d.changed());
     let md = markdown::diff_markdown(&d);
     assert!(
-        md.starts_with("## deploy-gate diff: ✅ the decision is unchanged: approved\n"),
+        md.starts_with("## deploy-gate diff: ✅ the decision is unchanged: approved (rests on 9 of 9 test cases)\n"),
         "{md}"
     );
     assert!(md.contains("**Policy:** the same resolved policy."));
@@ -347,4 +354,41 @@ fn guardrails_that_changed_outcome_are_listed_and_only_those() {
     // One side only: every criterion of the other added (or removed).
     let added = diff_of(&plain, &after);
     assert_eq!(added.guardrails.as_ref().unwrap().changed.len(), 4);
+}
+
+#[test]
+fn the_evidence_of_each_side_is_compared() {
+    use crate::render::testing::{early_stop_json, missing_evidence_json};
+    let before = early_stop_json(120);
+    let after = missing_evidence_json(200, 4, 20);
+    let d = diff(
+        &read_report("before.json", before.to_string().as_bytes()).unwrap(),
+        &read_report("after.json", after.to_string().as_bytes()).unwrap(),
+    )
+    .unwrap();
+    let used = before["evidence"]["rests_on"].as_u64().unwrap();
+    let md = diff_markdown(&d);
+    assert!(
+        md.starts_with(&format!(
+            "## deploy-gate diff: ⚠️ the decision changed: approved → blocked (rests on {used} of 200 → 4 of 200 test cases)\n"
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "| evidence | rests on {used} of 200; missing old 0, new 0; not run 80 (figures over the cases used) | rests on 4 of 200; missing old 0, new 196 |"
+        )),
+        "{md}"
+    );
+    let json: Value = serde_json::from_str(&d.to_json()).unwrap();
+    assert_eq!(json["before"]["evidence"]["not_run"], 80);
+    assert_eq!(json["after"]["evidence"]["missing"], json!({"old": 0, "new": 196}));
+    assert!(json["after"]["evidence"].get("not_run").is_none());
+    assert!(html::diff_html(&d).contains("<dt>evidence</dt><dd>rests on 4 of 200; missing old 0, new 196</dd>"));
+    let x = junit::diff_junit(&d);
+    assert!(x.contains("<property name=\"rests_on_after\" value=\"4\"/>"), "{x}");
+    // A diff of reports without `evidence` writes none.
+    let r = hostile_report(&[Some("PASS"); 9]);
+    let e = read_report("r", r.as_bytes()).unwrap();
+    assert!(!diff(&e, &e).unwrap().to_json().contains("\"evidence\""));
 }

@@ -14,6 +14,8 @@ fn fixture_report() -> GateReport {
     let mut policy = GatePolicy::default();
     policy.test_set.max_samples = None;
     policy.on_insufficient = OnInsufficient::Approve;
+    // The reference's rule for the fixture's missing verdicts: failures, whatever their number.
+    policy.max_missing = Some(1.0);
     let inputs = MemoryInputs {
         audit: vec![("audit.jsonl", AUDIT)],
         old_verdicts: ("old_verdicts.jsonl", OLD),
@@ -76,6 +78,8 @@ fn hostile_report() -> GateReport {
     let mut policy = GatePolicy::default();
     policy.test_set.min_samples = 1;
     policy.pass_verdicts = PassSet::new([HOSTILE, "PASS"]);
+    // Its missing verdicts counted as failures (the reference's rule), whatever their number.
+    policy.max_missing = Some(1.0);
     let name = format!("{HOSTILE}.jsonl");
     let inputs = MemoryInputs {
         audit: vec![(name.as_str(), audit.as_bytes())],
@@ -376,4 +380,64 @@ fn guardrails_beside_the_decision_failing_first_hostile_ids_escaped() {
     assert_eq!(embedded_json(&html).as_deref(), Some(report.to_json().as_str()));
     // A report without guardrails has no such section.
     assert!(!report_html(&fixture_report()).contains("id=\"guardrails\""));
+}
+
+/// The text of an HTML fragment without its tags.
+fn plain_text(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn missing_evidence_decisions_say_what_they_rest_on() {
+    use crate::render::testing::missing_evidence_json;
+    let html = report_html_json(&missing_evidence_json(200, 4, 20).to_string()).unwrap();
+    assert!(html.contains("data-outcome=\"blocked\""));
+    assert!(html.contains("data-rests-on=\"4\""));
+    assert!(html.contains(
+        "<h1>Blocked — keep the old model <span class=\"rests\" data-testid=\"rests-on\">(rests on 4 of 200 test cases)</span></h1>"
+    ));
+    assert!(html.contains("data-testid=\"missing-evidence\"><strong>Too few test cases were answered by both models"));
+    let html = report_html_json(&missing_evidence_json(200, 176, 20).to_string()).unwrap();
+    assert!(html.contains("<h1>Inconclusive — keep the old model; too many test cases lack a verdict <span"));
+    assert!(html.contains("more than max_missing 5%"));
+    assert!(!html.contains("data-testid=\"cases-needed\""));
+}
+
+#[test]
+fn an_early_stop_speaks_of_the_cases_used_and_not_run() {
+    let v = crate::render::testing::early_stop_json(120);
+    let used = v["evidence"]["rests_on"].as_u64().unwrap();
+    let html = report_html_json(&v.to_string()).unwrap();
+    let over = format!("over the {used} cases used");
+    assert!(html.contains(&format!("(rests on {used} of 200 test cases)")));
+    assert!(html.contains(&format!("Every figure below is <strong>{over}</strong>")));
+    assert!(html.contains("<span data-testid=\"not-run\">80 test cases not run"));
+    // The task card, the template table and the case table each say so.
+    for id in ["id=\"task\"", "id=\"templates\"", "id=\"cases-panel\""] {
+        let at = html.find(id).unwrap();
+        let section = &html[at..at + html[at..].find("</section>").unwrap()];
+        assert!(section.contains(&over), "{id}: {section}");
+    }
+    assert!(html.contains("<dt>not run</dt><dd>80 (neither model was asked"));
+    assert!(
+        html.contains("descriptive, not the decision&#39;s evidence")
+            || html.contains("descriptive, not the decision's evidence")
+    );
+    let min_units = v["sequential"]["min_units"].as_u64().unwrap();
+    assert!(html.contains(&format!(
+        "data-testid=\"min-units\">Fewest units: no decision is possible before {min_units} cases"
+    )));
+    // Not run is never missing: the body (the embedded JSON aside) says no "80" next to missing.
+    let body = plain_text(&html[..html.find("<script type=\"application/json\"").unwrap()]);
+    assert!(!body.contains("old 80") && !body.contains("new 80") && !body.contains("80 missing"));
 }

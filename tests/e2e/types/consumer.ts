@@ -55,6 +55,7 @@ import init, {
   type TrajectoryStats,
   type GateDecision,
   type GateReport,
+  type Evidence,
   type InputFile,
   type KeyInfo,
   type KeyPair,
@@ -151,6 +152,18 @@ export function evidence(report: GateReport): string {
   const means: MeanN[] = traj ? [traj.old, traj.new] : [];
   const ruled: DeltaInterval = clustered ? clustered.delta : delta;
   return [rates.map((r) => r.rate), delta.method, test?.p_exact, table.both_pass, size.cases_needed, means.length, ruled.low, clustered?.design_effect].join(" ");
+}
+
+/** How many cases the decision rests on: the report's `evidence`, or the cases both models answered (a report
+ * whose cases every model answered, or made before `evidence` existed, has none); the cases not run apart. */
+export function restsOn(report: GateReport): string {
+  const e: Evidence | undefined = report.evidence;
+  const over: "used" | "test_set" | undefined = e?.over;
+  const notRun: number = e?.not_run ?? 0;
+  const minUnits: number | null | undefined = report.sequential?.min_units;
+  const maxMissing: number | undefined = report.policy.max_missing;
+  const restsOn = e ? e.rests_on : report.cases.filter((c) => !c.old_missing && !c.new_missing).length;
+  return `${restsOn} ${over ?? "test_set"} ${notRun} ${e?.missing.old ?? 0} ${minUnits ?? "none"} ${maxMissing ?? "default"}`;
 }
 
 /** What to do with a decision: deploy only when approved; a report made before outcomes existed has none. */

@@ -453,6 +453,9 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
             "\n  sequential policy: at most {}, in its seed's order; the run stops sending once the decision is reached",
             stopper.describe()
         );
+        if let Some(note) = stopper.template_note() {
+            header += &format!("\n  sequential: {note}");
+        }
     } else if models[0].target.is_some() {
         header += &format!(
             "\n  order seed {}, {}",

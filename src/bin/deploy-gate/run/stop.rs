@@ -9,7 +9,7 @@
 use super::engine::Lane;
 use anyhow::{anyhow, Result};
 use deploy_gate::policy::GatePolicy;
-use deploy_gate::sequential::{decide_on, run_units, SequentialReport};
+use deploy_gate::sequential::{decide_on, min_units, min_units_note, run_units, SequentialReport};
 use deploy_gate::testset::TestSet;
 use std::time::{Duration, Instant};
 
@@ -35,6 +35,8 @@ pub struct Stopper {
     pub decided: Option<SequentialReport>,
     /// The last decision computed.
     pub last: Option<SequentialReport>,
+    /// The units the test set has (before the budget).
+    available: usize,
 }
 
 impl Stopper {
@@ -44,6 +46,7 @@ impl Stopper {
             .sequential
             .ok_or_else(|| anyhow!("run --policy takes a sequential policy (sequential: true): a fixed-size decision needs every case, so run them all without --policy"))?;
         let mut units = run_units(&test_set, &policy);
+        let available = units.len();
         if let Some(budget) = settings.budget {
             units.truncate(budget);
         }
@@ -57,6 +60,7 @@ impl Stopper {
             last_shown: Instant::now(),
             decided: None,
             last: None,
+            available,
         })
     }
 
@@ -72,6 +76,25 @@ impl Stopper {
             deploy_gate::policy::Cluster::None => "cases",
         };
         format!("{} {unit}", self.units.len())
+    }
+
+    /// Under `cluster: template`: the templates available and the fewest at which the rule
+    /// could decide (`deploy_gate::sequential::min_units`), with the warning when they leave
+    /// little room or cannot reach it: `40 templates available; no decision is possible before
+    /// 31 (40 templates: …; the run will likely ask most cases)`. `None` under `cluster: none`.
+    pub fn template_note(&self) -> Option<String> {
+        if self.policy.cluster() != deploy_gate::policy::Cluster::Template {
+            return None;
+        }
+        let need = min_units(self.policy.task_regression_tol, self.policy.confidence);
+        Some(match min_units_note(self.available, need) {
+            Some(note) => format!("{note} (cluster: none decides on cases: docs/statistics.md)"),
+            None => format!(
+                "{} templates: no decision is possible before {}",
+                self.available,
+                need.map_or("—".to_owned(), |m| m.to_string())
+            ),
+        })
     }
 
     /// Takes the decision again if the leading units both models answered grew (at most every
