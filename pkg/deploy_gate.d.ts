@@ -28,6 +28,8 @@ export interface PolicyInput {
     repeats?: "last" | "mean";
     /** `true` decides the task criterion by the sequential rule (needs `mode: "non_inferiority"`); absent or `false`: the fixed rule. */
     sequential?: boolean | "true" | "false";
+    /** The largest share of the test set (minus the cases not run) that may lack a verdict on either side before the decision is inconclusive: a fraction in [0, 1] or its text with `%` ("5%"); absent: 5%, not written. */
+    max_missing?: number | string;
     /** The sequential rule's budget: the most cases (templates under `cluster: "template"`) to use, a whole number ≥ 1; only with `sequential: true`. */
     budget?: number | string;
     /** Per-million-token prices for the `cost` metric: one price for both models, or each model's. */
@@ -76,15 +78,18 @@ export interface GatePolicy {
     budget?: number;
     /** Each of these only in a policy that gives it (a policy without them keeps its digest). */
     prices?: Prices; guardrails?: Guardrail[]; template_regression?: TemplateRegression;
+    /** Only in a policy that gives it (a fraction); absent: 5%. */
+    max_missing?: number;
 }
 /** `checkPolicy`'s answer: the resolved policy, or the field at fault and the core's message. */
 export type PolicyCheck = { ok: true; policy: GatePolicy } | { ok: false; field: string; message: string };
-/** `checkPolicyFile`'s answer: the resolved policy, or the core's message (and the field at fault, null when the file is not a JSON object). */
-export type PolicyFileCheck = { ok: true; policy: GatePolicy } | { ok: false; field: string | null; message: string };
+/** `checkPolicyFile`'s answer: the resolved policy and its digest (the SHA-256 of its canonical JSON, as a signed decision
+ * records it), or the core's message (and the field at fault, null when the file is not a JSON object). */
+export type PolicyFileCheck = { ok: true; policy: GatePolicy; digest: string } | { ok: false; field: string | null; message: string };
 /** What `setPolicy` asks the caller to redo: scan the audit log again, rebuild the test set, or nothing. */
 export type PolicyChange = "rescan" | "rebuild" | "ready";
 export type Role = "audit" | "old_verdicts" | "new_verdicts" | "old_trajectories" | "new_trajectories";
-export interface RoleGuess { kind: "audit" | "verdicts" | "trajectories" | "unknown"; side: "old" | "new" | null; role: Role | null; }
+export interface RoleGuess { kind: "audit" | "verdicts" | "trajectories" | "policy" | "unknown"; side: "old" | "new" | null; role: Role | null; }
 export interface SkipStat { count: number; first_lines: { file: string; line: number }[]; }
 export interface AuditSummary {
     files: number; bytes: number; lines: number; blank_lines: number; stage_entries: number;
@@ -175,6 +180,17 @@ export interface SequentialReport {
     /** The bounds at the last look used; null before any. */
     lower: number | null; upper: number | null;
     looks: SequentialLooks;
+    /** The fewest units at which the rule could decide at all (every unit at its most favourable value); null: not within 1,000,000. Absent in a report made before it existed. */
+    min_units?: number | null;
+}
+/**
+ * What the decision rests on: present when a case lacks a verdict on some side or the decision is sequential.
+ * `over`: `"used"` in a sequential report (the report's figures are over the cases of the units the rule used),
+ * `"test_set"` in a fixed one. `not_run` (sequential only): the cases neither model answered.
+ */
+export interface Evidence {
+    test_cases: number; answered: number; missing: { old: number; new: number }; not_run?: number; rests_on: number;
+    over: "used" | "test_set"; max_missing: number;
 }
 /** Within: the interval lies within the limit; exceeded: beyond it; not shown: neither (or too few cases). */
 export type GuardrailOutcome = "within" | "exceeded" | "not_shown";
@@ -214,6 +230,8 @@ export interface GateReport {
     cost?: { old: CostSummary | null; new: CostSummary | null };
     trajectories: { old: TrajectoryInfo | null; new: TrajectoryInfo | null };
     decision: GateDecision;
+    /** Only when a case lacks a verdict on some side or the decision is sequential (absent in a report made before it existed). */
+    evidence?: Evidence;
     /** Only under `policy.sequential: true`, after `decision`. */
     sequential?: SequentialReport;
     /** Only when the policy gives `guardrails` or `template_regression`. */
@@ -743,8 +761,8 @@ export function checkPolicy(input: PolicyInput | undefined): PolicyCheck;
 /**
  * Checks a policy file's bytes as `deploy-gate evaluate --policy` reads them (a JSON object in
  * the shape of a report's `policy`, or a whole report, read strictly): `{ok: true, policy}` with
- * the resolved policy, or `{ok: false, field, message}` (`field` null when the file is not a
- * JSON object).
+ * the resolved policy and its digest, or `{ok: false, field, message}` (`field` null when the
+ * file is not a JSON object).
  */
 export function checkPolicyFile(bytes: Uint8Array | number[]): PolicyFileCheck;
 

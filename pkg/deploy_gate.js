@@ -1001,8 +1001,8 @@ export function checkPolicy(input) {
 /**
  * Checks a policy file's bytes as `deploy-gate evaluate --policy` reads them (a JSON object in
  * the shape of a report's `policy`, or a whole report, read strictly): `{ok: true, policy}` with
- * the resolved policy, or `{ok: false, field, message}` (`field` null when the file is not a
- * JSON object).
+ * the resolved policy and its digest, or `{ok: false, field, message}` (`field` null when the
+ * file is not a JSON object).
  * @param {Uint8Array | number[]} bytes
  * @returns {PolicyFileCheck}
  */

@@ -91,6 +91,9 @@ export class DeployGateViewer extends HTMLElement {
     this.verifyDetails = h("details", { class: "dg-panel", "data-testid": "verify-panel" }, h("summary", {}, "Verify a signed decision"), this.verifyPanel);
     this.errorBox = h("div", { class: "dg-error", role: "alert", "data-testid": "error", hidden: true });
     this.status = h("p", { class: "dg-muted", "data-testid": "status", "aria-live": "polite" }, "Add files to start.");
+    // The policy file dropped with the other files, when one is in force; or why it is refused.
+    this.policyNote = h("p", { class: "dg-muted", "data-testid": "policy-in-force", hidden: true });
+    this.policyBlock = null;
     this.append(
       h(
         "div",
@@ -102,7 +105,7 @@ export class DeployGateViewer extends HTMLElement {
           h("details", { open: true, class: "dg-panel" }, h("summary", {}, "Policy"), this.policyForm),
           this.verifyDetails,
         ),
-        h("div", { class: "dg-main" }, this.compareView, this.signedView, this.modelView, this.progress, this.errorBox, this.status, this.results, this.signPanel),
+        h("div", { class: "dg-main" }, this.compareView, this.signedView, this.modelView, this.progress, this.errorBox, this.policyNote, this.status, this.results, this.signPanel),
       ),
     );
     this.addEventListener("dg-files", (e) => {
@@ -111,6 +114,8 @@ export class DeployGateViewer extends HTMLElement {
       this.schedule(() => this.sync());
     });
     this.addEventListener("dg-policy", (e) => this.schedule(() => this.applyPolicy(e.detail)));
+    // A policy file among the dropped files is the policy (scheduled before the files' own work).
+    this.addEventListener("dg-policy-file", (e) => this.schedule(() => this.usePolicyFile(e.detail.file)));
     this.addEventListener("dg-cancel", () => this.client.cancel());
     this.addEventListener("dg-example", () => this.loadExample());
     this.addEventListener("dg-export", (e) => this.export(e.detail.kind, e.target).catch((err) => this.fail(err)));
@@ -242,7 +247,51 @@ export class DeployGateViewer extends HTMLElement {
     await this.evaluate();
   }
 
+  /** Uses a dropped policy file (null: it was removed). A file the core refuses blocks every
+   * evaluation, with the core's reason naming the field, until it is fixed or removed: the page
+   * never decides silently under the defaults when a file was meant as the policy. */
+  async usePolicyFile(file) {
+    await this.policyForm.ready;
+    if (!file) {
+      this.policyBlock = null;
+      this.showPolicyNote();
+      await this.applyPolicy({ policy: this.policyForm.clearFile() });
+      return;
+    }
+    const checked = await this.policyForm.useFile(file);
+    if (!checked.ok) {
+      this.policyBlock = `${checked.message}. No decision is taken under the default policy while it is among the files: fix it and drop it again, or remove it.`;
+      this.showPolicyNote();
+      return;
+    }
+    this.policyBlock = null;
+    this.showPolicyNote();
+    await this.applyPolicy({ policy: checked.policy });
+  }
+
+  /** The policy in force when a dropped file gives it, or why the dropped file is refused. */
+  showPolicyNote() {
+    const f = this.policyForm.inForce;
+    if (this.policyBlock) {
+      this.policyNote.className = "dg-error";
+      this.policyNote.setAttribute("role", "alert");
+      this.policyNote.dataset.state = "refused";
+      this.policyNote.textContent = this.policyBlock;
+    } else if (f) {
+      this.policyNote.className = "dg-muted";
+      this.policyNote.removeAttribute("role");
+      this.policyNote.dataset.state = f.edited ? "edited" : "in-force";
+      this.policyNote.replaceChildren(
+        ...(f.edited
+          ? ["Policy: the form's, edited from the file ", h("code", {}, f.name), "."]
+          : ["Policy in force: ", h("code", { "data-testid": "policy-in-force-name" }, f.name), ", sha256 ", h("code", { "data-testid": "policy-in-force-digest" }, f.digest), "."]),
+      );
+    }
+    this.policyNote.hidden = !this.policyBlock && !f;
+  }
+
   async applyPolicy(detail) {
+    this.showPolicyNote();
     if (detail.error) {
       this.status.textContent = "Fix the policy to see a decision.";
       return;
@@ -259,6 +308,10 @@ export class DeployGateViewer extends HTMLElement {
 
   async evaluate() {
     const generation = this.generation;
+    if (this.policyBlock) {
+      this.status.textContent = "No decision: the dropped policy file is refused (see above).";
+      return;
+    }
     const missing = [];
     if (!this.loaded.audit.length) missing.push("an audit log");
     if (!this.loaded.old_verdicts) missing.push("the old model's verdicts");

@@ -3,7 +3,9 @@
 // `dg-signed-files` ({files}) for the files of a signed decision (envelopes, keys) dropped here.
 // `dg-report-file` ({file}) for a dropped HTML report. `dg-compare-files` ({files, keys}) for
 // evaluations to compare: report JSONs, or signed decisions when two or more come together or
-// with a report (keys: the public key files dropped with them).
+// with a report (keys: the public key files dropped with them). `dg-policy-file` ({file}, null
+// when none) when the policy file among the files changes: a file the core's sniffer calls a
+// policy (a JSON object of policy fields, or a file named as a policy) is the evaluation's policy.
 import { h, bytes } from "../dom.js";
 import { isSignedDecisionFile } from "./verify-panel.js";
 import { documentKind } from "./compare-view.js";
@@ -14,6 +16,7 @@ export const ROLES = [
   ["new_verdicts", "new verdicts"],
   ["old_trajectories", "old trajectories"],
   ["new_trajectories", "new trajectories"],
+  ["policy", "policy"],
   ["ignore", "ignore"],
 ];
 
@@ -98,6 +101,7 @@ export class FileDrop extends HTMLElement {
         const kind = guess.kind;
         role = [`old_${kind}`, `new_${kind}`].find((r) => !this.entries.some((e) => e.role === r)) || `new_${kind}`;
       }
+      if (!role && guess && guess.kind === "policy") role = "policy";
       if (!role) role = "ignore";
       // A file for a single-file role replaces the previous one.
       if (role !== "audit" && role !== "ignore") this.entries = this.entries.filter((e) => e.role !== role);
@@ -115,7 +119,14 @@ export class FileDrop extends HTMLElement {
   }
 
   emit() {
-    this.dispatchEvent(new CustomEvent("dg-files", { bubbles: true, detail: { files: this.entries.filter((e) => e.role !== "ignore") } }));
+    // The policy first: the evaluation the files start must be under it.
+    const policy = this.entries.find((e) => e.role === "policy");
+    const file = policy ? policy.file : null;
+    if (file !== (this.policyFile || null)) {
+      this.policyFile = file;
+      this.dispatchEvent(new CustomEvent("dg-policy-file", { bubbles: true, detail: { file } }));
+    }
+    this.dispatchEvent(new CustomEvent("dg-files", { bubbles: true, detail: { files: this.entries.filter((e) => e.role !== "ignore" && e.role !== "policy") } }));
   }
 
   render() {

@@ -3,7 +3,10 @@
 // in src/wasm.rs over src/policy.rs): the form only lays the fields out. A policy file (as
 // `deploy-gate evaluate --policy` reads it, through the core's `checkPolicyFile()`) fills the
 // fields; its `prices`, `guardrails` and `template_regression`, which the form has no fields
-// for, are shown read-only and passed to the core unchanged with the fields.
+// for, are shown read-only and passed to the core unchanged with the fields. A policy file
+// dropped with the other files is used the same way (`useFile()`): it is the policy in force
+// (its name and digest shown) until it is removed or a field is edited; one the core refuses is
+// shown with the core's reason, naming the field.
 import { h, longText } from "../dom.js";
 import init, { checkPolicy, checkPolicyFile, defaultPolicy } from "../wasm.js";
 
@@ -22,7 +25,11 @@ const FIELDS = [
   ["pass_verdicts", "Pass verdicts", "Verdicts of a successful run, comma-separated."],
   ["confidence", "Confidence", "Confidence level of the intervals."],
   ["budget", "Budget", "Sequential rule only: the most cases (templates when clustered by template) to use; empty: every one."],
+  ["max_missing", "Max missing", "The largest share of the test set that may lack a verdict on either side (e.g. 5%); more is inconclusive. Empty: 5%."],
 ];
+
+/** Fields whose empty text means "not given" (the core's default, not written into the policy). */
+const OPTIONAL = ["budget", "max_missing"];
 
 /** The form's text of each field of a resolved policy (the report's spelling); the fields it
  * lacks (`cluster` and `repeats` in a report's policy from before they existed) are the core's
@@ -31,7 +38,7 @@ function textsOf(policy) {
   const p = { ...defaultPolicy(), ...policy };
   const text = (v) => (v === null ? "none" : Array.isArray(v) ? v.join(",") : String(v));
   // `sequential` and `budget` are written only into a sequential policy: off, and no budget.
-  const values = { sequential: false, budget: "", ...p, task_tol: p.task_regression_tol, traj_tol: p.trajectory_regression_tol };
+  const values = { sequential: false, budget: "", max_missing: "", ...p, task_tol: p.task_regression_tol, traj_tol: p.trajectory_regression_tol };
   return Object.fromEntries(Object.entries(values).filter(([k]) => !READ_ONLY.includes(k)).map(([k, v]) => [k, text(v)]));
 }
 
@@ -126,8 +133,12 @@ export class PolicyForm extends HTMLElement {
       if (file) this.loadFile(file).catch((err) => this.showError(`${file.name}: ${err.message}`));
     });
     this.form.addEventListener("submit", (e) => e.preventDefault());
-    this.form.addEventListener("change", () => this.emit());
+    this.form.addEventListener("change", () => {
+      this.edited();
+      this.emit();
+    });
     this.form.addEventListener("input", () => {
+      this.edited();
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.emit(), 400);
     });
@@ -144,8 +155,55 @@ export class PolicyForm extends HTMLElement {
     const texts = textsOf(checked.policy);
     for (const el of this.form.elements) if (el.name) el.value = texts[el.name];
     this.extra = Object.fromEntries(READ_ONLY.filter((k) => checked.policy[k] !== undefined).map((k) => [k, checked.policy[k]]));
+    this.inForce = { name: file.name, digest: checked.digest, edited: false };
     this.showFile(file.name);
     this.emit();
+  }
+
+  /** Uses a policy file dropped with the other files: `{ok: true, policy, digest}` with its
+   * fields in the form (no `dg-policy` event: the caller applies it), or `{ok: false, message}`
+   * naming the file and the field the core refuses (the form shows it too). */
+  async useFile(file) {
+    await this.ready;
+    const checked = checkPolicyFile(new Uint8Array(await file.arrayBuffer()));
+    if (!checked.ok) {
+      const message = `${file.name} is not a valid policy: ${checked.field ? `${checked.field}: ` : ""}${checked.message}`;
+      this.inForce = null;
+      this.fileView.replaceChildren(h("p", { class: "dg-error", "data-testid": "policy-file-error" }, message));
+      this.fileView.hidden = false;
+      return { ok: false, message };
+    }
+    const texts = textsOf(checked.policy);
+    for (const el of this.form.elements) if (el.name) el.value = texts[el.name];
+    this.extra = Object.fromEntries(READ_ONLY.filter((k) => checked.policy[k] !== undefined).map((k) => [k, checked.policy[k]]));
+    this.error.hidden = true;
+    this.inForce = { name: file.name, digest: checked.digest, edited: false };
+    this.showFile(file.name);
+    const policy = this.read();
+    this.last = JSON.stringify({ policy });
+    return { ok: true, policy, digest: checked.digest };
+  }
+
+  /** Forgets a dropped policy file: the fields go back to the core's defaults (no event). */
+  clearFile() {
+    const defaults = textsOf({});
+    for (const el of this.form.elements) if (el.name) el.value = defaults[el.name];
+    this.extra = {};
+    this.inForce = null;
+    this.fileView.replaceChildren();
+    this.fileView.hidden = true;
+    this.error.hidden = true;
+    const policy = this.read();
+    this.last = JSON.stringify({ policy });
+    return policy;
+  }
+
+  /** A field was edited: a dropped policy file is no longer the policy as it is. */
+  edited() {
+    if (this.inForce && !this.inForce.edited) {
+      this.inForce.edited = true;
+      this.showFile(this.inForce.name);
+    }
   }
 
   /** The loaded file's name and its read-only fields, with a button that drops them. */
@@ -157,8 +215,14 @@ export class PolicyForm extends HTMLElement {
       this.showFile(name);
       this.emit();
     });
+    const f = this.inForce;
+    const state = f
+      ? f.edited
+        ? [" (edited in the form since: the policy in force is the form's)"]
+        : [" — in force, policy sha256 ", h("code", { "data-testid": "policy-file-digest" }, f.digest)]
+      : [];
     this.fileView.replaceChildren(
-      h("p", { class: "dg-muted" }, "Loaded ", h("code", {}, longText(name)), lines.length ? "; the form cannot edit these (read-only, used as given):" : "; it has no guardrails."),
+      h("p", { class: "dg-muted", "data-testid": "policy-file-state" }, "Loaded ", h("code", {}, longText(name)), ...state, lines.length ? "; the form cannot edit these (read-only, used as given):" : "; it has no guardrails."),
       ...(lines.length ? [h("ul", { "aria-label": "Guardrails of the policy file" }, lines.map((l) => h("li", { "data-testid": "policy-guardrail" }, l))), drop] : []),
     );
     this.fileView.hidden = false;
@@ -176,7 +240,7 @@ export class PolicyForm extends HTMLElement {
     if (!this.loaded) throw new Error("the policy form is still loading");
     const input = { ...this.extra };
     // An empty budget is none (the sequential rule then uses every case).
-    for (const el of this.form.elements) if (el.name && !(el.name === "budget" && el.value.trim() === "")) input[el.name] = el.value;
+    for (const el of this.form.elements) if (el.name && !(OPTIONAL.includes(el.name) && el.value.trim() === "")) input[el.name] = el.value;
     const checked = checkPolicy(input);
     if (!checked.ok) throw new Error(checked.message);
     return checked.policy;

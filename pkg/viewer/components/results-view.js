@@ -8,6 +8,49 @@ import { guardrailsCard, blockingWith } from "../guardrails.js";
 const pct1 = (x) => `${(x * 100).toFixed(1)}`;
 const conf = (report) => `${Math.round(report.stats.confidence * 1000) / 10}%`;
 
+const grouped = (n) => n.toLocaleString("en-US");
+
+/**
+ * What the decision rests on (src/render/evidence.rs says it the same way): the report's
+ * `evidence`, or for a report made before it existed, the cases both models answered.
+ * `over`: "over the 94 cases used" when the figures are those of the cases the sequential rule
+ * used, else null.
+ */
+export function evidenceOf(report) {
+  const e = report.evidence;
+  const restsOn = e ? e.rests_on : report.cases.filter((c) => !c.old_missing && !c.new_missing).length;
+  const testCases = e ? e.test_cases : report.test_set.num_cases;
+  const used = Boolean(e && e.over === "used");
+  const notRun = e && e.not_run ? e.not_run : 0;
+  return {
+    restsOn,
+    testCases,
+    used,
+    notRun,
+    restsOnText: `rests on ${grouped(restsOn)} of ${grouped(testCases)} test case${testCases === 1 ? "" : "s"}`,
+    over: used ? `over the ${grouped(restsOn)} case${restsOn === 1 ? "" : "s"} used` : null,
+    notRunText: notRun ? `${grouped(notRun)} test case${notRun === 1 ? "" : "s"} not run (the sequential rule stopped before ${notRun === 1 ? "it was" : "they were"} asked; they count for neither model)` : null,
+  };
+}
+
+/** The label of the fixed-sample interval and McNemar's test after an early stop. */
+export const DESCRIPTIVE = "descriptive, not the decision's evidence (after an early stop the fixed-sample interval and McNemar's test are not valid; the decision's evidence is the confidence sequence)";
+
+/** What a decision taken on missing evidence asks of the reader; null for any other. */
+export function missingEvidenceAdvice(reason) {
+  if (reason.startsWith("blocked: insufficient evidence (")) return "Too few test cases were answered by both models to decide: check that the verdict files belong to this test set (the same pipeline ids) and that the runs finished, then evaluate again.";
+  if (reason.startsWith("inconclusive: missing verdicts (")) return "Too many verdicts are missing to decide: answer the missing cases (or find why they are missing: another test set, a run that stopped, a join on the wrong id) and evaluate again.";
+  return null;
+}
+
+/** The fewest units at which the sequential rule could decide, or null. */
+function minUnitsText(q) {
+  if (!q || q.min_units === undefined) return null;
+  const unit = q.unit === "template" ? "templates" : "cases";
+  if (q.min_units === null) return `no decision is possible within 1,000,000 ${unit}, whatever the verdicts`;
+  return `no decision is possible before ${grouped(q.min_units)} ${unit} (of ${grouped(q.available)} available), whatever the verdicts`;
+}
+
 /** The decision's outcome: its `outcome`, or for a report made before outcomes existed,
  * approved or blocked. */
 export const outcomeOf = (decision) => decision.outcome || (decision.approved ? "approved" : "blocked");
@@ -48,6 +91,11 @@ export function costTable(report) {
 
 /** The rule of the policy, in one plain sentence. */
 export function ruleSentence(report) {
+  const sentence = fixedRuleSentence(report);
+  return evidenceOf(report).used ? `${sentence} The interval and McNemar's test here are ${DESCRIPTIVE}.` : sentence;
+}
+
+function fixedRuleSentence(report) {
   const p = report.policy;
   const t = report.stats.task;
   const ni = p.mode === "non_inferiority";
@@ -66,6 +114,8 @@ export function ruleSentence(report) {
 /** How many cases would settle an inconclusive decision; for a sequential decision stopped at
  * its budget, how to continue it instead. */
 export function settle(report) {
+  const advice = missingEvidenceAdvice(report.decision.reason);
+  if (advice) return advice;
   const continued = sequentialContinuation(report.sequential);
   if (continued) return continued;
   const ss = report.stats.task.sample_size;
@@ -115,6 +165,13 @@ function explainTask(report) {
   const d = report.decision;
   const tol = d.details;
   const task = `task accuracy went from ${percent(d.task_old)} to ${percent(d.task_new)}`;
+  const ev = evidenceOf(report);
+  if (!d.approved && d.reason.startsWith("blocked: insufficient evidence (")) {
+    return `The decision rests on only ${grouped(ev.restsOn)} of ${grouped(ev.testCases)} test cases answered by both models (at least ${report.policy.min_samples} are needed), so there is not enough evidence to replace the model. Keep the old one.`;
+  }
+  if (!d.approved && d.reason.startsWith("inconclusive: missing verdicts (")) {
+    return "Too many test cases lack a verdict on one side or both for the evidence to be trusted: a missing verdict is no evidence either way. Keep the old model.";
+  }
   if (outcomeOf(d) === "inconclusive") {
     if (report.sequential) return "The confidence sequence shows neither that the new model is within the tolerance of the old one nor that it is worse. Keep the old model, or continue the sequence with a larger budget.";
     return "The evidence shows neither that the new model is within the tolerance of the old one nor that it is worse. Keep the old model, and gather more cases to settle it.";
@@ -146,7 +203,16 @@ function sequentialFigure(report) {
   const q = report.sequential;
   const chart = q ? sequenceChart(q) : null;
   if (!chart) return null;
-  return h("figure", { class: "dg-sequential" }, chart, h("figcaption", { "data-testid": "sequential" }, `${sequentialSentence(q)}.`));
+  const minUnits = minUnitsText(q);
+  const warnings = report.warnings.filter((w) => w.startsWith("sequential: "));
+  return h(
+    "figure",
+    { class: "dg-sequential" },
+    chart,
+    h("figcaption", { "data-testid": "sequential" }, `${sequentialSentence(q)}.`),
+    minUnits ? h("p", { class: "dg-muted", "data-testid": "min-units" }, `Fewest units: ${minUnits}.`) : null,
+    warnings.map((w) => h("p", { class: "dg-warning", "data-testid": "sequential-warning" }, longText(w))),
+  );
 }
 
 function card(title, rows, extra) {
@@ -162,6 +228,9 @@ export class ResultsView extends HTMLElement {
   show(report, cases, options = {}) {
     const d = report.decision;
     const outcome = outcomeOf(d);
+    const ev = evidenceOf(report);
+    const overNote = () => (ev.over ? h("p", { class: "dg-muted", "data-testid": "over" }, ev.over) : null);
+    const advice = missingEvidenceAdvice(d.reason);
     const offered = options.exports || ["report", "html", "testset", "markdown"];
     // How many cases would settle the task rule: not said when only the guardrails are open.
     const judged = guardrailsJudged(report);
@@ -171,9 +240,11 @@ export class ResultsView extends HTMLElement {
       "section",
       { class: `dg-banner dg-${outcome}`, "data-testid": "decision", "data-approved": String(d.approved), "data-outcome": outcome, "data-reason": d.reason, "data-source": options.kind || (options.source ? "signed" : "live"), role: "status" },
       options.source ? h("p", { class: "dg-source", "data-testid": "report-source" }, options.source) : null,
-      h("h2", {}, { approved: "Approved — deploy the new model", blocked: "Blocked — keep the old model", inconclusive: "Inconclusive — keep the old model" }[outcome]),
+      h("h2", {}, { approved: "Approved — deploy the new model", blocked: "Blocked — keep the old model", inconclusive: advice ? "Inconclusive — keep the old model; too many test cases lack a verdict" : "Inconclusive — keep the old model" }[outcome], " ", h("span", { class: "dg-rests", "data-testid": "rests-on", "data-rests-on": String(ev.restsOn) }, `(${ev.restsOnText})`)),
       h("p", {}, explain(report)),
-      outcome === "inconclusive" && taskUnsettled ? h("p", { class: "dg-settle", "data-testid": sequentialContinuation(report.sequential) ? "sequential-continue" : "cases-needed" }, h("strong", {}, settle(report))) : null,
+      ev.over ? h("p", { "data-testid": "figures-over" }, "Every figure below is ", h("strong", {}, ev.over), " by the sequential rule (the units it used when it stopped)", ev.notRunText ? ["; ", h("span", { "data-testid": "not-run" }, ev.notRunText)] : null, ".") : null,
+      advice ? h("p", { class: "dg-settle", "data-testid": "missing-evidence" }, h("strong", {}, advice)) : null,
+      outcome === "inconclusive" && taskUnsettled && !advice ? h("p", { class: "dg-settle", "data-testid": sequentialContinuation(report.sequential) ? "sequential-continue" : "cases-needed" }, h("strong", {}, settle(report))) : null,
       h("p", { class: "dg-muted", "data-testid": "rule" }, ruleSentence(report)),
       h("p", { class: "dg-muted" }, "Reason: ", h("code", {}, d.reason), " · test cases: ", h("strong", { "data-testid": "num-cases" }, String(d.num_cases))),
     );
@@ -216,16 +287,17 @@ export class ResultsView extends HTMLElement {
         ["new interval", `${percent(st.new.low)} – ${percent(st.new.high)}`],
         ["delta", `${signed(d.task_delta)} (${signed(st.delta.low, 3)} to ${signed(st.delta.high, 3)}, ${methodName(st.delta.method)})`],
         ...clusteredRows,
-        ["McNemar", st.mcnemar ? `b = ${st.mcnemar.b}, c = ${st.mcnemar.c}: p = ${st.mcnemar.p_exact.toPrecision(3)} (mid-p ${st.mcnemar.p_mid.toPrecision(3)})` : "none (several verdicts a case)"],
+        ["McNemar", (st.mcnemar ? `b = ${st.mcnemar.b}, c = ${st.mcnemar.c}: p = ${st.mcnemar.p_exact.toPrecision(3)} (mid-p ${st.mcnemar.p_mid.toPrecision(3)})` : "none (several verdicts a case)") + (ev.used ? " (descriptive)" : "")],
         ...runs,
         ["tolerance", String(d.details.task_regression_tol)],
         ["passed", `old ${o.passed} · new ${n.passed} of ${o.cases}`],
         ["wrong verdict", `old ${o.wrong} · new ${n.wrong}`],
         ["missing verdict", `old ${o.missing} · new ${n.missing}`],
         ["runner errors", `old ${o.errored} · new ${n.errored}`],
+        ...(ev.notRun ? [["not run", h("span", { "data-testid": "not-run-count" }, `${grouped(ev.notRun)} (neither model was asked: the sequential rule stopped first)`)]] : []),
         ["extra verdicts", `old ${o.extra} · new ${n.extra}`],
       ],
-      [passRateChart(d.task_old, d.task_new, st.old, st.new), sequentialFigure(report), twoByTwo, h("p", { class: "dg-muted", "data-testid": "sample-size" }, guidance)],
+      [overNote(), passRateChart(d.task_old, d.task_new, st.old, st.new), sequentialFigure(report), twoByTwo, h("p", { class: "dg-muted", "data-testid": "sample-size" }, guidance)],
     );
     const t = report.trajectories;
     const trajCard = d.details.trajectory_checked
@@ -248,6 +320,7 @@ export class ResultsView extends HTMLElement {
       "section",
       { class: "dg-panel" },
       h("h3", {}, "Per template"),
+      overNote(),
       report.templates.length ? templateDeltaChart(report.templates) : null,
       h(
         "table",
@@ -273,7 +346,7 @@ export class ResultsView extends HTMLElement {
     );
 
     const table = new CaseTable();
-    const casesPanel = h("section", { class: "dg-panel" }, h("h3", {}, "Cases"), table);
+    const casesPanel = h("section", { class: "dg-panel" }, h("h3", {}, "Cases"), ev.over ? h("p", { class: "dg-muted", "data-testid": "over" }, `Listed ${ev.over}; the cases not run are not listed.`) : null, table);
     table.show(report.cases, cases);
 
     const a = report.audit;

@@ -20,10 +20,23 @@ export class SignPanel extends HTMLElement {
       this.keyStatus,
       field("model_name", "Model name", "agent-7b-v2"),
       field("model_digest", "Model digest", "sha256:… (deploy-gate digest PATH)"),
-      field("target", "Target", "the config path the deploy step is given"),
+      h(
+        "label",
+        { class: "dg-field" },
+        h("span", {}, "Deploy to"),
+        (this.targetKind = h(
+          "select",
+          { name: "target_kind", "data-testid": "sign-target-kind", onchange: () => this.showTarget() },
+          h("option", { value: "config" }, "a serving config (apply --config)"),
+          h("option", { value: "registry" }, "an MLflow registry alias (apply --mlflow)"),
+        )),
+      ),
+      (this.configTarget = field("target", "Target", "the config path the deploy step is given")),
+      (this.registryTarget = h("div", {}, field("registered_model", "Registered model", "agent"), field("alias", "Alias", "champion"))),
       h("div", {}, (this.signButton = h("button", { type: "submit", class: "dg-button", "data-testid": "sign" }, "Sign and download decision.dsse.json"))),
       this.status,
     );
+    this.showTarget();
     this.form.addEventListener("submit", (e) => {
       e.preventDefault();
       this.sign();
@@ -34,6 +47,21 @@ export class SignPanel extends HTMLElement {
       if (e.dataTransfer && e.dataTransfer.files[0]) this.loadKey(e.dataTransfer.files[0]);
     });
     this.append(h("h3", {}, "Sign the decision"), h("p", { class: "dg-muted" }, "The deploy step (deploy-gate apply) verifies this signature before it deploys or keeps the old model."), this.form);
+  }
+
+  /** Shows the fields of the chosen kind of target. */
+  showTarget() {
+    const registry = this.targetKind.value === "registry";
+    this.configTarget.style.display = registry ? "none" : "";
+    this.registryTarget.style.display = registry ? "" : "none";
+  }
+
+  /** The target signed for: the config path, or the registry alias's URI `models:/NAME@ALIAS`. */
+  target() {
+    const v = (name) => this.form.elements[name].value.trim();
+    if (this.targetKind.value !== "registry") return v("target");
+    if (!v("registered_model") || !v("alias")) throw new Error("a registry target needs the registered model and the alias");
+    return `models:/${v("registered_model")}@${v("alias")}`;
   }
 
   /** The statement pins every input by its sha256: signing waits until the audit log's is in. */
@@ -72,7 +100,7 @@ export class SignPanel extends HTMLElement {
       return;
     }
     try {
-      const envelope = await this.client.call("sign", { privatePem: this.privatePem, modelName: v("model_name"), modelDigest: v("model_digest"), target: v("target") });
+      const envelope = await this.client.call("sign", { privatePem: this.privatePem, modelName: v("model_name"), modelDigest: v("model_digest"), target: this.target() });
       download("decision.dsse.json", envelope, "application/json");
       this.status.textContent = "Signed: decision.dsse.json downloaded.";
     } catch (e) {

@@ -274,7 +274,7 @@ export class VerifyPanel extends HTMLElement {
         h("h3", {}, `Valid — ${r.approved ? "PASSED: deploy" : r.outcome === "inconclusive" ? "FAILED (inconclusive): keep the old model" : "FAILED: keep the old model"}`),
         h("p", {}, "Reason: ", h("code", {}, r.reason)),
         h("p", {}, `Signed by: ${r.signers.map((id) => `key id ${id} (${this.keyName(id)})`).join(", ")}`),
-        h("p", {}, `Model ${r.model} (${r.model_digest}) → ${r.target}, decided ${r.time_verified}`),
+        h("p", {}, `Model ${r.model} (${r.model_digest}) → `, targetText(r.target), `, decided ${r.time_verified}`),
         !r.subject_checked || !r.target_checked ? h("p", { class: "dg-muted" }, "Enter the model digest and the target to check them too.") : null,
       );
     } else {
@@ -288,4 +288,11 @@ export class VerifyPanel extends HTMLElement {
   emit(detail) {
     this.dispatchEvent(new CustomEvent("dg-signed-decision", { bubbles: true, detail }));
   }
+}
+
+/** A target as the deploy step reads it: `models:/NAME@ALIAS` is an MLflow registry alias. */
+export function targetText(target) {
+  const m = /^models:\/(.+)@([^@]+)$/.exec(target || "");
+  if (!m) return h("span", { "data-testid": "verify-target", "data-kind": "config" }, target);
+  return h("span", { "data-testid": "verify-target", "data-kind": "registry" }, `the MLflow registry alias ${m[2]} of ${m[1]} (${target}: apply --mlflow moves it, verify --mlflow re-checks it)`);
 }
