@@ -392,7 +392,9 @@ fn the_markdown_and_html_reports_say_it_in_one_line_and_nothing_without_it() {
     let html = std::fs::read_to_string(&html).unwrap();
     let escaped = want.replace('>', "&gt;");
     assert!(
-        html.contains(&format!("<p data-testid=\"sequential\">{escaped}</p>")),
+        html.contains(&format!(
+            "<p data-testid=\"sequential\">{escaped} <span data-testid=\"min-units\">Fewest units: "
+        )),
         "{escaped}"
     );
     assert_eq!(html.matches("data-testid=\"sequential\"").count(), 1);
