@@ -93,7 +93,9 @@ WASM_BINDGEN_TEST_ONLY_NODE=1 wasm_test
 
 step wasm-test-chrome "wasm-bindgen tests in headless Chromium"
 # (WASM_BINDGEN_USE_BROWSER: without it the runner skips every test in a browser and exits 0.)
-WASM_BINDGEN_TEST_ONLY_WEB=1 WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver wasm_test
+# Through wasm-pack, which passes the browser its headless settings (webdriver.json) as CI has
+# always run it.
+WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver -- --test wasm
 
 step release-build "the release build of the CLI and the examples (the e2e tests and the interoperability test run them)"
 cargo build --release --bins --examples
