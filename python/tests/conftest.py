@@ -17,6 +17,14 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CLI = ROOT / "target" / "release" / "deploy-gate"
 
 
+def reference_policy(d: Path) -> Any:
+    """A parity fixture's policy under the reference's rule for missing verdicts: each counts as
+    a failure whatever their number (`max_missing: 1`; deploy-gate's default, 5%, fails closed)."""
+    policy = json.loads((d / "args.json").read_text())["policy"]
+    policy["max_missing"] = 1
+    return policy
+
+
 def parity_dirs() -> List[Path]:
     dirs = sorted(p for p in PARITY.iterdir() if (p / "args.json").exists())
     assert len(dirs) >= 8, dirs

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 import deploy_gate
-from conftest import PARITY, run_cli
+from conftest import PARITY, run_cli, reference_policy
 
 CONFIG = "# serving config\nbackend: transformers\ndefault_model: /models/agent-7b-v1\nport: 8080\n"
 TARGET = "serving-config"
@@ -52,7 +52,7 @@ class Signed:
     def _sign(self, case: str) -> str:
         d = PARITY / case
         report = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
-                                      policy=json.loads((d / "args.json").read_text())["policy"], progress=False)
+                                      policy=reference_policy(d), progress=False)
         return deploy_gate.sign(report, key=self.key, model="agent-7b", model_path=self.model, target=TARGET)
 
     def kwargs(self, config: Path, ledger: Optional[Path]) -> Dict[str, Any]:

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 import deploy_gate
-from conftest import PARITY, run_cli
+from conftest import PARITY, run_cli, reference_policy
 
 
 def _report() -> deploy_gate.Report:
     d = PARITY / "approved"
     return deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
-                                policy=json.loads((d / "args.json").read_text())["policy"], progress=False)
+                                policy=reference_policy(d), progress=False)
 
 
 def _keys(cli: Path, tmp_path: Path, name: str) -> tuple:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import deploy_gate
-from conftest import PARITY, run_cli
+from conftest import PARITY, run_cli, reference_policy
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "diff"
 
@@ -19,7 +19,7 @@ def _report(fixture: str, swap: bool = False) -> deploy_gate.Report:
     old, new = d / "old_verdicts.jsonl", d / "new_verdicts.jsonl"
     if swap:
         old, new = new, old
-    policy = json.loads((d / "args.json").read_text())["policy"]
+    policy = reference_policy(d)
     return deploy_gate.evaluate(d / "audit.jsonl", old, new, policy=policy, progress=False)
 
 
@@ -42,7 +42,7 @@ def test_the_same_dict_as_the_cli(cli: Path, tmp_path: Path) -> None:
 
 def test_each_side_shows_the_interval_that_decided_and_says_which() -> None:
     d = PARITY / "approved"
-    policy = json.loads((d / "args.json").read_text())["policy"]
+    policy = reference_policy(d)
     seen = set()
     for cluster in ("template", "none"):
         report = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import deploy_gate
-from conftest import PARITY, completion, stage, write_lines
+from conftest import PARITY, completion, stage, write_lines, reference_policy
 from deploy_gate import DeploymentGate, GateDecision
 
 
@@ -174,7 +174,7 @@ def test_gzip_and_several_files_are_one_stream(tmp_path: Path) -> None:
 def test_report_renderings_and_notebook_view(tmp_path: Path) -> None:
     d = PARITY / "approved"
     r = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
-                             policy=json.loads((d / "args.json").read_text())["policy"], progress=False)
+                             policy=reference_policy(d), progress=False)
     assert r.to_html().startswith("<!DOCTYPE html>") and "srcdoc" in r._repr_html_()
     assert r.to_junit().startswith("<?xml") and r.to_markdown().startswith("#")
     assert r.cases and r.stats["task"]["mcnemar"]["b"] >= 0
@@ -187,7 +187,7 @@ def test_cases_frame_with_pandas_and_a_tqdm_bar(tmp_path: Path) -> None:
     pytest.importorskip("tqdm")
     d = PARITY / "approved"
     r = deploy_gate.evaluate(d / "audit.jsonl", lambda t: "PASS", d / "new_verdicts.jsonl",
-                             policy=json.loads((d / "args.json").read_text())["policy"], progress=True)
+                             policy=reference_policy(d), progress=True)
     frame = r.cases_frame()
     assert isinstance(frame, pd.DataFrame) and len(frame) == r.data["test_set"]["num_cases"]
     assert {"pipeline_id", "old_pass", "new_pass", "status"} <= set(frame.columns)

@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, Tuple
 import pytest
 
 import deploy_gate
-from conftest import PARITY, ROOT
+from conftest import PARITY, ROOT, reference_policy
 
 VENV = Path(os.environ.get("MLFLOW_VENV", ROOT / ".venv-mlflow"))
 if not VENV.is_absolute():
@@ -79,7 +79,7 @@ def signed(tmp_path: Path, files: Path, target: str, case: str = "approved") -> 
         _keygen(key)
     d = PARITY / case
     report = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
-                                  policy=json.loads((d / "args.json").read_text())["policy"], progress=False)
+                                  policy=reference_policy(d), progress=False)
     envelope = deploy_gate.sign(report, key=tmp_path / "k.key.pem", model="agent", model_path=files, target=target)
     return envelope, tmp_path / "k.pub.pem"
 

@@ -14,7 +14,7 @@ from typing import Any, Dict
 import pytest
 
 import deploy_gate
-from conftest import PARITY, ROOT, run_cli
+from conftest import PARITY, ROOT, run_cli, reference_policy
 
 OMS = ROOT / "tests" / "fixtures" / "oms-page"
 TRAINER = OMS / "trainer.pub.pem"
@@ -38,7 +38,7 @@ class Setup:
         self.key, self.pub = tmp / "a.key.pem", tmp / "a.pub.pem"
         d = PARITY / "approved"
         report = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
-                                      policy=json.loads((d / "args.json").read_text())["policy"], progress=False)
+                                      policy=reference_policy(d), progress=False)
         self.report = tmp / "report.json"
         self.report.write_text(report.to_json())
         self.config = tmp / "serving.yaml"

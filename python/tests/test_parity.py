@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 import deploy_gate
-from conftest import parity_dirs, run_cli
+from conftest import parity_dirs, reference_policy, run_cli
 
 
 def _args(d: Path) -> dict:
-    return json.loads((d / "args.json").read_text())
+    args = json.loads((d / "args.json").read_text())
+    args["policy"] = reference_policy(d)
+    return args
 
 
 def _inputs(d: Path) -> dict:
