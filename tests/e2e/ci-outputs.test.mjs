@@ -18,7 +18,7 @@ function cliMarkdown(files, policy) {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   const args = ["evaluate", "--audit", files.find((f) => path.basename(f).includes("audit")), "--old-verdicts", role("old_verdicts.jsonl"), "--new-verdicts", role("new_verdicts.jsonl")];
   if (role("old_trajectories.jsonl")) args.push("--old-trajectories", role("old_trajectories.jsonl"), "--new-trajectories", role("new_trajectories.jsonl"));
-  const flag = { min_samples: "--min-samples", max_samples: "--max-samples", task_tol: "--task-tol", traj_tol: "--traj-tol", pass_verdicts: "--pass-verdicts", on_insufficient: "--on-insufficient" };
+  const flag = { min_samples: "--min-samples", max_samples: "--max-samples", task_tol: "--task-tol", traj_tol: "--traj-tol", pass_verdicts: "--pass-verdicts", on_insufficient: "--on-insufficient", max_missing: "--max-missing" };
   for (const [k, v] of Object.entries(policy)) args.push(flag[k], v);
   args.push("--markdown", out);
   const run = spawnSync(CLI, args, { stdio: ["ignore", "ignore", "pipe"] });

@@ -28,7 +28,7 @@ function evaluate(dir, out, { swap = false, old, neu, flags = [] } = {}) {
   const f = (n) => path.join(dir, n);
   let [o, n] = [old || f("old_verdicts.jsonl"), neu || f("new_verdicts.jsonl")];
   if (swap) [o, n] = [n, o];
-  const run = spawnSync(CLI, ["evaluate", "--audit", f("audit.jsonl"), "--old-verdicts", o, "--new-verdicts", n, "--min-samples", "1", "--max-samples", "none", "--on-insufficient", "approve", ...flags, "--out", out]);
+  const run = spawnSync(CLI, ["evaluate", "--audit", f("audit.jsonl"), "--old-verdicts", o, "--new-verdicts", n, "--min-samples", "1", "--max-samples", "none", "--on-insufficient", "approve", "--max-missing", "1", ...flags, "--out", out]);
   if (run.status !== 0 && run.status !== 3) throw new Error(`evaluate failed: ${run.stderr}`);
   return out;
 }

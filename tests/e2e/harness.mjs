@@ -71,6 +71,8 @@ export function fixturePolicy(name) {
     traj_tol: String(p.trajectory_regression_tol),
     pass_verdicts: p.pass_verdicts.join(","),
     on_insufficient: p.on_insufficient,
+    // The reference counts every missing verdict as a failure: its rule is max_missing 1.
+    max_missing: "1",
   };
 }
 
@@ -101,6 +103,7 @@ function policyFlags(p = {}) {
   add("--task-tol", p.task_tol);
   add("--traj-tol", p.traj_tol);
   add("--on-insufficient", p.on_insufficient);
+  add("--max-missing", p.max_missing);
   add("--mode", p.mode);
   add("--confidence", p.confidence);
   add("--cluster", p.cluster);

@@ -50,7 +50,7 @@ function cliHtml(dir, flags, out) {
 }
 
 function policyFlags(p) {
-  return ["--min-samples", p.min_samples, "--max-samples", p.max_samples, "--task-tol", p.task_tol, "--traj-tol", p.traj_tol, "--pass-verdicts", p.pass_verdicts, "--on-insufficient", p.on_insufficient];
+  return ["--min-samples", p.min_samples, "--max-samples", p.max_samples, "--task-tol", p.task_tol, "--traj-tol", p.traj_tol, "--pass-verdicts", p.pass_verdicts, "--on-insufficient", p.on_insufficient, ...(p.max_missing ? ["--max-missing", p.max_missing] : [])];
 }
 
 async function downloadBytes(page, selector) {
