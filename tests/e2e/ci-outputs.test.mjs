@@ -22,7 +22,7 @@ function cliMarkdown(files, policy) {
   for (const [k, v] of Object.entries(policy)) args.push(flag[k], v);
   args.push("--markdown", out);
   const run = spawnSync(CLI, args, { stdio: ["ignore", "ignore", "pipe"] });
-  if (run.status !== 0 && run.status !== 3) throw new Error(`deploy-gate failed: ${run.stderr}`);
+  if (![0, 3, 4].includes(run.status)) throw new Error(`deploy-gate failed: ${run.stderr}`);
   const text = fs.readFileSync(out, "utf8");
   fs.rmSync(out);
   return text;

@@ -45,7 +45,7 @@ function cliHtml(dir, flags, out) {
   const htmlPath = path.join(out, "report.html");
   args.push(...flags, "--out", path.join(out, "report.json"), "--html", htmlPath);
   const run = spawnSync(CLI, args);
-  if (run.status !== 0 && run.status !== 3) throw new Error(`deploy-gate failed: ${run.stderr}`);
+  if (![0, 3, 4].includes(run.status)) throw new Error(`deploy-gate failed: ${run.stderr}`);
   return { htmlPath, html: fs.readFileSync(htmlPath), json: fs.readFileSync(path.join(out, "report.json"), "utf8"), status: run.status };
 }
 

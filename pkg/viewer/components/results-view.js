@@ -19,7 +19,7 @@ const grouped = (n) => n.toLocaleString("en-US");
 export function evidenceOf(report) {
   const e = report.evidence;
   const cases = Array.isArray(report.cases) ? report.cases : null;
-  const allCases = report.test_set ? report.test_set.num_cases : report.decision?.num_cases ?? 0;
+  const allCases = report.test_set?.num_cases ?? report.decision?.num_cases ?? 0;
   const restsOn = e ? e.rests_on : cases ? cases.filter((c) => !c.old_missing && !c.new_missing).length : allCases;
   const testCases = e ? e.test_cases : allCases;
   const used = Boolean(e && e.over === "used");
