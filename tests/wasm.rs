@@ -20,7 +20,8 @@ fn js(json: &str) -> JsValue {
 }
 
 fn reference_policy() -> JsValue {
-    js(r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.0, "traj_tol": 0.05, "on_insufficient": "approve"}"#)
+    // The reference counts a missing verdict as a failure whatever their number: `max_missing: 1`.
+    js(r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.0, "traj_tol": 0.05, "on_insufficient": "approve", "max_missing": 1}"#)
 }
 
 /// Streams the fixture in small chunks, then reads pass 2's ranges in
