@@ -41,10 +41,33 @@ step_table() {
     [ "$status" = 0 ] || printf '(stopped by a failure in the step "%s", status %s)\n' "${step_names[-1]}" "$status"
   } >&2
 }
-trap step_table EXIT
+# On the way out, also the prefetches still running (a failure before their step).
+on_exit() {
+  local status=$?
+  jobs -pr | xargs -r kill 2>/dev/null || true
+  (exit "$status")
+  step_table
+}
+trap on_exit EXIT
 
 step setup "install what is missing (scripts/setup.sh)"
 scripts/setup.sh
+
+# The installs that mostly download (the MLflow venv; the reference implementations' venvs) start
+# now, beside the builds, and the steps that use them wait for them: on a fresh machine they are
+# then off the critical path (both are cached: a second run finds them at once). Their output is
+# shown when their step comes.
+prefetch_log=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-prefetch.XXXXXX")
+bash tests/servers/mlflow.sh venv >"$prefetch_log/mlflow" 2>&1 &
+prefetch_mlflow=$!
+{ scripts/reference-venv.sh stats && scripts/reference-venv.sh confseq; } >"$prefetch_log/reference" 2>&1 &
+prefetch_reference=$!
+prefetched() { # NAME PID: waits for a prefetch, shows its output, fails if it failed
+  local status=0
+  wait "$2" || status=$?
+  cat "$prefetch_log/$1" >&2
+  [ "$status" = 0 ] || { echo "error: the $1 install above failed (status $status)" >&2; return 1; }
+}
 
 step fmt "cargo fmt --check"
 cargo fmt --check
@@ -61,7 +84,7 @@ step cargo-test "cargo test (unit, integration, parity, property tests; the MLfl
 cargo test --all-targets -- --skip mlflow_cli
 
 step mlflow "a real MLflow registry: mlflow[auth] installed once into .venv-mlflow (the install time is printed), then tests/it/mlflow_cli.rs, which starts the tracking server and its basic-auth app (their start times are printed) and stops them"
-bash tests/servers/mlflow.sh venv
+prefetched mlflow "$prefetch_mlflow"
 DEPLOY_GATE_REQUIRE_MLFLOW=1 cargo test --test it mlflow_cli -- --nocapture
 
 step fuzz "fuzz targets, a few seconds each (scripts/fuzz.sh)"
@@ -129,6 +152,7 @@ step reference-venvs "the reference implementations' venvs (scripts/reference-ve
 # guardrails' check replays scipy's seeded bootstrap); model-signing 1.1.1 made the committed
 # fixtures (it imports pyOpenSSL without declaring it). None of them imports deploy-gate's
 # package, whose own tests ran above in the fresh venv.
+prefetched reference "$prefetch_reference"
 stats_venv=$(scripts/reference-venv.sh stats)
 # confseq 0.0.11 uses np.float_ (numpy < 2), so it has a venv of its own; its C++ extension needs
 # Debian's libboost-dev (scripts/setup.sh) and a pybind11 that builds on this Python.

@@ -944,6 +944,12 @@ export interface DiffSide {
   source: "report" | "signed"; signers: string[]; tool: { name: string; version: string };
   decision: { approved: boolean; reason: string; outcome?: "approved" | "blocked" | "inconclusive" };
   policy_digest: string; num_cases: number; inputs: { role: string; name: string; sha256: string | null }[];
+  /** What its decision rests on, when its report says (absent in a report whose cases every
+   * model answered, or made before reports had it). */
+  evidence?: {
+    test_cases: number; rests_on: number; missing: { old: number; new: number }; not_run?: number;
+    over: "used" | "test_set";
+  };
 }
 export type DiffOutcome = "approved" | "blocked" | "inconclusive";
 export interface DiffFlip {
