@@ -1,4 +1,4 @@
-//! An endpoint target's requests (`kind: openai-chat` and `http`): reqwest on a tokio runtime
+//! An endpoint's requests (`kind: openai-chat` and `http`): reqwest on a tokio runtime
 //! (HTTP/1.1 keep-alive, HTTP/2 when a TLS server offers it by ALPN, rustls with the system's
 //! roots and the target's `tls_ca`, redirects never followed). Each case is one task that
 //! tries up to `retries + 1` times, waiting `Retry-After` or an exponential backoff with jitter
@@ -6,11 +6,11 @@
 //! a retry, and at last the case's outcome. The limit itself is the main thread's.
 
 use super::cache::{Cache, Entry};
-use super::engine::{Done, Msg, Outcome};
-use deploy_gate::native::http::chain;
-use deploy_gate::target::control::{backoff, classify, retry_after, Failure};
-use deploy_gate::target::response::{cut, error_text, Usage};
-use deploy_gate::target::{Kind, Secrets, Target};
+use super::msg::{Done, Msg, Outcome, Request};
+use crate::native::http::chain;
+use crate::target::control::{backoff, classify, retry_after, Failure};
+use crate::target::response::{cut, error_text, Usage};
+use crate::target::{Kind, Secrets, Target};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -26,14 +26,6 @@ pub struct Endpoint {
     urls: Vec<String>,
     method: reqwest::Method,
     cache: Option<Cache>,
-}
-
-/// What was sent for a case, kept for the cache.
-pub struct Request {
-    /// The body's bytes.
-    pub body: Option<Vec<u8>>,
-    /// The cache key.
-    pub key: String,
 }
 
 impl Endpoint {
@@ -56,7 +48,7 @@ impl Endpoint {
             Kind::Command(_) => unreachable!("a command target has workers"),
         };
         let max = target.concurrency.map_or(64, |c| c.max);
-        let settings = deploy_gate::native::http::ClientSettings {
+        let settings = crate::native::http::ClientSettings {
             ca: ca.map(|pem| (pem, format!("{}: tls_ca", target.file))),
             insecure_tls: false,
             connect_timeout: Some(
@@ -67,7 +59,7 @@ impl Endpoint {
             ),
             timeout: target.timeout,
         };
-        let builder = deploy_gate::native::http::builder(&settings)
+        let builder = crate::native::http::builder(&settings)
             .map_err(|e| anyhow::anyhow!(e))?
             .pool_max_idle_per_host(max)
             // Under the 5 s keep-alive of uvicorn (llama.cpp's Python server, vLLM's and many others), so a
