@@ -17,8 +17,8 @@
 //! [`render`] writes the report as a Markdown summary and as JUnit XML for CI systems.
 //! [`oms`] verifies the trainer's OpenSSF Model Signing signature over the model's files.
 //! [`diff`] compares two evaluations (reports or signed decisions), case by case.
-//! [`runs`] turns the answers of a model run in memory into verdict records.
-//! [`run`] is the pure part of `deploy-gate run` (the worker protocol, its records, resuming).
+//! [`run`] is the pure part of running a model (the worker protocol, its records, resuming, the
+//! answers of a run in memory made verdict records); its engine is [`native`]'s `run`.
 //! Every input file has a [`Role`] ([`input`]); [`sniff`](mod@sniff) guesses it for the page.
 //!
 //! The types a user of the library needs are re-exported here at the root.
@@ -45,9 +45,7 @@ pub mod policy;
 /// Reports for people and CI systems: the standalone HTML report, the Markdown summary, JUnit XML.
 pub mod render;
 pub mod report;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod run;
-pub mod runs;
 pub mod scoring;
 pub mod sequential;
 pub mod session;
@@ -70,6 +68,10 @@ pub use policy::{
     GatePolicy, Mode, OnInsufficient, PassSet, PolicyChange, PolicyError, PolicyFileError, PolicyInput, TestSetPolicy,
 };
 pub use report::{evaluate, GateInputs, GateReport};
+/// The answers of a model run in memory made verdict records: [`run::records`], by its
+/// earlier name.
+#[doc(hidden)]
+pub use run::records as runs;
 pub use session::{Session, SessionError};
 pub use sniff::{sniff, Guess};
 pub use testset::{TestSet, TestSetBuilder, TestSetError};

@@ -1,6 +1,6 @@
-//! The pure part of `deploy-gate run` (the shell that runs the workers is the CLI's `run`
-//! module): reading the test set into cases, reading a worker's answer line, the record
-//! written for each case, and reading an output file an earlier run left, to resume it.
+//! The worker protocol and resuming: reading the test set into cases, reading a worker's
+//! answer line, the record written for each case, and reading an output file an earlier run
+//! left, to resume it.
 //!
 //! The protocol: a worker reads one test case per line on stdin (the test set's line, byte for
 //! byte) and writes one line per case on stdout, in order: `{"verdict": V}` (any JSON value,
@@ -12,8 +12,8 @@
 //! "text"}` (then `"metrics"` when the worker gave them), the id written as the test set wrote
 //! it (an integer stays an integer), which [`crate::verdicts`] reads as any verdict file.
 
+use super::records::{write_record_with, Cost, Record};
 use crate::audit::PipelineId;
-use crate::runs::{write_record_with, Cost, Record};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;

@@ -58,7 +58,7 @@ pub struct Cost<'a> {
     /// Tries made (1: no retry).
     pub attempts: Option<u32>,
     /// `metrics` as the JSON text of an object of named finite numbers
-    /// ([`crate::run::Reply::metrics`]), written as it is.
+    /// ([`super::Reply::metrics`]), written as it is.
     pub metrics: Option<&'a str>,
     /// The target's digest (`sha256:…`).
     pub target: Option<&'a str>,
