@@ -32,6 +32,8 @@ pub mod decision;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod deploy;
 pub mod diff;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod endpoint;
 pub mod gate;
 pub mod guardrail;
 pub mod input;
@@ -51,8 +53,6 @@ pub mod sequential;
 pub mod session;
 pub mod sniff;
 pub mod stats;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod target;
 pub mod testset;
 pub mod trajectory;
 pub mod verdicts;
@@ -61,6 +61,10 @@ pub mod wasm;
 
 // The public API at the crate root: the types a user of the library needs.
 pub use audit::{scan_all, AuditIndex, AuditScanner, AuditSummary, IndexBuilder, PipelineId, Segment, WireError};
+/// The endpoint files: [`endpoint`], by its earlier name.
+#[cfg(not(target_arch = "wasm32"))]
+#[doc(hidden)]
+pub use endpoint as target;
 pub use gate::{evaluate_in_memory, scan_audit, test_set_in_memory, MemoryInputs, NamedBytes};
 pub use input::{InputError, InputFile, Role, Side, UnknownRole};
 pub use json::{NotObject, PyText, Scalar, ValueError, ValueSink};

@@ -3,7 +3,7 @@
 //! as cases, the records written for each case and resuming an output an earlier run left
 //! ([`protocol`], whose items are re-exported here), and the answers of a run in memory made
 //! verdict records ([`records`]). The endpoint files that say how to ask a model are
-//! [`crate::target`].
+//! [`crate::endpoint`].
 
 pub mod protocol;
 pub mod records;

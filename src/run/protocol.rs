@@ -507,8 +507,8 @@ pub struct Resumed {
 /// Reads the output file of an earlier run of the same test set: every whole line must be a
 /// record of a case of `cases` (same id, same JSON type), at most one per case. A last line
 /// without its newline is torn (see [`Resumed::torn_line`]). Each record's `target` must be
-/// `target` (the digest of the target this run asks; `None`: a worker program's run, whose
-/// records carry none): an output is resumed only by the target that began it.
+/// `target` (the digest of the endpoint file this run asks; `None`: a worker program's run,
+/// whose records carry none): an output is resumed only by the endpoint file that began it.
 pub fn read_resume(file: &str, bytes: &[u8], cases: &Cases, target: Option<&str>) -> Result<Resumed, RunFileError> {
     let mut resumed = Resumed::default();
     let mut seen: HashMap<usize, u64> = HashMap::new();

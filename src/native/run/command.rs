@@ -1,4 +1,4 @@
-//! A model run by worker programs (`-- PROGRAM ARG…`, or a target of `kind: command`): the
+//! A model run by worker programs (`-- PROGRAM ARG…`, or an endpoint of `kind: command`): the
 //! pool of long-lived workers, each on one case at a time, and what is recorded when a worker
 //! misbehaves (docs/run.md): a timeout kills it, a crash sends the case again up to `retries`
 //! times, an answer that is not one errors the case; every such worker is replaced. Workers
@@ -7,8 +7,8 @@
 use super::msg::{Done, Effect, Kind, Msg, Outcome};
 use super::progress::Progress;
 use super::worker::{self, describe, Event, Program, Worker};
+use crate::endpoint::response::Usage;
 use crate::run::{describe_id, parse_answer, Answer, BadAnswer, Cases};
-use crate::target::response::Usage;
 use anyhow::{bail, Result};
 use std::collections::HashMap;
 use std::sync::mpsc::Sender;

@@ -3,12 +3,12 @@
 
 use super::cache::Cache;
 use super::command::Pool;
-use super::http::Endpoint;
+use super::http::Client;
 use super::msg::Request;
 use super::output::Output;
 use super::progress::Tally;
-use crate::target::control::Limiter;
-use crate::target::Target;
+use crate::endpoint::control::Limiter;
+use crate::endpoint::Endpoint;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
@@ -46,7 +46,7 @@ pub enum Asker {
     Workers(Pool),
     /// An endpoint, under its adaptive limit.
     Endpoint {
-        endpoint: Arc<Endpoint>,
+        endpoint: Arc<Client>,
         limiter: Limiter,
         in_flight: usize,
     },
@@ -70,5 +70,5 @@ pub struct Lane {
     /// The cache, for worker answers (an endpoint keeps its own).
     pub cache: Option<Cache>,
     /// The command's argv, for its cache key.
-    pub cache_target: Option<Arc<Target>>,
+    pub cache_target: Option<Arc<Endpoint>>,
 }

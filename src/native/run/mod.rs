@@ -2,7 +2,7 @@
 //! writes their verdicts as verdict files. A model is asked through worker programs (an argv,
 //! or an endpoint file of `kind: command`) or an endpoint (`kind: openai-chat` or `http`). The
 //! protocol, the records and the endpoint files are the core's ([`crate::run`],
-//! [`crate::target`]); here are the processes (`worker`, `command`), the requests (`http`),
+//! [`crate::endpoint`]); here are the processes (`worker`, `command`), the requests (`http`),
 //! the cache (`cache`), the output files (`output`), a sequential policy's stop (`stop`), and
 //! the loop that feeds them all (`engine`), behind one call: [`run`].
 //!
@@ -32,11 +32,11 @@ pub use progress::{
 pub use stop::live;
 pub use worker::describe as describe_status;
 
+use crate::endpoint::control::Limiter;
+use crate::endpoint::{read_endpoint, Endpoint, Kind as EndpointKind};
 use crate::native::files::replace::dir_of;
 use crate::policy::GatePolicy;
 use crate::run::{read_cases, test_set_of, Cases};
-use crate::target::control::Limiter;
-use crate::target::{read_target, Kind as TargetKind, Target};
 use anyhow::{anyhow, bail, Context, Result};
 use engine::Engine;
 use lane::{Asker, Lane};
@@ -108,8 +108,8 @@ pub struct Workers {
 pub enum Asking {
     /// Worker programs.
     Program(Workers),
-    /// An endpoint file (`kind: openai-chat`, `http` or `command`), as [`read_endpoint`] reads it.
-    Endpoint(Arc<Target>),
+    /// An endpoint file (`kind: openai-chat`, `http` or `command`), as [`read_endpoint_file`] reads it.
+    Endpoint(Arc<Endpoint>),
 }
 
 /// One model to run.
@@ -186,17 +186,17 @@ pub struct Ran {
 }
 
 /// Reads an endpoint file (YAML or JSON, small).
-pub fn read_endpoint(path: &Path) -> Result<Arc<Target>> {
+pub fn read_endpoint_file(path: &Path) -> Result<Arc<Endpoint>> {
     let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).with_context(|| format!("cannot read the target file {shown}"))?;
-    if meta.len() > crate::target::MAX_TARGET_FILE as u64 {
+    let meta = std::fs::metadata(path).with_context(|| format!("cannot read the endpoint file {shown}"))?;
+    if meta.len() > crate::endpoint::MAX_ENDPOINT_FILE as u64 {
         bail!(
-            "{shown}: more than {} bytes; a target file is small",
-            crate::target::MAX_TARGET_FILE
+            "{shown}: more than {} bytes; an endpoint file is small",
+            crate::endpoint::MAX_ENDPOINT_FILE
         );
     }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read the target file {shown}"))?;
-    Ok(Arc::new(read_target(&shown, &bytes)?))
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read the endpoint file {shown}"))?;
+    Ok(Arc::new(read_endpoint(&shown, &bytes)?))
 }
 
 /// Two paths that name one file: the same file once links are followed (symbolic or hard),
@@ -314,7 +314,7 @@ pub fn run(spec: RunSpec, progress: Arc<dyn Progress>, cancel: &Cancel) -> Resul
     let (events, rx) = mpsc::channel();
     let runtime = if models
         .iter()
-        .any(|m| endpoint(m).is_some_and(|t| !matches!(t.kind, TargetKind::Command(_))))
+        .any(|m| endpoint(m).is_some_and(|t| !matches!(t.kind, EndpointKind::Command(_))))
     {
         Some(
             tokio::runtime::Builder::new_multi_thread()
@@ -356,7 +356,7 @@ pub fn run(spec: RunSpec, progress: Arc<dyn Progress>, cancel: &Cancel) -> Resul
                     digest: t.digest.clone(),
                 };
                 let asker = match &t.kind {
-                    TargetKind::Command(c) => {
+                    EndpointKind::Command(c) => {
                         let jobs = t
                             .concurrency
                             .map(|c| c.initial)
@@ -386,7 +386,7 @@ pub fn run(spec: RunSpec, progress: Arc<dyn Progress>, cancel: &Cancel) -> Resul
                                     })?)
                                 }
                             };
-                        let endpoint = http::Endpoint::new(
+                        let endpoint = http::Client::new(
                             Arc::clone(t),
                             secrets.unwrap_or_default(),
                             ca,
@@ -410,7 +410,7 @@ pub fn run(spec: RunSpec, progress: Arc<dyn Progress>, cancel: &Cancel) -> Resul
             already,
             pending,
         });
-        let command_target = endpoint(m).filter(|t| matches!(t.kind, TargetKind::Command(_)));
+        let command_target = endpoint(m).filter(|t| matches!(t.kind, EndpointKind::Command(_)));
         lanes.push(Lane {
             name: m.name.clone(),
             output,

@@ -3,7 +3,7 @@
 //! that the askers need not know the engine.
 
 use super::worker;
-use crate::target::response::Usage;
+use crate::endpoint::response::Usage;
 use std::time::Duration;
 
 /// A message to the thread that runs.

@@ -99,7 +99,7 @@ pub enum Asked {
     },
     /// An endpoint file.
     Endpoint {
-        /// What it asks (`openai-chat http://… model m`), as [`crate::target::Target::describe`].
+        /// What it asks (`openai-chat http://… model m`), as [`crate::endpoint::Endpoint::describe`].
         describe: String,
         /// The endpoint file's digest.
         digest: String,

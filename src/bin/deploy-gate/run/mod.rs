@@ -8,7 +8,8 @@ mod progress;
 use crate::exit::EXIT_OK;
 use anyhow::{anyhow, bail, Result};
 use deploy_gate::native::run::{
-    read_endpoint, same_file, Asking, CacheDir, Cancel, Ended, Model, RunSpec, SequentialPolicy, TestSetInput, Workers,
+    read_endpoint_file, same_file, Asking, CacheDir, Cancel, Ended, Model, RunSpec, SequentialPolicy, TestSetInput,
+    Workers,
 };
 use progress::Printer;
 use std::ffi::OsString;
@@ -23,19 +24,22 @@ pub struct RunArgs {
     /// The test set: JSONL, one case per line, as `deploy-gate test-set` writes it.
     #[arg(long, value_name = "FILE")]
     test_set: PathBuf,
-    /// The verdict file to write (JSONL of {pipeline_id, verdict|error}), with `--target` or
+    /// The verdict file to write (JSONL of {pipeline_id, verdict|error}), with `--endpoint` or
     /// `-- PROGRAM`. When it holds records already, their cases are skipped: an interrupted
     /// run resumes.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
-    /// One model's target file (YAML or JSON: kind openai-chat, http or command), with --out.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["old", "new"])]
+    /// One model's endpoint file (YAML or JSON: kind openai-chat, http or command), with --out.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["old", "new", "target"])]
+    endpoint: Option<PathBuf>,
+    /// `--endpoint`, by its earlier name (hidden; warns once).
+    #[arg(long, value_name = "FILE", hide = true, conflicts_with_all = ["old", "new"])]
     target: Option<PathBuf>,
-    /// The old model's target file, with --new, --out-old and --out-new: both models in one
+    /// The old model's endpoint file, with --new, --out-old and --out-new: both models in one
     /// run, each case sent to both together.
     #[arg(long, value_name = "FILE", requires_all = ["new", "out_old", "out_new"])]
     old: Option<PathBuf>,
-    /// The new model's target file (with --old).
+    /// The new model's endpoint file (with --old).
     #[arg(long, value_name = "FILE", requires = "old")]
     new: Option<PathBuf>,
     /// The old model's verdict file (with --old).
@@ -49,7 +53,7 @@ pub struct RunArgs {
     /// sending as soon as the decision is reached.
     #[arg(long, value_name = "FILE", requires = "old")]
     policy: Option<PathBuf>,
-    /// The seed of the cases' random order (target files; a worker program gets them in file
+    /// The seed of the cases' random order (endpoint files; a worker program gets them in file
     /// order; with --policy, the policy's seed orders them).
     #[arg(long, value_name = "N", default_value_t = 0)]
     order_seed: u64,
@@ -63,7 +67,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     jobs: Option<NonZeroUsize>,
     /// The longest a worker may take to answer one case; then it is killed, the case recorded
-    /// as errored, and a new worker started. `none`: no limit (`-- PROGRAM` only; a target
+    /// as errored, and a new worker started. `none`: no limit (`-- PROGRAM` only; an endpoint
     /// file has its own `timeout`).
     #[arg(long, value_name = "DURATION")]
     timeout: Option<String>,
@@ -85,7 +89,7 @@ fn parse_timeout(text: &str) -> Result<Option<Duration>> {
     if d.is_zero() {
         bail!("--timeout {text:?}: must be more than zero (`none`: no limit)");
     }
-    if d > deploy_gate::target::MAX_TIMEOUT {
+    if d > deploy_gate::endpoint::MAX_TIMEOUT {
         bail!("--timeout {text:?}: more than 7 days (`none`: no limit)");
     }
     Ok(Some(d))
@@ -109,13 +113,19 @@ fn catch_stop_signals() {
 }
 
 pub fn run_cmd(args: &RunArgs) -> Result<u8> {
+    if args.target.is_some() {
+        eprintln!(
+            "deploy-gate run: warning: --target is now --endpoint (the endpoint file); --target still works, for now"
+        );
+    }
+    let endpoint = args.endpoint.as_ref().or(args.target.as_ref());
     let mut models = Vec::new();
     if !args.program.is_empty() {
-        if args.target.is_some() || args.old.is_some() {
-            bail!("give a worker program after `--` or target files (--target, or --old and --new), not both");
+        if endpoint.is_some() || args.old.is_some() {
+            bail!("give a worker program after `--` or endpoint files (--endpoint, or --old and --new), not both");
         }
         if args.cache.is_some() || args.no_cache {
-            bail!("--cache and --no-cache are for target files; a worker program's run keeps no cache");
+            bail!("--cache and --no-cache are for endpoint files; a worker program's run keeps no cache");
         }
         let out = args
             .out
@@ -148,18 +158,18 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
             ("--timeout", args.timeout.is_some()),
             ("--retries", args.retries.is_some()),
         ] {
-            if given && (args.target.is_some() || args.old.is_some()) {
-                bail!("{flag} is for a worker program after `--`; a target file sets its own (timeout, retries, concurrency)");
+            if given && (endpoint.is_some() || args.old.is_some()) {
+                bail!("{flag} is for a worker program after `--`; an endpoint file sets its own (timeout, retries, concurrency)");
             }
         }
-        if let Some(path) = &args.target {
+        if let Some(path) = endpoint {
             let out = args
                 .out
                 .clone()
-                .ok_or_else(|| anyhow!("--target needs --out FILE: the verdict file to write"))?;
+                .ok_or_else(|| anyhow!("--endpoint needs --out FILE: the verdict file to write"))?;
             models.push(Model {
                 name: String::new(),
-                asking: Asking::Endpoint(read_endpoint(path)?),
+                asking: Asking::Endpoint(read_endpoint_file(path)?),
                 out,
             });
         } else if let (Some(old), Some(new), Some(out_old), Some(out_new)) =
@@ -173,16 +183,16 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
             }
             models.push(Model {
                 name: "old".into(),
-                asking: Asking::Endpoint(read_endpoint(old)?),
+                asking: Asking::Endpoint(read_endpoint_file(old)?),
                 out: out_old.clone(),
             });
             models.push(Model {
                 name: "new".into(),
-                asking: Asking::Endpoint(read_endpoint(new)?),
+                asking: Asking::Endpoint(read_endpoint_file(new)?),
                 out: out_new.clone(),
             });
         } else {
-            bail!("nothing to run: give --target FILE --out FILE, or --old FILE --new FILE --out-old FILE --out-new FILE, or a worker program after `--`");
+            bail!("nothing to run: give --endpoint FILE --out FILE, or --old FILE --new FILE --out-old FILE --out-new FILE, or a worker program after `--`");
         }
     }
 
