@@ -508,3 +508,6 @@ pub fn run(spec: RunSpec, progress: Arc<dyn Progress>, cancel: &Cancel) -> Resul
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
