@@ -17,8 +17,8 @@
 //! [`render`] writes the report as a Markdown summary and as JUnit XML for CI systems.
 //! [`oms`] verifies the trainer's OpenSSF Model Signing signature over the model's files.
 //! [`diff`] compares two evaluations (reports or signed decisions), case by case.
-//! [`runs`] turns the answers of a model run in memory into verdict records.
-//! [`run`] is the pure part of `deploy-gate run` (the worker protocol, its records, resuming).
+//! [`run`] is the pure part of running a model (the worker protocol, its records, resuming, the
+//! answers of a run in memory made verdict records); its engine is [`native`]'s `run`.
 //! Every input file has a [`Role`] ([`input`]); [`sniff`](mod@sniff) guesses it for the page.
 //!
 //! The types a user of the library needs are re-exported here at the root.
@@ -32,6 +32,8 @@ pub mod decision;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod deploy;
 pub mod diff;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod endpoint;
 pub mod gate;
 pub mod guardrail;
 pub mod input;
@@ -45,16 +47,12 @@ pub mod policy;
 /// Reports for people and CI systems: the standalone HTML report, the Markdown summary, JUnit XML.
 pub mod render;
 pub mod report;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod run;
-pub mod runs;
 pub mod scoring;
 pub mod sequential;
 pub mod session;
 pub mod sniff;
 pub mod stats;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod target;
 pub mod testset;
 pub mod trajectory;
 pub mod verdicts;
@@ -63,6 +61,10 @@ pub mod wasm;
 
 // The public API at the crate root: the types a user of the library needs.
 pub use audit::{scan_all, AuditIndex, AuditScanner, AuditSummary, IndexBuilder, PipelineId, Segment, WireError};
+/// The endpoint files: [`endpoint`], by its earlier name.
+#[cfg(not(target_arch = "wasm32"))]
+#[doc(hidden)]
+pub use endpoint as target;
 pub use gate::{evaluate_in_memory, scan_audit, test_set_in_memory, MemoryInputs, NamedBytes};
 pub use input::{InputError, InputFile, Role, Side, UnknownRole};
 pub use json::{NotObject, PyText, Scalar, ValueError, ValueSink};
@@ -70,6 +72,10 @@ pub use policy::{
     GatePolicy, Mode, OnInsufficient, PassSet, PolicyChange, PolicyError, PolicyFileError, PolicyInput, TestSetPolicy,
 };
 pub use report::{evaluate, GateInputs, GateReport};
+/// The answers of a model run in memory made verdict records: [`run::records`], by its
+/// earlier name.
+#[doc(hidden)]
+pub use run::records as runs;
 pub use session::{Session, SessionError};
 pub use sniff::{sniff, Guess};
 pub use testset::{TestSet, TestSetBuilder, TestSetError};

@@ -1,10 +1,10 @@
-//! A `run` target file, and what is read with it: whatever the bytes, reading never panics; a
+//! An endpoint file (`run --endpoint`), and what is read with it: whatever the bytes, reading never panics; a
 //! refusal names the file; a target read twice has one digest; and for a target that is read,
 //! a request body, a cache key, the secrets (from a fixed environment), a reply read from the
 //! same bytes and the redaction of a text never panic, and the redacted text holds no secret.
 #![no_main]
 
-use deploy_gate::target::read_target;
+use deploy_gate::endpoint::read_endpoint as read_target;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -307,7 +307,7 @@ def run_batch(targets: List[Target], jsonl: str, keys: List[Tuple[bool, str]]) -
         files = [t._path_in(folder, f"target-{i}.json") for i, t in enumerate(targets)]
         args = ["--test-set", test_set]
         if len(targets) == 1:
-            args += ["--target", files[0], "--out", outs[0]]
+            args += ["--endpoint", files[0], "--out", outs[0]]
         else:
             args += ["--old", files[0], "--new", files[1], "--out-old", outs[0], "--out-new", outs[1]]
         args += ["--order-seed", str(int(first.order_seed))]

@@ -18,6 +18,8 @@ pub mod mlflow;
 pub mod oms;
 mod plan;
 pub mod read;
+#[cfg(unix)]
+pub mod run;
 
 pub use plan::{ProgressHook, ReadOptions, Watch, CHUNK, DEFAULT_SEGMENT};
 pub use read::{build_test_set, file_name, hash_file, read_chosen, read_whole, scan, scan_into, Contents};

@@ -62,6 +62,8 @@ mod rules;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_cli;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
+mod run_endpoint_name;
+#[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_endpoints;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod run_llama;

@@ -17,7 +17,6 @@ mod files;
 #[cfg(not(target_arch = "wasm32"))]
 mod registry;
 #[cfg(not(target_arch = "wasm32"))]
-mod replace;
 #[cfg(not(target_arch = "wasm32"))]
 mod run;
 #[cfg(not(target_arch = "wasm32"))]

@@ -2,7 +2,7 @@
 //! usage, read from a response body; or why the body gives no verdict, which makes the case
 //! errored, never passed.
 
-use super::{Kind, Target, VerdictRule};
+use super::{Endpoint, Kind, VerdictRule};
 use serde_json::Value as Json;
 
 /// Tokens as the server reported them.
@@ -124,7 +124,7 @@ pub fn error_text(prefix: &[u8], whole: bool) -> String {
     }
 }
 
-impl Target {
+impl Endpoint {
     /// Reads a success body into a verdict; the error says what was wrong with it.
     pub fn read_reply(&self, body: &[u8]) -> Result<Reply, String> {
         let json: Json = serde_json::from_slice(body).map_err(|e| {

@@ -2,7 +2,7 @@
 //! (`{{input_text}}`, `{{pipeline_id}}`, `{{template_id}}`, `{{expected_stage_outputs}}`), the
 //! chat request body, and the cache key of a request (never a secret in it).
 
-use super::{Kind, Target};
+use super::{Endpoint, Kind};
 use serde_json::{Map as JsonMap, Value as Json};
 use sha2::{Digest, Sha256};
 
@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 /// model must not be told the answer it is scored against.
 pub const FIELDS: [&str; 4] = ["input_text", "pipeline_id", "template_id", "expected_stage_outputs"];
 
-/// The test-case fields never sent to a model (an http target's default body leaves them out).
+/// The test-case fields never sent to a model (an http endpoint's default body leaves them out).
 pub const HIDDEN: [&str; 2] = ["expected_verdict", "episode_reward"];
 
 /// A piece of a template.
@@ -149,8 +149,8 @@ pub fn case_fields(line: &[u8]) -> Result<JsonMap<String, Json>, String> {
     }
 }
 
-impl Target {
-    /// The request body for a case (`None` for a command target, which is sent the line).
+impl Endpoint {
+    /// The request body for a case (`None` for a command endpoint, which is sent the line).
     pub fn body(&self, case: &JsonMap<String, Json>) -> Option<Json> {
         match &self.kind {
             Kind::Chat(c) => {
@@ -193,13 +193,13 @@ impl Target {
     /// The cache key of one request: the hex SHA-256 of what identifies the answer (the
     /// endpoint, the method, the header templates as written, the body sent, the repeat
     /// index) and of nothing secret. Replicas are one endpoint: their order does not count.
-    /// For a command target, the program and the case's line.
+    /// For a command endpoint, the program and the case's line.
     pub fn cache_key(&self, body: Option<&Json>, case_line: &[u8], repeat: u32) -> String {
         let identity = match &self.kind {
             Kind::Chat(c) => {
                 let mut urls = c.base_urls.clone();
                 urls.sort();
-                // The key's variable by name: two targets asking with two keys (a gateway's
+                // The key's variable by name: two endpoints asking with two keys (a gateway's
                 // virtual keys route by key) never share answers.
                 serde_json::json!({"kind": "openai-chat", "endpoint": urls, "api_key_env": c.api_key_env, "headers": c.headers, "body": body})
             }

@@ -13,15 +13,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const FILE: &str = "models/target.yaml";
 
-fn read(text: &str) -> Result<Target, TargetError> {
-    read_target(FILE, text.as_bytes())
+fn read(text: &str) -> Result<Endpoint, EndpointError> {
+    read_endpoint(FILE, text.as_bytes())
 }
 
-fn ok(text: &str) -> Target {
+fn ok(text: &str) -> Endpoint {
     read(text).unwrap_or_else(|e| panic!("refused: {e}\n--- text ---\n{text}"))
 }
 
-fn refused(text: &str) -> TargetError {
+fn refused(text: &str) -> EndpointError {
     match read(text) {
         Ok(t) => panic!("accepted: {:?}\n--- text ---\n{text}", t.identity()),
         Err(e) => {
@@ -32,7 +32,7 @@ fn refused(text: &str) -> TargetError {
 }
 
 /// Refused at `line`, naming `field`, with a message holding `needle`.
-fn refused_at(text: &str, line: usize, field: &str, needle: &str) -> TargetError {
+fn refused_at(text: &str, line: usize, field: &str, needle: &str) -> EndpointError {
     let e = refused(text);
     assert_eq!(e.line, Some(line), "line of: {e}\n--- text ---\n{text}");
     assert_eq!(e.field.as_deref(), Some(field), "field of: {e}\n--- text ---\n{text}");
@@ -46,21 +46,21 @@ fn refused_at(text: &str, line: usize, field: &str, needle: &str) -> TargetError
     e
 }
 
-fn chat(t: &Target) -> &Chat {
+fn chat(t: &Endpoint) -> &Chat {
     match &t.kind {
         Kind::Chat(c) => c,
         other => panic!("not a chat target: {other:?}"),
     }
 }
 
-fn http(t: &Target) -> &Http {
+fn http(t: &Endpoint) -> &Http {
     match &t.kind {
         Kind::Http(h) => h,
         other => panic!("not an http target: {other:?}"),
     }
 }
 
-fn command(t: &Target) -> &Command {
+fn command(t: &Endpoint) -> &Command {
     match &t.kind {
         Kind::Command(c) => c,
         other => panic!("not a command target: {other:?}"),
@@ -217,7 +217,7 @@ fn chat_target_defaults() {
 #[test]
 fn chat_target_json_equals_yaml() {
     let y = ok(CHAT_YAML);
-    let j = read_target("target.json", CHAT_JSON.as_bytes()).unwrap();
+    let j = read_endpoint("target.json", CHAT_JSON.as_bytes()).unwrap();
     assert_eq!(j.file, "target.json");
     assert_eq!(chat(&j).base_urls, chat(&y).base_urls);
     assert_eq!(chat(&j).model, "agent-7b");
@@ -360,7 +360,7 @@ fn http_target_yaml_and_json() {
     assert_eq!(t.retries, 3);
     assert_eq!(t.max_response_bytes, 16 << 20);
 
-    let j = read_target("t.json", HTTP_JSON.as_bytes()).unwrap();
+    let j = read_endpoint("t.json", HTTP_JSON.as_bytes()).unwrap();
     assert_eq!(j.identity(), t.identity());
     assert_eq!(j.digest, t.digest);
     assert_eq!(j.body(&sample_case()), t.body(&sample_case()));
@@ -416,7 +416,7 @@ fn command_target_yaml_and_json() {
     assert_eq!(t.retries, 3);
     assert_eq!(t.max_response_bytes, DEFAULT_MAX_RESPONSE);
     assert_eq!(t.describe(), "python3 worker.py --model ./ckpt");
-    let j = read_target(
+    let j = read_endpoint(
         "t.json",
         br#"{"argv": ["python3", "worker.py", "--model", "./ckpt"], "kind": "command"}"#,
     )
@@ -490,7 +490,7 @@ fn display_format_exact() {
     let e = refused("kind: http\nverdict: /v\n");
     assert_eq!(
         e.to_string(),
-        "models/target.yaml line 1: url: missing (a target of kind http needs it)"
+        "models/target.yaml line 1: url: missing (an endpoint of kind http needs it)"
     );
     let e = refused(&format!("{MINIMAL_CHAT}concurrency:\n  min: 10\n  max: 5\n"));
     assert_eq!(
@@ -506,7 +506,7 @@ fn display_format_exact() {
     let e = refused("");
     assert_eq!(
         e.to_string(),
-        "models/target.yaml: empty: a target file is a mapping with at least `kind`"
+        "models/target.yaml: empty: an endpoint file is a mapping with at least `kind`"
     );
 }
 
@@ -555,7 +555,7 @@ fn missing_fields() {
         "kind: openai-chat\nmodel: m\nmessages: [{role: user, content: hi}]\n",
         1,
         "base_url",
-        "missing (a target of kind openai-chat needs it)",
+        "missing (an endpoint of kind openai-chat needs it)",
     );
     refused_at(
         "kind: openai-chat\nbase_url: http://h/v1\nmessages: [{role: user, content: hi}]\n",
@@ -936,7 +936,7 @@ fn refused_params() {
         &format!("{MINIMAL_CHAT}params:\n  temperature: 0\n  model: other\n"),
         9,
         "params.model",
-        "set by the target's own `model`",
+        "set by the endpoint's own `model`",
     );
     refused_at(
         &format!("{MINIMAL_CHAT}params:\n  messages: []\n"),
@@ -1130,13 +1130,13 @@ fn duplicate_keys_and_bad_yaml_are_refused() {
 
 #[test]
 fn whole_file_refusals() {
-    let e = read_target("t.yaml", b"kind: command\nargv: [\xff]\n").unwrap_err();
+    let e = read_endpoint("t.yaml", b"kind: command\nargv: [\xff]\n").unwrap_err();
     assert_eq!(e.line, None);
     assert!(e.to_string().starts_with("t.yaml: not UTF-8 (at byte 21)"), "{e}");
-    let big = vec![b'#'; MAX_TARGET_FILE + 1];
-    let e = read_target("t.yaml", &big).unwrap_err();
+    let big = vec![b'#'; MAX_ENDPOINT_FILE + 1];
+    let e = read_endpoint("t.yaml", &big).unwrap_err();
     assert!(e.message.contains("more than"), "{e}");
-    let e = read_target("t.yaml", b"# only a comment\n").unwrap_err();
+    let e = read_endpoint("t.yaml", b"# only a comment\n").unwrap_err();
     assert!(e.message.starts_with("empty"), "{e}");
 }
 
@@ -1163,13 +1163,15 @@ base_url: "http://localhost:8000/v1"
 kind: openai-chat
 "#);
     assert_eq!(a.digest, reordered.digest);
-    assert_eq!(a.digest, read_target("t.json", CHAT_JSON.as_bytes()).unwrap().digest);
+    assert_eq!(a.digest, read_endpoint("t.json", CHAT_JSON.as_bytes()).unwrap().digest);
     // Reading twice gives the same.
     assert_eq!(a.digest, ok(CHAT_YAML).digest);
     // The file's name is not part of it.
     assert_eq!(
         a.digest,
-        read_target("elsewhere/other.yml", CHAT_YAML.as_bytes()).unwrap().digest
+        read_endpoint("elsewhere/other.yml", CHAT_YAML.as_bytes())
+            .unwrap()
+            .digest
     );
     // Nor a comment.
     assert_eq!(a.digest, ok(&format!("# the candidate\n{CHAT_YAML}")).digest);
@@ -1693,7 +1695,7 @@ fn cache_key_of_a_command() {
 // ---------------------------------------------------------------------------------------------
 // Replies
 
-fn chat_with(verdict: &str) -> Target {
+fn chat_with(verdict: &str) -> Endpoint {
     ok(&format!("{MINIMAL_CHAT}verdict: '{verdict}'\n"))
 }
 
@@ -2252,18 +2254,18 @@ proptest! {
 
     #[test]
     fn read_target_never_panics_on_text(text in "\\PC*") {
-        let _ = read_target("t.yaml", text.as_bytes());
+        let _ = read_endpoint("t.yaml", text.as_bytes());
     }
 
     #[test]
     fn read_target_never_panics_on_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-        let _ = read_target("t.yaml", &bytes);
+        let _ = read_endpoint("t.yaml", &bytes);
     }
 
     #[test]
     fn read_target_never_panics_near_valid_files(parts in proptest::collection::vec(fragment(), 0..12)) {
         let text: String = parts.concat();
-        if let Ok(t) = read_target("t.yaml", text.as_bytes()) {
+        if let Ok(t) = read_endpoint("t.yaml", text.as_bytes()) {
             // A target read is usable without a panic.
             let c = sample_case();
             let body = t.body(&c);
@@ -2278,7 +2280,7 @@ proptest! {
     #[test]
     fn refusals_name_the_file(parts in proptest::collection::vec(fragment(), 0..8)) {
         let text: String = parts.concat();
-        if let Err(e) = read_target("named.yaml", text.as_bytes()) {
+        if let Err(e) = read_endpoint("named.yaml", text.as_bytes()) {
             prop_assert_eq!(e.file.as_str(), "named.yaml");
             prop_assert!(e.to_string().starts_with("named.yaml"));
         }
@@ -2329,7 +2331,7 @@ fn lines_of_block_scalars_and_leading_comments() {
         "# a comment\n\nkind: command\n",
         3,
         "argv",
-        "missing (a target of kind command needs it)",
+        "missing (an endpoint of kind command needs it)",
     );
     // Not a mapping: the line, no field.
     let e = refused("- kind\n- http\n");

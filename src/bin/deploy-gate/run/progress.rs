@@ -1,11 +1,14 @@
-//! What `run` shows on stderr: on a terminal, a progress bar (cases done of all, rate, time
+//! What `run` shows on stderr, as the run engine tells it ([`Printer`], its
+//! [`Progress`]): the header, then on a terminal, a progress bar (cases done of all, rate, time
 //! left, errored) with the workers' stderr lines printed above it; elsewhere (a CI log, a
 //! file), a plain progress line every [`PLAIN_EVERY`] and the workers' lines as they come. In
 //! a two-model run each model has its own counts: records, rate, errored and retries.
 
+use deploy_gate::native::files::Notice;
+use deploy_gate::native::run::{live, Asked, LaneReport, LaneStart, Plan, Progress, SequentialEnd};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How often the plain progress line is printed when stderr is not a terminal.
@@ -13,7 +16,7 @@ pub const PLAIN_EVERY: Duration = Duration::from_secs(10);
 
 /// Shared by the run and the threads copying the workers' stderr.
 #[derive(Clone)]
-pub struct Display {
+struct Display {
     bar: Option<ProgressBar>,
     plain: Arc<Mutex<Plain>>,
 }
@@ -39,10 +42,10 @@ struct Plain {
 impl Display {
     /// One count per model: its name (empty for a one-model run), its cases, how many have a
     /// record already and how many of those are errors.
-    pub fn new(lanes: &[(String, u64, u64, u64)]) -> Display {
+    pub fn new(lanes: &[LaneStart]) -> Display {
         let now = Instant::now();
-        let total: u64 = lanes.iter().map(|l| l.1).sum();
-        let done: u64 = lanes.iter().map(|l| l.2).sum();
+        let total: u64 = lanes.iter().map(|l| l.total).sum();
+        let done: u64 = lanes.iter().map(|l| l.done).sum();
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             let unit = if lanes.len() > 1 { "records" } else { "cases" };
@@ -69,11 +72,11 @@ impl Display {
             plain: Arc::new(Mutex::new(Plain {
                 lanes: lanes
                     .iter()
-                    .map(|(name, total, done, errored)| Count {
-                        name: name.clone(),
-                        total: *total,
-                        done: *done,
-                        errored: *errored,
+                    .map(|l| Count {
+                        name: l.name.clone(),
+                        total: l.total,
+                        done: l.done,
+                        errored: l.errored,
                         this_run: 0,
                         retries: 0,
                     })
@@ -210,5 +213,166 @@ impl Plain {
             );
         }
         format!("{}; {left} left", parts.join("; "))
+    }
+}
+
+/// The first 12 hex digits of a digest, for a person.
+fn short(digest: &str) -> &str {
+    let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
+    &hex[..hex.len().min(12)]
+}
+
+/// The run's [`Progress`] on stderr: the display once the run begins, the header, the summary.
+pub struct Printer {
+    /// The test set as the user named it (for the header).
+    test_set: String,
+    display: OnceLock<Display>,
+}
+
+impl Printer {
+    pub fn new(test_set: String) -> Printer {
+        Printer {
+            test_set,
+            display: OnceLock::new(),
+        }
+    }
+}
+
+impl Progress for Printer {
+    fn begin(&self, lanes: &[LaneStart]) {
+        let _ = self.display.set(Display::new(lanes));
+    }
+
+    fn line(&self, text: &str) {
+        match self.display.get() {
+            Some(display) => display.line(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    fn plan(&self, plan: &Plan) {
+        let mut header = format!("deploy-gate run: {} cases in {}", plan.cases, self.test_set);
+        for lane in &plan.lanes {
+            match &lane.asked {
+                Asked::Program { jobs } => {
+                    if lane.already > 0 {
+                        header += &format!(
+                            ", {} already answered in {} (resumed)",
+                            lane.already,
+                            lane.out.display()
+                        );
+                    }
+                    if lane.pending > 0 {
+                        header += &format!(", {jobs} worker{}", if *jobs == 1 { "" } else { "s" });
+                    }
+                }
+                Asked::Endpoint { describe, digest } => {
+                    let label = if lane.name.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{}: ", lane.name)
+                    };
+                    header += &format!("\n  {label}{describe} ({}) → {}", short(digest), lane.out.display());
+                    if lane.already > 0 {
+                        header += &format!(", {} already answered (resumed)", lane.already);
+                    }
+                }
+            }
+        }
+        if let Some(sequential) = &plan.sequential {
+            header += &format!(
+                "\n  sequential policy: at most {}, in its seed's order; the run stops sending once the decision is reached",
+                sequential.budget
+            );
+            if let Some(note) = &sequential.template_note {
+                header += &format!("\n  sequential: {note}");
+            }
+        } else if matches!(plan.lanes[0].asked, Asked::Endpoint { .. }) {
+            header += &format!(
+                "\n  order seed {}, {}",
+                plan.order_seed,
+                match &plan.cache {
+                    Some(dir) => format!("cache {}", dir.display()),
+                    None => "no cache".to_owned(),
+                }
+            );
+        }
+        self.line(&header);
+    }
+
+    fn case_done(&self, lane: usize, errored: bool) {
+        if let Some(display) = self.display.get() {
+            display.case_done(lane, errored);
+        }
+    }
+
+    fn retried(&self, lane: usize) {
+        if let Some(display) = self.display.get() {
+            display.retried(lane);
+        }
+    }
+
+    fn tick(&self) {
+        if let Some(display) = self.display.get() {
+            display.tick();
+        }
+    }
+
+    fn end(&self) {
+        if let Some(display) = self.display.get() {
+            display.clear();
+        }
+    }
+
+    fn notice(&self, notice: Notice) {
+        crate::exit::notice(notice);
+    }
+
+    fn sequential_done(&self, end: &SequentialEnd) {
+        match (&end.decided, &end.last) {
+            (Some(r), _) => eprintln!(
+                "deploy-gate run: the sequential decision was reached after {} of {}: {}; `deploy-gate evaluate` with the same policy replays it",
+                r.used, end.budget, r.stopped
+            ),
+            (None, Some(r)) => eprintln!(
+                "deploy-gate run: sequential: {}; the budget is spent without a decision (inconclusive): continue with a larger budget",
+                live(r, r.used)
+            ),
+            (None, None) => {}
+        }
+    }
+
+    fn lane_done(&self, lane: &LaneReport) {
+        let t = &lane.tally;
+        let this_run = t.errored;
+        let errored = this_run + lane.errored_before;
+        let label = if lane.name.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", lane.name)
+        };
+        let of = if lane.recorded == lane.cases {
+            format!("{} cases", lane.cases)
+        } else {
+            format!("{} of {} cases", lane.recorded, lane.cases)
+        };
+        eprintln!(
+            "deploy-gate run: {label}{of} in {}: {} answered, {errored} errored",
+            lane.out.display(),
+            lane.recorded - errored,
+        );
+        if !lane.endpoint {
+            if this_run > 0 {
+                eprintln!(
+                    "deploy-gate run: this run: {} worker errors, {} timeouts, {} crashes, {} invalid answers",
+                    t.worker_errors, t.timeouts, t.crashes, t.invalid
+                );
+            }
+        } else {
+            eprintln!(
+                "deploy-gate run: {label}this run: {} asked, {} from the cache, {} retries, {} overloads ({} cuts of the concurrency), {} errored",
+                t.asked, t.cached, t.retries, t.overloads, t.cuts, this_run
+            );
+        }
     }
 }

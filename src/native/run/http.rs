@@ -1,16 +1,16 @@
-//! An endpoint target's requests (`kind: openai-chat` and `http`): reqwest on a tokio runtime
+//! An endpoint's requests (`kind: openai-chat` and `http`): reqwest on a tokio runtime
 //! (HTTP/1.1 keep-alive, HTTP/2 when a TLS server offers it by ALPN, rustls with the system's
-//! roots and the target's `tls_ca`, redirects never followed). Each case is one task that
+//! roots and the endpoint's `tls_ca`, redirects never followed). Each case is one task that
 //! tries up to `retries + 1` times, waiting `Retry-After` or an exponential backoff with jitter
 //! between tries, and reports to the run's main thread: an overload (for the adaptive limit),
 //! a retry, and at last the case's outcome. The limit itself is the main thread's.
 
 use super::cache::{Cache, Entry};
-use super::engine::{Done, Msg, Outcome};
-use deploy_gate::native::http::chain;
-use deploy_gate::target::control::{backoff, classify, retry_after, Failure};
-use deploy_gate::target::response::{cut, error_text, Usage};
-use deploy_gate::target::{Kind, Secrets, Target};
+use super::msg::{Done, Msg, Outcome, Request};
+use crate::endpoint::control::{backoff, classify, retry_after, Failure};
+use crate::endpoint::response::{cut, error_text, Usage};
+use crate::endpoint::{Endpoint, Kind, Secrets};
+use crate::native::http::chain;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -18,9 +18,9 @@ use std::time::{Duration, Instant, SystemTime};
 /// The most of an error response's body read for its message.
 const MAX_ERROR_BODY: u64 = 64 << 10;
 
-/// One endpoint target's client.
-pub struct Endpoint {
-    target: Arc<Target>,
+/// One endpoint's client.
+pub struct Client {
+    target: Arc<Endpoint>,
     secrets: Arc<Secrets>,
     client: reqwest::Client,
     urls: Vec<String>,
@@ -28,22 +28,14 @@ pub struct Endpoint {
     cache: Option<Cache>,
 }
 
-/// What was sent for a case, kept for the cache.
-pub struct Request {
-    /// The body's bytes.
-    pub body: Option<Vec<u8>>,
-    /// The cache key.
-    pub key: String,
-}
-
-impl Endpoint {
-    /// The client of an endpoint target; `ca` is the PEM of the target's `tls_ca`.
+impl Client {
+    /// The client of an endpoint; `ca` is the PEM of the endpoint's `tls_ca`.
     pub fn new(
-        target: Arc<Target>,
+        target: Arc<Endpoint>,
         secrets: Secrets,
         ca: Option<Vec<u8>>,
         cache: Option<Cache>,
-    ) -> anyhow::Result<Endpoint> {
+    ) -> anyhow::Result<Client> {
         let (urls, method) = match &target.kind {
             Kind::Chat(c) => (
                 c.base_urls.iter().map(|u| format!("{u}/chat/completions")).collect(),
@@ -56,7 +48,7 @@ impl Endpoint {
             Kind::Command(_) => unreachable!("a command target has workers"),
         };
         let max = target.concurrency.map_or(64, |c| c.max);
-        let settings = deploy_gate::native::http::ClientSettings {
+        let settings = crate::native::http::ClientSettings {
             ca: ca.map(|pem| (pem, format!("{}: tls_ca", target.file))),
             insecure_tls: false,
             connect_timeout: Some(
@@ -67,7 +59,7 @@ impl Endpoint {
             ),
             timeout: target.timeout,
         };
-        let builder = deploy_gate::native::http::builder(&settings)
+        let builder = crate::native::http::builder(&settings)
             .map_err(|e| anyhow::anyhow!(e))?
             .pool_max_idle_per_host(max)
             // Under the 5 s keep-alive of uvicorn (llama.cpp's Python server, vLLM's and many others), so a
@@ -76,7 +68,7 @@ impl Endpoint {
         let client = builder
             .build()
             .map_err(|e| anyhow::anyhow!("{}: cannot make an HTTP client: {}", target.file, chain(&e)))?;
-        Ok(Endpoint {
+        Ok(Client {
             target,
             secrets: Arc::new(secrets),
             client,
@@ -118,7 +110,7 @@ impl Endpoint {
         }
     }
 
-    /// Whether a body holds a secret this target sends, in any spelling a server may use: as
+    /// Whether a body holds a secret this endpoint sends, in any spelling a server may use: as
     /// sent, percent-encoded, JSON-escaped (`\/`, `\u0073`…). Such an answer is neither read
     /// nor cached: the secret would reach the record or the cache's files.
     fn holds_secret(&self, body: &[u8]) -> bool {
@@ -274,7 +266,7 @@ impl Endpoint {
                         .unwrap_or_else(|| "nowhere".to_owned());
                     return failed(
                         format!(
-                            "HTTP {}: a redirect to {:?}, not followed (give the final URL in the target)",
+                            "HTTP {}: a redirect to {:?}, not followed (give the final URL in the endpoint file)",
                             status.as_u16(),
                             self.scrub(&to)
                         ),

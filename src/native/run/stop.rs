@@ -1,16 +1,16 @@
 //! A two-model run under a sequential policy (`run --policy FILE` with `sequential: true`): the
-//! cases go in the policy's order (`deploy_gate::sequential::run_units`: the seed's order, a
+//! cases go in the policy's order (`crate::sequential::run_units`: the seed's order, a
 //! template's cases together), only the budget's units are asked, and as soon as the decision
 //! is reached on the leading units that both models have answered, nothing more is sent. The
 //! pairs in flight then are recorded, not counted: the decision is taken at the first look in
 //! the seed's order where it is reached, which `evaluate` replays from the files to the same
 //! stop.
 
-use super::engine::Lane;
+use super::lane::Lane;
+use crate::policy::GatePolicy;
+use crate::sequential::{decide_on, min_units, min_units_note, run_units, SequentialReport};
+use crate::testset::TestSet;
 use anyhow::{anyhow, Result};
-use deploy_gate::policy::GatePolicy;
-use deploy_gate::sequential::{decide_on, min_units, min_units_note, run_units, SequentialReport};
-use deploy_gate::testset::TestSet;
 use std::time::{Duration, Instant};
 
 /// How long, at most, a new unit waits for the decision to be computed again (it reads every
@@ -72,18 +72,18 @@ impl Stopper {
     /// The budget, in units, and what a unit is.
     pub fn describe(&self) -> String {
         let unit = match self.policy.cluster() {
-            deploy_gate::policy::Cluster::Template => "templates",
-            deploy_gate::policy::Cluster::None => "cases",
+            crate::policy::Cluster::Template => "templates",
+            crate::policy::Cluster::None => "cases",
         };
         format!("{} {unit}", self.units.len())
     }
 
     /// Under `cluster: template`: the templates available and the fewest at which the rule
-    /// could decide (`deploy_gate::sequential::min_units`), with the warning when they leave
+    /// could decide (`crate::sequential::min_units`), with the warning when they leave
     /// little room or cannot reach it: `40 templates available; no decision is possible before
     /// 31 (40 templates: …; the run will likely ask most cases)`. `None` under `cluster: none`.
     pub fn template_note(&self) -> Option<String> {
-        if self.policy.cluster() != deploy_gate::policy::Cluster::Template {
+        if self.policy.cluster() != crate::policy::Cluster::Template {
             return None;
         }
         let need = min_units(self.policy.task_regression_tol, self.policy.confidence);

@@ -1,5 +1,5 @@
-//! The response cache of `run`: one file per answer, named by its key (the SHA-256 of what
-//! identifies the request, never a secret: `deploy_gate::target::Target::cache_key`), in
+//! The response cache of a run: one file per answer, named by its key (the SHA-256 of what
+//! identifies the request, never a secret: `crate::endpoint::Endpoint::cache_key`), in
 //! `DIR/ab/abcdef…`. An entry is written whole (a temporary file beside it, then a rename),
 //! and carries the SHA-256 of its content: one a crash left torn is ignored and asked again.
 //! Two runs may share a folder: the rename is atomic, and two runs that ask the same question

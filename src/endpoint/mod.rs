@@ -1,17 +1,28 @@
-//! A `run` target: one model and how to ask it, read from a YAML or JSON file (`kind:
-//! openai-chat`, `http` or `command`), with every refusal naming the file, the line and the
+//! An endpoint file: one model and how to ask it (`run --endpoint FILE`), read from YAML or
+//! JSON (`kind: openai-chat`, `http` or `command`), with every refusal naming the file, the line and the
 //! field. Sans-IO: the file's text comes in, the environment is a function, and what goes out
 //! is the request body for a case ([`request`]), the verdict read from an answer
 //! ([`response`]), and the rules a careful client follows between them ([`control`]: adaptive
 //! concurrency, backoff, `Retry-After`, redaction of secrets).
 //!
-//! Secrets never enter a target's [`Target::digest`] or a cache key: the file names the
+//! Secrets never enter an endpoint's [`Endpoint::digest`] or a cache key: the file names the
 //! environment variable that holds a key (`api_key_env`) and header values may be `${ENV}`;
-//! both are expanded only into the request sent ([`Target::secrets`]).
+//! both are expanded only into the request sent ([`Endpoint::secrets`]).
+//!
+//! "Target" is the deployment target a decision is signed for (`sign --target`); the file
+//! that says how to ask a model is an endpoint file. Records keep the field name they were first
+//! written with: a record's `target` is the digest of the endpoint file that answered it.
 
 pub mod control;
 pub mod request;
 pub mod response;
+
+/// [`Endpoint`], by its earlier name.
+#[doc(hidden)]
+pub type Target = Endpoint;
+/// [`read_endpoint`], by its earlier name.
+#[doc(hidden)]
+pub use self::read_endpoint as read_target;
 
 use crate::deploy::spanned::{read_yaml, Spanned, Value};
 use request::Template;
@@ -19,10 +30,10 @@ use serde_json::{json, Map as JsonMap, Value as Json};
 use sha2::{Digest, Sha256};
 use std::time::Duration;
 
-/// A target file is refused: the file, the line and the field, and why.
+/// An endpoint file is refused: the file, the line and the field, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}{}: {}{message}", line.map(|l| format!(" line {l}")).unwrap_or_default(), field.as_ref().map(|f| format!("{f}: ")).unwrap_or_default())]
-pub struct TargetError {
+pub struct EndpointError {
     /// The file as the user named it.
     pub file: String,
     /// The 1-based line, when known.
@@ -33,7 +44,7 @@ pub struct TargetError {
     pub message: String,
 }
 
-/// How a target is asked.
+/// How an endpoint is asked.
 #[derive(Debug, Clone)]
 pub enum Kind {
     /// An OpenAI-compatible `/v1/chat/completions` endpoint.
@@ -97,7 +108,7 @@ pub enum VerdictRule {
     Regex(regex::Regex),
 }
 
-/// Concurrency bounds of a target: where the adaptive limit starts and its range.
+/// Concurrency bounds of an endpoint: where the adaptive limit starts and its range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Concurrency {
     /// The limit at the start.
@@ -108,9 +119,9 @@ pub struct Concurrency {
     pub max: usize,
 }
 
-/// A target read from its file.
+/// An endpoint read from its file.
 #[derive(Debug, Clone)]
-pub struct Target {
+pub struct Endpoint {
     /// The file as the user named it (for messages).
     pub file: String,
     /// How to ask it.
@@ -121,14 +132,14 @@ pub struct Target {
     pub timeout_text: String,
     /// Requests retried at most this many times.
     pub retries: u32,
-    /// The concurrency bounds; `None` for a command target that gave none (one worker per core).
+    /// The concurrency bounds; `None` for a command endpoint that gave none (one worker per core).
     pub concurrency: Option<Concurrency>,
     /// The largest response body read.
     pub max_response_bytes: u64,
     /// A PEM file of CA certificates to trust besides the system's, as written (relative to
-    /// the target file's folder).
+    /// the endpoint file's folder).
     pub tls_ca: Option<String>,
-    /// `sha256:` and the hex SHA-256 of the target's canonical JSON (defaults filled in, no
+    /// `sha256:` and the hex SHA-256 of the endpoint's canonical JSON (defaults filled in, no
     /// secret: names of variables, never their values).
     pub digest: String,
 }
@@ -145,24 +156,24 @@ pub const DEFAULT_CONCURRENCY: Concurrency = Concurrency {
 };
 /// The largest response read by default: 16 MiB.
 pub const DEFAULT_MAX_RESPONSE: u64 = 16 << 20;
-/// The most retries a target may ask for.
+/// The most retries an endpoint may ask for.
 pub const MAX_RETRIES: u32 = 100;
-/// The most concurrent requests a target may ask for.
+/// The most concurrent requests an endpoint may ask for.
 pub const MAX_CONCURRENCY: usize = 4096;
 /// A header value from the environment shorter than this is not taken for a secret.
 pub const MIN_SECRET: usize = 8;
 /// The longest `timeout` (a longer one is surely a mistake: `none` has no limit).
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
-/// A target file larger than this is refused unread.
-pub const MAX_TARGET_FILE: usize = 1 << 20;
+/// An endpoint file larger than this is refused unread.
+pub const MAX_ENDPOINT_FILE: usize = 1 << 20;
 
 struct Reader<'a> {
     file: &'a str,
 }
 
 impl Reader<'_> {
-    fn err(&self, line: usize, field: &str, message: impl Into<String>) -> TargetError {
-        TargetError {
+    fn err(&self, line: usize, field: &str, message: impl Into<String>) -> EndpointError {
+        EndpointError {
             file: self.file.to_owned(),
             line: Some(line),
             field: (!field.is_empty()).then(|| field.to_owned()),
@@ -170,14 +181,14 @@ impl Reader<'_> {
         }
     }
 
-    fn string(&self, v: &Spanned, field: &str) -> Result<String, TargetError> {
+    fn string(&self, v: &Spanned, field: &str) -> Result<String, EndpointError> {
         match &v.value {
             Value::Str(s) => Ok(s.clone()),
             other => Err(self.err(v.line, field, format!("expected a string, found {}", other.describe()))),
         }
     }
 
-    fn nonempty(&self, v: &Spanned, field: &str) -> Result<String, TargetError> {
+    fn nonempty(&self, v: &Spanned, field: &str) -> Result<String, EndpointError> {
         let s = self.string(v, field)?;
         if s.trim().is_empty() {
             return Err(self.err(v.line, field, "must not be empty"));
@@ -185,7 +196,7 @@ impl Reader<'_> {
         Ok(s)
     }
 
-    fn count(&self, v: &Spanned, field: &str, least: i128, most: i128) -> Result<i128, TargetError> {
+    fn count(&self, v: &Spanned, field: &str, least: i128, most: i128) -> Result<i128, EndpointError> {
         match &v.value {
             Value::Int(n) if (least..=most).contains(n) => Ok(*n),
             Value::Int(n) => Err(self.err(v.line, field, format!("{n} is out of range ({least} to {most})"))),
@@ -197,7 +208,7 @@ impl Reader<'_> {
         }
     }
 
-    fn map<'v>(&self, v: &'v Spanned, field: &str) -> Result<&'v [(String, usize, Spanned)], TargetError> {
+    fn map<'v>(&self, v: &'v Spanned, field: &str) -> Result<&'v [(String, usize, Spanned)], EndpointError> {
         match &v.value {
             Value::Map(entries) => Ok(entries),
             other => Err(self.err(v.line, field, format!("expected a mapping, found {}", other.describe()))),
@@ -205,7 +216,7 @@ impl Reader<'_> {
     }
 
     /// Refuses keys other than `allowed` (naming the key's line).
-    fn only(&self, entries: &[(String, usize, Spanned)], allowed: &[&str], within: &str) -> Result<(), TargetError> {
+    fn only(&self, entries: &[(String, usize, Spanned)], allowed: &[&str], within: &str) -> Result<(), EndpointError> {
         for (key, line, _) in entries {
             if !allowed.contains(&key.as_str()) {
                 let field = if within.is_empty() {
@@ -223,7 +234,7 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn headers(&self, v: &Spanned) -> Result<Vec<(String, String)>, TargetError> {
+    fn headers(&self, v: &Spanned) -> Result<Vec<(String, String)>, EndpointError> {
         let mut out = Vec::new();
         for (name, line, value) in self.map(v, "headers")? {
             let field = format!("headers.{name}");
@@ -262,7 +273,7 @@ impl Reader<'_> {
     }
 
     /// A URL; `base`: a base URL that a path is added to (no query, no fragment).
-    fn url(&self, v: &Spanned, field: &str, base: bool) -> Result<String, TargetError> {
+    fn url(&self, v: &Spanned, field: &str, base: bool) -> Result<String, EndpointError> {
         let s = self.nonempty(v, field)?;
         let rest = s
             .strip_prefix("http://")
@@ -293,7 +304,7 @@ impl Reader<'_> {
             return Err(self.err(
                 v.line,
                 field,
-                format!("{s:?} has a query (?…): a base URL gets /chat/completions added to its path; put a query parameter the server needs in the target's headers, or use kind: http"),
+                format!("{s:?} has a query (?…): a base URL gets /chat/completions added to its path; put a query parameter the server needs in the endpoint's headers, or use kind: http"),
             ));
         }
         Ok(s.trim_end_matches('/').to_owned())
@@ -301,7 +312,7 @@ impl Reader<'_> {
 }
 
 /// Converts a YAML value to JSON (for `params` and `body`); non-finite floats are refused.
-fn to_json(r: &Reader<'_>, v: &Spanned, field: &str) -> Result<Json, TargetError> {
+fn to_json(r: &Reader<'_>, v: &Spanned, field: &str) -> Result<Json, EndpointError> {
     Ok(match &v.value {
         Value::Null => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
@@ -354,24 +365,24 @@ fn byte_size(text: &str) -> Option<u64> {
     n.checked_mul(scale)
 }
 
-/// Reads a target file's text. `file` names it in every message.
-pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
+/// Reads an endpoint file's text. `file` names it in every message.
+pub fn read_endpoint(file: &str, text: &[u8]) -> Result<Endpoint, EndpointError> {
     let r = Reader { file };
-    let whole = |message: String| TargetError {
+    let whole = |message: String| EndpointError {
         file: file.to_owned(),
         line: None,
         field: None,
         message,
     };
-    if text.len() > MAX_TARGET_FILE {
+    if text.len() > MAX_ENDPOINT_FILE {
         return Err(whole(format!(
-            "more than {MAX_TARGET_FILE} bytes; a target file is small"
+            "more than {MAX_ENDPOINT_FILE} bytes; an endpoint file is small"
         )));
     }
     let text = std::str::from_utf8(text).map_err(|e| whole(format!("not UTF-8 (at byte {})", e.valid_up_to())))?;
     let root = read_yaml(text)
         .map_err(|e| whole(e.to_string()))?
-        .ok_or_else(|| whole("empty: a target file is a mapping with at least `kind`".into()))?;
+        .ok_or_else(|| whole("empty: an endpoint file is a mapping with at least `kind`".into()))?;
     let entries = r.map(&root, "")?;
     let get = |key: &str| entries.iter().find(|e| e.0 == key).map(|e| &e.2);
     let kind_value = get("kind").ok_or_else(|| r.err(root.line, "kind", "missing (openai-chat, http or command)"))?;
@@ -412,7 +423,7 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
             r.err(
                 root.line,
                 key,
-                format!("missing (a target of kind {kind_name} needs it)"),
+                format!("missing (an endpoint of kind {kind_name} needs it)"),
             )
         })
     };
@@ -465,7 +476,7 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
         Some(v) => {
             let c = r.map(v, "concurrency")?;
             r.only(c, &["initial", "min", "max"], "concurrency")?;
-            let field = |k: &str, default: usize| -> Result<(usize, usize), TargetError> {
+            let field = |k: &str, default: usize| -> Result<(usize, usize), EndpointError> {
                 match c.iter().find(|e| e.0 == k) {
                     None => Ok((default, v.line)),
                     Some((_, line, value)) => Ok((
@@ -590,7 +601,7 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
             Kind::Command(Command { argv })
         }
     };
-    let mut target = Target {
+    let mut target = Endpoint {
         file: file.to_owned(),
         kind,
         timeout,
@@ -610,8 +621,8 @@ pub fn read_target(file: &str, text: &[u8]) -> Result<Target, TargetError> {
 fn read_chat<'v>(
     r: &Reader<'_>,
     get: &dyn Fn(&str) -> Option<&'v Spanned>,
-    required: &dyn Fn(&str) -> Result<&'v Spanned, TargetError>,
-) -> Result<Chat, TargetError> {
+    required: &dyn Fn(&str) -> Result<&'v Spanned, EndpointError>,
+) -> Result<Chat, EndpointError> {
     let base = required("base_url")?;
     // Each URL is refused at its own line and index.
     let base_url = |v: &Spanned, field: &str| {
@@ -702,7 +713,7 @@ fn read_chat<'v>(
                     return Err(r.err(
                         *line,
                         &field,
-                        format!("set by the target's own `{key}`; it cannot be a param"),
+                        format!("set by the endpoint's own `{key}`; it cannot be a param"),
                     ))
                 }
                 "stream" if value.value != Value::Bool(false) => {
@@ -762,9 +773,9 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
     humantime::parse_duration(text.trim()).ok()
 }
 
-impl Target {
-    /// The target's canonical identity: every field with its default filled in, secrets
-    /// only by name. Its digest is the target's; a change in any field changes it.
+impl Endpoint {
+    /// The endpoint's canonical identity: every field with its default filled in, secrets
+    /// only by name. Its digest is the endpoint's; a change in any field changes it.
     pub fn identity(&self) -> Json {
         let headers = |h: &[(String, String)]| {
             Json::Object(h.iter().map(|(k, v)| (k.clone(), Json::String(v.clone()))).collect())
@@ -795,7 +806,7 @@ impl Target {
             Kind::Command(c) => json!({"kind": "command", "argv": c.argv}),
         };
         let o = out.as_object_mut().expect("an object");
-        // The limit itself, so that `1m` and `60s` are one target.
+        // The limit itself, so that `1m` and `60s` are one endpoint.
         o.insert("timeout_ms".into(), json!(self.timeout.map(|d| d.as_millis() as u64)));
         o.insert("retries".into(), json!(self.retries));
         o.insert(
@@ -810,11 +821,11 @@ impl Target {
         out
     }
 
-    /// The secret values this target sends (the API key, header values from `${ENV}`), read
+    /// The secret values this endpoint sends (the API key, header values from `${ENV}`), read
     /// through `env`; each is redacted from every message and never written. Fails naming
     /// the variable that is not set.
-    pub fn secrets(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Secrets, TargetError> {
-        let fail = |message: String| TargetError {
+    pub fn secrets(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Secrets, EndpointError> {
+        let fail = |message: String| EndpointError {
             file: self.file.clone(),
             line: None,
             field: None,
@@ -898,7 +909,7 @@ impl Target {
     }
 }
 
-/// The headers a target sends with their secrets in, and the secret values to redact.
+/// The headers an endpoint sends with their secrets in, and the secret values to redact.
 #[derive(Clone, Default)]
 pub struct Secrets {
     /// Every header sent (name, value), the key's `Authorization` first.

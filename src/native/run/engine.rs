@@ -1,197 +1,37 @@
-//! The loop of `run`: one or two models ("lanes"), each with its output file and its way of
+//! The loop of a run: one or two models ("lanes"), each with its output file and its way of
 //! being asked (worker programs, or an endpoint's requests under an adaptive limit), fed the
 //! cases in one order. In a two-model run a case goes to both models in the same turn of the
 //! loop, so that the two sides of every pair run at the same moment and drift on the serving
 //! side hits both alike; a model whose limit is full holds the next case back for both.
 //!
-//! The main thread makes every decision and writes every record; worker threads and request
+//! The thread that runs makes every decision and writes every record; worker threads and request
 //! tasks only send it messages.
 
-use super::cache::Cache;
-use super::command::{Effect, Kind, Pool};
-use super::display::Display;
-use super::http::{Endpoint, Request};
-use super::output::Output;
+use super::lane::{Asker, Lane, Later};
+use super::msg::{Done, Effect, Kind, Msg, Outcome, Request};
+use super::progress::{Cancel, Progress};
+use super::stop::Stopper;
 use super::worker;
+use crate::endpoint::request::case_fields;
+use crate::endpoint::response::Usage;
+use crate::run::records::{write_record_with, Cost, Record};
+use crate::run::Cases;
 use anyhow::Result;
-use deploy_gate::run::Cases;
-use deploy_gate::runs::{write_record_with, Cost, Record};
-use deploy_gate::target::control::Limiter;
-use deploy_gate::target::request::case_fields;
-use deploy_gate::target::response::Usage;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A message to the main thread.
-pub enum Msg {
-    /// A worker's stdout.
-    Worker(worker::Event),
-    /// A request's last try: the case's outcome (`overload`: it met a 429, a 503 or a timeout).
-    Done {
-        side: usize,
-        number: u64,
-        overload: bool,
-        done: Done,
-    },
-    /// An answer that could not be cached (a note for stderr), with the case's outcome.
-    Cached {
-        side: usize,
-        number: u64,
-        done: Done,
-        note: String,
-    },
-    /// A try failed and the case is tried again after `wait`, holding no slot meanwhile.
-    Again {
-        side: usize,
-        number: u64,
-        overload: bool,
-        position: usize,
-        request: Request,
-        attempt: u32,
-        wait: Duration,
-    },
-}
-
-/// A try waiting for its time, in the order of that time.
-pub struct Later {
-    due: Instant,
-    seq: u64,
-    position: usize,
-    request: Request,
-    attempt: u32,
-}
-
-impl PartialEq for Later {
-    fn eq(&self, other: &Self) -> bool {
-        (self.due, self.seq) == (other.due, other.seq)
-    }
-}
-impl Eq for Later {}
-impl PartialOrd for Later {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Later {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        // The soonest first in a max-heap.
-        (other.due, other.seq).cmp(&(self.due, self.seq))
-    }
-}
-
-impl From<worker::Event> for Msg {
-    fn from(e: worker::Event) -> Msg {
-        Msg::Worker(e)
-    }
-}
-
-/// What a case's ask gave.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    /// A verdict, as its JSON text.
-    Verdict(String),
-    /// An error's message.
-    Error(String),
-}
-
-/// A case's outcome and what it cost.
-#[derive(Debug, Clone)]
-pub struct Done {
-    pub position: usize,
-    pub outcome: Outcome,
-    pub latency_ms: Option<f64>,
-    pub usage: Usage,
-    pub attempts: Option<u32>,
-    /// The `metrics` a worker answered with, as the record's JSON text.
-    pub metrics: Option<String>,
-    /// Read from the cache: no call was made.
-    pub cached: bool,
-}
-
-/// How a model is asked.
-pub enum Asker {
-    /// Worker programs.
-    Workers(Pool),
-    /// An endpoint, under its adaptive limit.
-    Endpoint {
-        endpoint: Arc<Endpoint>,
-        limiter: Limiter,
-        in_flight: usize,
-    },
-}
-
-/// What happened to one model's cases in this run.
-#[derive(Default)]
-pub struct Tally {
-    pub verdicts: u64,
-    pub worker_errors: u64,
-    pub timeouts: u64,
-    pub crashes: u64,
-    pub invalid: u64,
-    /// Endpoint cases errored (after their retries).
-    pub request_errors: u64,
-    /// Asked of the model in this run (not from the cache).
-    pub asked: u64,
-    pub cached: u64,
-    pub retries: u64,
-    pub overloads: u64,
-    /// The adaptive limit's cuts.
-    pub cuts: u64,
-    /// Records of this run that are errors (from the cache too).
-    pub errored: u64,
-}
-
-/// One model of the run.
-pub struct Lane {
-    /// `old`, `new`; empty in a one-model run.
-    pub name: String,
-    pub output: Output,
-    pub asker: Asker,
-    /// The target's digest, written in each record (`None` for `-- PROGRAM`).
-    pub target: Option<String>,
-    /// Cases that need a record from this model.
-    pub need: Vec<bool>,
-    /// Cases to send again (a worker crashed on them), before the next of the queue.
-    pub again: VecDeque<usize>,
-    /// Requests to try again once their wait is over (they hold no slot while they wait).
-    pub later: std::collections::BinaryHeap<Later>,
-    pub tally: Tally,
-    /// The cache, for worker answers (an endpoint keeps its own).
-    pub cache: Option<Cache>,
-    /// The command's argv, for its cache key.
-    pub cache_target: Option<Arc<deploy_gate::target::Target>>,
-}
-
-/// The signal that asked the run to stop (0: none yet).
-pub static STOP: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_signal(signal: libc::c_int) {
-    STOP.store(signal, Ordering::SeqCst);
-}
-
-/// Ctrl-C and SIGTERM stop the run at its next turn (what was written is kept).
-pub fn catch_stop_signals() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            libc::signal(signal, on_signal as *const () as libc::sighandler_t);
-        }
-    }
-}
 
 /// The run's state.
 pub struct Engine<'a> {
     pub cases: &'a Cases,
     pub bytes: Arc<Vec<u8>>,
     pub lanes: Vec<Lane>,
-    pub display: Display,
+    pub progress: Arc<dyn Progress>,
     pub events: Sender<Msg>,
     pub runtime: Option<tokio::runtime::Runtime>,
     /// A sequential policy's decision, taken as the records come in (`run --policy`).
-    pub stopper: Option<super::stop::Stopper>,
+    pub stopper: Option<Stopper>,
 }
 
 impl Engine<'_> {
@@ -201,26 +41,25 @@ impl Engine<'_> {
         waiting || !lane.again.is_empty() || !lane.later.is_empty()
     }
 
-    /// Runs the cases in `order` that some model still needs; `Some(signal)` when a signal
+    /// Runs the cases in `order` that some model still needs; `Some(reason)` when `cancel`
     /// stopped it.
-    pub fn run(&mut self, order: Vec<usize>, rx: Receiver<Msg>) -> Result<Option<i32>> {
+    pub fn run(&mut self, order: Vec<usize>, rx: Receiver<Msg>, cancel: &Cancel) -> Result<Option<i32>> {
         let mut queue: VecDeque<usize> = order
             .into_iter()
             .filter(|&p| self.lanes.iter().any(|l| l.need[p]))
             .collect();
         // A resumed sequential run may be decided by the records it holds already.
         if let Some(stopper) = &mut self.stopper {
-            let display = self.display.clone();
-            if stopper.check(&self.lanes, true, &|line| display.line(line))? {
+            let progress = Arc::clone(&self.progress);
+            if stopper.check(&self.lanes, true, &|line| progress.line(line))? {
                 queue.clear();
             }
         }
         // The next case, its requests made and the cache asked (once).
         let mut head: Option<(usize, Vec<Option<Request>>)> = None;
         loop {
-            let signal = STOP.load(Ordering::SeqCst);
-            if signal != 0 {
-                return Ok(Some(signal));
+            if let Some(reason) = cancel.reason() {
+                return Ok(Some(reason));
             }
             // Tries whose wait is over and cases to send again go first, each to its own model.
             let now = Instant::now();
@@ -274,8 +113,8 @@ impl Engine<'_> {
                     }
                 }
                 if let Some(stopper) = &mut self.stopper {
-                    let display = self.display.clone();
-                    stopper.check(&self.lanes, true, &|line| display.line(line))?;
+                    let progress = Arc::clone(&self.progress);
+                    stopper.check(&self.lanes, true, &|line| progress.line(line))?;
                 }
                 break;
             }
@@ -303,8 +142,8 @@ impl Engine<'_> {
                 Err(RecvTimeoutError::Disconnected) => unreachable!("the run holds a sender"),
             }
             if let Some(stopper) = &mut self.stopper {
-                let display = self.display.clone();
-                if stopper.check(&self.lanes, false, &|line| display.line(line))? {
+                let progress = Arc::clone(&self.progress);
+                if stopper.check(&self.lanes, false, &|line| progress.line(line))? {
                     // Decided: nothing more is sent; the pairs in flight finish and are recorded.
                     queue.clear();
                     head = None;
@@ -314,11 +153,11 @@ impl Engine<'_> {
             for lane in 0..self.lanes.len() {
                 let more = Self::more(waiting, &self.lanes[lane]);
                 if let Asker::Workers(pool) = &mut self.lanes[lane].asker {
-                    let effects = pool.check_timeouts(self.cases, more, &self.events, &self.display)?;
+                    let effects = pool.check_timeouts(self.cases, more, &self.events, &self.progress)?;
                     self.apply(lane, effects)?;
                 }
             }
-            self.display.tick();
+            self.progress.tick();
         }
         Ok(None)
     }
@@ -392,9 +231,9 @@ impl Engine<'_> {
         let (cache, target) = (l.cache.as_ref()?, l.cache_target.as_ref()?);
         let line = &self.bytes[self.cases.cases[position].line.clone()];
         let entry = cache.get(&target.cache_key(None, line, 0))?;
-        let reply = deploy_gate::run::parse_answer(&entry.body, &self.cases.cases[position].id).ok()?;
+        let reply = crate::run::parse_answer(&entry.body, &self.cases.cases[position].id).ok()?;
         match reply.answer {
-            deploy_gate::run::Answer::Verdict(v) => Some(Done {
+            crate::run::Answer::Verdict(v) => Some(Done {
                 position,
                 outcome: Outcome::Verdict(v.get().to_owned()),
                 latency_ms: Some(entry.latency_ms),
@@ -403,7 +242,7 @@ impl Engine<'_> {
                 metrics: reply.metrics,
                 cached: true,
             }),
-            deploy_gate::run::Answer::Error(_) => None,
+            crate::run::Answer::Error(_) => None,
         }
     }
 
@@ -450,7 +289,7 @@ impl Engine<'_> {
                 let Asker::Workers(pool) = &mut self.lanes[lane].asker else {
                     unreachable!("a worker event comes from a worker lane")
                 };
-                let effects = pool.handle(self.cases, event, more, &self.events, &self.display)?;
+                let effects = pool.handle(self.cases, event, more, &self.events, &self.progress)?;
                 self.apply(lane, effects)?;
             }
             Msg::Cached {
@@ -459,7 +298,7 @@ impl Engine<'_> {
                 done,
                 note,
             } => {
-                self.display.line(&format!("deploy-gate run: {note}"));
+                self.progress.line(&format!("deploy-gate run: {note}"));
                 return self.handle(
                     Msg::Done {
                         side,
@@ -498,7 +337,7 @@ impl Engine<'_> {
                 self.returned(side, number, overload, false);
                 let l = &mut self.lanes[side];
                 l.tally.retries += 1;
-                self.display.retried(side);
+                self.progress.retried(side);
                 let seq = l.tally.retries;
                 l.later.push(Later {
                     due: Instant::now() + wait,
@@ -589,7 +428,7 @@ impl Engine<'_> {
                     .into_bytes(),
                 };
                 if let Err(e) = cache.put(&target.cache_key(None, case_line, 0), &entry) {
-                    self.display
+                    self.progress
                         .line(&format!("deploy-gate run: cannot write the cache: {e}"));
                 }
             }
@@ -598,7 +437,7 @@ impl Engine<'_> {
         l.tally.errored += u64::from(matches!(done.outcome, Outcome::Error(_)));
         l.output
             .append(done.position, String::from_utf8(line).expect("a record is UTF-8"))?;
-        self.display.case_done(lane, matches!(done.outcome, Outcome::Error(_)));
+        self.progress.case_done(lane, matches!(done.outcome, Outcome::Error(_)));
         Ok(())
     }
 }
@@ -613,9 +452,4 @@ pub fn shuffled(n: usize, seed: u64) -> Vec<usize> {
         order.swap(i, j);
     }
     order
-}
-
-/// A channel for the run's messages.
-pub fn channel() -> (Sender<Msg>, Receiver<Msg>) {
-    mpsc::channel()
 }

@@ -1,37 +1,19 @@
-//! A model run by worker programs (`-- PROGRAM ARG…`, or a target of `kind: command`): the
+//! A model run by worker programs (`-- PROGRAM ARG…`, or an endpoint of `kind: command`): the
 //! pool of long-lived workers, each on one case at a time, and what is recorded when a worker
 //! misbehaves (docs/run.md): a timeout kills it, a crash sends the case again up to `retries`
 //! times, an answer that is not one errors the case; every such worker is replaced. Workers
 //! that keep exiting without answering stop the run.
 
-use super::display::Display;
-use super::engine::{Done, Msg, Outcome};
+use super::msg::{Done, Effect, Kind, Msg, Outcome};
+use super::progress::Progress;
 use super::worker::{self, describe, Event, Program, Worker};
+use crate::endpoint::response::Usage;
+use crate::run::{describe_id, parse_answer, Answer, BadAnswer, Cases};
 use anyhow::{bail, Result};
-use deploy_gate::run::{describe_id, parse_answer, Answer, BadAnswer, Cases};
-use deploy_gate::target::response::Usage;
 use std::collections::HashMap;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// What a worker event means for the run.
-pub enum Effect {
-    /// A case has its outcome.
-    Record(Done, Kind),
-    /// A case goes back to the front of the queue (its worker crashed; it is tried again).
-    Again(usize),
-}
-
-/// How a case's record came to be, for the summary.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Verdict,
-    WorkerError,
-    Timeout,
-    Crash,
-    Invalid,
-}
 
 struct Slot {
     worker: Option<Worker>,
@@ -75,7 +57,7 @@ impl Pool {
         retries: u32,
         bytes: Arc<Vec<u8>>,
         events: &Sender<Msg>,
-        display: &Display,
+        progress: &Arc<dyn Progress>,
     ) -> Result<Pool> {
         let mut pool = Pool {
             program,
@@ -89,7 +71,7 @@ impl Pool {
             bytes,
         };
         for slot in 0..jobs {
-            let worker = pool.program.start(slot, 0, events, display)?;
+            let worker = pool.program.start(slot, 0, events, progress)?;
             pool.slots.push(Slot {
                 worker: Some(worker),
                 generation: 0,
@@ -161,7 +143,7 @@ impl Pool {
         cases: &Cases,
         more: bool,
         events: &Sender<Msg>,
-        display: &Display,
+        progress: &Arc<dyn Progress>,
     ) -> Result<Vec<Effect>> {
         let mut effects = Vec::new();
         let Some((limit, text)) = self.timeout.clone() else {
@@ -174,7 +156,7 @@ impl Pool {
                     if let Some(worker) = self.slots[slot].worker.take() {
                         worker.kill();
                     }
-                    display.line(&format!(
+                    progress.line(&format!(
                         "deploy-gate run: {}: no answer to pipeline_id {} after {text}; killed and restarted",
                         self.name(slot),
                         describe_id(&cases.cases[position].id)
@@ -186,7 +168,7 @@ impl Pool {
                         None,
                         None,
                     ));
-                    self.restart(slot, more, events, display)?;
+                    self.restart(slot, more, events, progress)?;
                 }
             }
         }
@@ -202,12 +184,12 @@ impl Pool {
     }
 
     /// Starts a new worker in the slot, unless no case is left for it.
-    fn restart(&mut self, slot: usize, more: bool, events: &Sender<Msg>, display: &Display) -> Result<()> {
+    fn restart(&mut self, slot: usize, more: bool, events: &Sender<Msg>, progress: &Arc<dyn Progress>) -> Result<()> {
         let s = &mut self.slots[slot];
         s.generation += 1;
         s.worker = None;
         if more {
-            s.worker = Some(self.program.start(slot, s.generation, events, display)?);
+            s.worker = Some(self.program.start(slot, s.generation, events, progress)?);
         }
         Ok(())
     }
@@ -219,7 +201,7 @@ impl Pool {
         event: Event,
         more: bool,
         events: &Sender<Msg>,
-        display: &Display,
+        progress: &Arc<dyn Progress>,
     ) -> Result<Vec<Effect>> {
         let (slot, generation) = match &event {
             Event::Line { slot, generation, .. }
@@ -235,14 +217,14 @@ impl Pool {
         let (position, bad) = match event {
             Event::Line { line, more: extra, .. } => match case {
                 None => {
-                    display.line(&format!(
+                    progress.line(&format!(
                         "deploy-gate run: {name} wrote a line while it had no case ({:?}); restarted",
                         String::from_utf8_lossy(&line[..line.len().min(200)])
                     ));
                     if let Some(worker) = self.slots[slot].worker.take() {
                         worker.kill();
                     }
-                    self.restart(slot, more, events, display)?;
+                    self.restart(slot, more, events, progress)?;
                     return Ok(effects);
                 }
                 Some((position, since)) => {
@@ -276,7 +258,7 @@ impl Pool {
                     if let Some(worker) = self.slots[slot].worker.take() {
                         worker.kill();
                     }
-                    self.restart(slot, more, events, display)?;
+                    self.restart(slot, more, events, progress)?;
                     return Ok(effects);
                 }
             },
@@ -294,13 +276,13 @@ impl Pool {
                     let tries = *tries;
                     let id = describe_id(&cases.cases[position].id);
                     if tries <= self.retries {
-                        display.line(&format!(
+                        progress.line(&format!(
                             "deploy-gate run: {name} exited ({status}) while answering pipeline_id {id}; restarted, the case is sent again"
                         ));
                         effects.push(Effect::Again(position));
                         again = true;
                     } else {
-                        display.line(&format!(
+                        progress.line(&format!(
                             "deploy-gate run: {name} exited ({status}) while answering pipeline_id {id}; restarted, the case is recorded as errored"
                         ));
                         let times = if tries == 1 {
@@ -316,7 +298,7 @@ impl Pool {
                         }
                     }
                 } else if more {
-                    display.line(&format!("deploy-gate run: {name} exited ({status}); restarted"));
+                    progress.line(&format!("deploy-gate run: {name} exited ({status}); restarted"));
                 }
                 if self.fruitless >= self.fruitless_limit {
                     bail!(
@@ -325,11 +307,11 @@ impl Pool {
                         self.program.label
                     );
                 }
-                self.restart(slot, more || again, events, display)?;
+                self.restart(slot, more || again, events, progress)?;
                 return Ok(effects);
             }
         };
-        display.line(&format!(
+        progress.line(&format!(
             "deploy-gate run: {name}: invalid answer to pipeline_id {}: {bad}; restarted",
             describe_id(&cases.cases[position].id)
         ));
@@ -343,7 +325,7 @@ impl Pool {
             None,
             None,
         ));
-        self.restart(slot, more, events, display)?;
+        self.restart(slot, more, events, progress)?;
         Ok(effects)
     }
 

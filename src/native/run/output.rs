@@ -1,10 +1,11 @@
-//! The output file of `run`: opened for appending and locked (one run per file), read back
+//! The output file of a run: opened for appending and locked (one run per file), read back
 //! to resume (a torn last line is dropped), appended one whole record per `write`, synced at
 //! the end and, once every case has its record, rewritten in test-set order (atomically).
 
-use crate::replace::{dir_of, file_name_of, replace_file, TEMP_MARK};
+use super::progress::Progress;
+use crate::native::files::replace::{dir_of, file_name_of, replace_file, TEMP_MARK};
+use crate::run::{read_resume, Cases};
 use anyhow::{anyhow, bail, Context, Result};
-use deploy_gate::run::{read_resume, Cases};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::MetadataExt;
@@ -100,7 +101,7 @@ impl Output {
 
     /// Syncs; when every case has its record and they are not in test-set order, replaces the
     /// file by the records in test-set order (atomically: a crash leaves the old or the new).
-    pub fn finish(self) -> Result<()> {
+    pub fn finish(self, progress: &dyn Progress) -> Result<()> {
         self.sync()?;
         let complete = self.records.iter().all(Option::is_some);
         let in_order = self.order.windows(2).all(|w| w[0] < w[1]);
@@ -115,7 +116,7 @@ impl Output {
             .file
             .metadata()
             .with_context(|| format!("cannot read {}", self.path.display()))?;
-        Ok(replace_file(&self.path, &bytes, &meta, &mut crate::exit::notice)?)
+        Ok(replace_file(&self.path, &bytes, &meta, &mut |n| progress.notice(n))?)
     }
 }
 

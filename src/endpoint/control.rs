@@ -60,7 +60,7 @@ pub fn backoff(attempt: u32, server: Option<Duration>, jitter: f64) -> Duration 
     d / 2 + d.mul_f64(0.5 * jitter)
 }
 
-/// The adaptive concurrency limit of one target: it grows by about one request per round
+/// The adaptive concurrency limit of one endpoint: it grows by about one request per round
 /// trip of the whole window while answers come back (each success adds `1/limit`), and halves
 /// on an overload (429, 503, a timeout), staying between `min` and `max`. An overload seen by
 /// a request sent before the last cut does not cut again: one burst of 429s is one signal.

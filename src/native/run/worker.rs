@@ -1,9 +1,9 @@
-//! One worker process of `run`: started from an argv (never a shell) in its own process group,
+//! One worker process of a run: started from an argv (never a shell) in its own process group,
 //! with three threads of its own: one writes the cases sent to its stdin, one reads its stdout
-//! line by line into the run's event channel, one copies its stderr to ours, each line
-//! prefixed with the worker's number.
+//! line by line into the run's event channel, one copies its stderr to the run's progress, each
+//! line prefixed with the worker's number.
 
-use super::display::Display;
+use super::progress::Progress;
 use anyhow::{anyhow, Result};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -57,7 +57,7 @@ impl Program {
         slot: usize,
         generation: u64,
         events: &Sender<E>,
-        display: &Display,
+        progress: &Arc<dyn Progress>,
     ) -> Result<Worker> {
         let mut command = Command::new(&self.argv[0]);
         command
@@ -88,9 +88,9 @@ impl Program {
         let events = events.clone();
         let side = self.side;
         thread::spawn(move || read_answers(stdout, side, slot, generation, events));
-        let display = display.clone();
+        let progress = Arc::clone(progress);
         let label = self.label.clone();
-        thread::spawn(move || copy_stderr(stderr, label, slot + 1, display));
+        thread::spawn(move || copy_stderr(stderr, label, slot + 1, progress));
         Ok(Worker {
             child,
             stdin: Some(tx),
@@ -207,7 +207,7 @@ fn read_answers<E: From<Event>>(stdout: impl Read, side: usize, slot: usize, gen
     }
 }
 
-fn copy_stderr(stderr: impl Read, label: String, number: usize, display: Display) {
+fn copy_stderr(stderr: impl Read, label: String, number: usize, progress: Arc<dyn Progress>) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
     loop {
@@ -216,7 +216,7 @@ fn copy_stderr(stderr: impl Read, label: String, number: usize, display: Display
             Ok(0) | Err(_) => return,
             Ok(_) => {
                 let text = String::from_utf8_lossy(&line);
-                display.line(&format!("[{label} {number}] {}", text.trim_end_matches(['\n', '\r'])));
+                progress.line(&format!("[{label} {number}] {}", text.trim_end_matches(['\n', '\r'])));
             }
         }
     }

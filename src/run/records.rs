@@ -46,7 +46,8 @@ pub fn write_record(out: &mut Vec<u8>, id: &PipelineId, record: Record<'_>) {
 /// What one call of a model cost, written after the verdict or error of a record when known:
 /// `latency_ms` (the request's start to its last byte), `usage` (the tokens the server
 /// reported), `attempts` (tries made), `metrics` (the named numbers a worker answered with) and
-/// `target` (the digest of the target that answered).
+/// `target` (the digest of the endpoint file that answered: the field keeps the name records
+/// were first written with, so that earlier records read as they are).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Cost<'a> {
     /// Milliseconds, written with one decimal.
@@ -58,9 +59,9 @@ pub struct Cost<'a> {
     /// Tries made (1: no retry).
     pub attempts: Option<u32>,
     /// `metrics` as the JSON text of an object of named finite numbers
-    /// ([`crate::run::Reply::metrics`]), written as it is.
+    /// ([`super::Reply::metrics`]), written as it is.
     pub metrics: Option<&'a str>,
-    /// The target's digest (`sha256:…`).
+    /// The endpoint file's digest (`sha256:…`), written as `target`.
     pub target: Option<&'a str>,
 }
 

@@ -1,6 +1,6 @@
-//! The pure part of `deploy-gate run` (the shell that runs the workers is the CLI's `run`
-//! module): reading the test set into cases, reading a worker's answer line, the record
-//! written for each case, and reading an output file an earlier run left, to resume it.
+//! The worker protocol and resuming: reading the test set into cases, reading a worker's
+//! answer line, the record written for each case, and reading an output file an earlier run
+//! left, to resume it.
 //!
 //! The protocol: a worker reads one test case per line on stdin (the test set's line, byte for
 //! byte) and writes one line per case on stdout, in order: `{"verdict": V}` (any JSON value,
@@ -12,8 +12,8 @@
 //! "text"}` (then `"metrics"` when the worker gave them), the id written as the test set wrote
 //! it (an integer stays an integer), which [`crate::verdicts`] reads as any verdict file.
 
+use super::records::{write_record_with, Cost, Record};
 use crate::audit::PipelineId;
-use crate::runs::{write_record_with, Cost, Record};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -507,8 +507,8 @@ pub struct Resumed {
 /// Reads the output file of an earlier run of the same test set: every whole line must be a
 /// record of a case of `cases` (same id, same JSON type), at most one per case. A last line
 /// without its newline is torn (see [`Resumed::torn_line`]). Each record's `target` must be
-/// `target` (the digest of the target this run asks; `None`: a worker program's run, whose
-/// records carry none): an output is resumed only by the target that began it.
+/// `target` (the digest of the endpoint file this run asks; `None`: a worker program's run,
+/// whose records carry none): an output is resumed only by the endpoint file that began it.
 pub fn read_resume(file: &str, bytes: &[u8], cases: &Cases, target: Option<&str>) -> Result<Resumed, RunFileError> {
     let mut resumed = Resumed::default();
     let mut seen: HashMap<usize, u64> = HashMap::new();
