@@ -1341,3 +1341,173 @@ fn a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop(
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("sequential: true"), "{}", text(&o));
 }
+
+/// A pseudo-random draw in [0, 1) from a case's index and a salt.
+fn draw(i: usize, salt: u64) -> f64 {
+    let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    x ^= x >> 31;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 29;
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[test]
+fn a_sequential_run_stopped_early_through_retries_is_evaluated_over_the_cases_used() {
+    let dir = tempdir();
+    let d = dir.path();
+    let server = Server::start(&[]);
+    // 600 cases in 40 templates. The old model reads the stage's input, the new one its
+    // output (the test set's `expected_stage_outputs`): each carries the answer that model
+    // gives (the old one fails about 30%, the new one 10%) and, for some cases, a 429 or a 503
+    // answered once before the real answer.
+    const N: usize = 600;
+    let mut audit = String::new();
+    for i in 0..N {
+        let answer = |fails: bool| if fails { "FAIL" } else { "PASS" };
+        let old_fault = if i % 3 == 0 {
+            " fault=429 times=1 retry_after=0"
+        } else {
+            ""
+        };
+        let new_fault = if i % 4 == 1 {
+            " fault=503 times=1 retry_after=0"
+        } else {
+            ""
+        };
+        audit += &json!({"pipeline_id": format!("p{i:04}"), "stage_id": "s", "stage_type": "llm",
+            "input": format!("case {i} answer={}{old_fault}", answer(draw(i, 1) < 0.3)),
+            "output": format!("case {i} answer={}{new_fault} ", answer(draw(i, 2) < 0.1))})
+        .to_string();
+        audit.push('\n');
+        audit += &json!({"pipeline_id": format!("p{i:04}"), "template_id": format!("t{}", i % 40),
+            "verdict": "PASS", "is_complete": true})
+        .to_string();
+        audit.push('\n');
+    }
+    let audit = write(d, "audit.jsonl", &audit);
+    let cases_path = s(&d.join("cases.jsonl"));
+    let o = dg_run(&strings(&[
+        "test-set",
+        "--audit",
+        &audit,
+        "--max-samples",
+        "none",
+        "--out",
+        &cases_path,
+    ]));
+    assert!(o.status.success(), "{}", text(&o));
+    let cases = lines(Path::new(&cases_path));
+    assert_eq!(cases.len(), N);
+    let old = chat_target(
+        d,
+        "old.json",
+        json!(server.url("/v1")),
+        "old",
+        json!({"messages": [{"role": "user", "content": "{{input_text}}"}]}),
+    );
+    let new = chat_target(
+        d,
+        "new.json",
+        json!(server.url("/v1")),
+        "new",
+        json!({"messages": [{"role": "user", "content": "{{expected_stage_outputs}}"}]}),
+    );
+    let policy = write(
+        d,
+        "policy.json",
+        r#"{"mode": "non_inferiority", "sequential": true, "task_regression_tol": 0.1, "cluster": "none", "budget": 200}"#,
+    );
+    let (oo, no) = (d.join("old.jsonl"), d.join("new.jsonl"));
+    let o = dg_run(&two(
+        &cases_path,
+        &old,
+        &new,
+        &oo,
+        &no,
+        &["--no-cache", "--policy", &policy],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.contains("the sequential decision was reached after"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains(": approved;"), "{line}");
+    let [_, _, old_retries, ..] = summary(&o, "old: ");
+    let [_, _, new_retries, ..] = summary(&o, "new: ");
+
+    // The cases asked, from the run's outputs; every one the server saw (twice when faulted).
+    let (old_records, new_records) = (lines(&oo), lines(&no));
+    let ids = |r: &[Value]| -> HashSet<String> {
+        r.iter()
+            .map(|r| r["pipeline_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let asked: HashSet<String> = ids(&old_records).union(&ids(&new_records)).cloned().collect();
+    assert_eq!(ids(&old_records), ids(&new_records), "pairs are asked together");
+    assert!(asked.len() <= 200, "the budget: {}", asked.len());
+    let stats = server.stats();
+    for c in &cases {
+        let text = c["input_text"].as_str().unwrap();
+        let id = c["pipeline_id"].as_str().unwrap();
+        if asked.contains(id) {
+            let want = if text.contains("fault=") { 2 } else { 1 };
+            assert_eq!(seen(&stats, text), want, "{id}: {text}");
+        }
+    }
+    // One retry for each faulted case asked.
+    let index = |id: &String| -> usize { id[1..].parse().unwrap() };
+    let faulted_asked = |r: usize, every: usize| asked.iter().filter(|id| index(id) % every == r).count() as u64;
+    assert_eq!(
+        (old_retries, new_retries),
+        (faulted_asked(0, 3), faulted_asked(1, 4)),
+        "{err}"
+    );
+    let never_asked = (N - asked.len()) as u64;
+
+    // evaluate with the same policy: every rendering over the cases used.
+    let evaluate = strings(&[
+        "evaluate",
+        "--audit",
+        &audit,
+        "--old-verdicts",
+        &s(&oo),
+        "--new-verdicts",
+        &s(&no),
+        "--policy",
+        &policy,
+        "--max-samples",
+        "none",
+    ]);
+    let test_set: Vec<crate::evidence::TestCase> = cases
+        .iter()
+        .map(|c| crate::evidence::TestCase {
+            id: c["pipeline_id"].as_str().unwrap().to_owned(),
+            template: c["template_id"].as_str().unwrap().to_owned(),
+        })
+        .collect();
+    let out = d.join("renderings");
+    std::fs::create_dir(&out).unwrap();
+    let found = crate::evidence::the_renderings_speak_of_the_cases_used(&out, &evaluate, &test_set, &oo, &no);
+    assert_eq!(found.not_run, never_asked);
+    assert_eq!(found.report["sequential"]["stopped"], "approved");
+    assert!(
+        line.contains(&format!("after {} of 200 cases", found.used)),
+        "{line} / {}",
+        found.used
+    );
+    // The used cases' records went through their retries: one for each faulted case used.
+    let used_ids: Vec<usize> = found.report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["pipeline_id"].as_str().unwrap()[1..].parse().unwrap())
+        .collect();
+    let faulted = |r: usize, every: usize| used_ids.iter().filter(|i| *i % every == r).count() as u64;
+    let cost = &found.report["cost"];
+    assert_eq!(
+        (cost["old"]["retried"].as_u64(), cost["new"]["retried"].as_u64()),
+        (Some(faulted(0, 3)), Some(faulted(1, 4)))
+    );
+    assert!(faulted(0, 3) > 0 && faulted(1, 4) > 0, "{used_ids:?}");
+}
