@@ -517,6 +517,24 @@ fn the_stopping_look_is_recorded_when_the_budget_runs_out_past_the_thinning() {
     let _ = f.n;
 }
 
+/// Python's `round(x, 4)`, as the reports round their figures.
+fn round4(x: f64) -> f64 {
+    format!("{x:.4}").parse().unwrap()
+}
+
+/// A difference of two rates as the reports give it (the reference's): of the rates rounded.
+fn rounded_difference(new: f64, old: f64) -> f64 {
+    round4(round4(new) - round4(old))
+}
+
+/// A figure written to 4 decimals against one computed here and rounded the same way.
+fn exactly(reported: f64, computed: f64) {
+    assert!(
+        (reported - computed).abs() <= 1e-9,
+        "reported {reported}, computed {computed}"
+    );
+}
+
 /// A test set's case as the checker of [`the_renderings_speak_of_the_cases_used`] reads it: its
 /// `pipeline_id` (as text: a string as it is, a number as its JSON) and its `template_id`.
 pub struct TestCase {
@@ -639,7 +657,7 @@ fn template_rows(what: &str, rows: &[Vec<String>], want: &BTreeMap<String, (usiz
         let (po, pn) = (o as f64 / n as f64, nw as f64 / n as f64);
         assert!((rendered(&row[2]) - 100.0 * po).abs() <= 0.05 + 1e-9, "{what}: {row:?}");
         assert!((rendered(&row[3]) - 100.0 * pn).abs() <= 0.05 + 1e-9, "{what}: {row:?}");
-        near(rendered(&row[4]), pn - po);
+        exactly(rendered(&row[4]), rounded_difference(pn, po));
     }
 }
 
@@ -674,7 +692,7 @@ fn numbers(text: &str) -> Vec<u64> {
 }
 
 /// No rendering says "missing" for the cases not run: near every "missing" of `text` (the 24
-/// characters before it and the 64 after it, within its line and up to a "not run"), no
+/// characters before it and the 64 after it, within its line, clause and up to a "not run"), no
 /// number is `not_run`. (`not_run` is larger than any count over the cases answered, so it
 /// can be no other figure.)
 fn never_missing(what: &str, text: &str, not_run: u64) {
@@ -695,7 +713,7 @@ fn never_missing(what: &str, text: &str, not_run: u64) {
             to -= 1;
         }
         let mut after = &lower[at..to];
-        for stop in ["\n", "not run", "not_run"] {
+        for stop in ["\n", ";", "not run", "not_run"] {
             if let Some(i) = after.find(stop) {
                 after = &after[..i];
             }
@@ -842,17 +860,19 @@ pub fn the_renderings_speak_of_the_cases_used(
         row.2 += usize::from(nw);
     }
     let (po, pn) = (old_pass as f64 / used as f64, new_pass as f64 / used as f64);
-    let delta = pn - po;
+    // The decision's difference as the reference rounds it: of the rounded rates.
+    let delta = rounded_difference(pn, po);
 
     // The report.
     let d = &r["decision"];
     near(d["task_old"].as_f64().unwrap(), po);
     near(d["task_new"].as_f64().unwrap(), pn);
-    near(d["task_delta"].as_f64().unwrap(), delta);
+    exactly(d["task_delta"].as_f64().unwrap(), delta);
     assert_eq!(d["num_cases"].as_u64(), Some(n as u64), "the test set's size");
     let c = &r["comparison"];
     near(c["old_score"].as_f64().unwrap(), po);
     near(c["new_score"].as_f64().unwrap(), pn);
+    exactly(c["delta"].as_f64().unwrap(), delta);
     assert_eq!(c["num_cases"].as_u64(), Some(used as u64));
     let st = &r["stats"]["task"];
     assert_eq!(
@@ -884,6 +904,10 @@ pub fn the_renderings_speak_of_the_cases_used(
         assert_eq!(row["n"].as_u64(), Some(cases as u64), "{row}");
         near(row["old_pass_rate"].as_f64().unwrap(), o as f64 / cases as f64);
         near(row["new_pass_rate"].as_f64().unwrap(), nw as f64 / cases as f64);
+        exactly(
+            row["delta"].as_f64().unwrap(),
+            rounded_difference(nw as f64 / cases as f64, o as f64 / cases as f64),
+        );
     }
     let e = &r["evidence"];
     assert_eq!(
@@ -982,7 +1006,7 @@ pub fn the_renderings_speak_of_the_cases_used(
         .unwrap_or_else(|| panic!("{md}"));
     assert!((rendered(&task[1]) - 100.0 * po).abs() <= 0.05 + 1e-9, "{task:?}");
     assert!((rendered(&task[2]) - 100.0 * pn).abs() <= 0.05 + 1e-9, "{task:?}");
-    near(rendered(&task[3]), delta);
+    exactly(rendered(&task[3]), delta);
     assert!(
         md.contains(&format!("McNemar b = {regressed}, c = {improved}, p = ")),
         "{md}"
@@ -1099,7 +1123,7 @@ pub fn the_renderings_speak_of_the_cases_used(
     assert_eq!(property("figures"), over);
     near(property("task_old").parse().unwrap(), po);
     near(property("task_new").parse().unwrap(), pn);
-    near(property("task_delta").parse().unwrap(), delta);
+    exactly(property("task_delta").parse().unwrap(), delta);
     never_missing("JUnit", &xml, not_run);
 
     // `diff` of the report with itself: each side's evidence and figures are the used cases'.
@@ -1140,7 +1164,7 @@ pub fn the_renderings_speak_of_the_cases_used(
             ),
             "{side}: {e}"
         );
-        near(dj["stats"][side]["task_delta"].as_f64().unwrap(), delta);
+        exactly(dj["stats"][side]["task_delta"].as_f64().unwrap(), delta);
     }
     assert_eq!(dj["cases"]["common"].as_u64(), Some(used as u64));
     let rows = dj["templates"].as_array().unwrap();
@@ -1148,9 +1172,9 @@ pub fn the_renderings_speak_of_the_cases_used(
     for row in rows {
         let (cases, o, nw) = by_template[row["template_id"].as_str().unwrap()];
         assert_eq!(row["n_before"].as_u64(), Some(cases as u64), "{row}");
-        near(
+        exactly(
             row["delta_before"].as_f64().unwrap(),
-            (nw as f64 - o as f64) / cases as f64,
+            rounded_difference(nw as f64 / cases as f64, o as f64 / cases as f64),
         );
     }
     let cell = format!(
@@ -1164,6 +1188,7 @@ pub fn the_renderings_speak_of_the_cases_used(
     let diff_page = html_text(&std::fs::read_to_string(path("diff.html")).unwrap());
     let diff_xml = std::fs::read_to_string(path("diff.xml")).unwrap();
     assert!(diff_md.lines().next().unwrap().ends_with(&rests), "{diff_md}");
+    assert!(diff_summary.lines().next().unwrap().ends_with(&rests), "{diff_summary}");
     assert!(diff_xml.contains(&rests), "{diff_xml}");
     assert!(diff_xml.contains(&format!("<property name=\"rests_on_before\" value=\"{used}\"/>")));
     for (what, text) in [

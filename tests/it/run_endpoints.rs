@@ -1358,7 +1358,7 @@ fn a_sequential_run_stopped_early_through_retries_is_evaluated_over_the_cases_us
     let server = Server::start(&[]);
     // 600 cases in 40 templates. The old model reads the stage's input, the new one its
     // output (the test set's `expected_stage_outputs`): each carries the answer that model
-    // gives (the old one fails about 30%, the new one 10%) and, for some cases, a 429 or a 503
+    // gives (the old one fails about 20%, the new one 10%) and, for some cases, a 429 or a 503
     // answered once before the real answer.
     const N: usize = 600;
     let mut audit = String::new();
@@ -1375,7 +1375,7 @@ fn a_sequential_run_stopped_early_through_retries_is_evaluated_over_the_cases_us
             ""
         };
         audit += &json!({"pipeline_id": format!("p{i:04}"), "stage_id": "s", "stage_type": "llm",
-            "input": format!("case {i} answer={}{old_fault}", answer(draw(i, 1) < 0.3)),
+            "input": format!("case {i} answer={}{old_fault}", answer(draw(i, 1) < 0.2)),
             "output": format!("case {i} answer={}{new_fault} ", answer(draw(i, 2) < 0.1))})
         .to_string();
         audit.push('\n');
@@ -1433,6 +1433,8 @@ fn a_sequential_run_stopped_early_through_retries_is_evaluated_over_the_cases_us
         .find(|l| l.contains("the sequential decision was reached after"))
         .unwrap_or_else(|| panic!("{err}"));
     assert!(line.contains(": approved;"), "{line}");
+    // (The stop comes after more than min_samples cases: one before it would be replayed as
+    // insufficient evidence or not depending on how many cases were in flight.)
     let [_, _, old_retries, ..] = summary(&o, "old: ");
     let [_, _, new_retries, ..] = summary(&o, "new: ");
 
