@@ -961,6 +961,56 @@ pub fn the_renderings_speak_of_the_cases_used(
         );
     }
 
+    // The guardrails' figures, when the policy has some on a record's latency or tokens: the
+    // means over the records of the cases used.
+    if let Some(criteria) = r["guardrails"]["criteria"].as_array() {
+        let new_records: HashMap<String, Value> = jsonl(new_verdicts)
+            .into_iter()
+            .map(|r| {
+                (
+                    r["pipeline_id"]
+                        .as_str()
+                        .map_or_else(|| r["pipeline_id"].to_string(), str::to_owned),
+                    r,
+                )
+            })
+            .collect();
+        assert_eq!(r["guardrails"]["cases"].as_u64(), Some(used as u64));
+        for c in criteria {
+            let metric = c["metric"].as_str().unwrap();
+            let value = |rec: &Value| -> f64 {
+                let tokens = |k: &str| rec["usage"][k].as_f64().unwrap();
+                match metric {
+                    "latency_ms" => rec["latency_ms"].as_f64().unwrap(),
+                    "total_tokens" => tokens("prompt_tokens") + tokens("completion_tokens"),
+                    other => tokens(other),
+                }
+            };
+            let mean = |by_id: &HashMap<String, Value>| -> f64 {
+                listed.iter().map(|id| value(&by_id[id])).sum::<f64>() / used as f64
+            };
+            assert_eq!(
+                (c["n"].as_u64(), c["excluded"].as_u64()),
+                (Some(used as u64), Some(0)),
+                "{c}"
+            );
+            for (side, want) in [("old", mean(&records)), ("new", mean(&new_records))] {
+                let got = c[side].as_f64().unwrap();
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                    "{metric} {side}: {got} {want}"
+                );
+            }
+            if c["action"] == "block" {
+                assert!(
+                    d["reason"].as_str().unwrap().contains(&format!("n {used})")),
+                    "{}",
+                    d["reason"]
+                );
+            }
+        }
+    }
+
     // The figures as each rendering writes them.
     let g = |x: u64| grouped(x);
     let rests = format!("(rests on {} of {} test cases)", g(used as u64), g(n as u64));
@@ -1087,6 +1137,8 @@ pub fn the_renderings_speak_of_the_cases_used(
     let xml = std::fs::read_to_string(path("junit.xml")).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let suite = doc.descendants().find(|e| e.has_tag_name("testsuite")).unwrap();
+    // Beside the cases, a test case per guardrail (none exceeded here).
+    let guardrails = r["guardrails"]["criteria"].as_array().map_or(0, Vec::len);
     assert_eq!(
         (
             suite.attribute("tests"),
@@ -1094,7 +1146,7 @@ pub fn the_renderings_speak_of_the_cases_used(
             suite.attribute("errors")
         ),
         (
-            Some(used.to_string().as_str()),
+            Some((used + guardrails).to_string().as_str()),
             Some(regressed.to_string().as_str()),
             Some(either_errored.to_string().as_str())
         ),
@@ -1102,7 +1154,12 @@ pub fn the_renderings_speak_of_the_cases_used(
     );
     let names: Vec<&str> = doc
         .descendants()
-        .filter(|e| e.has_tag_name("testcase"))
+        .filter(|e| {
+            e.has_tag_name("testcase")
+                && !e
+                    .attribute("classname")
+                    .is_some_and(|c| c.starts_with("deploy-gate.guardrails"))
+        })
         .map(|e| e.attribute("name").unwrap())
         .collect();
     let mut names_sorted = names.clone();

@@ -1415,7 +1415,8 @@ fn a_sequential_run_stopped_early_through_retries_is_evaluated_over_the_cases_us
     let policy = write(
         d,
         "policy.json",
-        r#"{"mode": "non_inferiority", "sequential": true, "task_regression_tol": 0.1, "cluster": "none", "budget": 200}"#,
+        r#"{"mode": "non_inferiority", "sequential": true, "task_regression_tol": 0.1, "cluster": "none", "budget": 200,
+            "guardrails": [{"metric": "total_tokens", "max_difference": 10}, {"metric": "latency_ms", "max_increase": "100000%"}]}"#,
     );
     let (oo, no) = (d.join("old.jsonl"), d.join("new.jsonl"));
     let o = dg_run(&two(

@@ -444,11 +444,13 @@ fn a_sequential_run_stopped_early_on_llama_cpp_is_evaluated_over_the_cases_used(
         &target("You are a careful reviewer. Answer PASS or FAIL."),
     );
     // A sequential policy with a budget of 60 cases: both models fail alike (random words are
-    // no verdict), so non-inferiority at 0.2 is shown well before the budget.
+    // no verdict), so non-inferiority at 0.2 is shown well before the budget. Its guardrails on
+    // the server's token counts and the latency are judged over the cases used too.
     let policy = write(
         d,
         "policy.json",
-        r#"{"mode": "non_inferiority", "sequential": true, "task_regression_tol": 0.2, "cluster": "none", "budget": 60}"#,
+        r#"{"mode": "non_inferiority", "sequential": true, "task_regression_tol": 0.2, "cluster": "none", "budget": 60,
+            "guardrails": [{"metric": "total_tokens", "max_difference": 50}, {"metric": "latency_ms", "max_increase": "100000%", "action": "advise"}]}"#,
     );
     let (o, n) = (d.join("old.jsonl"), d.join("new.jsonl"));
     let out = run(&[
@@ -519,4 +521,5 @@ fn a_sequential_run_stopped_early_on_llama_cpp_is_evaluated_over_the_cases_used(
     );
     // The server's token counts of the cases used are the report's.
     assert_eq!(found.report["cost"]["old"]["records"].as_u64(), Some(found.used as u64));
+    assert_eq!(found.report["guardrails"]["criteria"][0]["outcome"], "within");
 }
