@@ -1221,14 +1221,22 @@ fn a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop(
     assert!(o.status.success(), "{}", text(&o));
     let total = std::fs::read_to_string(&cases_path).unwrap().lines().count();
     assert_eq!(total, 132);
-    // `answer=FAIL` in its prompt makes a model fail every case; the other passes most.
-    let good = chat_target(d, "good.json", json!(server.url("/v1")), "good", json!({}));
+    // `answer=FAIL` in its prompt makes a model fail every case; the other passes most. One
+    // request at a time: hardly a pair is in flight when the decision is reached.
+    let one_at_a_time = json!({"initial": 1, "min": 1, "max": 1});
+    let good = chat_target(
+        d,
+        "good.json",
+        json!(server.url("/v1")),
+        "good",
+        json!({"concurrency": one_at_a_time}),
+    );
     let bad = chat_target(
         d,
         "bad.json",
         json!(server.url("/v1")),
         "bad",
-        json!({"messages": [{"role": "user", "content": "{{input_text}} answer=FAIL"}]}),
+        json!({"messages": [{"role": "user", "content": "{{input_text}} answer=FAIL"}], "concurrency": one_at_a_time}),
     );
     let policy = write(
         d,
@@ -1275,6 +1283,13 @@ fn a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop(
             .unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
         assert_eq!(r["sequential"]["stopped"], want, "{}", r["sequential"]);
         let used = r["sequential"]["used"].as_u64().unwrap();
+        assert_eq!(r["decision"]["outcome"], want, "{}", r["decision"]);
+        assert_eq!(
+            o.status.code(),
+            Some(if want == "approved" { 0 } else { 3 }),
+            "{}",
+            text(&o)
+        );
         assert!(line.contains(&format!("after {used} of ")), "{line} vs {used}");
         // Run again: nothing more is asked, the same stop.
         args = two(&cases_path, old, new, &oo, &no, &["--no-cache", "--policy", &policy]);
@@ -1283,6 +1298,57 @@ fn a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop(
         let [asked, ..] = summary(&o, "old: ");
         assert_eq!(asked, 0, "{}", text(&o));
     }
+    // Units of one case: the rule decides on fewer cases than min_samples (20), and the run asks
+    // on until 20 are answered by both (below, evaluate would find the evidence insufficient):
+    // evaluate approves whatever was in flight at the stop, one request at a time here.
+    let cases_policy = write(
+        d,
+        "cases-policy.json",
+        r#"{"mode": "non_inferiority", "sequential": true, "task_regression_tol": 0.05, "cluster": "none"}"#,
+    );
+    let (oo, no) = (d.join("c-old.jsonl"), d.join("c-new.jsonl"));
+    let o = dg_run(&two(
+        &cases_path,
+        &bad,
+        &good,
+        &oo,
+        &no,
+        &["--no-cache", "--policy", &cases_policy],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        stderr(&o).contains("no more cases are sent (asked on until min_samples 20 cases were answered by both)"),
+        "{}",
+        text(&o)
+    );
+    let asked = lines(&oo).len();
+    assert!((20..=22).contains(&asked), "{asked}: {}", text(&o));
+    let report = d.join("cases.json");
+    let o = dg_run(&strings(&[
+        "evaluate",
+        "--audit",
+        &s(&audit),
+        "--old-verdicts",
+        &s(&oo),
+        "--new-verdicts",
+        &s(&no),
+        "--policy",
+        &cases_policy,
+        "--max-samples",
+        "none",
+        "--out",
+        &s(&report),
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let used = r["sequential"]["used"].as_u64().unwrap();
+    assert!(
+        used < 20 && r["sequential"]["stopped"] == "approved",
+        "{}",
+        r["sequential"]
+    );
+    assert_eq!(r["evidence"]["rests_on"].as_u64(), Some(used));
+
     // A budget of 3 cases, equal models: the budget is spent, inconclusive, 3 pairs asked.
     let small = write(
         d,
