@@ -728,7 +728,7 @@ fn never_missing(what: &str, text: &str, not_run: u64) {
 
 #[test]
 fn the_checker_finds_the_cases_not_run_called_missing() {
-    // The summary of the example, made before the evidence rules.
+    // A summary of an early stop as the build before the evidence rules wrote it.
     let before = "  verdicts:   old 2891 missing, 0 errored; new 2891 missing, 0 errored";
     assert!(std::panic::catch_unwind(|| never_missing("before", before, 2891)).is_err());
     assert!(std::panic::catch_unwind(|| never_missing("md", "Missing verdicts: old 2,891, new 0", 2891)).is_err());

@@ -1500,8 +1500,8 @@ fn a_sequential_run_stopped_early_through_retries_is_evaluated_over_the_cases_us
         .find(|l| l.contains("the sequential decision was reached after"))
         .unwrap_or_else(|| panic!("{err}"));
     assert!(line.contains(": approved;"), "{line}");
-    // (The stop comes after more than min_samples cases: one before it would be replayed as
-    // insufficient evidence or not depending on how many cases were in flight.)
+    // (The stop comes after more than min_samples cases: a stop before them is checked in
+    // a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop.)
     let [_, _, old_retries, ..] = summary(&o, "old: ");
     let [_, _, new_retries, ..] = summary(&o, "new: ");
 
