@@ -1109,6 +1109,14 @@ impl DiffHandle {
         json_to_js(&light.to_json())
     }
 
+    /// What the two decisions rest on, as every rendering's headline says it: `rests on 94 of
+    /// 3,000 test cases`, or `rests on 9 of 9 → 8 of 9 test cases` when the sides differ (from
+    /// each report's `evidence`, or the cases both models answered in a report without one).
+    #[wasm_bindgen(getter, js_name = restsOn)]
+    pub fn rests_on(&self) -> String {
+        crate::render::diff::rests_on_text(&self.inner)
+    }
+
     /// How many flips.
     #[wasm_bindgen(getter, js_name = flipCount)]
     pub fn flip_count(&self) -> usize {

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -208,3 +210,93 @@ def test_cases_frame_without_pandas_says_so(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(builtins, "__import__", no_pandas)
     with pytest.raises(ImportError, match="pip install pandas"):
         r.cases_frame()
+
+
+def _reference_decision(n: int, old: float, new: float, task_tol: float = 0.0) -> dict:
+    """The reference's decision on task scores alone (no trajectories): a regression when
+    ``new < old - task_tol``, a missing verdict being a failed case whatever their number."""
+    regressed = new < old - task_tol
+    return {
+        "approved": not regressed,
+        "reason": "blocked: task accuracy regressed" if regressed else "approved: no regression on task or trajectory",
+        "task_delta": round(new - old, 4),
+        "trajectory_delta": 0.0,
+        "task_old": old,
+        "task_new": new,
+        "trajectory_old": None,
+        "trajectory_new": None,
+        "num_cases": n,
+        "details": {"task_regressed": regressed, "trajectory_regressed": False, "task_regression_tol": task_tol,
+                    "trajectory_regression_tol": 0.05, "trajectory_checked": False},
+    }
+
+
+def test_missing_verdicts_through_the_drop_in_give_the_references_answer() -> None:
+    # 200 cases; each model answers 4 (correctly) and gives no verdict on the other 196 (None,
+    # or an exception): the reference scores the 196 as failures and, the models failing alike,
+    # approves. The drop-in keeps that answer and its default: the CLI's fail-closed rule on
+    # missing evidence is not the drop-in's (deploy_gate.evaluate, the CLI's API, has it).
+    cases = [{"pipeline_id": f"p{i}", "template_id": "t", "input_text": f"in {i}", "expected_verdict": "PASS",
+              "expected_stage_outputs": {}, "episode_reward": None} for i in range(200)]
+
+    def none_after_four(text: str) -> Any:
+        return "PASS" if int(text.split()[1]) < 4 else None
+
+    def raises_after_four(text: str) -> Any:
+        if int(text.split()[1]) < 4:
+            return "pass"
+        raise RuntimeError("model crashed")
+
+    gate = DeploymentGate(seed=0)
+    assert gate.on_insufficient == "block"
+    for old, new in ((none_after_four, none_after_four), (raises_after_four, none_after_four)):
+        assert gate.score_model(cases, old) == gate.score_model(cases, new) == 0.02
+        assert asdict(gate.compare_models(cases, old, new)) == {
+            "old_score": 0.02, "new_score": 0.02, "delta": 0.0, "num_cases": 200, "new_is_better": False,
+            "recommendation": "keep_old"}
+        decision = gate.evaluate_decision(cases, old, new)
+        assert asdict(decision) == _reference_decision(200, 0.02, 0.02)
+        assert decision.outcome == "approved"
+    # A new model missing its verdicts where the old one answers: a regression, as the reference says.
+    everything = lambda text: "PASS"  # noqa: E731
+    assert asdict(gate.evaluate_decision(cases, everything, none_after_four, task_regression_tol=0.5)) == \
+        _reference_decision(200, 1.0, 0.02, 0.5)
+    # Upstream's partial-crash scoring: a runner that crashes on 2 of 3 cases scores 1/3.
+    assert gate.score_model(cases[:3], lambda text: "PASS" if text == "in 0" else 1 / 0) == 0.3333
+
+
+def test_missing_verdict_records_through_targets_give_the_references_answer(tmp_path: Path, cli: Path) -> None:
+    # The file-based path: two command targets through one `deploy-gate run`, whose verdict
+    # files answer 4 of 200 cases (the others' records carry `"verdict": null`, a missing
+    # verdict). Read back by the drop-in, the reference's answer; read by deploy_gate.evaluate
+    # (the CLI's rules), insufficient evidence.
+    worker = tmp_path / "worker.py"
+    worker.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    case = json.loads(line)\n"
+        "    i = int(case['pipeline_id'][1:])\n"
+        "    print(json.dumps({'verdict': 'PASS' if i < 4 else None}), flush=True)\n",
+        encoding="utf-8",
+    )
+    log = write_lines(tmp_path / "audit.jsonl",
+                      [line for i in range(200) for line in (stage(f"p{i}", "s", f"in {i}"), completion(f"p{i}", "PASS"))])
+    gate = DeploymentGate(seed=0)
+    cases = gate.build_test_set(str(log), min_samples=20, max_samples=200)
+    assert len(cases) == 200
+
+    def target(name: str) -> Any:
+        return deploy_gate.target({"kind": "command", "argv": [sys.executable, str(worker)], "description": name,
+                                   "concurrency": {"initial": 1, "min": 1, "max": 1}}, cli=cli)
+
+    old, new = target("old"), target("new")
+    records = old.records(cases)
+    assert sum(r.get("verdict") == "PASS" for r in records) == 4
+    assert sum("verdict" in r and r["verdict"] is None for r in records) == 196
+    assert asdict(gate.evaluate_decision(cases, old, new)) == _reference_decision(200, 0.02, 0.02)
+    # The same verdict files under deploy-gate's own rules fail closed.
+    verdicts = tmp_path / "verdicts.jsonl"
+    write_lines(verdicts, [json.dumps(r) for r in records])
+    report = deploy_gate.evaluate(log, verdicts, verdicts, progress=False)
+    assert report.outcome == "blocked" and report.rests_on == 4
+    assert report.decision.reason.startswith("blocked: insufficient evidence (4 of 200 test cases answered by both")

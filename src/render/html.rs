@@ -982,7 +982,10 @@ fn render(v: &View, json: &str) -> String {
     if let Some(n) = ev.not_run.filter(|n| *n > 0) {
         rows.push((
             "not run",
-            format!("{n} (neither model was asked: the sequential rule stopped first)"),
+            format!(
+                "{} (neither model was asked: the sequential rule stopped first)",
+                super::evidence::grouped(n)
+            ),
         ));
     }
     if let (Some(ro), Some(rn)) = (old.runs, new.runs) {

@@ -78,6 +78,10 @@ test("two reports dropped: the Compare view shows the CLI's diff and exports its
   assert.equal(await banner.getAttribute("data-changed"), "true");
   assert.equal(await banner.getAttribute("data-before"), want.decision.before);
   assert.equal(await banner.getAttribute("data-after"), want.decision.after);
+  // The headline says what the decisions rest on, as the CLI's Markdown headline does.
+  const rests = cli.markdown.toString("utf8").split("\n")[0].match(/ (\(rests on \d[\d,]* of \d[\d,]*(?: → \d[\d,]* of \d[\d,]*)? test cases?\))$/)[1];
+  assert.equal(await page.locator('[data-testid="compare-rests-on"]').textContent(), rests);
+  assert.equal(await banner.locator("h2").textContent(), `The decision changed: ${want.decision.before} → ${want.decision.after} ${rests}`);
   // The reports are not taken for evaluation inputs.
   assert.equal(await page.locator('[data-testid="file-entry"]').count(), 0);
 
@@ -133,6 +137,35 @@ test("two reports dropped: the Compare view shows the CLI's diff and exports its
   // The same from code: compare(before, after) resolves with the diff.
   const fromCode = await page.evaluate(([b, a]) => document.querySelector("deploy-gate-viewer").compare(b, a).then((d) => d.decision), [fs.readFileSync(before, "utf8"), fs.readFileSync(after, "utf8")]);
   assert.deepEqual(fromCode, want.decision);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("an early stop beside the fixed rule: the headline says what each decision rests on, as the CLI's", async () => {
+  const examples = path.join(ROOT, "www/examples");
+  const files = ["audit", "old_verdicts", "new_verdicts", "old_trajectories", "new_trajectories"];
+  const report = (name, flags) => {
+    const out = path.join(tmp, name);
+    const args = ["evaluate", ...files.flatMap((f) => [`--${f.replace("_", "-")}`, path.join(examples, `${f}.jsonl`)])];
+    const run = spawnSync(CLI, [...args, "--mode", "non_inferiority", "--task-tol", "0.05", "--cluster", "none", ...flags, "--out", out]);
+    assert.ok([0, 3, 4].includes(run.status), String(run.stderr));
+    return out;
+  };
+  const before = report("early-stop.json", ["--sequential"]);
+  const after = report("fixed.json", []);
+  const [early, fixed] = [before, after].map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+  assert.ok(early.sequential.used < early.test_set.num_cases, "stopped early");
+  assert.equal(early.evidence.rests_on, early.sequential.used);
+  const g = (n) => n.toLocaleString("en-US");
+  const n = early.test_set.num_cases;
+  const rests = `(rests on ${g(early.evidence.rests_on)} of ${g(n)} → ${g(fixed.evidence ? fixed.evidence.rests_on : n)} of ${g(n)} test cases)`;
+  const cli = cliDiff(before, after);
+  assert.ok(cli.markdown.toString("utf8").split("\n")[0].endsWith(` ${rests}`), cli.markdown.toString("utf8"));
+
+  const page = await openPage(env);
+  await page.setInputFiles('[data-testid="file-input"]', [before, after]);
+  await comparedView(page);
+  assert.equal(await page.locator('[data-testid="compare-rests-on"]').textContent(), rests);
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

@@ -1221,14 +1221,22 @@ fn a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop(
     assert!(o.status.success(), "{}", text(&o));
     let total = std::fs::read_to_string(&cases_path).unwrap().lines().count();
     assert_eq!(total, 132);
-    // `answer=FAIL` in its prompt makes a model fail every case; the other passes most.
-    let good = chat_target(d, "good.json", json!(server.url("/v1")), "good", json!({}));
+    // `answer=FAIL` in its prompt makes a model fail every case; the other passes most. One
+    // request at a time: hardly a pair is in flight when the decision is reached.
+    let one_at_a_time = json!({"initial": 1, "min": 1, "max": 1});
+    let good = chat_target(
+        d,
+        "good.json",
+        json!(server.url("/v1")),
+        "good",
+        json!({"concurrency": one_at_a_time}),
+    );
     let bad = chat_target(
         d,
         "bad.json",
         json!(server.url("/v1")),
         "bad",
-        json!({"messages": [{"role": "user", "content": "{{input_text}} answer=FAIL"}]}),
+        json!({"messages": [{"role": "user", "content": "{{input_text}} answer=FAIL"}], "concurrency": one_at_a_time}),
     );
     let policy = write(
         d,
@@ -1275,6 +1283,13 @@ fn a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop(
             .unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
         assert_eq!(r["sequential"]["stopped"], want, "{}", r["sequential"]);
         let used = r["sequential"]["used"].as_u64().unwrap();
+        assert_eq!(r["decision"]["outcome"], want, "{}", r["decision"]);
+        assert_eq!(
+            o.status.code(),
+            Some(if want == "approved" { 0 } else { 3 }),
+            "{}",
+            text(&o)
+        );
         assert!(line.contains(&format!("after {used} of ")), "{line} vs {used}");
         // Run again: nothing more is asked, the same stop.
         args = two(&cases_path, old, new, &oo, &no, &["--no-cache", "--policy", &policy]);
@@ -1283,6 +1298,57 @@ fn a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop(
         let [asked, ..] = summary(&o, "old: ");
         assert_eq!(asked, 0, "{}", text(&o));
     }
+    // Units of one case: the rule decides on fewer cases than min_samples (20), and the run asks
+    // on until 20 are answered by both (below, evaluate would find the evidence insufficient):
+    // evaluate approves whatever was in flight at the stop, one request at a time here.
+    let cases_policy = write(
+        d,
+        "cases-policy.json",
+        r#"{"mode": "non_inferiority", "sequential": true, "task_regression_tol": 0.05, "cluster": "none"}"#,
+    );
+    let (oo, no) = (d.join("c-old.jsonl"), d.join("c-new.jsonl"));
+    let o = dg_run(&two(
+        &cases_path,
+        &bad,
+        &good,
+        &oo,
+        &no,
+        &["--no-cache", "--policy", &cases_policy],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        stderr(&o).contains("no more cases are sent (asked on until min_samples 20 cases were answered by both)"),
+        "{}",
+        text(&o)
+    );
+    let asked = lines(&oo).len();
+    assert!((20..=22).contains(&asked), "{asked}: {}", text(&o));
+    let report = d.join("cases.json");
+    let o = dg_run(&strings(&[
+        "evaluate",
+        "--audit",
+        &s(&audit),
+        "--old-verdicts",
+        &s(&oo),
+        "--new-verdicts",
+        &s(&no),
+        "--policy",
+        &cases_policy,
+        "--max-samples",
+        "none",
+        "--out",
+        &s(&report),
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let used = r["sequential"]["used"].as_u64().unwrap();
+    assert!(
+        used < 20 && r["sequential"]["stopped"] == "approved",
+        "{}",
+        r["sequential"]
+    );
+    assert_eq!(r["evidence"]["rests_on"].as_u64(), Some(used));
+
     // A budget of 3 cases, equal models: the budget is spent, inconclusive, 3 pairs asked.
     let small = write(
         d,
@@ -1340,4 +1406,177 @@ fn a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop(
     ));
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("sequential: true"), "{}", text(&o));
+}
+
+/// A pseudo-random draw in [0, 1) from a case's index and a salt.
+fn draw(i: usize, salt: u64) -> f64 {
+    let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    x ^= x >> 31;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 29;
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[test]
+fn a_sequential_run_stopped_early_through_retries_is_evaluated_over_the_cases_used() {
+    let dir = tempdir();
+    let d = dir.path();
+    let server = Server::start(&[]);
+    // 600 cases in 40 templates. The old model reads the stage's input, the new one its
+    // output (the test set's `expected_stage_outputs`): each carries the answer that model
+    // gives (the old one fails about 20%, the new one 10%) and, for some cases, a 429 or a 503
+    // answered once before the real answer.
+    const N: usize = 600;
+    let mut audit = String::new();
+    for i in 0..N {
+        let answer = |fails: bool| if fails { "FAIL" } else { "PASS" };
+        let old_fault = if i % 3 == 0 {
+            " fault=429 times=1 retry_after=0"
+        } else {
+            ""
+        };
+        let new_fault = if i % 4 == 1 {
+            " fault=503 times=1 retry_after=0"
+        } else {
+            ""
+        };
+        audit += &json!({"pipeline_id": format!("p{i:04}"), "stage_id": "s", "stage_type": "llm",
+            "input": format!("case {i} answer={}{old_fault}", answer(draw(i, 1) < 0.2)),
+            "output": format!("case {i} answer={}{new_fault} ", answer(draw(i, 2) < 0.1))})
+        .to_string();
+        audit.push('\n');
+        audit += &json!({"pipeline_id": format!("p{i:04}"), "template_id": format!("t{}", i % 40),
+            "verdict": "PASS", "is_complete": true})
+        .to_string();
+        audit.push('\n');
+    }
+    let audit = write(d, "audit.jsonl", &audit);
+    let cases_path = s(&d.join("cases.jsonl"));
+    let o = dg_run(&strings(&[
+        "test-set",
+        "--audit",
+        &audit,
+        "--max-samples",
+        "none",
+        "--out",
+        &cases_path,
+    ]));
+    assert!(o.status.success(), "{}", text(&o));
+    let cases = lines(Path::new(&cases_path));
+    assert_eq!(cases.len(), N);
+    let old = chat_target(
+        d,
+        "old.json",
+        json!(server.url("/v1")),
+        "old",
+        json!({"messages": [{"role": "user", "content": "{{input_text}}"}]}),
+    );
+    let new = chat_target(
+        d,
+        "new.json",
+        json!(server.url("/v1")),
+        "new",
+        json!({"messages": [{"role": "user", "content": "{{expected_stage_outputs}}"}]}),
+    );
+    let policy = write(
+        d,
+        "policy.json",
+        r#"{"mode": "non_inferiority", "sequential": true, "task_regression_tol": 0.1, "cluster": "none", "budget": 200,
+            "guardrails": [{"metric": "total_tokens", "max_difference": 10}, {"metric": "latency_ms", "max_increase": "100000%"}]}"#,
+    );
+    let (oo, no) = (d.join("old.jsonl"), d.join("new.jsonl"));
+    let o = dg_run(&two(
+        &cases_path,
+        &old,
+        &new,
+        &oo,
+        &no,
+        &["--no-cache", "--policy", &policy],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.contains("the sequential decision was reached after"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains(": approved;"), "{line}");
+    // (The stop comes after more than min_samples cases: a stop before them is checked in
+    // a_sequential_policy_stops_the_run_once_decided_and_evaluate_replays_the_stop.)
+    let [_, _, old_retries, ..] = summary(&o, "old: ");
+    let [_, _, new_retries, ..] = summary(&o, "new: ");
+
+    // The cases asked, from the run's outputs; every one the server saw (twice when faulted).
+    let (old_records, new_records) = (lines(&oo), lines(&no));
+    let ids = |r: &[Value]| -> HashSet<String> {
+        r.iter()
+            .map(|r| r["pipeline_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let asked: HashSet<String> = ids(&old_records).union(&ids(&new_records)).cloned().collect();
+    assert_eq!(ids(&old_records), ids(&new_records), "pairs are asked together");
+    assert!(asked.len() <= 200, "the budget: {}", asked.len());
+    let stats = server.stats();
+    for c in &cases {
+        let text = c["input_text"].as_str().unwrap();
+        let id = c["pipeline_id"].as_str().unwrap();
+        if asked.contains(id) {
+            let want = if text.contains("fault=") { 2 } else { 1 };
+            assert_eq!(seen(&stats, text), want, "{id}: {text}");
+        }
+    }
+    // One retry for each faulted case asked.
+    let index = |id: &String| -> usize { id[1..].parse().unwrap() };
+    let faulted_asked = |r: usize, every: usize| asked.iter().filter(|id| index(id) % every == r).count() as u64;
+    assert_eq!(
+        (old_retries, new_retries),
+        (faulted_asked(0, 3), faulted_asked(1, 4)),
+        "{err}"
+    );
+    let never_asked = (N - asked.len()) as u64;
+
+    // evaluate with the same policy: every rendering over the cases used.
+    let evaluate = strings(&[
+        "evaluate",
+        "--audit",
+        &audit,
+        "--old-verdicts",
+        &s(&oo),
+        "--new-verdicts",
+        &s(&no),
+        "--policy",
+        &policy,
+        "--max-samples",
+        "none",
+    ]);
+    let test_set: Vec<crate::evidence::TestCase> = cases
+        .iter()
+        .map(|c| crate::evidence::TestCase {
+            id: c["pipeline_id"].as_str().unwrap().to_owned(),
+            template: c["template_id"].as_str().unwrap().to_owned(),
+        })
+        .collect();
+    let out = d.join("renderings");
+    std::fs::create_dir(&out).unwrap();
+    let found = crate::evidence::the_renderings_speak_of_the_cases_used(&out, &evaluate, &test_set, &oo, &no);
+    assert_eq!(found.not_run, never_asked);
+    assert_eq!(found.report["sequential"]["stopped"], "approved");
+    assert!(
+        line.contains(&format!("after {} of 200 cases", found.used)),
+        "{line} / {}",
+        found.used
+    );
+    // The used cases' records went through their retries: one for each faulted case used.
+    let used_ids: Vec<usize> = found.report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["pipeline_id"].as_str().unwrap()[1..].parse().unwrap())
+        .collect();
+    let faulted = |r: usize, every: usize| used_ids.iter().filter(|i| *i % every == r).count() as u64;
+    let cost = &found.report["cost"];
+    assert_eq!(
+        (cost["old"]["retried"].as_u64(), cost["new"]["retried"].as_u64()),
+        (Some(faulted(0, 3)), Some(faulted(1, 4)))
+    );
+    assert!(faulted(0, 3) > 0 && faulted(1, 4) > 0, "{used_ids:?}");
 }

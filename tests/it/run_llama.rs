@@ -411,3 +411,115 @@ fn two_models_on_llama_cpp_are_gated_on_latency_and_tokens() {
     assert_eq!(criteria[1]["outcome"], "within", "{}", criteria[1]);
     assert!(report["decision"]["reason"].as_str().unwrap().starts_with("approved"));
 }
+
+#[test]
+fn a_sequential_run_stopped_early_on_llama_cpp_is_evaluated_over_the_cases_used() {
+    let Some(server) = start() else { return };
+    let dir = tempdir();
+    let d = dir.path();
+    // An audit log of 120 pipelines over 4 templates, and its whole test set.
+    const N: usize = 120;
+    let audit: String = (0..N)
+        .map(|i| {
+            format!(
+                "{{\"pipeline_id\":\"p{i:03}\",\"stage_id\":\"s\",\"stage_type\":\"llm\",\"input\":\"Deploy build {i} to staging?\"}}\n{{\"pipeline_id\":\"p{i:03}\",\"template_id\":\"t{}\",\"verdict\":\"PASS\",\"is_complete\":true,\"error\":null}}\n",
+                i % 4
+            )
+        })
+        .collect();
+    let audit = write(d, "audit.jsonl", &audit);
+    let cases = s(&d.join("cases.jsonl"));
+    let out = run(&["test-set", "--audit", &audit, "--max-samples", "none", "--out", &cases]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let target = |system: &str| {
+        format!(
+            "kind: openai-chat\nbase_url: {}/v1\nmodel: {}\nmessages:\n  - {{role: system, content: \"{system}\"}}\n  - {{role: user, content: \"{{{{input_text}}}}\"}}\nparams: {{temperature: 0, seed: 7, max_tokens: 2}}\nconcurrency: {{initial: 2, min: 1, max: 4}}\ntimeout: 120s\n",
+            server.base_url, server.model
+        )
+    };
+    let old = write(d, "old.yaml", &target("Answer PASS or FAIL."));
+    let new = write(
+        d,
+        "new.yaml",
+        &target("You are a careful reviewer. Answer PASS or FAIL."),
+    );
+    // A sequential policy with a budget of 60 cases: both models fail alike (random words are
+    // no verdict), so non-inferiority at 0.2 is shown well before the budget. Its guardrails on
+    // the server's token counts and the latency are judged over the cases used too.
+    let policy = write(
+        d,
+        "policy.json",
+        r#"{"mode": "non_inferiority", "sequential": true, "task_regression_tol": 0.2, "cluster": "none", "budget": 60,
+            "guardrails": [{"metric": "total_tokens", "max_difference": 50}, {"metric": "latency_ms", "max_increase": "100000%", "action": "advise"}]}"#,
+    );
+    let (o, n) = (d.join("old.jsonl"), d.join("new.jsonl"));
+    let out = run(&[
+        "run",
+        "--test-set",
+        &cases,
+        "--old",
+        &old,
+        "--new",
+        &new,
+        "--out-old",
+        &s(&o),
+        "--out-new",
+        &s(&n),
+        "--policy",
+        &policy,
+        "--no-cache",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("the sequential decision was reached after"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains(": approved;"), "{line}");
+    // The cases asked, from the run's outputs.
+    let ids = |path: &Path| -> std::collections::BTreeSet<String> {
+        records(&s(path))
+            .iter()
+            .map(|r| r["pipeline_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let asked = ids(&o);
+    assert_eq!(asked, ids(&n), "pairs are asked together");
+    assert!(asked.len() < 60, "stopped early: {} asked", asked.len());
+    let never_asked = (N - asked.len()) as u64;
+
+    // evaluate with the same policy: every rendering over the cases used.
+    let evaluate = strings(&[
+        "evaluate",
+        "--audit",
+        &audit,
+        "--old-verdicts",
+        &s(&o),
+        "--new-verdicts",
+        &s(&n),
+        "--policy",
+        &policy,
+        "--max-samples",
+        "none",
+    ]);
+    let test_set: Vec<crate::evidence::TestCase> = jsonl(Path::new(&cases))
+        .iter()
+        .map(|c| crate::evidence::TestCase {
+            id: c["pipeline_id"].as_str().unwrap().to_owned(),
+            template: c["template_id"].as_str().unwrap().to_owned(),
+        })
+        .collect();
+    let renderings = d.join("renderings");
+    std::fs::create_dir(&renderings).unwrap();
+    let found = crate::evidence::the_renderings_speak_of_the_cases_used(&renderings, &evaluate, &test_set, &o, &n);
+    assert_eq!(found.not_run, never_asked);
+    assert_eq!(found.report["sequential"]["stopped"], "approved");
+    assert!(
+        line.contains(&format!("after {} of 60 cases", found.used)),
+        "{line} / {}",
+        found.used
+    );
+    // The server's token counts of the cases used are the report's.
+    assert_eq!(found.report["cost"]["old"]["records"].as_u64(), Some(found.used as u64));
+    assert_eq!(found.report["guardrails"]["criteria"][0]["outcome"], "within");
+}

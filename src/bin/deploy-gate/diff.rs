@@ -137,10 +137,14 @@ pub fn diff_cmd(args: &DiffArgs) -> Result<u8> {
 
 fn print_summary(d: &GateDiff) {
     let c = &d.decision;
+    let rests = deploy_gate::render::diff::rests_on_text(d);
     if c.changed {
-        eprintln!("deploy-gate: the decision CHANGED: {} → {}", c.before, c.after);
+        eprintln!(
+            "deploy-gate: the decision CHANGED: {} → {} ({rests})",
+            c.before, c.after
+        );
     } else {
-        eprintln!("deploy-gate: the decision is unchanged: {}", c.after);
+        eprintln!("deploy-gate: the decision is unchanged: {} ({rests})", c.after);
     }
     for (label, s) in [("before", &d.before), ("after", &d.after)] {
         let source = match s.source {

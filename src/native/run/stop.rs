@@ -1,10 +1,11 @@
 //! A two-model run under a sequential policy (`run --policy FILE` with `sequential: true`): the
 //! cases go in the policy's order (`crate::sequential::run_units`: the seed's order, a
 //! template's cases together), only the budget's units are asked, and as soon as the decision
-//! is reached on the leading units that both models have answered, nothing more is sent. The
-//! pairs in flight then are recorded, not counted: the decision is taken at the first look in
-//! the seed's order where it is reached, which `evaluate` replays from the files to the same
-//! stop.
+//! is reached on the leading units that both models have answered (and they hold at least
+//! `min_samples` cases, below which `evaluate` would find the evidence insufficient), nothing
+//! more is sent. The pairs in flight then are recorded, not counted: the decision is taken at
+//! the first look in the seed's order where it is reached, which `evaluate` replays from the
+//! files to the same stop.
 
 use super::lane::Lane;
 use crate::policy::GatePolicy;
@@ -141,13 +142,41 @@ impl Stopper {
         )
         .map_err(|e| anyhow!("the records so far cannot be scored: {e}"))?
         .expect("a sequential policy decides");
-        let reached = report.stopped != "budget";
+        // `evaluate` fails closed when fewer cases than `min_samples` are answered by both models:
+        // a stop on fewer units' cases waits until that many are answered (the stop itself is
+        // unchanged: the rule replays its first crossing), so that `evaluate` replays the decision
+        // whatever was in flight when it was reached. The budget spent, it stands as it is.
+        let enough = positions.len() >= self.policy.test_set.min_samples || self.complete == self.units.len();
+        let reached = report.stopped != "budget" && enough;
         if reached || self.last_shown.elapsed() >= SHOW_EVERY {
             self.last_shown = Instant::now();
-            show(&format!(
-                "deploy-gate run: sequential: {}",
-                live(&report, self.units.len())
-            ));
+            let line = if report.stopped != "budget" && !reached {
+                format!(
+                    "deploy-gate run: sequential: {} of {} {}s, new − old in [{:+.4}, {:+.4}]: {} after {}; asking on until min_samples {} cases are answered by both",
+                    self.complete,
+                    self.units.len(),
+                    report.unit,
+                    report.lower.unwrap_or(f64::NAN),
+                    report.upper.unwrap_or(f64::NAN),
+                    report.stopped,
+                    report.used,
+                    self.policy.test_set.min_samples
+                )
+            } else {
+                let mut line = format!("deploy-gate run: sequential: {}", live(&report, self.units.len()));
+                let used_cases: usize = self.units[..report.used.min(self.units.len())]
+                    .iter()
+                    .map(Vec::len)
+                    .sum();
+                if reached && used_cases < self.policy.test_set.min_samples {
+                    line += &format!(
+                        " (asked on until min_samples {} cases were answered by both)",
+                        self.policy.test_set.min_samples
+                    );
+                }
+                line
+            };
+            show(&line);
         }
         self.last = Some(report.clone());
         if reached {

@@ -50,13 +50,13 @@ fn model_name(m: Model) -> &'static str {
     }
 }
 
-/// The headline: the decision's change, or that it stands.
-fn headline(d: &GateDiff) -> String {
-    let c = &d.decision;
+/// What the two decisions rest on: `rests on 94 of 3,000 test cases`, or `rests on 9 of 9 → 8
+/// of 9 test cases` when the sides differ.
+pub fn rests_on_text(d: &GateDiff) -> String {
     let (b, a) = (&d.before, &d.after);
     let test_cases = |s: &crate::diff::SideSummary| s.evidence.as_ref().map_or(s.num_cases, |e| e.test_cases);
     let g = crate::render::evidence::grouped;
-    let rests = if b.rests_on == a.rests_on && test_cases(b) == test_cases(a) {
+    if b.rests_on == a.rests_on && test_cases(b) == test_cases(a) {
         format!("rests on {} of {} test cases", g(a.rests_on), g(test_cases(a)))
     } else {
         format!(
@@ -66,7 +66,13 @@ fn headline(d: &GateDiff) -> String {
             g(a.rests_on),
             g(test_cases(a))
         )
-    };
+    }
+}
+
+/// The headline: the decision's change, or that it stands.
+fn headline(d: &GateDiff) -> String {
+    let c = &d.decision;
+    let rests = rests_on_text(d);
     if c.changed {
         format!("the decision changed: {} → {} ({rests})", c.before, c.after)
     } else {
