@@ -895,6 +895,7 @@ fn apply_mlflow(
             url: mlflow,
             ca_file,
             allow_insecure_tls,
+            max_download_bytes: None,
         },
         name: registered_model,
         alias,
@@ -902,6 +903,9 @@ fn apply_mlflow(
         target,
         dry_run,
         fail_at: native::files::FailAt(None),
+        // The trainer's signature over a version's files: the CLI's (`apply --mlflow
+        // --trainer-key`); not offered here yet.
+        model_signature: None,
         pause_before_move: None,
     };
     let uri = native::mlflow::model_uri(&opts.name, &opts.alias);
@@ -922,6 +926,7 @@ fn apply_mlflow(
     let json = out.to_json(&uri).to_string();
     match out {
         Promoted::Refused(f) => Err(verification_error(py, f.check.as_str(), &f.message)),
+        Promoted::ModelRefused(e) => Err(verification_error(py, e.check.as_str(), &e.detail)),
         Promoted::Moved { .. } => Ok(("deployed".to_owned(), json)),
         Promoted::KeptOld { .. } => Ok(("kept_old".to_owned(), json)),
         Promoted::DryRun { .. } => Ok(("dry_run".to_owned(), json)),
@@ -952,6 +957,7 @@ fn verify_mlflow(
             url: mlflow,
             ca_file,
             allow_insecure_tls,
+            max_download_bytes: None,
         },
         model_uri,
         trust: native::apply::Trust {
