@@ -3,7 +3,8 @@
 //! proxy; a second one with MLflow's basic-auth app), the versions registered through MLflow's
 //! own Python client (`tests/servers/mlflow_registrar.py`) with real files. Each test uses its
 //! own registered model; the servers are shared by the tests of this process and stopped when
-//! it ends. Without the venv the tests say "skipped", unless DEPLOY_GATE_REQUIRE_MLFLOW=1 (the
+//! it ends. TLS and a bearer token are tested through nginx in front of the real server; the
+//! limits, against `tests/servers/hostile_mlflow.py`. Without the venv the tests say "skipped", unless DEPLOY_GATE_REQUIRE_MLFLOW=1 (the
 //! test command), where that is a failure.
 
 use crate::common::*;
