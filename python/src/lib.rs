@@ -860,7 +860,7 @@ fn apply(
 /// check raises `VerificationError(check, message)`, any other stop `DeployError`.
 #[cfg(unix)]
 #[pyfunction]
-#[pyo3(signature = (envelope, trusted_keys, mlflow, registered_model, alias, model_version, target, ledger, threshold, max_age, max_statement_size, dry_run, restore, ca_file=None, allow_insecure_tls=false, notify=None))]
+#[pyo3(signature = (envelope, trusted_keys, mlflow, registered_model, alias, model_version, target, ledger, threshold, max_age, max_statement_size, dry_run, restore, ca_file=None, allow_insecure_tls=false, notify=None, trainer=false, model_signature=None, trainer_pems=Vec::new(), root_pems=Vec::new(), trainer_identities=Vec::new(), sigstore_root=None))]
 #[allow(clippy::too_many_arguments)]
 fn apply_mlflow(
     py: Python<'_>,
@@ -880,8 +880,22 @@ fn apply_mlflow(
     ca_file: Option<PathBuf>,
     allow_insecure_tls: bool,
     notify: Option<Py<PyAny>>,
+    trainer: bool,
+    model_signature: Option<PathBuf>,
+    trainer_pems: Vec<String>,
+    root_pems: Vec<String>,
+    trainer_identities: Vec<(String, String)>,
+    sigstore_root: Option<String>,
 ) -> PyResult<(String, String)> {
-    use native::mlflow::{MlflowApply, Promoted, RegistrySettings};
+    use native::mlflow::{MlflowApply, Promoted, RegistrySettings, RegistrySignature};
+    let model_signature = if trainer {
+        Some(RegistrySignature {
+            path: model_signature,
+            trust: trainer_trust(&trainer_pems, &root_pems, &trainer_identities, sigstore_root.as_deref())?,
+        })
+    } else {
+        None
+    };
     let opts = MlflowApply {
         envelope,
         trust: native::apply::Trust {
@@ -903,9 +917,7 @@ fn apply_mlflow(
         target,
         dry_run,
         fail_at: native::files::FailAt(None),
-        // The trainer's signature over a version's files: the CLI's (`apply --mlflow
-        // --trainer-key`); not offered here yet.
-        model_signature: None,
+        model_signature,
         pause_before_move: None,
     };
     let uri = native::mlflow::model_uri(&opts.name, &opts.alias);
