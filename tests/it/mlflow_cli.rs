@@ -1322,7 +1322,19 @@ fn openssl(dir: &Path, args: &[&str]) {
 struct Nginx(Child);
 
 impl Drop for Nginx {
+    /// SIGTERM (nginx's fast shutdown), which ends its worker too: a SIGKILL of the master
+    /// would leave the worker listening.
     fn drop(&mut self) {
+        unsafe {
+            libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
