@@ -185,7 +185,7 @@ def verify(
         model_path, model_signature, trainer_keys, trainer_roots, trainer_identities, sigstore_root
     )
     if model_path is not None and model_digest is None:
-        bundle = _Bundle(signature[0]) if signature is not None else None
+        bundle = _Bundle(signature[0]) if signature is not None and signature[0] is not None else None
         try:
             out: str = _core.verify_model_envelope(
                 data,

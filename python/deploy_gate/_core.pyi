@@ -121,6 +121,12 @@ def apply_mlflow(
     ca_file: Optional[str] = None,
     allow_insecure_tls: bool = False,
     notify: Notify = None,
+    trainer: bool = False,
+    model_signature: Optional[str] = None,
+    trainer_pems: Sequence[str] = ...,
+    root_pems: Sequence[str] = ...,
+    trainer_identities: Sequence[Tuple[str, str]] = ...,
+    sigstore_root: Optional[str] = None,
 ) -> Tuple[str, str]: ...
 def verify_mlflow(
     mlflow: str,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._trainer import TrainerIdentities, TrainerKeys, _model_signature
+from ._trainer import TrainerIdentities, TrainerKeys, _model_signature, _Signature
 
 __all__ = ["ApplyResult", "RollbackResult", "apply", "deploy_model", "rollback"]
 
@@ -194,7 +194,9 @@ def apply(
     Credentials come from ``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME`` /
     ``MLFLOW_TRACKING_PASSWORD`` only; ``MLFLOW_TRACKING_INSECURE_TLS=true`` is refused unless
     ``mlflow_insecure_tls``; ``ca_file`` adds CA certificates. mlflow's own package is not
-    needed.
+    needed. The trainer's arguments check the trainer's signature over the version's files as
+    the registry serves them (``model_signature``, else ``model.sig`` among them), as
+    ``deploy-gate apply --mlflow --trainer-key …``.
 
     ``envelope``: the envelope's path, or its JSON text / bytes (as ``sign`` returns it).
     ``trusted_keys``: SPKI PEM public keys (paths, or PEM text / bytes); ``threshold``
@@ -241,12 +243,18 @@ def apply(
                 ("deploy_cmd", deploy_cmd),
                 ("rollback_cmd", rollback_cmd),
                 ("stage_models", stage_models),
-                ("model_signature", model_signature),
             )
             if value is not None
         ]
-        if given or backend != "transformers" or trainer_keys or trainer_roots or trainer_identities:
-            raise ValueError(f"mlflow: {', '.join(given) or 'the trainer or backend arguments'} cannot be given with it")
+        if given or backend != "transformers":
+            raise ValueError(f"mlflow: {', '.join(given) or 'backend'} cannot be given with it")
+        signature = _model_signature(
+            None, model_signature, trainer_keys, trainer_roots, trainer_identities, sigstore_root, in_files=True
+        )
+        if restore and signature is not None:
+            raise ValueError(
+                "restore re-checks the decisions recorded on the versions, not the trainer's signature: give it without the trainer's arguments"
+            )
         if not registered_model or not alias:
             raise ValueError("mlflow: registered_model and alias are required")
         if ledger is None:
@@ -267,6 +275,7 @@ def apply(
             bool(restore),
             ca_file,
             bool(mlflow_insecure_tls),
+            signature,
         )
     if model_path is None or config is None:
         raise ValueError("model_path and config are required (or mlflow, registered_model and alias)")
@@ -278,7 +287,7 @@ def apply(
     staged = _Staged()
     try:
         env_path = staged.path(envelope, isinstance(envelope, str) and envelope.lstrip().startswith("{"))
-        sig_path = None if signature is None else staged.path(signature[0], False)
+        sig_path = None if signature is None or signature[0] is None else staged.path(signature[0], False)
         keys = [staged.path(k, isinstance(k, str) and k.lstrip().startswith("-----BEGIN")) for k in trusted_keys]
         if not keys:
             raise ValueError("trusted_keys: at least one trusted key")
@@ -359,11 +368,13 @@ def _apply_mlflow(
     restore: bool,
     ca_file: Optional[PathLike],
     insecure_tls: bool,
+    signature: Optional[_Signature] = None,
 ) -> ApplyResult:
     """``apply`` to an MLflow registry alias (see ``apply``)."""
     staged = _Staged()
     try:
         env_path = staged.path(envelope, isinstance(envelope, str) and envelope.lstrip().startswith("{"))
+        sig_path = None if signature is None or signature[0] is None else staged.path(signature[0], False)
         keys = [staged.path(k, isinstance(k, str) and k.lstrip().startswith("-----BEGIN")) for k in trusted_keys]
         if not keys:
             raise ValueError("trusted_keys: at least one trusted key")
@@ -384,6 +395,12 @@ def _apply_mlflow(
             None if ca_file is None else os.fspath(ca_file),
             insecure_tls,
             _notify,
+            trainer=signature is not None,
+            model_signature=sig_path,
+            trainer_pems=[] if signature is None else signature[1],
+            root_pems=[] if signature is None else signature[2],
+            trainer_identities=[] if signature is None else signature[3],
+            sigstore_root=None if signature is None else signature[4],
         )
     finally:
         staged.close()

@@ -16,7 +16,7 @@ TrainerKeys = Sequence[Union[str, bytes, PathLike]]
 
 TrainerIdentities = Sequence[Tuple[str, str]]
 
-_Signature = Tuple[Union[str, bytes], List[str], List[str], List[Tuple[str, str]], Optional[str]]
+_Signature = Tuple[Optional[Union[str, bytes]], List[str], List[str], List[Tuple[str, str]], Optional[str]]
 
 
 def _text(value: Union[str, bytes, PathLike]) -> str:
@@ -41,12 +41,15 @@ def _model_signature(
     trainer_roots: TrainerKeys,
     trainer_identities: TrainerIdentities = (),
     sigstore_root: Optional[Union[str, bytes, PathLike]] = None,
+    in_files: bool = False,
 ) -> Optional[_Signature]:
     """The trainer's signature to check, as the CLI's ``--model-signature``, ``--trainer-key``,
     ``--trainer-root``, ``--trainer-identity``/``--trainer-issuer`` and ``--sigstore-root``
     resolve it: (its path, or its bytes; the trainer keys' and roots' PEM texts; the keyless
     (identity, issuer) pairs; the Sigstore trusted root's JSON text or None for the bundled
-    public-good one), or None when no trainer key, root or identity is given."""
+    public-good one), or None when no trainer key, root or identity is given. ``in_files``: the
+    files are a registry version's (no ``model_path``); without ``model_signature`` the path is
+    None, for ``model.sig`` among them."""
     keys = _pems(trainer_keys, "trainer_keys")
     roots = _pems(trainer_roots, "trainer_roots")
     identities = _identities(trainer_identities)
@@ -59,9 +62,13 @@ def _model_signature(
                 "model_signature needs trainer_keys, trainer_roots or trainer_identities: what the trainer's signature is checked against"
             )
         return None
-    if model_path is None:
+    if model_path is None and not in_files:
         raise ValueError("the trainer's model signature is checked against the files: give model_path")
+    if model_signature is None and in_files:
+        # `model.sig` among the registry version's files, looked for once they are downloaded.
+        return None, keys, roots, identities, root_text
     if model_signature is None:
+        assert model_path is not None
         default = os.path.join(os.fspath(model_path), SIGNATURE_FILE)
         if not os.path.isdir(os.fspath(model_path)) or not os.path.lexists(default):
             raise ValueError(f"no model signature: {default} is not there; give model_signature")

@@ -860,7 +860,7 @@ fn apply(
 /// check raises `VerificationError(check, message)`, any other stop `DeployError`.
 #[cfg(unix)]
 #[pyfunction]
-#[pyo3(signature = (envelope, trusted_keys, mlflow, registered_model, alias, model_version, target, ledger, threshold, max_age, max_statement_size, dry_run, restore, ca_file=None, allow_insecure_tls=false, notify=None))]
+#[pyo3(signature = (envelope, trusted_keys, mlflow, registered_model, alias, model_version, target, ledger, threshold, max_age, max_statement_size, dry_run, restore, ca_file=None, allow_insecure_tls=false, notify=None, trainer=false, model_signature=None, trainer_pems=Vec::new(), root_pems=Vec::new(), trainer_identities=Vec::new(), sigstore_root=None))]
 #[allow(clippy::too_many_arguments)]
 fn apply_mlflow(
     py: Python<'_>,
@@ -880,8 +880,22 @@ fn apply_mlflow(
     ca_file: Option<PathBuf>,
     allow_insecure_tls: bool,
     notify: Option<Py<PyAny>>,
+    trainer: bool,
+    model_signature: Option<PathBuf>,
+    trainer_pems: Vec<String>,
+    root_pems: Vec<String>,
+    trainer_identities: Vec<(String, String)>,
+    sigstore_root: Option<String>,
 ) -> PyResult<(String, String)> {
-    use native::mlflow::{MlflowApply, Promoted, RegistrySettings};
+    use native::mlflow::{MlflowApply, Promoted, RegistrySettings, RegistrySignature};
+    let model_signature = if trainer {
+        Some(RegistrySignature {
+            path: model_signature,
+            trust: trainer_trust(&trainer_pems, &root_pems, &trainer_identities, sigstore_root.as_deref())?,
+        })
+    } else {
+        None
+    };
     let opts = MlflowApply {
         envelope,
         trust: native::apply::Trust {
@@ -895,6 +909,7 @@ fn apply_mlflow(
             url: mlflow,
             ca_file,
             allow_insecure_tls,
+            max_download_bytes: None,
         },
         name: registered_model,
         alias,
@@ -902,6 +917,7 @@ fn apply_mlflow(
         target,
         dry_run,
         fail_at: native::files::FailAt(None),
+        model_signature,
         pause_before_move: None,
     };
     let uri = native::mlflow::model_uri(&opts.name, &opts.alias);
@@ -922,6 +938,7 @@ fn apply_mlflow(
     let json = out.to_json(&uri).to_string();
     match out {
         Promoted::Refused(f) => Err(verification_error(py, f.check.as_str(), &f.message)),
+        Promoted::ModelRefused(e) => Err(verification_error(py, e.check.as_str(), &e.detail)),
         Promoted::Moved { .. } => Ok(("deployed".to_owned(), json)),
         Promoted::KeptOld { .. } => Ok(("kept_old".to_owned(), json)),
         Promoted::DryRun { .. } => Ok(("dry_run".to_owned(), json)),
@@ -952,6 +969,7 @@ fn verify_mlflow(
             url: mlflow,
             ca_file,
             allow_insecure_tls,
+            max_download_bytes: None,
         },
         model_uri,
         trust: native::apply::Trust {

@@ -143,3 +143,23 @@ def test_blocked_keeps_the_alias_and_other_files_are_refused(registry: Registry,
     assert refused.value.check == "subject_digest"
     with pytest.raises(ValueError, match="ledger is required"):
         deploy_gate.apply(other, **{**common, "ledger": None})
+
+
+def test_the_trainers_signature_over_the_versions_files(registry: Registry, tmp_path: Path) -> None:
+    import shutil
+    fx = ROOT / "tests" / "fixtures" / "oms"
+    files = tmp_path / "signed"
+    shutil.copytree(fx / "models" / "tree", files)   # model.sig by the P-256 key inside
+    v = registry.call(op="register", name="py-trainer", dir=str(files))["version"]
+    envelope, public = signed(tmp_path, files, "models:/py-trainer@champion")
+    ledger = tmp_path / "ledger.jsonl"
+    common = {"trusted_keys": [public], "mlflow": registry.url, "registered_model": "py-trainer",
+              "alias": "champion", "ledger": ledger}
+    with pytest.raises(deploy_gate.VerificationError) as untrusted:
+        deploy_gate.apply(envelope, trainer_keys=[fx / "keys" / "other.pub.pem"], **common)
+    assert untrusted.value.check == "untrusted_key"
+    assert not ledger.exists() or ledger.read_text() == ""
+    with pytest.raises(ValueError, match="restore re-checks"):
+        deploy_gate.apply(envelope, restore=True, trainer_keys=[fx / "keys" / "p256.pub.pem"], **common)
+    done = deploy_gate.apply(envelope, trainer_keys=[fx / "keys" / "p256.pub.pem"], **common)
+    assert (done.result, done.output["version"], done.output["trainer"]["curve"]) == ("deployed", v, "P-256")

@@ -3,7 +3,8 @@
 //! proxy; a second one with MLflow's basic-auth app), the versions registered through MLflow's
 //! own Python client (`tests/servers/mlflow_registrar.py`) with real files. Each test uses its
 //! own registered model; the servers are shared by the tests of this process and stopped when
-//! it ends. Without the venv the tests say "skipped", unless DEPLOY_GATE_REQUIRE_MLFLOW=1 (the
+//! it ends. TLS and a bearer token are tested through nginx in front of the real server; the
+//! limits, against `tests/servers/hostile_mlflow.py`. Without the venv the tests say "skipped", unless DEPLOY_GATE_REQUIRE_MLFLOW=1 (the
 //! test command), where that is a failure.
 
 use crate::common::*;
@@ -1065,4 +1066,628 @@ fn a_set_that_reports_an_error_but_moved_the_alias_is_recorded_as_deployed() {
     let out = c.apply(&srv, &envelope, "lossy", "champion", &["--model-version", "1"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(stderr(&out).contains("applied already"), "{}", text(&out));
+}
+
+// ---------------------------------------------------------------- the trainer's signature
+
+fn oms_fx(rel: &str) -> PathBuf {
+    root().join("tests/fixtures/oms").join(rel)
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_trainers_signature_is_checked_over_the_versions_files() {
+    if !available() {
+        return;
+    }
+    let srv = server();
+    let c = case();
+    // The reference implementation's signed tree (model.sig by the P-256 key inside, unicode
+    // and empty files), registered as it is; and the same with a file the trainer never signed.
+    let signed = c.path().join("signed");
+    copy_tree(&oms_fx("models/tree"), &signed);
+    let v1 = register(srv, false, "trainer", &signed);
+    let grown = c.path().join("grown");
+    copy_tree(&oms_fx("models/tree"), &grown);
+    fs::write(grown.join("weights/extra.bin"), "not signed by the trainer").unwrap();
+    let v2 = register(srv, false, "trainer", &grown);
+    let p256 = s(&oms_fx("keys/p256.pub.pem"));
+    let refused = |c: &Case, out: &Output, check: &str, payload: &str| {
+        assert_eq!(out.status.code(), Some(2), "{}", text(out));
+        assert_eq!(json_stdout(out)["check"], check, "{}", text(out));
+        assert_eq!(
+            alias_of(srv, None, "trainer", "champion"),
+            None,
+            "the alias did not move"
+        );
+        assert!(c.entries(payload).is_empty(), "nothing used up");
+    };
+
+    // A decision for the grown files (found by their digest, model.sig left out of it as OMS
+    // leaves it out), whose model.sig does not cover extra.bin: refused.
+    let (grown_env, grown_payload) = c.sign(&grown, "models:/trainer@champion");
+    let out = c.apply(srv, &grown_env, "trainer", "champion", &["--trainer-key", &p256]);
+    refused(&c, &out, "file_extra", &grown_payload);
+    assert!(text(&out).contains("weights/extra.bin"), "{}", text(&out));
+    assert!(tags(srv, false, "trainer", &v2).is_empty());
+
+    let (envelope, payload) = c.sign(&signed, "models:/trainer@champion");
+    // By a key not trusted.
+    let other = s(&oms_fx("keys/other.pub.pem"));
+    let out = c.apply(srv, &envelope, "trainer", "champion", &["--trainer-key", &other]);
+    refused(&c, &out, "untrusted_key", &payload);
+    // A signature given on the command line, over other files (models/other), by the trusted key.
+    let out = c.apply(
+        srv,
+        &envelope,
+        "trainer",
+        "champion",
+        &[
+            "--trainer-key",
+            &p256,
+            "--model-signature",
+            &s(&oms_fx("sigs/other.sig")),
+            "--model-version",
+            &v1,
+        ],
+    );
+    let check = json_stdout(&out)["check"].as_str().unwrap_or("").to_owned();
+    assert!(
+        ["file_missing", "file_extra"].contains(&check.as_str()),
+        "{}",
+        text(&out)
+    );
+    refused(&c, &out, &check, &payload);
+    assert!(tags(srv, false, "trainer", &v1).is_empty());
+
+    // A dry run says the trainer, and uses nothing up.
+    let out = c.apply(
+        srv,
+        &envelope,
+        "trainer",
+        "champion",
+        &["--trainer-key", &p256, "--dry-run"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_stdout(&out)["trainer"]["method"], "files", "{}", text(&out));
+    assert!(c.entries(&payload).is_empty());
+    // The good signature, model.sig among the version's files: promoted, the trainer recorded.
+    let out = c.apply(srv, &envelope, "trainer", "champion", &["--trainer-key", &p256]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let j = json_stdout(&out);
+    assert_eq!(j["version"], v1.as_str());
+    assert_eq!(j["trainer"]["curve"], "P-256");
+    assert!(
+        stderr(&out).contains("the trainer's model signature verified"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(alias_of(srv, None, "trainer", "champion").as_deref(), Some(v1.as_str()));
+    let entries: Vec<Value> = jsonl(&c.ledger)
+        .into_iter()
+        .filter(|e| e["payload_sha256"] == payload.as_str())
+        .collect();
+    assert_eq!(entries.len(), 2);
+    assert!(
+        entries.iter().all(|e| e["trainer_key"] == j["trainer"]["key_id"]),
+        "{entries:?}"
+    );
+    let (code, _, err) = c.verify(srv, "models:/trainer@champion");
+    assert_eq!(code, Some(0), "{err}");
+
+    // Files without a model.sig: said, with what to give; the bundle given on the command line
+    // (by the P-384 key) then verifies.
+    let bare = c.path().join("bare");
+    copy_tree(&oms_fx("models/tree"), &bare);
+    fs::remove_file(bare.join("model.sig")).unwrap();
+    let v = register(srv, false, "trainer-bare", &bare);
+    let (envelope, payload) = c.sign(&bare, "models:/trainer-bare@champion");
+    let out = c.apply(srv, &envelope, "trainer-bare", "champion", &["--trainer-key", &p256]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(&format!("version {v} of trainer-bare: no model signature"))
+            && stderr(&out).contains("give --model-signature"),
+        "{}",
+        text(&out)
+    );
+    assert!(c.entries(&payload).is_empty());
+    let out = c.apply(
+        srv,
+        &envelope,
+        "trainer-bare",
+        "champion",
+        &[
+            "--trainer-key",
+            &s(&oms_fx("keys/p384.pub.pem")),
+            "--model-signature",
+            &s(&oms_fx("sigs/tree-p384.sig")),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_stdout(&out)["trainer"]["curve"], "P-384");
+    assert_eq!(
+        alias_of(srv, None, "trainer-bare", "champion").as_deref(),
+        Some(v.as_str())
+    );
+    // --restore checks recorded decisions, not the trainer: the flags are refused there.
+    let out = c.apply(
+        srv,
+        &envelope,
+        "trainer-bare",
+        "champion",
+        &["--restore", "--trainer-key", &p256],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains("--restore re-checks"), "{}", text(&out));
+}
+
+// ---------------------------------------------------------------- verify --json on errors
+
+#[test]
+fn verify_json_says_why_when_the_registry_cannot_answer() {
+    let c = case();
+    let verify = |url: &str, uri: &str, env: &[(&str, &str)]| {
+        let out = run_env(
+            &strings(&[
+                "verify",
+                "--mlflow",
+                url,
+                "--model-uri",
+                uri,
+                "--trusted-key",
+                &s(&c.public),
+                "--json",
+            ]),
+            env,
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let j = json_stdout(&out);
+        assert_eq!(j["ok"], false, "{}", text(&out));
+        assert!(j["version"].is_null() && j["decision_sha256"].is_null() && j["subject"].is_null());
+        j["reason"].as_str().unwrap().to_owned()
+    };
+    // Nothing listens there.
+    let closed = format!("http://127.0.0.1:{}", free_port());
+    let reason = verify(&closed, "models:/m@champion", &[]);
+    assert!(reason.contains(&format!("MLflow at {closed}")), "{reason}");
+    // A bad --model-uri is said the same way.
+    let reason = verify(&closed, "runs:/abc", &[]);
+    assert!(reason.contains("expected models:/NAME@ALIAS"), "{reason}");
+    if !available() {
+        return;
+    }
+    // An unknown model, on a real server.
+    let reason = verify(&server().url, "models:/no-such-model@champion", &[]);
+    assert!(
+        reason.contains("HTTP 404") && reason.contains("RESOURCE_DOES_NOT_EXIST"),
+        "{reason}"
+    );
+    // A 401, without showing the password.
+    let reason = verify(
+        &auth_server().url,
+        "models:/m@champion",
+        &[
+            ("MLFLOW_TRACKING_USERNAME", "reader"),
+            ("MLFLOW_TRACKING_PASSWORD", "wrong-pw-4321"),
+        ],
+    );
+    assert!(
+        reason.contains("HTTP 401") && !reason.contains("wrong-pw-4321"),
+        "{reason}"
+    );
+}
+
+// ---------------------------------------------------------------- TLS and the token
+
+/// The program's path: on PATH, else Debian's /usr/sbin.
+fn find(program: &str) -> Option<String> {
+    [
+        program.to_owned(),
+        format!("/usr/sbin/{program}"),
+        format!("/usr/bin/{program}"),
+    ]
+    .into_iter()
+    .find(|p| {
+        Command::new(p)
+            .arg("-h")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok()
+    })
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let status = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl runs");
+    assert!(status.success(), "openssl {args:?}");
+}
+
+struct Nginx(Child);
+
+impl Drop for Nginx {
+    /// SIGTERM (nginx's fast shutdown), which ends its worker too: a SIGKILL of the master
+    /// would leave the worker listening.
+    fn drop(&mut self) {
+        unsafe {
+            libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// nginx on TLS (a certificate for 127.0.0.1 from a CA made here, `dir/ca.pem`) in front of
+/// `upstream`, answering 401 unless `Authorization: Bearer TOKEN`; its access log
+/// (`dir/access.log`) has the status and path of each request.
+fn tls_proxy(nginx: &str, dir: &Path, upstream: &str, token: &str) -> (Nginx, String) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=deploy-gate test CA",
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+    );
+    fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ],
+    );
+    let port = free_port();
+    let host = upstream.trim_start_matches("http://");
+    let conf = format!(
+        "worker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\nevents {{ worker_connections 256; }}\n\
+         http {{\n  log_format st '$status $request_method $uri';\n  access_log {d}/access.log st;\n  client_body_temp_path {d}/body;\n\
+         proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+         server {{\n    listen 127.0.0.1:{port} ssl;\n    ssl_certificate {d}/server.pem;\n    ssl_certificate_key {d}/server.key;\n\
+         client_max_body_size 0;\n\
+         location / {{\n      if ($http_authorization != \"Bearer {token}\") {{ return 401 '{{\"error_code\": \"UNAUTHENTICATED\", \"message\": \"a bearer token is needed\"}}'; }}\n\
+         proxy_set_header Host {host};\n      proxy_pass {upstream};\n    }}\n  }}\n}}\n",
+        d = dir.display()
+    );
+    fs::write(dir.join("nginx.conf"), conf).unwrap();
+    let child = Command::new(nginx)
+        .args(["-c", &s(&dir.join("nginx.conf")), "-g", "daemon off;"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("nginx starts");
+    let proxy = Nginx(child);
+    let until = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < until,
+            "nginx did not listen: {}",
+            fs::read_to_string(dir.join("error.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (proxy, format!("https://127.0.0.1:{port}"))
+}
+
+#[test]
+fn over_tls_with_the_ca_file_and_a_bearer_token_that_appears_nowhere() {
+    if !available() {
+        return;
+    }
+    let (Some(nginx), Some(_)) = (find("nginx"), find("openssl")) else {
+        assert!(
+            std::env::var("DEPLOY_GATE_REQUIRE_MLFLOW").as_deref() != Ok("1"),
+            "nginx and openssl are installed by scripts/setup.sh for this test"
+        );
+        eprintln!("skipped: nginx or openssl is not installed");
+        return;
+    };
+    let srv = server();
+    let c = case();
+    let tls_dir = tempdir();
+    let mut token_bytes = [0u8; 16];
+    getrandom::fill(&mut token_bytes).unwrap();
+    let token = format!("tok-{}", hex::encode(token_bytes));
+    let (_proxy, https) = tls_proxy(&nginx, tls_dir.path(), &srv.url, &token);
+    let ca = s(&tls_dir.path().join("ca.pem"));
+    let tls = Server {
+        url: https.clone(),
+        dir: PathBuf::new(),
+    };
+    let m = model_files(c.path(), "tls-token");
+    let v = register(srv, false, "tls", &m);
+    let (envelope, payload) = c.sign(&m, "models:/tls@champion");
+    let mut outputs = Vec::new();
+    let bearer = [("MLFLOW_TRACKING_TOKEN", token.as_str())];
+    let verify = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut args = strings(&[
+            "verify",
+            "--mlflow",
+            &https,
+            "--model-uri",
+            "models:/tls@champion",
+            "--trusted-key",
+            &s(&c.public),
+            "--json",
+        ]);
+        args.extend(strings(extra));
+        run_env(&args, env)
+    };
+
+    // Without the CA file: the certificate is not trusted, said as such; nothing used up.
+    let out = run_env(&c.apply_args(&tls, &envelope, "tls", "champion", &[]), &bearer);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(&format!("MLflow at {https}")) && stderr(&out).to_lowercase().contains("certificate"),
+        "{}",
+        text(&out)
+    );
+    assert!(c.entries(&payload).is_empty());
+    outputs.push(out);
+    let out = verify(&[], &bearer);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let j = json_stdout(&out);
+    assert!(
+        j["ok"] == false && j["reason"].as_str().unwrap().to_lowercase().contains("certificate"),
+        "{j}"
+    );
+    outputs.push(out);
+    // MLFLOW_TRACKING_INSECURE_TLS=true is refused unless asked for.
+    let insecure = [
+        ("MLFLOW_TRACKING_TOKEN", token.as_str()),
+        ("MLFLOW_TRACKING_INSECURE_TLS", "true"),
+    ];
+    let out = run_env(&c.apply_args(&tls, &envelope, "tls", "champion", &[]), &insecure);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("MLFLOW_TRACKING_INSECURE_TLS=true would turn off"),
+        "{}",
+        text(&out)
+    );
+    outputs.push(out);
+    // Without the token (or with another): nginx's 401, said, nothing used up.
+    let out = run_env(
+        &c.apply_args(&tls, &envelope, "tls", "champion", &["--ca-file", &ca]),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains("HTTP 401"), "{}", text(&out));
+    let out = verify(&["--ca-file", &ca], &[("MLFLOW_TRACKING_TOKEN", "tok-not-this-one")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        json_stdout(&out)["reason"].as_str().unwrap().contains("HTTP 401"),
+        "{}",
+        text(&out)
+    );
+    assert!(c.entries(&payload).is_empty());
+    assert_eq!(alias_of(srv, None, "tls", "champion"), None);
+
+    // With the CA file and the token: promoted through the proxy (every call and download).
+    let out = run_env(
+        &c.apply_args(&tls, &envelope, "tls", "champion", &["--ca-file", &ca]),
+        &bearer,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(alias_of(srv, None, "tls", "champion").as_deref(), Some(v.as_str()));
+    assert_eq!(c.entries(&payload), ["intent", "deployed"]);
+    outputs.push(out);
+    let out = verify(&["--ca-file", &ca], &bearer);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_stdout(&out)["version"], v.as_str());
+    outputs.push(out);
+    // Insecure, asked for: accepted without the CA file.
+    let out = verify(&["--mlflow-insecure-tls"], &insecure);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    outputs.push(out);
+    // The token reached the server (the proxy let the downloads through) and nothing else.
+    let log = fs::read_to_string(tls_dir.path().join("access.log")).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with("200 GET /api/2.0/mlflow-artifacts/artifacts/")),
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with("200 POST /api/2.0/mlflow/registered-models/alias")),
+        "{log}"
+    );
+    assert!(log.lines().any(|l| l.starts_with("401 ")), "{log}");
+    for o in &outputs {
+        assert!(!text(o).contains(&token), "the token in the output: {}", text(o));
+    }
+    let grep = Command::new("grep")
+        .args(["-rl", "-e", &token])
+        .arg(c.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&grep.stdout), "", "files holding the token");
+}
+
+// ---------------------------------------------------------------- a hostile registry
+
+struct Hostile {
+    child: Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl Drop for Hostile {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn hostile(dir: &Path) -> Hostile {
+    let log = dir.join("hostile.log");
+    let mut child = Command::new("python3")
+        .arg(root().join("tests/servers/hostile_mlflow.py"))
+        .arg("--log")
+        .arg(&log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = serde_json::from_str::<Value>(&line).unwrap()["port"].as_u64().unwrap();
+    Hostile {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+        log,
+    }
+}
+
+#[test]
+fn a_hostile_registry_meets_each_limit_and_nothing_is_written() {
+    let c = case();
+    let h = hostile(c.path());
+    let srv = Server {
+        url: h.url.clone(),
+        dir: PathBuf::new(),
+    };
+    let m = model_files(c.path(), "hostile");
+    for (name, extra, limit) in [
+        ("pages", &[][..], "more than 100 pages of versions"),
+        ("huge-json", &[][..], "longer than 33554432 bytes"),
+        ("deep", &["--model-version", "1"][..], "more than 32 folders deep"),
+        (
+            "many-files",
+            &["--model-version", "1"][..],
+            "more than 100000 files and folders",
+        ),
+        (
+            "endless-file",
+            &["--model-version", "1"][..],
+            "more of the file `weights.bin` than the 10 bytes its listing gives",
+        ),
+        (
+            "unlisted-file",
+            &["--model-version", "1", "--mlflow-max-bytes", "1000000"][..],
+            "past 1000000 bytes, the most they may hold (--mlflow-max-bytes)",
+        ),
+        (
+            "big-listed",
+            &["--model-version", "1"][..],
+            "listed with 1000000000000000 bytes: more than the 274877906944 bytes",
+        ),
+    ] {
+        let (envelope, payload) = c.sign(&m, &format!("models:/{name}@champion"));
+        let started = Instant::now();
+        let out = c.apply(&srv, &envelope, name, "champion", extra);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out));
+        assert!(stderr(&out).contains(limit), "{name}: {}", text(&out));
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{name}: {:?}",
+            started.elapsed()
+        );
+        assert!(c.entries(&payload).is_empty(), "{name}");
+    }
+    // An endless error body is cut, not read to its end.
+    let (envelope, _) = c.sign(&m, "models:/huge-error@champion");
+    let out = c.apply(&srv, &envelope, "huge-error", "champion", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("HTTP 500") && stderr(&out).len() < 4000,
+        "{}",
+        text(&out)
+    );
+    // verify --json on the endless answer.
+    let out = run(&strings(&[
+        "verify",
+        "--mlflow",
+        &h.url,
+        "--model-uri",
+        "models:/huge-json@champion",
+        "--trusted-key",
+        &s(&c.public),
+        "--json",
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(json_stdout(&out)["reason"]
+        .as_str()
+        .unwrap()
+        .contains("longer than 33554432 bytes"));
+    // Nothing was ever written to the registry (no tag, no alias), and no downloaded file left.
+    let log = fs::read_to_string(&h.log).unwrap();
+    assert!(log.lines().count() > 100, "{log}");
+    assert!(!log.lines().any(|l| l.starts_with("POST")), "{log}");
+    let left: Vec<_> = fs::read_dir(c.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("deploy-gate-mlflow-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

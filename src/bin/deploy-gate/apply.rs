@@ -258,9 +258,6 @@ fn mlflow_apply_cmd(args: &ApplyArgs) -> Result<u8> {
             given.join(", ")
         );
     }
-    if !matches!(args.model_signature.resolve(None), Ok(None)) {
-        anyhow::bail!("the trainer's model signature flags cannot be used with --mlflow (yet): verify the trainer's signature before registering the version");
-    }
     let opts = MlflowApply {
         envelope: args.envelope.clone(),
         trust: args.trust.trust(),
@@ -271,10 +268,14 @@ fn mlflow_apply_cmd(args: &ApplyArgs) -> Result<u8> {
         target: args.target.clone(),
         dry_run: args.dry_run,
         fail_at: FailAt(args.fail_at.map(Step::library)),
+        model_signature: args.model_signature.resolve_registry()?,
         pause_before_move: args.pause_before_move.map(std::time::Duration::from_millis),
     };
     let uri = mlflow::model_uri(name, alias);
     if args.restore {
+        if opts.model_signature.is_some() {
+            anyhow::bail!("--restore re-checks the decisions recorded on the versions, not the trainer's signature: give it without the trainer's flags");
+        }
         if args.dry_run {
             anyhow::bail!("--restore has no --dry-run: `verify --mlflow` says where the alias points and why");
         }
@@ -311,10 +312,12 @@ fn mlflow_apply_cmd(args: &ApplyArgs) -> Result<u8> {
     };
     match &out {
         Promoted::Refused(failure) => Ok(invalid(failure)),
+        Promoted::ModelRefused(e) => Ok(model_invalid(e)),
         Promoted::DryRun {
             decision,
             version,
             current,
+            ..
         } => {
             eprintln!(
                 "deploy-gate: dry run — verified; would {} ({})",

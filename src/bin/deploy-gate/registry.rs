@@ -21,6 +21,10 @@ pub struct RegistryArgs {
     /// this flag that setting is refused.
     #[arg(long, requires = "mlflow")]
     mlflow_insecure_tls: bool,
+    /// The most bytes a model version's files may hold, all together, read from --mlflow
+    /// (default 256 GiB); each file is also read no further than the size its listing gives.
+    #[arg(long, value_name = "BYTES", requires = "mlflow")]
+    mlflow_max_bytes: Option<u64>,
 }
 
 impl RegistryArgs {
@@ -33,6 +37,7 @@ impl RegistryArgs {
                 .ok_or_else(|| anyhow::anyhow!("--mlflow URL is needed"))?,
             ca_file: self.ca_file.clone(),
             allow_insecure_tls: self.mlflow_insecure_tls,
+            max_download_bytes: self.mlflow_max_bytes,
         })
     }
 }

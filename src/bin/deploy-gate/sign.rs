@@ -176,7 +176,24 @@ fn verify_mlflow(args: &VerifyArgs) -> Result<u8> {
         model_uri: uri.clone(),
         trust: args.trust.trust(),
     };
-    let checked = mlflow::verify(&opts, &mut notice).map_err(|e| anyhow!(e.message()))?;
+    let checked = match mlflow::verify(&opts, &mut notice) {
+        Ok(checked) => checked,
+        // The registry could not be asked, or answered with an error (unreachable, 401, an
+        // unknown model): with --json, said on stdout too, for a consumer that reads only it.
+        Err(e) if args.json => {
+            let failed = mlflow::AliasCheck {
+                ok: false,
+                reason: e.message(),
+                version: None,
+                decision_sha256: None,
+                subject: None,
+            };
+            println!("{}", serde_json::to_string(&failed)?);
+            eprintln!("deploy-gate: error: {}", failed.reason);
+            return Ok(crate::exit::EXIT_INPUT);
+        }
+        Err(e) => return Err(anyhow!(e.message())),
+    };
     if args.json {
         println!("{}", serde_json::to_string(&checked)?);
     }

@@ -7,6 +7,7 @@ use anyhow::Result;
 use clap::Args;
 use deploy_gate::attest::{Failure, Verified, DEFAULT_MAX_STATEMENT_BYTES};
 use deploy_gate::native::apply::{self, Trust};
+use deploy_gate::native::mlflow::RegistrySignature;
 use deploy_gate::native::oms::ModelSignature;
 use deploy_gate::oms::keyless::{Identity, KeylessTrust, SigstoreRoot};
 use deploy_gate::oms::{OmsError, Trust as OmsTrust, TrustedKey};
@@ -142,19 +143,7 @@ const MAX_SIGSTORE_ROOT_BYTES: usize = 4 << 20;
 impl ModelSignatureArgs {
     /// The signature to check, if any (`model_path`: the model given).
     pub(crate) fn resolve(&self, model_path: Option<&Path>) -> Result<Option<ModelSignature>> {
-        if self.trainer_identity.len() != self.trainer_issuer.len() {
-            anyhow::bail!(
-                "{} --trainer-identity and {} --trainer-issuer given: each identity goes with its issuer, in pairs",
-                self.trainer_identity.len(),
-                self.trainer_issuer.len()
-            );
-        }
-        if let (Some(root), true) = (&self.sigstore_root, self.trainer_identity.is_empty()) {
-            anyhow::bail!(
-                "--sigstore-root {} needs --trainer-identity and --trainer-issuer: whom the keyless signature must name",
-                root.display()
-            );
-        }
+        self.check_pairs()?;
         let trusted =
             !self.trainer_key.is_empty() || !self.trainer_root.is_empty() || !self.trainer_identity.is_empty();
         if !trusted {
@@ -192,6 +181,50 @@ impl ModelSignatureArgs {
                 default
             }
         };
+        Ok(Some(ModelSignature {
+            path,
+            trust: self.trust()?,
+        }))
+    }
+
+    /// The signature a registry apply checks over the version's files, if any: the bundle given
+    /// with --model-signature, else `model.sig` among the version's files (as `--model-path`'s
+    /// `model.sig` by default).
+    pub(crate) fn resolve_registry(&self) -> Result<Option<RegistrySignature>> {
+        self.check_pairs()?;
+        let trusted =
+            !self.trainer_key.is_empty() || !self.trainer_root.is_empty() || !self.trainer_identity.is_empty();
+        if !trusted {
+            // --model-signature without anything to check it against is refused.
+            self.resolve(None)?;
+            return Ok(None);
+        }
+        Ok(Some(RegistrySignature {
+            path: self.model_signature.clone(),
+            trust: self.trust()?,
+        }))
+    }
+
+    /// Identities go with issuers in pairs; a Sigstore root needs an identity.
+    fn check_pairs(&self) -> Result<()> {
+        if self.trainer_identity.len() != self.trainer_issuer.len() {
+            anyhow::bail!(
+                "{} --trainer-identity and {} --trainer-issuer given: each identity goes with its issuer, in pairs",
+                self.trainer_identity.len(),
+                self.trainer_issuer.len()
+            );
+        }
+        if let (Some(root), true) = (&self.sigstore_root, self.trainer_identity.is_empty()) {
+            anyhow::bail!(
+                "--sigstore-root {} needs --trainer-identity and --trainer-issuer: whom the keyless signature must name",
+                root.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// The trusted trainer keys, roots and keyless identities.
+    fn trust(&self) -> Result<OmsTrust> {
         let mut trust = OmsTrust::default();
         for k in &self.trainer_key {
             let text = crate::files::read_key(k, "trainer key")?;
@@ -226,7 +259,7 @@ impl ModelSignatureArgs {
                 .collect();
             trust.keyless = Some(KeylessTrust { identities, root });
         }
-        Ok(Some(ModelSignature { path, trust }))
+        Ok(trust)
     }
 }
 

@@ -394,7 +394,7 @@ fn identify_model(
 }
 
 /// Says which trainer key signed the model, and how it was matched with the decision.
-fn trainer_notice(id: &crate::native::oms::ModelIdentity, notify: &mut Notify<'_>) {
+pub(crate) fn trainer_notice(id: &crate::native::oms::ModelIdentity, notify: &mut Notify<'_>) {
     if let Some(t) = &id.trainer {
         notify(Notice::info(format!(
             "the trainer's model signature verified: {}, model `{}` sha256:{}, {} resources (by {}); the decision names the same model (by {})",

@@ -18,8 +18,19 @@ use std::time::Duration;
 
 /// The most of an error answer's body quoted.
 const MAX_ERROR_TEXT: usize = 600;
+/// The most of an error answer's body read.
+const MAX_ERROR_BYTES: usize = 64 << 10;
 /// The most of one JSON answer read (a version's tags included).
-const MAX_JSON_BYTES: usize = 32 << 20;
+pub const MAX_JSON_BYTES: usize = 32 << 20;
+/// The most pages of a search for a model's versions read (200 versions a page).
+pub const MAX_SEARCH_PAGES: usize = 100;
+/// The most folders deep a version's files are listed.
+pub const MAX_DEPTH: usize = 32;
+/// The most files (and folders) a version's listing may hold.
+pub const MAX_FILES: usize = 100_000;
+/// The default of the most bytes a version's files may hold, all files together
+/// ([`RegistrySettings::max_download_bytes`]): 256 GiB.
+pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 256 << 30;
 
 /// Why a call to the registry failed. The messages never hold credentials.
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +102,10 @@ pub struct RegistrySettings {
     pub ca_file: Option<PathBuf>,
     /// Whether `MLFLOW_TRACKING_INSECURE_TLS=true` may turn certificate checks off.
     pub allow_insecure_tls: bool,
+    /// The most bytes a version's files may hold, all together (`None`:
+    /// [`DEFAULT_MAX_DOWNLOAD_BYTES`]); a file is also never read past the size its listing
+    /// gives.
+    pub max_download_bytes: Option<u64>,
 }
 
 enum Auth {
@@ -159,6 +174,7 @@ pub struct Registry {
     client: reqwest::Client,
     runtime: tokio::runtime::Runtime,
     auth: Auth,
+    max_download: u64,
 }
 
 impl std::fmt::Debug for Registry {
@@ -254,6 +270,7 @@ impl Registry {
             client,
             runtime,
             auth,
+            max_download: settings.max_download_bytes.unwrap_or(DEFAULT_MAX_DOWNLOAD_BYTES),
         })
     }
 
@@ -302,8 +319,9 @@ impl Registry {
         if status.is_success() {
             return Ok(response);
         }
-        let body = self.runtime.block_on(response.bytes()).unwrap_or_default();
-        let text = String::from_utf8_lossy(&body[..body.len().min(64 << 10)]).into_owned();
+        // The first 64 KiB at most: an endless error body is not read to its end.
+        let (body, _) = self.read_capped(call, response, MAX_ERROR_BYTES);
+        let text = String::from_utf8_lossy(&body).into_owned();
         let (code, message) = match serde_json::from_str::<Value>(&text) {
             Ok(v) => (
                 v.get("error_code").and_then(Value::as_str).unwrap_or("").to_owned(),
@@ -327,14 +345,35 @@ impl Registry {
         })
     }
 
+    /// The body, read up to `max` bytes, and the error when it is longer (then the first `max`
+    /// bytes are read) or cut.
+    fn read_capped(&self, call: &str, mut response: reqwest::Response, max: usize) -> (Vec<u8>, Option<RegistryError>) {
+        let mut body = Vec::new();
+        loop {
+            match self.runtime.block_on(response.chunk()) {
+                Ok(Some(chunk)) => {
+                    if body.len() + chunk.len() > max {
+                        let room = max - body.len();
+                        body.extend_from_slice(&chunk[..room]);
+                        let e = self.answer(
+                            call,
+                            format!("the answer is longer than {max} bytes, the most deploy-gate reads of it (refused unread)"),
+                        );
+                        return (body, Some(e));
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => return (body, None),
+                Err(e) => return (body, Some(self.transport(call, &e))),
+            }
+        }
+    }
+
     fn json(&self, call: &str, req: reqwest::RequestBuilder) -> Result<Value, RegistryError> {
         let response = self.send(call, req)?;
-        let bytes = self
-            .runtime
-            .block_on(response.bytes())
-            .map_err(|e| self.transport(call, &e))?;
-        if bytes.len() > MAX_JSON_BYTES {
-            return Err(self.answer(call, format!("more than {MAX_JSON_BYTES} bytes")));
+        let (bytes, cut) = self.read_capped(call, response, MAX_JSON_BYTES);
+        if let Some(e) = cut {
+            return Err(e);
         }
         serde_json::from_slice(&bytes).map_err(|e| self.answer(call, format!("not JSON: {e}")))
     }
@@ -415,7 +454,16 @@ impl Registry {
         let filter = format!("name='{name}'");
         let mut out = Vec::new();
         let mut token = String::new();
-        loop {
+        for page in 1.. {
+            if page > MAX_SEARCH_PAGES {
+                return Err(self.answer(
+                    &call,
+                    format!(
+                        "more than {MAX_SEARCH_PAGES} pages of versions (the most deploy-gate reads, {} versions): give --model-version",
+                        MAX_SEARCH_PAGES * 200
+                    ),
+                ));
+            }
             let mut q = vec![("filter", filter.as_str()), ("max_results", "200")];
             if !token.is_empty() {
                 q.push(("page_token", token.as_str()));
@@ -484,8 +532,10 @@ impl Registry {
     /// path) into `dest`, keeping the tree. Returns the number of files.
     pub fn download_proxied(&self, path: &str, dest: &Path) -> Result<usize, RegistryError> {
         let mut count = 0;
-        let mut stack = vec![String::new()];
-        while let Some(rel) = stack.pop() {
+        let mut entries = 0usize;
+        let mut bytes = 0u64;
+        let mut stack = vec![(String::new(), 0usize)];
+        while let Some((rel, depth)) = stack.pop() {
             let listed = if rel.is_empty() {
                 path.to_owned()
             } else {
@@ -493,7 +543,18 @@ impl Registry {
             };
             let call = format!("listing the artifacts at {listed}");
             let v = self.get(&call, "api/2.0/mlflow-artifacts/artifacts", &[("path", &listed)])?;
-            for f in v.get("files").and_then(Value::as_array).into_iter().flatten() {
+            let listing = v.get("files").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            // Counted before any of them is fetched.
+            entries += listing.len();
+            if entries > MAX_FILES {
+                return Err(self.answer(
+                    &call,
+                    format!(
+                        "the version's files list more than {MAX_FILES} files and folders, the most deploy-gate reads"
+                    ),
+                ));
+            }
+            for f in listing {
                 let p = f
                     .get("path")
                     .and_then(Value::as_str)
@@ -509,13 +570,41 @@ impl Registry {
                     format!("{rel}/{name}")
                 };
                 if f.get("is_dir").and_then(Value::as_bool) == Some(true) {
+                    if depth + 1 > MAX_DEPTH {
+                        return Err(self.answer(
+                            &call,
+                            format!("the folder `{child}` is more than {MAX_DEPTH} folders deep, the most deploy-gate reads"),
+                        ));
+                    }
                     fs::create_dir(dest.join(&child)).map_err(|source| RegistryError::Write {
                         path: dest.join(&child),
                         source,
                     })?;
-                    stack.push(child);
+                    stack.push((child, depth + 1));
                 } else {
-                    self.fetch_file(&format!("{path}/{child}"), &dest.join(&child))?;
+                    // The size the listing gives bounds the file's download, and the sizes
+                    // together the version's, before anything is fetched.
+                    let listed = f
+                        .get("file_size")
+                        .and_then(|s| s.as_u64().or_else(|| s.as_str().and_then(|s| s.parse().ok())));
+                    let room = self.max_download - bytes;
+                    if let Some(n) = listed {
+                        if n > room {
+                            return Err(self.too_big(&call, &child, Some(n)));
+                        }
+                    }
+                    let got = self.fetch_file(&format!("{path}/{child}"), &dest.join(&child), listed.unwrap_or(room), listed.is_some())
+                        .map_err(|e| match e {
+                            FetchError::Registry(e) => e,
+                            FetchError::TooLong => match listed {
+                                Some(n) => self.answer(
+                                    &format!("downloading the artifact {path}/{child}"),
+                                    format!("the server sent more of the file `{child}` than the {n} bytes its listing gives (refused unread)"),
+                                ),
+                                None => self.too_big(&format!("downloading the artifact {path}/{child}"), &child, None),
+                            },
+                        })?;
+                    bytes += got;
                     count += 1;
                 }
             }
@@ -523,7 +612,22 @@ impl Registry {
         Ok(count)
     }
 
-    fn fetch_file(&self, artifact: &str, to: &Path) -> Result<(), RegistryError> {
+    /// The error of a file longer than its listing said, or than the room left.
+    fn too_big(&self, call: &str, child: &str, listed: Option<u64>) -> RegistryError {
+        let max = self.max_download;
+        self.answer(
+            call,
+            match listed {
+                Some(n) if n > max => format!("the file `{child}` is listed with {n} bytes: more than the {max} bytes a version's files may hold (--mlflow-max-bytes)"),
+                Some(n) => format!("the file `{child}` ({n} bytes listed) takes the version's files past {max} bytes, the most they may hold (--mlflow-max-bytes)"),
+                None => format!("the file `{child}` (no size listed) takes the version's files past {max} bytes, the most they may hold (--mlflow-max-bytes)"),
+            },
+        )
+    }
+
+    /// Downloads one file, at most `max` bytes (`exact`: its listed size, which it must have).
+    /// Returns its size.
+    fn fetch_file(&self, artifact: &str, to: &Path, max: u64, exact: bool) -> Result<u64, FetchError> {
         let call = format!("downloading the artifact {artifact}");
         let mut u = self.endpoint("api/2.0/mlflow-artifacts/artifacts");
         {
@@ -544,15 +648,40 @@ impl Registry {
             .create_new(true)
             .open(to)
             .map_err(write_err)?;
+        let mut got = 0u64;
         loop {
             match self.runtime.block_on(response.chunk()) {
-                Ok(Some(chunk)) => file.write_all(&chunk).map_err(write_err)?,
+                Ok(Some(chunk)) => {
+                    got += chunk.len() as u64;
+                    if got > max {
+                        return Err(FetchError::TooLong);
+                    }
+                    file.write_all(&chunk).map_err(write_err)?
+                }
                 Ok(None) => break,
-                Err(e) => return Err(self.transport(&call, &e)),
+                Err(e) => return Err(self.transport(&call, &e).into()),
             }
         }
+        if exact && got != max {
+            return Err(self
+                .answer(&call, format!("{got} bytes received, the listing said {max}"))
+                .into());
+        }
         file.sync_all().map_err(write_err)?;
-        Ok(())
+        Ok(got)
+    }
+}
+
+/// Why a file's download stopped.
+enum FetchError {
+    Registry(RegistryError),
+    /// Longer than it may be.
+    TooLong,
+}
+
+impl From<RegistryError> for FetchError {
+    fn from(e: RegistryError) -> FetchError {
+        FetchError::Registry(e)
     }
 }
 

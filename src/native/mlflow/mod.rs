@@ -39,18 +39,24 @@
 
 mod client;
 
-pub use client::{ModelVersion, Registry, RegistryError, RegistrySettings};
+pub use client::{
+    ModelVersion, Registry, RegistryError, RegistrySettings, DEFAULT_MAX_DOWNLOAD_BYTES, MAX_DEPTH, MAX_FILES,
+    MAX_JSON_BYTES, MAX_SEARCH_PAGES,
+};
 
 use crate::attest::ledger::{Entry, Outcome};
 use crate::attest::{time, Check, Failure, Summary, Verified};
-use crate::native::apply::{check, read_envelope_for, read_ledger, unix_now, ApplyError, FailAt, Step, Trust};
+use crate::native::apply::{
+    check, model_failure_json, read_envelope_for, read_ledger, trainer_json, unix_now, ApplyError, FailAt, Step, Trust,
+};
 use crate::native::files::locks::LedgerFile;
 use crate::native::files::{FilesError, Notice, Notify};
-use crate::native::oms::{identify, ModelError};
+use crate::native::oms::{identify, ModelError, ModelIdentity, ModelSignature};
+use crate::oms::OmsError;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The largest piece of the envelope in one tag value (MLflow's limit is 5000 characters).
 pub const TAG_PIECE: usize = 4000;
@@ -209,6 +215,9 @@ pub struct MlflowApply {
     pub dry_run: bool,
     /// The crash points' test hook.
     pub fail_at: FailAt,
+    /// The trainer's model signature to check over the version's files, and that it names the
+    /// same model as the decision. Default none.
+    pub model_signature: Option<RegistrySignature>,
     /// A test hook: wait this long after the intent, before the alias is read again (so a test
     /// can move it meanwhile). Default none.
     pub pause_before_move: Option<std::time::Duration>,
@@ -229,6 +238,8 @@ pub enum Promoted {
         unchanged: bool,
         /// The ledger.
         ledger: PathBuf,
+        /// The trainer's verified model signature, when one was checked.
+        trainer: Option<crate::oms::Verified>,
     },
     /// The decision blocks (or is inconclusive): the alias left, the refusal recorded.
     KeptOld {
@@ -240,6 +251,8 @@ pub enum Promoted {
         current: Option<String>,
         /// The ledger.
         ledger: PathBuf,
+        /// The trainer's verified model signature, when one was checked.
+        trainer: Option<crate::oms::Verified>,
     },
     /// A dry run.
     DryRun {
@@ -249,14 +262,25 @@ pub enum Promoted {
         version: String,
         /// Where the alias points.
         current: Option<String>,
+        /// The trainer's verified model signature, when one was checked.
+        trainer: Option<crate::oms::Verified>,
     },
     /// Verification failed or the decision was applied already: nothing done (exit 2).
     Refused(Failure),
+    /// The trainer's model signature failed a check over the version's files (or names another
+    /// model than the decision): nothing done (exit 2).
+    ModelRefused(OmsError),
 }
 
 impl Promoted {
     /// The CLI's stdout JSON.
     pub fn to_json(&self, uri: &str) -> Value {
+        let with_trainer = |mut out: Value, t: &Option<crate::oms::Verified>| {
+            if let Some(t) = t {
+                out["trainer"] = trainer_json(t);
+            }
+            out
+        };
         match self {
             Promoted::Moved {
                 decision,
@@ -264,35 +288,40 @@ impl Promoted {
                 before,
                 unchanged,
                 ledger,
+                trainer,
             } => {
                 let mut out = json!({"result": "deployed", "decision": Summary::of(decision), "ledger": ledger.display().to_string(),
                     "model_uri": uri, "version": version, "version_before": before});
                 if *unchanged {
                     out["unchanged"] = json!(true);
                 }
-                out
+                with_trainer(out, trainer)
             }
             Promoted::KeptOld {
                 decision,
                 version,
                 current,
                 ledger,
-            } => {
+                trainer,
+            } => with_trainer(
                 json!({"result": "kept_old", "decision": Summary::of(decision), "ledger": ledger.display().to_string(),
-                "model_uri": uri, "version": version, "alias_version": current})
-            }
+                "model_uri": uri, "version": version, "alias_version": current}),
+                trainer,
+            ),
             Promoted::DryRun {
                 decision,
                 version,
                 current,
+                trainer,
             } => {
                 let mut out = serde_json::to_value(Summary::of(decision)).expect("a summary serializes");
                 out["model_uri"] = json!(uri);
                 out["version"] = json!(version);
                 out["alias_version"] = json!(current);
-                out
+                with_trainer(out, trainer)
             }
             Promoted::Refused(f) => serde_json::to_value(f).expect("a failure serializes"),
+            Promoted::ModelRefused(e) => model_failure_json(e),
         }
     }
 }
@@ -319,16 +348,66 @@ impl Drop for Scratch {
     }
 }
 
-/// The digest of a version's files as the registry serves them, by the scheme the decision's
-/// subject names (as `deploy-gate digest`): through the artifact proxy (`mlflow-artifacts:`)
-/// into a private temporary directory, or in place for a `file:` location.
-fn version_digest(reg: &Registry, mv: &ModelVersion, envelope: &[u8]) -> Result<String, MlflowError> {
+/// The trainer's signature (OpenSSF Model Signing) a registry apply checks over the version's
+/// files, as `apply --config` checks it over `--model-path`.
+#[derive(Debug, Clone)]
+pub struct RegistrySignature {
+    /// The bundle given on the command line; `None`: `model.sig` among the version's files (as
+    /// `model_signing sign` writes it beside the model, left out of the trainer's own digest and
+    /// of an `oms-v1.0-files` decision's digest).
+    pub path: Option<PathBuf>,
+    /// The trusted trainer keys, roots and keyless identities.
+    pub trust: crate::oms::Trust,
+}
+
+/// The identity of a version's files as the registry serves them, by the scheme the
+/// decision's subject names (as `deploy-gate digest`): through the artifact proxy
+/// (`mlflow-artifacts:`) into a private temporary directory, or in place for a `file:`
+/// location; with `signature`, the trainer's signature checked over the same files, in the same
+/// read. `Ok(Err(..))`: the trainer's signature failed a check.
+fn version_identity(
+    reg: &Registry,
+    mv: &ModelVersion,
+    envelope: &[u8],
+    signature: Option<&RegistrySignature>,
+) -> Result<Result<ModelIdentity, OmsError>, MlflowError> {
     let uri = reg.download_uri(&mv.name, &mv.version)?;
     let unreadable = || {
         MlflowError::Usage(format!(
             "version {} of {}: its files are at `{uri}`, which deploy-gate cannot read (it reads `mlflow-artifacts:` locations through the server's artifact proxy, and local `file:` paths)",
             mv.version, mv.name
         ))
+    };
+    let identify_at = |dir: &Path| -> Result<Result<ModelIdentity, OmsError>, MlflowError> {
+        let sig = match signature {
+            None => None,
+            Some(s) => {
+                let path = match &s.path {
+                    Some(p) => p.clone(),
+                    None => {
+                        let inside = dir.join(crate::oms::SIGNATURE_FILE);
+                        if !dir.is_dir() || fs::symlink_metadata(&inside).is_err() {
+                            return Err(MlflowError::Usage(format!(
+                                "version {} of {}: no model signature: its files (at `{uri}`) hold no {}; give --model-signature",
+                                mv.version,
+                                mv.name,
+                                crate::oms::SIGNATURE_FILE
+                            )));
+                        }
+                        inside
+                    }
+                };
+                Some(ModelSignature {
+                    path,
+                    trust: s.trust.clone(),
+                })
+            }
+        };
+        match identify(dir, envelope, sig.as_ref()) {
+            Ok(id) => Ok(Ok(id)),
+            Err(ModelError::Check(e)) if signature.is_some() => Ok(Err(e)),
+            Err(e) => Err(e.into()),
+        }
     };
     if let Some(proxied) = proxied_path(&uri, reg.base()) {
         let path = match proxied {
@@ -352,7 +431,7 @@ fn version_digest(reg: &Registry, mv: &ModelVersion, envelope: &[u8]) -> Result<
                 mv.version, mv.name
             )));
         }
-        return Ok(identify(&dir, envelope, None)?.digest);
+        return identify_at(&dir);
     }
     let local = if let Some(p) = uri.strip_prefix("file://") {
         // `file:///abs` (an empty host) only.
@@ -365,7 +444,7 @@ fn version_digest(reg: &Registry, mv: &ModelVersion, envelope: &[u8]) -> Result<
         None
     };
     match local {
-        Some(p) => Ok(identify(&p, envelope, None)?.digest),
+        Some(p) => identify_at(&p),
         None => Err(unreadable()),
     }
 }
@@ -525,42 +604,68 @@ pub fn recorded_envelope(mv: &ModelVersion, alias: &str) -> Result<Option<Vec<u8
     Ok(Some(text.into_bytes()))
 }
 
-/// The version to promote: the one given, else the one whose files have the subject's digest.
+/// What [`find_version`] found.
+enum Found {
+    /// The version, and its files' identity (the trainer's signature checked, when asked).
+    Version(ModelVersion, Box<ModelIdentity>),
+    /// No version has the decision's files.
+    Refused(Failure),
+    /// The trainer's signature failed a check over the version's files.
+    ModelRefused(OmsError),
+}
+
+/// The version to promote: the one given, else the one whose files have the subject's digest;
+/// the trainer's signature, when asked, is checked over the files of that version (read again,
+/// the digest then taken from the same read).
 fn find_version(
     reg: &Registry,
     opts: &MlflowApply,
     envelope: &[u8],
     notify: &mut Notify<'_>,
-) -> Result<Result<(ModelVersion, String), Failure>, MlflowError> {
+) -> Result<Found, MlflowError> {
+    let signed = |mv: ModelVersion| -> Result<Found, MlflowError> {
+        Ok(
+            match version_identity(reg, &mv, envelope, opts.model_signature.as_ref())? {
+                Ok(id) => Found::Version(mv, Box::new(id)),
+                Err(e) => Found::ModelRefused(e),
+            },
+        )
+    };
     if let Some(v) = &opts.version {
-        let mv = reg.version(&opts.name, v)?;
-        let digest = version_digest(reg, &mv, envelope)?;
-        return Ok(Ok((mv, digest)));
+        return signed(reg.version(&opts.name, v)?);
     }
     let subjects = subject_digests(envelope);
     let mut matching = Vec::new();
     let mut seen = Vec::new();
     for mv in reg.versions(&opts.name)? {
-        let digest = match version_digest(reg, &mv, envelope) {
-            Ok(d) => d,
-            Err(e) => {
-                notify(Notice::warning(format!(
-                    "version {} of {} left out: {}",
-                    mv.version,
-                    opts.name,
-                    e.message()
-                )));
-                continue;
-            }
-        };
-        seen.push(format!("{} sha256:{digest}", mv.version));
-        if subjects.contains(&digest) {
-            matching.push((mv, digest));
+        let id =
+            match version_identity(reg, &mv, envelope, None).and_then(|r| r.map_err(|e| ModelError::Check(e).into())) {
+                Ok(id) => id,
+                Err(e) => {
+                    notify(Notice::warning(format!(
+                        "version {} of {} left out: {}",
+                        mv.version,
+                        opts.name,
+                        e.message()
+                    )));
+                    continue;
+                }
+            };
+        seen.push(format!("{} sha256:{}", mv.version, id.digest));
+        if subjects.contains(&id.digest) {
+            matching.push((mv, id));
         }
     }
     match matching.len() {
-        1 => Ok(Ok(matching.pop().expect("one"))),
-        0 => Ok(Err(Failure::new(
+        1 => {
+            let (mv, id) = matching.pop().expect("one");
+            if opts.model_signature.is_some() {
+                signed(mv)
+            } else {
+                Ok(Found::Version(mv, Box::new(id)))
+            }
+        }
+        0 => Ok(Found::Refused(Failure::new(
             Check::SubjectDigest,
             format!(
                 "no version of {} has the files the decision names (sha256:{}); versions read: {}",
@@ -575,7 +680,7 @@ fn find_version(
         ))),
         _ => Err(MlflowError::Ambiguous {
             name: opts.name.clone(),
-            digest: matching[0].1.clone(),
+            digest: matching[0].1.digest.clone(),
             versions: matching.into_iter().map(|(mv, _)| mv.version).collect(),
         }),
     }
@@ -706,13 +811,33 @@ pub fn apply(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Promoted, Ml
         Some(l)
     };
     let before = reg.alias(&opts.name, &opts.alias)?.map(|mv| mv.version);
-    let (mv, digest) = match find_version(&reg, opts, &envelope, notify)? {
-        Ok(found) => found,
-        Err(failure) => return Ok(Promoted::Refused(failure)),
+    let (mv, id) = match find_version(&reg, opts, &envelope, notify)? {
+        Found::Version(mv, id) => (mv, id),
+        Found::Refused(failure) => return Ok(Promoted::Refused(failure)),
+        Found::ModelRefused(e) => return Ok(Promoted::ModelRefused(e)),
     };
-    let v = match check(&envelope, &trust, &digest, &uri, unix_now(), notify)? {
+    let v = match check(&envelope, &trust, &id.digest, &uri, unix_now(), notify)? {
         Ok(v) => v,
         Err(failure) => return Ok(Promoted::Refused(failure)),
+    };
+    if let Err(failure) = id.check_scheme(&v) {
+        return Ok(Promoted::Refused(failure));
+    }
+    if let Err(e) = id.check_same_model(&v.model_sha256) {
+        return Ok(Promoted::ModelRefused(e));
+    }
+    crate::native::apply::trainer_notice(&id, notify);
+    let trainer = id.trainer.clone();
+    let entry_for = |v: &Verified, result: Outcome, uri: &str, action: &str| {
+        let mut e = entry_for(v, result, uri, action);
+        if let Some(t) = &trainer {
+            e.trainer_key = t.trainer_key().map(str::to_owned);
+            if let Some((identity, issuer)) = t.keyless_signer() {
+                e.trainer_identity = Some(identity.to_owned());
+                e.trainer_issuer = Some(issuer.to_owned());
+            }
+        }
+        e
     };
     let applied = match &ledger {
         Some(l) => l
@@ -750,6 +875,7 @@ pub fn apply(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Promoted, Ml
             decision: v,
             version: mv.version,
             current: before,
+            trainer: id.trainer,
         });
     };
 
@@ -783,6 +909,7 @@ pub fn apply(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Promoted, Ml
             version: mv.version,
             current: before,
             ledger: ledger.path.clone(),
+            trainer: id.trainer,
         });
     }
 
@@ -876,6 +1003,7 @@ pub fn apply(opts: &MlflowApply, notify: &mut Notify<'_>) -> Result<Promoted, Ml
         before,
         unchanged,
         ledger: ledger.path.clone(),
+        trainer: id.trainer,
     })
 }
 
@@ -1001,9 +1129,14 @@ fn verify_version(
             ))
         }
     };
-    let digest = version_digest(reg, mv, &envelope)?;
-    let subject = Some(format!("sha256:{digest}"));
-    match check(&envelope, trust, &digest, uri, unix_now(), notify)? {
+    let id = match version_identity(reg, mv, &envelope, None)? {
+        Ok(id) => id,
+        Err(e) => return Err(ModelError::Check(e).into()),
+    };
+    let subject = Some(format!("sha256:{}", id.digest));
+    let checked =
+        check(&envelope, trust, &id.digest, uri, unix_now(), notify)?.and_then(|v| id.check_scheme(&v).map(|()| v));
+    match checked {
         Err(f) => Ok(fail(
             ver,
             None,
