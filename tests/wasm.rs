@@ -21,7 +21,9 @@ fn js(json: &str) -> JsValue {
 
 fn reference_policy() -> JsValue {
     // The reference counts a missing verdict as a failure whatever their number: `max_missing: 1`.
-    js(r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.0, "traj_tol": 0.05, "on_insufficient": "approve", "max_missing": 1}"#)
+    js(
+        r#"{"min_samples": 20, "max_samples": null, "task_tol": 0.0, "traj_tol": 0.05, "on_insufficient": "approve", "max_missing": 1}"#,
+    )
 }
 
 /// Streams the fixture in small chunks, then reads pass 2's ranges in
