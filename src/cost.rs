@@ -1,7 +1,8 @@
 //! What the calls behind verdict records cost: the optional fields `deploy-gate run` writes on a
 //! record (`latency_ms`, `usage`, `attempts`, `target`) and the named numbers a record may carry
 //! (`metrics`, `{"cost_usd": 0.012, "steps": 7}`), read beside the verdict, and the report's
-//! per-model summary of them.
+//! per-model summary of them ([`summarize`], over the records
+//! [`Verdicts::cost_summary`](crate::verdicts::Verdicts::cost_summary) counts).
 //!
 //! The fields are optional and independent. The reader ([`crate::verdicts`]) keeps them only
 //! for the records that carry them, in a side table, so a file without them reads as it did and
@@ -12,8 +13,6 @@
 //! `ceil(p/100 · n)` (so always a latency that was measured).
 
 use crate::json::{Scalar, ValueError, ValueSink};
-use crate::testset::TestSet;
-use crate::verdicts::Verdicts;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -402,19 +401,6 @@ pub fn summarize<'c>(records: usize, costs: impl IntoIterator<Item = &'c RecordC
         target: (targets.len() == 1).then(|| targets[0].to_owned()),
         targets: targets.into_iter().map(str::to_owned).collect(),
     }
-}
-
-/// One model's summary over the test set: the records the scoring counts for each case (every
-/// run under `all_runs`, i.e. `repeats: mean`, else the case's last record).
-pub fn model_cost(test_set: &TestSet, verdicts: &Verdicts, all_runs: bool) -> CostSummary {
-    let mut records = 0;
-    let mut costs = Vec::new();
-    for (i, case) in test_set.cases.iter().enumerate() {
-        let (n, c) = verdicts.costs_for(&case.pipeline_id, test_set.has_twin(i), all_runs);
-        records += n;
-        costs.extend(c);
-    }
-    summarize(records, costs)
 }
 
 #[cfg(test)]

@@ -13,6 +13,20 @@ use crate::policy::{GatePolicy, Mode, OnInsufficient};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+/// The rules a report is made under: the current ones, or those of the build before the
+/// evidence rules (`verify --reproduce` accepts a decision signed under either).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Rules {
+    /// Fail closed on missing evidence (`min_samples` over the cases answered by both,
+    /// `max_missing`), the `evidence` object, a sequential report's figures over the used
+    /// units, `not_run`, `sequential.min_units` and the stopping look.
+    #[default]
+    Current,
+    /// Exactly the previous build's report: a missing verdict counts as a failure whatever the
+    /// count, a sequential report's figures are over the whole test set.
+    Before,
+}
+
 /// What a decision says: deploy the new model, keep the old one, or not known yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

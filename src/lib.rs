@@ -5,21 +5,39 @@
 //! (`wasm`) do that and pass the results in, through one [`session::Session`]. The one
 //! exception is [`native`] (not built for wasm): the file reading native shells share.
 //!
-//! The gate policy (types, defaults, parsing from every source, validation) is in [`policy`].
+//! # Layers
 //!
-//! The flow: [`audit`] scans the audit log (pass 1, in segments that can run in parallel; lines
-//! read through [`json`], whose fast path takes the lines a writer produces) into an index with
-//! one record per pipeline; [`testset`] chooses the cases and builds them from just their
-//! pipelines' spans (pass 2); [`verdicts`] and [`trajectory`] read the models' results
-//! ([`cost`]: what each verdict's call cost, when its record says);
-//! [`scoring`], [`stats`] and [`decision`] score and decide; [`report`] assembles the
-//! GateReport; [`attest`] signs and verifies the decision; [`deploy`] edits the serving config.
-//! [`render`] writes the report as a Markdown summary and as JUnit XML for CI systems.
-//! [`oms`] verifies the trainer's OpenSSF Model Signing signature over the model's files.
-//! [`diff`] compares two evaluations (reports or signed decisions), case by case.
-//! [`run`] is the pure part of running a model (the worker protocol, its records, resuming, the
-//! answers of a run in memory made verdict records); its engine is [`native`]'s `run`.
-//! Every input file has a [`Role`] ([`input`]); [`sniff`](mod@sniff) guesses it for the page.
+//! The modules sit in seven layers, bottom to top; a module imports from its own layer and the
+//! ones below, and no two files import each other, directly or round a loop (`tests/it/layers.rs`
+//! holds this table and checks both; at most 10 imports may point upward, each one listed when
+//! it runs, and `docs/architecture.md` draws it):
+//!
+//! 1. **inputs**, bytes into values: [`input`] (the files' roles and errors), [`lines`],
+//!    [`compat`] (the reference's numeric and string rules), [`json`] (reading JSON lines, and
+//!    numbers as JavaScript writes them, `json::number`), `parallel`, [`audit`] (pass 1: the
+//!    audit log scanned into an index), [`policy`] (the gate policy's one home: types, defaults,
+//!    parsing from every source, validation, the guardrails' fields), `attest::jcs` and
+//!    `attest::strict` (the canonical and the strict JSON a policy's digest and files use),
+//!    [`testset`] (the cases chosen and built, pass 2), [`sniff`](mod@sniff) (a file's likely
+//!    [`Role`] for the page).
+//! 2. **evidence**, what the models did: [`verdicts`] (verdict files), [`cost`] (what each
+//!    verdict's call cost, when its record says), [`trajectory`], and the run concept's pure
+//!    part: [`run`] (the worker protocol, its records, resuming, and the answers of a run in
+//!    memory as verdict records) and `endpoint` (the endpoint files `run` asks models through).
+//! 3. **decision**: [`scoring`], [`stats`], [`decision`] (the policy's rule, its outcome and the
+//!    [`decision::Rules`] a report is made under), [`sequential`] (the sequential rule),
+//!    [`guardrail`].
+//! 4. **report**: [`report`] (the GateReport), [`session`] (one evaluation as a state machine
+//!    every shell drives), [`gate`] (one call for inputs in memory).
+//! 5. **attest/deploy**: [`attest`] (the decision signed and verified), [`oms`] (the trainer's
+//!    OpenSSF Model Signing signature), `deploy` (the serving config edited), [`diff`] (two
+//!    evaluations compared, reports or signed decisions read through the verifier).
+//! 6. **renderings**: [`render`] (the standalone HTML report, the Markdown summary, JUnit XML,
+//!    the diff's renderings).
+//! 7. **shells**: `native` (not built for wasm: the file reading native shells share, the
+//!    deploy step, and the engine that runs models, `native::run`) and `wasm` (the JS API);
+//!    outside the library, the CLI (`src/bin/deploy-gate/`) and the Python extension
+//!    (`python/src/`), which only map flags and values onto these.
 //!
 //! The types a user of the library needs are re-exported here at the root.
 #![deny(missing_docs)]

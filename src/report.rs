@@ -4,8 +4,8 @@
 //! has a defined order.
 
 use crate::audit::{AuditIndex, AuditSummary};
-use crate::cost::{model_cost, CostSummary};
-use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision, Outcome, SequentialTask};
+use crate::cost::CostSummary;
+use crate::decision::{compare, decide, ABComparison, Evidence, GateDecision, Outcome, Rules, SequentialTask};
 use crate::guardrail::GuardrailsReport;
 use crate::input::{InputFile, Side};
 use crate::policy::{Cluster, GatePolicy, OnInsufficient, Repeats};
@@ -158,20 +158,6 @@ pub struct EvidenceSummary {
     pub over: &'static str,
     /// The policy's `max_missing` (its default when it gives none).
     pub max_missing: f64,
-}
-
-/// The rules a report is made under: the current ones, or those of the build before the
-/// evidence rules (`verify --reproduce` accepts a decision signed under either).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Rules {
-    /// Fail closed on missing evidence (`min_samples` over the cases answered by both,
-    /// `max_missing`), the `evidence` object, a sequential report's figures over the used
-    /// units, `not_run`, `sequential.min_units` and the stopping look.
-    #[default]
-    Current,
-    /// Exactly the previous build's report: a missing verdict counts as a failure whatever the
-    /// count, a sequential report's figures are over the whole test set.
-    Before,
 }
 
 impl GateReport {
@@ -412,7 +398,7 @@ fn cost_of(inputs: &GateInputs<'_>, test_set: &TestSet, policy: &GatePolicy) -> 
         return None;
     }
     let all_runs = policy.repeats() == Repeats::Mean;
-    let side = |v: &Verdicts| v.carries_cost().then(|| model_cost(test_set, v, all_runs));
+    let side = |v: &Verdicts| v.carries_cost().then(|| v.cost_summary(test_set, all_runs));
     Some(PerModel {
         old: side(old),
         new: side(new),

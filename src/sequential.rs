@@ -20,7 +20,7 @@
 //! answered, so a continuation with a larger budget, or on verdict files with more cases
 //! answered, takes the same units first.
 
-use crate::decision::Outcome;
+use crate::decision::{Outcome, Rules};
 use crate::input::Side;
 use crate::policy::{Cluster, GatePolicy};
 use crate::scoring::CaseOutcome;
@@ -233,18 +233,14 @@ pub fn min_units_warning(q: &SequentialReport, policy: &GatePolicy) -> Option<St
 /// The sequential decision of the task criterion, for a sequential policy (`None` otherwise),
 /// under the current rules.
 pub fn decide(cases: &[CaseOutcome], policy: &GatePolicy) -> Option<SequentialReport> {
-    decide_under(cases, policy, crate::report::Rules::Current)
+    decide_under(cases, policy, Rules::Current)
 }
 
 /// [`decide`] under `rules`: the current ones add `min_units` and always record the stopping
 /// look; the earlier ones give the previous build's record.
-pub fn decide_under(
-    cases: &[CaseOutcome],
-    policy: &GatePolicy,
-    rules: crate::report::Rules,
-) -> Option<SequentialReport> {
+pub fn decide_under(cases: &[CaseOutcome], policy: &GatePolicy, rules: Rules) -> Option<SequentialReport> {
     let settings = policy.sequential?;
-    let current = rules == crate::report::Rules::Current;
+    let current = rules == Rules::Current;
     let (units, unit) = units(cases, policy);
     let budget = settings.budget.unwrap_or(units.len());
     let d = sequential_decision(&units, policy.task_regression_tol, policy.confidence, budget);

@@ -8,9 +8,10 @@
 //! the index it was built from.
 
 use crate::audit::{AuditIndex, AuditScanner, IndexBuilder, Segment, DEFAULT_MAX_LINE};
+use crate::decision::Rules;
 use crate::input::{InputError, InputFile, Role, Side};
 use crate::policy::{policy_change, GatePolicy, PolicyChange};
-use crate::report::{evaluate_under, GateInputs, GateReport, Rules};
+use crate::report::{evaluate_under, GateInputs, GateReport};
 use crate::testset::{ReadRange, TestSet, TestSetBuilder, TestSetError};
 use crate::trajectory::{parse_trajectories, Trajectories};
 use crate::verdicts::{parse_verdicts, Verdicts};

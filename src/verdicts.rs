@@ -13,7 +13,7 @@
 use crate::audit::entry::{is_completion_name, EntryKind, Marks};
 use crate::audit::{into_id_text, PipelineId};
 use crate::compat::py_float_repr;
-use crate::cost::{CostField, CostFields, CostProblem, CostRef, RecordCost};
+use crate::cost::{summarize, CostField, CostFields, CostProblem, CostRef, CostSummary, RecordCost};
 use crate::input::Role;
 use crate::input::{InputError, InputFile};
 use crate::json::{
@@ -188,6 +188,19 @@ impl Verdicts {
     /// `attempts`, `target`; see [`crate::cost`]), kept or not.
     pub fn carries_cost(&self) -> bool {
         self.carries_cost
+    }
+
+    /// One model's cost summary over the test set: the records the scoring counts for each
+    /// case (every run under `all_runs`, i.e. `repeats: mean`, else the case's last record).
+    pub fn cost_summary(&self, test_set: &TestSet, all_runs: bool) -> CostSummary {
+        let mut records = 0;
+        let mut costs = Vec::new();
+        for (i, case) in test_set.cases.iter().enumerate() {
+            let (n, c) = self.costs_for(&case.pipeline_id, test_set.has_twin(i), all_runs);
+            records += n;
+            costs.extend(c);
+        }
+        summarize(records, costs)
     }
 
     /// The cost fields of the records a case counts, and how many records it counts: under

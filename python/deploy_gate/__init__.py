@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from ._attest import digest, sign, verify
 from ._core import core_version as _core_version
+from ._decision import ABComparison, GateDecision
 from ._deploy import ApplyResult, RollbackResult, apply, deploy_model, rollback
 from ._diff import diff
 from ._evaluate import Report, TestSet, build_test_set, evaluate
-from ._gate import ABComparison, DeploymentGate, GateDecision
+from ._gate import DeploymentGate
 from ._target import RunResult, Target, run, target
 from .errors import (
     AuditFileError,

@@ -11,20 +11,11 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 from . import _core
 from ._evaluate import Report
 from .errors import VerificationError
-from ._trainer import TrainerIdentities, TrainerKeys, _Bundle, _model_signature
+from ._trainer import TrainerIdentities, TrainerKeys, _Bundle, _model_signature, _text
 
 __all__ = ["digest", "sign", "verify"]
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-def _text(value: Union[str, bytes, PathLike]) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    if isinstance(value, str) and value.lstrip().startswith("-----BEGIN"):
-        return value
-    with open(os.fspath(value), encoding="utf-8") as f:
-        return f.read()
 
 
 OMS_FILES_SCHEME = "oms-v1.0-files"

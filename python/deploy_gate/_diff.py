@@ -8,8 +8,8 @@ import os
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._attest import _text
 from ._evaluate import Report
+from ._trainer import _text
 
 __all__ = ["diff"]
 

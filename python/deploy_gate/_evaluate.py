@@ -10,7 +10,7 @@ import os
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._gate import GateDecision
+from ._decision import GateDecision
 from ._progress import Progress, ProgressArg, ScanProgress
 from ._runners import run_runner
 from ._target import Target, _id_key, run_batch

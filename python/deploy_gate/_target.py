@@ -19,7 +19,6 @@ import signal
 import subprocess
 import tempfile
 from typing import (
-    TYPE_CHECKING,
     Any,
     Dict,
     Iterator,
@@ -27,6 +26,7 @@ from typing import (
     Mapping,
     NamedTuple,
     Optional,
+    Protocol,
     Sequence,
     Tuple,
     Union,
@@ -36,9 +36,6 @@ from . import _core
 from ._runners import ERROR, MISSING, VERDICT, Answer, verdict_answer
 from .errors import InputError, RunError, TargetFileError
 
-if TYPE_CHECKING:
-    from ._evaluate import TestSet
-
 __all__ = ["Target", "RunResult", "target", "run", "find_cli"]
 
 logger = logging.getLogger("deploy_gate")
@@ -46,7 +43,15 @@ logger = logging.getLogger("deploy_gate")
 PathLike = Union[str, "os.PathLike[str]"]
 TargetArg = Union[PathLike, Mapping[str, Any], "Target"]
 CacheArg = Union[None, bool, PathLike]
-TestSetArg = Union[PathLike, "TestSet", Sequence[Mapping[str, Any]]]
+
+
+class _TestSetLike(Protocol):
+    """A test set that writes itself as JSONL: ``deploy_gate.TestSet``."""
+
+    def to_jsonl(self) -> str: ...
+
+
+TestSetArg = Union[PathLike, _TestSetLike, Sequence[Mapping[str, Any]]]
 
 #: The name a dict target has in messages (it has no file).
 DICT_TARGET_NAME = "target (dict)"

@@ -19,10 +19,13 @@ TrainerIdentities = Sequence[Tuple[str, str]]
 _Signature = Tuple[Optional[Union[str, bytes]], List[str], List[str], List[Tuple[str, str]], Optional[str]]
 
 
-def _text(value: Union[str, bytes, PathLike]) -> str:
+def _text(value: Union[str, bytes, PathLike], inline: str = "-----BEGIN") -> str:
+    """A key, root or document given as its text or bytes, or a path to it: a string is the
+    text itself when it starts (after whitespace) with ``inline`` (a PEM block's
+    ``-----BEGIN``, a JSON object's ``{``), else a path."""
     if isinstance(value, bytes):
         return value.decode("utf-8")
-    if isinstance(value, str) and value.lstrip().startswith("-----BEGIN"):
+    if isinstance(value, str) and value.lstrip().startswith(inline):
         return value
     with open(os.fspath(value), encoding="utf-8") as f:
         return f.read()
@@ -53,7 +56,7 @@ def _model_signature(
     keys = _pems(trainer_keys, "trainer_keys")
     roots = _pems(trainer_roots, "trainer_roots")
     identities = _identities(trainer_identities)
-    root_text = None if sigstore_root is None else _json_text(sigstore_root)
+    root_text = None if sigstore_root is None else _text(sigstore_root, "{")
     if root_text is not None and not identities:
         raise ValueError("sigstore_root needs trainer_identities: whom the keyless signature must name")
     if not keys and not roots and not identities:
@@ -89,16 +92,6 @@ def _identities(values: TrainerIdentities) -> List[Tuple[str, str]]:
             raise TypeError(f"trainer_identities: {v!r} is not an (identity, issuer) pair of strings")
         out.append((v[0], v[1]))
     return out
-
-
-def _json_text(value: Union[str, bytes, PathLike]) -> str:
-    """A trusted root given as its JSON text / bytes, or a path to it."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    if isinstance(value, str) and value.lstrip().startswith("{"):
-        return value
-    with open(os.fspath(value), encoding="utf-8") as f:
-        return f.read()
 
 
 class _Bundle:

@@ -60,12 +60,12 @@ fn write(value: &Value, out: &mut String) -> Result<(), JcsError> {
 
 /// ECMAScript `Number.prototype.toString` of a finite double (RFC 8785 §3.2.2.3): JavaScript's
 /// own layout and, where two shortest digit strings are equally close, the even one
-/// ([`crate::render::number::js_string`], the one implementation of it).
+/// ([`crate::json::number::js_string`], the one implementation of it).
 pub fn number(x: f64) -> Result<String, JcsError> {
     if !x.is_finite() {
         return Err(JcsError::NotFinite);
     }
-    Ok(crate::render::number::js_string(x))
+    Ok(crate::json::number::js_string(x))
 }
 
 #[cfg(test)]

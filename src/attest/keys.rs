@@ -1,7 +1,9 @@
 //! Ed25519 keys as PEM (PKCS#8 private, SPKI public, interoperable with openssl) and key ids.
 
 use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePublicKey};
-use ed25519_dalek::{SigningKey, VerifyingKey};
+use ed25519_dalek::SigningKey;
+/// An Ed25519 public key, as the readers here give it and the verifier takes it.
+pub use ed25519_dalek::VerifyingKey;
 use sha2::{Digest, Sha256};
 
 /// A key could not be read.

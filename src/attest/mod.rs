@@ -21,7 +21,7 @@ mod verifier;
 pub use check::Check;
 pub use pin::PolicyMismatch;
 pub use reproduce::{reproduce, Mismatch};
-pub use summary::{Failure, Scope, Summary, VerificationResult, VerifyResult};
+pub use summary::{Failure, Scope, Summary, VerifyResult};
 pub use verifier::{
     verify, verify_signatures, Limits, Requirements, SignedStatement, Verified, VerifyError,
     DEFAULT_MAX_STATEMENT_BYTES, MAX_SIGNATURES,
@@ -62,6 +62,36 @@ pub const VERIFIER_ID: &str = "https://deploy-gate.dev/verifier/v1";
 pub const POLICY_URI: &str = "https://deploy-gate.dev/policy/v1";
 /// The level an approved decision verifies.
 pub const APPROVED_LEVEL: &str = "DEPLOY_GATE_APPROVED";
+
+/// The SLSA `verificationResult`: `PASSED` (deploy) or `FAILED` (keep the old model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum VerificationResult {
+    /// The decision approves the new model.
+    Passed,
+    /// The decision keeps the old model.
+    Failed,
+}
+
+impl VerificationResult {
+    /// `PASSED` for an approved decision, else `FAILED`.
+    pub fn of(approved: bool) -> VerificationResult {
+        if approved {
+            VerificationResult::Passed
+        } else {
+            VerificationResult::Failed
+        }
+    }
+
+    /// The word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerificationResult::Passed => "PASSED",
+            VerificationResult::Failed => "FAILED",
+        }
+    }
+}
+
 /// Clock skew tolerated for a statement dated in the future, in seconds.
 pub const MAX_SKEW_SECONDS: i64 = 300;
 

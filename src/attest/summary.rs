@@ -9,6 +9,7 @@
 use super::check::Check;
 use super::time;
 use super::verifier::Verified;
+use super::VerificationResult;
 use serde::{Serialize, Serializer};
 
 /// `valid: true`, the mark of a [`Summary`].
@@ -28,35 +29,6 @@ pub struct Invalid;
 impl Serialize for Invalid {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_bool(false)
-    }
-}
-
-/// The SLSA `verificationResult`: `PASSED` (deploy) or `FAILED` (keep the old model).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum VerificationResult {
-    /// The decision approves the new model.
-    Passed,
-    /// The decision keeps the old model.
-    Failed,
-}
-
-impl VerificationResult {
-    /// `PASSED` for an approved decision, else `FAILED`.
-    pub fn of(approved: bool) -> VerificationResult {
-        if approved {
-            VerificationResult::Passed
-        } else {
-            VerificationResult::Failed
-        }
-    }
-
-    /// The word.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            VerificationResult::Passed => "PASSED",
-            VerificationResult::Failed => "FAILED",
-        }
     }
 }
 

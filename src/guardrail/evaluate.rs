@@ -9,11 +9,10 @@
 //! `template_regression` is a test for a regression only: exceeded when a template is shown to
 //! drop (Holm across the templates at one-sided `α/(2k)`), else within.
 
-use super::policy::{Action, Guardrail, Metric, Statistic};
 use crate::cost::RecordCost;
 use crate::decision::Outcome;
 use crate::input::Side;
-use crate::policy::{Cluster, GatePolicy, Repeats};
+use crate::policy::{Action, Cluster, GatePolicy, Guardrail, Metric, Price, Repeats, Statistic, TemplateRegression};
 use crate::scoring::CaseOutcome;
 use crate::stats::{drop_p_value, holm, mean_change, quantile_change, Change, Clusters, GUARDRAIL_RESAMPLES};
 use crate::testset::TestSet;
@@ -220,7 +219,7 @@ pub struct GuardrailsReport {
 }
 
 /// The value of `metric` in one record, when it carries it.
-fn value_of(metric: &Metric, r: &RecordCost, price: Option<&super::Price>) -> Option<f64> {
+fn value_of(metric: &Metric, r: &RecordCost, price: Option<&Price>) -> Option<f64> {
     let tokens = || r.usage.and_then(|u| u.prompt_tokens.zip(u.completion_tokens));
     match metric {
         Metric::LatencyMs => r.latency_ms,
@@ -233,7 +232,7 @@ fn value_of(metric: &Metric, r: &RecordCost, price: Option<&super::Price>) -> Op
 }
 
 /// A case's value: the mean over the records counted for it that carry the metric.
-fn case_value(metric: &Metric, records: &[&RecordCost], price: Option<&super::Price>) -> Option<f64> {
+fn case_value(metric: &Metric, records: &[&RecordCost], price: Option<&Price>) -> Option<f64> {
     let (mut sum, mut n) = (0.0, 0usize);
     for r in records {
         if let Some(v) = value_of(metric, r, price) {
@@ -428,7 +427,7 @@ fn judge(
 
 /// `template_regression` over the cases `used`: each template with `min_cases` cases tested,
 /// Holm across them at the one-sided `level`.
-fn templates(t: super::TemplateRegression, level: f64, cases: &[CaseOutcome], used: &[usize]) -> TemplateResult {
+fn templates(t: TemplateRegression, level: f64, cases: &[CaseOutcome], used: &[usize]) -> TemplateResult {
     let mut groups: Vec<(&RawValue, Vec<f64>, Vec<f64>)> = Vec::new();
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for &i in used {

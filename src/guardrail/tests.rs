@@ -1,7 +1,7 @@
-use super::{combine, Action, CriterionResult, GuardrailOutcome, GuardrailsReport};
+use super::{combine, CriterionResult, GuardrailOutcome, GuardrailsReport};
 use crate::decision::Outcome;
 use crate::gate::{evaluate_in_memory, MemoryInputs};
-use crate::policy::{GatePolicy, PolicyInput};
+use crate::policy::{Action, GatePolicy, PolicyInput};
 use crate::report::GateReport;
 use serde_json::{json, Value};
 

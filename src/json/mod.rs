@@ -8,6 +8,7 @@
 //! Both read values as [`Scalar`] or [`PyText`]; neither ever fails on a value's type.
 
 pub mod layout;
+pub mod number;
 pub mod skim;
 mod value;
 mod visit;

@@ -2,7 +2,7 @@
 //! (see [`crate::cost`]) as rows of plain text, one column per model, which each renderer
 //! escapes its own way. A report without `cost` has no table.
 
-use super::number::to_fixed;
+use crate::json::number::to_fixed;
 use serde::Deserialize;
 
 /// The report's `cost` object, as the renderers read it.

@@ -475,7 +475,7 @@ fn sig3(x: N) -> String {
     }
 }
 
-/// A chart coordinate: at most two decimals, no trailing zeros.
+/// A chart coordinate: at most two decimals, no trailing zeros (as the page's charts).
 fn co(x: f64) -> String {
     let s = format!("{x:.2}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
@@ -498,6 +498,96 @@ fn policy_value(v: &Value) -> String {
 // ---- Charts (the page's www/charts.js, as SVG text) ----
 
 const W: f64 = 420.0;
+
+/// The chart's frame, shared with the page's `sequenceChart` (www/charts.js): the plot's left,
+/// right, top and bottom edges in a 420 × 170 view box.
+const X0: f64 = 40.0;
+const X1: f64 = 360.0;
+const Y0: f64 = 10.0;
+const Y1: f64 = 140.0;
+
+/// The confidence sequence as an inline SVG (the page's `sequenceChart`): the lower and upper
+/// bounds over the units used, lines at −tolerance and 0, and a marker where it stopped; styled
+/// by the report's classes and `style` attributes only (the report's stylesheet is unchanged).
+/// `None` without a sequential record or before any look.
+fn sequential_chart(q: &Value) -> Option<String> {
+    let nums =
+        |k: &str| -> Option<Vec<f64>> { q.get("looks")?.get(k)?.as_array()?.iter().map(Value::as_f64).collect() };
+    let (n, lower, upper) = (nums("n")?, nums("lower")?, nums("upper")?);
+    if n.is_empty() || n.len() != lower.len() || n.len() != upper.len() {
+        return None;
+    }
+    let used = q.get("used")?.as_u64()? as f64;
+    let budget = q.get("budget")?.as_u64()? as f64;
+    let tol = q.get("tolerance")?.as_f64()?;
+    let stopped = q.get("stopped")?.as_str()?;
+    let units = match q.get("unit")?.as_str()? {
+        "template" => "templates",
+        _ => "cases",
+    };
+    let (lf, uf) = (q["lower"].as_f64().unwrap_or(-1.0), q["upper"].as_f64().unwrap_or(1.0));
+    let xmax = used.max(budget.min(5.0 * used)).max(1.0);
+    let span = (uf - lf).max(3.0 * tol).max(0.1);
+    let ylo = (lf.min(-tol) - span / 2.0).max(-1.0);
+    let yhi = (uf.max(0.0) + span / 2.0).min(1.0).max(ylo + 0.01);
+    let x = |v: f64| co(X0 + v / xmax * (X1 - X0));
+    let y = |v: f64| co(Y1 - (v.clamp(ylo, yhi) - ylo) / (yhi - ylo) * (Y1 - Y0));
+    let line = |vals: &[f64]| {
+        n.iter()
+            .zip(vals)
+            .map(|(&a, &b)| format!("{},{}", x(a), y(b)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let (lo_pts, hi_pts) = (line(&lower), line(&upper));
+    let band: Vec<String> = n
+        .iter()
+        .zip(&upper)
+        .map(|(&a, &b)| format!("{},{}", x(a), y(b)))
+        .chain(n.iter().zip(&lower).rev().map(|(&a, &b)| format!("{},{}", x(a), y(b))))
+        .collect();
+    let sentence = super::sequential::sentence(q)?;
+    let stop_at = match stopped {
+        "blocked" => uf,
+        _ => lf,
+    };
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 420 170\" role=\"img\" class=\"chart\" data-testid=\"sequential-chart\">\
+         <title>Confidence sequence for the change in pass rate (new − old) against the {units} used</title><desc>{}</desc>\
+         <polygon points=\"{}\" style=\"fill:var(--new);fill-opacity:.15\"/>\
+         <line x1=\"{X0}\" x2=\"{X1}\" y1=\"{z}\" y2=\"{z}\" class=\"axis\"/>\
+         <line x1=\"{X0}\" x2=\"{X1}\" y1=\"{t}\" y2=\"{t}\" style=\"stroke:var(--bad);stroke-width:1;stroke-dasharray:4 3\"/>\
+         <polyline points=\"{lo_pts}\" data-bound=\"lower\" style=\"fill:none;stroke:var(--new);stroke-width:1.5\"/>\
+         <polyline points=\"{hi_pts}\" data-bound=\"upper\" style=\"fill:none;stroke:var(--new);stroke-width:1.5\"/>\
+         <g data-testid=\"sequential-stop\" data-n=\"{}\"><title>{}</title>\
+         <line x1=\"{sx}\" x2=\"{sx}\" y1=\"{Y0}\" y2=\"{Y1}\" style=\"stroke:var(--fg);stroke-width:1;stroke-dasharray:2 2\"/>\
+         <circle cx=\"{sx}\" cy=\"{}\" r=\"4\" style=\"fill:var(--fg)\"/></g>\
+         <text x=\"{}\" y=\"{}\" class=\"value\" text-anchor=\"end\">0</text>\
+         <text x=\"{}\" y=\"{}\" class=\"value\">{}</text>\
+         <line x1=\"{X0}\" x2=\"{X0}\" y1=\"{Y0}\" y2=\"{Y1}\" class=\"axis\"/>\
+         <text x=\"{X0}\" y=\"158\" class=\"value\">0</text>\
+         <text x=\"{X1}\" y=\"158\" class=\"value\" text-anchor=\"end\">{}</text>\
+         <text x=\"{}\" y=\"158\" class=\"value\" text-anchor=\"middle\">{units}</text></svg>",
+        esc(&sentence),
+        band.join(" "),
+        used,
+        esc(&sentence),
+        y(stop_at),
+        co(X0 - 4.0),
+        co(Y1 - (0f64.clamp(ylo, yhi) - ylo) / (yhi - ylo) * (Y1 - Y0) + 4.0),
+        co(X1 + 4.0),
+        co(Y1 - ((-tol).clamp(ylo, yhi) - ylo) / (yhi - ylo) * (Y1 - Y0) + 4.0),
+        super::sequential::minus(tol),
+        grouped(xmax as u64),
+        co((X0 + X1) / 2.0),
+        z = y(0.0),
+        t = y(-tol),
+        sx = x(used),
+    );
+    Some(s)
+}
 
 fn pass_rate_chart(d: &DecisionV, st: &TaskV) -> String {
     let scale = |x: f64| 90.0 + if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 } * (W - 170.0);
@@ -723,7 +813,7 @@ const FILTER_SCRIPT: &str = r#"(function () {
 })();
 "#;
 
-use super::evidence::{missing_evidence_advice, EvidenceView};
+use super::evidence::{grouped, missing_evidence_advice, EvidenceView};
 
 fn conf(v: &View) -> String {
     let c = (v.stats.confidence.0 * 1000.0).round() / 10.0;
@@ -1000,7 +1090,7 @@ fn render(v: &View, json: &str) -> String {
     }
     kv(&mut o, &rows);
     o.push_str(&pass_rate_chart(d, st));
-    if let Some(chart) = v.sequential.as_ref().and_then(super::sequential::chart) {
+    if let Some(chart) = v.sequential.as_ref().and_then(sequential_chart) {
         o.push_str(&chart);
     }
     let tb = &st.table;

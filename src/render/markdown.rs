@@ -2,12 +2,12 @@
 //! "Copy Markdown summary" shows and `deploy-gate evaluate --markdown FILE` writes, the same text.
 //!
 //! It reads the report through its JSON form (the page holds the JSON, the CLI writes it), so
-//! both give the same bytes; numbers are written as JavaScript writes them ([`super::number`]).
+//! both give the same bytes; numbers are written as JavaScript writes them ([`crate::json::number`]).
 //! Every value that comes from an input file (template ids, file names, warnings) is escaped:
 //! it can neither end a table cell or a line nor open a link, an emphasis or an HTML tag.
 
 use super::evidence::{missing_evidence_advice, EvidenceView};
-use super::number::{js_round, js_string, to_fixed, to_precision};
+use crate::json::number::{js_round, js_string, to_fixed, to_precision};
 use crate::report::GateReport;
 use serde::Deserialize;
 use serde_json::value::RawValue;

@@ -7,7 +7,6 @@ pub mod guardrails;
 pub mod html;
 pub mod junit;
 pub mod markdown;
-pub mod number;
 pub mod sequential;
 #[cfg(test)]
 mod testing;

@@ -23,7 +23,7 @@
 //! non-inferiority rules, with and without a policy file, from verdict files in every format
 //! holding repeated verdicts. For every set, this build verifies every signed decision (with the
 //! team's policy file where there was one), reproduces it from the input files (under the
-//! current rules, or else the earlier ones: `report::Rules`), and evaluating again under each
+//! current rules, or else the earlier ones: `decision::Rules`), and evaluating again under each
 //! report's own policy and the earlier rules (`evaluate --policy report.json --rules before`)
 //! gives the report, its Markdown and its JUnit byte for byte; under the current rules a fixed
 //! report whose verdict files answer every case is the same byte for byte too. The renderers

@@ -41,6 +41,8 @@ mod html_report;
 mod ids;
 #[cfg(not(target_arch = "wasm32"))]
 mod known_answers;
+#[cfg(not(target_arch = "wasm32"))]
+mod layers;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod mlflow_cli;
 #[cfg(not(target_arch = "wasm32"))]

@@ -14,10 +14,10 @@ use deploy_gate::attest::{
     VerificationResult, Verified, OMS_FILES_SCHEME,
 };
 use deploy_gate::decision::Outcome;
+use deploy_gate::decision::Rules;
 use deploy_gate::native::oms::{identify, oms_digest, ModelError};
 use deploy_gate::oms::Method;
 use deploy_gate::policy::{resolve_pinned, GatePolicy};
-use deploy_gate::report::Rules;
 use serde_json::Value;
 use std::fs::OpenOptions;
 use std::io::Write;

@@ -55,7 +55,7 @@ fn interval(i: &Interval) -> String {
             signed(Some(h), 3),
             i.confidence.map_or_else(String::new, |c| format!(
                 ", {}%",
-                crate::render::number::js_string(crate::render::number::js_round(c * 1000.0) / 10.0)
+                crate::json::number::js_string(crate::json::number::js_round(c * 1000.0) / 10.0)
             )),
             super::clustered_note(i)
         ),

@@ -18,7 +18,7 @@ fn interval_text(i: &Interval) -> String {
         (Some(low), Some(high)) => format!(
             "{} ({}% interval {} to {}{})",
             signed(i.task_delta),
-            crate::render::number::js_string(crate::render::number::js_round(i.confidence.unwrap_or(0.95) * 100.0)),
+            crate::json::number::js_string(crate::json::number::js_round(i.confidence.unwrap_or(0.95) * 100.0)),
             signed(Some(low)),
             signed(Some(high)),
             super::clustered_note(i)

@@ -441,3 +441,41 @@ fn an_early_stop_speaks_of_the_cases_used_and_not_run() {
     let body = plain_text(&html[..html.find("<script type=\"application/json\"").unwrap()]);
     assert!(!body.contains("old 80") && !body.contains("new 80") && !body.contains("80 missing"));
 }
+
+/// The sequential decision's chart. (roxmltree is a native dev-dependency.)
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn the_chart_has_a_point_per_look_and_the_stop() {
+    let q = serde_json::json!({"unit": "case", "budget": 100, "used": 3, "stopped": "approved", "tolerance": 0.05,
+        "lower": -0.04, "upper": 0.5,
+        "looks": {"n": [1, 2, 3], "lower": [-1.0, -0.5, -0.04], "upper": [1.0, 0.8, 0.5]}});
+    let svg = sequential_chart(&q).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let root = doc.root_element();
+    assert_eq!(root.attribute("role"), Some("img"));
+    let first = root.first_element_child().unwrap();
+    assert_eq!(first.tag_name().name(), "title");
+    assert!(root.children().any(|c| c.tag_name().name() == "desc"
+        && c.text()
+            == Some(
+                "Sequential (betting confidence sequence): approved after 3 of 100 cases; lower bound −0.040 > −0.05"
+            )));
+    for bound in ["lower", "upper"] {
+        let line = root
+            .descendants()
+            .find(|c| c.attribute("data-bound") == Some(bound))
+            .unwrap();
+        assert_eq!(line.attribute("points").unwrap().split(' ').count(), 3, "{bound}");
+    }
+    let stop = root
+        .descendants()
+        .find(|c| c.attribute("data-testid") == Some("sequential-stop"))
+        .unwrap();
+    assert_eq!(stop.attribute("data-n"), Some("3"));
+    // The x axis runs to the budget, at most five times the units used: 15 here.
+    assert!(svg.contains(">15</text>"), "{svg}");
+    let none = serde_json::json!({"unit": "case", "budget": 100, "used": 0, "stopped": "budget", "tolerance": 0.05,
+        "lower": null, "upper": null, "looks": {"n": [], "lower": [], "upper": []}});
+    assert_eq!(sequential_chart(&none), None);
+    assert_eq!(sequential_chart(&Value::Null), None);
+}

@@ -61,9 +61,14 @@
 //! deploy step checking it against a decision signed before the fields existed resolves it as it
 //! did then ([`resolve_pinned`]).
 
+mod error;
+mod guardrails;
+
+pub use error::PolicyError;
+pub use guardrails::{Action, Guardrail, Guardrails, Limit, Metric, Price, Prices, Statistic, TemplateRegression};
+
 use crate::attest::{jcs, strict};
 use crate::compat::upper;
-use crate::guardrail::{Guardrail, Guardrails, Prices, TemplateRegression};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -126,25 +131,6 @@ pub const FIELDS: [&str; 17] = [
     "template_regression",
     "max_missing",
 ];
-
-/// An invalid policy field.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct PolicyError {
-    /// The field as it was spelt (`min_samples`, `task_tol`, an unknown key, …).
-    pub field: String,
-    /// What is wrong, naming the field (the text the CLI and the page show).
-    pub message: String,
-}
-
-impl PolicyError {
-    pub(crate) fn new(field: &str, message: impl Into<String>) -> Self {
-        PolicyError {
-            field: field.to_owned(),
-            message: message.into(),
-        }
-    }
-}
 
 /// Why a policy file cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -1781,7 +1767,7 @@ mod round_trip {
     }
 
     fn guardrails() -> impl Strategy<Value = Guardrails> {
-        use crate::guardrail::{Action, Limit, Metric, Price, Prices, Statistic, TemplateRegression};
+        use super::{Action, Limit, Metric, Price, Prices, Statistic, TemplateRegression};
         let metric = prop_oneof![
             Just(Metric::LatencyMs),
             Just(Metric::PromptTokens),

@@ -1,7 +1,7 @@
 //! The guardrails' policy fields: their types, the parser (every error names the field, as
 //! `guardrails[1].max_increase`), and the canonical form written into the report's `policy`.
 
-use crate::policy::PolicyError;
+use super::error::PolicyError;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value};

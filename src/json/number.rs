@@ -1,7 +1,9 @@
 //! Numbers written the way JavaScript writes them (`String(x)`, `x.toFixed(f)`,
 //! `x.toPrecision(p)`, `Math.round(x)`), so that a summary rendered here reads exactly as the
-//! page always showed it. Rust's own `{:.N}` rounds an exact tie to even (`0.03125` → `0.0312`)
-//! where JavaScript rounds it up (`0.0313`), and `{}` never switches to exponent notation.
+//! page always showed it, and so that a canonical JSON number (RFC 8785, ECMAScript's
+//! `Number::toString`; [`crate::attest::jcs`]) is the one JavaScript writes. Rust's own
+//! `{:.N}` rounds an exact tie to even (`0.03125` → `0.0312`) where JavaScript rounds it up
+//! (`0.0313`), and `{}` never switches to exponent notation.
 
 /// How many decimal digits the exact expansion of a finite `x` has after the point.
 fn fraction_digits(x: f64) -> usize {
