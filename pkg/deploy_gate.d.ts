@@ -256,6 +256,12 @@ export interface DiffSide {
     source: "report" | "signed"; signers: string[]; tool: { name: string; version: string };
     decision: { approved: boolean; reason: string; outcome?: "approved" | "blocked" | "inconclusive" };
     policy_digest: string; num_cases: number; inputs: { role: string; name: string; sha256: string | null }[];
+    /** What its decision rests on, when its report says (absent in a report whose cases every
+     * model answered, or made before reports had it). */
+    evidence?: {
+        test_cases: number; rests_on: number; missing: { old: number; new: number }; not_run?: number;
+        over: "used" | "test_set";
+    };
 }
 export type DiffOutcome = "approved" | "blocked" | "inconclusive";
 export interface DiffFlip {
@@ -469,6 +475,12 @@ export class GateDiff {
      * How many pipelines only before.
      */
     readonly onlyBeforeCount: number;
+    /**
+     * What the two decisions rest on, as every rendering's headline says it: `rests on 94 of
+     * 3,000 test cases`, or `rests on 9 of 9 → 8 of 9 test cases` when the sides differ (from
+     * each report's `evidence`, or the cases both models answered in a report without one).
+     */
+    readonly restsOn: string;
     /**
      * How many templates.
      */
@@ -880,6 +892,7 @@ export interface InitOutput {
     readonly gatediff_onlyAfterCount: (a: number) => number;
     readonly gatediff_onlyBeforeCount: (a: number) => number;
     readonly gatediff_onlyIds: (a: number, b: number, c: number, d: number, e: number) => [number, number, number];
+    readonly gatediff_restsOn: (a: number) => [number, number];
     readonly gatediff_summary: (a: number) => [number, number, number];
     readonly gatediff_templateCount: (a: number) => number;
     readonly gatediff_templates: (a: number, b: number, c: number) => [number, number, number];

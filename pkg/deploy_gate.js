@@ -150,6 +150,24 @@ export class GateDiff {
         return takeFromExternrefTable0(ret[0]);
     }
     /**
+     * What the two decisions rest on, as every rendering's headline says it: `rests on 94 of
+     * 3,000 test cases`, or `rests on 9 of 9 → 8 of 9 test cases` when the sides differ (from
+     * each report's `evidence`, or the cases both models answered in a report without one).
+     * @returns {string}
+     */
+    get restsOn() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const ret = wasm.gatediff_restsOn(this.__wbg_ptr);
+            deferred1_0 = ret[0];
+            deferred1_1 = ret[1];
+            return getStringFromWasm0(ret[0], ret[1]);
+        } finally {
+            wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
      * The diff without the items of its long lists (`cases.flips`, `cases.only_before`,
      * `cases.only_after`, `templates` are empty; their lengths are `flipCount`, …): take them
      * with `flips`, `onlyIds` and `templates`.

@@ -24,6 +24,7 @@ export const gatediff_markdown: (a: number) => [number, number];
 export const gatediff_onlyAfterCount: (a: number) => number;
 export const gatediff_onlyBeforeCount: (a: number) => number;
 export const gatediff_onlyIds: (a: number, b: number, c: number, d: number, e: number) => [number, number, number];
+export const gatediff_restsOn: (a: number) => [number, number];
 export const gatediff_summary: (a: number) => [number, number, number];
 export const gatediff_templateCount: (a: number) => number;
 export const gatediff_templates: (a: number, b: number, c: number) => [number, number, number];

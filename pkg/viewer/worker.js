@@ -581,15 +581,16 @@ const handlers = {
     return openSignedDecision(await bytesOf(envelope), trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });
   },
   /** Compares two evaluations (each a report or a signed decision, read only once it verifies
-   * against `trustedPems`): the diff's summary and the lengths of its lists, which the page
-   * takes with `diffSlice`. The diff stays here (its exports come from `diffExport`). */
+   * against `trustedPems`): the diff's summary, what the decisions rest on (the headline's
+   * `rests on N of M test cases`) and the lengths of its lists, which the page takes with
+   * `diffSlice`. The diff stays here (its exports come from `diffExport`). */
   async compare({ before, after, names = ["before", "after"], trustedPems = [] }) {
     const [b, a] = [await bytesOf(before), await bytesOf(after)];
     if (lastDiff) lastDiff.handle.free();
     lastDiff = null;
     const handle = diffDocuments(b, a, { before_name: names[0], after_name: names[1], trusted_keys: trustedPems });
     lastDiff = { id: ++diffs, handle };
-    return { diff: lastDiff.id, summary: handle.summary(), flipCount: handle.flipCount, templateCount: handle.templateCount, onlyBeforeCount: handle.onlyBeforeCount, onlyAfterCount: handle.onlyAfterCount };
+    return { diff: lastDiff.id, summary: handle.summary(), restsOn: handle.restsOn, flipCount: handle.flipCount, templateCount: handle.templateCount, onlyBeforeCount: handle.onlyBeforeCount, onlyAfterCount: handle.onlyAfterCount };
   },
   /** Items `from`..`to` of one of the last diff's lists: `flips`, `templates`, `only_before`, `only_after`. */
   async diffSlice({ diff, kind, from, to }) {

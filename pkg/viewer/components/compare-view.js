@@ -178,7 +178,7 @@ export class CompareView extends HTMLElement {
       const onlyBefore = templates && (await take("only_before", meta.onlyBeforeCount));
       const onlyAfter = onlyBefore && (await take("only_after", meta.onlyAfterCount));
       if (!onlyAfter || run !== this.runs) return;
-      this.diff = { id: meta.diff, summary: meta.summary, flips, templates, onlyBefore, onlyAfter };
+      this.diff = { id: meta.diff, summary: meta.summary, restsOn: meta.restsOn, flips, templates, onlyBefore, onlyAfter };
       this.status.textContent = "";
       this.show(this.diff);
       const whole = structuredClone(meta.summary);
@@ -217,12 +217,14 @@ export class CompareView extends HTMLElement {
     }
   }
 
-  show({ summary: d, flips, templates, onlyBefore, onlyAfter }) {
+  show({ summary: d, restsOn, flips, templates, onlyBefore, onlyAfter }) {
     const c = d.decision;
+    // What the decisions rest on, as the CLI's headline says it (the core's text).
+    const rests = h("span", { class: "dg-rests", "data-testid": "compare-rests-on" }, `(${restsOn})`);
     const banner = h(
       "section",
       { class: `dg-banner ${c.changed ? "dg-changed" : "dg-approved"}`, "data-testid": "compare-decision", "data-changed": String(c.changed), "data-before": c.before, "data-after": c.after, role: "status" },
-      h("h2", {}, c.changed ? `The decision changed: ${c.before} → ${c.after}` : `The decision is unchanged: ${c.after}`),
+      h("h2", {}, c.changed ? `The decision changed: ${c.before} → ${c.after}` : `The decision is unchanged: ${c.after}`, " ", rests),
       h("p", { "data-testid": "compare-summary" }, `${d.cases.common} case(s) in common · ${onlyBefore.length} only before · ${onlyAfter.length} only after · ${flips.length} flip(s)`),
     );
     const exportButton = (kind, label) => h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": `compare-export-${kind}`, onclick: () => this.export(kind).catch((e) => this.failed(e)) }, label);
