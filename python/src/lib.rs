@@ -21,6 +21,8 @@ use pyo3::types::{PyBool, PyBytes, PyInt};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod running;
+
 /// Raises `deploy_gate.errors.<class>(message, role, file, line)`.
 fn raise(
     py: Python<'_>,
@@ -1401,6 +1403,7 @@ fn core_version() -> String {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    running::register(m)?;
     m.add_class::<Session>()?;
     m.add_class::<Report>()?;
     m.add_function(wrap_pyfunction!(resolve_policy, m)?)?;
