@@ -1,6 +1,6 @@
 """Type stubs of deploy_gate._core, the native module (a mapping layer over the Rust core)."""
 
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 Notify = Optional[Callable[[bool, str], object]]
 
@@ -27,6 +27,17 @@ def trajectory_mean(results: Sequence[Tuple[float, float, float, float, float, f
 def report_html_from_json(json: str) -> str: ...
 def core_version() -> str: ...
 def read_target(file: str, data: bytes) -> Tuple[str, str, str, List[str]]: ...
+def run_endpoints(
+    test_set: str,
+    endpoints: List[str],
+    outs: List[str],
+    order_seed: int = 0,
+    cache: Optional[str] = None,
+    no_cache: bool = False,
+    policy_file: Optional[str] = None,
+    on_line: Optional[Callable[[str], Any]] = None,
+    on_case: Optional[Callable[[int, bool], Any]] = None,
+) -> Tuple[Optional[str], str]: ...
 def trajectory_fields() -> List[str]: ...
 def sequential_units(policy: str, test_set: bytes) -> List[List[int]]: ...
 def evaluate_cases(

@@ -1,12 +1,15 @@
-"""Models asked through ``deploy-gate run``: ``target`` (a target file or dict as a runner the
-drop-in and ``evaluate`` accept) and ``run`` (the CLI's two-model run).
+"""Models asked as ``deploy-gate run`` asks them: ``target`` (a target file or dict as a runner
+the drop-in and ``evaluate`` accept) and ``run`` (the two-model run).
 
-The requests are made by the CLI binary ``deploy-gate`` (its HTTP client: adaptive concurrency,
-retries with ``Retry-After``, the response cache, secrets redacted), run as a subprocess over
-the whole batch of cases: Python writes the cases to a temporary test set, waits for the process
-(the GIL released, as every wait on a process is) and reads the verdict records it wrote. The
-target is read in-process first by the core's own reader, so a refused target raises before
-anything runs, with the file, the line and the field."""
+The requests are made by the library's run engine, the one ``deploy-gate run`` calls (its HTTP
+client: adaptive concurrency, retries with ``Retry-After``, the response cache, secrets
+redacted), in this process through the native module (``_core.run_endpoints``): no
+``deploy-gate`` binary is needed. Python writes the cases to a temporary test set, the engine
+runs on a thread of its own with the GIL released, its lines (the header, the summary) are
+logged on the logger ``deploy_gate`` and each record advances the progress display; Ctrl-C stops
+it at its next turn, its records whole (the same call resumes), and raises
+``KeyboardInterrupt``. The target is read first by the core's own reader, so a refused target
+raises before anything runs, with the file, the line and the field."""
 
 from __future__ import annotations
 
@@ -15,9 +18,8 @@ import logging
 import os
 import re
 import shutil
-import signal
-import subprocess
 import tempfile
+import warnings
 from typing import (
     Any,
     Dict,
@@ -33,6 +35,7 @@ from typing import (
 )
 
 from . import _core
+from ._progress import Progress, ProgressArg
 from ._runners import ERROR, MISSING, VERDICT, Answer, verdict_answer
 from .errors import InputError, RunError, TargetFileError
 
@@ -62,9 +65,9 @@ _SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.IGNOREC
 
 
 def find_cli(cli: Optional[PathLike] = None) -> str:
-    """The ``deploy-gate`` binary that runs targets: ``cli`` when given, else the environment
-    variable ``DEPLOY_GATE_BIN``, else ``deploy-gate`` on ``PATH``. Raises ``FileNotFoundError``
-    saying how to get one (the wheel does not bundle the CLI)."""
+    """The ``deploy-gate`` binary: ``cli`` when given, else the environment variable
+    ``DEPLOY_GATE_BIN``, else ``deploy-gate`` on ``PATH``. Raises ``FileNotFoundError`` when
+    there is none. Runs no longer need it (the engine runs in this process)."""
     chosen = os.fspath(cli) if cli is not None else os.environ.get("DEPLOY_GATE_BIN") or None
     if chosen is not None:
         if os.path.isfile(chosen) and os.access(chosen, os.X_OK):
@@ -79,49 +82,55 @@ def find_cli(cli: Optional[PathLike] = None) -> str:
     return found
 
 
-# ---------------------------------------------------------------------------- the process
+# ---------------------------------------------------------------------------- the engine
 
 
-def _invoke(cli: str, args: List[str], inputs: Dict[str, Tuple[str, str]]) -> None:
-    """Runs ``deploy-gate run ARGS``, logging its stderr lines (the header, progress lines,
-    the summary) on the logger ``deploy_gate`` as they come. ``inputs`` maps the paths given
-    to the CLI to (the path to name, the role) for errors. Raises as ``_failure`` says when it
-    fails; on an exception here (Ctrl-C) the process is stopped as Ctrl-C stops it (SIGINT:
-    its records are synced) and waited for."""
-    argv = [cli, "run", *args]
-    logger.debug("deploy-gate run: %s", argv)
-    lines: List[str] = []
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-    )
-    try:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            line = line.rstrip("\n")
-            lines.append(line)
-            if not line.startswith("deploy-gate: error: "):
-                logger.info("%s", line)
-        code = proc.wait()
-    except BaseException:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        raise
-    finally:
-        if proc.stderr is not None:
-            proc.stderr.close()
-    if code != 0:
-        raise _failure(code, lines, inputs)
+def _deprecated_cli(cli: Optional[PathLike]) -> None:
+    """``cli=`` and ``DEPLOY_GATE_BIN`` are accepted and ignored: the run engine is in the
+    native module."""
+    if cli is not None:
+        warnings.warn(
+            "cli= is ignored: targets are run in this process by the native module (no deploy-gate binary is needed)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    if os.environ.get("DEPLOY_GATE_BIN"):
+        warnings.warn(
+            "DEPLOY_GATE_BIN is ignored: targets are run in this process by the native module "
+            "(no deploy-gate binary is needed)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+
+
+def _log_line(line: str) -> None:
+    for part in line.split("\n"):
+        logger.info("%s", part)
+
+
+def _invoke(
+    run_args: Dict[str, Any],
+    inputs: Dict[str, Tuple[str, str]],
+    progress: ProgressArg = False,
+    total: int = 0,
+) -> None:
+    """Runs the engine as ``deploy-gate run`` would with ``run_args`` (``test_set``,
+    ``endpoints``, ``outs``, ``order_seed``, ``cache``, ``no_cache``, ``policy_file``), its
+    lines logged on the logger ``deploy_gate`` and each record advancing ``progress`` (of
+    ``total`` records). ``inputs`` maps the paths given to the engine to (the path to name,
+    the role) for errors. Raises as ``_failure`` says when it fails, and ``KeyboardInterrupt``
+    when Ctrl-C stopped it (its records whole: the same call resumes)."""
+    logger.debug("deploy-gate run (in-process): %s", run_args)
+    with Progress(progress, total, "run") as bar:
+
+        def on_case(lane: int, errored: bool) -> None:
+            bar.advance(1)
+
+        message, _counts = _core.run_endpoints(
+            on_line=_log_line, on_case=on_case if progress else None, **run_args
+        )
+    if message is not None:
+        raise _failure(1, [f"deploy-gate: error: {message}"], inputs)
 
 
 _AT_LINE = re.compile(r"^ line (\d+)\b")
@@ -137,7 +146,11 @@ def _failure(code: int, lines: List[str], inputs: Dict[str, Tuple[str, str]]) ->
     if code > 128:
         return RunError(f"deploy-gate run was interrupted (signal {code - 128}): {message}", code, lines)
     for given, (shown, role) in inputs.items():
-        for prefix in (f"cannot read the test set {given}", f"cannot read the target file {given}"):
+        for prefix in (
+            f"cannot read the test set {given}",
+            f"cannot read the endpoint file {given}",
+            f"cannot read the target file {given}",
+        ):
             if message.startswith(prefix):
                 text = message.replace(given, shown, 1)
                 return FileNotFoundError(text) if "No such file" in text else OSError(text)
@@ -241,6 +254,7 @@ class Target:
         cache: CacheArg,
         order_seed: int,
         cli: Optional[PathLike],
+        progress: ProgressArg = False,
     ) -> None:
         self.file = file
         self._text = text
@@ -251,6 +265,7 @@ class Target:
         self.cache = cache
         self.order_seed = order_seed
         self.cli = cli
+        self.progress = progress
 
     def __repr__(self) -> str:
         where = self.file if self.file is not None else "dict"
@@ -269,7 +284,7 @@ class Target:
 
     def _same_run(self, other: "Target") -> bool:
         """Whether two targets can share one two-model run (the run's settings are one)."""
-        return (self.cache, self.order_seed, self.cli) == (other.cache, other.order_seed, other.cli)
+        return (self.cache, self.order_seed) == (other.cache, other.order_seed)
 
     def __call__(self, case: Any) -> Any:
         """Asks the model one case: ``case`` is the input text (as the reference's runners
@@ -303,26 +318,28 @@ def run_batch(targets: List[Target], jsonl: str, keys: List[Tuple[bool, str]]) -
     the bytes of each target's verdict file (every case has its record, in test-set order).
     Raises ``RunError`` when a case has no record."""
     first = targets[0]
-    cli = find_cli(first.cli)
+    _deprecated_cli(first.cli)
     with tempfile.TemporaryDirectory(prefix="deploy-gate-run-") as folder:
         test_set = os.path.join(folder, "cases.jsonl")
         with open(test_set, "w", encoding="utf-8") as f:
             f.write(jsonl)
         outs = [os.path.join(folder, f"out-{i}.jsonl") for i in range(len(targets))]
         files = [t._path_in(folder, f"target-{i}.json") for i, t in enumerate(targets)]
-        args = ["--test-set", test_set]
-        if len(targets) == 1:
-            args += ["--endpoint", files[0], "--out", outs[0]]
-        else:
-            args += ["--old", files[0], "--new", files[1], "--out-old", outs[0], "--out-new", outs[1]]
-        args += ["--order-seed", str(int(first.order_seed))]
         # A batch's outputs live in a temporary folder: a cache is kept only where one is named.
         cache = first.cache
-        args += ["--no-cache"] if cache is None or isinstance(cache, bool) else ["--cache", os.fspath(cache)]
+        cache_dir = None if cache is None or isinstance(cache, bool) else os.fspath(cache)
+        run_args: Dict[str, Any] = {
+            "test_set": test_set,
+            "endpoints": files,
+            "outs": outs,
+            "order_seed": int(first.order_seed),
+            "cache": cache_dir,
+            "no_cache": cache_dir is None,
+        }
         inputs = {test_set: ("the cases", "test_set")}
         for name, t in zip(files, targets):
             inputs[name] = (t.file if t.file is not None else DICT_TARGET_NAME, "target")
-        _invoke(cli, args, inputs)
+        _invoke(run_args, inputs, first.progress, len(keys) * len(targets))
         out: List[bytes] = []
         for path in outs:
             with open(path, "rb") as f:
@@ -366,6 +383,7 @@ def target(
     cache: CacheArg = False,
     order_seed: int = 0,
     cli: Optional[PathLike] = None,
+    progress: ProgressArg = False,
 ) -> Target:
     """A model's target as a runner: ``spec`` is a target file's path (YAML or JSON, as
     ``deploy-gate run --target`` reads it) or a dict shaped as one (``{"kind": "openai-chat",
@@ -378,11 +396,15 @@ def target(
 
     ``cache``: ``False`` (default: every case asked again), or a folder for the CLI's response
     cache (``--cache DIR``: an answer cached there is reused). ``order_seed``: the seed of the
-    cases' order (``--order-seed``). ``cli``: the ``deploy-gate`` binary (default:
-    ``DEPLOY_GATE_BIN``, else ``deploy-gate`` on ``PATH``)."""
+    cases' order (``--order-seed``). ``progress``: ``False`` (default), ``True`` (a tqdm bar of
+    the records when tqdm is installed) or a callable ``progress(done, total, "run")``. The
+    model is asked in this process (the GIL released while it runs); ``cli`` is ignored (with a
+    ``DeprecationWarning``)."""
+    _deprecated_cli(cli)
     if isinstance(spec, Target):
         return Target(
-            spec.file, spec._text, spec.kind, spec.description, spec.digest, spec.env, cache, order_seed, cli
+            spec.file, spec._text, spec.kind, spec.description, spec.digest, spec.env, cache, order_seed, None,
+            progress,
         )
     if isinstance(spec, Mapping):
         _check_dict_secrets(spec)
@@ -396,13 +418,13 @@ def target(
         except (TypeError, ValueError) as exc:
             raise TargetFileError(f"{DICT_TARGET_NAME}: not JSON ({exc})", "target", DICT_TARGET_NAME, None) from None
         kind, description, digest, env = _core.read_target(DICT_TARGET_NAME, text.encode("utf-8"))
-        return Target(None, text, kind, description, digest, env, cache, order_seed, cli)
+        return Target(None, text, kind, description, digest, env, cache, order_seed, None, progress)
     if isinstance(spec, (str, os.PathLike)):
         path = os.fspath(spec)
         with open(path, "rb") as f:
             data = f.read((1 << 20) + 1)
         kind, description, digest, env = _core.read_target(path, data)
-        return Target(path, None, kind, description, digest, env, cache, order_seed, cli)
+        return Target(path, None, kind, description, digest, env, cache, order_seed, None, progress)
     raise TypeError(f"target: a target file's path or a dict, not {type(spec).__name__}")
 
 
@@ -448,6 +470,7 @@ def run(
     *,
     policy: Optional[Union[PathLike, Mapping[str, Any]]] = None,
     cli: Optional[PathLike] = None,
+    progress: ProgressArg = False,
 ) -> RunResult:
     """Runs the old and the new model over the test set, as ``deploy-gate run --test-set FILE
     --old OLD --new NEW --out-old FILE --out-new FILE``: each case sent to both together, in an
@@ -461,15 +484,19 @@ def run(
     as target files, or ``Target`` objects. ``out_old`` / ``out_new``: the verdict files to
     write (default: ``old.jsonl`` and ``new.jsonl`` in a new temporary folder, yours to
     remove). ``cache``: ``None`` (the CLI's default: ``.deploy-gate-cache`` beside
-    ``out_old``), a folder, or ``False`` (``--no-cache``). ``cli``: the ``deploy-gate`` binary.
+    ``out_old``), a folder, or ``False`` (``--no-cache``). ``progress``: ``False`` (default),
+    ``True`` (a tqdm bar of the records when tqdm is installed) or a callable ``progress(done,
+    total, "run")``. ``cli`` is ignored (with a ``DeprecationWarning``): the run is made in this
+    process by the native module, the GIL released; Ctrl-C stops it, its records whole (the
+    same call resumes), and raises ``KeyboardInterrupt``.
 
     Returns a ``RunResult`` (the two paths; ``records(side)``). A refused target raises
     ``TargetFileError``, an unusable test set ``InputError`` (both with the CLI's message naming
     the file, the line and the field), a missing file ``FileNotFoundError``, any other failure
-    ``RunError`` with the CLI's message. The CLI's stderr (its header, progress and summary) is
+    ``RunError`` with the CLI's message. The lines the CLI prints (its header and summary) are
     logged on the logger ``deploy_gate``."""
     old_t, new_t = _as_target(old, "old"), _as_target(new, "new")
-    binary = find_cli(cli)
+    _deprecated_cli(cli)
     folder: Optional[str] = None
     if out_old is None or out_new is None:
         folder = tempfile.mkdtemp(prefix="deploy-gate-run-")
@@ -490,14 +517,13 @@ def run(
         files = [old_t._path_in(scratch, "old-target.json"), new_t._path_in(scratch, "new-target.json")]
         for f_, t, side in zip(files, (old_t, new_t), ("old", "new")):
             inputs.setdefault(f_, (t.file if t.file is not None else f"{side} {DICT_TARGET_NAME}", f"{side}_target"))
-        args = [
-            "--test-set", ts_path,
-            "--old", files[0], "--new", files[1],
-            "--out-old", old_path, "--out-new", new_path,
-        ]
-        if policy is None:
-            args += ["--order-seed", str(int(order_seed))]
-        else:
+        run_args: Dict[str, Any] = {
+            "test_set": ts_path,
+            "endpoints": files,
+            "outs": [old_path, new_path],
+            "order_seed": int(order_seed),
+        }
+        if policy is not None:
             if isinstance(policy, Mapping):
                 policy_path = os.path.join(scratch, "policy.json")
                 with open(policy_path, "w", encoding="utf-8") as f:
@@ -506,12 +532,16 @@ def run(
             else:
                 policy_path = os.fspath(policy)
                 inputs[policy_path] = (policy_path, "policy")
-            args += ["--policy", policy_path]
+            run_args["policy_file"] = policy_path
         if cache is False:
-            args.append("--no-cache")
+            run_args["no_cache"] = True
         elif cache is not None and cache is not True:
-            args += ["--cache", os.fspath(cache)]
-        _invoke(binary, args, inputs)
+            run_args["cache"] = os.fspath(cache)
+        total = 0
+        if progress:
+            with open(ts_path, "rb") as f:
+                total = 2 * sum(1 for line in f if line.strip())
+        _invoke(run_args, inputs, progress, total)
     return RunResult(old_path, new_path)
 
 

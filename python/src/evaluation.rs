@@ -14,7 +14,7 @@ use deploy_gate::native::{self, file_name, ReadError, ReadOptions, Watch};
 use deploy_gate::policy::GatePolicy;
 use deploy_gate::render::{html, junit, markdown};
 use deploy_gate::report::GateReport;
-use deploy_gate::runs::verdicts_of;
+use deploy_gate::run::records::verdicts_of;
 use deploy_gate::session::{Session as CoreSession, SessionError};
 use deploy_gate::trajectory::{composite, mean_score, parse_trajectories, Metrics};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};

@@ -6,7 +6,7 @@
 //!
 //! One module per concept, as the core has them: [`errors`] (the core's errors as the package's
 //! exceptions), [`policy`], [`evaluation`] (the session, the report, its renderings, `diff`),
-//! [`running`] (models run from Python, endpoint files), [`signing`] (signed decisions),
+//! [`running`] (models run from Python: the run engine in-process, endpoint files), [`signing`] (signed decisions),
 //! [`identity`] (model digests, the trainer's signature) and [`deploy`] (the deploy step). This
 //! file registers what they export.
 
@@ -28,6 +28,7 @@ fn core_version() -> String {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    running::register(m)?;
     m.add_class::<evaluation::Session>()?;
     m.add_class::<evaluation::Report>()?;
     m.add_function(wrap_pyfunction!(policy::resolve_policy, m)?)?;

@@ -1,5 +1,5 @@
-"""`deploy_gate.target` and `deploy_gate.run`: models asked through `deploy-gate run` (the CLI
-binary the test command builds) against a real server on loopback
+"""`deploy_gate.target` and `deploy_gate.run`: models asked by the run engine in this process
+(no `deploy-gate` binary on PATH) against a real server on loopback
 (`tests/servers/fault_server.py`, see `tests/servers/README.md`): the two-model run's files,
 targets as the drop-in's runners and `evaluate`'s, refused targets and test sets naming the
 file and the line, dict targets and their secrets."""
@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,9 +58,12 @@ def server() -> Iterator[str]:
 
 
 @pytest.fixture(autouse=True)
-def _the_cli(cli: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The package finds the binary by DEPLOY_GATE_BIN (else `deploy-gate` on PATH).
-    monkeypatch.setenv("DEPLOY_GATE_BIN", str(cli))
+def _no_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The package runs the engine itself: no `deploy-gate` on PATH, no DEPLOY_GATE_BIN.
+    monkeypatch.delenv("DEPLOY_GATE_BIN", raising=False)
+    path = [d for d in os.environ.get("PATH", "").split(os.pathsep) if not (Path(d) / "deploy-gate").exists()]
+    monkeypatch.setenv("PATH", os.pathsep.join(path))
+    assert shutil.which("deploy-gate") is None
 
 
 def _stats(base: str) -> Dict[str, Any]:
@@ -263,9 +267,15 @@ def test_a_bad_target_file_raises_with_the_file_and_line(tmp_path: Path, server:
         deploy_gate.run(_test_set(tmp_path), old=bad, new=_new_yaml(tmp_path, server),
                         out_old=tmp_path / "o.jsonl", out_new=tmp_path / "n.jsonl")
     assert not (tmp_path / "o.jsonl").exists()
-    # The CLI's message for the same file is the same.
-    done = run_cli(Path(deploy_gate._target.find_cli()), "run", "--test-set", str(_test_set(tmp_path)),
-                   "--target", str(bad), "--out", str(tmp_path / "x.jsonl"))
+
+
+def test_the_clis_message_for_a_bad_target_is_the_same(tmp_path: Path, server: str, cli: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"kind: http\nurl: {server}/agent\nmethod: DELETE\n", encoding="utf-8")
+    with pytest.raises(deploy_gate.TargetFileError) as e:
+        deploy_gate.target(bad)
+    done = run_cli(cli, "run", "--test-set", str(_test_set(tmp_path)),
+                   "--endpoint", str(bad), "--out", str(tmp_path / "x.jsonl"))
     assert str(e.value) in done.stderr.decode(), done.stderr
 
 
@@ -324,11 +334,9 @@ def test_dict_targets_take_secrets_from_the_environment_only(
     assert "sk-test-1234" not in text and "401" in text
 
 
-def test_no_cli_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, server: str) -> None:
-    monkeypatch.delenv("DEPLOY_GATE_BIN")
+def test_no_cli_is_needed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, server: str) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(FileNotFoundError, match="DEPLOY_GATE_BIN"):
-        deploy_gate.target(_new_dict(server))("x")
+    assert deploy_gate.target(_new_dict(server))("x answer=HERE") == "HERE"
 
 
 def test_the_gil_is_released_while_the_run_waits(server: str) -> None:

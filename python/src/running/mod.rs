@@ -2,11 +2,14 @@
 //! the reference's `score_model`, or by pipeline id into a report), the test set and the
 //! sequential order a run asks cases in, and endpoint files read as `deploy-gate run` reads them.
 
+mod engine;
+pub(crate) use engine::register;
+
 use crate::errors::{input_error, raise};
 use crate::policy::resolved_policy;
 use deploy_gate::audit::PipelineId;
 use deploy_gate::input::{Role, Side};
-use deploy_gate::runs::{score_answers, verdicts_of, Answer};
+use deploy_gate::run::records::{score_answers, verdicts_of, Answer};
 use deploy_gate::trajectory::parse_trajectories;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -155,7 +158,7 @@ pub(crate) fn evaluate_cases(
 /// field, as the CLI's message.
 #[pyfunction]
 pub(crate) fn read_target(py: Python<'_>, file: &str, data: &[u8]) -> PyResult<(String, String, String, Vec<String>)> {
-    use deploy_gate::target::{read_target as read, Kind};
+    use deploy_gate::endpoint::{read_endpoint as read, Kind};
     let t = read(file, data).map_err(|e| {
         raise(
             py,
@@ -173,7 +176,7 @@ pub(crate) fn read_target(py: Python<'_>, file: &str, data: &[u8]) -> PyResult<(
     };
     let mut env: Vec<String> = key_env.into_iter().collect();
     for (_, value) in headers {
-        for name in deploy_gate::target::control::env_names(value).unwrap_or_default() {
+        for name in deploy_gate::endpoint::control::env_names(value).unwrap_or_default() {
             if !env.contains(&name) {
                 env.push(name);
             }
