@@ -7,8 +7,8 @@
 
 use deploy_gate::native::files::Notice;
 use deploy_gate::native::run::{
-    live, read_endpoint_file, run, Asked, Asking, CacheDir, Cancel, Ended, LaneReport, Model, Plan, Progress, Ran,
-    RunSpec, SequentialEnd, SequentialPolicy, TestSetInput,
+    read_endpoint_file, run, Asking, CacheDir, Cancel, Ended, LaneReport, Model, Plan, Progress, Ran, RunSpec,
+    SequentialEnd, SequentialPolicy, TestSetInput,
 };
 use deploy_gate::policy::PolicyInput;
 use pyo3::prelude::*;
@@ -42,11 +42,6 @@ fn shown(py: Python<'_>, result: PyResult<Py<PyAny>>) {
     }
 }
 
-fn short(digest: &str) -> &str {
-    let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
-    &hex[..hex.len().min(12)]
-}
-
 impl Progress for ToPython {
     fn line(&self, text: &str) {
         if let Some(f) = &self.on_line {
@@ -54,41 +49,9 @@ impl Progress for ToPython {
         }
     }
 
-    // The header, the sequential end and the summary, worded as the CLI's `run` prints them.
+    // The header, the sequential end and the summary: the CLI's lines (the library's wording).
     fn plan(&self, plan: &Plan) {
-        let mut header = format!("deploy-gate run: {} cases in {}", plan.cases, self.test_set);
-        for lane in &plan.lanes {
-            if let Asked::Endpoint { describe, digest } = &lane.asked {
-                let label = if lane.name.is_empty() {
-                    String::new()
-                } else {
-                    format!("{}: ", lane.name)
-                };
-                header += &format!("\n  {label}{describe} ({}) → {}", short(digest), lane.out.display());
-                if lane.already > 0 {
-                    header += &format!(", {} already answered (resumed)", lane.already);
-                }
-            }
-        }
-        if let Some(sequential) = &plan.sequential {
-            header += &format!(
-                "\n  sequential policy: at most {}, in its seed's order; the run stops sending once the decision is reached",
-                sequential.budget
-            );
-            if let Some(note) = &sequential.template_note {
-                header += &format!("\n  sequential: {note}");
-            }
-        } else {
-            header += &format!(
-                "\n  order seed {}, {}",
-                plan.order_seed,
-                match &plan.cache {
-                    Some(dir) => format!("cache {}", dir.display()),
-                    None => "no cache".to_owned(),
-                }
-            );
-        }
-        self.line(&header);
+        self.line(&plan.header(&self.test_set));
     }
 
     fn case_done(&self, lane: usize, errored: bool) {
@@ -103,41 +66,15 @@ impl Progress for ToPython {
     }
 
     fn sequential_done(&self, end: &SequentialEnd) {
-        match (&end.decided, &end.last) {
-            (Some(r), _) => self.line(&format!(
-                "deploy-gate run: the sequential decision was reached after {} of {}: {}; `deploy-gate evaluate` with the same policy replays it",
-                r.used, end.budget, r.stopped
-            )),
-            (None, Some(r)) => self.line(&format!(
-                "deploy-gate run: sequential: {}; the budget is spent without a decision (inconclusive): continue with a larger budget",
-                live(r, r.used)
-            )),
-            (None, None) => {}
+        if let Some(line) = end.summary() {
+            self.line(&line);
         }
     }
 
     fn lane_done(&self, lane: &LaneReport) {
-        let t = &lane.tally;
-        let errored = t.errored + lane.errored_before;
-        let label = if lane.name.is_empty() {
-            String::new()
-        } else {
-            format!("{}: ", lane.name)
-        };
-        let of = if lane.recorded == lane.cases {
-            format!("{} cases", lane.cases)
-        } else {
-            format!("{} of {} cases", lane.recorded, lane.cases)
-        };
-        self.line(&format!(
-            "deploy-gate run: {label}{of} in {}: {} answered, {errored} errored",
-            lane.out.display(),
-            lane.recorded - errored,
-        ));
-        self.line(&format!(
-            "deploy-gate run: {label}this run: {} asked, {} from the cache, {} retries, {} overloads ({} cuts of the concurrency), {} errored",
-            t.asked, t.cached, t.retries, t.overloads, t.cuts, t.errored
-        ));
+        for line in lane.summary() {
+            self.line(&line);
+        }
     }
 }
 

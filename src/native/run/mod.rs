@@ -27,9 +27,8 @@ mod worker;
 
 pub use cache::{Cache, Entry};
 pub use progress::{
-    Asked, Cancel, LanePlan, LaneReport, LaneStart, Plan, Progress, SequentialEnd, SequentialPlan, Tally,
+    live, Asked, Cancel, LanePlan, LaneReport, LaneStart, Plan, Progress, SequentialEnd, SequentialPlan, Tally,
 };
-pub use stop::live;
 pub use worker::describe as describe_status;
 
 use crate::endpoint::control::Limiter;

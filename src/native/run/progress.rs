@@ -188,3 +188,146 @@ pub struct LaneReport {
     /// This run's counts.
     pub tally: Tally,
 }
+
+/// The first 12 hex digits of a digest, for a person.
+fn short(digest: &str) -> &str {
+    let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
+    &hex[..hex.len().min(12)]
+}
+
+/// `old: ` or `new: ` before a model's line in a two-model run; nothing in a one-model run.
+fn label(name: &str) -> String {
+    if name.is_empty() {
+        String::new()
+    } else {
+        format!("{name}: ")
+    }
+}
+
+impl Plan {
+    /// The header `run` shows once every model is ready (the CLI on stderr, Python through its
+    /// logger), `test_set` as the caller names it: the cases, each model (a program's workers
+    /// and resumed records; an endpoint's description, digest and output), and the order (the
+    /// sequential policy's budget, or the seed and the cache of endpoints).
+    pub fn header(&self, test_set: &str) -> String {
+        let mut header = format!("deploy-gate run: {} cases in {test_set}", self.cases);
+        for lane in &self.lanes {
+            match &lane.asked {
+                Asked::Program { jobs } => {
+                    if lane.already > 0 {
+                        header += &format!(
+                            ", {} already answered in {} (resumed)",
+                            lane.already,
+                            lane.out.display()
+                        );
+                    }
+                    if lane.pending > 0 {
+                        header += &format!(", {jobs} worker{}", if *jobs == 1 { "" } else { "s" });
+                    }
+                }
+                Asked::Endpoint { describe, digest } => {
+                    header += &format!(
+                        "\n  {}{describe} ({}) → {}",
+                        label(&lane.name),
+                        short(digest),
+                        lane.out.display()
+                    );
+                    if lane.already > 0 {
+                        header += &format!(", {} already answered (resumed)", lane.already);
+                    }
+                }
+            }
+        }
+        if let Some(sequential) = &self.sequential {
+            header += &format!(
+                "\n  sequential policy: at most {}, in its seed's order; the run stops sending once the decision is reached",
+                sequential.budget
+            );
+            if let Some(note) = &sequential.template_note {
+                header += &format!("\n  sequential: {note}");
+            }
+        } else if matches!(self.lanes.first().map(|l| &l.asked), Some(Asked::Endpoint { .. })) {
+            header += &format!(
+                "\n  order seed {}, {}",
+                self.order_seed,
+                match &self.cache {
+                    Some(dir) => format!("cache {}", dir.display()),
+                    None => "no cache".to_owned(),
+                }
+            );
+        }
+        header
+    }
+}
+
+impl SequentialEnd {
+    /// What a completed run under a sequential policy says of its decision, if anything.
+    pub fn summary(&self) -> Option<String> {
+        match (&self.decided, &self.last) {
+            (Some(r), _) => Some(format!(
+                "deploy-gate run: the sequential decision was reached after {} of {}: {}; `deploy-gate evaluate` with the same policy replays it",
+                r.used, self.budget, r.stopped
+            )),
+            (None, Some(r)) => Some(format!(
+                "deploy-gate run: sequential: {}; the budget is spent without a decision (inconclusive): continue with a larger budget",
+                live(r, r.used)
+            )),
+            (None, None) => None,
+        }
+    }
+}
+
+impl LaneReport {
+    /// A model's summary lines at the end of a completed run: its records (answered, errored),
+    /// then what this run did (an endpoint's requests, cache hits, retries and overloads; a
+    /// program's worker errors, when there were any).
+    pub fn summary(&self) -> Vec<String> {
+        let t = &self.tally;
+        let this_run = t.errored;
+        let errored = this_run + self.errored_before;
+        let label = label(&self.name);
+        let of = if self.recorded == self.cases {
+            format!("{} cases", self.cases)
+        } else {
+            format!("{} of {} cases", self.recorded, self.cases)
+        };
+        let mut lines = vec![format!(
+            "deploy-gate run: {label}{of} in {}: {} answered, {errored} errored",
+            self.out.display(),
+            self.recorded - errored,
+        )];
+        if self.endpoint {
+            lines.push(format!(
+                "deploy-gate run: {label}this run: {} asked, {} from the cache, {} retries, {} overloads ({} cuts of the concurrency), {} errored",
+                t.asked, t.cached, t.retries, t.overloads, t.cuts, this_run
+            ));
+        } else if this_run > 0 {
+            lines.push(format!(
+                "deploy-gate run: this run: {} worker errors, {} timeouts, {} crashes, {} invalid answers",
+                t.worker_errors, t.timeouts, t.crashes, t.invalid
+            ));
+        }
+        lines
+    }
+}
+
+/// `412 of 2000 units, new − old in [−0.031, +0.089]: approved` (or how far from each bound).
+pub fn live(r: &SequentialReport, budget: usize) -> String {
+    let (Some(lo), Some(hi)) = (r.lower, r.upper) else {
+        return format!("0 of {budget} {}s answered by both", r.unit);
+    };
+    let head = format!("{} of {budget} {}s, new − old in [{lo:+.4}, {hi:+.4}]", r.used, r.unit);
+    match r.stopped {
+        "approved" => format!(
+            "{head}: approved (lower bound above −{}); no more cases are sent",
+            r.tolerance
+        ),
+        "blocked" => format!("{head}: blocked (upper bound below 0, a regression shown); no more cases are sent"),
+        _ => format!(
+            "{head}: {:.4} to go to approve (lower bound > −{}), {:.4} to go to block (upper bound < 0)",
+            (-r.tolerance - lo).max(0.0),
+            r.tolerance,
+            hi.max(0.0)
+        ),
+    }
+}

@@ -8,6 +8,7 @@
 //! files to the same stop.
 
 use super::lane::Lane;
+use super::progress::live;
 use crate::policy::GatePolicy;
 use crate::sequential::{decide_on, min_units, min_units_note, run_units, SequentialReport};
 use crate::testset::TestSet;
@@ -183,26 +184,5 @@ impl Stopper {
             self.decided = Some(report);
         }
         Ok(reached)
-    }
-}
-
-/// `412 of 2000 units, new − old in [−0.031, +0.089]: approved` (or how far from each bound).
-pub fn live(r: &SequentialReport, budget: usize) -> String {
-    let (Some(lo), Some(hi)) = (r.lower, r.upper) else {
-        return format!("0 of {budget} {}s answered by both", r.unit);
-    };
-    let head = format!("{} of {budget} {}s, new − old in [{lo:+.4}, {hi:+.4}]", r.used, r.unit);
-    match r.stopped {
-        "approved" => format!(
-            "{head}: approved (lower bound above −{}); no more cases are sent",
-            r.tolerance
-        ),
-        "blocked" => format!("{head}: blocked (upper bound below 0, a regression shown); no more cases are sent"),
-        _ => format!(
-            "{head}: {:.4} to go to approve (lower bound > −{}), {:.4} to go to block (upper bound < 0)",
-            (-r.tolerance - lo).max(0.0),
-            r.tolerance,
-            hi.max(0.0)
-        ),
     }
 }

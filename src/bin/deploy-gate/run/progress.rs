@@ -5,7 +5,7 @@
 //! a two-model run each model has its own counts: records, rate, errored and retries.
 
 use deploy_gate::native::files::Notice;
-use deploy_gate::native::run::{live, Asked, LaneReport, LaneStart, Plan, Progress, SequentialEnd};
+use deploy_gate::native::run::{LaneReport, LaneStart, Plan, Progress, SequentialEnd};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -216,12 +216,6 @@ impl Plain {
     }
 }
 
-/// The first 12 hex digits of a digest, for a person.
-fn short(digest: &str) -> &str {
-    let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
-    &hex[..hex.len().min(12)]
-}
-
 /// The run's [`Progress`] on stderr: the display once the run begins, the header, the summary.
 pub struct Printer {
     /// The test set as the user named it (for the header).
@@ -251,53 +245,7 @@ impl Progress for Printer {
     }
 
     fn plan(&self, plan: &Plan) {
-        let mut header = format!("deploy-gate run: {} cases in {}", plan.cases, self.test_set);
-        for lane in &plan.lanes {
-            match &lane.asked {
-                Asked::Program { jobs } => {
-                    if lane.already > 0 {
-                        header += &format!(
-                            ", {} already answered in {} (resumed)",
-                            lane.already,
-                            lane.out.display()
-                        );
-                    }
-                    if lane.pending > 0 {
-                        header += &format!(", {jobs} worker{}", if *jobs == 1 { "" } else { "s" });
-                    }
-                }
-                Asked::Endpoint { describe, digest } => {
-                    let label = if lane.name.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{}: ", lane.name)
-                    };
-                    header += &format!("\n  {label}{describe} ({}) → {}", short(digest), lane.out.display());
-                    if lane.already > 0 {
-                        header += &format!(", {} already answered (resumed)", lane.already);
-                    }
-                }
-            }
-        }
-        if let Some(sequential) = &plan.sequential {
-            header += &format!(
-                "\n  sequential policy: at most {}, in its seed's order; the run stops sending once the decision is reached",
-                sequential.budget
-            );
-            if let Some(note) = &sequential.template_note {
-                header += &format!("\n  sequential: {note}");
-            }
-        } else if matches!(plan.lanes[0].asked, Asked::Endpoint { .. }) {
-            header += &format!(
-                "\n  order seed {}, {}",
-                plan.order_seed,
-                match &plan.cache {
-                    Some(dir) => format!("cache {}", dir.display()),
-                    None => "no cache".to_owned(),
-                }
-            );
-        }
-        self.line(&header);
+        self.line(&plan.header(&self.test_set));
     }
 
     fn case_done(&self, lane: usize, errored: bool) {
@@ -329,50 +277,14 @@ impl Progress for Printer {
     }
 
     fn sequential_done(&self, end: &SequentialEnd) {
-        match (&end.decided, &end.last) {
-            (Some(r), _) => eprintln!(
-                "deploy-gate run: the sequential decision was reached after {} of {}: {}; `deploy-gate evaluate` with the same policy replays it",
-                r.used, end.budget, r.stopped
-            ),
-            (None, Some(r)) => eprintln!(
-                "deploy-gate run: sequential: {}; the budget is spent without a decision (inconclusive): continue with a larger budget",
-                live(r, r.used)
-            ),
-            (None, None) => {}
+        if let Some(line) = end.summary() {
+            eprintln!("{line}");
         }
     }
 
     fn lane_done(&self, lane: &LaneReport) {
-        let t = &lane.tally;
-        let this_run = t.errored;
-        let errored = this_run + lane.errored_before;
-        let label = if lane.name.is_empty() {
-            String::new()
-        } else {
-            format!("{}: ", lane.name)
-        };
-        let of = if lane.recorded == lane.cases {
-            format!("{} cases", lane.cases)
-        } else {
-            format!("{} of {} cases", lane.recorded, lane.cases)
-        };
-        eprintln!(
-            "deploy-gate run: {label}{of} in {}: {} answered, {errored} errored",
-            lane.out.display(),
-            lane.recorded - errored,
-        );
-        if !lane.endpoint {
-            if this_run > 0 {
-                eprintln!(
-                    "deploy-gate run: this run: {} worker errors, {} timeouts, {} crashes, {} invalid answers",
-                    t.worker_errors, t.timeouts, t.crashes, t.invalid
-                );
-            }
-        } else {
-            eprintln!(
-                "deploy-gate run: {label}this run: {} asked, {} from the cache, {} retries, {} overloads ({} cuts of the concurrency), {} errored",
-                t.asked, t.cached, t.retries, t.overloads, t.cuts, this_run
-            );
+        for line in lane.summary() {
+            eprintln!("{line}");
         }
     }
 }
