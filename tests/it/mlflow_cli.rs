@@ -1587,12 +1587,15 @@ impl Drop for Hostile {
     }
 }
 
+/// The hostile registry; its `local-NAME` models' files are at `file://DIR/local/NAME`.
 fn hostile(dir: &Path) -> Hostile {
     let log = dir.join("hostile.log");
     let mut child = Command::new("python3")
         .arg(root().join("tests/servers/hostile_mlflow.py"))
         .arg("--log")
         .arg(&log)
+        .arg("--local")
+        .arg(dir.join("local"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()
@@ -1684,6 +1687,117 @@ fn a_hostile_registry_meets_each_limit_and_nothing_is_written() {
     let log = fs::read_to_string(&h.log).unwrap();
     assert!(log.lines().count() > 100, "{log}");
     assert!(!log.lines().any(|l| l.starts_with("POST")), "{log}");
+    let left: Vec<_> = fs::read_dir(c.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("deploy-gate-mlflow-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn local_locations_and_a_search_of_many_versions_meet_the_limits_and_nothing_is_written() {
+    let c = case();
+    let h = hostile(c.path());
+    let srv = Server {
+        url: h.url.clone(),
+        dir: PathBuf::new(),
+    };
+    let local = c.path().join("local");
+    // Three files of 10 bytes.
+    fs::create_dir_all(local.join("big")).unwrap();
+    for i in 0..3 {
+        fs::write(local.join(format!("big/part-{i}.bin")), "0123456789").unwrap();
+    }
+    // 33 folders deep.
+    let mut deep = local.join("deep");
+    for _ in 0..33 {
+        deep = deep.join("d");
+    }
+    fs::create_dir_all(&deep).unwrap();
+    fs::write(deep.join("weights.bin"), "w").unwrap();
+    // A symbolic link out of the folder.
+    fs::create_dir_all(local.join("link")).unwrap();
+    fs::write(local.join("link/config.json"), "{}").unwrap();
+    std::os::unix::fs::symlink("/etc", local.join("link/etc")).unwrap();
+    // The location itself a symbolic link.
+    std::os::unix::fs::symlink(local.join("big"), local.join("linked")).unwrap();
+    let m = model_files(c.path(), "hostile-local");
+    for (name, extra, limits) in [
+        (
+            "local-big",
+            &["--model-version", "1", "--mlflow-max-bytes", "15"][..],
+            &[
+                "version 1 of local-big",
+                "past 15 bytes, the most they may hold (--mlflow-max-bytes)",
+            ][..],
+        ),
+        (
+            "local-deep",
+            &["--model-version", "1"][..],
+            &["version 1 of local-deep", "more than 32 folders deep"][..],
+        ),
+        (
+            "local-link",
+            &["--model-version", "1"][..],
+            &["/link/etc is a symbolic link, which deploy-gate does not follow"][..],
+        ),
+        (
+            "local-linked",
+            &["--model-version", "1"][..],
+            &["/local/linked is a symbolic link, which deploy-gate does not follow"][..],
+        ),
+        // Searched for (no --model-version): a limit stops the search, not only that version.
+        (
+            "local-big",
+            &["--mlflow-max-bytes", "15"][..],
+            &[
+                "version 1 of local-big, searched for the decision's files",
+                "(--mlflow-max-bytes)",
+                "give --model-version",
+            ][..],
+        ),
+        // Each version's one file of 10 bytes is within 25 bytes; the versions read together are
+        // not: the third is refused.
+        (
+            "many-versions",
+            &["--mlflow-max-bytes", "25"][..],
+            &[
+                "version 3 of many-versions, searched for the decision's files",
+                "past 25 bytes",
+                "give --model-version",
+            ][..],
+        ),
+    ] {
+        let (envelope, payload) = c.sign(&m, &format!("models:/{name}@champion"));
+        let out = c.apply(&srv, &envelope, name, "champion", extra);
+        assert_eq!(out.status.code(), Some(1), "{name} {extra:?}: {}", text(&out));
+        for limit in limits {
+            assert!(
+                stderr(&out).contains(limit),
+                "{name} {extra:?}: {limit}: {}",
+                text(&out)
+            );
+        }
+        assert!(!stderr(&out).contains("left out"), "{name}: {}", text(&out));
+        assert!(c.entries(&payload).is_empty(), "{name}");
+    }
+    // Within the limits, each version of many-versions is read (and none has the decision's
+    // files): the budget, not a single version, was what stopped the search above.
+    let (envelope, _) = c.sign(&m, "models:/many-versions@champion");
+    let out = c.apply(
+        &srv,
+        &envelope,
+        "many-versions",
+        "champion",
+        &["--mlflow-max-bytes", "50"],
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("versions read: 1 sha256:"), "{}", text(&out));
+    // Nothing was written to the registry: no tag, no alias.
+    let log = fs::read_to_string(&h.log).unwrap();
+    assert!(!log.lines().any(|l| l.starts_with("POST")), "{log}");
+    assert!(!log.is_empty());
     let left: Vec<_> = fs::read_dir(c.path())
         .unwrap()
         .filter_map(|e| e.ok())

@@ -2,7 +2,7 @@
 """A hostile MLflow registry for tests/it/mlflow_cli.rs: it answers the REST paths that
 `apply --mlflow` and `verify --mlflow` call, each registered model name a way of being hostile.
 
-    python3 tests/servers/hostile_mlflow.py --log FILE
+    python3 tests/servers/hostile_mlflow.py --log FILE [--local DIR]
 
 Python 3 standard library only. On start it prints exactly one line, `{"port": N}`, then serves
 on 127.0.0.1 until SIGTERM. Every request is appended to FILE as a line `METHOD PATH?QUERY`
@@ -20,6 +20,8 @@ The registered model name chooses the behaviour:
 | `endless-file`  | a file listed with 10 bytes is sent without end                            |
 | `unlisted-file` | a file listed without a size is sent without end                           |
 | `big-listed`    | a file listed with 10^15 bytes                                             |
+| `many-versions` | 5 versions, each one file of 10 bytes (within any per-version limit)       |
+| `local-NAME`    | 3 versions, whose files are at `file://DIR/NAME` (DIR: `--local`)          |
 
 Any other name: HTTP 404 RESOURCE_DOES_NOT_EXIST. An alias is never set (answered 400 "not
 found"), and a POST is answered 403.
@@ -39,6 +41,7 @@ CHUNK = b"x" * 65536
 
 log_lock = threading.Lock()
 log_path = None
+local_dir = None
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -93,6 +96,7 @@ class Handler(BaseHTTPRequestHandler):
         if call == "model-versions/search":
             name = q.get("filter", "").removeprefix("name='").removesuffix("'")
         if name not in {
+            "many-versions",
             "pages",
             "huge-json",
             "huge-error",
@@ -101,7 +105,7 @@ class Handler(BaseHTTPRequestHandler):
             "endless-file",
             "unlisted-file",
             "big-listed",
-        }:
+        } and not (name.startswith("local-") and local_dir):
             return self.send_json(404, {"error_code": "RESOURCE_DOES_NOT_EXIST", "message": f"no model {name}"})
         if call == "registered-models/alias":
             if name == "huge-json":
@@ -112,6 +116,10 @@ class Handler(BaseHTTPRequestHandler):
                 400,
                 {"error_code": "INVALID_PARAMETER_VALUE", "message": f"Registered model alias {q.get('alias')} not found."},
             )
+        if call == "model-versions/search" and (name == "many-versions" or name.startswith("local-")):
+            count = 5 if name == "many-versions" else 3
+            versions = [{"name": name, "version": str(i)} for i in range(1, count + 1)]
+            return self.send_json(200, {"model_versions": versions})
         if call == "model-versions/search":
             n = int(q.get("page_token") or 0)
             return self.send_json(200, {"model_versions": [], "next_page_token": str(n + 1)})
@@ -119,6 +127,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, {"registered_model": {"name": name}})
         if call == "model-versions/get":
             return self.send_json(200, {"model_version": {"name": name, "version": q.get("version", "1")}})
+        if call == "model-versions/get-download-uri" and name.startswith("local-"):
+            return self.send_json(200, {"artifact_uri": f"file://{local_dir}/{name.removeprefix('local-')}"})
+        if call == "model-versions/get-download-uri" and name == "many-versions":
+            return self.send_json(200, {"artifact_uri": f"mlflow-artifacts:/{name}/{q.get('version', '1')}"})
         if call == "model-versions/get-download-uri":
             return self.send_json(200, {"artifact_uri": f"mlflow-artifacts:/{name}/files"})
         return self.send_json(404, {"error_code": "ENDPOINT_NOT_FOUND", "message": path})
@@ -145,17 +157,21 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, {"files": [{"path": "weights.bin", "is_dir": False, "file_size": 10}]})
         if name == "unlisted-file":
             return self.send_json(200, {"files": [{"path": "weights.bin", "is_dir": False}]})
+        if name == "many-versions":
+            return self.send_json(200, {"files": [{"path": "weights.bin", "is_dir": False, "file_size": 10}]})
         if name == "big-listed":
             return self.send_json(200, {"files": [{"path": "weights.bin", "is_dir": False, "file_size": 10**15}]})
         return self.send_json(200, {"files": []})
 
 
 def main():
-    global log_path
+    global log_path, local_dir
     p = argparse.ArgumentParser()
     p.add_argument("--log", required=True)
+    p.add_argument("--local")
     args = p.parse_args()
     log_path = args.log
+    local_dir = args.local
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())

@@ -21,8 +21,10 @@ pub struct RegistryArgs {
     /// this flag that setting is refused.
     #[arg(long, requires = "mlflow")]
     mlflow_insecure_tls: bool,
-    /// The most bytes a model version's files may hold, all together, read from --mlflow
-    /// (default 256 GiB); each file is also read no further than the size its listing gives.
+    /// The most bytes a model version's files may hold, all together, read from --mlflow or a
+    /// local file: location (default 256 GiB); without --model-version, the most the versions
+    /// searched may hold together. Each file is also read no further than the size its listing
+    /// gives.
     #[arg(long, value_name = "BYTES", requires = "mlflow")]
     mlflow_max_bytes: Option<u64>,
 }

@@ -103,8 +103,9 @@ pub struct RegistrySettings {
     /// Whether `MLFLOW_TRACKING_INSECURE_TLS=true` may turn certificate checks off.
     pub allow_insecure_tls: bool,
     /// The most bytes a version's files may hold, all together (`None`:
-    /// [`DEFAULT_MAX_DOWNLOAD_BYTES`]); a file is also never read past the size its listing
-    /// gives.
+    /// [`DEFAULT_MAX_DOWNLOAD_BYTES`]), through the artifact proxy or at a local `file:`
+    /// location; in a search for the version by its digest, the versions read together. A file
+    /// is also never read past the size its listing gives.
     pub max_download_bytes: Option<u64>,
 }
 
@@ -528,12 +529,16 @@ impl Registry {
         Ok(())
     }
 
+    /// The most bytes the files read may hold (`--mlflow-max-bytes`).
+    pub fn max_download(&self) -> u64 {
+        self.max_download
+    }
+
     /// Downloads every file under the artifact proxy's `path` (an `mlflow-artifacts:` URI's
-    /// path) into `dest`, keeping the tree. Returns the number of files.
-    pub fn download_proxied(&self, path: &str, dest: &Path) -> Result<usize, RegistryError> {
+    /// path) into `dest`, keeping the tree, within what is left of `budget` (spent as it goes).
+    /// Returns the number of files.
+    pub fn download_proxied(&self, path: &str, dest: &Path, budget: &mut Budget) -> Result<usize, RegistryError> {
         let mut count = 0;
-        let mut entries = 0usize;
-        let mut bytes = 0u64;
         let mut stack = vec![(String::new(), 0usize)];
         while let Some((rel, depth)) = stack.pop() {
             let listed = if rel.is_empty() {
@@ -545,8 +550,8 @@ impl Registry {
             let v = self.get(&call, "api/2.0/mlflow-artifacts/artifacts", &[("path", &listed)])?;
             let listing = v.get("files").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
             // Counted before any of them is fetched.
-            entries += listing.len();
-            if entries > MAX_FILES {
+            budget.entries += listing.len();
+            if budget.entries > MAX_FILES {
                 return Err(self.answer(
                     &call,
                     format!(
@@ -587,7 +592,7 @@ impl Registry {
                     let listed = f
                         .get("file_size")
                         .and_then(|s| s.as_u64().or_else(|| s.as_str().and_then(|s| s.parse().ok())));
-                    let room = self.max_download - bytes;
+                    let room = self.max_download.saturating_sub(budget.bytes);
                     if let Some(n) = listed {
                         if n > room {
                             return Err(self.too_big(&call, &child, Some(n)));
@@ -604,7 +609,7 @@ impl Registry {
                                 None => self.too_big(&format!("downloading the artifact {path}/{child}"), &child, None),
                             },
                         })?;
-                    bytes += got;
+                    budget.bytes += got;
                     count += 1;
                 }
             }
@@ -670,6 +675,17 @@ impl Registry {
         file.sync_all().map_err(write_err)?;
         Ok(got)
     }
+}
+
+/// What the files read so far have spent of the limits ([`MAX_FILES`] files and folders,
+/// `--mlflow-max-bytes`): one budget for one version's files, or for every version a search
+/// reads.
+#[derive(Debug, Default)]
+pub struct Budget {
+    /// Files and folders listed (or walked).
+    pub entries: usize,
+    /// Bytes read.
+    pub bytes: u64,
 }
 
 /// Why a file's download stopped.

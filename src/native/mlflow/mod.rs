@@ -40,7 +40,7 @@
 mod client;
 
 pub use client::{
-    ModelVersion, Registry, RegistryError, RegistrySettings, DEFAULT_MAX_DOWNLOAD_BYTES, MAX_DEPTH, MAX_FILES,
+    Budget, ModelVersion, Registry, RegistryError, RegistrySettings, DEFAULT_MAX_DOWNLOAD_BYTES, MAX_DEPTH, MAX_FILES,
     MAX_JSON_BYTES, MAX_SEARCH_PAGES,
 };
 
@@ -82,6 +82,9 @@ pub enum MlflowError {
     /// The arguments do not fit together.
     #[error("{0}")]
     Usage(String),
+    /// A local `file:` location's files reach a limit deploy-gate reads within.
+    #[error("{0}")]
+    Limit(String),
     /// Several versions have the decision's files.
     #[error("versions {} of {name} all have the files whose digest the decision names (sha256:{digest}): give --model-version", .versions.join(", "))]
     Ambiguous {
@@ -370,6 +373,7 @@ fn version_identity(
     mv: &ModelVersion,
     envelope: &[u8],
     signature: Option<&RegistrySignature>,
+    budget: &mut Budget,
 ) -> Result<Result<ModelIdentity, OmsError>, MlflowError> {
     let uri = reg.download_uri(&mv.name, &mv.version)?;
     let unreadable = || {
@@ -422,7 +426,7 @@ fn version_identity(
         let scratch = Scratch::new()?;
         let dir = scratch.0.join("files");
         fs::create_dir(&dir).map_err(FilesError::io(format!("cannot create {}", dir.display())))?;
-        let n = reg.download_proxied(path, &dir)?;
+        let n = reg.download_proxied(path, &dir, budget)?;
         if n == 0 {
             // A location that is one file, or an empty folder, lists as nothing: a registered
             // model is a folder of files.
@@ -444,9 +448,98 @@ fn version_identity(
         None
     };
     match local {
-        Some(p) => identify_at(&p),
+        Some(p) => {
+            local_limits(&p, reg.max_download(), budget).map_err(|stop| {
+                let (limit, why) = match stop {
+                    LocalStop::Limit(why) => (true, why),
+                    LocalStop::Unreadable(why) => (false, why),
+                };
+                let text = format!("version {} of {}: its files are at `{uri}`: {why}", mv.version, mv.name);
+                if limit {
+                    MlflowError::Limit(text)
+                } else {
+                    MlflowError::Usage(text)
+                }
+            })?;
+            identify_at(&p)
+        }
         None => Err(unreadable()),
     }
+}
+
+/// Walks a local `file:` location as a download through the artifact proxy is bounded, within
+/// what is left of `budget` (spent as it goes): at most [`MAX_FILES`] files and folders,
+/// [`MAX_DEPTH`] folders deep, `max_bytes` together; a symbolic link anywhere (the location
+/// itself included) is refused, so the registry cannot lead the walk out of the folder.
+fn local_limits(root: &Path, max_bytes: u64, budget: &mut Budget) -> Result<(), LocalStop> {
+    let meta = |p: &Path| {
+        fs::symlink_metadata(p).map_err(|e| LocalStop::Unreadable(format!("cannot read {}: {e}", p.display())))
+    };
+    let top = meta(root)?;
+    if top.file_type().is_symlink() {
+        return Err(LocalStop::Limit(format!(
+            "{} is a symbolic link, which deploy-gate does not follow",
+            root.display()
+        )));
+    }
+    let over_bytes = |bytes: u64| {
+        format!(
+            "the files read reach {bytes} bytes: past {max_bytes} bytes, the most they may hold (--mlflow-max-bytes)"
+        )
+    };
+    if !top.is_dir() {
+        budget.bytes = budget.bytes.saturating_add(top.len());
+        return if budget.bytes > max_bytes {
+            Err(LocalStop::Limit(over_bytes(budget.bytes)))
+        } else {
+            Ok(())
+        };
+    }
+    let mut stack = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let unreadable = |e: std::io::Error| LocalStop::Unreadable(format!("cannot read {}: {e}", dir.display()));
+        for entry in fs::read_dir(&dir).map_err(unreadable)? {
+            let entry = entry.map_err(unreadable)?;
+            budget.entries += 1;
+            if budget.entries > MAX_FILES {
+                return Err(LocalStop::Limit(format!(
+                    "more than {MAX_FILES} files and folders, the most deploy-gate reads"
+                )));
+            }
+            let path = entry.path();
+            let m = meta(&path)?;
+            if m.file_type().is_symlink() {
+                return Err(LocalStop::Limit(format!(
+                    "{} is a symbolic link, which deploy-gate does not follow",
+                    path.display()
+                )));
+            }
+            if m.is_dir() {
+                if depth + 1 > MAX_DEPTH {
+                    return Err(LocalStop::Limit(format!(
+                        "the folder {} is more than {MAX_DEPTH} folders deep, the most deploy-gate reads",
+                        path.display()
+                    )));
+                }
+                stack.push((path, depth + 1));
+            } else {
+                budget.bytes = budget.bytes.saturating_add(m.len());
+                if budget.bytes > max_bytes {
+                    return Err(LocalStop::Limit(over_bytes(budget.bytes)));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Why [`local_limits`] stopped.
+#[derive(Debug)]
+enum LocalStop {
+    /// A limit reached (or a symbolic link).
+    Limit(String),
+    /// A file or folder that cannot be read.
+    Unreadable(String),
 }
 
 /// The artifact proxy's path of an `mlflow-artifacts:` location (`None`: another scheme).
@@ -625,7 +718,13 @@ fn find_version(
 ) -> Result<Found, MlflowError> {
     let signed = |mv: ModelVersion| -> Result<Found, MlflowError> {
         Ok(
-            match version_identity(reg, &mv, envelope, opts.model_signature.as_ref())? {
+            match version_identity(
+                reg,
+                &mv,
+                envelope,
+                opts.model_signature.as_ref(),
+                &mut Budget::default(),
+            )? {
                 Ok(id) => Found::Version(mv, Box::new(id)),
                 Err(e) => Found::ModelRefused(e),
             },
@@ -637,10 +736,22 @@ fn find_version(
     let subjects = subject_digests(envelope);
     let mut matching = Vec::new();
     let mut seen = Vec::new();
+    // One budget for every version read: a registry with many versions does not get a download
+    // allowance for each.
+    let mut budget = Budget::default();
     for mv in reg.versions(&opts.name)? {
         let id =
-            match version_identity(reg, &mv, envelope, None).and_then(|r| r.map_err(|e| ModelError::Check(e).into())) {
+            match version_identity(reg, &mv, envelope, None, &mut budget).and_then(|r| r.map_err(|e| ModelError::Check(e).into())) {
                 Ok(id) => id,
+                // A limit reached, or the registry failing, stops the search.
+                Err(e @ (MlflowError::Registry(_) | MlflowError::Limit(_))) => {
+                    return Err(MlflowError::Usage(format!(
+                        "version {} of {}, searched for the decision's files: {}; without --model-version the limits hold for every version read together: give --model-version",
+                        mv.version,
+                        opts.name,
+                        e.message()
+                    )))
+                }
                 Err(e) => {
                     notify(Notice::warning(format!(
                         "version {} of {} left out: {}",
@@ -1129,7 +1240,7 @@ fn verify_version(
             ))
         }
     };
-    let id = match version_identity(reg, mv, &envelope, None)? {
+    let id = match version_identity(reg, mv, &envelope, None, &mut Budget::default())? {
         Ok(id) => id,
         Err(e) => return Err(ModelError::Check(e).into()),
     };
@@ -1301,6 +1412,59 @@ fn e_restore_failed(last: &Entry) -> Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn why(stop: LocalStop) -> String {
+        match stop {
+            LocalStop::Limit(w) => w,
+            LocalStop::Unreadable(w) => format!("unreadable: {w}"),
+        }
+    }
+
+    #[test]
+    fn a_local_location_is_walked_within_the_limits_and_one_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("m");
+        fs::create_dir_all(root.join("a/b")).unwrap();
+        fs::write(root.join("a/b/w.bin"), [0u8; 40]).unwrap();
+        fs::write(root.join("c.json"), [0u8; 10]).unwrap();
+        let mut budget = Budget::default();
+        local_limits(&root, 50, &mut budget).map_err(why).unwrap();
+        assert_eq!((budget.entries, budget.bytes), (4, 50));
+        // The same files again in the same budget: past the bytes.
+        let e = local_limits(&root, 50, &mut budget).map_err(why).unwrap_err();
+        assert!(e.contains("past 50 bytes") && e.contains("--mlflow-max-bytes"), "{e}");
+        // Too many files and folders, counted with what the budget already spent.
+        let mut budget = Budget {
+            entries: MAX_FILES - 1,
+            bytes: 0,
+        };
+        let e = local_limits(&root, 50, &mut budget).map_err(why).unwrap_err();
+        assert!(e.contains(&format!("more than {MAX_FILES} files and folders")), "{e}");
+        // Too deep.
+        let mut deep = dir.path().join("deep");
+        for _ in 0..=MAX_DEPTH {
+            deep = deep.join("d");
+        }
+        fs::create_dir_all(&deep).unwrap();
+        let e = local_limits(&dir.path().join("deep"), 50, &mut Budget::default())
+            .map_err(why)
+            .unwrap_err();
+        assert!(e.contains(&format!("more than {MAX_DEPTH} folders deep")), "{e}");
+        // A symbolic link inside, or the location itself one.
+        std::os::unix::fs::symlink("/", root.join("a/up")).unwrap();
+        let e = local_limits(&root, 1 << 20, &mut Budget::default())
+            .map_err(why)
+            .unwrap_err();
+        assert!(e.contains("a/up is a symbolic link"), "{e}");
+        std::os::unix::fs::symlink(&root, dir.path().join("l")).unwrap();
+        let e = local_limits(&dir.path().join("l"), 1 << 20, &mut Budget::default())
+            .map_err(why)
+            .unwrap_err();
+        assert!(e.contains("is a symbolic link"), "{e}");
+        // A location that is not there is unreadable, not a limit (a search leaves it out).
+        let e = local_limits(&dir.path().join("none"), 50, &mut Budget::default()).unwrap_err();
+        assert!(matches!(e, LocalStop::Unreadable(_)), "{e:?}");
+    }
 
     #[test]
     fn an_envelope_is_recorded_only_when_it_can_be_read_back() {
