@@ -1,6 +1,6 @@
 // <dg-policy-form>: the gate policy. Emits `dg-policy` ({policy} or {error}) on every change.
 // The default values and the error messages are the core's (`defaultPolicy()`, `checkPolicy()`
-// in src/wasm.rs over src/policy.rs): the form only lays the fields out. A policy file (as
+// in src/wasm.rs over src/policy/mod.rs): the form only lays the fields out. A policy file (as
 // `deploy-gate evaluate --policy` reads it, through the core's `checkPolicyFile()`) fills the
 // fields; its `prices`, `guardrails` and `template_regression`, which the form has no fields
 // for, are shown read-only and passed to the core unchanged with the fields. A policy file
