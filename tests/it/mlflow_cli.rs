@@ -52,14 +52,6 @@ struct Server {
     dir: PathBuf,
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn start(kind: &str) -> Server {
     let dir = std::env::temp_dir().join(format!("deploy-gate-mlflow-{}-{kind}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
@@ -1290,35 +1282,6 @@ fn verify_json_says_why_when_the_registry_cannot_answer() {
 
 // ---------------------------------------------------------------- TLS and the token
 
-/// The program's path: on PATH, else Debian's /usr/sbin.
-fn find(program: &str) -> Option<String> {
-    [
-        program.to_owned(),
-        format!("/usr/sbin/{program}"),
-        format!("/usr/bin/{program}"),
-    ]
-    .into_iter()
-    .find(|p| {
-        Command::new(p)
-            .arg("-h")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok()
-    })
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let status = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl runs");
-    assert!(status.success(), "openssl {args:?}");
-}
-
 struct Nginx(Child);
 
 impl Drop for Nginx {
@@ -1443,7 +1406,7 @@ fn over_tls_with_the_ca_file_and_a_bearer_token_that_appears_nowhere() {
     if !available() {
         return;
     }
-    let (Some(nginx), Some(_)) = (find("nginx"), find("openssl")) else {
+    let (Some(nginx), Some(_)) = (find_program("nginx"), find_program("openssl")) else {
         assert!(
             std::env::var("DEPLOY_GATE_REQUIRE_MLFLOW").as_deref() != Ok("1"),
             "nginx and openssl are installed by scripts/setup.sh for this test"

@@ -5,7 +5,6 @@
 //! every case is errored, never passed.
 
 use crate::common::*;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -18,46 +17,9 @@ impl Drop for Nginx {
     }
 }
 
-/// The program's path: on PATH, else Debian's /usr/sbin (root's PATH may lack it).
-fn find(program: &str) -> Option<String> {
-    [
-        program.to_owned(),
-        format!("/usr/sbin/{program}"),
-        format!("/usr/bin/{program}"),
-    ]
-    .into_iter()
-    .find(|p| {
-        Command::new(p)
-            .arg("-h")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok()
-    })
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let status = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl runs");
-    assert!(status.success(), "openssl {args:?}");
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[test]
 fn https_with_the_targets_ca_speaks_http2_and_an_unknown_ca_is_refused() {
-    let (Some(nginx), Some(_)) = (find("nginx"), find("openssl")) else {
+    let (Some(nginx), Some(_)) = (find_program("nginx"), find_program("openssl")) else {
         assert!(
             std::env::var_os("CI").is_none(),
             "nginx and openssl are installed by scripts/setup.sh for this test"

@@ -263,3 +263,42 @@ pub fn jsonl(path: &Path) -> Vec<serde_json::Value> {
         .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{} line {}: {e}: {l}", path.display(), i + 1)))
         .collect()
 }
+
+/// The program's path: on PATH, else Debian's /usr/sbin (root's PATH may lack it).
+pub fn find_program(program: &str) -> Option<String> {
+    [
+        program.to_owned(),
+        format!("/usr/sbin/{program}"),
+        format!("/usr/bin/{program}"),
+    ]
+    .into_iter()
+    .find(|p| {
+        std::process::Command::new(p)
+            .arg("-h")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok()
+    })
+}
+
+/// Runs `openssl ARGS` in `dir`, which must succeed.
+pub fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("openssl runs");
+    assert!(status.success(), "openssl {args:?}");
+}
+
+/// A port free on 127.0.0.1 now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
