@@ -1,9 +1,19 @@
 //! deploy-gate: gates the deployment of a retrained agent model.
 //!
 //! The core is sans-IO: bytes are pushed in and values come out. Nothing in this library opens
-//! files, reads a clock or draws entropy; the CLI (`src/bin/deploy-gate/`) and the wasm shell
-//! (`wasm`) do that and pass the results in, through one [`session::Session`]. The one
-//! exception is [`native`] (not built for wasm): the file reading native shells share.
+//! files, reads a clock or draws entropy; the shells do that and pass the results in, through
+//! one [`session::Session`]: `native` (the file reading native shells share, the deploy step,
+//! the run engine), `cli` (the `deploy-gate` command) and `wasm` (the JS API).
+//!
+//! # Features
+//!
+//! - `native` (native builds only): the `native` layer, with its HTTP client, TLS, tokio, the
+//!   memory map and gzip.
+//! - `cli` (default; implies `native`): the `deploy-gate` command, `cli::main` with clap and
+//!   the progress bar, which the binary and the Python package's console script both run.
+//!
+//! Without default features the library is the sans-IO core (and, natively, the `deploy` and
+//! `endpoint` readers): what the fuzz targets build.
 //!
 //! # Layers
 //!
@@ -35,15 +45,18 @@
 //! 6. **renderings**: [`render`] (the standalone HTML report, the Markdown summary, JUnit XML,
 //!    the diff's renderings).
 //! 7. **shells**: `native` (not built for wasm: the file reading native shells share, the
-//!    deploy step, and the engine that runs models, `native::run`) and `wasm` (the JS API);
-//!    outside the library, the CLI (`src/bin/deploy-gate/`) and the Python extension
-//!    (`python/src/`), which only map flags and values onto these.
+//!    deploy step, and the engine that runs models, `native::run`), `cli` (the `deploy-gate`
+//!    command: flags mapped onto `native` and the layers below, and what it prints) and `wasm`
+//!    (the JS API); outside the library, the binary (`src/bin/deploy-gate/`, which calls
+//!    `cli::main`) and the Python extension (`python/src/`), which only map values onto these.
 //!
 //! The types a user of the library needs are re-exported here at the root.
 #![deny(missing_docs)]
 
 pub mod attest;
 pub mod audit;
+#[cfg(all(not(target_arch = "wasm32"), feature = "cli"))]
+pub mod cli;
 pub mod compat;
 pub mod cost;
 pub mod decision;
@@ -57,7 +70,7 @@ pub mod guardrail;
 pub mod input;
 pub mod json;
 pub mod lines;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "native"))]
 pub mod native;
 pub mod oms;
 mod parallel;

@@ -2,6 +2,7 @@
 //! the core's one parser; its canonical JSON and digest.
 
 use crate::errors::{os_error, policy_error};
+use deploy_gate::native::policy_file::{read_policy_file, ReadPolicyError};
 use deploy_gate::policy::{GatePolicy, PolicyInput};
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -16,11 +17,10 @@ pub(crate) fn policy_of(
 ) -> PyResult<GatePolicy> {
     let base = match (base, base_file) {
         (Some(text), _) => PolicyInput::from_json(text).map_err(|e| policy_error(py, e.to_string()))?,
-        (None, Some(path)) => {
-            let bytes = std::fs::read(&path)
-                .map_err(|e| os_error(py, format!("cannot read policy file {}: {e}", path.display()), &e))?;
-            PolicyInput::from_file(&bytes).map_err(|e| policy_error(py, format!("{}: {e}", path.display())))?
-        }
+        (None, Some(path)) => read_policy_file(&path).map_err(|e| match &e {
+            ReadPolicyError::Io { source, .. } => os_error(py, format!("{e}: {source}"), source),
+            _ => policy_error(py, e.to_string()),
+        })?,
         (None, None) => PolicyInput::default(),
     };
     let over = match overrides {

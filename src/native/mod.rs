@@ -17,6 +17,7 @@ pub mod mlflow;
 #[cfg(unix)]
 pub mod oms;
 mod plan;
+pub mod policy_file;
 pub mod read;
 #[cfg(unix)]
 pub mod run;

@@ -29,8 +29,8 @@
 //! The `DEFAULT_*` constants below are the only place a default is written. They are read through
 //! [`GatePolicy::default`] (with [`TestSetPolicy::default`] and [`PassSet::default`]), which
 //! [`PolicyInput::into_policy`] fills every absent field from. Its readers:
-//! - the CLI (`src/bin/deploy-gate/`): `test-set`, `evaluate` and `policy` (`evaluate.rs`) layer
-//!   their `--policy FILE` and flags over the defaults (`files.rs` reads the file), and `main.rs`
+//! - the CLI (`src/cli/`): `test-set`, `evaluate` and `policy` (`evaluate.rs`) layer
+//!   their `--policy FILE` and flags over the defaults (`files.rs` reads the file), and `mod.rs`
 //!   prints them in `--help`; `verify --policy` (`sign.rs`) resolves the file over them;
 //! - the wasm layer (`src/wasm.rs`): `GateSession` (an absent policy or field), `defaultPolicy()`
 //!   and `checkPolicy()`; the page's form (`www/components/policy-form.js`) shows

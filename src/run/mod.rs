@@ -1,5 +1,5 @@
 //! Running a model, the pure part (the engine that runs the processes and the requests is
-//! [`crate::native::run`], its one native counterpart): the worker protocol, the test set read
+//! `native::run`, its one native counterpart): the worker protocol, the test set read
 //! as cases, the records written for each case and resuming an output an earlier run left
 //! ([`protocol`], whose items are re-exported here), and the answers of a run in memory made
 //! verdict records ([`records`]). The endpoint files that say how to ask a model are

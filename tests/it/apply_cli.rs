@@ -763,7 +763,7 @@ fn each_ledger_entry_is_one_write_of_a_whole_line() {
     let out = Command::new("strace")
         .args(["-f", "-e", "trace=openat,write", "-o"])
         .arg(&trace)
-        .arg(env!("CARGO_BIN_EXE_deploy-gate"))
+        .arg(crate::common::cli_path())
         .args(apply_args(&config, Some(&ledger), &[]))
         .output()
         .unwrap();

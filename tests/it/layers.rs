@@ -71,8 +71,10 @@ const RUST_LAYERS: &[(&str, &str)] = &[
     ("deploy", "attest/deploy"),
     // renderings: the report for people and CI systems.
     ("render", "renderings"),
-    // shells: the IO native shells share (files, the deploy step, the run engine) and the wasm API.
+    // shells: the IO native shells share (files, the deploy step, the run engine), the
+    // `deploy-gate` command and the wasm API.
     ("native", "shells"),
+    ("cli", "shells"),
     ("native::run", "shells"),
     ("wasm", "shells"),
 ];
@@ -94,6 +96,8 @@ const PYTHON_LAYERS: &[(&str, &str)] = &[
     ("_attest", "attest/deploy"),
     ("_deploy", "attest/deploy"),
     ("_gate", "shells"),
+    ("_cli", "shells"),
+    ("__main__", "shells"),
     ("__init__", "shells"),
 ];
 
@@ -669,7 +673,6 @@ fn python_layer(file: &str) -> Option<usize> {
 fn layers() {
     let src = root().join("src");
     let core = rust_graph(&src, "lib.rs", &["src/bin/"], false);
-    let cli = rust_graph(&src.join("bin/deploy-gate"), "main.rs", &[], false);
     let extension = rust_graph(&root().join("python/src"), "lib.rs", &[], false);
     let python = python_graph(&root().join("python/deploy_gate"));
     let js = js_graph(&root().join("www"));
@@ -677,7 +680,6 @@ fn layers() {
     let mut failures = Vec::new();
     for (what, graph) in [
         ("core", &core),
-        ("CLI", &cli),
         ("extension", &extension),
         ("Python", &python),
         ("page", &js),

@@ -843,7 +843,7 @@ fn one_worker_that_crashes_or_answers_garbage_on_a_case_before_the_last_still_fi
             ),
         );
         let out = dir.path().join(format!("{name}.jsonl"));
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+        let mut child = std::process::Command::new(crate::common::cli_path())
             .args(run_args(
                 &cases_path,
                 &out,

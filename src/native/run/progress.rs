@@ -52,6 +52,12 @@ impl Cancel {
         self.0.store(reason, Ordering::SeqCst);
     }
 
+    /// Unsets the token, for a token reused by the next run (a static one, as a signal handler
+    /// needs).
+    pub fn clear(&self) {
+        self.0.store(0, Ordering::SeqCst);
+    }
+
     /// The reason given, once set.
     pub fn reason(&self) -> Option<i32> {
         match self.0.load(Ordering::SeqCst) {

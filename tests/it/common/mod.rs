@@ -32,9 +32,18 @@ pub fn write(dir: &Path, name: &str, text: &str) -> String {
     s(&p)
 }
 
+/// The `deploy-gate` command the tests run: this build's binary, or the one
+/// `DEPLOY_GATE_TEST_CLI` names (the test command sets it to the console script the Python
+/// package installs, to run the CLI's tests against that one too).
+pub fn cli_path() -> std::ffi::OsString {
+    std::env::var_os("DEPLOY_GATE_TEST_CLI")
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_deploy-gate").into())
+}
+
 /// A `deploy-gate` command to add arguments, environment and a directory to.
 pub fn dg() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_deploy-gate"))
+    Command::new(cli_path())
 }
 
 /// Runs a command with no standard input, capturing its output.

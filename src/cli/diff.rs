@@ -1,15 +1,15 @@
 //! `diff`: what changed between two evaluations (reports or signed decisions), as JSON and, on
 //! request, Markdown, HTML and JUnit; the decision's change is the exit code. Reads only.
 
-use crate::exit::{write_output, EXIT_CHANGED, EXIT_OK};
-use crate::files::read_key;
-use crate::trust::parse_size;
+use crate::attest::keys::read_public_pem;
+use crate::attest::{Limits, DEFAULT_MAX_STATEMENT_BYTES};
+use crate::cli::exit::{write_output, EXIT_CHANGED, EXIT_OK};
+use crate::cli::files::read_key;
+use crate::cli::trust::parse_size;
+use crate::diff::{self, read_document, GateDiff, Trust};
+use crate::render::diff::{html, junit, markdown};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
-use deploy_gate::attest::keys::read_public_pem;
-use deploy_gate::attest::{Limits, DEFAULT_MAX_STATEMENT_BYTES};
-use deploy_gate::diff::{self, read_document, GateDiff, Trust};
-use deploy_gate::render::diff::{html, junit, markdown};
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -137,7 +137,7 @@ pub fn diff_cmd(args: &DiffArgs) -> Result<u8> {
 
 fn print_summary(d: &GateDiff) {
     let c = &d.decision;
-    let rests = deploy_gate::render::diff::rests_on_text(d);
+    let rests = crate::render::diff::rests_on_text(d);
     if c.changed {
         eprintln!(
             "deploy-gate: the decision CHANGED: {} → {} ({rests})",
@@ -155,7 +155,7 @@ fn print_summary(d: &GateDiff) {
             "  {label}:{} {source}; {} case(s); {}; {}",
             if label == "after" { " " } else { "" },
             s.num_cases,
-            deploy_gate::render::diff::evidence_text(s),
+            crate::render::diff::evidence_text(s),
             s.decision.reason
         );
     }
@@ -191,8 +191,7 @@ fn print_summary(d: &GateDiff) {
             g.unchanged
         );
         for c in &g.changed {
-            let side =
-                |s: Option<&diff::GuardrailSide>| deploy_gate::render::diff::guardrail_side(s, |id| format!("{id:?}"));
+            let side = |s: Option<&diff::GuardrailSide>| crate::render::diff::guardrail_side(s, |id| format!("{id:?}"));
             eprintln!(
                 "    {}: {} → {}",
                 c.criterion,

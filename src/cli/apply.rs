@@ -2,15 +2,15 @@
 //! locks, deploys exactly once and records; its documentation describes the sequence and the
 //! crash points), and its outcome mapped to stdout's JSON, stderr's messages and the exit code.
 
-use crate::exit::{notice, EXIT_BLOCKED, EXIT_DEPLOYED_UNRECORDED, EXIT_OK};
-use crate::registry::RegistryArgs;
-use crate::trust::{invalid, model_invalid, ModelSignatureArgs, TrustArgs};
+use crate::attest::Verified;
+use crate::cli::exit::{notice, EXIT_BLOCKED, EXIT_DEPLOYED_UNRECORDED, EXIT_OK};
+use crate::cli::registry::RegistryArgs;
+use crate::cli::trust::{invalid, model_invalid, ModelSignatureArgs, TrustArgs};
+use crate::deploy::BACKENDS;
+use crate::native::apply::{self, Applied, ApplyOptions, FailAt};
+use crate::native::files::chain;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use deploy_gate::attest::Verified;
-use deploy_gate::deploy::BACKENDS;
-use deploy_gate::native::apply::{self, Applied, ApplyOptions, FailAt};
-use deploy_gate::native::files::chain;
 use std::path::{Path, PathBuf};
 
 /// The point of an apply at which `--fail-at` aborts the process (testing the crash points).
@@ -147,7 +147,7 @@ fn pretty(out: &Applied) -> Result<()> {
 /// deploys).
 fn kept_because(v: &Verified) -> &'static str {
     match v.outcome {
-        deploy_gate::decision::Outcome::Inconclusive => "inconclusive",
+        crate::decision::Outcome::Inconclusive => "inconclusive",
         _ => "blocked",
     }
 }
@@ -239,7 +239,7 @@ pub fn rollback_cmd(config: &Path, ledger: Option<&Path>) -> Result<u8> {
 
 /// `apply --mlflow`: the registry alias moved (or put back with `--restore`).
 fn mlflow_apply_cmd(args: &ApplyArgs) -> Result<u8> {
-    use deploy_gate::native::mlflow::{self, MlflowApply, Promoted};
+    use crate::native::mlflow::{self, MlflowApply, Promoted};
     let (Some(name), Some(alias)) = (&args.registered_model, &args.alias) else {
         anyhow::bail!("--mlflow needs --registered-model NAME and --alias ALIAS");
     };

@@ -4,8 +4,8 @@
 //! file), a plain progress line every [`PLAIN_EVERY`] and the workers' lines as they come. In
 //! a two-model run each model has its own counts: records, rate, errored and retries.
 
-use deploy_gate::native::files::Notice;
-use deploy_gate::native::run::{LaneReport, LaneStart, Plan, Progress, SequentialEnd};
+use crate::native::files::Notice;
+use crate::native::run::{LaneReport, LaneStart, Plan, Progress, SequentialEnd};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -273,7 +273,7 @@ impl Progress for Printer {
     }
 
     fn notice(&self, notice: Notice) {
-        crate::exit::notice(notice);
+        crate::cli::exit::notice(notice);
     }
 
     fn sequential_done(&self, end: &SequentialEnd) {

@@ -1,9 +1,9 @@
 //! What every command shares besides its files: the exit codes, writing the output, the
 //! clock, the message of an input error, and the library's notices on stderr.
 
+use crate::input::InputError;
+use crate::native::files::Notice;
 use anyhow::{anyhow, Context, Result};
-use deploy_gate::input::InputError;
-use deploy_gate::native::files::Notice;
 use std::io::Write;
 use std::path::Path;
 
@@ -26,7 +26,7 @@ pub const EXIT_DEPLOYED_UNRECORDED: u8 = 4;
 
 /// Now, in Unix seconds.
 pub fn now() -> i64 {
-    deploy_gate::native::apply::unix_now()
+    crate::native::apply::unix_now()
 }
 
 /// Prints a notice of the library's deploy step on stderr (`deploy-gate: [warning: ]TEXT`).

@@ -1,16 +1,16 @@
 //! `deploy-gate run`: the flags mapped to the library's run engine
-//! ([`deploy_gate::native::run`]), what it tells printed on stderr (`progress`), and the exit
+//! ([`crate::native::run`]), what it tells printed on stderr (`progress`), and the exit
 //! code. Ctrl-C and SIGTERM set the engine's cancellation token: the run stops at its next
 //! turn, its records whole, and the same command resumes it.
 
 mod progress;
 
-use crate::exit::EXIT_OK;
-use anyhow::{anyhow, bail, Result};
-use deploy_gate::native::run::{
+use crate::cli::exit::EXIT_OK;
+use crate::native::run::{
     read_endpoint_file, same_file, Asking, CacheDir, Cancel, Ended, Model, RunSpec, SequentialPolicy, TestSetInput,
     Workers,
 };
+use anyhow::{anyhow, bail, Result};
 use progress::Printer;
 use std::ffi::OsString;
 use std::num::NonZeroUsize;
@@ -89,7 +89,7 @@ fn parse_timeout(text: &str) -> Result<Option<Duration>> {
     if d.is_zero() {
         bail!("--timeout {text:?}: must be more than zero (`none`: no limit)");
     }
-    if d > deploy_gate::endpoint::MAX_TIMEOUT {
+    if d > crate::endpoint::MAX_TIMEOUT {
         bail!("--timeout {text:?}: more than 7 days (`none`: no limit)");
     }
     Ok(Some(d))
@@ -102,12 +102,42 @@ extern "C" fn on_signal(signal: libc::c_int) {
     STOP.cancel(signal);
 }
 
-/// Ctrl-C and SIGTERM stop the run at its next turn (what was written is kept).
-fn catch_stop_signals() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            libc::signal(signal, on_signal as *const () as libc::sighandler_t);
+/// Ctrl-C and SIGTERM stop the run at its next turn (what was written is kept), for as long as
+/// this guard lives; dropping it puts back the handlers there were before, so a process that
+/// embeds the command (the Python package's `deploy-gate`) keeps its own after the run.
+struct CatchStopSignals {
+    previous: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl CatchStopSignals {
+    fn install() -> CatchStopSignals {
+        STOP.clear();
+        let mut previous = Vec::new();
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: sigaction with a zeroed, then filled struct; the handler only stores to an
+            // atomic, which is async-signal-safe.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+                libc::sigemptyset(&mut action.sa_mask);
+                action.sa_flags = libc::SA_RESTART;
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, &action, &mut old) == 0 {
+                    previous.push((signal, old));
+                }
+            }
+        }
+        CatchStopSignals { previous }
+    }
+}
+
+impl Drop for CatchStopSignals {
+    fn drop(&mut self) {
+        for (signal, old) in &self.previous {
+            // SAFETY: puts back the action sigaction returned for this signal.
+            unsafe {
+                libc::sigaction(*signal, old, std::ptr::null_mut());
+            }
         }
     }
 }
@@ -210,7 +240,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
     let policy = match &args.policy {
         None => None,
         Some(path) => Some(SequentialPolicy {
-            policy: crate::files::resolve_policy(Some(path), Default::default())?,
+            policy: crate::cli::files::resolve_policy(Some(path), Default::default())?,
             file: path.display().to_string(),
         }),
     };
@@ -226,8 +256,10 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
         policy,
     };
     let printer = Arc::new(Printer::new(test_set.display().to_string()));
-    catch_stop_signals();
-    let ran = deploy_gate::native::run::run(spec, printer.clone(), &STOP)?;
+    let signals = CatchStopSignals::install();
+    let ran = crate::native::run::run(spec, printer.clone(), &STOP);
+    drop(signals);
+    let ran = ran?;
     let done_counts = || {
         ran.lanes
             .iter()

@@ -2,9 +2,9 @@
 //! URL, a CA bundle, and the explicit acceptance of `MLFLOW_TRACKING_INSECURE_TLS`. The
 //! credentials are MLflow's own environment variables, read by the library, never flags.
 
+use crate::native::mlflow::RegistrySettings;
 use anyhow::Result;
 use clap::Args;
-use deploy_gate::native::mlflow::RegistrySettings;
 use std::path::PathBuf;
 
 #[derive(Args, Clone)]

@@ -2,15 +2,15 @@
 //! size flags, mapped to the library's `native::apply::Trust`; its checks run there, and a
 //! failure is printed here.
 
-use crate::exit::{notice, now, EXIT_INVALID};
+use crate::attest::{Failure, Verified, DEFAULT_MAX_STATEMENT_BYTES};
+use crate::cli::exit::{notice, now, EXIT_INVALID};
+use crate::native::apply::{self, Trust};
+use crate::native::mlflow::RegistrySignature;
+use crate::native::oms::ModelSignature;
+use crate::oms::keyless::{Identity, KeylessTrust, SigstoreRoot};
+use crate::oms::{OmsError, Trust as OmsTrust, TrustedKey};
 use anyhow::Result;
 use clap::Args;
-use deploy_gate::attest::{Failure, Verified, DEFAULT_MAX_STATEMENT_BYTES};
-use deploy_gate::native::apply::{self, Trust};
-use deploy_gate::native::mlflow::RegistrySignature;
-use deploy_gate::native::oms::ModelSignature;
-use deploy_gate::oms::keyless::{Identity, KeylessTrust, SigstoreRoot};
-use deploy_gate::oms::{OmsError, Trust as OmsTrust, TrustedKey};
 use std::path::{Path, PathBuf};
 
 /// A size in bytes: a number, optionally with a binary suffix (`K`/`KiB`, `M`/`MiB`, `G`/`GiB`).
@@ -105,7 +105,7 @@ pub(crate) fn invalid(failure: &Failure) -> u8 {
 
 /// The model digest of a file or a directory: the library's, which the Python binding shares.
 pub(crate) fn model_digest(path: &Path) -> Result<String> {
-    Ok(deploy_gate::native::files::model_digest(path)?)
+    Ok(crate::native::files::model_digest(path)?)
 }
 
 /// The trainer's model signature (OpenSSF Model Signing) `verify` and `apply` check.
@@ -155,7 +155,7 @@ impl ModelSignatureArgs {
             }
             // A trainer's signature beside the model, not asked for: said, not silently
             // passed over (it is not covered by an OMS-scheme decision's digest either).
-            if let Some(sig) = model_path.map(|m| m.join(deploy_gate::oms::SIGNATURE_FILE)) {
+            if let Some(sig) = model_path.map(|m| m.join(crate::oms::SIGNATURE_FILE)) {
                 if std::fs::symlink_metadata(&sig).is_ok() {
                     eprintln!(
                         "deploy-gate: warning: {} is there but not checked: give --trainer-key, --trainer-root, or --trainer-identity with --trainer-issuer (keyless) to verify the trainer's signature",
@@ -171,7 +171,7 @@ impl ModelSignatureArgs {
         let path = match &self.model_signature {
             Some(p) => p.clone(),
             None => {
-                let default = model.join(deploy_gate::oms::SIGNATURE_FILE);
+                let default = model.join(crate::oms::SIGNATURE_FILE);
                 if !model.is_dir() || std::fs::symlink_metadata(&default).is_err() {
                     anyhow::bail!(
                         "no model signature: {} is not there; give --model-signature",
@@ -227,13 +227,13 @@ impl ModelSignatureArgs {
     fn trust(&self) -> Result<OmsTrust> {
         let mut trust = OmsTrust::default();
         for k in &self.trainer_key {
-            let text = crate::files::read_key(k, "trainer key")?;
+            let text = crate::cli::files::read_key(k, "trainer key")?;
             trust
                 .keys
                 .push(TrustedKey::from_pem(&text).map_err(|e| anyhow::anyhow!("{}: {}", k.display(), e.detail))?);
         }
         for r in &self.trainer_root {
-            let text = crate::files::read_key(r, "trainer root")?;
+            let text = crate::cli::files::read_key(r, "trainer root")?;
             trust
                 .roots
                 .add_pem(&text)
@@ -244,7 +244,7 @@ impl ModelSignatureArgs {
                 None => SigstoreRoot::public_good(),
                 Some(p) => {
                     let (_, bytes) =
-                        deploy_gate::native::files::read_regular(p, "Sigstore trusted root", MAX_SIGSTORE_ROOT_BYTES)?;
+                        crate::native::files::read_regular(p, "Sigstore trusted root", MAX_SIGSTORE_ROOT_BYTES)?;
                     SigstoreRoot::from_json(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
                 }
             };
@@ -265,7 +265,7 @@ impl ModelSignatureArgs {
 
 /// Prints a failed model-signature check (compact JSON on stdout, a line on stderr): exit 2.
 pub(crate) fn model_invalid(e: &OmsError) -> u8 {
-    println!("{}", deploy_gate::native::apply::model_failure_json(e));
+    println!("{}", crate::native::apply::model_failure_json(e));
     eprintln!("deploy-gate: verification failed ({}): {}", e.check, e.detail);
     EXIT_INVALID
 }

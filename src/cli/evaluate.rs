@@ -3,21 +3,21 @@
 //! policy resolved from defaults, file and flags. `verify --reproduce` evaluates through
 //! [`evaluate_inputs`].
 
-use crate::exit::{input_error, write_output, EXIT_BLOCKED, EXIT_INCONCLUSIVE, EXIT_OK};
-use crate::files::resolve_policy;
+use crate::cli::exit::{input_error, write_output, EXIT_BLOCKED, EXIT_INCONCLUSIVE, EXIT_OK};
+use crate::cli::files::resolve_policy;
+use crate::decision::Outcome;
+use crate::decision::Rules;
+use crate::input::{Role, Side};
+use crate::native::{self, file_name, ReadOptions, DEFAULT_SEGMENT};
+use crate::policy::{self, Cluster, GatePolicy, Mode, OnInsufficient, PolicyInput, Repeats};
+use crate::render::guardrails::GuardrailsView;
+use crate::render::sequential;
+use crate::report::GateReport;
+use crate::session::{Session, SessionError};
+use crate::trajectory::parse_trajectories;
+use crate::verdicts::{parse_verdicts_keeping_with_progress, KeepSet, Verdicts};
 use anyhow::{anyhow, Result};
 use clap::Args;
-use deploy_gate::decision::Outcome;
-use deploy_gate::decision::Rules;
-use deploy_gate::input::{Role, Side};
-use deploy_gate::native::{self, file_name, ReadOptions, DEFAULT_SEGMENT};
-use deploy_gate::policy::{self, Cluster, GatePolicy, Mode, OnInsufficient, PolicyInput, Repeats};
-use deploy_gate::render::guardrails::GuardrailsView;
-use deploy_gate::render::sequential;
-use deploy_gate::report::GateReport;
-use deploy_gate::session::{Session, SessionError};
-use deploy_gate::trajectory::parse_trajectories;
-use deploy_gate::verdicts::{parse_verdicts_keeping_with_progress, KeepSet, Verdicts};
 use std::path::{Path, PathBuf};
 
 /// A mapped verdict file's pages are given back this many bytes at a time, behind the reading.
@@ -46,7 +46,7 @@ pub(crate) struct AuditArgs {
 }
 
 /// The test-set part of the policy, as flags: each absent unless given (the defaults and the
-/// policy file are layered under them by `deploy_gate::policy`).
+/// policy file are layered under them by `crate::policy`).
 #[derive(Args)]
 pub(crate) struct SampleFlags {
     /// Fewer candidate cases than this give an empty test set.
@@ -163,7 +163,7 @@ pub(crate) struct EvaluateArgs {
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
     #[command(flatten)]
-    ci: crate::ci::CiOutputs,
+    ci: crate::cli::ci::CiOutputs,
     /// The rules the report is made under: `current`, or `before` (the previous build's report,
     /// byte for byte: no evidence rules, a sequential report's figures over the whole test set).
     #[arg(long, value_name = "current|before", default_value = "current", value_parser = parse_rules)]
@@ -220,7 +220,7 @@ pub fn evaluate_cmd(args: &EvaluateArgs) -> Result<u8> {
     let json = report.to_json();
     args.ci.write(&report, &json, args.out.as_deref())?;
     if let Some(path) = &args.html {
-        write_output(Some(path), deploy_gate::render::html::report_html(&report).as_bytes())?;
+        write_output(Some(path), crate::render::html::report_html(&report).as_bytes())?;
     }
     write_output(args.out.as_deref(), json.as_bytes())?;
     print_summary(&report);
@@ -362,7 +362,7 @@ fn grouped(n: usize) -> String {
 fn print_summary(r: &GateReport) {
     let d = &r.decision;
     // Whether the task rule is what is open (with guardrails, it may be only they).
-    let task_open = r.guardrails.is_none() || deploy_gate::guardrail::task_rule_open(&d.reason);
+    let task_open = r.guardrails.is_none() || crate::guardrail::task_rule_open(&d.reason);
     let missing_open = d.reason.contains("missing verdicts (");
     let verdict = match d.outcome() {
         Outcome::Approved => "APPROVED — deploy the new model",
@@ -479,8 +479,7 @@ fn print_summary(r: &GateReport) {
         .filter(|_| r.policy.cluster() == Cluster::Template)
     {
         if let Some(need) = q.min_units {
-            let note =
-                deploy_gate::sequential::min_units_note(q.available, need).map_or(String::new(), |n| format!(": {n}"));
+            let note = crate::sequential::min_units_note(q.available, need).map_or(String::new(), |n| format!(": {n}"));
             eprintln!(
                 "  min units:  {} of {} templates before any decision is possible{note}",
                 need.map_or("—".to_owned(), grouped),

@@ -1,23 +1,23 @@
 //! The signing commands: keygen, digest, sign, verify (apply and rollback are in `apply`).
 
-use crate::evaluate::{evaluate_inputs, InputPaths};
-use crate::exit::{notice, now, write_output, EXIT_OK};
-use crate::files::{read_key, read_policy_file, read_text};
-use crate::registry::RegistryArgs;
-use crate::trust::{check, invalid, model_digest, model_invalid, read_envelope, ModelSignatureArgs, TrustArgs};
-use anyhow::{anyhow, Context, Result};
-use clap::Args;
-use deploy_gate::attest::dsse::Envelope;
-use deploy_gate::attest::keys::{keyid, private_pem, public_pem, read_private_pem, signing_key_from_seed};
-use deploy_gate::attest::{
+use crate::attest::dsse::Envelope;
+use crate::attest::keys::{keyid, private_pem, public_pem, read_private_pem, signing_key_from_seed};
+use crate::attest::{
     cosign_in, parse_digest, reproduce, sign_in, Check, Claim, Failure, Mismatch, ReportToSign, Summary,
     VerificationResult, Verified, OMS_FILES_SCHEME,
 };
-use deploy_gate::decision::Outcome;
-use deploy_gate::decision::Rules;
-use deploy_gate::native::oms::{identify, oms_digest, ModelError};
-use deploy_gate::oms::Method;
-use deploy_gate::policy::{resolve_pinned, GatePolicy};
+use crate::cli::evaluate::{evaluate_inputs, InputPaths};
+use crate::cli::exit::{notice, now, write_output, EXIT_OK};
+use crate::cli::files::{read_key, read_policy_file, read_text};
+use crate::cli::registry::RegistryArgs;
+use crate::cli::trust::{check, invalid, model_digest, model_invalid, read_envelope, ModelSignatureArgs, TrustArgs};
+use crate::decision::Outcome;
+use crate::decision::Rules;
+use crate::native::oms::{identify, oms_digest, ModelError};
+use crate::oms::Method;
+use crate::policy::{resolve_pinned, GatePolicy};
+use anyhow::{anyhow, Context, Result};
+use clap::Args;
 use serde_json::Value;
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -164,7 +164,7 @@ pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
 /// `verify --mlflow URL --model-uri models:/NAME@ALIAS`: exit 0 only if the alias's version
 /// carries a decision that verifies against its files and the URI, and approves; else 2.
 fn verify_mlflow(args: &VerifyArgs) -> Result<u8> {
-    use deploy_gate::native::mlflow::{self, MlflowVerify};
+    use crate::native::mlflow::{self, MlflowVerify};
     let Some(uri) = &args.model_uri else {
         anyhow::bail!("--mlflow needs --model-uri models:/NAME@ALIAS");
     };
@@ -190,7 +190,7 @@ fn verify_mlflow(args: &VerifyArgs) -> Result<u8> {
             };
             println!("{}", serde_json::to_string(&failed)?);
             eprintln!("deploy-gate: error: {}", failed.reason);
-            return Ok(crate::exit::EXIT_INPUT);
+            return Ok(crate::cli::exit::EXIT_INPUT);
         }
         Err(e) => return Err(anyhow!(e.message())),
     };
@@ -202,7 +202,7 @@ fn verify_mlflow(args: &VerifyArgs) -> Result<u8> {
         Ok(EXIT_OK)
     } else {
         eprintln!("deploy-gate: verification failed: {}", checked.reason);
-        Ok(crate::exit::EXIT_INVALID)
+        Ok(crate::cli::exit::EXIT_INVALID)
     }
 }
 
@@ -378,7 +378,7 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
     }
     let mut summary = serde_json::to_value(Summary::of(&verified))?;
     if let Some((t, matched_by)) = trainer {
-        let mut tj = deploy_gate::native::apply::trainer_json(t);
+        let mut tj = crate::native::apply::trainer_json(t);
         tj["same_model_by"] = serde_json::json!(matched_by);
         summary["trainer"] = tj;
     }

@@ -1,11 +1,11 @@
 //! `evaluate --markdown FILE --junit FILE`: the report's Markdown summary and its JUnit XML,
 //! written next to the JSON report for a CI job to publish.
 
-use crate::exit::write_output;
+use crate::cli::exit::write_output;
+use crate::render::{junit, markdown};
+use crate::report::GateReport;
 use anyhow::{anyhow, Result};
 use clap::Args;
-use deploy_gate::render::{junit, markdown};
-use deploy_gate::report::GateReport;
 use std::path::PathBuf;
 
 #[derive(Args)]
