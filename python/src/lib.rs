@@ -7,9 +7,11 @@
 //! One module per concept, as the core has them: [`errors`] (the core's errors as the package's
 //! exceptions), [`policy`], [`evaluation`] (the session, the report, its renderings, `diff`),
 //! [`running`] (models run from Python: the run engine in-process, endpoint files), [`signing`] (signed decisions),
-//! [`identity`] (model digests, the trainer's signature) and [`deploy`] (the deploy step). This
-//! file registers what they export.
+//! [`identity`] (model digests, the trainer's signature), [`deploy`] (the deploy step) and
+//! [`cli`] (the `deploy-gate` command the package installs). This file registers what they
+//! export.
 
+mod cli;
 mod deploy;
 mod errors;
 mod evaluation;
@@ -39,7 +41,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluation::trajectory_mean, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::report_html_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
-    m.add_function(wrap_pyfunction!(running::read_target, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(running::read_endpoint, m)?)?;
     m.add_function(wrap_pyfunction!(evaluation::trajectory_fields, m)?)?;
     m.add_function(wrap_pyfunction!(running::sequential_units, m)?)?;
     m.add_function(wrap_pyfunction!(running::evaluate_cases, m)?)?;

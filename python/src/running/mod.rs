@@ -151,20 +151,24 @@ pub(crate) fn evaluate_cases(
     Ok(py.allow_threads(|| deploy_gate::evaluate(&inputs, &policy).to_json()))
 }
 
-/// Reads a `run` target file (YAML or JSON) as `deploy-gate run` does, naming it `file` in
+/// Reads an endpoint file (YAML or JSON) as `deploy-gate run` does, naming it `file` in
 /// every refusal: its kind (`openai-chat`, `http`, `command`), what a person reads as the model,
 /// its digest (`sha256:…`, no secret in it) and the environment variables it reads secrets from
-/// (none is read here). A refusal raises `TargetFileError` with the file, the line and the
+/// (none is read here). A refusal raises `EndpointFileError` with the file, the line and the
 /// field, as the CLI's message.
 #[pyfunction]
-pub(crate) fn read_target(py: Python<'_>, file: &str, data: &[u8]) -> PyResult<(String, String, String, Vec<String>)> {
+pub(crate) fn read_endpoint(
+    py: Python<'_>,
+    file: &str,
+    data: &[u8],
+) -> PyResult<(String, String, String, Vec<String>)> {
     use deploy_gate::endpoint::{read_endpoint as read, Kind};
     let t = read(file, data).map_err(|e| {
         raise(
             py,
-            "TargetFileError",
+            "EndpointFileError",
             e.to_string(),
-            Some("target"),
+            Some("endpoint"),
             Some(&e.file),
             e.line.map(|l| l as u64),
         )
