@@ -8,8 +8,10 @@
   ``build_test_set`` (the CLI's ``test-set``); ``sign``, ``verify`` and ``digest`` (signed
   decisions, as the CLI's); ``apply`` and ``rollback`` (a signed decision deployed exactly
   once with the ledger, as the CLI's); ``diff`` (two evaluations compared, as ``deploy-gate
-  diff``); ``target`` and ``run`` (models asked through ``deploy-gate run``: target files
-  or dicts as runners, and the CLI's two-model run).
+  diff``); ``endpoint`` and ``run`` (models asked as ``deploy-gate run`` asks them, by the same
+  engine in this process: endpoint files or dicts as runners, and the two-model run;
+  ``target`` is ``endpoint``'s earlier name). Installing the package also installs the
+  ``deploy-gate`` command (the same CLI, ``python -m deploy_gate`` too).
 
 Every score, rounding, delta, decision and reason comes from deploy-gate's Rust core.
 """
@@ -23,10 +25,11 @@ from ._deploy import ApplyResult, RollbackResult, apply, deploy_model, rollback
 from ._diff import diff
 from ._evaluate import Report, TestSet, build_test_set, evaluate
 from ._gate import DeploymentGate
-from ._target import RunResult, Target, run, target
+from ._endpoint import Endpoint, RunResult, Target, endpoint, run, target
 from .errors import (
     AuditFileError,
     DeployError,
+    EndpointFileError,
     InputError,
     PolicyError,
     RunError,
@@ -45,6 +48,8 @@ __all__ = [
     "AuditFileError",
     "DeployError",
     "DeploymentGate",
+    "Endpoint",
+    "EndpointFileError",
     "GateDecision",
     "InputError",
     "PolicyError",
@@ -64,6 +69,7 @@ __all__ = [
     "deploy_model",
     "diff",
     "digest",
+    "endpoint",
     "evaluate",
     "rollback",
     "run",

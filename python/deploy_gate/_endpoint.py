@@ -1,5 +1,6 @@
-"""Models asked as ``deploy-gate run`` asks them: ``target`` (a target file or dict as a runner
-the drop-in and ``evaluate`` accept) and ``run`` (the two-model run).
+"""Models asked as ``deploy-gate run`` asks them: ``endpoint`` (an endpoint file, or a dict
+shaped as one, as a runner the drop-in and ``evaluate`` accept; ``target`` is its earlier name)
+and ``run`` (the two-model run).
 
 The requests are made by the library's run engine, the one ``deploy-gate run`` calls (its HTTP
 client: adaptive concurrency, retries with ``Retry-After``, the response cache, secrets
@@ -8,8 +9,8 @@ redacted), in this process through the native module (``_core.run_endpoints``): 
 runs on a thread of its own with the GIL released, its lines (the header, the summary) are
 logged on the logger ``deploy_gate`` and each record advances the progress display; Ctrl-C stops
 it at its next turn, its records whole (the same call resumes), and raises
-``KeyboardInterrupt``. The target is read first by the core's own reader, so a refused target
-raises before anything runs, with the file, the line and the field."""
+``KeyboardInterrupt``. The endpoint file is read first by the core's own reader, so a refused
+one raises before anything runs, with the file, the line and the field."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ import json
 import logging
 import os
 import re
-import shutil
 import tempfile
 import warnings
 from typing import (
@@ -37,14 +37,14 @@ from typing import (
 from . import _core
 from ._progress import Progress, ProgressArg
 from ._runners import ERROR, MISSING, VERDICT, Answer, verdict_answer
-from .errors import InputError, RunError, TargetFileError
+from .errors import InputError, RunError, EndpointFileError
 
-__all__ = ["Target", "RunResult", "target", "run", "find_cli"]
+__all__ = ["Endpoint", "Target", "RunResult", "endpoint", "target", "run"]
 
 logger = logging.getLogger("deploy_gate")
 
 PathLike = Union[str, "os.PathLike[str]"]
-TargetArg = Union[PathLike, Mapping[str, Any], "Target"]
+EndpointArg = Union[PathLike, Mapping[str, Any], "Endpoint"]
 CacheArg = Union[None, bool, PathLike]
 
 
@@ -56,30 +56,12 @@ class _TestSetLike(Protocol):
 
 TestSetArg = Union[PathLike, _TestSetLike, Sequence[Mapping[str, Any]]]
 
-#: The name a dict target has in messages (it has no file).
-DICT_TARGET_NAME = "target (dict)"
+#: The name a dict endpoint has in messages (it has no file).
+DICT_ENDPOINT_NAME = "endpoint (dict)"
 
-# Header names whose value is a credential: in a dict target their value must come from the
+# Header names whose value is a credential: in a dict endpoint their value must come from the
 # environment (`${VAR}`), never be written in the dict.
 _SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.IGNORECASE)
-
-
-def find_cli(cli: Optional[PathLike] = None) -> str:
-    """The ``deploy-gate`` binary: ``cli`` when given, else the environment variable
-    ``DEPLOY_GATE_BIN``, else ``deploy-gate`` on ``PATH``. Raises ``FileNotFoundError`` when
-    there is none. Runs no longer need it (the engine runs in this process)."""
-    chosen = os.fspath(cli) if cli is not None else os.environ.get("DEPLOY_GATE_BIN") or None
-    if chosen is not None:
-        if os.path.isfile(chosen) and os.access(chosen, os.X_OK):
-            return chosen
-        raise FileNotFoundError(f"the deploy-gate CLI {chosen!r} is not an executable file")
-    found = shutil.which("deploy-gate")
-    if found is None:
-        raise FileNotFoundError(
-            "running a target needs the deploy-gate CLI: put `deploy-gate` on PATH "
-            "(cargo install --path . in the project), or set DEPLOY_GATE_BIN to its path, or pass cli=…"
-        )
-    return found
 
 
 # ---------------------------------------------------------------------------- the engine
@@ -90,13 +72,13 @@ def _deprecated_cli(cli: Optional[PathLike]) -> None:
     native module."""
     if cli is not None:
         warnings.warn(
-            "cli= is ignored: targets are run in this process by the native module (no deploy-gate binary is needed)",
+            "cli= is ignored: endpoints are run in this process by the native module (no deploy-gate binary is needed)",
             DeprecationWarning,
             stacklevel=3,
         )
     if os.environ.get("DEPLOY_GATE_BIN"):
         warnings.warn(
-            "DEPLOY_GATE_BIN is ignored: targets are run in this process by the native module "
+            "DEPLOY_GATE_BIN is ignored: endpoints are run in this process by the native module "
             "(no deploy-gate binary is needed)",
             DeprecationWarning,
             stacklevel=3,
@@ -139,7 +121,7 @@ _AT_LINE = re.compile(r"^ line (\d+)\b")
 def _failure(code: int, lines: List[str], inputs: Dict[str, Tuple[str, str]]) -> BaseException:
     """The exception of a failed run: the CLI's message (``deploy-gate: error: …``) as an
     ``InputError`` naming the file and line when it is about the test set, a
-    ``TargetFileError`` when about a target, ``FileNotFoundError``/``OSError`` when an input
+    ``EndpointFileError`` when about an endpoint file, ``FileNotFoundError``/``OSError`` when an input
     cannot be read, else a ``RunError``."""
     errors = [ln[len("deploy-gate: error: ") :] for ln in lines if ln.startswith("deploy-gate: error: ")]
     message = errors[-1] if errors else "\n".join(ln for ln in lines if ln.strip()) or f"exit status {code}"
@@ -158,7 +140,7 @@ def _failure(code: int, lines: List[str], inputs: Dict[str, Tuple[str, str]]) ->
         if rest is not None and (rest.startswith(":") or rest.startswith(" line ")):
             m = _AT_LINE.match(rest)
             line = int(m.group(1)) if m is not None else None
-            cls = TargetFileError if role.endswith("target") else InputError
+            cls = EndpointFileError if role.endswith("endpoint") else InputError
             return cls(shown + rest, role, shown, line)
     return RunError(message, code, lines)
 
@@ -225,22 +207,23 @@ def record_answer(record: Mapping[str, Any]) -> Answer:
     return verdict_answer(verdict)
 
 
-# ---------------------------------------------------------------------------- Target
+# ---------------------------------------------------------------------------- Endpoint
 
 
-class Target:
-    """A model asked through ``deploy-gate run``: made by ``deploy_gate.target(path_or_dict)``.
+class Endpoint:
+    """A model asked through its endpoint file, as ``deploy-gate run --endpoint`` asks it: made by
+    ``deploy_gate.endpoint(path_or_dict)`` (``Target`` is its earlier name).
 
     A runner like any other: ``DeploymentGate.score_model`` / ``compare_models`` /
     ``evaluate_decision`` and ``deploy_gate.evaluate`` recognise it and send the whole test set
-    through one ``deploy-gate run`` (both models in one run when old and new are targets with the
-    same settings), and ``evaluate`` reads the CLI's verdict file as ``deploy-gate evaluate``
+    through one run of the engine ``deploy-gate run`` uses (both models in one run when old and
+    new are endpoints with the same settings), and ``evaluate`` reads the CLI's verdict file as ``deploy-gate evaluate``
     would. Called directly, ``t(input_text)`` (or ``t(case_dict)``) runs a one-case batch and
     returns the verdict (``None`` for none), raising ``RunError`` with the record's error when
     the case errored.
 
     ``kind`` (``openai-chat``, ``http``, ``command``), ``description``, ``digest`` (the
-    target's ``sha256:…``, as each record's ``target``), ``env`` (the environment variables its
+    endpoint file's ``sha256:…``, as each record's ``target`` field), ``env`` (the environment variables its
     secrets come from), ``file`` (``None`` for a dict)."""
 
     def __init__(
@@ -269,10 +252,10 @@ class Target:
 
     def __repr__(self) -> str:
         where = self.file if self.file is not None else "dict"
-        return f"Target({self.kind}: {self.description}, {where}, {self.digest[:19]})"
+        return f"Endpoint({self.kind}: {self.description}, {where}, {self.digest[:19]})"
 
     def _path_in(self, folder: str, name: str) -> str:
-        """The target file to give the CLI (a dict's JSON written into ``folder``)."""
+        """The endpoint file to give the engine (a dict's JSON written into ``folder``)."""
         if self.file is not None:
             return self.file
         assert self._text is not None
@@ -282,8 +265,8 @@ class Target:
             f.write(self._text)
         return path
 
-    def _same_run(self, other: "Target") -> bool:
-        """Whether two targets can share one two-model run (the run's settings are one)."""
+    def _same_run(self, other: "Endpoint") -> bool:
+        """Whether two endpoints can share one two-model run (the run's settings are one)."""
         return (self.cache, self.order_seed) == (other.cache, other.order_seed)
 
     def __call__(self, case: Any) -> Any:
@@ -295,7 +278,7 @@ class Target:
                 row["pipeline_id"] = "0"
         else:
             row = {"pipeline_id": "0", "input_text": case}
-        record = _run_targets([self], [row])[0][0]
+        record = _run_endpoints([self], [row])[0][0]
         if "error" in record and "verdict" not in record:
             raise RunError(str(record["error"]), 0, [])
         return record.get("verdict")
@@ -308,23 +291,23 @@ class Target:
         """Runs the model over ``cases`` (test case dicts) in one ``deploy-gate run`` and
         returns its verdict records in case order (``pipeline_id``, ``verdict`` or ``error``,
         ``latency_ms``, ``usage``, ``attempts``, ``target``, and ``metrics`` when a command
-        target's worker answered with them)."""
-        return _run_targets([self], cases)[0]
+        endpoint's worker answered with them)."""
+        return _run_endpoints([self], cases)[0]
 
 
-def run_batch(targets: List[Target], jsonl: str, keys: List[Tuple[bool, str]]) -> List[bytes]:
-    """One ``deploy-gate run`` of one target (``--target``) or two (``--old``/``--new``, each
+def run_batch(endpoints: List[Endpoint], jsonl: str, keys: List[Tuple[bool, str]]) -> List[bytes]:
+    """One ``deploy-gate run`` of one endpoint (``--endpoint``) or two (``--old``/``--new``, each
     case sent to both together) over the test set ``jsonl`` (whose cases' ids are ``keys``);
-    the bytes of each target's verdict file (every case has its record, in test-set order).
+    the bytes of each endpoint's verdict file (every case has its record, in test-set order).
     Raises ``RunError`` when a case has no record."""
-    first = targets[0]
+    first = endpoints[0]
     _deprecated_cli(first.cli)
     with tempfile.TemporaryDirectory(prefix="deploy-gate-run-") as folder:
         test_set = os.path.join(folder, "cases.jsonl")
         with open(test_set, "w", encoding="utf-8") as f:
             f.write(jsonl)
-        outs = [os.path.join(folder, f"out-{i}.jsonl") for i in range(len(targets))]
-        files = [t._path_in(folder, f"target-{i}.json") for i, t in enumerate(targets)]
+        outs = [os.path.join(folder, f"out-{i}.jsonl") for i in range(len(endpoints))]
+        files = [t._path_in(folder, f"endpoint-{i}.json") for i, t in enumerate(endpoints)]
         # A batch's outputs live in a temporary folder: a cache is kept only where one is named.
         cache = first.cache
         cache_dir = None if cache is None or isinstance(cache, bool) else os.fspath(cache)
@@ -337,9 +320,9 @@ def run_batch(targets: List[Target], jsonl: str, keys: List[Tuple[bool, str]]) -
             "no_cache": cache_dir is None,
         }
         inputs = {test_set: ("the cases", "test_set")}
-        for name, t in zip(files, targets):
-            inputs[name] = (t.file if t.file is not None else DICT_TARGET_NAME, "target")
-        _invoke(run_args, inputs, first.progress, len(keys) * len(targets))
+        for name, t in zip(files, endpoints):
+            inputs[name] = (t.file if t.file is not None else DICT_ENDPOINT_NAME, "endpoint")
+        _invoke(run_args, inputs, first.progress, len(keys) * len(endpoints))
         out: List[bytes] = []
         for path in outs:
             with open(path, "rb") as f:
@@ -349,48 +332,48 @@ def run_batch(targets: List[Target], jsonl: str, keys: List[Tuple[bool, str]]) -
         return out
 
 
-def _run_targets(targets: List[Target], cases: Sequence[Mapping[str, Any]]) -> List[List[Dict[str, Any]]]:
-    """``run_batch`` over case dicts; each target's records in case order."""
+def _run_endpoints(endpoints: List[Endpoint], cases: Sequence[Mapping[str, Any]]) -> List[List[Dict[str, Any]]]:
+    """``run_batch`` over case dicts; each endpoint's records in case order."""
     if not cases:
-        return [[] for _ in targets]
+        return [[] for _ in endpoints]
     jsonl, keys = _batch(cases)
-    return [_records_of(data, keys) for data in run_batch(targets, jsonl, keys)]
+    return [_records_of(data, keys) for data in run_batch(endpoints, jsonl, keys)]
 
 
-# ---------------------------------------------------------------------------- target()
+# ---------------------------------------------------------------------------- endpoint()
 
 
 def _check_dict_secrets(spec: Mapping[str, Any]) -> None:
-    """A dict target names its secrets' environment variables only: ``api_key_env`` is a
+    """A dict endpoint names its secrets' environment variables only: ``api_key_env`` is a
     variable's name (the core checks), and a credential header's value is ``${VAR}``."""
     headers = spec.get("headers")
     if isinstance(headers, Mapping):
         for name, value in headers.items():
             if isinstance(name, str) and _SECRET_HEADER.search(name):
                 if not (isinstance(value, str) and "${" in value):
-                    raise TargetFileError(
-                        f"{DICT_TARGET_NAME}: headers.{name}: a credential is read from the environment: "
+                    raise EndpointFileError(
+                        f"{DICT_ENDPOINT_NAME}: headers.{name}: a credential is read from the environment: "
                         "write ${VARIABLE} (or api_key_env: VARIABLE), never the value itself",
-                        "target",
-                        DICT_TARGET_NAME,
+                        "endpoint",
+                        DICT_ENDPOINT_NAME,
                         None,
                     )
 
 
-def target(
-    spec: TargetArg,
+def endpoint(
+    spec: EndpointArg,
     *,
     cache: CacheArg = False,
     order_seed: int = 0,
     cli: Optional[PathLike] = None,
     progress: ProgressArg = False,
-) -> Target:
-    """A model's target as a runner: ``spec`` is a target file's path (YAML or JSON, as
-    ``deploy-gate run --target`` reads it) or a dict shaped as one (``{"kind": "openai-chat",
+) -> Endpoint:
+    """A model's endpoint as a runner: ``spec`` is an endpoint file's path (YAML or JSON, as
+    ``deploy-gate run --endpoint`` reads it) or a dict shaped as one (``{"kind": "openai-chat",
     "base_url": …, "model": …, "messages": […], "api_key_env": "OPENAI_API_KEY"}``).
 
-    The target is read now by the core's reader (the CLI's): a refused one raises
-    ``TargetFileError`` naming the file (``target (dict)`` for a dict), the line and the field.
+    The endpoint is read now by the core's reader (the CLI's): a refused one raises
+    ``EndpointFileError`` naming the file (``endpoint (dict)`` for a dict), the line and the field.
     Secrets come from the environment when the model is asked: ``api_key_env`` and ``${VAR}``
     in headers name variables; a dict holding a credential header's value is refused.
 
@@ -401,8 +384,8 @@ def target(
     model is asked in this process (the GIL released while it runs); ``cli`` is ignored (with a
     ``DeprecationWarning``)."""
     _deprecated_cli(cli)
-    if isinstance(spec, Target):
-        return Target(
+    if isinstance(spec, Endpoint):
+        return Endpoint(
             spec.file, spec._text, spec.kind, spec.description, spec.digest, spec.env, cache, order_seed, None,
             progress,
         )
@@ -411,21 +394,25 @@ def target(
         body = dict(spec)
         tls_ca = body.get("tls_ca")
         if isinstance(tls_ca, str) and tls_ca and not os.path.isabs(tls_ca):
-            # Relative to the target file's folder in the CLI; a dict has none: the working directory.
+            # Relative to the endpoint file's folder in the CLI; a dict has none: the working directory.
             body["tls_ca"] = os.path.abspath(tls_ca)
         try:
             text = json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         except (TypeError, ValueError) as exc:
-            raise TargetFileError(f"{DICT_TARGET_NAME}: not JSON ({exc})", "target", DICT_TARGET_NAME, None) from None
-        kind, description, digest, env = _core.read_target(DICT_TARGET_NAME, text.encode("utf-8"))
-        return Target(None, text, kind, description, digest, env, cache, order_seed, None, progress)
+            raise EndpointFileError(f"{DICT_ENDPOINT_NAME}: not JSON ({exc})", "endpoint", DICT_ENDPOINT_NAME, None) from None
+        kind, description, digest, env = _core.read_endpoint(DICT_ENDPOINT_NAME, text.encode("utf-8"))
+        return Endpoint(None, text, kind, description, digest, env, cache, order_seed, None, progress)
     if isinstance(spec, (str, os.PathLike)):
         path = os.fspath(spec)
         with open(path, "rb") as f:
             data = f.read((1 << 20) + 1)
-        kind, description, digest, env = _core.read_target(path, data)
-        return Target(path, None, kind, description, digest, env, cache, order_seed, None, progress)
-    raise TypeError(f"target: a target file's path or a dict, not {type(spec).__name__}")
+        kind, description, digest, env = _core.read_endpoint(path, data)
+        return Endpoint(path, None, kind, description, digest, env, cache, order_seed, None, progress)
+    raise TypeError(f"endpoint: an endpoint file's path or a dict, not {type(spec).__name__}")
+
+
+#: ``endpoint`` by its earlier name (the endpoint file was a "target file").
+target = endpoint
 
 
 # ---------------------------------------------------------------------------- run()
@@ -451,18 +438,18 @@ class RunResult(NamedTuple):
             yield r["pipeline_id"], r.get("verdict")
 
 
-def _as_target(value: TargetArg, role: str) -> Target:
-    if isinstance(value, Target):
+def _as_endpoint(value: EndpointArg, role: str) -> Endpoint:
+    if isinstance(value, Endpoint):
         return value
     if isinstance(value, (str, os.PathLike, Mapping)):
-        return target(value)
-    raise TypeError(f"{role}: a target file's path, a dict or a Target, not {type(value).__name__}")
+        return endpoint(value)
+    raise TypeError(f"{role}: an endpoint file's path, a dict or an Endpoint, not {type(value).__name__}")
 
 
 def run(
     test_set: TestSetArg,
-    old: TargetArg,
-    new: TargetArg,
+    old: EndpointArg,
+    new: EndpointArg,
     out_old: Optional[PathLike] = None,
     out_new: Optional[PathLike] = None,
     order_seed: int = 0,
@@ -480,8 +467,8 @@ def run(
     budget, and the run stops sending as soon as the decision is reached.
 
     ``test_set``: a test set's path (JSONL, as ``deploy-gate test-set`` writes it), a
-    ``TestSet``, or a list of case dicts. ``old`` / ``new``: target files' paths, dicts shaped
-    as target files, or ``Target`` objects. ``out_old`` / ``out_new``: the verdict files to
+    ``TestSet``, or a list of case dicts. ``old`` / ``new``: endpoint files' paths, dicts shaped
+    as endpoint files, or ``Endpoint`` objects. ``out_old`` / ``out_new``: the verdict files to
     write (default: ``old.jsonl`` and ``new.jsonl`` in a new temporary folder, yours to
     remove). ``cache``: ``None`` (the CLI's default: ``.deploy-gate-cache`` beside
     ``out_old``), a folder, or ``False`` (``--no-cache``). ``progress``: ``False`` (default),
@@ -490,12 +477,12 @@ def run(
     process by the native module, the GIL released; Ctrl-C stops it, its records whole (the
     same call resumes), and raises ``KeyboardInterrupt``.
 
-    Returns a ``RunResult`` (the two paths; ``records(side)``). A refused target raises
-    ``TargetFileError``, an unusable test set ``InputError`` (both with the CLI's message naming
+    Returns a ``RunResult`` (the two paths; ``records(side)``). A refused endpoint file raises
+    ``EndpointFileError``, an unusable test set ``InputError`` (both with the CLI's message naming
     the file, the line and the field), a missing file ``FileNotFoundError``, any other failure
     ``RunError`` with the CLI's message. The lines the CLI prints (its header and summary) are
     logged on the logger ``deploy_gate``."""
-    old_t, new_t = _as_target(old, "old"), _as_target(new, "new")
+    old_t, new_t = _as_endpoint(old, "old"), _as_endpoint(new, "new")
     _deprecated_cli(cli)
     folder: Optional[str] = None
     if out_old is None or out_new is None:
@@ -514,9 +501,9 @@ def run(
             with open(ts_path, "w", encoding="utf-8") as f:
                 f.write(text)
             inputs[ts_path] = ("the test set", "test_set")
-        files = [old_t._path_in(scratch, "old-target.json"), new_t._path_in(scratch, "new-target.json")]
+        files = [old_t._path_in(scratch, "old-endpoint.json"), new_t._path_in(scratch, "new-endpoint.json")]
         for f_, t, side in zip(files, (old_t, new_t), ("old", "new")):
-            inputs.setdefault(f_, (t.file if t.file is not None else f"{side} {DICT_TARGET_NAME}", f"{side}_target"))
+            inputs.setdefault(f_, (t.file if t.file is not None else f"{side} {DICT_ENDPOINT_NAME}", f"{side}_endpoint"))
         run_args: Dict[str, Any] = {
             "test_set": ts_path,
             "endpoints": files,
@@ -551,3 +538,7 @@ def _batch_text(cases: Any) -> str:
         if not isinstance(c, Mapping):
             raise TypeError(f"test_set[{i}]: a case dict, not {type(c).__name__}")
     return "".join(json.dumps(dict(c), ensure_ascii=False, allow_nan=False) + "\n" for c in rows)
+
+
+#: ``Endpoint`` by its earlier name.
+Target = Endpoint

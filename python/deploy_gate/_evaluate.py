@@ -13,7 +13,7 @@ from . import _core
 from ._decision import GateDecision
 from ._progress import Progress, ProgressArg, ScanProgress
 from ._runners import run_runner
-from ._target import Target, _id_key, run_batch
+from ._endpoint import Endpoint, _id_key, run_batch
 from ._trajectories import to_jsonl as _trajectories_jsonl
 from .errors import VerdictFileError
 
@@ -331,7 +331,7 @@ def evaluate(
     file's path (JSONL, JSON array or object, CSV/TSV), a ``{pipeline_id: verdict}`` mapping
     (read as a JSON-object verdict file), a runner ``fn(input_text) -> verdict`` (run on a
     thread pool of ``max_workers``), or an ``async def`` runner (run on an event loop, at most
-    ``max_concurrency`` at a time, default 64), or a ``deploy_gate.target(…)`` (the test set
+    ``max_concurrency`` at a time, default 64), or a ``deploy_gate.endpoint(…)`` (the test set
     through ``deploy-gate run``, one two-model run when both are targets; its verdict file read
     as ``deploy-gate evaluate`` reads it, and given by ``Report.verdict_file``). A runner's
     answers follow the reference's rules (``str(v or "")``, case-insensitive; ``None`` a
@@ -374,15 +374,15 @@ def evaluate(
 
 
 def _is_runner(model: ModelArg) -> bool:
-    return callable(model) and not isinstance(model, (Mapping, Target))
+    return callable(model) and not isinstance(model, (Mapping, Endpoint))
 
 
 def _run_target_sides(session: "_core.Session", old: ModelArg, new: ModelArg) -> Dict[str, Optional[bytes]]:
-    """The sides whose model is a ``Target``: the test set (the bytes ``deploy-gate test-set``
+    """The sides whose model is a ``Endpoint``: the test set (the bytes ``deploy-gate test-set``
     writes) through ``deploy-gate run`` (one two-model run when both are targets with the same
     settings), each verdict file read as ``deploy-gate evaluate`` reads it (listed as
     ``<side>-target.jsonl``). Returns their verdict files' bytes."""
-    sides = [(side, m) for side, m in (("old", old), ("new", new)) if isinstance(m, Target)]
+    sides = [(side, m) for side, m in (("old", old), ("new", new)) if isinstance(m, Endpoint)]
     if not sides:
         return {}
     jsonl = session.test_set_jsonl()

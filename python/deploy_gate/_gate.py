@@ -17,7 +17,7 @@ from ._decision import ABComparison, GateDecision
 from ._deploy import deploy_model
 from ._progress import ProgressArg, ScanProgress
 from ._runners import MISSING, VERDICT, Answer, run_sequential
-from ._target import Target, _run_targets, record_answer
+from ._endpoint import Endpoint, _run_endpoints, record_answer
 from ._trajectories import metric_rows, to_jsonl
 
 logger = logging.getLogger("deploy_gate")
@@ -211,7 +211,7 @@ class DeploymentGate:
         """Scores a model on the test set: the fraction of cases whose verdict matches.
 
         ``model_runner_fn(input_text) -> verdict`` is called once per case, in order, on this
-        thread; a ``deploy_gate.target(…)`` is asked every case in one ``deploy-gate run``
+        thread; a ``deploy_gate.endpoint(…)`` is asked every case in one ``deploy-gate run``
         (its records read as the same answers: an error record an errored case). A verdict is
         made text as ``str(v or "")`` and compared case-insensitively with
         ``str(expected_verdict or "")``; a runner that raises is a failed case (logged). The
@@ -225,8 +225,8 @@ class DeploymentGate:
         if not test_set:
             logger.warning("DeploymentGate.score_model: empty test set — nothing to score.")
             return None
-        if isinstance(model_runner_fn, Target):
-            # The whole test set through one `deploy-gate run` (see deploy_gate.target).
+        if isinstance(model_runner_fn, Endpoint):
+            # The whole test set through one `deploy-gate run` (see deploy_gate.endpoint).
             return self._score_answers(test_set, model_runner_fn.answers(test_set))
         cases = [(case.get("pipeline_id"), case.get("input_text")) for case in test_set]
         return self._score_answers(test_set, run_sequential(model_runner_fn, cases, "score_model"))
@@ -251,12 +251,12 @@ class DeploymentGate:
         together), scored as ``score_model`` scores them (unless a subclass changed it)."""
         if (
             test_set
-            and isinstance(old_model_fn, Target)
-            and isinstance(new_model_fn, Target)
+            and isinstance(old_model_fn, Endpoint)
+            and isinstance(new_model_fn, Endpoint)
             and old_model_fn._same_run(new_model_fn)
             and type(self).score_model is DeploymentGate.score_model
         ):
-            old_records, new_records = _run_targets([old_model_fn, new_model_fn], test_set)
+            old_records, new_records = _run_endpoints([old_model_fn, new_model_fn], test_set)
             return (
                 self._score_answers(test_set, [record_answer(r) for r in old_records]),
                 self._score_answers(test_set, [record_answer(r) for r in new_records]),
@@ -405,7 +405,7 @@ class DeploymentGate:
 
     def _answers(self, cases: List[Dict[str, Any]], fn: Callable[[Any], Any]) -> List[Answer]:
         """One model's answers to ``cases``, as ``score_model`` asks them (a target: one run)."""
-        if isinstance(fn, Target):
+        if isinstance(fn, Endpoint):
             answers = fn.answers(cases)
         else:
             pairs = [(case.get("pipeline_id"), case.get("input_text")) for case in cases]

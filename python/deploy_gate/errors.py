@@ -10,6 +10,7 @@ __all__ = [
     "VerdictFileError",
     "TrajectoryFileError",
     "PolicyError",
+    "EndpointFileError",
     "TargetFileError",
     "RunError",
     "DeployError",
@@ -52,15 +53,19 @@ class PolicyError(InputError):
     """A policy is invalid: the message names the field."""
 
 
-class TargetFileError(InputError):
-    """A ``run`` target (a target file, or a dict shaped as one) is refused: the message names
-    the file (``target (dict)`` for a dict), the line and the field, as ``deploy-gate run``'s;
-    or a secret it names is not in the environment."""
+class EndpointFileError(InputError):
+    """An endpoint file (or a dict shaped as one) is refused: the message names the file
+    (``endpoint (dict)`` for a dict), the line and the field, as ``deploy-gate run``'s; or a
+    secret it names is not in the environment."""
+
+
+#: ``EndpointFileError`` by its earlier name.
+TargetFileError = EndpointFileError
 
 
 class RunError(RuntimeError):
     """``deploy-gate run`` stopped (its message, ``exit_code``, and its stderr ``lines``), or a
-    ``Target`` called on one case got an error record for it (``exit_code`` 0: the message is
+    ``Endpoint`` called on one case got an error record for it (``exit_code`` 0: the message is
     the record's error)."""
 
     def __init__(self, message: str, exit_code: int = 0, lines: Optional[List[str]] = None) -> None:

@@ -1,8 +1,8 @@
-"""`deploy_gate.target` and `deploy_gate.run`: models asked by the run engine in this process
-(no `deploy-gate` binary on PATH) against a real server on loopback
-(`tests/servers/fault_server.py`, see `tests/servers/README.md`): the two-model run's files,
-targets as the drop-in's runners and `evaluate`'s, refused targets and test sets naming the
-file and the line, dict targets and their secrets."""
+"""`deploy_gate.endpoint` (``target`` by its earlier name) and `deploy_gate.run`: models asked by
+the run engine in this process (no `deploy-gate` binary on PATH) against a real server on
+loopback (`tests/servers/fault_server.py`, see `tests/servers/README.md`): the two-model run's
+files, endpoints as the drop-in's runners and `evaluate`'s, refused endpoint files and test
+sets naming the file and the line, dict endpoints and their secrets."""
 
 from __future__ import annotations
 
@@ -178,8 +178,8 @@ def test_drop_in_with_targets_scores_both_models_in_one_run(
     gate = DeploymentGate()
     cases = gate.build_test_set(str(_log(tmp_path)), min_samples=1)
     assert len(cases) == len(CASES)
-    old = deploy_gate.target(_old_yaml(tmp_path, server))
-    new = deploy_gate.target(_new_yaml(tmp_path, server))
+    old = deploy_gate.endpoint(_old_yaml(tmp_path, server))
+    new = deploy_gate.endpoint(_new_yaml(tmp_path, server))
     _reset(server)
     with caplog.at_level(logging.INFO, logger="deploy_gate"):
         decision = gate.evaluate_decision(cases, old, new)
@@ -200,15 +200,15 @@ def test_drop_in_with_targets_scores_both_models_in_one_run(
 def test_a_target_mixed_with_a_plain_runner(tmp_path: Path, server: str) -> None:
     gate = DeploymentGate()
     cases = gate.build_test_set(str(_log(tmp_path)), min_samples=1)
-    new = deploy_gate.target(_new_yaml(tmp_path, server))
+    new = deploy_gate.endpoint(_new_yaml(tmp_path, server))
     cmp = gate.compare_models(cases, lambda text: "PASS", new)
     # "PASS" passes the four cases expecting PASS (case 6 included: a plain runner is not asked).
     assert cmp.old_score == round(4 / len(CASES), 4) and cmp.new_score == round(NEW_PASSED / len(CASES), 4)
 
 
 def test_a_target_called_on_one_case(tmp_path: Path, server: str) -> None:
-    old = deploy_gate.target(_old_yaml(tmp_path, server))
-    new = deploy_gate.target(_new_dict(server))
+    old = deploy_gate.endpoint(_old_yaml(tmp_path, server))
+    new = deploy_gate.endpoint(_new_dict(server))
     assert old("case 9") == "DENY"
     assert old("case 9 answer=APPROVE") == "APPROVE"
     assert new({"pipeline_id": 12, "input_text": "x answer=COMPLETE"}) == "COMPLETE"
@@ -225,7 +225,7 @@ def test_a_target_called_on_one_case(tmp_path: Path, server: str) -> None:
 def test_evaluate_with_targets_reads_the_clis_verdict_files(tmp_path: Path, server: str, cli: Path) -> None:
     log = _log(tmp_path)
     report = deploy_gate.evaluate(
-        log, deploy_gate.target(_old_yaml(tmp_path, server)), deploy_gate.target(_new_dict(server)),
+        log, deploy_gate.endpoint(_old_yaml(tmp_path, server)), deploy_gate.endpoint(_new_dict(server)),
         policy={"min_samples": 1}, progress=False,
     )
     assert report.data["verdicts"]["old"]["passed"] == OLD_PASSED
@@ -257,13 +257,13 @@ def test_a_bad_target_file_raises_with_the_file_and_line(tmp_path: Path, server:
         "  max: 0\n",
         encoding="utf-8",
     )
-    with pytest.raises(deploy_gate.TargetFileError) as e:
-        deploy_gate.target(bad)
+    with pytest.raises(deploy_gate.EndpointFileError) as e:
+        deploy_gate.endpoint(bad)
     assert str(e.value).startswith(f"{bad} line 8: concurrency.max: 0 is out of range"), e.value
     assert (e.value.file, e.value.line) == (str(bad), 8)
     assert isinstance(e.value, deploy_gate.InputError)
     # run() reads its targets first: the same message, nothing run.
-    with pytest.raises(deploy_gate.TargetFileError, match=rf"^{re.escape(str(bad))} line 8: concurrency\.max"):
+    with pytest.raises(deploy_gate.EndpointFileError, match=rf"^{re.escape(str(bad))} line 8: concurrency\.max"):
         deploy_gate.run(_test_set(tmp_path), old=bad, new=_new_yaml(tmp_path, server),
                         out_old=tmp_path / "o.jsonl", out_new=tmp_path / "n.jsonl")
     assert not (tmp_path / "o.jsonl").exists()
@@ -272,8 +272,8 @@ def test_a_bad_target_file_raises_with_the_file_and_line(tmp_path: Path, server:
 def test_the_clis_message_for_a_bad_target_is_the_same(tmp_path: Path, server: str, cli: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(f"kind: http\nurl: {server}/agent\nmethod: DELETE\n", encoding="utf-8")
-    with pytest.raises(deploy_gate.TargetFileError) as e:
-        deploy_gate.target(bad)
+    with pytest.raises(deploy_gate.EndpointFileError) as e:
+        deploy_gate.endpoint(bad)
     done = run_cli(cli, "run", "--test-set", str(_test_set(tmp_path)),
                    "--endpoint", str(bad), "--out", str(tmp_path / "x.jsonl"))
     assert str(e.value) in done.stderr.decode(), done.stderr
@@ -282,12 +282,12 @@ def test_the_clis_message_for_a_bad_target_is_the_same(tmp_path: Path, server: s
 def test_a_bad_dict_target_names_its_line_and_field(server: str) -> None:
     spec = _new_dict(server)
     spec["method"] = "DELETE"
-    with pytest.raises(deploy_gate.TargetFileError) as e:
-        deploy_gate.target(spec)
+    with pytest.raises(deploy_gate.EndpointFileError) as e:
+        deploy_gate.endpoint(spec)
     # The dict is read as its JSON (indent 2): the line is `method`'s there.
     line = next(n for n, text in enumerate(json.dumps(spec, indent=2).splitlines(), 1) if text.startswith('  "method"'))
-    assert str(e.value).startswith(f'target (dict) line {line}: method: "DELETE": expected '), e.value
-    assert (e.value.file, e.value.line) == ("target (dict)", line)
+    assert str(e.value).startswith(f'endpoint (dict) line {line}: method: "DELETE": expected '), e.value
+    assert (e.value.file, e.value.line) == ("endpoint (dict)", line)
 
 
 def test_an_unusable_test_set_raises_with_the_file_and_line(tmp_path: Path, server: str) -> None:
@@ -313,11 +313,11 @@ def test_dict_targets_take_secrets_from_the_environment_only(
         "messages": [{"role": "user", "content": "{{input_text}}"}],
         "retries": 0,
     }
-    t = deploy_gate.target(chat)
+    t = deploy_gate.endpoint(chat)
     assert t.env == ["DG_TEST_KEY"]
     # Not set: the CLI refuses before asking anything, naming the variable.
     monkeypatch.delenv("DG_TEST_KEY", raising=False)
-    with pytest.raises(deploy_gate.TargetFileError, match="api_key_env: the environment variable DG_TEST_KEY is not set"):
+    with pytest.raises(deploy_gate.EndpointFileError, match="api_key_env: the environment variable DG_TEST_KEY is not set"):
         t("case answer=PASS")
     monkeypatch.setenv("DG_TEST_KEY", "sk-test-1234")
     _reset(server)
@@ -325,9 +325,9 @@ def test_dict_targets_take_secrets_from_the_environment_only(
     assert _stats(server)["auth_headers_seen"] == ["Bearer sk-test-1234"]
     # A credential written into the dict is refused; a ${VAR} is not.
     for name in ("Authorization", "X-Api-Key"):
-        with pytest.raises(deploy_gate.TargetFileError, match=f"headers.{name}: a credential is read from the environment"):
-            deploy_gate.target({**_new_dict(server), "headers": {name: "Bearer sk-live"}})
-    deploy_gate.target({**_new_dict(server), "headers": {"X-Api-Key": "${DG_TEST_KEY}", "X-Team": "gate"}})
+        with pytest.raises(deploy_gate.EndpointFileError, match=f"headers.{name}: a credential is read from the environment"):
+            deploy_gate.endpoint({**_new_dict(server), "headers": {name: "Bearer sk-live"}})
+    deploy_gate.endpoint({**_new_dict(server), "headers": {"X-Api-Key": "${DG_TEST_KEY}", "X-Team": "gate"}})
     # The key's value is in no record.
     result = deploy_gate.run([{"pipeline_id": "a", "input_text": "fault=401"}], old=chat, new=chat, cache=False)
     text = Path(result.old).read_text() + Path(result.new).read_text()
@@ -336,11 +336,11 @@ def test_dict_targets_take_secrets_from_the_environment_only(
 
 def test_no_cli_is_needed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, server: str) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert deploy_gate.target(_new_dict(server))("x answer=HERE") == "HERE"
+    assert deploy_gate.endpoint(_new_dict(server))("x answer=HERE") == "HERE"
 
 
 def test_the_gil_is_released_while_the_run_waits(server: str) -> None:
-    t = deploy_gate.target(_new_dict(server))
+    t = deploy_gate.endpoint(_new_dict(server))
     count, stop = [0], threading.Event()
 
     def spin() -> None:
@@ -362,7 +362,7 @@ def test_the_gil_is_released_while_the_run_waits(server: str) -> None:
 
 
 def test_ctrl_c_stops_the_run(server: str) -> None:
-    t = deploy_gate.target(_new_dict(server))
+    t = deploy_gate.endpoint(_new_dict(server))
     _reset(server)
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()

@@ -80,7 +80,7 @@ def test_digest_sign_verify_and_diff_name_a_missing_file(inputs: dict, tmp_path:
 
 
 def test_a_missing_target_file_is_named(inputs: dict) -> None:
-    missing(lambda: deploy_gate.target(inputs["gone"] / "model.target.json"), "model.target.json")
+    missing(lambda: deploy_gate.endpoint(inputs["gone"] / "model.target.json"), "model.target.json")
 
 
 def test_deploy_names_a_missing_model_or_config(inputs: dict, tmp_path: Path) -> None:

@@ -110,7 +110,7 @@ def test_a_single_model_runner_in_the_drop_in_and_in_evaluate(tmp_path: Path, se
     for i, (text, verdict) in enumerate(zip(["a answer=APPROVE", "b", "c fault=500", "d answer=COMPLETE"], expected)):
         lines += [stage(f"p{i}", "s", text), completion(f"p{i}", verdict)]
     log = write_lines(tmp_path / "audit.jsonl", lines)
-    runner = deploy_gate.target(_agent(server, retries=0))
+    runner = deploy_gate.endpoint(_agent(server, retries=0))
     gate = DeploymentGate()
     cases = gate.build_test_set(str(log), min_samples=1)
     # p2 errors (a 500 every time): 3 of 4.
@@ -122,7 +122,7 @@ def test_a_single_model_runner_in_the_drop_in_and_in_evaluate(tmp_path: Path, se
 
 
 def test_a_cache_is_reused_on_a_second_call(tmp_path: Path, server: str) -> None:
-    runner = deploy_gate.target(_agent(server), cache=tmp_path / "cache")
+    runner = deploy_gate.endpoint(_agent(server), cache=tmp_path / "cache")
     cases = [{"pipeline_id": i, "input_text": f"cached {i} answer=A{i}"} for i in range(5)]
     _reset(server)
     first = runner.records(cases)
@@ -134,7 +134,7 @@ def test_a_cache_is_reused_on_a_second_call(tmp_path: Path, server: str) -> None
 
 def test_progress_is_told_each_record(tmp_path: Path, server: str) -> None:
     seen: List[Any] = []
-    runner = deploy_gate.target(_agent(server), progress=lambda done, total, what: seen.append((done, total, what)))
+    runner = deploy_gate.endpoint(_agent(server), progress=lambda done, total, what: seen.append((done, total, what)))
     runner.records([{"pipeline_id": i, "input_text": f"p {i}"} for i in range(3)])
     assert seen[-1] == (3, 3, "run"), seen
 
@@ -143,7 +143,7 @@ def test_cli_and_deploy_gate_bin_are_ignored_with_a_warning(
     tmp_path: Path, server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with pytest.warns(DeprecationWarning, match="cli= is ignored"):
-        runner = deploy_gate.target(_agent(server), cli="/nonexistent/deploy-gate")
+        runner = deploy_gate.endpoint(_agent(server), cli="/nonexistent/deploy-gate")
     assert runner("x answer=YES") == "YES"
     monkeypatch.setenv("DEPLOY_GATE_BIN", "/nonexistent/deploy-gate")
     with pytest.warns(DeprecationWarning, match="DEPLOY_GATE_BIN is ignored"):
