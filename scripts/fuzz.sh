@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets (fuzz/: cargo-fuzz, libFuzzer, AddressSanitizer, debug assertions) and
 # runs each for SECONDS (default 4) on its committed seed corpus (fuzz/corpus/TARGET) and its
-# regression inputs (fuzz/regressions/TARGET). Fails on the first crash, leak, timeout or
+# regression inputs (fuzz/regressions/TARGET), one per core at a time. Fails on a crash, leak, timeout or
 # out-of-memory, printing the crashing input's path. Nothing is written into the source tree:
 # new inputs and crash artifacts go to a temporary folder (kept on failure).
 #
@@ -39,25 +39,37 @@ else
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-fuzz.XXXXXX")
-for t in $targets; do
-  bin=${CARGO_TARGET_DIR:-fuzz/target}/$triple/release/$t
+# One target: its binary on a temporary corpus seeded by the committed one; its stats, or what
+# failed and the input that did, printed when it ends.
+run_target() {
+  local t=$1 bin=${CARGO_TARGET_DIR:-fuzz/target}/$triple/release/$1
   [ -x "$bin" ] || fail "no binary for target $t ($bin)"
   mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
-  seeds=(fuzz/corpus/"$t")
+  local seeds=(fuzz/corpus/"$t")
   [ -d fuzz/regressions/"$t" ] && seeds+=(fuzz/regressions/"$t")
-  log "$t: ${SECONDS_EACH}s"
   # The first corpus folder receives new inputs: the temporary one, never the committed seeds.
   if ! "$bin" "$work/$t/corpus" "${seeds[@]}" \
     -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=512 \
     -artifact_prefix="$work/$t/artifacts/" -print_final_stats=1 >"$work/$t/log" 2>&1; then
     # The panic message (or the sanitizer's report) and libFuzzer's summary, not the whole log.
-    grep -a -m1 -A12 -E 'panicked at|ERROR: AddressSanitizer|ERROR: libFuzzer' "$work/$t/log" >&2 || true
-    grep -a -E '^SUMMARY' "$work/$t/log" >&2 || true
-    log "$t FAILED; the input that failed:"
-    ls -1 "$work/$t/artifacts/"* >&2 || true
+    {
+      grep -a -m1 -A12 -E 'panicked at|ERROR: AddressSanitizer|ERROR: libFuzzer' "$work/$t/log" || true
+      grep -a -E '^SUMMARY' "$work/$t/log" || true
+      log "$t FAILED; the input that failed:"
+      ls -1 "$work/$t/artifacts/"* || true
+    } >&2
     fail "$t failed (log: $work/$t/log; minimise with: cd fuzz && cargo fuzz tmin $t ARTIFACT)"
   fi
-  grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$work/$t/log" | sed "s/^/fuzz: $t: /" >&2 || true
-done
+  log "$t: ${SECONDS_EACH}s: $(grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$work/$t/log" | tr '\n' ' ')"
+}
+export -f run_target log fail
+export work triple SECONDS_EACH
+
+# FUZZ_JOBS targets at a time (default: one per core): each libFuzzer run is one process.
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+log "running each target for ${SECONDS_EACH}s, $jobs at a time"
+if ! printf '%s\n' $targets | xargs -P "$jobs" -I{} bash -c 'run_target "$1"' _ {}; then
+  fail "a target failed (above); its inputs and logs are kept in $work"
+fi
 rm -rf "$work"
 log "all targets ran ${SECONDS_EACH}s each without a failure"

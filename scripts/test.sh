@@ -50,17 +50,29 @@ on_exit() {
 }
 trap on_exit EXIT
 
-step setup "install what is missing (scripts/setup.sh)"
-scripts/setup.sh
+# A CI run builds everything once from nothing: incremental compilation only adds work there, and
+# line tables are all the test builds' debug information is used for (a panic's backtrace).
+if [ -n "${CI:-}" ]; then
+  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
+fi
 
-# The installs that mostly download (the MLflow venv; the reference implementations' venvs) start
-# now, beside the builds, and the steps that use them wait for them: on a fresh machine they are
-# then off the critical path (both are cached: a second run finds them at once). Their output is
-# shown when their step comes.
+step setup "install what is missing (scripts/setup.sh), but the tools compiled from crates.io, which install beside the first builds"
+scripts/setup.sh --no-tools
+
+# The installs that take long but are needed later start now, beside the builds, at a lower
+# priority, and the steps that use them wait for them: the tools compiled from crates.io
+# (wasm-pack, wasm-bindgen-cli, cargo-fuzz; from the fuzz step on), llama.cpp's server (compiled
+# into .venv-llama; the cargo-test step), the MLflow venv and the reference implementations'
+# venvs. On a new machine they are then mostly off the critical path; all of them are kept, so a
+# second run finds them at once. Their output is shown when their step comes.
 prefetch_log=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-prefetch.XXXXXX")
-bash tests/servers/mlflow.sh venv >"$prefetch_log/mlflow" 2>&1 &
+nice -n 10 scripts/setup.sh --tools >"$prefetch_log/tools" 2>&1 &
+prefetch_tools=$!
+nice -n 10 bash tests/servers/llama_venv.sh >"$prefetch_log/llama" 2>&1 &
+prefetch_llama=$!
+nice -n 10 bash tests/servers/mlflow.sh venv >"$prefetch_log/mlflow" 2>&1 &
 prefetch_mlflow=$!
-{ scripts/reference-venv.sh stats && scripts/reference-venv.sh confseq; } >"$prefetch_log/reference" 2>&1 &
+{ nice -n 10 scripts/reference-venv.sh stats && nice -n 10 scripts/reference-venv.sh confseq; } >"$prefetch_log/reference" 2>&1 &
 prefetch_reference=$!
 prefetched() { # NAME PID: waits for a prefetch, shows its output, fails if it failed
   local status=0
@@ -78,7 +90,7 @@ cargo clippy --lib --tests --target wasm32-unknown-unknown -- -D warnings
 
 step test-servers "the test servers: the fault-injecting server's self-test, and llama.cpp's server (a real OpenAI-compatible server, built once into .venv-llama) for tests/it/run_llama.rs"
 python3 tests/servers/test_fault_server.py
-bash tests/servers/llama_venv.sh
+prefetched llama "$prefetch_llama"
 
 step cargo-test "cargo test (unit, integration, parity, property tests; the MLflow tests are the next step)"
 cargo test --all-targets -- --skip mlflow_cli
@@ -88,6 +100,7 @@ prefetched mlflow "$prefetch_mlflow"
 DEPLOY_GATE_REQUIRE_MLFLOW=1 cargo test --test it mlflow_cli -- --nocapture
 
 step fuzz "fuzz targets, a few seconds each (scripts/fuzz.sh)"
+prefetched tools "$prefetch_tools"
 scripts/fuzz.sh "${FUZZ_SECONDS:-4}"
 
 step build-wasm "the wasm package (pkg/), and that the committed pkg/ is what the source builds"
@@ -146,6 +159,9 @@ DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q python/tests
 # …and the tests that use them, with pandas and tqdm installed.
 .venv-test/bin/python -m pip install --quiet pandas tqdm
 DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q -m optional_deps python/tests
+
+step cli-installed "the CLI's own tests against the deploy-gate command the Python package installed (.venv-test/bin/deploy-gate): the same command, exit codes and signals (tests/it/*cli.rs)"
+DEPLOY_GATE_TEST_CLI="$PWD/.venv-test/bin/deploy-gate" cargo test --test it cli:: -- --skip mlflow_cli
 
 step reference-venvs "the reference implementations' venvs (scripts/reference-venv.sh: built once, kept outside the checkout by their pinned versions)"
 # statsmodels, scipy, numpy, mpmath pinned (the fixtures record these versions, and the
