@@ -18,6 +18,9 @@
 //!   `sequential.min_units`): decisions the current rules decide otherwise (verdicts missing on
 //!   a side, 4 cases answered, a sequential decision that stopped early with the cases after the
 //!   stop never asked, one under template units) and a fixed decision with every case answered.
+//! - `tests/fixtures/compat-7c9428e/`: the same scenarios made by the build of commit 7c9428e,
+//!   before the CLI moved into the library: this build verifies and reproduces them and makes the
+//!   same reports, Markdown and JUnit from the same inputs, byte for byte, under the same rules.
 //!
 //! Reports, their Markdown and JUnit summaries, and signed decisions, under the point and the
 //! non-inferiority rules, with and without a policy file, from verdict files in every format
@@ -42,6 +45,10 @@ const SETS: [(&str, usize); 5] = [
     ("compat-d9bc220-cost", 10),
     ("compat-88a8b7d", 6),
 ];
+
+/// The set made by the build of the commit before this one's change (7c9428e, under the current
+/// rules): outside [`SETS`], whose tests replay the earlier rules.
+const PREVIOUS: (&str, usize) = ("compat-7c9428e", 6);
 
 /// The set made by the build of commit a46aed2.
 const FIRST: &str = "compat";
@@ -95,7 +102,7 @@ fn scenarios(set: &str) -> Vec<Scenario> {
         })
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
-    let want = SETS.iter().find(|(s, _)| *s == set).unwrap().1;
+    let want = SETS.iter().chain([&PREVIOUS]).find(|(s, _)| *s == set).unwrap().1;
     assert_eq!(out.len(), want, "the compatibility scenarios of {set}");
     out
 }
@@ -257,6 +264,57 @@ fn every_old_signed_decision_verifies_and_reproduces() {
             both.extend(again.iter().cloned());
             let out = verify(&sc, &both);
             assert_eq!(out.status.code(), Some(0), "{}: {}", sc.name, text(&out));
+        }
+    }
+}
+
+/// The previous commit's artefacts: every signed decision verifies and reproduces (with the
+/// team's policy file where there was one), and evaluating the same inputs with the same flags
+/// gives the same exit code, report, Markdown and JUnit, byte for byte.
+#[test]
+fn the_previous_commits_decisions_verify_and_its_reports_are_made_again_byte_for_byte() {
+    let tmp = tempdir();
+    for sc in scenarios(PREVIOUS.0) {
+        let out = verify(&sc, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}: {}", sc.name, text(&out));
+        let mut again = strings(&["--reproduce"]);
+        again.extend(sc.inputs());
+        if let Some(policy) = sc.policy_file() {
+            again.extend(strings(&["--policy", &policy]));
+        }
+        let out = verify(&sc, &again);
+        assert_eq!(out.status.code(), Some(0), "{}: {}", sc.name, text(&out));
+        assert!(stderr(&out).contains("reproduced from the input files"), "{}", sc.name);
+
+        let (json, md, xml) = (
+            tmp.path().join("r.json"),
+            tmp.path().join("r.md"),
+            tmp.path().join("r.xml"),
+        );
+        let mut args = strings(&["evaluate"]);
+        args.extend(sc.inputs());
+        let mut flags = sc.flags.iter();
+        while let Some(f) = flags.next() {
+            if f == "--old-verdicts" {
+                flags.next();
+            } else {
+                args.push(f.clone());
+            }
+        }
+        args.extend(strings(&[
+            "--out",
+            &s(&json),
+            "--markdown",
+            &s(&md),
+            "--junit",
+            &s(&xml),
+        ]));
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(sc.old_exit()), "{}: {}", sc.name, text(&out));
+        for (name, path) in [("report.json", &json), ("summary.md", &md), ("junit.xml", &xml)] {
+            let old = std::fs::read_to_string(sc.file(name)).unwrap();
+            let new = std::fs::read_to_string(path).unwrap();
+            assert!(old == new, "{}: {name}\n{}", sc.name, json_diff_text(&old, &new));
         }
     }
 }
