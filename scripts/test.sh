@@ -41,10 +41,17 @@ step_table() {
     [ "$status" = 0 ] || printf '(stopped by a failure in the step "%s", status %s)\n' "${step_names[-1]}" "$status"
   } >&2
 }
-# On the way out, also the prefetches still running (a failure before their step).
+# On the way out, also the prefetches still running (a failure before their step), with what
+# they started (a compiler, pip), which would go on using the cores and holding cargo's locks.
+kill_tree() { # the process first (it starts no more), then the children it had
+  local children child
+  children=$(pgrep -P "$1" 2>/dev/null || true)
+  kill "$1" 2>/dev/null || true
+  for child in $children; do kill_tree "$child"; done
+}
 on_exit() {
-  local status=$?
-  jobs -pr | xargs -r kill 2>/dev/null || true
+  local status=$? job
+  for job in $(jobs -pr); do kill_tree "$job"; done
   (exit "$status")
   step_table
 }
@@ -60,19 +67,19 @@ step setup "install what is missing (scripts/setup.sh), but the tools compiled f
 scripts/setup.sh --no-tools
 
 # The installs that take long but are needed later start now, beside the builds, at a lower
-# priority, and the steps that use them wait for them: the tools compiled from crates.io
-# (wasm-pack, wasm-bindgen-cli, cargo-fuzz; from the fuzz step on), llama.cpp's server (compiled
-# into .venv-llama; the cargo-test step), the MLflow venv and the reference implementations'
-# venvs. On a new machine they are then mostly off the critical path; all of them are kept, so a
+# priority, and the steps that use them wait for them: llama.cpp's server (compiled into
+# .venv-llama at nice 10, its script's; the cargo-test step) and, at nice 15, needed later, the
+# tools compiled from crates.io (wasm-pack, wasm-bindgen-cli, cargo-fuzz; from the fuzz step on),
+# the MLflow venv and the reference implementations' venvs. On a new machine they are then mostly off the critical path; all of them are kept, so a
 # second run finds them at once. Their output is shown when their step comes.
 prefetch_log=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-prefetch.XXXXXX")
-nice -n 10 scripts/setup.sh --tools >"$prefetch_log/tools" 2>&1 &
+nice -n 15 scripts/setup.sh --tools >"$prefetch_log/tools" 2>&1 &
 prefetch_tools=$!
-nice -n 10 bash tests/servers/llama_venv.sh >"$prefetch_log/llama" 2>&1 &
+bash tests/servers/llama_venv.sh >"$prefetch_log/llama" 2>&1 &
 prefetch_llama=$!
-nice -n 10 bash tests/servers/mlflow.sh venv >"$prefetch_log/mlflow" 2>&1 &
+nice -n 15 bash tests/servers/mlflow.sh venv >"$prefetch_log/mlflow" 2>&1 &
 prefetch_mlflow=$!
-{ nice -n 10 scripts/reference-venv.sh stats && nice -n 10 scripts/reference-venv.sh confseq; } >"$prefetch_log/reference" 2>&1 &
+{ nice -n 15 scripts/reference-venv.sh stats && nice -n 15 scripts/reference-venv.sh confseq; } >"$prefetch_log/reference" 2>&1 &
 prefetch_reference=$!
 prefetched() { # NAME PID: waits for a prefetch, shows its output, fails if it failed
   local status=0
@@ -88,12 +95,27 @@ step clippy "cargo clippy (all targets, warnings are errors)"
 cargo clippy --all-targets -- -D warnings
 cargo clippy --lib --tests --target wasm32-unknown-unknown -- -D warnings
 
-step test-servers "the test servers: the fault-injecting server's self-test, and llama.cpp's server (a real OpenAI-compatible server, built once into .venv-llama) for tests/it/run_llama.rs"
+step test-servers "the fault-injecting server's self-test (llama.cpp's server, a real OpenAI-compatible one for tests/it/run_llama.rs, is compiled into .venv-llama beside the builds; the cargo-test step waits for it)"
 python3 tests/servers/test_fault_server.py
-prefetched llama "$prefetch_llama"
 
 step cargo-test "cargo test (unit, integration, parity, property tests; the MLflow tests are the next step)"
+# Built while llama.cpp's server may still be compiling, run once it is there.
+cargo test --all-targets --no-run
+prefetched llama "$prefetch_llama"
 cargo test --all-targets -- --skip mlflow_cli
+
+# The Python package's wheel builds from here on beside the next steps (the MLflow server's starts,
+# the fuzz runs and the browser tests leave a core idle much of the time), at nice 10; the
+# python-install step waits for it. Exactly what a user does: a fresh venv, and pip building the
+# wheel with maturin (python/pyproject.toml) into python/target.
+install_python_package() {
+  rm -rf .venv-test
+  python3 -m venv .venv-test
+  .venv-test/bin/python -m pip install --quiet --upgrade pip
+  nice -n 10 .venv-test/bin/python -m pip install --quiet ./python pytest mypy
+}
+install_python_package >"$prefetch_log/python" 2>&1 &
+prefetch_python=$!
 
 step mlflow "a real MLflow registry: mlflow[auth] installed once into .venv-mlflow (the install time is printed), then tests/it/mlflow_cli.rs, which starts the tracking server and its basic-auth app (their start times are printed) and stops them"
 prefetched mlflow "$prefetch_mlflow"
@@ -134,7 +156,13 @@ step wasm-test-chrome "wasm-bindgen tests in headless Chromium"
 WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver -- --test wasm
 
 step release-build "the release build of the CLI and the examples (the e2e tests and the interoperability test run them)"
-cargo build --release --bins --examples
+# A CI run builds them without LTO and with 16 codegen units: the same code, compiled with less
+# work; the shipped profile (Cargo.toml's) is the one scripts/bench.sh measures.
+if [ -n "${CI:-}" ]; then
+  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 cargo build --release --bins --examples
+else
+  cargo build --release --bins --examples
+fi
 
 step e2e "end-to-end tests of the page (Playwright, headless Chromium)"
 (cd tests/e2e && node --test --test-concurrency=1)
@@ -146,12 +174,8 @@ cargo fmt --check --manifest-path python/Cargo.toml
 # builds of the wheel, whose profile is python/Cargo.toml's, so it has nothing to share here).
 CARGO_TARGET_DIR="$PWD/target" cargo clippy --manifest-path python/Cargo.toml --all-targets -- -D warnings
 
-step python-install "the Python package installed from source into a fresh venv"
-rm -rf .venv-test
-python3 -m venv .venv-test
-.venv-test/bin/python -m pip install --quiet --upgrade pip
-# Exactly what a user does: pip builds the wheel with maturin (python/pyproject.toml), into python/target.
-.venv-test/bin/python -m pip install --quiet ./python pytest mypy
+step python-install "the Python package installed from source into a fresh venv (built beside the steps since cargo-test)"
+prefetched python "$prefetch_python"
 
 step python-tests "the Python package's tests (pytest), without and with the optional packages"
 # Without the optional packages (pytest exits non-zero on a failure, and with 5 when no test ran)…

@@ -21,11 +21,14 @@ def main(argv: Optional[List[str]] = None) -> None:
     name) and exits with its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     # Outside `run`, Ctrl-C ends the command as it ends the binary (no traceback): Python's own
-    # SIGINT handler would only run once the command has returned.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    # What Python printed before (nothing, normally) comes first.
-    sys.stdout.flush()
-    sys.stderr.flush()
+    # SIGINT handler would only run once the command has returned. An ignored SIGINT (a job in the
+    # background of a script) stays ignored, as the binary leaves it.
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # What Python printed before (nothing, normally) comes first; a closed stream is None.
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
     argv0 = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "deploy-gate"
     if argv0 in ("__main__.py", "-c", "-m", ""):
         argv0 = "deploy-gate"

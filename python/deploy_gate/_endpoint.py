@@ -56,6 +56,11 @@ class _TestSetLike(Protocol):
 
 TestSetArg = Union[PathLike, _TestSetLike, Sequence[Mapping[str, Any]]]
 
+#: An endpoint file's ``role`` on the errors about it: ``"target"`` (``"old_target"``,
+#: ``"new_target"`` in a two-model run), its value before endpoint files had their name, kept
+#: because code compares it.
+ROLE = "target"
+
 #: The name a dict endpoint has in messages (it has no file).
 DICT_ENDPOINT_NAME = "endpoint (dict)"
 
@@ -140,7 +145,7 @@ def _failure(code: int, lines: List[str], inputs: Dict[str, Tuple[str, str]]) ->
         if rest is not None and (rest.startswith(":") or rest.startswith(" line ")):
             m = _AT_LINE.match(rest)
             line = int(m.group(1)) if m is not None else None
-            cls = EndpointFileError if role.endswith("endpoint") else InputError
+            cls = EndpointFileError if role.endswith("target") else InputError
             return cls(shown + rest, role, shown, line)
     return RunError(message, code, lines)
 
@@ -321,7 +326,7 @@ def run_batch(endpoints: List[Endpoint], jsonl: str, keys: List[Tuple[bool, str]
         }
         inputs = {test_set: ("the cases", "test_set")}
         for name, t in zip(files, endpoints):
-            inputs[name] = (t.file if t.file is not None else DICT_ENDPOINT_NAME, "endpoint")
+            inputs[name] = (t.file if t.file is not None else DICT_ENDPOINT_NAME, ROLE)
         _invoke(run_args, inputs, first.progress, len(keys) * len(endpoints))
         out: List[bytes] = []
         for path in outs:
@@ -354,7 +359,7 @@ def _check_dict_secrets(spec: Mapping[str, Any]) -> None:
                     raise EndpointFileError(
                         f"{DICT_ENDPOINT_NAME}: headers.{name}: a credential is read from the environment: "
                         "write ${VARIABLE} (or api_key_env: VARIABLE), never the value itself",
-                        "endpoint",
+                        ROLE,
                         DICT_ENDPOINT_NAME,
                         None,
                     )
@@ -399,7 +404,7 @@ def endpoint(
         try:
             text = json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         except (TypeError, ValueError) as exc:
-            raise EndpointFileError(f"{DICT_ENDPOINT_NAME}: not JSON ({exc})", "endpoint", DICT_ENDPOINT_NAME, None) from None
+            raise EndpointFileError(f"{DICT_ENDPOINT_NAME}: not JSON ({exc})", ROLE, DICT_ENDPOINT_NAME, None) from None
         kind, description, digest, env = _core.read_endpoint(DICT_ENDPOINT_NAME, text.encode("utf-8"))
         return Endpoint(None, text, kind, description, digest, env, cache, order_seed, None, progress)
     if isinstance(spec, (str, os.PathLike)):
@@ -503,7 +508,7 @@ def run(
             inputs[ts_path] = ("the test set", "test_set")
         files = [old_t._path_in(scratch, "old-endpoint.json"), new_t._path_in(scratch, "new-endpoint.json")]
         for f_, t, side in zip(files, (old_t, new_t), ("old", "new")):
-            inputs.setdefault(f_, (t.file if t.file is not None else f"{side} {DICT_ENDPOINT_NAME}", f"{side}_endpoint"))
+            inputs.setdefault(f_, (t.file if t.file is not None else f"{side} {DICT_ENDPOINT_NAME}", f"{side}_{ROLE}"))
         run_args: Dict[str, Any] = {
             "test_set": ts_path,
             "endpoints": files,

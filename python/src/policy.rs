@@ -18,7 +18,11 @@ pub(crate) fn policy_of(
     let base = match (base, base_file) {
         (Some(text), _) => PolicyInput::from_json(text).map_err(|e| policy_error(py, e.to_string()))?,
         (None, Some(path)) => read_policy_file(&path).map_err(|e| match &e {
-            ReadPolicyError::Io { source, .. } => os_error(py, format!("{e}: {source}"), source),
+            ReadPolicyError::Io { path, source } => os_error(
+                py,
+                format!("cannot read policy file {}: {source}", path.display()),
+                source,
+            ),
             _ => policy_error(py, e.to_string()),
         })?,
         (None, None) => PolicyInput::default(),

@@ -57,7 +57,7 @@ def test_endpoint_is_the_name_and_target_the_earlier_one() -> None:
     with pytest.raises(deploy_gate.TargetFileError) as e:
         deploy_gate.endpoint({"kind": "openai-chat"})
     assert str(e.value).startswith("endpoint (dict)"), e.value
-    assert e.value.role == "endpoint"
+    assert e.value.role == "target"  # its value before the rename, kept: code compares it
 
 
 def test_the_command_is_on_the_venvs_path_without_rust(installed: Path) -> None:
@@ -182,14 +182,64 @@ def test_a_signal_during_run_stops_it_as_the_binarys_and_it_resumes(
 
 def test_a_run_in_process_gives_back_the_callers_signal_handlers(tmp_path: Path) -> None:
     """`_core.cli_main` is the console script's call: the run's handlers are the command's while
-    it runs and Python's own afterwards (Ctrl-C raises KeyboardInterrupt again)."""
-    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    code = _core.cli_main(["deploy-gate", *_slow_run(tmp_path, 4)])
-    assert code == 0
-    assert {s: signal.getsignal(s) for s in before} == before
+    it runs and the caller's afterwards, in the operating system's table (not only Python's):
+    a SIGTERM after the run reaches the caller's Python handler, and Ctrl-C raises
+    KeyboardInterrupt again."""
+    got: List[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
+    try:
+        before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        code = _core.cli_main(["deploy-gate", *_slow_run(tmp_path, 4)])
+        assert code == 0
+        assert {s: signal.getsignal(s) for s in before} == before
+        os.kill(os.getpid(), signal.SIGTERM)
+        until = time.monotonic() + 5
+        while not got and time.monotonic() < until:
+            time.sleep(0.01)
+        assert got == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(1)
+
+
+def test_an_ignored_sigint_stays_ignored_as_the_binary_leaves_it(installed: Path, tmp_path: Path) -> None:
+    """A command started with SIGINT ignored (a background job of a script) is not ended by a
+    Ctrl-C meant for the foreground one; during `run`, it stops as the binary's does."""
+    args = _slow_run(tmp_path, 200)
+    child = subprocess.Popen([str(installed), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    out = tmp_path / "v.jsonl"
+    until = time.monotonic() + 60
+    while time.monotonic() < until and len(_records(out)) < 3:
+        time.sleep(0.01)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr.decode()
+    # Outside `run` the command leaves an ignored SIGINT ignored (and Python's own handler
+    # becomes the default action, as the binary has).
+    probe = (
+        "import signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "from deploy_gate import _cli\n"
+        "try:\n"
+        "    _cli.main(['--version'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "try:\n"
+        "    _cli.main(['--version'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(signal.getsignal(signal.SIGINT) is signal.SIG_DFL)\n"
+    )
+    quick = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=60)
+    assert quick.returncode == 0, quick.stderr
+    lines = quick.stdout.decode().splitlines()
+    assert lines.count(f"deploy-gate {deploy_gate.__version__}") == 2, lines
+    assert [line for line in lines if line in ("True", "False")] == ["True", "True"], lines
 
 
 def test_stdout_is_whole_when_the_command_returns(installed: Path, tmp_path: Path) -> None:

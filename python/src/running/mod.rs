@@ -168,7 +168,8 @@ pub(crate) fn read_endpoint(
             py,
             "EndpointFileError",
             e.to_string(),
-            Some("endpoint"),
+            // The role's value before endpoint files had their name (code compares it).
+            Some("target"),
             Some(&e.file),
             e.line.map(|l| l as u64),
         )

@@ -98,6 +98,11 @@ fn parse_timeout(text: &str) -> Result<Option<Duration>> {
 /// The run's cancellation token, set by Ctrl-C and SIGTERM (the signal's number).
 static STOP: Cancel = Cancel::new();
 
+/// One `run` at a time in a process: the token and the signal handlers are the process's. A
+/// process that calls [`crate::cli::main`] from two threads (the Python package's command, the
+/// GIL released) runs their `run`s one after the other.
+static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 extern "C" fn on_signal(signal: libc::c_int) {
     STOP.cancel(signal);
 }
@@ -256,6 +261,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
         policy,
     };
     let printer = Arc::new(Printer::new(test_set.display().to_string()));
+    let _one_run = ONE_RUN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let signals = CatchStopSignals::install();
     let ran = crate::native::run::run(spec, printer.clone(), &STOP);
     drop(signals);
