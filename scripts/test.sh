@@ -67,17 +67,18 @@ step setup "install what is missing (scripts/setup.sh), but the tools compiled f
 scripts/setup.sh --no-tools
 
 # The installs that take long but are needed later start now, beside the builds, at a lower
-# priority, and the steps that use them wait for them: llama.cpp's server (compiled into
-# .venv-llama at nice 10, its script's; the cargo-test step) and, at nice 15, needed later, the
-# tools compiled from crates.io (wasm-pack, wasm-bindgen-cli, cargo-fuzz; from the fuzz step on),
-# the MLflow venv and the reference implementations' venvs. On a new machine they are then mostly off the critical path; all of them are kept, so a
+# priority, and the steps that use them wait for them: at nice 10, llama.cpp's server (compiled
+# into .venv-llama; the cargo-test step) and the MLflow venv (the mlflow step, next: at nice 15 it
+# took 1,158 s and the step waited 8 minutes for it); at nice 15, needed later, the tools compiled
+# from crates.io (wasm-pack, wasm-bindgen-cli, cargo-fuzz; from the fuzz step on) and the
+# reference implementations' venvs. On a new machine they are then mostly off the critical path; all of them are kept, so a
 # second run finds them at once. Their output is shown when their step comes.
 prefetch_log=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-prefetch.XXXXXX")
 nice -n 15 scripts/setup.sh --tools >"$prefetch_log/tools" 2>&1 &
 prefetch_tools=$!
 bash tests/servers/llama_venv.sh >"$prefetch_log/llama" 2>&1 &
 prefetch_llama=$!
-nice -n 15 bash tests/servers/mlflow.sh venv >"$prefetch_log/mlflow" 2>&1 &
+nice -n 10 bash tests/servers/mlflow.sh venv >"$prefetch_log/mlflow" 2>&1 &
 prefetch_mlflow=$!
 { nice -n 15 scripts/reference-venv.sh stats && nice -n 15 scripts/reference-venv.sh confseq; } >"$prefetch_log/reference" 2>&1 &
 prefetch_reference=$!
