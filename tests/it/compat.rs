@@ -286,11 +286,6 @@ fn the_previous_commits_decisions_verify_and_its_reports_are_made_again_byte_for
         assert_eq!(out.status.code(), Some(0), "{}: {}", sc.name, text(&out));
         assert!(stderr(&out).contains("reproduced from the input files"), "{}", sc.name);
 
-        let (json, md, xml) = (
-            tmp.path().join("r.json"),
-            tmp.path().join("r.md"),
-            tmp.path().join("r.xml"),
-        );
         let mut args = strings(&["evaluate"]);
         args.extend(sc.inputs());
         let mut flags = sc.flags.iter();
@@ -301,15 +296,7 @@ fn the_previous_commits_decisions_verify_and_its_reports_are_made_again_byte_for
                 args.push(f.clone());
             }
         }
-        args.extend(strings(&[
-            "--out",
-            &s(&json),
-            "--markdown",
-            &s(&md),
-            "--junit",
-            &s(&xml),
-        ]));
-        let out = run(&args);
+        let (out, [json, md, xml]) = evaluate_into(tmp.path(), args);
         assert_eq!(out.status.code(), Some(sc.old_exit()), "{}: {}", sc.name, text(&out));
         for (name, path) in [("report.json", &json), ("summary.md", &md), ("junit.xml", &xml)] {
             let old = std::fs::read_to_string(sc.file(name)).unwrap();
@@ -352,26 +339,23 @@ fn with_this_version(report: &str) -> String {
     report.replacen(&old, &format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION")), 1)
 }
 
+/// Runs `evaluate` with `args`, writing its report, Markdown and JUnit into `dir`; gives the
+/// output and their paths.
+fn evaluate_into(dir: &Path, mut args: Vec<String>) -> (std::process::Output, [PathBuf; 3]) {
+    let files = [dir.join("r.json"), dir.join("r.md"), dir.join("r.xml")];
+    for (flag, path) in ["--out", "--markdown", "--junit"].into_iter().zip(&files) {
+        args.extend(strings(&[flag, &s(path)]));
+    }
+    (run(&args), files)
+}
+
 #[test]
 fn evaluating_under_an_old_reports_policy_and_the_earlier_rules_gives_its_report_markdown_and_junit_byte_for_byte() {
     let tmp = tempdir();
     for sc in all_scenarios() {
-        let (json, md, xml) = (
-            tmp.path().join("r.json"),
-            tmp.path().join("r.md"),
-            tmp.path().join("r.xml"),
-        );
         let mut args = strings(&["evaluate", "--policy", &s(&sc.file("report.json")), "--rules", "before"]);
         args.extend(sc.inputs());
-        args.extend(strings(&[
-            "--out",
-            &s(&json),
-            "--markdown",
-            &s(&md),
-            "--junit",
-            &s(&xml),
-        ]));
-        let out = run(&args);
+        let (out, [json, md, xml]) = evaluate_into(tmp.path(), args);
         assert_eq!(out.status.code(), Some(sc.old_exit()), "{}: {}", sc.name, text(&out));
         let old = std::fs::read_to_string(sc.file("report.json")).unwrap();
         let new = sc.in_its_words(&std::fs::read_to_string(&json).unwrap());
