@@ -1,8 +1,9 @@
-// Completes the npm package in pkg/ after wasm-pack: copies the <deploy-gate-viewer> element,
+// Completes the npm package in pkg/ after wasm-bindgen and wasm-opt: writes pkg/package.json
+// (name, version and licence from Cargo.toml's [package]) and copies the licence texts, copies the <deploy-gate-viewer> element,
 // its modules, workers, styles, types and the bundled example into pkg/viewer/, points the
 // viewer at the package's wasm core (pkg/viewer/wasm.js imports ../deploy_gate.js), and
-// rewrites pkg/package.json (exports map, files, side effects) with a fixed key order, so the
-// build stays reproducible. Called by scripts/build-wasm.sh.
+// package.json (exports map, files, side effects) has a fixed key order, so the build stays
+// reproducible. Called by scripts/build-wasm.sh.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,19 +44,25 @@ for (const file of files) {
 }
 if (rewritten !== 3) throw new Error(`expected www/wasm.js (2) and www/deploy-gate-viewer.d.ts (1) to name ${FROM}, found ${rewritten}`);
 
-const generated = JSON.parse(fs.readFileSync(path.join(PKG, "package.json"), "utf8"));
-// The licence texts, from the repository's root (wasm-pack copies them but does not list them).
+// Cargo.toml's [package] keys (a one-line string each), up to the next table.
+const cargo = fs.readFileSync(path.join(ROOT, "Cargo.toml"), "utf8");
+const section = cargo.slice(cargo.indexOf("[package]\n")).split(/\n\[/)[0];
+const cargoKey = (key, required) => {
+  const value = (section.match(new RegExp(`^${key}\\s*=\\s*"([^"]+)"`, "m")) || [])[1];
+  if (required && !value) throw new Error(`Cargo.toml's [package] has no ${key}`);
+  return value;
+};
+// The licence texts, from the repository's root.
 const licenses = ["LICENSE-MIT", "LICENSE-APACHE"];
 for (const name of licenses) fs.copyFileSync(path.join(ROOT, name), path.join(PKG, name));
-const cargo = fs.readFileSync(path.join(ROOT, "Cargo.toml"), "utf8");
-const repository = generated.repository || (cargo.match(/^repository\s*=\s*"([^"]+)"/m) || [])[1];
+const repository = cargoKey("repository", false);
 const pkg = {
-  name: generated.name,
-  version: generated.version,
+  name: cargoKey("name", true),
+  version: cargoKey("version", true),
   description: "Gates the deployment of a retrained agent model in the browser: the WebAssembly core, the <deploy-gate-viewer> element and a single-file viewer",
   keywords: ["deployment-gate", "llm", "agents", "evaluation", "a/b-testing", "webassembly", "web-component", "dsse", "in-toto"],
-  license: generated.license,
-  ...(repository ? { repository: typeof repository === "string" ? { type: "git", url: repository } : repository } : {}),
+  license: cargoKey("license", true),
+  ...(repository ? { repository: { type: "git", url: repository } } : {}),
   type: "module",
   main: "./deploy_gate.js",
   module: "./deploy_gate.js",

@@ -7,7 +7,7 @@
 // 'wasm-unsafe-eval' for the core and blob: workers.
 //
 // node scripts/build-single.mjs [OUT]   (default pkg/deploy-gate-viewer.html; needs pkg/ built
-// by wasm-pack and esbuild from tests/e2e/node_modules, see scripts/setup.sh). The output is
+// by scripts/build-wasm.sh, and esbuild from tests/e2e/node_modules, see scripts/setup.sh). The output is
 // deterministic: same sources, same bytes.
 import crypto from "node:crypto";
 import fs from "node:fs";

@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Builds the JS/wasm package into pkg/ (wasm-pack, target web, release, wasm-opt).
+# Builds the JS/wasm package into pkg/: the crate for wasm32 (release), its bindings for the web
+# (wasm-bindgen-cli, the version in Cargo.lock, which the wasm-bindgen tests need anyway), wasm-opt
+# -O, then the package's own files. These are the steps `wasm-pack build --target web --release`
+# ran for this crate, with the same output byte for byte; the test command no longer compiles
+# wasm-pack only to run them.
 #
 # The build is reproducible: the same source and toolchain give the same pkg/ bytes whatever the
 # checkout's path, the cargo home or the rustup home. Panic locations in the module name the
@@ -31,17 +35,27 @@ remap "$rustup_home" /rustup
 remap "$target_dir" /target
 rustflags=$(IFS=,; echo "${flags[*]}")
 
-# A fresh pkg/: wasm-pack lists in package.json the license files it finds there already, so
-# an old pkg/ would change the output.
-rm -rf pkg
-wasm-pack build --target web --out-dir pkg --release -- \
+for tool in wasm-bindgen wasm-opt; do
+  command -v "$tool" >/dev/null || { echo "build-wasm.sh: $tool is not on PATH (scripts/setup.sh installs it)" >&2; exit 1; }
+done
+lock_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+bindgen_version=$(wasm-bindgen --version | awk '{ print $2 }')
+if [ "$bindgen_version" != "$lock_version" ]; then
+  echo "build-wasm.sh: wasm-bindgen $bindgen_version is on PATH, Cargo.lock has $lock_version (scripts/setup.sh installs it)" >&2
+  exit 1
+fi
+
+cargo build --lib --release --target wasm32-unknown-unknown \
   --config "target.wasm32-unknown-unknown.rustflags=[$rustflags]"
-rm -f pkg/.gitignore
-# npm shows pkg/README.md; wasm-pack copies the repository's README.md there, replace it with the
-# package's own.
+rm -rf pkg
+wasm-bindgen "$target_dir/wasm32-unknown-unknown/release/deploy_gate.wasm" --out-dir pkg --typescript --target web
+wasm-opt pkg/deploy_gate_bg.wasm -o pkg/deploy_gate_bg.wasm-opt.wasm -O
+mv pkg/deploy_gate_bg.wasm-opt.wasm pkg/deploy_gate_bg.wasm
+# npm shows pkg/README.md: the package's own.
 cp www/npm-readme.md pkg/README.md
 
-# The rest of the npm package: the viewer element with its workers, styles and types in
+# The rest of the npm package: package.json (name, version and licence from Cargo.toml), the licence
+# texts, the viewer element with its workers, styles and types in
 # pkg/viewer/, package.json's exports map (scripts/build-package.mjs), and the single-file
 # viewer pkg/deploy-gate-viewer.html (scripts/build-single.mjs, bundled with esbuild from
 # tests/e2e's npm packages).

@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, skipping what is already there (idempotent):
-# the wasm32 target, clippy and rustfmt, wasm-pack, wasm-bindgen-cli (the version in
-# Cargo.lock), wasm-opt (npm binaryen: Debian's crashes at load), Debian's Chromium and
+# the wasm32 target, clippy and rustfmt, wasm-bindgen-cli (the version in
+# Cargo.lock: scripts/build-wasm.sh and the wasm-bindgen tests' runner), wasm-opt (npm binaryen: Debian's crashes at load), Debian's Chromium and
 # ChromeDriver, python3-venv (the Python package's tests), PyYAML (the config-edit oracle), junitparser and markdown-it-py (readers of the CI outputs), the e2e tests' npm packages (playwright-core; typescript for the type check; esbuild, which bundles the single-file viewer and builds the consumer project of tests/e2e/consumer.test.mjs; Vite, which builds the portal of tests/e2e/vite-portal.test.mjs) and cargo-fuzz
 # (scripts/fuzz.sh). Needs Rust, Node, Python and apt (as root, or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-WASM_PACK_VERSION=0.15.1
 BINARYEN_VERSION=132.0.0
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
 # What to install: everything (default); `--tools` only the programs compiled from crates.io
-# (wasm-pack, wasm-bindgen-cli, cargo-fuzz); `--no-tools` all the rest. The test command runs
+# (wasm-bindgen-cli, cargo-fuzz); `--no-tools` all the rest. The test command runs
 # `--no-tools` first and `--tools` beside its first builds (they are needed from the fuzz step on).
 what=${1:-all}
 case $what in all | --tools | --no-tools) ;; *) printf 'setup: usage: scripts/setup.sh [--tools | --no-tools]\n' >&2; exit 2 ;; esac
@@ -38,11 +37,6 @@ rustup component list --installed | grep -q '^clippy' || rustup component add cl
 rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
 
 if want tools; then
-  if ! wasm-pack --version 2>/dev/null | grep -q "$WASM_PACK_VERSION"; then
-    log "installing wasm-pack $WASM_PACK_VERSION"
-    cargo_install wasm-pack --version "$WASM_PACK_VERSION" --locked
-  fi
-
   WB=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
   [ -n "$WB" ] || fail "no wasm-bindgen version in Cargo.lock"
   if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB\$"; then

@@ -14,14 +14,26 @@ cd "$(dirname "$0")/.."
 
 # Each step's wall time, printed as a table at the end (also when a step fails), so the next
 # growth of the command shows where it happens: `step NAME DESCRIPTION` starts a step.
+# Beside the wall time, the processor time (user + system) of the processes that ended during the
+# step: its own commands, and a background install it waited for (bash's `times`).
 step_names=()
 step_times=()
+step_cpus=()
 step_started=
+step_cpu_started=
 test_started=$EPOCHREALTIME
 seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+times_file=$(mktemp "${TMPDIR:-/tmp}/deploy-gate-times.XXXXXX")
+read_cpu() { # cpu_now: the user + system seconds of the shell's ended children so far (`times`
+  # run in this shell, never in $(…) or a pipe: a subshell's children are not these)
+  times >"$times_file"
+  cpu_now=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); t += p[1] * 60 + p[2] } printf "%.1f", t }' "$times_file")
+}
 step_done() {
   if [ -n "$step_started" ]; then
     step_times+=("$(seconds_since "$step_started")")
+    read_cpu
+    step_cpus+=("$(awk -v a="$step_cpu_started" -v b="$cpu_now" 'BEGIN { printf "%.1f", b - a }')")
     step_started=
   fi
 }
@@ -29,15 +41,18 @@ step() {
   step_done
   step_names+=("$1")
   step_started=$EPOCHREALTIME
+  read_cpu
+  step_cpu_started=$cpu_now
   printf '\n== %s\n' "$2" >&2
 }
 step_table() {
   local status=$? i
   step_done
   {
-    printf '\n| step | seconds |\n|---|---:|\n'
-    for i in "${!step_times[@]}"; do printf '| %s | %s |\n' "${step_names[$i]}" "${step_times[$i]}"; done
-    printf '| total | %s |\n' "$(seconds_since "$test_started")"
+    printf '\n| step | seconds | processor seconds |\n|---|---:|---:|\n'
+    for i in "${!step_times[@]}"; do printf '| %s | %s | %s |\n' "${step_names[$i]}" "${step_times[$i]}" "${step_cpus[$i]}"; done
+    read_cpu
+    printf '| total | %s | %s |\n' "$(seconds_since "$test_started")" "$cpu_now"
     [ "$status" = 0 ] || printf '(stopped by a failure in the step "%s", status %s)\n' "${step_names[-1]}" "$status"
   } >&2
 }
@@ -54,13 +69,15 @@ on_exit() {
   for job in $(jobs -pr); do kill_tree "$job"; done
   (exit "$status")
   step_table
+  rm -f "$times_file"
 }
 trap on_exit EXIT
 
 # A CI run builds everything once from nothing: incremental compilation only adds work there, and
-# line tables are all the test builds' debug information is used for (a panic's backtrace).
+# the test builds need no debug information (a failed assertion or a panic names its file and line
+# without it; only a debugger would use it).
 if [ -n "${CI:-}" ]; then
-  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
+  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=0
 fi
 
 step setup "install what is missing (scripts/setup.sh), but the tools compiled from crates.io, which install beside the first builds"
@@ -70,7 +87,7 @@ scripts/setup.sh --no-tools
 # priority, and the steps that use them wait for them: at nice 10, llama.cpp's server (compiled
 # into .venv-llama; the cargo-test step) and the MLflow venv (the mlflow step, next: at nice 15 it
 # took 1,158 s and the step waited 8 minutes for it); at nice 15, needed later, the tools compiled
-# from crates.io (wasm-pack, wasm-bindgen-cli, cargo-fuzz; from the fuzz step on) and the
+# from crates.io (wasm-bindgen-cli and cargo-fuzz; from the fuzz step on) and the
 # reference implementations' venvs. On a new machine they are then mostly off the critical path; all of them are kept, so a
 # second run finds them at once. Their output is shown when their step comes.
 prefetch_log=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-prefetch.XXXXXX")
@@ -151,22 +168,22 @@ step wasm-test-node "wasm-bindgen tests under node"
 WASM_BINDGEN_TEST_ONLY_NODE=1 wasm_test
 
 step wasm-test-chrome "wasm-bindgen tests in headless Chromium"
-# (WASM_BINDGEN_USE_BROWSER: without it the runner skips every test in a browser and exits 0.)
-# Through wasm-pack, which passes the browser its headless settings (webdriver.json) as CI has
-# always run it.
-WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver -- --test wasm
+# As `wasm-pack test --headless --chrome` ran them: the runner with ChromeDriver, web tests only
+# (WASM_BINDGEN_USE_BROWSER: without it the runner skips every test in a browser and exits 0).
+# The browser's settings are webdriver.json's (Debian's Chromium, headless, no sandbox as root).
+CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_ONLY_WEB=1 WASM_BINDGEN_USE_BROWSER=1 wasm_test
 
-step release-build "the release build of the CLI and the examples (the e2e tests and the interoperability test run them)"
-# A CI run builds them without LTO and with 16 codegen units: the same code, compiled with less
-# work; the shipped profile (Cargo.toml's) is the one scripts/bench.sh measures.
-if [ -n "${CI:-}" ]; then
-  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 cargo build --release --bins --examples
-else
-  cargo build --release --bins --examples
-fi
+# The Python package (its wheel built in the background since cargo-test) is installed before the
+# browser tests: its `deploy-gate` command is the release CLI they and the interoperability test
+# run (the same `cli::main`; no separate release build of the whole crate).
+step python-install "the Python package installed from source into a fresh venv (built beside the steps since cargo-test)"
+prefetched python "$prefetch_python"
+release_cli="$PWD/.venv-test/bin/deploy-gate"
 
 step e2e "end-to-end tests of the page (Playwright, headless Chromium)"
-(cd tests/e2e && node --test --test-concurrency=1)
+# The large logs are written by the generator the cargo-test step built (the standard library only).
+gen_audit="$PWD/target/debug/examples/gen_audit"
+(cd tests/e2e && DEPLOY_GATE_BIN="$release_cli" DEPLOY_GATE_GEN_AUDIT="$gen_audit" node --test --test-concurrency=1)
 
 step python-lint "the Python package's fmt and clippy (python/)"
 cargo fmt --check --manifest-path python/Cargo.toml
@@ -175,18 +192,18 @@ cargo fmt --check --manifest-path python/Cargo.toml
 # builds of the wheel, whose profile is python/Cargo.toml's, so it has nothing to share here).
 CARGO_TARGET_DIR="$PWD/target" cargo clippy --manifest-path python/Cargo.toml --all-targets -- -D warnings
 
-step python-install "the Python package installed from source into a fresh venv (built beside the steps since cargo-test)"
-prefetched python "$prefetch_python"
-
 step python-tests "the Python package's tests (pytest), without and with the optional packages"
-# Without the optional packages (pytest exits non-zero on a failure, and with 5 when no test ran)…
+# The binary the package is compared with is the cargo-test step's debug build: the same source,
+# built apart from the wheel. Without the optional packages (pytest exits non-zero on a failure,
+# and with 5 when no test ran)…
+export DEPLOY_GATE_CLI="$PWD/target/debug/deploy-gate"
 DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q python/tests
 # …and the tests that use them, with pandas and tqdm installed.
 .venv-test/bin/python -m pip install --quiet pandas tqdm
 DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q -m optional_deps python/tests
 
 step cli-installed "the CLI's own tests against the deploy-gate command the Python package installed (.venv-test/bin/deploy-gate): the same command, exit codes and signals (tests/it/*cli.rs)"
-DEPLOY_GATE_TEST_CLI="$PWD/.venv-test/bin/deploy-gate" cargo test --test it cli:: -- --skip mlflow_cli
+DEPLOY_GATE_TEST_CLI="$release_cli" cargo test --test it cli:: -- --skip mlflow_cli
 
 step reference-venvs "the reference implementations' venvs (scripts/reference-venv.sh: built once, kept outside the checkout by their pinned versions)"
 # statsmodels, scipy, numpy, mpmath pinned (the fixtures record these versions, and the
@@ -209,7 +226,7 @@ step sequential-known-answers "the sequential decisions' known answers (tests/fi
 "$confseq_venv/bin/python" scripts/sequential-known-answers.py --check tests/fixtures/stats/sequential-known-answers.json
 
 step oms-interop "interoperability with OpenSSF Model Signing's reference implementation (tests/oms_interop_test.py)"
-DEPLOY_GATE_BIN=target/release/deploy-gate "$stats_venv/bin/python" -m pytest -q tests/oms_interop_test.py
+DEPLOY_GATE_BIN="$release_cli" "$stats_venv/bin/python" -m pytest -q tests/oms_interop_test.py
 
 step_done
 printf '\n== all tests passed\n' >&2

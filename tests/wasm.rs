@@ -1,5 +1,6 @@
 //! The JS surface (`GateSession`) under wasm-bindgen-test, in node and in headless Chromium
-//! (`WASM_BINDGEN_USE_BROWSER=1`). Run with `wasm-pack test --node -- --test wasm`.
+//! (`WASM_BINDGEN_USE_BROWSER=1`). Run as scripts/test.sh does: `cargo test --target wasm32-unknown-unknown --test wasm` with
+//! `CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner`.
 #![cfg(target_arch = "wasm32")]
 
 use deploy_gate::wasm::GateSession;

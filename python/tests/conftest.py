@@ -14,7 +14,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PARITY = ROOT / "tests" / "fixtures" / "parity"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-CLI = ROOT / "target" / "release" / "deploy-gate"
+# The CLI binary the package's results are compared with: DEPLOY_GATE_CLI (the test command names
+# the debug build of its cargo-test step: built apart from the wheel), else the release build.
+CLI = Path(os.environ.get("DEPLOY_GATE_CLI") or ROOT / "target" / "release" / "deploy-gate")
 
 
 def reference_policy(d: Path) -> Any:
@@ -33,11 +35,11 @@ def parity_dirs() -> List[Path]:
 
 @pytest.fixture
 def cli() -> Path:
-    """The CLI binary (`cargo build --release --bins`); the test command requires it
-    (DEPLOY_GATE_REQUIRE_CLI=1), elsewhere a test needing it is skipped."""
+    """The CLI binary (DEPLOY_GATE_CLI, else `cargo build --release --bins`); the test command
+    requires it (DEPLOY_GATE_REQUIRE_CLI=1), elsewhere a test needing it is skipped."""
     if not CLI.exists():
         if os.environ.get("DEPLOY_GATE_REQUIRE_CLI") == "1":
-            pytest.fail(f"{CLI} is missing: run cargo build --release --bins")
+            pytest.fail(f"{CLI} is missing: run cargo build --release --bins, or set DEPLOY_GATE_CLI")
         pytest.skip(f"{CLI} is missing")
     return CLI
 

@@ -65,7 +65,7 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Signed:
     from conftest import CLI
     if not CLI.exists():
         if os.environ.get("DEPLOY_GATE_REQUIRE_CLI") == "1":
-            pytest.fail(f"{CLI} is missing: run cargo build --release --bins")
+            pytest.fail(f"{CLI} is missing: run cargo build --release --bins, or set DEPLOY_GATE_CLI")
         pytest.skip(f"{CLI} is missing")
     return Signed(CLI, tmp_path_factory.mktemp("signed"))
 

@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { start, openPage, FIXTURES, ARTIFACTS, ROOT, CLI } from "./harness.mjs";
+import { start, openPage, FIXTURES, ARTIFACTS, ROOT, CLI, GEN_AUDIT } from "./harness.mjs";
 
 let env;
 let tmp;
@@ -263,7 +263,7 @@ test("hostile ids, templates and verdicts are shown as text in the Compare view"
 function generatedCompact() {
   const dir = path.join(ARTIFACTS, "gen-106M-11-compact");
   if (!fs.existsSync(path.join(dir, "new_trajectories.jsonl"))) {
-    execFileSync(path.join(ROOT, "target/release/examples/gen_audit"), ["--size", "106M", "--out", dir, "--seed", "11", "--compact"], { stdio: "ignore" });
+    execFileSync(GEN_AUDIT, ["--size", "106M", "--out", dir, "--seed", "11", "--compact"], { stdio: "ignore" });
   }
   return dir;
 }

@@ -11,6 +11,9 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 export const FIXTURES = path.join(ROOT, "tests/fixtures/parity");
 export const ARTIFACTS = path.join(ROOT, "tests/e2e/.artifacts");
 export const CLI = process.env.DEPLOY_GATE_BIN || path.join(ROOT, "target/release/deploy-gate");
+// The audit log generator (examples/gen_audit.rs, the standard library only): the test command
+// names the copy its cargo-test step built; by hand, the release build's.
+export const GEN_AUDIT = process.env.DEPLOY_GATE_GEN_AUDIT || path.join(ROOT, "target/release/examples/gen_audit");
 export const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
 export async function start() {
@@ -49,6 +52,54 @@ export async function openPage(env, pathname = "/www/index.html") {
  * first, since the viewer's module graph awaits the wasm core (top-level await). */
 export async function viewerReady(page) {
   await page.waitForFunction(() => !document.querySelector("deploy-gate-viewer") || (customElements.get("deploy-gate-viewer") && document.querySelector('[data-testid="progress-text"]')));
+}
+
+/** Watches what the page's main thread does while a log is read, by what it does, not by how long
+ * it takes (a loaded machine makes any time bound flaky): the bytes it reads from files itself
+ * (Blob/File stream, arrayBuffer, text, FileReader: the workers' reads are not the main thread's),
+ * and the longest array in one message from the viewer's worker (the cases come a slice at a
+ * time). It also keeps the longest gap between two runs of a 10 ms timer, which is printed, not
+ * asserted. `mainThreadReport(page)` returns the three and stops the timer. */
+export async function watchMainThread(page) {
+  await page.evaluate(() => {
+    const watch = (window.__watch = { bytesRead: 0, longestArray: 0, gap: 0 });
+    const counted = (size) => { watch.bytesRead += size; };
+    for (const name of ["stream", "arrayBuffer", "text"]) {
+      const original = Blob.prototype[name];
+      Blob.prototype[name] = function (...args) { counted(this.size); return original.apply(this, args); };
+    }
+    for (const name of ["readAsArrayBuffer", "readAsText", "readAsBinaryString", "readAsDataURL"]) {
+      const original = FileReader.prototype[name];
+      FileReader.prototype[name] = function (blob, ...args) { counted(blob.size); return original.call(this, blob, ...args); };
+    }
+    const longest = (value, depth) => {
+      if (depth > 4 || value === null || typeof value !== "object") return 0;
+      if (Array.isArray(value)) return value.length;
+      let most = 0;
+      for (const key of Object.keys(value)) most = Math.max(most, longest(value[key], depth + 1));
+      return most;
+    };
+    const worker = document.querySelector("deploy-gate-viewer").client.worker;
+    const receive = worker.onmessage;
+    worker.onmessage = (event) => {
+      watch.longestArray = Math.max(watch.longestArray, longest(event.data, 0));
+      return receive(event);
+    };
+    let last = performance.now();
+    watch.beat = setInterval(() => {
+      const now = performance.now();
+      watch.gap = Math.max(watch.gap, now - last);
+      last = now;
+    }, 10);
+  });
+}
+
+export async function mainThreadReport(page) {
+  return page.evaluate(() => {
+    const { bytesRead, longestArray, gap, beat } = window.__watch;
+    clearInterval(beat);
+    return { bytesRead, longestArray, gap };
+  });
 }
 
 /** Fixture folders, sorted. */
@@ -146,7 +197,7 @@ export async function downloadText(page, selector) {
 export function generated(size, seed = 11) {
   const dir = path.join(ARTIFACTS, `gen-${size}-${seed}`);
   if (!fs.existsSync(path.join(dir, "new_trajectories.jsonl"))) {
-    execFileSync(path.join(ROOT, "target/release/examples/gen_audit"), ["--size", size, "--out", dir, "--seed", String(seed)], { stdio: "ignore" });
+    execFileSync(GEN_AUDIT, ["--size", size, "--out", dir, "--seed", String(seed)], { stdio: "ignore" });
   }
   return dir;
 }

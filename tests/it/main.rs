@@ -2,7 +2,7 @@
 //! helpers they share in `common` (a temporary directory, the `deploy-gate` runner, readable
 //! output and diffs). Tests share this process: anything process-wide (resource limits, signal
 //! dispositions, the environment, the current directory) is changed only in a child process.
-//! The wasm-bindgen tests are `tests/wasm.rs` (`wasm-pack test -- --test wasm`).
+//! The wasm-bindgen tests are `tests/wasm.rs` (run by scripts/test.sh with wasm-bindgen-test-runner).
 
 #[cfg(not(target_arch = "wasm32"))]
 mod common;
