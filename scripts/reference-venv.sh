@@ -56,7 +56,7 @@ rm -rf "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
 for phase in "${phases[@]}"; do
   read -ra args <<<"$phase"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile "${args[@]}" >&2
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${args[@]}" >&2
 done
 printf '%s\n' "${phases[@]}" >"$venv/.complete"
 printf '%s\n' "$venv"

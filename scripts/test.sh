@@ -137,7 +137,10 @@ prefetch_python=$!
 
 step mlflow "a real MLflow registry: mlflow[auth] installed once into .venv-mlflow (the install time is printed), then tests/it/mlflow_cli.rs, which starts the tracking server and its basic-auth app (their start times are printed) and stops them"
 prefetched mlflow "$prefetch_mlflow"
-DEPLOY_GATE_REQUIRE_MLFLOW=1 cargo test --test it mlflow_cli -- --nocapture
+# The same targets as the cargo-test step's build (`--all-targets`): with `--test it` alone, cargo
+# unifies the dependencies' features otherwise and compiled ring, rustls, reqwest and the crate
+# again (54 s in a whole run).
+DEPLOY_GATE_REQUIRE_MLFLOW=1 cargo test --all-targets -- mlflow_cli --nocapture
 
 step fuzz "fuzz targets, a few seconds each (scripts/fuzz.sh)"
 prefetched tools "$prefetch_tools"
@@ -207,7 +210,7 @@ DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q python/tests
 DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q -m optional_deps python/tests
 
 step cli-installed "the CLI's own tests against the deploy-gate command the Python package installed (.venv-test/bin/deploy-gate): the same command, exit codes and signals (tests/it/*cli.rs)"
-DEPLOY_GATE_TEST_CLI="$release_cli" cargo test --test it cli:: -- --skip mlflow_cli
+DEPLOY_GATE_TEST_CLI="$release_cli" cargo test --all-targets -- cli:: --skip mlflow_cli
 
 step reference-venvs "the reference implementations' venvs (scripts/reference-venv.sh: built once, kept outside the checkout by their pinned versions)"
 # statsmodels, scipy, numpy, mpmath pinned (the fixtures record these versions, and the

@@ -72,6 +72,27 @@ def test_the_command_is_on_the_venvs_path_without_rust(installed: Path) -> None:
     assert (out.returncode, out.stdout.decode()) == (0, f"deploy-gate {deploy_gate.__version__}\n"), out.stderr
 
 
+def test_the_command_imports_the_extension_alone() -> None:
+    # The command starts as the binary does: the API's modules (and asyncio, json, dataclasses
+    # with them) are imported when a program uses them, not by `deploy-gate --version`.
+    code = (
+        "import sys, deploy_gate._cli\n"
+        "print(sorted(m for m in sys.modules if m.startswith('deploy_gate')))\n"
+        "print('asyncio' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == str(["deploy_gate", "deploy_gate._cli", "deploy_gate._core", "deploy_gate.errors"]), out
+    assert out[1] == "False", out
+    # Every public name is still there, as the objects of the modules it comes from.
+    from deploy_gate import _endpoint, _gate
+
+    assert deploy_gate.DeploymentGate is _gate.DeploymentGate
+    assert deploy_gate.Target is deploy_gate.Endpoint is _endpoint.Endpoint
+    assert set(deploy_gate.__all__) <= set(dir(deploy_gate))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        getattr(deploy_gate, "nope")
+
+
 def test_usage_errors_and_help_exit_as_the_binary(installed: Path) -> None:
     out = _run([str(installed), "evaluate", "--no-such-flag"])
     assert out.returncode == 1, out
