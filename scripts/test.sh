@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 # Each step's wall time, printed as a table at the end (also when a step fails), so the next
 # growth of the command shows where it happens: `step NAME DESCRIPTION` starts a step.
 # Beside the wall time, the processor time (user + system) of the processes that ended during the
-# step: its own commands, and a background install it waited for (bash's `times`).
+# step (bash's `times`): its own commands, and a background install that happened to end then.
 step_names=()
 step_times=()
 step_cpus=()
@@ -84,18 +84,20 @@ step setup "install what is missing (scripts/setup.sh), but the tools compiled f
 scripts/setup.sh --no-tools
 
 # The installs that take long but are needed later start now, beside the builds, at a lower
-# priority, and the steps that use them wait for them: at nice 10, llama.cpp's server (compiled
-# into .venv-llama; the cargo-test step) and the MLflow venv (the mlflow step, next: at nice 15 it
-# took 1,158 s and the step waited 8 minutes for it); at nice 15, needed later, the tools compiled
-# from crates.io (wasm-bindgen-cli and cargo-fuzz; from the fuzz step on) and the
-# reference implementations' venvs. On a new machine they are then mostly off the critical path; all of them are kept, so a
-# second run finds them at once. Their output is shown when their step comes.
+# priority, and the steps that use them wait for them: at nice 10 (the scripts nice their own
+# compile or pip), llama.cpp's server (compiled into .venv-llama; the cargo-test step) and the
+# MLflow venv (the mlflow step, after the browser tests: here at nice 10, then wrapped in a second
+# nice, pip ran at nice 19 and the step waited for it: docs/test-command.md); at nice 15, the tools
+# compiled from crates.io (wasm-bindgen-cli and cargo-fuzz; from the fuzz step on) and the
+# reference implementations' venvs. On a new machine they are then mostly off the critical path;
+# all of them are kept, so a second run finds them at once. Their output is shown when their step
+# comes.
 prefetch_log=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-prefetch.XXXXXX")
 nice -n 15 scripts/setup.sh --tools >"$prefetch_log/tools" 2>&1 &
 prefetch_tools=$!
 bash tests/servers/llama_venv.sh >"$prefetch_log/llama" 2>&1 &
 prefetch_llama=$!
-nice -n 10 bash tests/servers/mlflow.sh venv >"$prefetch_log/mlflow" 2>&1 &
+bash tests/servers/mlflow.sh venv >"$prefetch_log/mlflow" 2>&1 &
 prefetch_mlflow=$!
 { nice -n 15 scripts/reference-venv.sh stats && nice -n 15 scripts/reference-venv.sh confseq; } >"$prefetch_log/reference" 2>&1 &
 prefetch_reference=$!
@@ -121,6 +123,9 @@ step cargo-test "cargo test (unit, integration, parity, property tests; the MLfl
 cargo test --all-targets --no-run
 prefetched llama "$prefetch_llama"
 cargo test --all-targets -- --skip mlflow_cli
+# The audit log generator the e2e tests run (examples/gen_audit.rs: the standard library only):
+# `cargo test` builds examples as test harnesses, not as the programs themselves.
+cargo build --example gen_audit
 
 # The Python package's wheel builds from here on beside the next steps (the MLflow server's starts,
 # the fuzz runs and the browser tests leave a core idle much of the time), at nice 10; the
@@ -134,13 +139,6 @@ install_python_package() {
 }
 install_python_package >"$prefetch_log/python" 2>&1 &
 prefetch_python=$!
-
-step mlflow "a real MLflow registry: mlflow[auth] installed once into .venv-mlflow (the install time is printed), then tests/it/mlflow_cli.rs, which starts the tracking server and its basic-auth app (their start times are printed) and stops them"
-prefetched mlflow "$prefetch_mlflow"
-# The same targets as the cargo-test step's build (`--all-targets`): with `--test it` alone, cargo
-# unifies the dependencies' features otherwise and compiled ring, rustls, reqwest and the crate
-# again (54 s in a whole run).
-DEPLOY_GATE_REQUIRE_MLFLOW=1 cargo test --all-targets -- mlflow_cli --nocapture
 
 step fuzz "fuzz targets, a few seconds each (scripts/fuzz.sh)"
 prefetched tools "$prefetch_tools"
@@ -211,6 +209,13 @@ DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q -m optional_deps py
 
 step cli-installed "the CLI's own tests against the deploy-gate command the Python package installed (.venv-test/bin/deploy-gate): the same command, exit codes and signals (tests/it/*cli.rs)"
 DEPLOY_GATE_TEST_CLI="$release_cli" cargo test --all-targets -- cli:: --skip mlflow_cli
+
+step mlflow "a real MLflow registry: mlflow[auth] installed once into .venv-mlflow (the install time is printed), then tests/it/mlflow_cli.rs, which starts the tracking server and its basic-auth app (their start times are printed) and stops them"
+prefetched mlflow "$prefetch_mlflow"
+# The same targets as the cargo-test step's build (`--all-targets`): with `--test it` alone, cargo
+# unifies the dependencies' features otherwise and compiled ring, rustls, reqwest and the crate
+# again (54 s in a whole run).
+DEPLOY_GATE_REQUIRE_MLFLOW=1 cargo test --all-targets -- mlflow_cli --nocapture
 
 step reference-venvs "the reference implementations' venvs (scripts/reference-venv.sh: built once, kept outside the checkout by their pinned versions)"
 # statsmodels, scipy, numpy, mpmath pinned (the fixtures record these versions, and the

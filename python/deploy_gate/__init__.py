@@ -18,8 +18,8 @@ Every score, rounding, delta, decision and reason comes from deploy-gate's Rust 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, List
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from ._core import core_version as _core_version
 from .errors import (
@@ -65,7 +65,7 @@ _LAZY = {
     "target": "._endpoint",
 }
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from ._attest import digest, sign, verify
     from ._decision import ABComparison, GateDecision
     from ._deploy import ApplyResult, RollbackResult, apply, deploy_model, rollback
@@ -73,19 +73,19 @@ if TYPE_CHECKING:
     from ._endpoint import Endpoint, RunResult, Target, endpoint, run, target
     from ._evaluate import Report, TestSet, build_test_set, evaluate
     from ._gate import DeploymentGate
+else:
+    # At run time only: a type checker sees the imports above, and a misspelt name stays an error.
 
+    def __getattr__(name: str) -> object:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(_importlib.import_module(module, __name__), name)
+        globals()[name] = value
+        return value
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> List[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(_LAZY))
 
 
 __version__ = _core_version()

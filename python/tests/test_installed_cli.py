@@ -89,6 +89,10 @@ def test_the_command_imports_the_extension_alone() -> None:
     assert deploy_gate.DeploymentGate is _gate.DeploymentGate
     assert deploy_gate.Target is deploy_gate.Endpoint is _endpoint.Endpoint
     assert set(deploy_gate.__all__) <= set(dir(deploy_gate))
+    for name in deploy_gate.__all__:  # each name resolves, to an object of that name
+        value = getattr(deploy_gate, name)
+        names = (name, "Endpoint", "endpoint", "EndpointFileError")  # the earlier names' objects
+        assert getattr(value, "__name__", name) in names, (name, value)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         getattr(deploy_gate, "nope")
 

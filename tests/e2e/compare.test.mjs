@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { start, openPage, FIXTURES, ARTIFACTS, ROOT, CLI, GEN_AUDIT } from "./harness.mjs";
+import { start, openPage, watchMainThread, mainThreadReport, FIXTURES, ARTIFACTS, ROOT, CLI, GEN_AUDIT } from "./harness.mjs";
 
 let env;
 let tmp;
@@ -283,21 +283,13 @@ test("a 200,000-case pair: compared, paged and exported without blocking the pag
   assert.ok(ids.length > 100_000, `${ids.length} flips`);
 
   const page = await openPage(env);
-  await page.evaluate(() => {
-    window.__gap = 0;
-    let last = performance.now();
-    window.__beat = setInterval(() => {
-      const now = performance.now();
-      window.__gap = Math.max(window.__gap, now - last);
-      last = now;
-    }, 10);
-  });
+  await watchMainThread(page);
   const started = Date.now();
   await page.setInputFiles('[data-testid="file-input"]', [before, after]);
   await comparedView(page);
   await page.locator('[data-testid="flip-row"]').first().waitFor();
   const shown = Date.now() - started;
-  const gap = await page.evaluate(() => (clearInterval(window.__beat), window.__gap));
+  const { gap } = await mainThreadReport(page);
   // One page of rows in the DOM, in the CLI's order; the last page ends with the last flip.
   const rows = await page.locator('[data-testid="flip-row"]').count();
   assert.ok(rows <= 200, `${rows} rows in the DOM`);

@@ -59,21 +59,27 @@ export async function viewerReady(page) {
  * (Blob/File stream, arrayBuffer, text, FileReader: the workers' reads are not the main thread's),
  * and the longest array in one message from the viewer's worker (the cases come a slice at a
  * time). It also keeps the longest gap between two runs of a 10 ms timer, which is printed, not
- * asserted. `mainThreadReport(page)` returns the three and stops the timer. */
+ * asserted. `mainThreadReport(page)` returns the three and puts everything back. A read counts
+ * the whole blob (a stream read in part counts whole: a bound, not an exact figure). */
 export async function watchMainThread(page) {
   await page.evaluate(() => {
-    const watch = (window.__watch = { bytesRead: 0, longestArray: 0, gap: 0 });
+    const watch = (window.__watch = { bytesRead: 0, longestArray: 0, gap: 0, restore: [] });
     const counted = (size) => { watch.bytesRead += size; };
-    for (const name of ["stream", "arrayBuffer", "text"]) {
-      const original = Blob.prototype[name];
-      Blob.prototype[name] = function (...args) { counted(this.size); return original.apply(this, args); };
+    const patch = (proto, name, counting) => {
+      const original = proto[name];
+      if (typeof original !== "function") return;
+      proto[name] = counting(original);
+      watch.restore.push(() => { proto[name] = original; });
+    };
+    for (const name of ["stream", "arrayBuffer", "text", "bytes"]) {
+      patch(Blob.prototype, name, (original) => function (...args) { counted(this.size); return original.apply(this, args); });
     }
     for (const name of ["readAsArrayBuffer", "readAsText", "readAsBinaryString", "readAsDataURL"]) {
-      const original = FileReader.prototype[name];
-      FileReader.prototype[name] = function (blob, ...args) { counted(blob.size); return original.call(this, blob, ...args); };
+      patch(FileReader.prototype, name, (original) => function (blob, ...args) { counted(blob.size); return original.call(this, blob, ...args); });
     }
     const longest = (value, depth) => {
       if (depth > 4 || value === null || typeof value !== "object") return 0;
+      if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer || value instanceof Blob) return 0;
       if (Array.isArray(value)) return value.length;
       let most = 0;
       for (const key of Object.keys(value)) most = Math.max(most, longest(value[key], depth + 1));
@@ -85,6 +91,7 @@ export async function watchMainThread(page) {
       watch.longestArray = Math.max(watch.longestArray, longest(event.data, 0));
       return receive(event);
     };
+    watch.restore.push(() => { worker.onmessage = receive; });
     let last = performance.now();
     watch.beat = setInterval(() => {
       const now = performance.now();
@@ -96,8 +103,9 @@ export async function watchMainThread(page) {
 
 export async function mainThreadReport(page) {
   return page.evaluate(() => {
-    const { bytesRead, longestArray, gap, beat } = window.__watch;
+    const { bytesRead, longestArray, gap, beat, restore } = window.__watch;
     clearInterval(beat);
+    for (const undo of restore) undo();
     return { bytesRead, longestArray, gap };
   });
 }
