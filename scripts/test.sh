@@ -8,7 +8,8 @@
 # their pinned versions (scripts/reference-venv.sh); `run` against a real llama.cpp server and a
 # fault-injecting one (tests/servers/); `apply --mlflow` and `verify --mlflow` against a real
 # MLflow tracking server (tests/servers/mlflow.sh). Installs what is missing first
-# (scripts/setup.sh), and prints each step's wall time at the end.
+# (scripts/setup.sh), and prints each step's wall time at the end. The host's tests build with
+# the `ci` profile (Cargo.toml), linted by clippy as they compile; the last steps run in two lanes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,7 @@ step_times=()
 step_cpus=()
 step_started=
 step_cpu_started=
+failed_step=
 test_started=$EPOCHREALTIME
 seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 times_file=$(mktemp "${TMPDIR:-/tmp}/deploy-gate-times.XXXXXX")
@@ -53,7 +55,7 @@ step_table() {
     for i in "${!step_times[@]}"; do printf '| %s | %s | %s |\n' "${step_names[$i]}" "${step_times[$i]}" "${step_cpus[$i]}"; done
     read_cpu
     printf '| total | %s | %s |\n' "$(seconds_since "$test_started")" "$cpu_now"
-    [ "$status" = 0 ] || printf '(stopped by a failure in the step "%s", status %s)\n' "${step_names[-1]}" "$status"
+    [ "$status" = 0 ] || printf '(stopped by a failure in the step "%s", status %s)\n' "${failed_step:-${step_names[-1]}}" "$status"
   } >&2
 }
 # On the way out, also the prefetches still running (a failure before their step), with what
@@ -74,11 +76,22 @@ on_exit() {
 trap on_exit EXIT
 
 # A CI run builds everything once from nothing: incremental compilation only adds work there, and
-# the test builds need no debug information (a failed assertion or a panic names its file and line
-# without it; only a debugger would use it).
+# the wasm-bindgen tests' build needs no debug information (a failed assertion or a panic names its
+# file and line without it; only a debugger would use it). The host's test builds use the `ci`
+# profile (Cargo.toml: opt-level 1, no debug information) everywhere.
 if [ -n "${CI:-}" ]; then
   export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=0
 fi
+
+# The host's lints are not a separate `cargo clippy` (a check of every dependency that the test
+# build cannot reuse): clippy's driver compiles the workspace's own crates in the test build itself
+# (`RUSTC_WORKSPACE_WRAPPER`, as `cargo clippy` runs it, with `-D warnings`), and the Python
+# binding in its wheel's build; the dependencies are compiled once, by rustc. Never for the wasm
+# package (clippy's driver turns MIR optimisations off, so pkg/ would differ) or the fuzz targets.
+clippy_driver="$(rustc --print sysroot)/bin/clippy-driver"
+linted() { RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__" "$@"; }
+# The tests of the host: every target, the `ci` profile, linted (the later steps build nothing new).
+ci_test() { linted cargo test --profile ci --all-targets "$@"; }
 
 step setup "install what is missing (scripts/setup.sh), but the tools compiled from crates.io, which install beside the first builds"
 scripts/setup.sh --no-tools
@@ -86,8 +99,8 @@ scripts/setup.sh --no-tools
 # The installs that take long but are needed later start now, beside the builds, at a lower
 # priority, and the steps that use them wait for them: at nice 10 (the scripts nice their own
 # compile or pip), llama.cpp's server (compiled into .venv-llama; the cargo-test step) and the
-# MLflow venv (the mlflow step, after the browser tests: here at nice 10, then wrapped in a second
-# nice, pip ran at nice 19 and the step waited for it: docs/test-command.md); at nice 15, the tools
+# MLflow venv (the reference-venvs step waits for it, after the CLI's installed tests: niced once,
+# by the script; niced twice, pip ran at nice 19 and the step waited: docs/test-command.md); at nice 15, the tools
 # compiled from crates.io (wasm-bindgen-cli and cargo-fuzz; from the fuzz step on) and the
 # reference implementations' venvs. On a new machine they are then mostly off the critical path;
 # all of them are kept, so a second run finds them at once. Their output is shown when their step
@@ -108,37 +121,98 @@ prefetched() { # NAME PID: waits for a prefetch, shows its output, fails if it f
   [ "$status" = 0 ] || { echo "error: the $1 install above failed (status $status)" >&2; return 1; }
 }
 
-step fmt "cargo fmt --check"
-cargo fmt --check
+# Steps that run in lanes: `about[NAME]` describes the step, the function `step_NAME` (hyphens as
+# underscores) runs it. `run_lanes "A B" "C D"` runs A then B beside C then D, each step in a
+# subshell of its own (set -e holds in it), its output kept and shown after both lanes end.
+declare -A about
+run_lanes() {
+  local dir lane name i=0 pids=() status=0 result wall cpu code
+  step_done
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-lanes.XXXXXX")
+  printf '\n== in two lanes: %s | %s\n' "$1" "$2" >&2
+  for lane in "$@"; do
+    i=$((i + 1))
+    (
+      times_file="$dir/times.$i" # read_cpu here counts this lane's children
+      for name in $lane; do
+        started=$EPOCHREALTIME
+        read_cpu
+        cpu_started=$cpu_now
+        printf '\n== %s\n' "${about[$name]}" >"$dir/$name.log"
+        code=0
+        ("step_${name//-/_}") >>"$dir/$name.log" 2>&1 &
+        wait $! || code=$?
+        read_cpu
+        printf '%s %s %s\n' "$(seconds_since "$started")" \
+          "$(awk -v a="$cpu_started" -v b="$cpu_now" 'BEGIN { printf "%.1f", b - a }')" "$code" >"$dir/$name.result"
+        printf '   %s: %s\n' "$name" "$([ "$code" = 0 ] && echo passed || echo "FAILED (status $code)")" >&2
+        [ "$code" = 0 ] || exit "$code"
+      done
+    ) &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do wait "$i" || status=$?; done
+  for lane in "$@"; do
+    for name in $lane; do
+      [ -f "$dir/$name.result" ] || continue
+      cat "$dir/$name.log" >&2
+      read -r wall cpu code <"$dir/$name.result"
+      step_names+=("$name")
+      step_times+=("$wall")
+      step_cpus+=("$cpu")
+      [ "$code" = 0 ] || failed_step=$name
+    done
+  done
+  rm -rf "$dir"
+  [ "$status" = 0 ] || { echo "error: the step \"$failed_step\" failed (above)" >&2; return "$status"; }
+}
 
-step clippy "cargo clippy (all targets, warnings are errors)"
-cargo clippy --all-targets -- -D warnings
+step fmt "cargo fmt --check (the crate and the Python binding)"
+cargo fmt --check
+cargo fmt --check --manifest-path python/Cargo.toml
+
+step clippy "cargo clippy for wasm32 (warnings are errors); the host's lints run in the cargo-test step's build"
 cargo clippy --lib --tests --target wasm32-unknown-unknown -- -D warnings
+# That the driver takes the arguments as `cargo clippy` passes them (warnings are errors): a file
+# with a clippy warning must fail, or the lints in the builds below would be silently off.
+lint_probe=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-lint.XXXXXX")
+printf 'fn main() {\n    let v = vec![1];\n    println!("{}", v.len() == 0);\n}\n' >"$lint_probe/probe.rs"
+if linted "$clippy_driver" rustc --edition 2021 --crate-type bin --emit metadata --out-dir "$lint_probe" "$lint_probe/probe.rs" 2>"$lint_probe/log" \
+  || ! grep -q 'clippy::len_zero' "$lint_probe/log"; then
+  cat "$lint_probe/log" >&2
+  echo "error: clippy's driver did not deny a clippy warning as \`cargo clippy -- -D warnings\` does" >&2
+  exit 1
+fi
+rm -rf "$lint_probe"
 
 step test-servers "the fault-injecting server's self-test (llama.cpp's server, a real OpenAI-compatible one for tests/it/run_llama.rs, is compiled into .venv-llama beside the builds; the cargo-test step waits for it)"
 python3 tests/servers/test_fault_server.py
 
-step cargo-test "cargo test (unit, integration, parity, property tests; the MLflow tests are the next step)"
+step cargo-test "cargo test, profile ci, linted by clippy (unit, integration, parity, property tests; the MLflow tests come later)"
 # Built while llama.cpp's server may still be compiling, run once it is there.
-cargo test --all-targets --no-run
-prefetched llama "$prefetch_llama"
-cargo test --all-targets -- --skip mlflow_cli
-# The audit log generator the e2e tests run (examples/gen_audit.rs: the standard library only):
-# `cargo test` builds examples as test harnesses, not as the programs themselves.
-cargo build --example gen_audit
+ci_test --no-run
 
-# The Python package's wheel builds from here on beside the next steps (the MLflow server's starts,
-# the fuzz runs and the browser tests leave a core idle much of the time), at nice 10; the
-# python-install step waits for it. Exactly what a user does: a fresh venv, and pip building the
-# wheel with maturin (python/pyproject.toml) into python/target.
+# The Python package's wheel builds from here on beside the next steps, at nice 10; the
+# python-install step waits for it. What a user does (a fresh venv, pip building the wheel with
+# maturin, python/pyproject.toml), but with the `ci` profile in this target folder, so that
+# the dependencies just compiled are reused (a release build of them took 800 processor seconds),
+# and the binding linted by clippy as it compiles (warnings are errors).
 install_python_package() {
   rm -rf .venv-test
   python3 -m venv .venv-test
   .venv-test/bin/python -m pip install --quiet --upgrade pip
-  nice -n 10 .venv-test/bin/python -m pip install --quiet ./python pytest mypy
+  CARGO_TARGET_DIR="$PWD/target" MATURIN_PEP517_ARGS="--profile ci" \
+    linted nice -n 10 .venv-test/bin/python -m pip install --quiet ./python pytest mypy
 }
 install_python_package >"$prefetch_log/python" 2>&1 &
 prefetch_python=$!
+
+prefetched llama "$prefetch_llama"
+ci_test -- --skip mlflow_cli
+# The audit log generator the e2e tests run (examples/gen_audit.rs: the standard library only),
+# compiled by rustc alone: with cargo, `cargo test --all-targets` builds examples as test harnesses.
+mkdir -p target/ci
+rustc --edition 2021 -C opt-level=2 --crate-name gen_audit -o target/ci/gen_audit examples/gen_audit.rs
 
 step fuzz "fuzz targets, a few seconds each (scripts/fuzz.sh)"
 prefetched tools "$prefetch_tools"
@@ -179,66 +253,70 @@ step wasm-test-chrome "wasm-bindgen tests in headless Chromium"
 CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_ONLY_WEB=1 WASM_BINDGEN_USE_BROWSER=1 wasm_test
 
 # The Python package (its wheel built in the background since cargo-test) is installed before the
-# browser tests: its `deploy-gate` command is the release CLI they and the interoperability test
-# run (the same `cli::main`; no separate release build of the whole crate).
-step python-install "the Python package installed from source into a fresh venv (built beside the steps since cargo-test)"
+# browser tests: its `deploy-gate` command is the CLI they and the interoperability test run (the
+# same `cli::main`; no separate build of the whole crate).
+step python-install "the Python package installed from source into a fresh venv (built and linted beside the steps since cargo-test)"
 prefetched python "$prefetch_python"
 release_cli="$PWD/.venv-test/bin/deploy-gate"
 
-step e2e "end-to-end tests of the page (Playwright, headless Chromium)"
-# The large logs are written by the generator the cargo-test step built (the standard library only).
-gen_audit="$PWD/target/debug/examples/gen_audit"
-(cd tests/e2e && DEPLOY_GATE_BIN="$release_cli" DEPLOY_GATE_GEN_AUDIT="$gen_audit" node --test --test-concurrency=1)
-
-step python-lint "the Python package's fmt and clippy (python/)"
-cargo fmt --check --manifest-path python/Cargo.toml
-# In the root's target folder: the core crate's dependencies were checked there by the clippy
-# step, with the same versions and features, and are reused (python/target holds only release
-# builds of the wheel, whose profile is python/Cargo.toml's, so it has nothing to share here).
-CARGO_TARGET_DIR="$PWD/target" cargo clippy --manifest-path python/Cargo.toml --all-targets -- -D warnings
-
-step python-tests "the Python package's tests (pytest), without and with the optional packages"
-# The binary the package is compared with is the cargo-test step's debug build: the same source,
-# built apart from the wheel. Without the optional packages (pytest exits non-zero on a failure,
-# and with 5 when no test ran)…
-export DEPLOY_GATE_CLI="$PWD/target/debug/deploy-gate"
-DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q python/tests
-# …and the tests that use them, with pandas and tqdm installed.
-.venv-test/bin/python -m pip install --quiet pandas tqdm
-DEPLOY_GATE_REQUIRE_CLI=1 .venv-test/bin/python -m pytest -q -m optional_deps python/tests
-
 step cli-installed "the CLI's own tests against the deploy-gate command the Python package installed (.venv-test/bin/deploy-gate): the same command, exit codes and signals (tests/it/*cli.rs)"
-DEPLOY_GATE_TEST_CLI="$release_cli" cargo test --all-targets -- cli:: --skip mlflow_cli
+DEPLOY_GATE_TEST_CLI="$release_cli" ci_test -- cli:: --skip mlflow_cli
 
-step mlflow "a real MLflow registry: mlflow[auth] installed once into .venv-mlflow (the install time is printed), then tests/it/mlflow_cli.rs, which starts the tracking server and its basic-auth app (their start times are printed) and stops them"
+step reference-venvs "the venvs of MLflow and of the reference implementations (installed beside the builds since the setup step; kept, so a second run finds them)"
 prefetched mlflow "$prefetch_mlflow"
-# The same targets as the cargo-test step's build (`--all-targets`): with `--test it` alone, cargo
-# unifies the dependencies' features otherwise and compiled ring, rustls, reqwest and the crate
-# again (54 s in a whole run).
-DEPLOY_GATE_REQUIRE_MLFLOW=1 cargo test --all-targets -- mlflow_cli --nocapture
-
-step reference-venvs "the reference implementations' venvs (scripts/reference-venv.sh: built once, kept outside the checkout by their pinned versions)"
 # statsmodels, scipy, numpy, mpmath pinned (the fixtures record these versions, and the
 # guardrails' check replays scipy's seeded bootstrap); model-signing 1.1.1 made the committed
 # fixtures (it imports pyOpenSSL without declaring it). None of them imports deploy-gate's
-# package, whose own tests ran above in the fresh venv.
+# package, whose own tests run in the fresh venv.
 prefetched reference "$prefetch_reference"
 stats_venv=$(scripts/reference-venv.sh stats)
 # confseq 0.0.11 uses np.float_ (numpy < 2), so it has a venv of its own; its C++ extension needs
 # Debian's libboost-dev (scripts/setup.sh) and a pybind11 that builds on this Python.
 confseq_venv=$(scripts/reference-venv.sh confseq)
 
-step known-answers "the statistics' known answers (tests/fixtures/stats/known-answers.json) against statsmodels, scipy and mpmath"
-"$stats_venv/bin/python" scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
+# The remaining steps each keep about one core busy (a browser, a Python interpreter, a registry
+# server), so they run in two lanes at once, each lane's steps one after another (run_lanes
+# below). A lane stops at its first failure; both lanes' output is shown when both have ended,
+# step by step, and the table gives each step's own time.
+about[e2e]="end-to-end tests of the page (Playwright, headless Chromium)"
+step_e2e() {
+  # The large logs are written by the generator the cargo-test step compiled.
+  cd tests/e2e
+  DEPLOY_GATE_BIN="$release_cli" DEPLOY_GATE_GEN_AUDIT="$PWD/../../target/ci/gen_audit" node --test --test-concurrency=1
+}
+about[python-tests]="the Python package's tests (pytest), without and with the optional packages"
+step_python_tests() {
+  # The binary the package is compared with is the cargo-test step's build: the same source,
+  # built apart from the wheel. Without the optional packages (pytest exits non-zero on a
+  # failure, and with 5 when no test ran)…
+  export DEPLOY_GATE_CLI="$PWD/target/ci/deploy-gate" DEPLOY_GATE_REQUIRE_CLI=1
+  .venv-test/bin/python -m pytest -q python/tests
+  # …and the tests that use them, with pandas and tqdm installed.
+  .venv-test/bin/python -m pip install --quiet pandas tqdm
+  .venv-test/bin/python -m pytest -q -m optional_deps python/tests
+}
+about[mlflow]="a real MLflow registry: tests/it/mlflow_cli.rs starts the tracking server and its basic-auth app in .venv-mlflow (their start times are printed) and stops them"
+step_mlflow() {
+  DEPLOY_GATE_REQUIRE_MLFLOW=1 ci_test -- mlflow_cli --nocapture
+}
+about[known-answers]="the statistics' known answers (tests/fixtures/stats/known-answers.json) against statsmodels, scipy and mpmath"
+step_known_answers() {
+  "$stats_venv/bin/python" scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
+}
+about[guardrail-known-answers]="the guardrails' known answers (tests/fixtures/stats/guardrail-known-answers.json) against numpy, scipy and statsmodels"
+step_guardrail_known_answers() {
+  "$stats_venv/bin/python" scripts/guardrail-known-answers.py --check tests/fixtures/stats/guardrail-known-answers.json
+}
+about[sequential-known-answers]="the sequential decisions' known answers (tests/fixtures/stats/sequential-known-answers.json) against confseq"
+step_sequential_known_answers() {
+  "$confseq_venv/bin/python" scripts/sequential-known-answers.py --check tests/fixtures/stats/sequential-known-answers.json
+}
+about[oms-interop]="interoperability with OpenSSF Model Signing's reference implementation (tests/oms_interop_test.py)"
+step_oms_interop() {
+  DEPLOY_GATE_BIN="$release_cli" "$stats_venv/bin/python" -m pytest -q tests/oms_interop_test.py
+}
 
-step guardrail-known-answers "the guardrails' known answers (tests/fixtures/stats/guardrail-known-answers.json) against numpy, scipy and statsmodels"
-"$stats_venv/bin/python" scripts/guardrail-known-answers.py --check tests/fixtures/stats/guardrail-known-answers.json
+run_lanes "e2e known-answers guardrail-known-answers sequential-known-answers" \
+  "python-tests mlflow oms-interop"
 
-step sequential-known-answers "the sequential decisions' known answers (tests/fixtures/stats/sequential-known-answers.json) against confseq"
-"$confseq_venv/bin/python" scripts/sequential-known-answers.py --check tests/fixtures/stats/sequential-known-answers.json
-
-step oms-interop "interoperability with OpenSSF Model Signing's reference implementation (tests/oms_interop_test.py)"
-DEPLOY_GATE_BIN="$release_cli" "$stats_venv/bin/python" -m pytest -q tests/oms_interop_test.py
-
-step_done
 printf '\n== all tests passed\n' >&2

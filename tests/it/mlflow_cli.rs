@@ -80,13 +80,19 @@ fn start(kind: &str) -> Server {
 
 fn server() -> &'static Server {
     static S: OnceLock<Server> = OnceLock::new();
-    S.get_or_init(|| start("plain"))
+    S.get_or_init(|| {
+        // Each server takes 20–30 s to start: the other one starts meanwhile, in a thread (a
+        // failure there is seen by the first test that needs it, which starts it again).
+        std::thread::spawn(auth_server);
+        start("plain")
+    })
 }
 
 /// The basic-auth server, with a user `reader` who has the default READ permission only.
 fn auth_server() -> &'static Server {
     static S: OnceLock<Server> = OnceLock::new();
     S.get_or_init(|| {
+        std::thread::spawn(server);
         let s = start("auth");
         let out = curl(
             &s,
