@@ -41,8 +41,10 @@ if want tools; then
   [ -n "$WB" ] || fail "no wasm-bindgen version in Cargo.lock"
   if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB\$"; then
     log "installing wasm-bindgen-cli $WB"
-    if ! cargo_install wasm-bindgen-cli --version "$WB" --locked; then
-      cargo_install wasm-bindgen-cli --version "$WB" || fail "cannot install wasm-bindgen-cli $WB"
+    # Without its default feature (TLS for the test runner's downloads, ring and rustls compiled):
+    # the runner talks to a ChromeDriver on localhost, and nothing is downloaded.
+    if ! cargo_install wasm-bindgen-cli --version "$WB" --locked --no-default-features; then
+      cargo_install wasm-bindgen-cli --version "$WB" --no-default-features || fail "cannot install wasm-bindgen-cli $WB"
     fi
   fi
 fi

@@ -68,6 +68,7 @@ kill_tree() { # the process first (it starts no more), then the children it had
 }
 on_exit() {
   local status=$? job
+  set +e # a failing command here must not end the handler before the table (errexit holds in traps)
   for job in $(jobs -pr); do kill_tree "$job"; done
   (exit "$status")
   step_table
@@ -83,11 +84,13 @@ if [ -n "${CI:-}" ]; then
   export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=0
 fi
 
-# The host's lints are not a separate `cargo clippy` (a check of every dependency that the test
-# build cannot reuse): clippy's driver compiles the workspace's own crates in the test build itself
-# (`RUSTC_WORKSPACE_WRAPPER`, as `cargo clippy` runs it, with `-D warnings`), and the Python
-# binding in its wheel's build; the dependencies are compiled once, by rustc. Never for the wasm
-# package (clippy's driver turns MIR optimisations off, so pkg/ would differ) or the fuzz targets.
+# The lints are not a separate `cargo clippy` (a check of every dependency, for the host and again
+# for wasm32, that no build can reuse): clippy's driver compiles the workspace's own crates in the
+# builds of the tests themselves (`RUSTC_WORKSPACE_WRAPPER`, as `cargo clippy` runs it, with
+# `-D warnings`): the host's every target (cargo-test), the Python binding (its wheel's build) and
+# the library for wasm32 with its wasm-bindgen tests (wasm-test-node); the dependencies are
+# compiled once, by rustc. Never for the wasm package (clippy's driver turns MIR optimisations
+# off, so pkg/ would differ) or the fuzz targets.
 clippy_driver="$(rustc --print sysroot)/bin/clippy-driver"
 linted() { RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__" "$@"; }
 # The tests of the host: every target, the `ci` profile, linted (the later steps build nothing new).
@@ -171,8 +174,7 @@ step fmt "cargo fmt --check (the crate and the Python binding)"
 cargo fmt --check
 cargo fmt --check --manifest-path python/Cargo.toml
 
-step clippy "cargo clippy for wasm32 (warnings are errors); the host's lints run in the cargo-test step's build"
-cargo clippy --lib --tests --target wasm32-unknown-unknown -- -D warnings
+step lint-probe "that clippy's driver denies a clippy warning (the lints run in the builds of the tests: cargo-test, python-install, wasm-test-node)"
 # That the driver takes the arguments as `cargo clippy` passes them (warnings are errors): a file
 # with a clippy warning must fail, or the lints in the builds below would be silently off.
 lint_probe=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-lint.XXXXXX")
@@ -191,6 +193,11 @@ python3 tests/servers/test_fault_server.py
 step cargo-test "cargo test, profile ci, linted by clippy (unit, integration, parity, property tests; the MLflow tests come later)"
 # Built while llama.cpp's server may still be compiling, run once it is there.
 ci_test --no-run
+# The audit log generator the e2e tests run (examples/gen_audit.rs): `cargo test --all-targets`
+# builds examples as test harnesses, so it is built by name, with the same settings (the library
+# is fresh: only the example compiles).
+linted cargo build --profile ci --example gen_audit
+export DEPLOY_GATE_GEN_AUDIT="$PWD/target/ci/examples/gen_audit"
 
 # The Python package's wheel builds from here on beside the next steps, at nice 10; the
 # python-install step waits for it. What a user does (a fresh venv, pip building the wheel with
@@ -209,10 +216,6 @@ prefetch_python=$!
 
 prefetched llama "$prefetch_llama"
 ci_test -- --skip mlflow_cli
-# The audit log generator the e2e tests run (examples/gen_audit.rs: the standard library only),
-# compiled by rustc alone: with cargo, `cargo test --all-targets` builds examples as test harnesses.
-mkdir -p target/ci
-rustc --edition 2021 -C opt-level=2 --crate-name gen_audit -o target/ci/gen_audit examples/gen_audit.rs
 
 step fuzz "fuzz targets, a few seconds each (scripts/fuzz.sh)"
 prefetched tools "$prefetch_tools"
@@ -235,12 +238,13 @@ fi
 
 # The wasm-bindgen tests (tests/wasm.rs) run as `wasm-pack test` runs them, less its first step:
 # `cargo build --tests` for wasm32, which also compiles the library's unit tests and tests/it for
-# wasm32 (none of them run there; the wasm32 clippy above checks them). The runner is
-# wasm-bindgen-cli's, the version in Cargo.lock (scripts/setup.sh); both runs share one build.
+# wasm32 (none of them run there). This build is the wasm32 lint: the library and tests/wasm.rs
+# compiled by clippy's driver. The runner is wasm-bindgen-cli's, the version in Cargo.lock
+# (scripts/setup.sh); both runs share one build.
 wasm_test() {
   local runner
   runner=$(command -v wasm-bindgen-test-runner) || { echo "error: wasm-bindgen-test-runner is not on PATH (scripts/setup.sh installs wasm-bindgen-cli)" >&2; return 1; }
-  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$runner" cargo test --target wasm32-unknown-unknown --test wasm
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$runner" linted cargo test --target wasm32-unknown-unknown --test wasm
 }
 
 step wasm-test-node "wasm-bindgen tests under node"
@@ -280,9 +284,9 @@ confseq_venv=$(scripts/reference-venv.sh confseq)
 # step by step, and the table gives each step's own time.
 about[e2e]="end-to-end tests of the page (Playwright, headless Chromium)"
 step_e2e() {
-  # The large logs are written by the generator the cargo-test step compiled.
+  # The large logs are written by the generator the cargo-test step built (DEPLOY_GATE_GEN_AUDIT).
   cd tests/e2e
-  DEPLOY_GATE_BIN="$release_cli" DEPLOY_GATE_GEN_AUDIT="$PWD/../../target/ci/gen_audit" node --test --test-concurrency=1
+  DEPLOY_GATE_BIN="$release_cli" node --test --test-concurrency=1
 }
 about[python-tests]="the Python package's tests (pytest), without and with the optional packages"
 step_python_tests() {
