@@ -167,6 +167,7 @@ run_lanes() {
     done
   done
   rm -rf "$dir"
+  [ -n "$failed_step" ] || failed_step="a lane of: $*" # a lane ended before its step wrote a result
   [ "$status" = 0 ] || { echo "error: the step \"$failed_step\" failed (above)" >&2; return "$status"; }
 }
 
@@ -190,6 +191,24 @@ rm -rf "$lint_probe"
 step test-servers "the fault-injecting server's self-test (llama.cpp's server, a real OpenAI-compatible one for tests/it/run_llama.rs, is compiled into .venv-llama beside the builds; the cargo-test step waits for it)"
 python3 tests/servers/test_fault_server.py
 
+# The Python package, built and installed first: its build writes the core crate's library to the
+# same file as the tests' build (target/ci/deps/libdeploy_gate.rlib: a cdylib and rlib has no hash
+# in its name, and the binding, a workspace of its own, compiles the crate as another unit), so it
+# must come before the tests' build, whose copy the tests are then linked against
+# (docs/test-command.md). What a user does (a fresh venv, pip building the wheel with maturin,
+# python/pyproject.toml), but with the `ci` profile in this target folder, so that the
+# dependencies are compiled once for both (a release build of them took 800 processor seconds),
+# and the binding linted by clippy as it compiles (warnings are errors).
+step python-install "the Python package installed from source into a fresh venv (built with the ci profile, the binding linted)"
+rm -rf .venv-test
+python3 -m venv .venv-test
+.venv-test/bin/python -m pip install --quiet --upgrade pip
+CARGO_TARGET_DIR="$PWD/target" MATURIN_PEP517_ARGS="--profile ci" \
+  linted .venv-test/bin/python -m pip install --quiet ./python pytest mypy
+# Its `deploy-gate` command: the CLI the e2e tests, the interoperability test and the CLI's tests
+# against the installed command run (the same `cli::main`).
+installed_cli="$PWD/.venv-test/bin/deploy-gate"
+
 step cargo-test "cargo test, profile ci, linted by clippy (unit, integration, parity, property tests; the MLflow tests come later)"
 # Built while llama.cpp's server may still be compiling, run once it is there.
 ci_test --no-run
@@ -198,22 +217,6 @@ ci_test --no-run
 # is fresh: only the example compiles).
 linted cargo build --profile ci --example gen_audit
 export DEPLOY_GATE_GEN_AUDIT="$PWD/target/ci/examples/gen_audit"
-
-# The Python package's wheel builds from here on beside the next steps, at nice 10; the
-# python-install step waits for it. What a user does (a fresh venv, pip building the wheel with
-# maturin, python/pyproject.toml), but with the `ci` profile in this target folder, so that
-# the dependencies just compiled are reused (a release build of them took 800 processor seconds),
-# and the binding linted by clippy as it compiles (warnings are errors).
-install_python_package() {
-  rm -rf .venv-test
-  python3 -m venv .venv-test
-  .venv-test/bin/python -m pip install --quiet --upgrade pip
-  CARGO_TARGET_DIR="$PWD/target" MATURIN_PEP517_ARGS="--profile ci" \
-    linted nice -n 10 .venv-test/bin/python -m pip install --quiet ./python pytest mypy
-}
-install_python_package >"$prefetch_log/python" 2>&1 &
-prefetch_python=$!
-
 prefetched llama "$prefetch_llama"
 ci_test -- --skip mlflow_cli
 
@@ -239,7 +242,8 @@ fi
 # The wasm-bindgen tests (tests/wasm.rs) run as `wasm-pack test` runs them, less its first step:
 # `cargo build --tests` for wasm32, which also compiles the library's unit tests and tests/it for
 # wasm32 (none of them run there). This build is the wasm32 lint: the library and tests/wasm.rs
-# compiled by clippy's driver. The runner is wasm-bindgen-cli's, the version in Cargo.lock
+# compiled by clippy's driver (the library's unit tests and tests/it are linted on the host only,
+# no longer for wasm32 too). The runner is wasm-bindgen-cli's, the version in Cargo.lock
 # (scripts/setup.sh); both runs share one build.
 wasm_test() {
   local runner
@@ -256,15 +260,8 @@ step wasm-test-chrome "wasm-bindgen tests in headless Chromium"
 # The browser's settings are webdriver.json's (Debian's Chromium, headless, no sandbox as root).
 CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_ONLY_WEB=1 WASM_BINDGEN_USE_BROWSER=1 wasm_test
 
-# The Python package (its wheel built in the background since cargo-test) is installed before the
-# browser tests: its `deploy-gate` command is the CLI they and the interoperability test run (the
-# same `cli::main`; no separate build of the whole crate).
-step python-install "the Python package installed from source into a fresh venv (built and linted beside the steps since cargo-test)"
-prefetched python "$prefetch_python"
-release_cli="$PWD/.venv-test/bin/deploy-gate"
-
 step cli-installed "the CLI's own tests against the deploy-gate command the Python package installed (.venv-test/bin/deploy-gate): the same command, exit codes and signals (tests/it/*cli.rs)"
-DEPLOY_GATE_TEST_CLI="$release_cli" ci_test -- cli:: --skip mlflow_cli
+DEPLOY_GATE_TEST_CLI="$installed_cli" ci_test -- cli:: --skip mlflow_cli
 
 step reference-venvs "the venvs of MLflow and of the reference implementations (installed beside the builds since the setup step; kept, so a second run finds them)"
 prefetched mlflow "$prefetch_mlflow"
@@ -286,7 +283,7 @@ about[e2e]="end-to-end tests of the page (Playwright, headless Chromium)"
 step_e2e() {
   # The large logs are written by the generator the cargo-test step built (DEPLOY_GATE_GEN_AUDIT).
   cd tests/e2e
-  DEPLOY_GATE_BIN="$release_cli" node --test --test-concurrency=1
+  DEPLOY_GATE_BIN="$installed_cli" node --test --test-concurrency=1
 }
 about[python-tests]="the Python package's tests (pytest), without and with the optional packages"
 step_python_tests() {
@@ -317,7 +314,7 @@ step_sequential_known_answers() {
 }
 about[oms-interop]="interoperability with OpenSSF Model Signing's reference implementation (tests/oms_interop_test.py)"
 step_oms_interop() {
-  DEPLOY_GATE_BIN="$release_cli" "$stats_venv/bin/python" -m pytest -q tests/oms_interop_test.py
+  DEPLOY_GATE_BIN="$installed_cli" "$stats_venv/bin/python" -m pytest -q tests/oms_interop_test.py
 }
 
 run_lanes "e2e known-answers guardrail-known-answers sequential-known-answers" \

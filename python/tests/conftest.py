@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PARITY = ROOT / "tests" / "fixtures" / "parity"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # The CLI binary the package's results are compared with: DEPLOY_GATE_CLI (the test command names
-# the debug build of its cargo-test step: built apart from the wheel), else the release build.
+# the one its cargo-test step built: the same source, built apart from the wheel), else the
+# release build.
 CLI = Path(os.environ.get("DEPLOY_GATE_CLI") or ROOT / "target" / "release" / "deploy-gate")
 
 
