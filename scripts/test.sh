@@ -129,7 +129,7 @@ prefetched() { # NAME PID: waits for a prefetch, shows its output, fails if it f
 # subshell of its own (set -e holds in it), its output kept and shown after both lanes end.
 declare -A about
 run_lanes() {
-  local dir lane name i=0 pids=() status=0 result wall cpu code
+  local dir lane name i=0 pids=() status=0 wall cpu code
   step_done
   dir=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-lanes.XXXXXX")
   printf '\n== in two lanes: %s | %s\n' "$1" "$2" >&2
@@ -276,8 +276,8 @@ stats_venv=$(scripts/reference-venv.sh stats)
 confseq_venv=$(scripts/reference-venv.sh confseq)
 
 # The remaining steps each keep about one core busy (a browser, a Python interpreter, a registry
-# server), so they run in two lanes at once, each lane's steps one after another (run_lanes
-# below). A lane stops at its first failure; both lanes' output is shown when both have ended,
+# server), so they run in two lanes at once, each lane's steps one after another (run_lanes,
+# above). A lane stops at its first failure; both lanes' output is shown when both have ended,
 # step by step, and the table gives each step's own time.
 about[e2e]="end-to-end tests of the page (Playwright, headless Chromium)"
 step_e2e() {

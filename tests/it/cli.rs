@@ -826,8 +826,8 @@ fn the_test_set_read_without_hashing_is_the_hashed_one() {
 }
 
 /// The `gen_audit` example: the one `DEPLOY_GATE_GEN_AUDIT` names (the test command builds it
-/// before the tests run, and a cargo build from inside a test would wait for the target folder's
-/// lock while the wheel builds there), or built (in this test's profile) if missing or stale.
+/// before the tests run and hands the same one to the e2e tests), or built (in this test's
+/// profile) if missing or stale.
 fn gen_audit() -> std::path::PathBuf {
     if let Some(built) = std::env::var_os("DEPLOY_GATE_GEN_AUDIT") {
         return built.into();
