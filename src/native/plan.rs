@@ -89,8 +89,11 @@ struct WatchState {
     read: AtomicU64,
     total: AtomicU64,
     cancelled: AtomicBool,
-    /// The hook and the count of hundredths of the total it has been told.
-    hook: Option<(Box<ProgressHook>, AtomicU64)>,
+    /// The hook, the count of hundredths of the total it has been told, and the lock its
+    /// calls take: one call at a time, each with the count as it is when the call is made, so
+    /// that the counts it hears never go down (a thread that passed a hundredth and was then
+    /// preempted would otherwise tell its older count after another thread told a newer one).
+    hook: Option<(Box<ProgressHook>, AtomicU64, std::sync::Mutex<()>)>,
 }
 
 impl std::fmt::Debug for Watch {
@@ -115,7 +118,7 @@ impl Watch {
     /// thread passed it), and once at the end with `(total, total)`.
     pub fn with_hook(hook: impl Fn(u64, u64) + Send + Sync + 'static) -> Watch {
         Watch(Arc::new(WatchState {
-            hook: Some((Box::new(hook), AtomicU64::new(0))),
+            hook: Some((Box::new(hook), AtomicU64::new(0), std::sync::Mutex::new(()))),
             ..WatchState::default()
         }))
     }
@@ -150,7 +153,7 @@ impl Watch {
     pub(crate) fn set_total(&self, total: u64) {
         self.0.total.store(total, Ordering::Relaxed);
         self.0.read.store(0, Ordering::Relaxed);
-        if let Some((_, told)) = &self.0.hook {
+        if let Some((_, told, _)) = &self.0.hook {
             told.store(0, Ordering::Relaxed);
         }
     }
@@ -158,7 +161,7 @@ impl Watch {
     /// Counts `n` more bytes read, telling the hook when another hundredth is passed.
     pub(crate) fn add(&self, n: u64) {
         let read = self.0.read.fetch_add(n, Ordering::Relaxed) + n;
-        if let Some((hook, told)) = &self.0.hook {
+        if let Some((hook, told, calls)) = &self.0.hook {
             let total = self.0.total.load(Ordering::Relaxed).max(1);
             let step = (read.min(total) * 100 / total).min(99);
             let before = told.load(Ordering::Relaxed);
@@ -167,7 +170,10 @@ impl Watch {
                     .compare_exchange(before, step, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
             {
-                hook(read.min(total), total);
+                let _one_at_a_time = calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                // The count now: at least what any earlier call told (the counter only grows,
+                // and the lock orders this read after theirs).
+                hook(self.0.read.load(Ordering::Relaxed).min(total), total);
             }
         }
     }
@@ -176,7 +182,8 @@ impl Watch {
     pub(crate) fn done(&self) {
         let total = self.0.total.load(Ordering::Relaxed);
         self.0.read.store(total, Ordering::Relaxed);
-        if let Some((hook, _)) = &self.0.hook {
+        if let Some((hook, _, calls)) = &self.0.hook {
+            let _one_at_a_time = calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             hook(total, total);
         }
     }
@@ -332,6 +339,46 @@ impl<'b> InOrder<'b> {
             Ok(())
         } else {
             Err(ReadError::StoppedEarly(self.plan.path.to_owned()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Watch;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn the_hook_hears_counts_that_never_go_down_however_the_threads_interleave() {
+        // Many threads passing hundredths at once, a hook that gives the processor away: a
+        // thread that won a hundredth and was then preempted must not tell an older count
+        // after a newer one was told.
+        for _ in 0..20 {
+            let heard = Arc::new(Mutex::new(Vec::new()));
+            let into = heard.clone();
+            let watch = Watch::with_hook(move |read, total| {
+                std::thread::yield_now();
+                into.lock().unwrap().push((read, total));
+            });
+            watch.set_total(40_000);
+            let threads: Vec<_> = (0..8)
+                .map(|_| {
+                    let w = watch.clone();
+                    std::thread::spawn(move || {
+                        for _ in 0..5_000 {
+                            w.add(1);
+                        }
+                    })
+                })
+                .collect();
+            for t in threads {
+                t.join().unwrap();
+            }
+            watch.done();
+            let heard = heard.lock().unwrap();
+            assert!(heard.windows(2).all(|w| w[0].0 <= w[1].0), "{heard:?}");
+            assert_eq!(heard.last(), Some(&(40_000, 40_000)));
+            assert!(heard.len() <= 101, "{} calls", heard.len());
         }
     }
 }
