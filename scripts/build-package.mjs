@@ -10,7 +10,9 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const WWW = path.join(ROOT, "www");
-const PKG = path.join(ROOT, "pkg");
+// The package's folder: pkg/, or DEPLOY_GATE_PKG_DIR (scripts/build-wasm.sh builds it apart for
+// the test command's comparison).
+const PKG = process.env.DEPLOY_GATE_PKG_DIR ? path.resolve(process.env.DEPLOY_GATE_PKG_DIR) : path.join(ROOT, "pkg");
 const VIEWER = path.join(PKG, "viewer");
 
 // The viewer: every module of www/ and www/components/, its stylesheet, its types and the

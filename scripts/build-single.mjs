@@ -17,7 +17,9 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const WWW = path.join(ROOT, "www");
-const PKG = path.join(ROOT, "pkg");
+// The package's folder: pkg/, or DEPLOY_GATE_PKG_DIR (scripts/build-wasm.sh builds it apart for
+// the test command's comparison).
+const PKG = process.env.DEPLOY_GATE_PKG_DIR ? path.resolve(process.env.DEPLOY_GATE_PKG_DIR) : path.join(ROOT, "pkg");
 const out = path.resolve(process.argv[2] || path.join(PKG, "deploy-gate-viewer.html"));
 
 const require = createRequire(path.join(ROOT, "tests/e2e/package.json"));

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the JS/wasm package into pkg/: the crate for wasm32 (release), its bindings for the web
+# Builds the JS/wasm package into pkg/ (or into $DEPLOY_GATE_PKG_DIR: the test command builds it
+# apart and compares it with the committed pkg/): the crate for wasm32 (release), its bindings for the web
 # (wasm-bindgen-cli, the version in Cargo.lock, which the wasm-bindgen tests need anyway), wasm-opt
 # -O, then the package's own files. These are the steps `wasm-pack build --target web --release`
 # ran for this crate, with the same output byte for byte; the test command no longer compiles
@@ -18,6 +19,9 @@ src_dir=$(pwd)
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
 target_dir=${CARGO_TARGET_DIR:-$src_dir/target}
+out=${DEPLOY_GATE_PKG_DIR:-pkg}
+case $out in /*) ;; *) out=$src_dir/$out ;; esac
+export DEPLOY_GATE_PKG_DIR=$out # for scripts/build-package.mjs and scripts/build-single.mjs
 
 # rustc applies the last matching --remap-path-prefix, so the broadest prefix comes first.
 flags=()
@@ -47,12 +51,12 @@ fi
 
 cargo build --lib --release --target wasm32-unknown-unknown \
   --config "target.wasm32-unknown-unknown.rustflags=[$rustflags]"
-rm -rf pkg
-wasm-bindgen "$target_dir/wasm32-unknown-unknown/release/deploy_gate.wasm" --out-dir pkg --typescript --target web
-wasm-opt pkg/deploy_gate_bg.wasm -o pkg/deploy_gate_bg.wasm-opt.wasm -O
-mv pkg/deploy_gate_bg.wasm-opt.wasm pkg/deploy_gate_bg.wasm
+rm -rf "$out"
+wasm-bindgen "$target_dir/wasm32-unknown-unknown/release/deploy_gate.wasm" --out-dir "$out" --typescript --target web
+wasm-opt "$out/deploy_gate_bg.wasm" -o "$out/deploy_gate_bg.wasm-opt.wasm" -O
+mv "$out/deploy_gate_bg.wasm-opt.wasm" "$out/deploy_gate_bg.wasm"
 # npm shows pkg/README.md: the package's own.
-cp www/npm-readme.md pkg/README.md
+cp www/npm-readme.md "$out/README.md"
 
 # The rest of the npm package: package.json (name, version and licence from Cargo.toml), the licence
 # texts, the viewer element with its workers, styles and types in
@@ -64,4 +68,4 @@ if [ ! -d tests/e2e/node_modules/esbuild ]; then
   (cd tests/e2e && npm ci --no-audit --no-fund)
 fi
 node scripts/build-package.mjs
-node scripts/build-single.mjs pkg/deploy-gate-viewer.html
+node scripts/build-single.mjs "$out/deploy-gate-viewer.html"

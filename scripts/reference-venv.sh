@@ -53,10 +53,10 @@ fi
 printf 'reference-venv: creating %s\n' "$venv" >&2
 rm -rf "$venv"
 "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile --upgrade pip >&2
 for phase in "${phases[@]}"; do
   read -ra args <<<"$phase"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${args[@]}" >&2
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile "${args[@]}" >&2
 done
 printf '%s\n' "${phases[@]}" >"$venv/.complete"
 printf '%s\n' "$venv"

@@ -70,6 +70,7 @@ on_exit() {
   local status=$? job
   set +e # a failing command here must not end the handler before the table (errexit holds in traps)
   for job in $(jobs -pr); do kill_tree "$job"; done
+  [ "${#lanes[@]}" = 0 ] || show_lanes
   (exit "$status")
   step_table
   rm -f "$times_file"
@@ -101,74 +102,98 @@ scripts/setup.sh --no-tools
 
 # The installs that take long but are needed later start now, beside the builds, at a lower
 # priority, and the steps that use them wait for them: at nice 10 (the scripts nice their own
-# compile or pip), llama.cpp's server (compiled into .venv-llama; the cargo-test step) and the
-# MLflow venv (the reference-venvs step waits for it, after the CLI's installed tests: niced once,
-# by the script; niced twice, pip ran at nice 19 and the step waited: docs/test-command.md); at nice 15, the tools
-# compiled from crates.io (wasm-bindgen-cli and cargo-fuzz; from the fuzz step on) and the
-# reference implementations' venvs. On a new machine they are then mostly off the critical path;
-# all of them are kept, so a second run finds them at once. Their output is shown when their step
-# comes.
+# compile or pip), llama.cpp's server (compiled into .venv-llama; the llama and Python tests) and
+# the MLflow venv (niced once, by the script; niced twice, pip ran at nice 19 and the step waited:
+# docs/test-command.md); at nice 15, the tools compiled from crates.io (wasm-bindgen-cli and
+# cargo-fuzz; from the fuzz step on) and the reference implementations' venvs. On a new machine
+# they are then mostly off the critical path; all of them are kept, so a second run finds them at
+# once. Their output is shown when a step first waits for them. A prefetch writes NAME.status
+# when it ends, so that a step in a lane (a subshell, which cannot `wait` for its parent's
+# children) can wait for it too.
 prefetch_log=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-prefetch.XXXXXX")
-nice -n 15 scripts/setup.sh --tools >"$prefetch_log/tools" 2>&1 &
-prefetch_tools=$!
-bash tests/servers/llama_venv.sh >"$prefetch_log/llama" 2>&1 &
-prefetch_llama=$!
-bash tests/servers/mlflow.sh venv >"$prefetch_log/mlflow" 2>&1 &
-prefetch_mlflow=$!
-{ nice -n 15 scripts/reference-venv.sh stats && nice -n 15 scripts/reference-venv.sh confseq; } >"$prefetch_log/reference" 2>&1 &
-prefetch_reference=$!
-prefetched() { # NAME PID: waits for a prefetch, shows its output, fails if it failed
-  local status=0
-  wait "$2" || status=$?
-  cat "$prefetch_log/$1" >&2
-  [ "$status" = 0 ] || { echo "error: the $1 install above failed (status $status)" >&2; return 1; }
+prefetch() { # NAME COMMAND...: runs COMMAND in the background, its output kept for `prefetched`
+  local name=$1
+  shift
+  (
+    status=0
+    "$@" >"$prefetch_log/$name" 2>&1 || status=$?
+    echo "$status" >"$prefetch_log/$name.status.tmp"
+    mv "$prefetch_log/$name.status.tmp" "$prefetch_log/$name.status"
+  ) &
 }
+prefetched() { # NAME: waits for a prefetch, shows its output (once), fails if it failed
+  local status
+  while [ ! -f "$prefetch_log/$1.status" ]; do sleep 1; done
+  read -r status <"$prefetch_log/$1.status"
+  if mkdir "$prefetch_log/$1.shown" 2>/dev/null; then cat "$prefetch_log/$1" >&2; fi
+  [ "$status" = 0 ] || { echo "error: the $1 install failed (status $status): $prefetch_log/$1" >&2; return 1; }
+}
+prefetch tools nice -n 15 scripts/setup.sh --tools
+prefetch llama bash tests/servers/llama_venv.sh
+prefetch mlflow bash tests/servers/mlflow.sh venv
+prefetch reference sh -c 'nice -n 15 scripts/reference-venv.sh stats && nice -n 15 scripts/reference-venv.sh confseq'
 
-# Steps that run in lanes: `about[NAME]` describes the step, the function `step_NAME` (hyphens as
-# underscores) runs it. `run_lanes "A B" "C D"` runs A then B beside C then D, each step in a
-# subshell of its own (set -e holds in it), its output kept and shown after both lanes end.
+# Lanes: steps that keep about one core busy at most (a browser, a Python interpreter, a registry
+# server, most of the time waiting) run in the background beside the builds, which run at nice 5
+# so that the lanes' tests get the processor when they want it. `about[NAME]` describes a step,
+# the function `step_NAME` (hyphens as underscores) runs it. `start_lane "A B"` runs A then B in
+# the background, each step in a subshell of its own (set -e holds in it), its output kept;
+# `finish_lanes` waits for every lane started, shows each step's output in order and adds each
+# step's own time to the table. A lane stops at its first failure.
 declare -A about
-run_lanes() {
-  local dir lane name i=0 pids=() status=0 wall cpu code
-  step_done
-  dir=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-lanes.XXXXXX")
-  printf '\n== in two lanes: %s | %s\n' "$1" "$2" >&2
-  for lane in "$@"; do
-    i=$((i + 1))
-    (
-      times_file="$dir/times.$i" # read_cpu here counts this lane's children
-      for name in $lane; do
-        started=$EPOCHREALTIME
-        read_cpu
-        cpu_started=$cpu_now
-        printf '\n== %s\n' "${about[$name]}" >"$dir/$name.log"
-        code=0
-        ("step_${name//-/_}") >>"$dir/$name.log" 2>&1 &
-        wait $! || code=$?
-        read_cpu
-        printf '%s %s %s\n' "$(seconds_since "$started")" \
-          "$(awk -v a="$cpu_started" -v b="$cpu_now" 'BEGIN { printf "%.1f", b - a }')" "$code" >"$dir/$name.result"
-        printf '   %s: %s\n' "$name" "$([ "$code" = 0 ] && echo passed || echo "FAILED (status $code)")" >&2
-        [ "$code" = 0 ] || exit "$code"
-      done
-    ) &
-    pids+=($!)
-  done
-  for i in "${pids[@]}"; do wait "$i" || status=$?; done
-  for lane in "$@"; do
+lanes_dir=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-lanes.XXXXXX")
+lanes=()
+lane_pids=()
+start_lane() {
+  local name
+  lanes+=("$1")
+  printf '\n== started in the background: %s\n' "$1" >&2
+  (
+    times_file="$lanes_dir/times.${#lanes[@]}" # read_cpu here counts this lane's children
+    for name in $1; do
+      started=$EPOCHREALTIME
+      read_cpu
+      cpu_started=$cpu_now
+      printf '\n== %s\n' "${about[$name]}" >"$lanes_dir/$name.log"
+      code=0
+      ("step_${name//-/_}") >>"$lanes_dir/$name.log" 2>&1 &
+      wait $! || code=$?
+      read_cpu
+      printf '%s %s %s\n' "$(seconds_since "$started")" \
+        "$(awk -v a="$cpu_started" -v b="$cpu_now" 'BEGIN { printf "%.1f", b - a }')" "$code" >"$lanes_dir/$name.result"
+      printf '   %s: %s\n' "$name" "$([ "$code" = 0 ] && echo passed || echo "FAILED (status $code)")" >&2
+      [ "$code" = 0 ] || exit "$code"
+    done
+  ) &
+  lane_pids+=($!)
+}
+show_lanes() { # each lane step's output that is there (also when a failure elsewhere ends the run)
+  local lane name wall cpu code
+  for lane in "${lanes[@]}"; do
     for name in $lane; do
-      [ -f "$dir/$name.result" ] || continue
-      cat "$dir/$name.log" >&2
-      read -r wall cpu code <"$dir/$name.result"
-      step_names+=("$name")
-      step_times+=("$wall")
-      step_cpus+=("$cpu")
-      [ "$code" = 0 ] || failed_step=$name
+      [ -f "$lanes_dir/$name.log" ] || continue
+      cat "$lanes_dir/$name.log" >&2
+      if [ -f "$lanes_dir/$name.result" ]; then
+        read -r wall cpu code <"$lanes_dir/$name.result"
+        step_names+=("$name (lane)")
+        step_times+=("$wall")
+        step_cpus+=("$cpu")
+        [ "$code" = 0 ] || failed_step=$name
+      else
+        printf '(%s did not end)\n' "$name" >&2
+      fi
     done
   done
-  rm -rf "$dir"
-  [ -n "$failed_step" ] || failed_step="a lane of: $*" # a lane ended before its step wrote a result
-  [ "$status" = 0 ] || { echo "error: the step \"$failed_step\" failed (above)" >&2; return "$status"; }
+  lanes=()
+}
+finish_lanes() {
+  local pid status=0
+  step lanes "waiting for the lanes started in the background (their steps' own times are below)"
+  for pid in "${lane_pids[@]}"; do wait "$pid" || status=$?; done
+  lane_pids=()
+  step_done
+  show_lanes
+  [ "$status" = 0 ] || { echo "error: the step \"${failed_step:-in a lane}\" failed (above)" >&2; return "$status"; }
 }
 
 step fmt "cargo fmt --check (the crate and the Python binding)"
@@ -191,50 +216,119 @@ rm -rf "$lint_probe"
 step test-servers "the fault-injecting server's self-test (llama.cpp's server, a real OpenAI-compatible one for tests/it/run_llama.rs, is compiled into .venv-llama beside the builds; the cargo-test step waits for it)"
 python3 tests/servers/test_fault_server.py
 
-# The Python package, built and installed first: its build writes the core crate's library to the
-# same file as the tests' build (target/ci/deps/libdeploy_gate.rlib: a cdylib and rlib has no hash
-# in its name, and the binding, a workspace of its own, compiles the crate as another unit), so it
-# must come before the tests' build, whose copy the tests are then linked against
-# (docs/test-command.md). What a user does (a fresh venv, pip building the wheel with maturin,
-# python/pyproject.toml), but with the `ci` profile in this target folder, so that the
-# dependencies are compiled once for both (a release build of them took 800 processor seconds),
-# and the binding linted by clippy as it compiles (warnings are errors).
+# The Python package, built and installed first. What a user does (a fresh venv, pip building the
+# wheel with maturin, python/pyproject.toml), but with the `ci` profile: the binding is a member of
+# the root's workspace, so the core crate and its dependencies it compiles are the very units the
+# tests' build then finds built (a release build of them took 800 processor seconds), and the
+# binding is linted by clippy as it compiles (warnings are errors). It comes before the tests'
+# build so that, should a difference in features ever make the core crate two units again, the
+# tests' copy of target/ci/deps/libdeploy_gate.rlib (a cdylib and rlib has no hash in its name)
+# is the one written last, the one the tests link against (docs/test-command.md).
 step python-install "the Python package installed from source into a fresh venv (built with the ci profile, the binding linted)"
 rm -rf .venv-test
 python3 -m venv .venv-test
-.venv-test/bin/python -m pip install --quiet --upgrade pip
-CARGO_TARGET_DIR="$PWD/target" MATURIN_PEP517_ARGS="--profile ci" \
-  linted .venv-test/bin/python -m pip install --quiet ./python pytest mypy
+.venv-test/bin/python -m pip install --quiet --no-compile --upgrade pip
+MATURIN_PEP517_ARGS="--profile ci" \
+  linted .venv-test/bin/python -m pip install --quiet --no-compile ./python pytest mypy
 # Its `deploy-gate` command: the CLI the e2e tests, the interoperability test and the CLI's tests
 # against the installed command run (the same `cli::main`).
 installed_cli="$PWD/.venv-test/bin/deploy-gate"
 
-step cargo-test "cargo test, profile ci, linted by clippy (unit, integration, parity, property tests; the MLflow tests come later)"
-# Built while llama.cpp's server may still be compiling, run once it is there.
-ci_test --no-run
+step cargo-build "the host's tests built (cargo test --no-run, profile ci, linted by clippy), and the audit log generator"
+# Their JSON messages name the test binaries, which the lanes run directly (a second cargo
+# beside the builds would wait for the target folder's lock); the diagnostics are shown as usual.
+build_json="$lanes_dir/build.json"
+ci_test --no-run --message-format=json-render-diagnostics >"$build_json"
+it_bin=$(python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "it" and m["profile"]["test"] and m.get("executable"):
+        print(m["executable"])' "$build_json")
+[ -x "$it_bin" ] || { echo "error: no test binary for tests/it in cargo's messages ($build_json)" >&2; exit 1; }
 # The audit log generator the e2e tests run (examples/gen_audit.rs): `cargo test --all-targets`
 # builds examples as test harnesses, so it is built by name, with the same settings (the library
 # is fresh: only the example compiles).
 linted cargo build --profile ci --example gen_audit
 export DEPLOY_GATE_GEN_AUDIT="$PWD/target/ci/examples/gen_audit"
-prefetched llama "$prefetch_llama"
-ci_test -- --skip mlflow_cli
 
-step fuzz "fuzz targets, a few seconds each (scripts/fuzz.sh)"
-prefetched tools "$prefetch_tools"
+# Everything the lanes need is built or being installed (they wait for their prefetches), and the
+# page's e2e tests run on the committed pkg/, which the build-wasm step then compares, byte for
+# byte, with what the source builds (so a pass means the tested bytes are the source's).
+about[e2e]="end-to-end tests of the page (Playwright, headless Chromium), on the committed pkg/"
+step_e2e() {
+  # The large logs are written by the generator the cargo-build step built (DEPLOY_GATE_GEN_AUDIT).
+  cd tests/e2e
+  DEPLOY_GATE_BIN="$installed_cli" node --test --test-concurrency=1
+}
+about[mlflow]="a real MLflow registry: tests/it/mlflow_cli.rs starts the tracking server and its basic-auth app in .venv-mlflow (their start times are printed) and stops them"
+step_mlflow() {
+  prefetched mlflow
+  DEPLOY_GATE_REQUIRE_MLFLOW=1 "$it_bin" mlflow_cli --nocapture
+}
+about[oms-interop]="interoperability with OpenSSF Model Signing's reference implementation (tests/oms_interop_test.py)"
+step_oms_interop() {
+  # model-signing 1.1.1 made the committed fixtures (it imports pyOpenSSL without declaring it).
+  prefetched reference
+  DEPLOY_GATE_BIN="$installed_cli" "$(scripts/reference-venv.sh stats)/bin/python" -m pytest -q tests/oms_interop_test.py
+}
+# statsmodels, scipy, numpy, mpmath pinned (the fixtures record these versions, and the
+# guardrails' check replays scipy's seeded bootstrap). None of the reference venvs imports
+# deploy-gate's package, whose own tests run in the fresh venv.
+about[known-answers]="the statistics' known answers (tests/fixtures/stats/known-answers.json) against statsmodels, scipy and mpmath"
+step_known_answers() {
+  prefetched reference
+  "$(scripts/reference-venv.sh stats)/bin/python" scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
+}
+about[guardrail-known-answers]="the guardrails' known answers (tests/fixtures/stats/guardrail-known-answers.json) against numpy, scipy and statsmodels"
+step_guardrail_known_answers() {
+  prefetched reference
+  "$(scripts/reference-venv.sh stats)/bin/python" scripts/guardrail-known-answers.py --check tests/fixtures/stats/guardrail-known-answers.json
+}
+# confseq 0.0.11 uses np.float_ (numpy < 2), so it has a venv of its own; its C++ extension needs
+# Debian's libboost-dev (scripts/setup.sh) and a pybind11 that builds on this Python.
+about[sequential-known-answers]="the sequential decisions' known answers (tests/fixtures/stats/sequential-known-answers.json) against confseq"
+step_sequential_known_answers() {
+  prefetched reference
+  "$(scripts/reference-venv.sh confseq)/bin/python" scripts/sequential-known-answers.py --check tests/fixtures/stats/sequential-known-answers.json
+}
+about[llama]="run against a real llama.cpp server (tests/it/run_llama.rs)"
+step_llama() {
+  prefetched llama
+  "$it_bin" run_llama
+}
+about[python-tests]="the Python package's tests (pytest), without and with the optional packages"
+step_python_tests() {
+  prefetched llama
+  # The binary the package is compared with is the cargo-build step's: the same source, built
+  # apart from the wheel. Without the optional packages (pytest exits non-zero on a failure, and
+  # with 5 when no test ran)…
+  export DEPLOY_GATE_CLI="$PWD/target/ci/deploy-gate" DEPLOY_GATE_REQUIRE_CLI=1
+  .venv-test/bin/python -m pytest -q python/tests
+  # …and the tests that use them, with pandas and tqdm installed.
+  .venv-test/bin/python -m pip install --quiet --no-compile pandas tqdm
+  .venv-test/bin/python -m pytest -q -m optional_deps python/tests
+}
+start_lane "e2e"
+start_lane "mlflow oms-interop known-answers guardrail-known-answers sequential-known-answers llama python-tests"
+
+step cargo-test "cargo test, profile ci (unit, integration, parity, property tests; the MLflow and llama.cpp tests run in a lane)"
+ci_test -- --skip mlflow_cli --skip run_llama
+
+step fuzz "fuzz targets, a few seconds each (scripts/fuzz.sh, at nice 5)"
+prefetched tools
 # For seconds-long runs the targets are compiled at opt-level 1 with line tables (AddressSanitizer
 # and debug assertions as always): 482 processor seconds instead of 691 at the fuzz profile's
 # opt-level 3, for 85–95% of its executions a second (docs/test-command.md). A long fuzzing
 # session (scripts/fuzz.sh 600) keeps the profile's.
-CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=line-tables-only scripts/fuzz.sh "${FUZZ_SECONDS:-4}"
+CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=line-tables-only nice -n 5 scripts/fuzz.sh "${FUZZ_SECONDS:-4}"
 
-step build-wasm "the wasm package (pkg/), and that the committed pkg/ is what the source builds"
-scripts/build-wasm.sh
-if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  echo "note: not a git checkout, so pkg/ cannot be compared with the committed one" >&2
-elif pkg_changes=$(git status --porcelain --untracked-files=all -- pkg/) && [ -n "$pkg_changes" ]; then
+step build-wasm "the wasm package built apart (target/pkg-check, at nice 5), and that it is the committed pkg/, byte for byte"
+# Built beside pkg/, not into it: the e2e tests are reading pkg/ meanwhile.
+rm -rf target/pkg-check
+DEPLOY_GATE_PKG_DIR=target/pkg-check nice -n 5 scripts/build-wasm.sh
+if ! pkg_changes=$(diff -r --brief pkg target/pkg-check 2>&1); then
   printf '%s\n' "$pkg_changes" >&2
-  echo "error: pkg/ differs from what the source builds (files above: M changed, ?? new, D gone)." >&2
+  echo "error: pkg/ differs from what the source builds (target/pkg-check: files above)." >&2
   echo "Run scripts/build-wasm.sh and commit pkg/ with the source change." >&2
   exit 1
 fi
@@ -248,10 +342,10 @@ fi
 wasm_test() {
   local runner
   runner=$(command -v wasm-bindgen-test-runner) || { echo "error: wasm-bindgen-test-runner is not on PATH (scripts/setup.sh installs wasm-bindgen-cli)" >&2; return 1; }
-  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$runner" linted cargo test --target wasm32-unknown-unknown --test wasm
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$runner" linted nice -n 5 cargo test --target wasm32-unknown-unknown --test wasm
 }
 
-step wasm-test-node "wasm-bindgen tests under node"
+step wasm-test-node "wasm-bindgen tests under node (built at nice 5)"
 WASM_BINDGEN_TEST_ONLY_NODE=1 wasm_test
 
 step wasm-test-chrome "wasm-bindgen tests in headless Chromium"
@@ -261,63 +355,8 @@ step wasm-test-chrome "wasm-bindgen tests in headless Chromium"
 CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_ONLY_WEB=1 WASM_BINDGEN_USE_BROWSER=1 wasm_test
 
 step cli-installed "the CLI's own tests against the deploy-gate command the Python package installed (.venv-test/bin/deploy-gate): the same command, exit codes and signals (tests/it/*cli.rs)"
-DEPLOY_GATE_TEST_CLI="$installed_cli" ci_test -- cli:: --skip mlflow_cli
+DEPLOY_GATE_TEST_CLI="$installed_cli" "$it_bin" cli:: --skip mlflow_cli
 
-step reference-venvs "the venvs of MLflow and of the reference implementations (installed beside the builds since the setup step; kept, so a second run finds them)"
-prefetched mlflow "$prefetch_mlflow"
-# statsmodels, scipy, numpy, mpmath pinned (the fixtures record these versions, and the
-# guardrails' check replays scipy's seeded bootstrap); model-signing 1.1.1 made the committed
-# fixtures (it imports pyOpenSSL without declaring it). None of them imports deploy-gate's
-# package, whose own tests run in the fresh venv.
-prefetched reference "$prefetch_reference"
-stats_venv=$(scripts/reference-venv.sh stats)
-# confseq 0.0.11 uses np.float_ (numpy < 2), so it has a venv of its own; its C++ extension needs
-# Debian's libboost-dev (scripts/setup.sh) and a pybind11 that builds on this Python.
-confseq_venv=$(scripts/reference-venv.sh confseq)
-
-# The remaining steps each keep about one core busy (a browser, a Python interpreter, a registry
-# server), so they run in two lanes at once, each lane's steps one after another (run_lanes,
-# above). A lane stops at its first failure; both lanes' output is shown when both have ended,
-# step by step, and the table gives each step's own time.
-about[e2e]="end-to-end tests of the page (Playwright, headless Chromium)"
-step_e2e() {
-  # The large logs are written by the generator the cargo-test step built (DEPLOY_GATE_GEN_AUDIT).
-  cd tests/e2e
-  DEPLOY_GATE_BIN="$installed_cli" node --test --test-concurrency=1
-}
-about[python-tests]="the Python package's tests (pytest), without and with the optional packages"
-step_python_tests() {
-  # The binary the package is compared with is the cargo-test step's build: the same source,
-  # built apart from the wheel. Without the optional packages (pytest exits non-zero on a
-  # failure, and with 5 when no test ran)…
-  export DEPLOY_GATE_CLI="$PWD/target/ci/deploy-gate" DEPLOY_GATE_REQUIRE_CLI=1
-  .venv-test/bin/python -m pytest -q python/tests
-  # …and the tests that use them, with pandas and tqdm installed.
-  .venv-test/bin/python -m pip install --quiet pandas tqdm
-  .venv-test/bin/python -m pytest -q -m optional_deps python/tests
-}
-about[mlflow]="a real MLflow registry: tests/it/mlflow_cli.rs starts the tracking server and its basic-auth app in .venv-mlflow (their start times are printed) and stops them"
-step_mlflow() {
-  DEPLOY_GATE_REQUIRE_MLFLOW=1 ci_test -- mlflow_cli --nocapture
-}
-about[known-answers]="the statistics' known answers (tests/fixtures/stats/known-answers.json) against statsmodels, scipy and mpmath"
-step_known_answers() {
-  "$stats_venv/bin/python" scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
-}
-about[guardrail-known-answers]="the guardrails' known answers (tests/fixtures/stats/guardrail-known-answers.json) against numpy, scipy and statsmodels"
-step_guardrail_known_answers() {
-  "$stats_venv/bin/python" scripts/guardrail-known-answers.py --check tests/fixtures/stats/guardrail-known-answers.json
-}
-about[sequential-known-answers]="the sequential decisions' known answers (tests/fixtures/stats/sequential-known-answers.json) against confseq"
-step_sequential_known_answers() {
-  "$confseq_venv/bin/python" scripts/sequential-known-answers.py --check tests/fixtures/stats/sequential-known-answers.json
-}
-about[oms-interop]="interoperability with OpenSSF Model Signing's reference implementation (tests/oms_interop_test.py)"
-step_oms_interop() {
-  DEPLOY_GATE_BIN="$installed_cli" "$stats_venv/bin/python" -m pytest -q tests/oms_interop_test.py
-}
-
-run_lanes "e2e known-answers guardrail-known-answers sequential-known-answers" \
-  "python-tests mlflow oms-interop"
+finish_lanes
 
 printf '\n== all tests passed\n' >&2

@@ -89,7 +89,7 @@ export FORCE_CMAKE=1
 
 echo "llama_venv: installing llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION gguf==$GGUF_VERSION into $venv"
 echo "llama_venv: (a cold build compiles llama.cpp: several minutes on 2 cores; cached wheels are reused)"
-nice -n 10 "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off -q \
+nice -n 10 "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off -q --no-compile \
     "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" "gguf==$GGUF_VERSION"
 
 if ! check; then

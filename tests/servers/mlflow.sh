@@ -52,7 +52,7 @@ make_venv() {
     start=$(date +%s)
     [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
     echo "mlflow_venv: installing mlflow[auth]==$MLFLOW_VERSION into $venv"
-    nice -n 10 "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off -q \
+    nice -n 10 "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off -q --no-compile \
         "mlflow[auth]==$MLFLOW_VERSION"
     if ! check; then
         echo "mlflow_venv: install finished but the import check failed" >&2
