@@ -20,7 +20,14 @@ cargo_home=${CARGO_HOME:-$HOME/.cargo}
 rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
 target_dir=${CARGO_TARGET_DIR:-$src_dir/target}
 out=${DEPLOY_GATE_PKG_DIR:-pkg}
-case $out in /*) ;; *) out=$src_dir/$out ;; esac
+case $out in /*) ;; *) out=$src_dir/$out ;; esac # a relative folder is the checkout's
+# The folder is emptied first: only pkg/, a folder in the target folder, or one that does not
+# exist yet.
+out=$(realpath -m -- "$out")
+case $out in
+  "$(realpath -m -- "$src_dir/pkg")" | "$(realpath -m -- "$target_dir")"/?*) ;;
+  *) [ ! -e "$out" ] || { echo "build-wasm.sh: DEPLOY_GATE_PKG_DIR=$out exists and is neither pkg/ nor in $target_dir: not emptied" >&2; exit 1; } ;;
+esac
 export DEPLOY_GATE_PKG_DIR=$out # for scripts/build-package.mjs and scripts/build-single.mjs
 
 # rustc applies the last matching --remap-path-prefix, so the broadest prefix comes first.
@@ -39,6 +46,17 @@ remap "$rustup_home" /rustup
 remap "$target_dir" /target
 rustflags=$(IFS=,; echo "${flags[*]}")
 
+compile() {
+  cargo build --lib --release --target wasm32-unknown-unknown \
+    --config "target.wasm32-unknown-unknown.rustflags=[$rustflags]"
+}
+# `--compile-only`: the crate's compile alone, which needs neither tool (the test command runs it
+# while wasm-bindgen-cli is still being installed; the full build then finds it done).
+if [ "${1:-}" = --compile-only ]; then
+  compile
+  exit 0
+fi
+
 for tool in wasm-bindgen wasm-opt; do
   command -v "$tool" >/dev/null || { echo "build-wasm.sh: $tool is not on PATH (scripts/setup.sh installs it)" >&2; exit 1; }
 done
@@ -49,8 +67,7 @@ if [ "$bindgen_version" != "$lock_version" ]; then
   exit 1
 fi
 
-cargo build --lib --release --target wasm32-unknown-unknown \
-  --config "target.wasm32-unknown-unknown.rustflags=[$rustflags]"
+compile
 rm -rf "$out"
 wasm-bindgen "$target_dir/wasm32-unknown-unknown/release/deploy_gate.wasm" --out-dir "$out" --typescript --target web
 wasm-opt "$out/deploy_gate_bg.wasm" -o "$out/deploy_gate_bg.wasm-opt.wasm" -O

@@ -12,12 +12,20 @@ BINARYEN_VERSION=132.0.0
 log() { printf 'setup: %s\n' "$*" >&2; }
 
 # What to install: everything (default); `--tools` only the programs compiled from crates.io
-# (wasm-bindgen-cli, cargo-fuzz); `--no-tools` all the rest. The test command runs
-# `--no-tools` first and `--tools` beside its first builds (they are needed from the fuzz step on).
+# (cargo-fuzz, then wasm-bindgen-cli), or one of them (`--tool-fuzz`, `--tool-bindgen`);
+# `--no-tools` all the rest. The test command runs `--no-tools` first and each tool beside its
+# first builds (cargo-fuzz is needed from the fuzz step on, wasm-bindgen-cli after the wasm
+# package's compile).
 what=${1:-all}
-case $what in all | --tools | --no-tools) ;; *) printf 'setup: usage: scripts/setup.sh [--tools | --no-tools]\n' >&2; exit 2 ;; esac
-want() { # tools | rest
-  case $what in all) true ;; --tools) [ "$1" = tools ] ;; --no-tools) [ "$1" = rest ] ;; esac
+case $what in all | --tools | --tool-fuzz | --tool-bindgen | --no-tools) ;; *) printf 'setup: usage: scripts/setup.sh [--tools | --tool-fuzz | --tool-bindgen | --no-tools]\n' >&2; exit 2 ;; esac
+want() { # fuzz | bindgen | rest
+  case $what in
+    all) true ;;
+    --tools) [ "$1" != rest ] ;;
+    --tool-fuzz) [ "$1" = fuzz ] ;;
+    --tool-bindgen) [ "$1" = bindgen ] ;;
+    --no-tools) [ "$1" = rest ] ;;
+  esac
 }
 
 # The tools are built for a short compile, not for speed: without LTO, with 16 codegen units and
@@ -36,7 +44,12 @@ rustup target list --installed | grep -qx wasm32-unknown-unknown || { log "addin
 rustup component list --installed | grep -q '^clippy' || rustup component add clippy
 rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
 
-if want tools; then
+if want fuzz && ! cargo fuzz --version >/dev/null 2>&1; then
+  log "installing cargo-fuzz (scripts/fuzz.sh)"
+  cargo_install cargo-fuzz --locked || fail "cannot install cargo-fuzz"
+fi
+
+if want bindgen; then
   WB=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
   [ -n "$WB" ] || fail "no wasm-bindgen version in Cargo.lock"
   if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB\$"; then
@@ -118,11 +131,6 @@ if want rest; then
     log "installing junitparser and markdown-it-py (tests/it/ci_outputs.rs reads the CI outputs with them)"
     pip_install junitparser markdown-it-py || fail "cannot install junitparser and markdown-it-py"
   fi
-fi
-
-if want tools && ! cargo fuzz --version >/dev/null 2>&1; then
-  log "installing cargo-fuzz (scripts/fuzz.sh)"
-  cargo_install cargo-fuzz --locked || fail "cannot install cargo-fuzz"
 fi
 
 if want rest; then

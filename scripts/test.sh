@@ -66,14 +66,26 @@ kill_tree() { # the process first (it starts no more), then the children it had
   kill "$1" 2>/dev/null || true
   for child in $children; do kill_tree "$child"; done
 }
+lanes=()     # the lanes started (start_lane, below)
+lane_pids=()
+lanes_dir=
 on_exit() {
-  local status=$? job
+  local status=$? job stopped_in
   set +e # a failing command here must not end the handler before the table (errexit holds in traps)
   for job in $(jobs -pr); do kill_tree "$job"; done
-  [ "${#lanes[@]}" = 0 ] || show_lanes
+  if [ "$status" != 0 ] && [ "${#lanes[@]}" != 0 ]; then
+    # The foreground step that failed, named and timed before the lanes' rows are added.
+    step_done
+    stopped_in=${step_names[-1]}
+    failed_step=${failed_step:-$stopped_in}
+    printf '\n== the lanes, stopped by the failure of the step "%s" (above)\n' "$stopped_in" >&2
+    show_lanes
+    printf '\n(the run stopped at the failure of the step "%s", shown above the lanes)\n' "$stopped_in" >&2
+  fi
   (exit "$status")
   step_table
   rm -f "$times_file"
+  [ -z "$lanes_dir" ] || rm -rf "$lanes_dir"
 }
 trap on_exit EXIT
 
@@ -88,7 +100,7 @@ fi
 # The lints are not a separate `cargo clippy` (a check of every dependency, for the host and again
 # for wasm32, that no build can reuse): clippy's driver compiles the workspace's own crates in the
 # builds of the tests themselves (`RUSTC_WORKSPACE_WRAPPER`, as `cargo clippy` runs it, with
-# `-D warnings`): the host's every target (cargo-test), the Python binding (its wheel's build) and
+# `-D warnings`): the host's every target (cargo-build), the Python binding (its wheel's build) and
 # the library for wasm32 with its wasm-bindgen tests (wasm-test-node); the dependencies are
 # compiled once, by rustc. Never for the wasm package (clippy's driver turns MIR optimisations
 # off, so pkg/ would differ) or the fuzz targets.
@@ -104,8 +116,8 @@ scripts/setup.sh --no-tools
 # priority, and the steps that use them wait for them: at nice 10 (the scripts nice their own
 # compile or pip), llama.cpp's server (compiled into .venv-llama; the llama and Python tests) and
 # the MLflow venv (niced once, by the script; niced twice, pip ran at nice 19 and the step waited:
-# docs/test-command.md); at nice 15, the tools compiled from crates.io (wasm-bindgen-cli and
-# cargo-fuzz; from the fuzz step on) and the reference implementations' venvs. On a new machine
+# docs/test-command.md) and the tools compiled from crates.io (cargo-fuzz, then wasm-bindgen-cli);
+# at nice 15, the reference implementations' venvs. On a new machine
 # they are then mostly off the critical path; all of them are kept, so a second run finds them at
 # once. Their output is shown when a step first waits for them. A prefetch writes NAME.status
 # when it ends, so that a step in a lane (a subshell, which cannot `wait` for its parent's
@@ -120,15 +132,26 @@ prefetch() { # NAME COMMAND...: runs COMMAND in the background, its output kept 
     echo "$status" >"$prefetch_log/$name.status.tmp"
     mv "$prefetch_log/$name.status.tmp" "$prefetch_log/$name.status"
   ) &
+  echo $! >"$prefetch_log/$name.pid"
 }
 prefetched() { # NAME: waits for a prefetch, shows its output (once), fails if it failed
   local status
-  while [ ! -f "$prefetch_log/$1.status" ]; do sleep 1; done
+  while [ ! -f "$prefetch_log/$1.status" ]; do
+    if ! kill -0 "$(cat "$prefetch_log/$1.pid")" 2>/dev/null && [ ! -f "$prefetch_log/$1.status" ]; then
+      cat "$prefetch_log/$1" >&2
+      echo "error: the $1 install ended without saying how (killed?): its output is above" >&2
+      return 1
+    fi
+    sleep 1
+  done
   read -r status <"$prefetch_log/$1.status"
   if mkdir "$prefetch_log/$1.shown" 2>/dev/null; then cat "$prefetch_log/$1" >&2; fi
   [ "$status" = 0 ] || { echo "error: the $1 install failed (status $status): $prefetch_log/$1" >&2; return 1; }
 }
-prefetch tools nice -n 15 scripts/setup.sh --tools
+# The tools, one after the other (one cargo target folder): cargo-fuzz first, which the fuzz step
+# needs; wasm-bindgen-cli is needed only after the fuzz step and the wasm compiles.
+prefetch tool-fuzz nice -n 10 scripts/setup.sh --tool-fuzz
+prefetch tool-bindgen sh -c 'until [ -f "$1" ]; do sleep 2; done; exec nice -n 10 scripts/setup.sh --tool-bindgen' sh "$prefetch_log/tool-fuzz.status"
 prefetch llama bash tests/servers/llama_venv.sh
 prefetch mlflow bash tests/servers/mlflow.sh venv
 prefetch reference sh -c 'nice -n 15 scripts/reference-venv.sh stats && nice -n 15 scripts/reference-venv.sh confseq'
@@ -139,11 +162,11 @@ prefetch reference sh -c 'nice -n 15 scripts/reference-venv.sh stats && nice -n 
 # the function `step_NAME` (hyphens as underscores) runs it. `start_lane "A B"` runs A then B in
 # the background, each step in a subshell of its own (set -e holds in it), its output kept;
 # `finish_lanes` waits for every lane started, shows each step's output in order and adds each
-# step's own time to the table. A lane stops at its first failure.
+# step's own time to the table. A lane stops at its first failure. (A lane's processor time is
+# also in the row of the foreground step during which the lane ended, as a prefetch's is; the
+# total counts it once.)
 declare -A about
 lanes_dir=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-lanes.XXXXXX")
-lanes=()
-lane_pids=()
 start_lane() {
   local name
   lanes+=("$1")
@@ -194,13 +217,15 @@ finish_lanes() {
   step_done
   show_lanes
   [ "$status" = 0 ] || { echo "error: the step \"${failed_step:-in a lane}\" failed (above)" >&2; return "$status"; }
+  rm -rf "$lanes_dir"
+  lanes_dir=
 }
 
 step fmt "cargo fmt --check (the crate and the Python binding)"
 cargo fmt --check
 cargo fmt --check --manifest-path python/Cargo.toml
 
-step lint-probe "that clippy's driver denies a clippy warning (the lints run in the builds of the tests: cargo-test, python-install, wasm-test-node)"
+step lint-probe "that clippy's driver denies a clippy warning (the lints run in the builds of the tests: python-install, cargo-build, wasm-test-node)"
 # That the driver takes the arguments as `cargo clippy` passes them (warnings are errors): a file
 # with a clippy warning must fail, or the lints in the builds below would be silently off.
 lint_probe=$(mktemp -d "${TMPDIR:-/tmp}/deploy-gate-lint.XXXXXX")
@@ -213,7 +238,7 @@ if linted "$clippy_driver" rustc --edition 2021 --crate-type bin --emit metadata
 fi
 rm -rf "$lint_probe"
 
-step test-servers "the fault-injecting server's self-test (llama.cpp's server, a real OpenAI-compatible one for tests/it/run_llama.rs, is compiled into .venv-llama beside the builds; the cargo-test step waits for it)"
+step test-servers "the fault-injecting server's self-test (llama.cpp's server, a real OpenAI-compatible one for tests/it/run_llama.rs, is compiled into .venv-llama beside the builds; the llama and Python tests wait for it in their lane)"
 python3 tests/servers/test_fault_server.py
 
 # The Python package, built and installed first. What a user does (a fresh venv, pip building the
@@ -249,7 +274,12 @@ for line in open(sys.argv[1]):
 # builds examples as test harnesses, so it is built by name, with the same settings (the library
 # is fresh: only the example compiles).
 linted cargo build --profile ci --example gen_audit
-export DEPLOY_GATE_GEN_AUDIT="$PWD/target/ci/examples/gen_audit"
+# The lanes run copies of the CLI and the generator: cargo replaces the files in target/ci (a new
+# link) when the foreground's next `cargo test` runs, and a test starting the CLI then could find
+# no file.
+cp target/ci/deploy-gate target/ci/examples/gen_audit "$lanes_dir/"
+export DEPLOY_GATE_GEN_AUDIT="$lanes_dir/gen_audit"
+lane_cli="$lanes_dir/deploy-gate"
 
 # Everything the lanes need is built or being installed (they wait for their prefetches), and the
 # page's e2e tests run on the committed pkg/, which the build-wasm step then compares, byte for
@@ -263,46 +293,54 @@ step_e2e() {
 about[mlflow]="a real MLflow registry: tests/it/mlflow_cli.rs starts the tracking server and its basic-auth app in .venv-mlflow (their start times are printed) and stops them"
 step_mlflow() {
   prefetched mlflow
-  DEPLOY_GATE_REQUIRE_MLFLOW=1 "$it_bin" mlflow_cli --nocapture
+  DEPLOY_GATE_TEST_CLI="$lane_cli" DEPLOY_GATE_REQUIRE_MLFLOW=1 "$it_bin" mlflow_cli --nocapture
 }
 about[oms-interop]="interoperability with OpenSSF Model Signing's reference implementation (tests/oms_interop_test.py)"
 step_oms_interop() {
   # model-signing 1.1.1 made the committed fixtures (it imports pyOpenSSL without declaring it).
+  local venv
   prefetched reference
-  DEPLOY_GATE_BIN="$installed_cli" "$(scripts/reference-venv.sh stats)/bin/python" -m pytest -q tests/oms_interop_test.py
+  venv=$(scripts/reference-venv.sh stats)
+  DEPLOY_GATE_BIN="$installed_cli" "$venv/bin/python" -m pytest -q tests/oms_interop_test.py
 }
 # statsmodels, scipy, numpy, mpmath pinned (the fixtures record these versions, and the
 # guardrails' check replays scipy's seeded bootstrap). None of the reference venvs imports
 # deploy-gate's package, whose own tests run in the fresh venv.
 about[known-answers]="the statistics' known answers (tests/fixtures/stats/known-answers.json) against statsmodels, scipy and mpmath"
 step_known_answers() {
+  local venv
   prefetched reference
-  "$(scripts/reference-venv.sh stats)/bin/python" scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
+  venv=$(scripts/reference-venv.sh stats)
+  "$venv/bin/python" scripts/known-answers.py --check tests/fixtures/stats/known-answers.json
 }
 about[guardrail-known-answers]="the guardrails' known answers (tests/fixtures/stats/guardrail-known-answers.json) against numpy, scipy and statsmodels"
 step_guardrail_known_answers() {
+  local venv
   prefetched reference
-  "$(scripts/reference-venv.sh stats)/bin/python" scripts/guardrail-known-answers.py --check tests/fixtures/stats/guardrail-known-answers.json
+  venv=$(scripts/reference-venv.sh stats)
+  "$venv/bin/python" scripts/guardrail-known-answers.py --check tests/fixtures/stats/guardrail-known-answers.json
 }
 # confseq 0.0.11 uses np.float_ (numpy < 2), so it has a venv of its own; its C++ extension needs
 # Debian's libboost-dev (scripts/setup.sh) and a pybind11 that builds on this Python.
 about[sequential-known-answers]="the sequential decisions' known answers (tests/fixtures/stats/sequential-known-answers.json) against confseq"
 step_sequential_known_answers() {
+  local venv
   prefetched reference
-  "$(scripts/reference-venv.sh confseq)/bin/python" scripts/sequential-known-answers.py --check tests/fixtures/stats/sequential-known-answers.json
+  venv=$(scripts/reference-venv.sh confseq)
+  "$venv/bin/python" scripts/sequential-known-answers.py --check tests/fixtures/stats/sequential-known-answers.json
 }
 about[llama]="run against a real llama.cpp server (tests/it/run_llama.rs)"
 step_llama() {
   prefetched llama
-  "$it_bin" run_llama
+  DEPLOY_GATE_TEST_CLI="$lane_cli" "$it_bin" run_llama
 }
 about[python-tests]="the Python package's tests (pytest), without and with the optional packages"
 step_python_tests() {
   prefetched llama
-  # The binary the package is compared with is the cargo-build step's: the same source, built
-  # apart from the wheel. Without the optional packages (pytest exits non-zero on a failure, and
+  # The binary the package is compared with is the cargo-build step's (a copy): the same source,
+  # built apart from the wheel. Without the optional packages (pytest exits non-zero on a failure, and
   # with 5 when no test ran)…
-  export DEPLOY_GATE_CLI="$PWD/target/ci/deploy-gate" DEPLOY_GATE_REQUIRE_CLI=1
+  export DEPLOY_GATE_CLI="$lane_cli" DEPLOY_GATE_REQUIRE_CLI=1
   .venv-test/bin/python -m pytest -q python/tests
   # …and the tests that use them, with pandas and tqdm installed.
   .venv-test/bin/python -m pip install --quiet --no-compile pandas tqdm
@@ -315,14 +353,19 @@ step cargo-test "cargo test, profile ci (unit, integration, parity, property tes
 ci_test -- --skip mlflow_cli --skip run_llama
 
 step fuzz "fuzz targets, a few seconds each (scripts/fuzz.sh, at nice 5)"
-prefetched tools
+prefetched tool-fuzz
 # For seconds-long runs the targets are compiled at opt-level 1 with line tables (AddressSanitizer
 # and debug assertions as always): 482 processor seconds instead of 691 at the fuzz profile's
 # opt-level 3, for 85–95% of its executions a second (docs/test-command.md). A long fuzzing
 # session (scripts/fuzz.sh 600) keeps the profile's.
 CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=line-tables-only nice -n 5 scripts/fuzz.sh "${FUZZ_SECONDS:-4}"
 
-step build-wasm "the wasm package built apart (target/pkg-check, at nice 5), and that it is the committed pkg/, byte for byte"
+step wasm-compile "the wasm package's compile and the wasm-bindgen tests' build, at nice 5 (neither needs wasm-bindgen-cli, which may still be installing)"
+nice -n 5 scripts/build-wasm.sh --compile-only
+linted nice -n 5 cargo test --target wasm32-unknown-unknown --test wasm --no-run
+
+step build-wasm "the wasm package built apart (target/pkg-check), and that it is the committed pkg/, byte for byte"
+prefetched tool-bindgen
 # Built beside pkg/, not into it: the e2e tests are reading pkg/ meanwhile.
 rm -rf target/pkg-check
 DEPLOY_GATE_PKG_DIR=target/pkg-check nice -n 5 scripts/build-wasm.sh
@@ -332,20 +375,27 @@ if ! pkg_changes=$(diff -r --brief pkg target/pkg-check 2>&1); then
   echo "Run scripts/build-wasm.sh and commit pkg/ with the source change." >&2
   exit 1
 fi
+# …and what was compared is what is committed (in a git checkout).
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1 \
+  && pkg_changes=$(git status --porcelain --untracked-files=all -- pkg/) && [ -n "$pkg_changes" ]; then
+  printf '%s\n' "$pkg_changes" >&2
+  echo "error: pkg/ is what the source builds, but not what is committed (files above): commit pkg/." >&2
+  exit 1
+fi
 
 # The wasm-bindgen tests (tests/wasm.rs) run as `wasm-pack test` runs them, less its first step:
 # `cargo build --tests` for wasm32, which also compiles the library's unit tests and tests/it for
 # wasm32 (none of them run there). This build is the wasm32 lint: the library and tests/wasm.rs
 # compiled by clippy's driver (the library's unit tests and tests/it are linted on the host only,
 # no longer for wasm32 too). The runner is wasm-bindgen-cli's, the version in Cargo.lock
-# (scripts/setup.sh); both runs share one build.
+# (scripts/setup.sh); both runs share the wasm-compile step's build.
 wasm_test() {
   local runner
   runner=$(command -v wasm-bindgen-test-runner) || { echo "error: wasm-bindgen-test-runner is not on PATH (scripts/setup.sh installs wasm-bindgen-cli)" >&2; return 1; }
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$runner" linted nice -n 5 cargo test --target wasm32-unknown-unknown --test wasm
 }
 
-step wasm-test-node "wasm-bindgen tests under node (built at nice 5)"
+step wasm-test-node "wasm-bindgen tests under node"
 WASM_BINDGEN_TEST_ONLY_NODE=1 wasm_test
 
 step wasm-test-chrome "wasm-bindgen tests in headless Chromium"
