@@ -102,7 +102,8 @@ def _invoke(
     total: int = 0,
 ) -> None:
     """Runs the engine as ``deploy-gate run`` would with ``run_args`` (``test_set``,
-    ``endpoints``, ``outs``, ``order_seed``, ``cache``, ``no_cache``, ``policy_file``), its
+    ``endpoints``, ``outs``, ``order_seed``, ``cache``, ``no_cache``, ``policy_file``,
+    ``outputs``), its
     lines logged on the logger ``deploy_gate`` and each record advancing ``progress`` (of
     ``total`` records). ``inputs`` maps the paths given to the engine to (the path to name,
     the role) for errors. Raises as ``_failure`` says when it fails, and ``KeyboardInterrupt``
@@ -187,7 +188,9 @@ def _batch(cases: Sequence[Mapping[str, Any]]) -> Tuple[str, List[Tuple[bool, st
 def _records_of(data: bytes, keys: List[Tuple[bool, str]]) -> List[Dict[str, Any]]:
     """The verdict records of a run's output, in the order of ``keys``."""
     by_key: Dict[Tuple[bool, str], Dict[str, Any]] = {}
-    for line in data.decode("utf-8").splitlines():
+    # Records end in "\n" alone (str.splitlines would also break at characters a JSON string
+    # may hold raw, such as U+2028).
+    for line in data.decode("utf-8").split("\n"):
         if line.strip():
             record = json.loads(line)
             by_key[_id_key(record.get("pipeline_id"))] = record
@@ -295,6 +298,7 @@ class Endpoint:
     def records(self, cases: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
         """Runs the model over ``cases`` (test case dicts) in one ``deploy-gate run`` and
         returns its verdict records in case order (``pipeline_id``, ``verdict`` or ``error``,
+        ``output`` (what the model answered, and ``output_truncated`` when it was cut),
         ``latency_ms``, ``usage``, ``attempts``, ``target``, and ``metrics`` when a command
         endpoint's worker answered with them)."""
         return _run_endpoints([self], cases)[0]
@@ -434,7 +438,7 @@ class RunResult(NamedTuple):
         """The records of ``side`` (``"old"`` or ``"new"``), in the test set's order."""
         if side not in ("old", "new"):
             raise ValueError(f"side must be 'old' or 'new', not {side!r}")
-        with open(self.old if side == "old" else self.new, encoding="utf-8") as f:
+        with open(self.old if side == "old" else self.new, encoding="utf-8", newline="\n") as f:
             return [json.loads(line) for line in f if line.strip()]
 
     def verdicts(self, side: str) -> Iterator[Tuple[Any, Any]]:
@@ -463,6 +467,7 @@ def run(
     policy: Optional[Union[PathLike, Mapping[str, Any]]] = None,
     cli: Optional[PathLike] = None,
     progress: ProgressArg = False,
+    outputs: bool = True,
 ) -> RunResult:
     """Runs the old and the new model over the test set, as ``deploy-gate run --test-set FILE
     --old OLD --new NEW --out-old FILE --out-new FILE``: each case sent to both together, in an
@@ -478,7 +483,9 @@ def run(
     remove). ``cache``: ``None`` (the CLI's default: ``.deploy-gate-cache`` beside
     ``out_old``), a folder, or ``False`` (``--no-cache``). ``progress``: ``False`` (default),
     ``True`` (a tqdm bar of the records when tqdm is installed) or a callable ``progress(done,
-    total, "run")``. ``cli`` is ignored (with a ``DeprecationWarning``): the run is made in this
+    total, "run")``. ``outputs``: ``False`` keeps none of the models' answers in the records
+    (``--no-outputs``); by default each record keeps what its model answered (``output``, as its
+    endpoint file bounds it). ``cli`` is ignored (with a ``DeprecationWarning``): the run is made in this
     process by the native module, the GIL released; Ctrl-C stops it, its records whole (the
     same call resumes), and raises ``KeyboardInterrupt``.
 
@@ -514,6 +521,7 @@ def run(
             "endpoints": files,
             "outs": [old_path, new_path],
             "order_seed": int(order_seed),
+            "outputs": bool(outputs),
         }
         if policy is not None:
             if isinstance(policy, Mapping):

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 from . import _core
 from ._decision import GateDecision
 from ._progress import Progress, ProgressArg, ScanProgress
-from ._runners import run_runner
+from ._runners import kept_answer, run_runner
 from ._endpoint import Endpoint, _id_key, run_batch
 from ._trajectories import to_jsonl as _trajectories_jsonl
 from .errors import VerdictFileError
@@ -296,8 +296,17 @@ def _add_model(
     elif callable(model):
         assert cases is not None and ids is not None
         with Progress(progress, len(cases), f"{side} model") as bar:
-            answers = run_runner(model, cases, max_workers, max_concurrency, f"evaluate({side})", bar)
-        session.add_answers(side, f"{side}-runner.jsonl", ids, [a[0] for a in answers], [a[1] for a in answers])
+            answers = run_runner(model, cases, max_workers, max_concurrency, f"evaluate({side})", bar, kept_answer)
+        # A runner that raised has no output (its answer is the error alone).
+        outputs = [a[2] if len(a) > 2 else None for a in answers]
+        session.add_answers(
+            side,
+            f"{side}-runner.jsonl",
+            ids,
+            [a[0] for a in answers],
+            [a[1] for a in answers],
+            outputs if any(o is not None for o in outputs) else None,
+        )
     else:
         raise TypeError(f"{side}: give a verdict file path, a {{pipeline_id: verdict}} mapping or a runner callable")
 
@@ -336,7 +345,11 @@ def evaluate(
     as ``deploy-gate evaluate`` reads it, and given by ``Report.verdict_file``). A runner's
     answers follow the reference's rules (``str(v or "")``, case-insensitive; ``None`` a
     missing verdict; an exception an errored case, logged) and enter the core as the verdict
-    records a file would hold.
+    records a file would hold. A runner may also return ``{"verdict": …, "output": …}`` (any
+    mapping with those keys): the verdict is read by the same rules and the output, what the
+    model answered (any JSON value: its text, a response object, a transcript), is kept on the
+    case's record in ``Report.verdict_file(side)`` (up to 64 KiB, cut and marked
+    ``output_truncated`` beyond), never scored.
     ``*_trajectories``: a trajectory file's path, or a list of ``AgenticEvalResult`` objects or
     dicts. ``policy``: a dict shaped as a policy file (or the report's ``policy``), or a policy
     file's path; ``{"mode": "non_inferiority", "sequential": True, "budget": N}`` decides the

@@ -5,7 +5,7 @@
 
 use crate::errors::{input_error, policy_error, raise, read_error, session_error, verification_error};
 use crate::policy::{policy_json, policy_of};
-use crate::running::{answers, typed_id};
+use crate::running::{answers, kept_outputs, typed_id};
 use crate::signing::trusted_keys;
 use deploy_gate::attest;
 use deploy_gate::decision::{compare_with, decide, Evidence};
@@ -14,7 +14,7 @@ use deploy_gate::native::{self, file_name, ReadError, ReadOptions, Watch};
 use deploy_gate::policy::GatePolicy;
 use deploy_gate::render::{html, junit, markdown};
 use deploy_gate::report::GateReport;
-use deploy_gate::run::records::verdicts_of;
+use deploy_gate::run::records::verdicts_of_kept;
 use deploy_gate::session::{Session as CoreSession, SessionError};
 use deploy_gate::trajectory::{composite, mean_score, parse_trajectories, Metrics};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -325,7 +325,10 @@ impl Session {
 
     /// `side`'s verdicts from a model run: answer `i` is for pipeline `ids[i]` (see `answers`),
     /// an `int` or a `str` as the test case holds it (the integer 5 and the string "5" are two
-    /// cases). They are read as the JSONL verdict file they make, named `name`.
+    /// cases), with what the model answered, `outputs[i]` (JSON text, or `None`), kept on its
+    /// record up to 64 KiB. They are read as the JSONL verdict file they make, named `name`.
+    #[pyo3(signature = (side, name, ids, kinds, texts, outputs=None))]
+    #[allow(clippy::too_many_arguments)]
     fn add_answers(
         &mut self,
         py: Python<'_>,
@@ -334,6 +337,7 @@ impl Session {
         ids: Vec<Bound<'_, PyAny>>,
         kinds: Vec<u8>,
         texts: Vec<String>,
+        outputs: Option<Vec<Option<String>>>,
     ) -> PyResult<()> {
         let side_v = side_of(side)?;
         let ids = ids.iter().map(typed_id).collect::<PyResult<Vec<_>>>()?;
@@ -341,8 +345,16 @@ impl Session {
             return Err(PyValueError::new_err("one answer per id"));
         }
         let answers = answers(&kinds, texts)?;
-        let (verdicts, bytes) = verdicts_of(Role::verdicts(side_v), name, ids.iter().zip(answers.iter()))
-            .map_err(|e| input_error(py, &e))?;
+        let outputs = kept_outputs(outputs, ids.len())?;
+        let (verdicts, bytes) = verdicts_of_kept(
+            Role::verdicts(side_v),
+            name,
+            ids.iter()
+                .zip(answers.iter())
+                .zip(outputs.iter())
+                .map(|((id, a), o)| (id, a, o.as_ref())),
+        )
+        .map_err(|e| input_error(py, &e))?;
         self.inner.set_verdicts(side_v, verdicts);
         self.answer_files[usize::from(side_v == Side::New)] = Some(bytes);
         Ok(())

@@ -92,6 +92,60 @@ def test_runner_verdicts_are_a_verdict_files_records(tmp_path: Path, cli: Path) 
     assert report.verdict_file("new") is None
 
 
+def test_a_runner_may_return_its_verdict_with_what_the_model_answered(tmp_path: Path, cli: Path) -> None:
+    log = _log(tmp_path)
+    transcript = {"messages": [{"role": "assistant", "content": "APPROVE", "tool_calls": [{"name": "look"}]}]}
+
+    def old(text: str) -> Any:
+        if text == "in0":
+            return {"verdict": "APPROVE", "output": transcript}
+        if text == "in1":
+            return {"verdict": "PASS", "output": "é" * 40000}  # 80,000 bytes: cut at 64 KiB
+        if text == "in2":
+            return {"output": "I could not decide"}  # no verdict: a miss, its output kept
+        if text == "in3":
+            return {"verdict": None, "output": float("nan")}  # not JSON: kept as its text
+        if text == "in4":
+            raise RuntimeError("model crashed")
+        return {"verdict": "APPROVE", "why": "a mapping without output"}
+
+    report = deploy_gate.evaluate(log, old, old, policy={"min_samples": 1}, progress=False)
+    cases = {c["pipeline_id"]: c for c in report.cases}
+    assert [cases[f"p{i}"]["old_pass"] for i in range(6)] == [True, True, False, False, False, True]
+    assert cases["p2"]["old_missing"] and cases["p3"]["old_missing"] and cases["p4"]["old_errored"]
+    records = {r["pipeline_id"]: r for r in map(json.loads, (report.verdict_file("old") or b"").splitlines())}
+    assert records["p0"]["output"] == transcript and "output_truncated" not in records["p0"]
+    assert records["p1"]["output"] == "é" * 32768 and records["p1"]["output_truncated"] is True
+    assert records["p2"] == {"pipeline_id": "p2", "verdict": None, "output": "I could not decide"}
+    assert records["p3"]["output"] == "nan"
+    assert "output" not in records["p4"] and "output" not in records["p5"]
+    # The outputs are never scored: the same verdicts without them give the same report, and
+    # the CLI reads the runner's file (outputs and all) to the same report.
+    plain = deploy_gate.evaluate(
+        log, lambda t: old(t).get("verdict") if t != "in4" else old(t), old, policy={"min_samples": 1}, progress=False
+    )
+    assert [c["status"] for c in plain.cases] == [c["status"] for c in report.cases]
+    assert plain.data["decision"] == report.data["decision"]
+    saved = tmp_path / "old-runner.jsonl"
+    saved.write_bytes(report.verdict_file("old") or b"")
+    policy = tmp_path / "policy.json"
+    policy.write_text('{"min_samples": 1}')
+    out = tmp_path / "report.json"
+    done = run_cli(cli, "evaluate", "--audit", str(log), "--old-verdicts", str(saved), "--new-verdicts", str(saved),
+                   "--policy", str(policy), "--out", str(out))
+    assert done.returncode in (0, 3, 4), done.stderr.decode()
+    assert out.read_text() == report.to_json().replace("new-runner.jsonl", "old-runner.jsonl")
+
+
+def test_the_drop_in_keeps_the_references_rule_for_a_mapping(tmp_path: Path) -> None:
+    # DeploymentGate.score_model compares str() of whatever the runner returned, as the
+    # reference does: a mapping is its str(), never read for a verdict.
+    gate = deploy_gate.DeploymentGate(progress=False)
+    cases = [{"pipeline_id": "a", "input_text": "x", "expected_verdict": "PASS"}]
+    assert gate.score_model(cases, lambda t: {"verdict": "PASS", "output": "PASS"}) == 0.0
+    assert gate.score_model(cases, lambda t: "PASS") == 1.0
+
+
 def test_async_runner_with_bounded_concurrency(tmp_path: Path) -> None:
     running = 0
     peak = 0

@@ -53,7 +53,8 @@ enum Command {
     /// Run a model over the test set: starts PROGRAM (after `--`, never through a shell) as
     /// long-lived workers that read one case per line (JSON) on stdin and answer one line
     /// {"verdict": …} or {"error": "…"} each on stdout (optionally with "metrics": {"NAME":
-    /// number, …}, kept on the record for the policy's guardrails); writes the verdict file
+    /// number, …}, kept on the record for the policy's guardrails, and "output": what the model
+    /// answered, any JSON value, kept on the record for the reviewer); writes the verdict file
     /// (JSONL).
     ///
     /// Resumes from the records --out already holds. Exit code 0: every case has a record

@@ -88,6 +88,9 @@ pub struct Http {
     pub body: Option<Json>,
     /// The JSON pointer of the verdict in the response body.
     pub verdict: String,
+    /// The JSON pointer of what the record keeps as the model's answer (`output`); `None`: the
+    /// whole response.
+    pub output: Option<String>,
 }
 
 /// `kind: command`.
@@ -136,6 +139,10 @@ pub struct Endpoint {
     pub concurrency: Option<Concurrency>,
     /// The largest response body read.
     pub max_response_bytes: u64,
+    /// Whether records keep what the model answered (`outputs`, default true).
+    pub outputs: bool,
+    /// The most bytes of an answer a record keeps (`max_output_bytes`); a longer one is cut.
+    pub max_output_bytes: usize,
     /// A PEM file of CA certificates to trust besides the system's, as written (relative to
     /// the endpoint file's folder).
     pub tls_ca: Option<String>,
@@ -387,12 +394,14 @@ pub fn read_endpoint(file: &str, text: &[u8]) -> Result<Endpoint, EndpointError>
     let get = |key: &str| entries.iter().find(|e| e.0 == key).map(|e| &e.2);
     let kind_value = get("kind").ok_or_else(|| r.err(root.line, "kind", "missing (openai-chat, http or command)"))?;
     let kind_name = r.string(kind_value, "kind")?;
-    const COMMON: [&str; 7] = [
+    const COMMON: [&str; 9] = [
         "kind",
         "timeout",
         "retries",
         "concurrency",
         "max_response_bytes",
+        "outputs",
+        "max_output_bytes",
         "tls_ca",
         "description",
     ];
@@ -406,7 +415,7 @@ pub fn read_endpoint(file: &str, text: &[u8]) -> Result<Endpoint, EndpointError>
             "params",
             "verdict",
         ],
-        "http" => &["url", "method", "headers", "body", "verdict"],
+        "http" => &["url", "method", "headers", "body", "verdict", "output"],
         "command" => &["argv"],
         other => {
             return Err(r.err(
@@ -501,22 +510,42 @@ pub fn read_endpoint(file: &str, text: &[u8]) -> Result<Endpoint, EndpointError>
             Some(Concurrency { initial, min, max })
         }
     };
-    let max_response_bytes = match get("max_response_bytes") {
-        None => DEFAULT_MAX_RESPONSE,
+    let size = |field: &str, default: u64| -> Result<u64, EndpointError> {
+        Ok(match get(field) {
+            None => default,
+            Some(v) => match &v.value {
+                Value::Int(n) if *n > 0 && *n <= u64::MAX as i128 => *n as u64,
+                Value::Int(n) if *n <= 0 => {
+                    return Err(r.err(v.line, field, format!("{n} is not a size: it must be more than 0")))
+                }
+                Value::Str(s) => byte_size(s)
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| r.err(v.line, field, format!("{s:?} is not a size (e.g. 16MiB, 1000000)")))?,
+                other => {
+                    return Err(r.err(
+                        v.line,
+                        field,
+                        format!("expected a size such as 16MiB, found {}", other.describe()),
+                    ))
+                }
+            },
+        })
+    };
+    let max_response_bytes = size("max_response_bytes", DEFAULT_MAX_RESPONSE)?;
+    let max_output_bytes = usize::try_from(size(
+        "max_output_bytes",
+        crate::run::records::DEFAULT_MAX_OUTPUT_BYTES as u64,
+    )?)
+    .unwrap_or(usize::MAX);
+    let outputs = match get("outputs") {
+        None => true,
         Some(v) => match &v.value {
-            Value::Int(n) if *n > 0 && *n <= u64::MAX as i128 => *n as u64,
-            Value::Str(s) => byte_size(s).filter(|n| *n > 0).ok_or_else(|| {
-                r.err(
-                    v.line,
-                    "max_response_bytes",
-                    format!("{s:?} is not a size (e.g. 16MiB, 1000000)"),
-                )
-            })?,
+            Value::Bool(b) => *b,
             other => {
                 return Err(r.err(
                     v.line,
-                    "max_response_bytes",
-                    format!("expected a size such as 16MiB, found {}", other.describe()),
+                    "outputs",
+                    format!("expected true or false, found {}", other.describe()),
                 ))
             }
         },
@@ -567,12 +596,27 @@ pub fn read_endpoint(file: &str, text: &[u8]) -> Result<Endpoint, EndpointError>
                     format!("{verdict:?} is not a JSON pointer (it starts with `/`, e.g. /result/verdict)"),
                 ));
             }
+            let output = match get("output") {
+                None => None,
+                Some(v) => {
+                    let pointer = r.string(v, "output")?;
+                    if !(pointer.is_empty() || pointer.starts_with('/')) {
+                        return Err(r.err(
+                            v.line,
+                            "output",
+                            format!("{pointer:?} is not a JSON pointer (it starts with `/`, e.g. /result/answer)"),
+                        ));
+                    }
+                    Some(pointer)
+                }
+            };
             Kind::Http(Http {
                 url,
                 method,
                 headers,
                 body,
                 verdict,
+                output,
             })
         }
         _ => {
@@ -609,6 +653,8 @@ pub fn read_endpoint(file: &str, text: &[u8]) -> Result<Endpoint, EndpointError>
         retries,
         concurrency,
         max_response_bytes,
+        outputs,
+        max_output_bytes,
         tls_ca,
         digest: String::new(),
     };
@@ -775,7 +821,11 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
 
 impl Endpoint {
     /// The endpoint's canonical identity: every field with its default filled in, secrets
-    /// only by name. Its digest is the endpoint's; a change in any field changes it.
+    /// only by name. Its digest is the endpoint's; a change in any field that says how the model
+    /// is asked changes it. What the records keep of the answers (`outputs`, `max_output_bytes`,
+    /// an http endpoint's `output` pointer) is not part of it: the same model asked the same
+    /// way, and endpoint files written before these fields keep their digest (and their runs
+    /// resume).
     pub fn identity(&self) -> Json {
         let headers = |h: &[(String, String)]| {
             Json::Object(h.iter().map(|(k, v)| (k.clone(), Json::String(v.clone()))).collect())

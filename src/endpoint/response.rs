@@ -3,6 +3,7 @@
 //! errored, never passed.
 
 use super::{Endpoint, Kind, VerdictRule};
+use crate::run::records::Answered;
 use serde_json::Value as Json;
 
 /// Tokens as the server reported them.
@@ -125,6 +126,49 @@ pub fn error_text(prefix: &[u8], whole: bool) -> String {
 }
 
 impl Endpoint {
+    /// What the model answered in a success body, as its record keeps it (`output`), whether
+    /// or not a verdict could be read from it (an answer the verdict rule cannot read is kept
+    /// whole, so that the reviewer sees why):
+    /// - `openai-chat`: the assistant message's text (`choices[0].message.content`), or the
+    ///   message object itself when it also carries `tool_calls`, `reasoning_content` or a
+    ///   `refusal`, or has no text; the whole response when it has no `choices[0].message`;
+    /// - `http`: the value at the endpoint's `output` pointer, or the whole response (also when
+    ///   the pointer finds nothing);
+    /// - a body that is not JSON: its text.
+    ///
+    /// `None` when the endpoint keeps no outputs (`outputs: false`) or is a command (its
+    /// workers send their own `output`).
+    pub fn answered(&self, body: &[u8]) -> Option<Answered> {
+        if !self.outputs || matches!(self.kind, Kind::Command(_)) {
+            return None;
+        }
+        let Ok(json) = serde_json::from_slice::<Json>(body) else {
+            return Some(Answered::Text(String::from_utf8_lossy(body).into_owned()));
+        };
+        let value = match &self.kind {
+            Kind::Chat(_) => match json.pointer("/choices/0/message") {
+                Some(message) => {
+                    let present = |k: &str| message.get(k).is_some_and(|v| !v.is_null());
+                    match message.get("content") {
+                        Some(Json::String(text))
+                            if !present("tool_calls") && !present("reasoning_content") && !present("refusal") =>
+                        {
+                            Json::String(text.clone())
+                        }
+                        _ => message.clone(),
+                    }
+                }
+                None => json,
+            },
+            Kind::Http(h) => match h.output.as_deref().and_then(|p| json.pointer(p)) {
+                Some(v) => v.clone(),
+                None => json,
+            },
+            Kind::Command(_) => return None,
+        };
+        Some(Answered::Value(value))
+    }
+
     /// Reads a success body into a verdict; the error says what was wrong with it.
     pub fn read_reply(&self, body: &[u8]) -> Result<Reply, String> {
         let json: Json = serde_json::from_slice(body).map_err(|e| {

@@ -480,7 +480,7 @@ fn display_format_exact() {
     let e = refused("kind: command\nargv: [x]\ncolour: red\n");
     assert_eq!(
         e.to_string(),
-        "models/target.yaml line 3: colour: unknown field (expected one of: kind, timeout, retries, concurrency, max_response_bytes, tls_ca, description, argv)"
+        "models/target.yaml line 3: colour: unknown field (expected one of: kind, timeout, retries, concurrency, max_response_bytes, outputs, max_output_bytes, tls_ca, description, argv)"
     );
     let e = refused(&format!("{MINIMAL_HTTP}timeout: fast\n"));
     assert_eq!(
@@ -2344,4 +2344,181 @@ fn lines_of_block_scalars_and_leading_comments() {
         e.to_string(),
         "models/target.yaml line 1: expected a mapping, found a string"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the records keep of the answers (`output`)
+
+fn kept(t: &Endpoint, body: &[u8]) -> Option<(String, bool)> {
+    t.answered(body).map(|a| {
+        let o = a.bounded(t.max_output_bytes);
+        (o.json, o.truncated)
+    })
+}
+
+#[test]
+fn outputs_are_kept_by_default_within_64_kib_and_the_fields_read() {
+    let t = ok(MINIMAL_CHAT);
+    assert!(t.outputs);
+    assert_eq!(t.max_output_bytes, 64 * 1024);
+    let t = ok(&format!("{MINIMAL_CHAT}outputs: false\nmax_output_bytes: 1KiB\n"));
+    assert!(!t.outputs);
+    assert_eq!(t.max_output_bytes, 1024);
+    assert_eq!(kept(&t, &answer("PASS")), None);
+    assert_eq!(
+        ok(&format!("{MINIMAL_HTTP}max_output_bytes: 300\n")).max_output_bytes,
+        300
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}outputs: no way\n"),
+        7,
+        "outputs",
+        "expected true or false",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}max_output_bytes: 0\n"),
+        7,
+        "max_output_bytes",
+        "must be more than 0",
+    );
+    refused_at(
+        &format!("{MINIMAL_CHAT}max_output_bytes: lots\n"),
+        7,
+        "max_output_bytes",
+        "is not a size",
+    );
+    refused_at(
+        &format!("{MINIMAL_HTTP}output: result\n"),
+        4,
+        "output",
+        "is not a JSON pointer",
+    );
+    // Only an http endpoint has an `output` pointer.
+    refused_at(&format!("{MINIMAL_CHAT}output: /x\n"), 7, "output", "unknown field");
+}
+
+#[test]
+fn what_records_keep_does_not_change_the_digest() {
+    // The same model asked the same way: files written before these fields keep their digest.
+    for extra in ["outputs: false", "outputs: true", "max_output_bytes: 1KiB"] {
+        assert_eq!(
+            ok(MINIMAL_CHAT).digest,
+            ok(&format!("{MINIMAL_CHAT}{extra}\n")).digest,
+            "{extra}"
+        );
+        assert_eq!(
+            ok(COMMAND_YAML).digest,
+            ok(&format!("{COMMAND_YAML}{extra}\n")).digest,
+            "{extra}"
+        );
+    }
+    assert_eq!(
+        ok(MINIMAL_HTTP).digest,
+        ok(&format!("{MINIMAL_HTTP}output: /text\n")).digest
+    );
+}
+
+#[test]
+fn a_chat_answer_is_kept_as_its_text_or_as_its_message() {
+    let t = ok(MINIMAL_CHAT);
+    assert_eq!(
+        kept(&t, &answer("  PASS, because the tests pass\n")),
+        Some(("\"  PASS, because the tests pass\\n\"".into(), false))
+    );
+    // Tool calls, reasoning or a refusal: the message object, as the server gave it.
+    for extra in [
+        json!({"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}),
+        json!({"reasoning_content": "first I check the stage"}),
+        json!({"refusal": "I cannot"}),
+    ] {
+        let mut message = json!({"role": "assistant", "content": "PASS"});
+        for (k, v) in extra.as_object().unwrap() {
+            message[k] = v.clone();
+        }
+        let body = json!({"choices": [{"index": 0, "message": message.clone()}]}).to_string();
+        let (json, truncated) = kept(&t, body.as_bytes()).unwrap();
+        assert_eq!(serde_json::from_str::<Json>(&json).unwrap(), message);
+        assert!(!truncated);
+    }
+    // `tool_calls: null` is no tool call.
+    let body =
+        json!({"choices": [{"message": {"role": "assistant", "content": "OK", "tool_calls": null}}]}).to_string();
+    assert_eq!(kept(&t, body.as_bytes()), Some(("\"OK\"".into(), false)));
+    // No text: the message (the case is errored, and the reviewer sees why).
+    let body = json!({"choices": [{"message": {"role": "assistant", "content": null}, "finish_reason": "length"}]})
+        .to_string();
+    assert!(t.read_reply(body.as_bytes()).is_err());
+    assert_eq!(
+        kept(&t, body.as_bytes()),
+        Some(("{\"role\":\"assistant\",\"content\":null}".into(), false))
+    );
+    // No choices: the whole response; not JSON: its text.
+    let body = br#"{"object":"chat.completion","choices":[]}"#;
+    assert_eq!(
+        kept(&t, body),
+        Some(("{\"object\":\"chat.completion\",\"choices\":[]}".into(), false))
+    );
+    assert_eq!(
+        kept(&t, b"<html>oops</html>"),
+        Some(("\"<html>oops</html>\"".into(), false))
+    );
+}
+
+#[test]
+fn an_answer_the_verdict_rule_cannot_read_is_kept_whole() {
+    let t = chat_with("json:/verdict");
+    let body = answer("The verdict is allow, I think");
+    assert!(t.read_reply(&body).is_err());
+    assert_eq!(
+        kept(&t, &body),
+        Some(("\"The verdict is allow, I think\"".into(), false))
+    );
+}
+
+#[test]
+fn an_http_answer_is_kept_whole_or_at_its_output_pointer() {
+    let body = br#"{"verdict": "PASS", "explanation": {"steps": [1, 2]}}"#;
+    let t = ok(MINIMAL_HTTP);
+    assert_eq!(
+        kept(&t, body),
+        Some(("{\"verdict\":\"PASS\",\"explanation\":{\"steps\":[1,2]}}".into(), false))
+    );
+    let t = ok(&format!("{MINIMAL_HTTP}output: /explanation\n"));
+    assert_eq!(kept(&t, body), Some(("{\"steps\":[1,2]}".into(), false)));
+    // Nothing there: the whole response.
+    let t = ok(&format!("{MINIMAL_HTTP}output: /missing\n"));
+    assert_eq!(
+        kept(&t, body),
+        Some(("{\"verdict\":\"PASS\",\"explanation\":{\"steps\":[1,2]}}".into(), false))
+    );
+    // A command's workers send their own.
+    assert!(ok(COMMAND_YAML).answered(body).is_none());
+}
+
+#[test]
+fn a_long_answer_is_cut_on_a_character_boundary_and_marked() {
+    let t = ok(&format!("{MINIMAL_CHAT}max_output_bytes: 10\n"));
+    // 9 ASCII bytes, then a 4-byte character that would cross the bound.
+    let (json, truncated) = kept(&t, &answer("123456789😀 and more")).unwrap();
+    assert_eq!(json, "\"123456789\"");
+    assert!(truncated);
+    // Exactly at the bound: whole.
+    assert_eq!(kept(&t, &answer("0123456789")), Some(("\"0123456789\"".into(), false)));
+    // A message object over the bound: the text of its first bytes.
+    let body = json!({"choices": [{"message": {"role": "assistant", "content": "x", "refusal": "no"}}]}).to_string();
+    let (json, truncated) = kept(&t, body.as_bytes()).unwrap();
+    assert_eq!(serde_json::from_str::<String>(&json).unwrap(), "{\"role\":\"a");
+    assert!(truncated);
+}
+
+proptest! {
+    #[test]
+    fn any_answer_is_kept_as_one_line_of_json_within_the_bound(text in "\\PC{0,40}", max in 1usize..48) {
+        let o = crate::run::records::Output::text(&text, max);
+        let back: String = serde_json::from_str(&o.json).unwrap();
+        prop_assert!(back.len() <= max);
+        prop_assert!(text.starts_with(&back));
+        prop_assert_eq!(o.truncated, back.len() < text.len());
+        prop_assert!(!o.json.contains('\n'));
+    }
 }

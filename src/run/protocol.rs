@@ -5,14 +5,17 @@
 //! The protocol: a worker reads one test case per line on stdin (the test set's line, byte for
 //! byte) and writes one line per case on stdout, in order: `{"verdict": V}` (any JSON value,
 //! kept as written) or `{"error": "text"}`, optionally with `"pipeline_id"` echoing the case's
-//! id (then checked) and `"metrics"`, an object of named finite numbers
-//! (`{"cost_usd": 0.012, "steps": 7}`) that the record carries for the policy's guardrails.
+//! id (then checked), `"metrics"`, an object of named finite numbers
+//! (`{"cost_usd": 0.012, "steps": 7}`) that the record carries for the policy's guardrails, and
+//! `"output"`, what the model answered (any JSON value: a text, a response object, a
+//! transcript), which the record keeps for the reviewer, bounded ([`Output`]).
 //! Anything else is not an answer ([`BadAnswer`]): the case is errored, never passed. The
 //! output is JSONL of `{"pipeline_id": ID, "verdict": V}` or `{"pipeline_id": ID, "error":
-//! "text"}` (then `"metrics"` when the worker gave them), the id written as the test set wrote
-//! it (an integer stays an integer), which [`crate::verdicts`] reads as any verdict file.
+//! "text"}` (then `"output"` and `"metrics"` when the worker gave them), the id written as the
+//! test set wrote it (an integer stays an integer), which [`crate::verdicts`] reads as any
+//! verdict file.
 
-use super::records::{write_record_with, Cost, Record};
+use super::records::{write_record_kept, Cost, Output, Record};
 use crate::audit::PipelineId;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -215,7 +218,8 @@ pub enum Answer {
     Error(String),
 }
 
-/// A worker's answer to a case: its verdict or error, and the `metrics` it gave.
+/// A worker's answer to a case: its verdict or error, the `metrics` it gave, and what the
+/// model answered (`output`).
 #[derive(Debug)]
 pub struct Reply {
     /// The verdict or the error.
@@ -223,6 +227,8 @@ pub struct Reply {
     /// `metrics` as the JSON text the record carries: an object of named finite numbers, each
     /// name once, the numbers as JSON writes them (`7`, `0.012`), in the worker's order.
     pub metrics: Option<String>,
+    /// `output` exactly as the worker wrote it (any JSON value), before it is bounded.
+    pub output: Option<Box<RawValue>>,
 }
 
 /// A worker's line is not an answer: the case is errored with this message.
@@ -240,8 +246,8 @@ pub enum BadAnswer {
     /// Both `verdict` and `error`.
     #[error("the answer has both \"verdict\" and \"error\"")]
     Both,
-    /// A key other than `verdict`, `error`, `pipeline_id` and `metrics`.
-    #[error("the answer has the key {0:?}; only \"verdict\" or \"error\" (and \"pipeline_id\", \"metrics\") are read")]
+    /// A key other than `verdict`, `error`, `pipeline_id`, `metrics` and `output`.
+    #[error("the answer has the key {0:?}; only \"verdict\" or \"error\" (and \"pipeline_id\", \"metrics\", \"output\") are read")]
     UnknownKey(String),
     /// `metrics` is not an object of named finite numbers, each name once.
     #[error("the answer's \"metrics\" {0}")]
@@ -272,9 +278,11 @@ struct Fields {
     verdict: Option<Box<RawValue>>,
     error: Option<Box<RawValue>>,
     unknown: Option<String>,
-    /// The first of `latency_ms`, `usage`, `attempts`, `target`: what a record of an
-    /// endpoint run carries besides its verdict, which a worker's answer may not.
+    /// The first of `latency_ms`, `usage`, `attempts`, `target`, `output_truncated`: what a
+    /// record of a run carries besides its verdict, which a worker's answer may not.
     cost_key: Option<String>,
+    /// `output`: what the model answered, as written.
+    output: Option<Box<RawValue>>,
     /// The `target` of a record (its target's digest), when a string.
     target: Option<String>,
     /// `metrics`: its JSON text as written on a record, or what is wrong with it.
@@ -386,11 +394,14 @@ impl<'de> Deserialize<'de> for Fields {
                         "error" => f.error = Some(a.next_value()?),
                         "metrics" if f.metrics.is_some() => return Err(twice()),
                         "metrics" => f.metrics = Some(a.next_value::<MetricsValue>()?.0),
-                        "latency_ms" | "usage" | "attempts" | "target" => {
+                        "output" if f.output.is_some() => return Err(twice()),
+                        "output" => f.output = Some(a.next_value()?),
+                        "latency_ms" | "usage" | "attempts" | "target" | "output_truncated" => {
                             let bit = match &*key {
                                 "latency_ms" => 1u8,
                                 "usage" => 2,
                                 "attempts" => 4,
+                                "output_truncated" => 16,
                                 _ => 8,
                             };
                             if seen & bit != 0 {
@@ -449,7 +460,14 @@ fn outcome(f: Fields) -> Result<(Option<IdValue>, Reply), BadAnswer> {
             Err(_) => return Err(BadAnswer::ErrorNotText),
         },
     };
-    Ok((f.id, Reply { answer, metrics }))
+    Ok((
+        f.id,
+        Reply {
+            answer,
+            metrics,
+            output: f.output,
+        },
+    ))
 }
 
 /// Reads a worker's answer line (without its newline) to the case `id`.
@@ -474,8 +492,9 @@ pub fn parse_answer(line: &[u8], id: &PipelineId) -> Result<Reply, BadAnswer> {
 }
 
 /// The output record of a case, one line ending in `\n`: the id as the test set wrote it, then
-/// the verdict as the worker wrote it, or the error, then the metrics it gave.
-pub fn record_line(id: &PipelineId, reply: &Reply) -> String {
+/// the verdict as the worker wrote it, or the error, then what the model answered (`output`,
+/// bounded to `max_output` bytes; `None`: not kept), then the metrics it gave.
+pub fn record_line(id: &PipelineId, reply: &Reply, max_output: Option<usize>) -> String {
     let mut out = Vec::new();
     let record = match &reply.answer {
         Answer::Verdict(verdict) => Record::Verdict(verdict.get()),
@@ -485,7 +504,11 @@ pub fn record_line(id: &PipelineId, reply: &Reply) -> String {
         metrics: reply.metrics.as_deref(),
         ..Cost::default()
     };
-    write_record_with(&mut out, id, record, &cost);
+    let output = match (&reply.output, max_output) {
+        (Some(o), Some(max)) => Some(Output::raw(o, max)),
+        _ => None,
+    };
+    write_record_kept(&mut out, id, record, output.as_ref(), &cost);
     String::from_utf8(out).expect("a record is UTF-8")
 }
 
@@ -678,7 +701,7 @@ mod tests {
     #[test]
     fn answers_keep_the_verdict_as_written() {
         let p = id("9", true);
-        let record = |line: &[u8]| record_line(&p, &parse_answer(line, &p).unwrap());
+        let record = |line: &[u8]| record_line(&p, &parse_answer(line, &p).unwrap(), Some(64));
         assert_eq!(
             record(b"{\"verdict\": \"PASS\"}"),
             "{\"pipeline_id\":9,\"verdict\":\"PASS\"}\n"
@@ -703,8 +726,10 @@ mod tests {
                 &s,
                 &Reply {
                     answer: Answer::Error("timeout after 60s".into()),
-                    metrics: None
-                }
+                    metrics: None,
+                    output: None,
+                },
+                Some(64)
             ),
             "{\"pipeline_id\":\"a\\\"b\",\"error\":\"timeout after 60s\"}\n"
         );
@@ -750,7 +775,7 @@ mod tests {
     #[test]
     fn answers_may_carry_metrics_which_the_record_keeps() {
         let p = id("9", true);
-        let record = |line: &[u8]| record_line(&p, &parse_answer(line, &p).unwrap());
+        let record = |line: &[u8]| record_line(&p, &parse_answer(line, &p).unwrap(), Some(64));
         assert_eq!(
             record(b"{\"verdict\": \"PASS\", \"metrics\": {\"cost_usd\": 0.0120, \"steps\": 7, \"t\": -0, \"big\": 1e300}}"),
             "{\"pipeline_id\":9,\"verdict\":\"PASS\",\"metrics\":{\"cost_usd\":0.012,\"steps\":7,\"t\":-0.0,\"big\":1e+300}}\n"
@@ -828,6 +853,69 @@ mod tests {
                 BadAnswer::UnknownKey(key.into())
             );
         }
+    }
+
+    #[test]
+    fn answers_may_carry_the_models_output_which_the_record_keeps_bounded() {
+        let p = id("9", true);
+        let record = |line: &[u8], max: Option<usize>| record_line(&p, &parse_answer(line, &p).unwrap(), max);
+        // Any JSON value, as the worker wrote it, after the verdict or error, before metrics.
+        assert_eq!(
+            record(
+                b"{\"output\": {\"role\": \"assistant\", \"tool_calls\": [1]}, \"verdict\": \"PASS\", \"metrics\": {\"s\": 1}}",
+                Some(64)
+            ),
+            "{\"pipeline_id\":9,\"verdict\":\"PASS\",\"output\":{\"role\": \"assistant\", \"tool_calls\": [1]},\"metrics\":{\"s\":1}}\n"
+        );
+        assert_eq!(
+            record(
+                b"{\"error\": \"no verdict\", \"output\": \"I think it is fine\"}",
+                Some(64)
+            ),
+            "{\"pipeline_id\":9,\"error\":\"no verdict\",\"output\":\"I think it is fine\"}\n"
+        );
+        // Longer than the bound: a text cut on a character boundary (é is two bytes), marked.
+        assert_eq!(
+            record("{\"verdict\": 1, \"output\": \"abcé\"}".as_bytes(), Some(4)),
+            "{\"pipeline_id\":9,\"verdict\":1,\"output\":\"abc\",\"output_truncated\":true}\n"
+        );
+        // An object longer than the bound is kept as the text of its first bytes.
+        assert_eq!(
+            record(b"{\"verdict\": 1, \"output\": {\"a\": \"xyz\"}}", Some(6)),
+            "{\"pipeline_id\":9,\"verdict\":1,\"output\":\"{\\\"a\\\": \",\"output_truncated\":true}\n"
+        );
+        // Not kept (--no-outputs): the record a worker without output gets.
+        assert_eq!(
+            record(b"{\"verdict\": 1, \"output\": \"x\"}", None),
+            "{\"pipeline_id\":9,\"verdict\":1}\n"
+        );
+        // Twice, or the mark a record carries, is not an answer.
+        let bad = |line: &[u8]| parse_answer(line, &p).unwrap_err();
+        assert!(matches!(
+            bad(b"{\"verdict\": 1, \"output\": 1, \"output\": 2}"),
+            BadAnswer::NotObject(_)
+        ));
+        assert_eq!(
+            bad(b"{\"verdict\": 1, \"output\": \"x\", \"output_truncated\": true}"),
+            BadAnswer::UnknownKey("output_truncated".into())
+        );
+    }
+
+    #[test]
+    fn resumes_records_with_outputs() {
+        let cases = read_cases("t.jsonl", SET).unwrap();
+        let out = b"{\"pipeline_id\":7,\"verdict\":\"PASS\",\"output\":{\"a\":[1]}}\n{\"pipeline_id\":\"7\",\"error\":\"x\",\"output\":\"abc\",\"output_truncated\":true}\n";
+        let r = read_resume("v.jsonl", out, &cases, None).unwrap();
+        assert_eq!(r.done.iter().map(|d| d.0).collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(r.errored, 1);
+        let endpoint = b"{\"pipeline_id\":\"p1\",\"verdict\":\"PASS\",\"output\":\"PASS, because\",\"latency_ms\":3.5,\"attempts\":1,\"target\":\"sha256:ab\"}\n";
+        assert_eq!(
+            read_resume("v.jsonl", endpoint, &cases, Some("sha256:ab"))
+                .unwrap()
+                .done
+                .len(),
+            1
+        );
     }
 
     #[test]

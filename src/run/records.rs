@@ -65,8 +65,124 @@ pub struct Cost<'a> {
     pub target: Option<&'a str>,
 }
 
+/// The bound on a kept answer when the endpoint file sets none (`max_output_bytes`): 64 KiB.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// What the model answered, as a record keeps it: `"output"` (any JSON value) and, when the
+/// answer was longer than the bound and cut, `"output_truncated": true`. It never takes part in
+/// scoring: a verdict file is read the same with or without it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// The answer as one line of JSON text (a string's quotes included).
+    pub json: String,
+    /// Whether the answer was cut to the bound.
+    pub truncated: bool,
+}
+
+/// JSON text made safe to hold in one line of a JSONL file for every reader: the line
+/// separators JSON allows raw inside strings (U+2028, U+2029, and U+0085, which Python's
+/// `str.splitlines` also breaks at) escaped, and a raw carriage return (whitespace between
+/// tokens: inside a string JSON has it escaped) made a space. The value is the same.
+fn one_line(json: String) -> String {
+    if !json.contains(['\u{2028}', '\u{2029}', '\u{85}', '\r']) {
+        return json;
+    }
+    json.replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+        .replace('\u{85}', "\\u0085")
+        .replace('\r', " ")
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn prefix(s: &str, max: usize) -> &str {
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+impl Output {
+    /// A text answer: its first `max` bytes of UTF-8, cut on a character boundary (the bound is
+    /// the text's: its JSON, with escapes, may be longer).
+    pub fn text(s: &str, max: usize) -> Output {
+        let kept = prefix(s, max);
+        Output {
+            json: one_line(serde_json::to_string(kept).expect("a string serializes")),
+            truncated: kept.len() < s.len(),
+        }
+    }
+
+    /// An answer that is a JSON value. A string is bounded as [`Output::text`]; any other value
+    /// is kept whole when its JSON text (one line) is at most `max` bytes, and otherwise becomes
+    /// the text of its first `max` bytes (a cut object is no longer JSON, so it is kept as text).
+    pub fn value(value: &serde_json::Value, max: usize) -> Output {
+        if let serde_json::Value::String(s) = value {
+            return Output::text(s, max);
+        }
+        let json = one_line(serde_json::to_string(value).expect("JSON serializes"));
+        if json.len() <= max {
+            Output { json, truncated: false }
+        } else {
+            Output::text(&json, max)
+        }
+    }
+
+    /// An answer given as JSON text (a worker's `output`, exactly as it wrote it: one line).
+    pub fn raw(json: &RawValue, max: usize) -> Output {
+        let text = json.get();
+        if text.starts_with('"') {
+            if let Ok(s) = serde_json::from_str::<String>(text) {
+                return Output::text(&s, max);
+            }
+        }
+        if text.len() <= max {
+            Output {
+                json: one_line(text.to_owned()),
+                truncated: false,
+            }
+        } else {
+            Output::text(text, max)
+        }
+    }
+}
+
+/// What the model answered, before it is bounded to the run's `max_output_bytes`.
+#[derive(Debug, Clone)]
+pub enum Answered {
+    /// JSON text exactly as a worker wrote it.
+    Raw(Box<RawValue>),
+    /// A JSON value read from a response body.
+    Value(serde_json::Value),
+    /// A body that is not JSON, as text (invalid UTF-8 replaced).
+    Text(String),
+}
+
+impl Answered {
+    /// The answer as a record keeps it, at most `max` bytes ([`Output`]).
+    pub fn bounded(&self, max: usize) -> Output {
+        match self {
+            Answered::Raw(raw) => Output::raw(raw, max),
+            Answered::Value(value) => Output::value(value, max),
+            Answered::Text(text) => Output::text(text, max),
+        }
+    }
+}
+
 /// [`write_record`] with what the call cost ([`Cost`]); with none, the same bytes.
 pub fn write_record_with(out: &mut Vec<u8>, id: &PipelineId, record: Record<'_>, cost: &Cost<'_>) {
+    write_record_kept(out, id, record, None, cost);
+}
+
+/// [`write_record_with`] keeping what the model answered (`output`, and `output_truncated` when
+/// it was cut), written after the verdict or error; with no output, the same bytes.
+pub fn write_record_kept(
+    out: &mut Vec<u8>,
+    id: &PipelineId,
+    record: Record<'_>,
+    output: Option<&Output>,
+    cost: &Cost<'_>,
+) {
     let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
     out.extend_from_slice(b"{\"pipeline_id\":");
     if id.numeric {
@@ -82,6 +198,13 @@ pub fn write_record_with(out: &mut Vec<u8>, id: &PipelineId, record: Record<'_>,
         Record::Error(e) => {
             out.extend_from_slice(b",\"error\":");
             out.extend_from_slice(text(e).as_bytes());
+        }
+    }
+    if let Some(output) = output {
+        out.extend_from_slice(b",\"output\":");
+        out.extend_from_slice(output.json.as_bytes());
+        if output.truncated {
+            out.extend_from_slice(b",\"output_truncated\":true");
         }
     }
     if let Some(ms) = cost.latency_ms.filter(|ms| ms.is_finite() && *ms >= 0.0) {
@@ -121,15 +244,24 @@ pub fn write_record_with(out: &mut Vec<u8>, id: &PipelineId, record: Record<'_>,
 /// The answers as a JSONL verdict file: one record per answer ([`write_record`]), in the order
 /// given.
 pub fn records_jsonl<'a>(answers: impl IntoIterator<Item = (&'a PipelineId, &'a Answer)>) -> Vec<u8> {
+    records_jsonl_kept(answers.into_iter().map(|(id, answer)| (id, answer, None)))
+}
+
+/// [`records_jsonl`] with what the model answered beside each answer (`output`, already
+/// bounded: [`Output`]); with none, the same bytes.
+pub fn records_jsonl_kept<'a>(
+    answers: impl IntoIterator<Item = (&'a PipelineId, &'a Answer, Option<&'a Output>)>,
+) -> Vec<u8> {
     let mut out = Vec::new();
-    for (id, answer) in answers {
+    let none = Cost::default();
+    for (id, answer, output) in answers {
         match answer {
             Answer::Verdict(v) => {
                 let json = serde_json::to_string(v).expect("a string serializes");
-                write_record(&mut out, id, Record::Verdict(&json));
+                write_record_kept(&mut out, id, Record::Verdict(&json), output, &none);
             }
-            Answer::Missing => write_record(&mut out, id, Record::Verdict("null")),
-            Answer::Error(e) => write_record(&mut out, id, Record::Error(e)),
+            Answer::Missing => write_record_kept(&mut out, id, Record::Verdict("null"), output, &none),
+            Answer::Error(e) => write_record_kept(&mut out, id, Record::Error(e), output, &none),
         }
     }
     out
@@ -143,7 +275,16 @@ pub fn verdicts_of<'a>(
     name: &str,
     answers: impl IntoIterator<Item = (&'a PipelineId, &'a Answer)>,
 ) -> Result<(Verdicts, Vec<u8>), InputError> {
-    let bytes = records_jsonl(answers);
+    verdicts_of_kept(role, name, answers.into_iter().map(|(id, answer)| (id, answer, None)))
+}
+
+/// [`verdicts_of`] with what the model answered beside each answer ([`records_jsonl_kept`]).
+pub fn verdicts_of_kept<'a>(
+    role: Role,
+    name: &str,
+    answers: impl IntoIterator<Item = (&'a PipelineId, &'a Answer, Option<&'a Output>)>,
+) -> Result<(Verdicts, Vec<u8>), InputError> {
+    let bytes = records_jsonl_kept(answers);
     let verdicts = parse_verdicts(role, name, &bytes)?;
     Ok((verdicts, bytes))
 }
@@ -258,5 +399,54 @@ mod tests {
         let (v, _) = verdicts_of(Role::OldVerdicts, "old", ids.iter().zip(answers.iter())).unwrap();
         let s = crate::scoring::score(&ts, &v, &v);
         assert_eq!((s.old.passed, s.old.missing, s.old.errored, s.old.wrong), (1, 1, 1, 0));
+    }
+}
+
+#[cfg(test)]
+mod output_tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_output_is_one_line_for_every_reader_and_reads_back_the_same() {
+        let tricky = "a\u{2028}b\u{2029}c\u{85}d\r\ne\"f\\";
+        for o in [
+            Output::text(tricky, 1000),
+            Output::value(&serde_json::json!({"t": tricky, "n": [1, 2]}), 1000),
+            Output::raw(
+                &serde_json::from_str::<Box<RawValue>>("{\"t\":\r \"a\\u2028b\"}").unwrap(),
+                1000,
+            ),
+            Output::raw(
+                &serde_json::from_str::<Box<RawValue>>("{\"t\":\"a\u{2028}b\"}").unwrap(),
+                1000,
+            ),
+        ] {
+            assert!(
+                !o.json.contains(['\n', '\r', '\u{2028}', '\u{2029}', '\u{85}']),
+                "{}",
+                o.json
+            );
+            let back: serde_json::Value = serde_json::from_str(&o.json).unwrap();
+            assert!(
+                back == serde_json::json!(tricky)
+                    || back["t"] == serde_json::json!(tricky)
+                    || back["t"] == "a\u{2028}b",
+                "{back}"
+            );
+        }
+    }
+
+    #[test]
+    fn records_without_an_output_keep_their_bytes() {
+        let id = PipelineId {
+            text: Arc::from("p1"),
+            numeric: false,
+        };
+        let mut with = Vec::new();
+        write_record_kept(&mut with, &id, Record::Verdict("\"PASS\""), None, &Cost::default());
+        let mut before = Vec::new();
+        write_record(&mut before, &id, Record::Verdict("\"PASS\""));
+        assert_eq!(with, before);
+        assert_eq!(before, b"{\"pipeline_id\":\"p1\",\"verdict\":\"PASS\"}\n");
     }
 }

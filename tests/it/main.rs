@@ -54,6 +54,8 @@ mod oms_keyless;
 #[cfg(all(unix, not(target_arch = "wasm32")))]
 mod outcomes;
 #[cfg(not(target_arch = "wasm32"))]
+mod outputs;
+#[cfg(not(target_arch = "wasm32"))]
 mod parity;
 #[cfg(not(target_arch = "wasm32"))]
 mod policy_cli;

@@ -77,18 +77,21 @@ fn run_args(cases: &str, out: &Path, flags: &[&str], program: &[&str]) -> Vec<St
 
 /// The records of an output file by id (as JSON text, so `7` and `"7"` differ), checking there
 /// is one per case of `cases` and each has exactly the id's JSON type (and, after the verdict or
-/// error, at most the `metrics` its worker answered with).
+/// error, at most what its worker answered (`output`, `output_truncated`) and the `metrics` it
+/// answered with, in that order).
 fn records_by_id(out: &Path, cases: &[Value]) -> HashMap<String, Value> {
     let records = lines(out);
     let mut by_id = HashMap::new();
     for r in &records {
         let mut keys: Vec<&String> = r.as_object().unwrap().keys().collect();
-        if keys.len() == 3 && keys[2] == "metrics" {
-            keys.pop();
+        for optional in ["metrics", "output_truncated", "output"] {
+            if keys.len() > 2 && keys[keys.len() - 1] == optional {
+                keys.pop();
+            }
         }
         assert!(
             keys == ["pipeline_id", "verdict"] || keys == ["pipeline_id", "error"],
-            "a record is {{pipeline_id, verdict|error}} (then metrics): {r}"
+            "a record is {{pipeline_id, verdict|error}} (then output, output_truncated, metrics): {r}"
         );
         let id = r["pipeline_id"].to_string();
         assert!(by_id.insert(id.clone(), r.clone()).is_none(), "one record for {id}");
@@ -369,6 +372,132 @@ fn verdicts_are_kept_as_the_worker_wrote_them() {
 }
 
 #[test]
+fn the_models_outputs_are_kept_bounded_beside_the_verdicts_and_never_scored() {
+    let dir = tempdir();
+    let (cases_path, cases) = test_set(dir.path());
+    // Each case's answer: a transcript object, a long text (cut at 64 KiB on a character
+    // boundary), or, on the third case, a line that is not an answer (kept as text).
+    let worker = python_worker(
+        dir.path(),
+        "w.py",
+        "if cid == sys.argv[1]:\n\
+         \x20   print('verdict: ' + case['expected_verdict'], flush=True)\n\
+         \x20   continue\n\
+         if cid == sys.argv[2]:\n\
+         \x20   print(json.dumps({'verdict': case['expected_verdict'], 'output': 'é' * 40000}), flush=True)\n\
+         \x20   continue\n\
+         print(json.dumps({'output': {'messages': [{'role': 'assistant', 'content': 'It is ' + case['expected_verdict'], 'tool_calls': [{'name': 'look', 'arguments': cid}]}]}, 'verdict': case['expected_verdict'], 'metrics': {'steps': 2}}), flush=True)\n\
+         continue",
+    );
+    let (bad, long) = (cid(&cases, 2), cid(&cases, 5));
+    let out = dir.path().join("v.jsonl");
+    let o = run(&run_args(
+        &cases_path,
+        &out,
+        &["--jobs", "2"],
+        &["python3", &worker, &bad, &long],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let by_id = records_by_id(&out, &cases);
+    for (n, c) in cases.iter().enumerate() {
+        let r = &by_id[&c["pipeline_id"].to_string()];
+        let id = cid(&cases, n);
+        if id == bad {
+            assert!(
+                r["error"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("invalid answer from the worker"),
+                "{r}"
+            );
+            assert_eq!(
+                r["output"],
+                format!("verdict: {}", c["expected_verdict"].as_str().unwrap()),
+                "{r}"
+            );
+        } else if id == long {
+            let kept = r["output"].as_str().unwrap();
+            assert!(kept.len() <= 64 * 1024 && kept.len() > 64 * 1024 - 2, "{}", kept.len());
+            assert!(kept.chars().all(|ch| ch == 'é'));
+            assert_eq!(r["output_truncated"], true);
+        } else {
+            assert_eq!(r["verdict"], c["expected_verdict"], "{r}");
+            assert_eq!(
+                r["output"]["messages"][0]["tool_calls"][0]["arguments"],
+                id.as_str(),
+                "{r}"
+            );
+            assert_eq!(r["metrics"]["steps"], 2, "{r}");
+            assert!(r.get("output_truncated").is_none(), "{r}");
+        }
+    }
+    // Scoring never sees them: the report of the file with outputs is, byte for byte, the report
+    // of the same records without them, but for the verdict files' sizes and digests.
+    let stripped: String = lines(&out)
+        .into_iter()
+        .map(|mut r| {
+            let o = r.as_object_mut().unwrap();
+            o.remove("output");
+            o.remove("output_truncated");
+            format!("{r}\n")
+        })
+        .collect();
+    let policy = write(dir.path(), "policy.json", r#"{"min_samples": 1, "max_samples": null}"#);
+    let report = |verdicts: &[u8], sub: &str| {
+        let folder = dir.path().join(sub);
+        std::fs::create_dir_all(&folder).unwrap();
+        let file = folder.join("v.jsonl");
+        std::fs::write(&file, verdicts).unwrap();
+        let path = folder.join("report.json");
+        let o = run(&[
+            "evaluate",
+            "--audit",
+            &s(&fixture()),
+            "--policy",
+            &policy,
+            "--old-verdicts",
+            &s(&file),
+            "--new-verdicts",
+            &s(&file),
+            "--out",
+            &s(&path),
+        ]);
+        assert!(o.status.code().is_some(), "{}", text(&o));
+        use sha2::Digest;
+        let digest = hex::encode(sha2::Sha256::digest(verdicts));
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .replace(&digest, "DIGEST")
+            .replace(&format!("\"bytes\": {},", verdicts.len()), "\"bytes\": BYTES,")
+    };
+    let with = std::fs::read(&out).unwrap();
+    assert_ne!(with, stripped.as_bytes());
+    assert_eq!(report(&with, "with"), report(stripped.as_bytes(), "without"));
+    // A resumed run reads records with outputs and keeps them as they were; --no-outputs keeps
+    // none.
+    let before = std::fs::read(&out).unwrap();
+    let o = run(&run_args(
+        &cases_path,
+        &out,
+        &["--jobs", "2"],
+        &["python3", &worker, &bad, &long],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    let none = dir.path().join("none.jsonl");
+    let o = run(&run_args(
+        &cases_path,
+        &none,
+        &["--no-outputs"],
+        &["python3", &worker, &bad, &long],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(lines(&none)
+        .iter()
+        .all(|r| r.get("output").is_none() && r.get("output_truncated").is_none()));
+}
+
+#[test]
 fn jobs_run_concurrently_and_worker_stderr_is_passed_through() {
     let dir = tempdir();
     let (cases_path, cases) = test_set(dir.path());
@@ -535,7 +664,7 @@ fn garbage_on_stdout_errors_the_case_and_restarts_the_worker() {
     );
     assert_eq!(
         error(4),
-        "invalid answer from the worker: the answer has the key \"verdit\"; only \"verdict\" or \"error\" (and \"pipeline_id\", \"metrics\") are read"
+        "invalid answer from the worker: the answer has the key \"verdit\"; only \"verdict\" or \"error\" (and \"pipeline_id\", \"metrics\", \"output\") are read"
     );
     assert_eq!(
         error(6),

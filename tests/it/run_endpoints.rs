@@ -367,10 +367,20 @@ fn a_two_model_run_writes_full_records_that_evaluate_reads() {
         for r in by_id.values() {
             assert_eq!(
                 keys(r),
-                ["pipeline_id", "verdict", "latency_ms", "usage", "attempts", "target"],
+                [
+                    "pipeline_id",
+                    "verdict",
+                    "output",
+                    "latency_ms",
+                    "usage",
+                    "attempts",
+                    "target"
+                ],
                 "{r}"
             );
             assert_eq!(r["verdict"], "PASS", "{r}");
+            // What the model answered, as it gave it (the verdict is its text, trimmed).
+            assert_eq!(r["output"].as_str().unwrap().trim(), "PASS", "{r}");
             assert!(r["latency_ms"].as_f64().unwrap() >= 0.0, "{r}");
             assert!(r["usage"]["prompt_tokens"].as_u64().unwrap() > 4, "{r}");
             assert_eq!(r["usage"]["completion_tokens"], 1, "{r}");
@@ -1057,9 +1067,11 @@ fn http_and_command_targets() {
         assert_eq!(r["verdict"], if n % 2 == 1 { "FAIL" } else { "PASS" }, "{r}");
         assert_eq!(
             keys(r),
-            ["pipeline_id", "verdict", "latency_ms", "attempts", "target"],
+            ["pipeline_id", "verdict", "output", "latency_ms", "attempts", "target"],
             "{r}"
         );
+        // The whole response, as the server gave it.
+        assert_eq!(r["output"]["result"]["verdict"], r["verdict"], "{r}");
     }
     let stats = server.stats();
     assert_eq!(count(&stats, "/paths/~1agent"), 6, "{stats}");

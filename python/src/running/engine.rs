@@ -104,6 +104,7 @@ fn spec_of(
     order_seed: u64,
     cache: CacheDir,
     policy: Option<&Path>,
+    outputs: bool,
 ) -> anyhow::Result<RunSpec> {
     if endpoints.is_empty() || endpoints.len() > 2 || endpoints.len() != outs.len() {
         anyhow::bail!("a run has one endpoint file or two (old and new), each with its output");
@@ -123,6 +124,7 @@ fn spec_of(
         cache,
         order_seed,
         policy: policy.map(read_policy).transpose()?,
+        outputs,
     })
 }
 
@@ -144,12 +146,13 @@ fn done_counts(ran: &Ran) -> String {
 
 /// Runs `deploy-gate run` in-process: `endpoints` (one, or old and new) over the test set into
 /// `outs`, with `cache` (a folder; `None` with `no_cache` false: `.deploy-gate-cache` beside
-/// the first output), `order_seed` and a sequential `policy_file`. Returns `(None, summary)`
+/// the first output), `order_seed`, a sequential `policy_file` and `outputs` (false: the records
+/// keep none of the answers, as `--no-outputs`). Returns `(None, summary)`
 /// when every case asked has its record, or `(message, summary)` when the run failed (the CLI's
 /// `deploy-gate: error:` message); raises `KeyboardInterrupt` after a Ctrl-C has stopped it
 /// (its records whole: the same call resumes).
 #[pyfunction]
-#[pyo3(signature = (test_set, endpoints, outs, order_seed=0, cache=None, no_cache=false, policy_file=None, on_line=None, on_case=None))]
+#[pyo3(signature = (test_set, endpoints, outs, order_seed=0, cache=None, no_cache=false, policy_file=None, on_line=None, on_case=None, outputs=true))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_endpoints(
     py: Python<'_>,
@@ -162,17 +165,27 @@ pub fn run_endpoints(
     policy_file: Option<PathBuf>,
     on_line: Option<Py<PyAny>>,
     on_case: Option<Py<PyAny>>,
+    outputs: bool,
 ) -> PyResult<(Option<String>, String)> {
     let cache = match (cache, no_cache) {
         (_, true) => CacheDir::Off,
         (Some(dir), false) => CacheDir::At(dir),
         (None, false) => CacheDir::Beside,
     };
-    let spec =
-        match py.allow_threads(|| spec_of(&test_set, &endpoints, &outs, order_seed, cache, policy_file.as_deref())) {
-            Ok(spec) => spec,
-            Err(e) => return Ok((Some(format!("{e:#}")), String::new())),
-        };
+    let spec = match py.allow_threads(|| {
+        spec_of(
+            &test_set,
+            &endpoints,
+            &outs,
+            order_seed,
+            cache,
+            policy_file.as_deref(),
+            outputs,
+        )
+    }) {
+        Ok(spec) => spec,
+        Err(e) => return Ok((Some(format!("{e:#}")), String::new())),
+    };
     let progress: Arc<dyn Progress> = Arc::new(ToPython {
         test_set: test_set.display().to_string(),
         on_line,

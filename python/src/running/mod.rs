@@ -9,7 +9,7 @@ use crate::errors::{input_error, raise};
 use crate::policy::resolved_policy;
 use deploy_gate::audit::PipelineId;
 use deploy_gate::input::{Role, Side};
-use deploy_gate::run::records::{score_answers, verdicts_of, Answer};
+use deploy_gate::run::records::{score_answers, verdicts_of, Answer, Output, DEFAULT_MAX_OUTPUT_BYTES};
 use deploy_gate::trajectory::parse_trajectories;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -52,6 +52,28 @@ pub(crate) fn answers(kinds: &[u8], texts: Vec<String>) -> PyResult<Vec<Answer>>
             1 => Ok(Answer::Missing),
             2 => Ok(Answer::Error(t)),
             _ => Err(PyValueError::new_err(format!("unknown answer kind {k}"))),
+        })
+        .collect()
+}
+
+/// What the models answered, one per answer (`None`: no output, or no list at all), each JSON
+/// text bounded as a run bounds it (64 KiB, cut on a character boundary and marked).
+pub(crate) fn kept_outputs(outputs: Option<Vec<Option<String>>>, count: usize) -> PyResult<Vec<Option<Output>>> {
+    let Some(outputs) = outputs else {
+        return Ok(vec![None; count]);
+    };
+    if outputs.len() != count {
+        return Err(PyValueError::new_err("one output per answer"));
+    }
+    outputs
+        .into_iter()
+        .map(|o| {
+            o.map(|text| {
+                let raw: Box<serde_json::value::RawValue> = serde_json::from_str(&text)
+                    .map_err(|e| PyValueError::new_err(format!("an output is not JSON text: {e}")))?;
+                Ok(Output::raw(&raw, DEFAULT_MAX_OUTPUT_BYTES))
+            })
+            .transpose()
         })
         .collect()
 }

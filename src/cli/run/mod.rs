@@ -63,6 +63,10 @@ pub struct RunArgs {
     /// Ask every case again, reading and writing no cache.
     #[arg(long)]
     no_cache: bool,
+    /// Keep none of the models' answers in the records (`output`), whatever the endpoint files
+    /// say: for answers that must not be written.
+    #[arg(long)]
+    no_outputs: bool,
     /// Worker processes [default: the number of cores] (`-- PROGRAM` only).
     #[arg(long, value_name = "N")]
     jobs: Option<NonZeroUsize>,
@@ -259,6 +263,7 @@ pub fn run_cmd(args: &RunArgs) -> Result<u8> {
         },
         order_seed: args.order_seed,
         policy,
+        outputs: !args.no_outputs,
     };
     let printer = Arc::new(Printer::new(test_set.display().to_string()));
     let _one_run = ONE_RUN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -8,6 +8,7 @@ use super::msg::{Done, Effect, Kind, Msg, Outcome};
 use super::progress::Progress;
 use super::worker::{self, describe, Event, Program, Worker};
 use crate::endpoint::response::Usage;
+use crate::run::records::Answered;
 use crate::run::{describe_id, parse_answer, Answer, BadAnswer, Cases};
 use anyhow::{bail, Result};
 use std::collections::HashMap;
@@ -123,6 +124,18 @@ impl Pool {
     }
 
     fn done(position: usize, outcome: Outcome, kind: Kind, latency_ms: Option<f64>, metrics: Option<String>) -> Effect {
+        Self::done_with(position, outcome, kind, latency_ms, metrics, None)
+    }
+
+    /// [`Self::done`] with what the worker answered (`output`, or an invalid line as text).
+    fn done_with(
+        position: usize,
+        outcome: Outcome,
+        kind: Kind,
+        latency_ms: Option<f64>,
+        metrics: Option<String>,
+        output: Option<Answered>,
+    ) -> Effect {
         Effect::Record(
             Done {
                 position,
@@ -131,6 +144,7 @@ impl Pool {
                 usage: Usage::default(),
                 attempts: None,
                 metrics,
+                output,
                 cached: false,
             },
             kind,
@@ -214,7 +228,9 @@ impl Pool {
         }
         let name = self.name(slot);
         let case = self.slots[slot].case.take();
-        let (position, bad) = match event {
+        // An invalid answer's line is kept as the case's output (bounded as any), so that the
+        // reviewer sees what the worker wrote.
+        let (position, bad, unread) = match event {
             Event::Line { line, more: extra, .. } => match case {
                 None => {
                     progress.line(&format!(
@@ -245,15 +261,26 @@ impl Pool {
                                 Answer::Verdict(v) => (Outcome::Verdict(v.get().to_owned()), Kind::Verdict),
                                 Answer::Error(e) => (Outcome::Error(e), Kind::WorkerError),
                             };
-                            effects.push(Self::done(position, outcome, kind, Some(latency), reply.metrics));
+                            effects.push(Self::done_with(
+                                position,
+                                outcome,
+                                kind,
+                                Some(latency),
+                                reply.metrics,
+                                reply.output.map(Answered::Raw),
+                            ));
                             return Ok(effects);
                         }
-                        Err(bad) => (position, bad),
+                        Err(bad) => (
+                            position,
+                            bad,
+                            Some(Answered::Text(String::from_utf8_lossy(&line).into_owned())),
+                        ),
                     }
                 }
             },
             Event::TooLong { .. } => match case {
-                Some((position, _)) => (position, BadAnswer::TooLong(worker::MAX_ANSWER)),
+                Some((position, _)) => (position, BadAnswer::TooLong(worker::MAX_ANSWER), None),
                 None => {
                     if let Some(worker) = self.slots[slot].worker.take() {
                         worker.kill();
@@ -318,12 +345,13 @@ impl Pool {
         if let Some(worker) = self.slots[slot].worker.take() {
             worker.kill();
         }
-        effects.push(Self::done(
+        effects.push(Self::done_with(
             position,
             Outcome::Error(format!("invalid answer from the worker: {bad}")),
             Kind::Invalid,
             None,
             None,
+            unread,
         ));
         self.restart(slot, more, events, progress)?;
         Ok(effects)

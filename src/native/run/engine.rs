@@ -14,7 +14,7 @@ use super::stop::Stopper;
 use super::worker;
 use crate::endpoint::request::case_fields;
 use crate::endpoint::response::Usage;
-use crate::run::records::{write_record_with, Cost, Record};
+use crate::run::records::{write_record_kept, Answered, Cost, Record};
 use crate::run::Cases;
 use anyhow::Result;
 use std::collections::VecDeque;
@@ -240,6 +240,7 @@ impl Engine<'_> {
                 usage: Usage::default(),
                 attempts: Some(entry.attempts),
                 metrics: reply.metrics,
+                output: reply.output.map(Answered::Raw),
                 cached: true,
             }),
             crate::run::Answer::Error(_) => None,
@@ -414,18 +415,30 @@ impl Engine<'_> {
                 target: Some(target),
             },
         };
-        write_record_with(&mut line, id, record, &cost);
+        let output = l.keep_outputs.zip(done.output.as_ref()).map(|(max, a)| a.bounded(max));
+        write_record_kept(&mut line, id, record, output.as_ref(), &cost);
         if kind == Some(Kind::Verdict) && !done.cached {
             if let (Some(cache), Some(target), Outcome::Verdict(v)) = (&l.cache, &l.cache_target, &done.outcome) {
                 let case_line = &self.bytes[self.cases.cases[done.position].line.clone()];
                 let entry = super::cache::Entry {
                     latency_ms: done.latency_ms.unwrap_or(0.0),
                     attempts: 1,
-                    body: match &done.metrics {
-                        None => format!("{{\"verdict\":{v}}}"),
-                        Some(m) => format!("{{\"verdict\":{v},\"metrics\":{m}}}"),
-                    }
-                    .into_bytes(),
+                    body: {
+                        // The worker's answer as it gave it (its output unbounded: the bound is
+                        // the run's, applied when a record is written), its output only when
+                        // the run keeps outputs (--no-outputs: answers are written nowhere).
+                        let mut body = format!("{{\"verdict\":{v}");
+                        if let (Some(Answered::Raw(o)), Some(_)) = (&done.output, l.keep_outputs) {
+                            body.push_str(",\"output\":");
+                            body.push_str(o.get());
+                        }
+                        if let Some(m) = &done.metrics {
+                            body.push_str(",\"metrics\":");
+                            body.push_str(m);
+                        }
+                        body.push('}');
+                        body.into_bytes()
+                    },
                 };
                 if let Err(e) = cache.put(&target.cache_key(None, case_line, 0), &entry) {
                     self.progress

@@ -71,4 +71,6 @@ pub struct Lane {
     pub cache: Option<Cache>,
     /// The command's argv, for its cache key.
     pub cache_target: Option<Arc<Endpoint>>,
+    /// The most bytes of an answer a record keeps (`output`); `None`: none is kept.
+    pub keep_outputs: Option<usize>,
 }

@@ -157,6 +157,10 @@ pub struct RunSpec {
     /// A sequential policy (two models): only its budget is asked, in its seed's order, and
     /// nothing more is sent once the decision is reached.
     pub policy: Option<SequentialPolicy>,
+    /// Whether records keep what the models answered (`output`), as each endpoint file says
+    /// (`outputs`, `max_output_bytes`; a worker program's up to the default bound); `false`
+    /// (`--no-outputs`): none is kept, whatever the endpoint files say.
+    pub outputs: bool,
 }
 
 /// How a run ended.
@@ -225,6 +229,7 @@ pub fn run(spec: RunSpec, progress: Arc<dyn Progress>, cancel: &Cancel) -> Resul
         cache: cache_dir,
         order_seed,
         policy,
+        outputs: keep_answers,
     } = spec;
     if models.is_empty() || models.len() > 2 {
         bail!("a run has one model or two (old and new)");
@@ -410,7 +415,13 @@ pub fn run(spec: RunSpec, progress: Arc<dyn Progress>, cancel: &Cancel) -> Resul
             pending,
         });
         let command_target = endpoint(m).filter(|t| matches!(t.kind, EndpointKind::Command(_)));
+        let keep_outputs = match endpoint(m) {
+            _ if !keep_answers => None,
+            Some(e) => e.outputs.then_some(e.max_output_bytes),
+            None => Some(crate::run::records::DEFAULT_MAX_OUTPUT_BYTES),
+        };
         lanes.push(Lane {
+            keep_outputs,
             name: m.name.clone(),
             output,
             asker,

@@ -4,6 +4,7 @@
 
 use super::worker;
 use crate::endpoint::response::Usage;
+use crate::run::records::Answered;
 use std::time::Duration;
 
 /// A message to the thread that runs.
@@ -69,6 +70,8 @@ pub struct Done {
     pub attempts: Option<u32>,
     /// The `metrics` a worker answered with, as the record's JSON text.
     pub metrics: Option<String>,
+    /// What the model answered, before the lane bounds it (`output`).
+    pub output: Option<Answered>,
     /// Read from the cache: no call was made.
     pub cached: bool,
 }

@@ -48,6 +48,7 @@ fn spec(dir: &Path, cases: usize, worker: &str) -> RunSpec {
         cache: CacheDir::Off,
         order_seed: 0,
         policy: None,
+        outputs: true,
     }
 }
 
