@@ -195,6 +195,19 @@ impl Reader<'_> {
         }
     }
 
+    /// A JSON pointer (empty, or starting with `/`; `example` is shown when it is not one).
+    fn pointer(&self, v: &Spanned, field: &str, example: &str) -> Result<String, EndpointError> {
+        let pointer = self.string(v, field)?;
+        if !(pointer.is_empty() || pointer.starts_with('/')) {
+            return Err(self.err(
+                v.line,
+                field,
+                format!("{pointer:?} is not a JSON pointer (it starts with `/`, e.g. {example})"),
+            ));
+        }
+        Ok(pointer)
+    }
+
     fn nonempty(&self, v: &Spanned, field: &str) -> Result<String, EndpointError> {
         let s = self.string(v, field)?;
         if s.trim().is_empty() {
@@ -587,29 +600,10 @@ pub fn read_endpoint(file: &str, text: &[u8]) -> Result<Endpoint, EndpointError>
                     Some(body)
                 }
             };
-            let verdict_value = required("verdict")?;
-            let verdict = r.string(verdict_value, "verdict")?;
-            if !(verdict.is_empty() || verdict.starts_with('/')) {
-                return Err(r.err(
-                    verdict_value.line,
-                    "verdict",
-                    format!("{verdict:?} is not a JSON pointer (it starts with `/`, e.g. /result/verdict)"),
-                ));
-            }
-            let output = match get("output") {
-                None => None,
-                Some(v) => {
-                    let pointer = r.string(v, "output")?;
-                    if !(pointer.is_empty() || pointer.starts_with('/')) {
-                        return Err(r.err(
-                            v.line,
-                            "output",
-                            format!("{pointer:?} is not a JSON pointer (it starts with `/`, e.g. /result/answer)"),
-                        ));
-                    }
-                    Some(pointer)
-                }
-            };
+            let verdict = r.pointer(required("verdict")?, "verdict", "/result/verdict")?;
+            let output = get("output")
+                .map(|v| r.pointer(v, "output", "/result/answer"))
+                .transpose()?;
             Kind::Http(Http {
                 url,
                 method,
