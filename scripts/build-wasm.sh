@@ -46,9 +46,12 @@ remap "$rustup_home" /rustup
 remap "$target_dir" /target
 rustflags=$(IFS=,; echo "${flags[*]}")
 
+# Without debug information (the release profile's `debug = 1` is for the CLI's backtraces):
+# wasm-bindgen drops it from the module anyway, and compiling it cost 39 processor seconds of the
+# package's build (docs/test-command.md).
 compile() {
   cargo build --lib --release --target wasm32-unknown-unknown \
-    --config "target.wasm32-unknown-unknown.rustflags=[$rustflags]"
+    --config "target.wasm32-unknown-unknown.rustflags=[$rustflags]" --config profile.release.debug=0
 }
 # `--compile-only`: the crate's compile alone, which needs neither tool (the test command runs it
 # while wasm-bindgen-cli is still being installed; the full build then finds it done).
