@@ -29,20 +29,26 @@ want() { # fuzz | bindgen | rest
 }
 
 # The tools are built for a short compile, not for speed: without LTO, with 16 codegen units and
-# opt-level 1 (they run for seconds in the test command, and compiling them was most of a new
-# machine's setup), into one target folder, so that the dependencies they share are compiled once.
+# opt-level 0 (they run for seconds in the test command, and compiling them was most of a new
+# machine's setup: at opt-level 1 wasm-bindgen-cli took 292 processor seconds and cargo-fuzz 85,
+# at 0 129 and 42; docs/test-command.md), into one target folder, so that the dependencies they
+# share are compiled once.
 cargo_install() {
   local dir=${CARGO_INSTALL_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/deploy-gate/cargo-install}
   CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_INCREMENTAL=false \
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_INCREMENTAL=false \
     cargo install --target-dir "$dir" "$@"
 }
 fail() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-rustup target list --installed | grep -qx wasm32-unknown-unknown || { log "adding the wasm32 target"; rustup target add wasm32-unknown-unknown; }
-rustup component list --installed | grep -q '^clippy' || rustup component add clippy
-rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+# (Not for the tools alone: the test command installs them beside `--no-tools`, and two rustups
+# adding the same component at once would race.)
+if want rest; then
+  rustup target list --installed | grep -qx wasm32-unknown-unknown || { log "adding the wasm32 target"; rustup target add wasm32-unknown-unknown; }
+  rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+  rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+fi
 
 if want fuzz && ! cargo fuzz --version >/dev/null 2>&1; then
   log "installing cargo-fuzz (scripts/fuzz.sh)"

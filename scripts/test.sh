@@ -109,9 +109,6 @@ linted() { RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS="-D__CLIPPY_HACK
 # The tests of the host: every target, the `ci` profile, linted (the later steps build nothing new).
 ci_test() { linted cargo test --profile ci --all-targets "$@"; }
 
-step setup "install what is missing (scripts/setup.sh), but the tools compiled from crates.io, which install beside the first builds"
-scripts/setup.sh --no-tools
-
 # The installs that take long but are needed later start now, beside the builds, at a lower
 # priority, and the steps that use them wait for them: at nice 10 (the scripts nice their own
 # compile or pip), llama.cpp's server (compiled into .venv-llama; the llama and Python tests) and
@@ -148,10 +145,16 @@ prefetched() { # NAME: waits for a prefetch, shows its output (once), fails if i
   if mkdir "$prefetch_log/$1.shown" 2>/dev/null; then cat "$prefetch_log/$1" >&2; fi
   [ "$status" = 0 ] || { echo "error: the $1 install failed (status $status): $prefetch_log/$1" >&2; return 1; }
 }
-# The tools, one after the other (one cargo target folder): cargo-fuzz first, which the fuzz step
+# The tools, one after the other (one cargo target folder), from the start: they need only cargo,
+# and the setup step beside them mostly waits for downloads. cargo-fuzz first, which the fuzz step
 # needs; wasm-bindgen-cli is needed only after the fuzz step and the wasm compiles.
 prefetch tool-fuzz nice -n 10 scripts/setup.sh --tool-fuzz
 prefetch tool-bindgen sh -c 'until [ -f "$1" ]; do sleep 2; done; exec nice -n 10 scripts/setup.sh --tool-bindgen' sh "$prefetch_log/tool-fuzz.status"
+
+step setup "install what is missing (scripts/setup.sh), but the tools compiled from crates.io, which install beside the first builds"
+scripts/setup.sh --no-tools
+
+# The other installs need what the setup step installed (Debian's packages, python3-venv).
 prefetch llama bash tests/servers/llama_venv.sh
 prefetch mlflow bash tests/servers/mlflow.sh venv
 prefetch reference sh -c 'nice -n 15 scripts/reference-venv.sh stats && nice -n 15 scripts/reference-venv.sh confseq'
@@ -346,7 +349,11 @@ step_python_tests() {
   .venv-test/bin/python -m pip install --quiet --no-compile pandas tqdm
   .venv-test/bin/python -m pytest -q -m optional_deps python/tests
 }
-start_lane "e2e"
+about[cli-installed]="the CLI's own tests against the deploy-gate command the Python package installed (.venv-test/bin/deploy-gate): the same command, exit codes and signals (tests/it/*cli.rs)"
+step_cli_installed() {
+  DEPLOY_GATE_TEST_CLI="$installed_cli" "$it_bin" cli:: --skip mlflow_cli
+}
+start_lane "e2e cli-installed"
 start_lane "mlflow oms-interop known-answers guardrail-known-answers sequential-known-answers llama python-tests"
 
 step cargo-test "cargo test, profile ci (unit, integration, parity, property tests; the MLflow and llama.cpp tests run in a lane)"
@@ -364,24 +371,30 @@ step wasm-compile "the wasm package's compile and the wasm-bindgen tests' build,
 nice -n 5 scripts/build-wasm.sh --compile-only
 linted nice -n 5 cargo test --target wasm32-unknown-unknown --test wasm --no-run
 
-step build-wasm "the wasm package built apart (target/pkg-check), and that it is the committed pkg/, byte for byte"
-prefetched tool-bindgen
-# Built beside pkg/, not into it: the e2e tests are reading pkg/ meanwhile.
-rm -rf target/pkg-check
-DEPLOY_GATE_PKG_DIR=target/pkg-check nice -n 5 scripts/build-wasm.sh
-if ! pkg_changes=$(diff -r --brief pkg target/pkg-check 2>&1); then
-  printf '%s\n' "$pkg_changes" >&2
-  echo "error: pkg/ differs from what the source builds (target/pkg-check: files above)." >&2
-  echo "Run scripts/build-wasm.sh and commit pkg/ with the source change." >&2
-  exit 1
-fi
-# …and what was compared is what is committed (in a git checkout).
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1 \
-  && pkg_changes=$(git status --porcelain --untracked-files=all -- pkg/) && [ -n "$pkg_changes" ]; then
-  printf '%s\n' "$pkg_changes" >&2
-  echo "error: pkg/ is what the source builds, but not what is committed (files above): commit pkg/." >&2
-  exit 1
-fi
+# The wasm package built apart and compared with pkg/ in a lane (wasm-bindgen, then wasm-opt: one
+# core), beside the wasm-bindgen tests in the foreground (node: one core). Both wait for
+# wasm-bindgen-cli.
+about[pkg-check]="the wasm package built apart (target/pkg-check), and that it is the committed pkg/, byte for byte"
+step_pkg_check() {
+  prefetched tool-bindgen
+  # Built beside pkg/, not into it: the e2e tests may be reading pkg/ meanwhile.
+  rm -rf target/pkg-check
+  DEPLOY_GATE_PKG_DIR=target/pkg-check nice -n 5 scripts/build-wasm.sh
+  if ! pkg_changes=$(diff -r --brief pkg target/pkg-check 2>&1); then
+    printf '%s\n' "$pkg_changes" >&2
+    echo "error: pkg/ differs from what the source builds (target/pkg-check: files above)." >&2
+    echo "Run scripts/build-wasm.sh and commit pkg/ with the source change." >&2
+    exit 1
+  fi
+  # …and what was compared is what is committed (in a git checkout).
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1 \
+    && pkg_changes=$(git status --porcelain --untracked-files=all -- pkg/) && [ -n "$pkg_changes" ]; then
+    printf '%s\n' "$pkg_changes" >&2
+    echo "error: pkg/ is what the source builds, but not what is committed (files above): commit pkg/." >&2
+    exit 1
+  fi
+}
+start_lane "pkg-check"
 
 # The wasm-bindgen tests (tests/wasm.rs) run as `wasm-pack test` runs them, less its first step:
 # `cargo build --tests` for wasm32, which also compiles the library's unit tests and tests/it for
@@ -395,7 +408,8 @@ wasm_test() {
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$runner" linted nice -n 5 cargo test --target wasm32-unknown-unknown --test wasm
 }
 
-step wasm-test-node "wasm-bindgen tests under node"
+step wasm-test-node "wasm-bindgen tests under node (after wasm-bindgen-cli's install)"
+prefetched tool-bindgen
 WASM_BINDGEN_TEST_ONLY_NODE=1 wasm_test
 
 step wasm-test-chrome "wasm-bindgen tests in headless Chromium"
@@ -403,9 +417,6 @@ step wasm-test-chrome "wasm-bindgen tests in headless Chromium"
 # (WASM_BINDGEN_USE_BROWSER: without it the runner skips every test in a browser and exits 0).
 # The browser's settings are webdriver.json's (Debian's Chromium, headless, no sandbox as root).
 CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_ONLY_WEB=1 WASM_BINDGEN_USE_BROWSER=1 wasm_test
-
-step cli-installed "the CLI's own tests against the deploy-gate command the Python package installed (.venv-test/bin/deploy-gate): the same command, exit codes and signals (tests/it/*cli.rs)"
-DEPLOY_GATE_TEST_CLI="$installed_cli" "$it_bin" cli:: --skip mlflow_cli
 
 finish_lanes
 
