@@ -14,7 +14,7 @@ use crate::policy::{policy_change, GatePolicy, PolicyChange};
 use crate::report::{evaluate_under, GateInputs, GateReport};
 use crate::testset::{ReadRange, TestSet, TestSetBuilder, TestSetError};
 use crate::trajectory::{parse_trajectories, Trajectories};
-use crate::verdicts::{parse_verdicts, Verdicts};
+use crate::verdicts::{parse_verdicts, read_output, Verdicts};
 
 /// Why a session call cannot be done; the messages are the ones the JS API shows.
 #[derive(Debug, thiserror::Error)]
@@ -517,6 +517,45 @@ impl Session {
             Role::OldTrajectories => self.trajectories[slot(Side::Old)] = None,
             Role::NewTrajectories => self.trajectories[slot(Side::New)] = None,
         }
+    }
+
+    /// What each test case's record in `side`'s verdict file answered, in test-set order: the
+    /// answer as JSON text ([`crate::verdicts::read_output`]) and whether it was cut to its bound,
+    /// `None` for a case whose record carries no answer (or that has no record). `bytes` are the
+    /// file's, read again: refused when they are not the bytes that were read (another sha256).
+    pub fn case_outputs(&self, side: Side, bytes: &[u8]) -> Result<Vec<Option<(String, bool)>>, SessionError> {
+        let test_set = self.test_set().ok_or(SessionError::Missing("the test set"))?;
+        let verdicts = self.verdicts[slot(side)]
+            .as_ref()
+            .ok_or(SessionError::Missing(match side {
+                Side::Old => "the old model's verdict file",
+                Side::New => "the new model's verdict file",
+            }))?;
+        let file = &verdicts.file;
+        let sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes));
+        if sha256 != file.sha256 || bytes.len() as u64 != file.bytes {
+            return Err(InputError::at(
+                file.role,
+                &file.name,
+                None,
+                format!(
+                    "the file changed since it was read (sha256 {sha256}, {} bytes; read: sha256 {}, {} bytes): its answers cannot be shown",
+                    bytes.len(),
+                    file.sha256,
+                    file.bytes
+                ),
+            )
+            .into());
+        }
+        Ok(test_set
+            .cases
+            .iter()
+            .enumerate()
+            .map(|(i, case)| {
+                let at = verdicts.output_for(&case.pipeline_id, test_set.has_twin(i))?;
+                Some((read_output(bytes, &at)?, at.truncated))
+            })
+            .collect())
     }
 
     /// True when the test set and both verdict files are in: [`Session::report`] can run.

@@ -51,6 +51,61 @@ pub enum VerdictFormat {
     Tsv,
 }
 
+/// Where a record's `output` (what the model answered, as it gave it) is in its verdict file. The
+/// answer is read on demand from the file's bytes ([`read_output`]): the report never embeds it
+/// (the file is pinned by its sha256), and a reader keeps these offsets, not the texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputAt {
+    /// The first byte, in the file as given (a byte-order mark counts).
+    pub start: u64,
+    /// The byte after the last.
+    pub end: u64,
+    /// How those bytes hold the answer.
+    pub form: OutputForm,
+    /// The record says the answer was cut to its bound (`output_truncated: true`).
+    pub truncated: bool,
+}
+
+/// How a verdict file's bytes hold an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputForm {
+    /// A JSON value (a string, or any JSON value), as written.
+    Json,
+    /// The field `column` (0-based) of one CSV (or, with `tab`, TSV) row: the bytes are the row.
+    Delimited {
+        /// The field's column.
+        column: u32,
+        /// Tab-separated.
+        tab: bool,
+    },
+}
+
+/// The answer at `at` in the verdict file `bytes` (the file it was read from: [`Verdicts::file`]
+/// pins its sha256) as JSON text: the record's JSON value as written, a CSV or TSV field as a JSON
+/// string. `None` when `at` is not in `bytes`, or does not hold an answer there (another file).
+pub fn read_output(bytes: &[u8], at: &OutputAt) -> Option<String> {
+    let start = usize::try_from(at.start).ok()?;
+    let end = usize::try_from(at.end).ok()?;
+    let slice = bytes.get(start..end)?;
+    match at.form {
+        OutputForm::Json => {
+            let text = std::str::from_utf8(slice).ok()?;
+            serde_json::from_str::<&serde_json::value::RawValue>(text).ok()?;
+            Some(text.to_owned())
+        }
+        OutputForm::Delimited { column, tab } => {
+            let mut reader = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .delimiter(if tab { b'\t' } else { b',' })
+                .from_reader(slice);
+            let mut row = csv::StringRecord::new();
+            reader.read_record(&mut row).ok()?.then_some(())?;
+            let field = row.get(column as usize)?;
+            Some(serde_json::to_string(field).expect("a string serializes"))
+        }
+    }
+}
+
 /// What a model answered for one pipeline.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct VerdictRecord {
@@ -93,14 +148,17 @@ struct Kept {
     record: VerdictRecord,
     line: u64,
     earlier: Vec<VerdictRecord>,
+    /// Where the kept (last) record's answer is, when it carries one.
+    output: Option<OutputAt>,
 }
 
 impl Kept {
-    fn new(record: VerdictRecord, line: u64) -> Kept {
+    fn new(record: VerdictRecord, line: u64, output: Option<OutputAt>) -> Kept {
         Kept {
             record,
             line,
             earlier: Vec::new(),
+            output,
         }
     }
 }
@@ -182,6 +240,13 @@ impl Verdicts {
             None => Vec::new(),
             Some(k) => k.earlier.iter().chain([&k.record]).collect(),
         }
+    }
+
+    /// Where the answer of the record [`Verdicts::record_for`] takes is in the file (read it with
+    /// [`read_output`]), when that record carries one.
+    pub fn output_for(&self, id: &PipelineId, twin: bool) -> Option<OutputAt> {
+        let kind = self.resolve(id, twin)?;
+        self.by_id.get(&*id.text)?[kind as usize].as_ref()?.output
     }
 
     /// True when some record of the file carries a cost field (`latency_ms`, `usage`,
@@ -321,8 +386,9 @@ impl Verdicts {
             .is_none_or(|keep| self.keep_hashes.contains(&text_hash) && keep.contains(id))
     }
 
-    /// Counts a record, and keeps it when its id is kept (only then is it copied).
-    fn insert(&mut self, record: RecordRef<'_>) {
+    /// Counts a record, and keeps it when its id is kept (only then is it copied), with where its
+    /// answer is in `bytes` (the file the record was read from).
+    fn insert(&mut self, record: RecordRef<'_>, bytes: &[u8]) {
         self.records += 1;
         self.carries_cost |= record.cost.is_some();
         let text_hash = stable_hash(record.id.as_bytes(), 0);
@@ -330,6 +396,7 @@ impl Verdicts {
             self.others.push((id_hash(text_hash, record.kind), record.hash()));
             return;
         }
+        let output = record.output_at(bytes);
         let RecordRef {
             id,
             kind,
@@ -337,6 +404,7 @@ impl Verdicts {
             verdict,
             error,
             cost,
+            ..
         } = record;
         let (verdict, composite) = match verdict {
             Some(PyText::Text(t)) => (Some(t), false),
@@ -364,6 +432,7 @@ impl Verdicts {
                 let differs = existing.record != record;
                 let before = std::mem::replace(&mut existing.record, record);
                 existing.earlier.push(before);
+                existing.output = output;
                 let run = existing.earlier.len() as u32;
                 if differs {
                     existing.line = line;
@@ -372,7 +441,7 @@ impl Verdicts {
                 run
             }
             slot @ None => {
-                *slot = Some(Kept::new(record, line));
+                *slot = Some(Kept::new(record, line, output));
                 0
             }
         };
@@ -435,6 +504,58 @@ struct RecordRef<'a> {
     error: Option<Cow<'a, str>>,
     /// The record's cost fields, when it has some (see [`crate::cost`]).
     cost: CostRef<'a>,
+    /// What the model answered, when the record carries it.
+    output: Option<OutputRef<'a>>,
+}
+
+/// A record's `output` as read: a JSON value's text (a slice of the file), or a CSV/TSV row's
+/// place in the file (from the start of the file's body) and the field's column.
+#[derive(Debug, Clone, Copy)]
+enum OutputRef<'a> {
+    Json {
+        text: &'a str,
+        truncated: bool,
+    },
+    Row {
+        start: usize,
+        end: usize,
+        column: u32,
+        tab: bool,
+        truncated: bool,
+    },
+}
+
+impl RecordRef<'_> {
+    /// Where the record's answer is in `bytes`, the file it was read from (a CSV row's offsets are
+    /// from the file's body, after a byte-order mark).
+    fn output_at(&self, bytes: &[u8]) -> Option<OutputAt> {
+        match self.output? {
+            OutputRef::Json { text, truncated } => {
+                let start = (text.as_ptr() as usize).checked_sub(bytes.as_ptr() as usize)?;
+                (start + text.len() <= bytes.len()).then_some(OutputAt {
+                    start: start as u64,
+                    end: (start + text.len()) as u64,
+                    form: OutputForm::Json,
+                    truncated,
+                })
+            }
+            OutputRef::Row {
+                start,
+                end,
+                column,
+                tab,
+                truncated,
+            } => {
+                let bom = bytes.len() - strip_bom(bytes).len();
+                Some(OutputAt {
+                    start: (bom + start) as u64,
+                    end: (bom + end) as u64,
+                    form: OutputForm::Delimited { column, tab },
+                    truncated,
+                })
+            }
+        }
+    }
 }
 
 impl RecordRef<'_> {
@@ -516,6 +637,9 @@ struct RecordFields<'a> {
     error: Scalar<'a>,
     marks: Marks,
     cost: CostFields<'a>,
+    /// `output`, as written.
+    output: Option<&'a str>,
+    output_truncated: bool,
 }
 
 fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), ValueError> {
@@ -540,6 +664,8 @@ fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'
         "latency_ms" | "usage" | "attempts" | "target" | "metrics" => {
             f.cost.read(key, v)?;
         }
+        "output" => f.output = Some(v.span()?),
+        "output_truncated" => f.output_truncated = matches!(v.scalar()?, Scalar::Bool(true)),
         _ => v.skip()?,
     }
     Ok(())
@@ -665,6 +791,10 @@ fn finish_record(f: RecordFields<'_>, line: u64) -> Result<Parsed<'_>, RecordErr
         verdict: f.verdict,
         error,
         cost: cost.any().then(|| Box::new(cost)),
+        output: f.output.map(|text| OutputRef::Json {
+            text,
+            truncated: f.output_truncated,
+        }),
     }))
 }
 
@@ -863,7 +993,7 @@ fn parse(
             if let Some(at) = offset_in(bytes, &record) {
                 progress(at);
             }
-            out.insert(record)
+            out.insert(record, bytes)
         }
         Parsed::StageEntry => out.ignored_stage_entries += 1,
     })?;
@@ -986,23 +1116,26 @@ fn map_record<'a>(key: &'a str, raw: &'a str, line: u64) -> Result<RecordRef<'a>
             why,
         }))
     };
-    let record = |verdict, error| RecordRef {
+    let record = |verdict, error, output| RecordRef {
         id: Cow::Borrowed(key),
         kind: IdKind::Untyped,
         line,
         verdict,
         error,
         cost: None,
+        output,
     };
     if !raw.trim_start().starts_with('{') {
         let verdict = PyText::of_raw(raw).map_err(|e| in_pipeline(MapValueError::Value(e)))?;
-        return Ok(record(Some(verdict), None));
+        return Ok(record(Some(verdict), None, None));
     }
-    let (mut verdict, mut error) = (None, Scalar::Absent);
+    let (mut verdict, mut error, mut output, mut truncated) = (None, Scalar::Absent, None, false);
     parse_object_line(raw.as_bytes(), |k, v| {
         match k {
             "verdict" => verdict = Some(v.text()?),
             "error" => error = v.scalar()?,
+            "output" => output = Some(v.span()?),
+            "output_truncated" => truncated = matches!(v.scalar()?, Scalar::Bool(true)),
             _ => v.skip()?,
         }
         Ok(())
@@ -1012,7 +1145,11 @@ fn map_record<'a>(key: &'a str, raw: &'a str, line: u64) -> Result<RecordRef<'a>
     if verdict.is_none() && error.is_none() {
         return Err(in_pipeline(MapValueError::Neither));
     }
-    Ok(record(verdict, error))
+    Ok(record(
+        verdict,
+        error,
+        output.map(|text| OutputRef::Json { text, truncated }),
+    ))
 }
 
 /// The byte where a CSV record starts: the csv crate's position, past the `\n` of a CRLF it
@@ -1070,6 +1207,8 @@ fn read_delimited(
     })?;
     let verdict_col = column("verdict");
     let error_col = column("error");
+    let output_col = column("output");
+    let truncated_col = column("output_truncated");
     if verdict_col.is_none() && error_col.is_none() {
         return Err(err(Some(1), "the header has no `verdict` (or `error`) column".into()));
     }
@@ -1083,6 +1222,17 @@ fn read_delimited(
         let line = row.position().map_or(0, |p| positions.of(csv_record_start(body, p)).0);
         let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty());
         let id = cell(Some(id_col)).ok_or_else(|| err(Some(line), "empty pipeline_id".into()))?;
+        // The answer is the field as written (not trimmed), read again from the row's bytes.
+        let output = match (output_col, row.position()) {
+            (Some(c), Some(p)) if row.get(c).is_some_and(|o| !o.is_empty()) => Some(OutputRef::Row {
+                start: csv_record_start(body, p),
+                end: (reader.position().byte() as usize).min(body.len()),
+                column: c as u32,
+                tab: delimiter == b'\t',
+                truncated: cell(truncated_col).is_some_and(|t| t.eq_ignore_ascii_case("true")),
+            }),
+            _ => None,
+        };
         on(Parsed::Record(RecordRef {
             id: Cow::Borrowed(id),
             kind: IdKind::Untyped,
@@ -1090,6 +1240,7 @@ fn read_delimited(
             verdict: cell(verdict_col).map(|v| PyText::Text(Cow::Borrowed(v))),
             error: cell(error_col).map(Cow::Borrowed),
             cost: None,
+            output,
         }));
     }
     Ok(())
@@ -1649,5 +1800,99 @@ mod tests {
                 assert!(text[at..].starts_with("p-"), "{at}");
             }
         }
+    }
+
+    /// The answer of `id`'s kept record, read back from the file's bytes.
+    fn answer(bytes: &[u8], id: &str, numeric: bool) -> Option<(String, bool)> {
+        let v = parse_verdicts(Role::NewVerdicts, "v", bytes).unwrap();
+        let at = v.output_for(
+            &PipelineId {
+                text: id.into(),
+                numeric,
+            },
+            false,
+        )?;
+        Some((read_output(bytes, &at)?, at.truncated))
+    }
+
+    #[test]
+    fn answers_are_found_in_every_format_and_read_back_as_written() {
+        let s = |t: &str| Some((t.to_owned(), false));
+        // JSONL: a string, any JSON value as written (whitespace inside kept), none, cut.
+        let jsonl = concat!(
+            "{\"pipeline_id\": \"a\", \"verdict\": \"PASS\", \"output\": \"the \\\"answer\\\"\\n\"}\n",
+            "{\"pipeline_id\": 7, \"verdict\": \"FAIL\", \"output\": {\"content\": null, \"tool_calls\": [ 1, 2 ]}}\n",
+            "{\"pipeline_id\": \"c\", \"verdict\": \"PASS\"}\n",
+            "{\"pipeline_id\": \"d\", \"error\": \"no verdict\", \"output\": \"garbage\", \"output_truncated\": true}\n",
+        );
+        let b = jsonl.as_bytes();
+        assert_eq!(answer(b, "a", false), s("\"the \\\"answer\\\"\\n\""));
+        assert_eq!(answer(b, "7", true), s("{\"content\": null, \"tool_calls\": [ 1, 2 ]}"));
+        assert_eq!(answer(b, "c", false), None);
+        assert_eq!(answer(b, "d", false), Some(("\"garbage\"".into(), true)));
+        // The same with a byte-order mark and CRLF line ends.
+        let with_bom = [b"\xef\xbb\xbf".as_slice(), jsonl.replace('\n', "\r\n").as_bytes()].concat();
+        assert_eq!(answer(&with_bom, "a", false), s("\"the \\\"answer\\\"\\n\""));
+        // A JSON array, and a JSON object of `{verdict, output}` (a bare verdict has none).
+        let array = br#"[{"pipeline_id": "a", "verdict": "PASS", "output": ["x", {"y": 1}]}]"#;
+        assert_eq!(answer(array, "a", false), s(r#"["x", {"y": 1}]"#));
+        let map = br#"{"a": {"verdict": "PASS", "output": "hi", "output_truncated": true}, "b": "FAIL"}"#;
+        assert_eq!(answer(map, "a", false), Some(("\"hi\"".into(), true)));
+        assert_eq!(answer(map, "b", false), None);
+        // CSV: the field as written (quoted, with a comma, a doubled quote and a line break; not
+        // trimmed), as a JSON string; TSV; an empty field is no answer.
+        let csv = "pipeline_id,verdict,output\na,PASS,\" two, \"\"lines\"\"\nhere \"\nb,FAIL,\nc,PASS,plain\n";
+        assert_eq!(answer(csv.as_bytes(), "a", false), s("\" two, \\\"lines\\\"\\nhere \""));
+        assert_eq!(answer(csv.as_bytes(), "b", false), None);
+        assert_eq!(answer(csv.as_bytes(), "c", false), s("\"plain\""));
+        let crlf = [b"\xef\xbb\xbf".as_slice(), csv.replace('\n', "\r\n").as_bytes()].concat();
+        assert_eq!(answer(&crlf, "c", false), s("\"plain\""));
+        let tsv = "pipeline_id\tverdict\toutput\toutput_truncated\na\tPASS\tsome\ttext\ttrue\n";
+        assert!(
+            parse_verdicts(Role::NewVerdicts, "v", tsv.as_bytes()).is_err(),
+            "5 fields where the header has 4"
+        );
+        let tsv = "pipeline_id\tverdict\toutput\toutput_truncated\na\tPASS\tsome text\tTRUE\n";
+        assert_eq!(answer(tsv.as_bytes(), "a", false), Some(("\"some text\"".into(), true)));
+    }
+
+    #[test]
+    fn a_later_record_of_a_case_brings_its_own_answer_or_none() {
+        let b = concat!(
+            "{\"pipeline_id\": \"a\", \"verdict\": \"FAIL\", \"output\": \"first\"}\n",
+            "{\"pipeline_id\": \"a\", \"verdict\": \"PASS\", \"output\": \"second\"}\n",
+            "{\"pipeline_id\": \"b\", \"verdict\": \"FAIL\", \"output\": \"first\"}\n",
+            "{\"pipeline_id\": \"b\", \"verdict\": \"FAIL\"}\n",
+        )
+        .as_bytes();
+        assert_eq!(answer(b, "a", false), Some(("\"second\"".into(), false)));
+        assert_eq!(answer(b, "b", false), None);
+    }
+
+    #[test]
+    fn answers_never_change_what_is_read_and_are_not_read_from_other_bytes() {
+        let with = concat!(
+            "{\"pipeline_id\": \"a\", \"verdict\": \"PASS\", \"output\": {\"v\": \"FAIL\"}}\n",
+            "{\"pipeline_id\": \"a\", \"verdict\": \"PASS\", \"output\": \"other\"}\n",
+        );
+        let without =
+            "{\"pipeline_id\": \"a\", \"verdict\": \"PASS\"}\n{\"pipeline_id\": \"a\", \"verdict\": \"PASS\"}\n";
+        let (a, b) = (parse(with), parse(without));
+        assert_eq!(get(&a, "a"), get(&b, "a"));
+        assert_eq!((a.duplicates, a.conflicting.len()), (b.duplicates, b.conflicting.len()));
+        // Offsets into another file give nothing rather than another file's text.
+        let id = PipelineId {
+            text: "a".into(),
+            numeric: false,
+        };
+        let at = a.output_for(&id, false).unwrap();
+        assert_eq!(read_output(with.as_bytes(), &at).as_deref(), Some("\"other\""));
+        assert_eq!(read_output(b"{}", &at), None);
+        assert_eq!(read_output(&with.as_bytes()[..at.end as usize - 1], &at), None);
+        let shifted = OutputAt {
+            start: at.start + 1,
+            ..at
+        };
+        assert_eq!(read_output(with.as_bytes(), &shifted), None, "not a JSON value there");
     }
 }

@@ -129,10 +129,16 @@ class Report:
     ``to_markdown()``, ``to_junit()``; ``cases_frame()`` (pandas); shown as HTML in a
     notebook."""
 
-    def __init__(self, core: "_core.Report", verdict_files: Dict[str, Optional[bytes]]) -> None:
+    def __init__(
+        self,
+        core: "_core.Report",
+        verdict_files: Dict[str, Optional[bytes]],
+        answers: Optional["_Answers"] = None,
+    ) -> None:
         self._core = core
         self._data: Optional[Dict[str, Any]] = None
         self._verdict_files = verdict_files
+        self._answers = answers
 
     @property
     def data(self) -> Dict[str, Any]:
@@ -249,12 +255,20 @@ class Report:
         return self._verdict_files.get(side)
 
     def cases_frame(self) -> Any:
-        """The cases as a pandas DataFrame, one row per case (needs pandas)."""
+        """The cases as a pandas DataFrame, one row per case (needs pandas), with what each model
+        answered when its records carry it: ``old_output`` and ``new_output`` (the answer as
+        given: a ``str``, or the JSON value decoded; ``None`` without one), read again from the
+        verdict files (a file that changed since is an ``InputError``)."""
         try:
             import pandas as pd
         except ImportError as exc:
             raise ImportError("Report.cases_frame() needs pandas: pip install pandas") from exc
-        return pd.DataFrame(self.cases)
+        frame = pd.DataFrame(self.cases)
+        if self._answers is not None:
+            for side in ("old", "new"):
+                answers = self._answers.of(side)
+                frame[f"{side}_output"] = [answers.get(_id_key(c["pipeline_id"])) for c in self.cases]
+        return frame
 
     def _repr_html_(self) -> str:
         # The standalone report, isolated in a frame so its styles do not leak into the notebook.
@@ -273,6 +287,26 @@ class Report:
         )
 
 
+class _Answers:
+    """Where each side's verdict file is (a path read again, or its bytes), to read the models'
+    answers from it when asked (``Report.cases_frame``): the report never holds them."""
+
+    def __init__(self, session: "_core.Session", sources: Dict[str, Union[str, bytes]]) -> None:
+        self._session = session
+        self._sources = sources
+
+    def of(self, side: str) -> Dict[Tuple[bool, str], Any]:
+        source = self._sources.get(side)
+        if source is None:
+            return {}
+        if isinstance(source, bytes):
+            outputs = self._session.case_outputs(side, source)
+        else:
+            outputs = self._session.case_outputs_of_file(side, source)
+        keys = [_id_key(json.loads(line)["pipeline_id"]) for line in self._session.case_lines()]
+        return {key: json.loads(o[0]) for key, o in zip(keys, outputs) if o is not None}
+
+
 def _add_model(
     session: "_core.Session",
     side: str,
@@ -282,9 +316,12 @@ def _add_model(
     max_workers: Optional[int],
     max_concurrency: Optional[int],
     progress: ProgressArg,
-) -> None:
+) -> Union[str, bytes, None]:
+    """Adds ``side``'s verdicts; returns where its verdict file is (a path, or the bytes a mapping
+    made; ``None`` for a runner's, which the session keeps)."""
     if isinstance(model, (str, os.PathLike)):
         session.add_verdict_file(side, os.fspath(model))
+        return os.fspath(model)
     elif isinstance(model, Mapping):
         try:
             data = json.dumps({str(k): v for k, v in model.items()}, allow_nan=False)
@@ -292,7 +329,9 @@ def _add_model(
             raise VerdictFileError(
                 f"{side} verdicts: the mapping is not JSON ({exc})", f"{side}_verdicts", f"{side}-verdicts.json", None
             ) from None
-        session.add_verdict_bytes(side, f"{side}-verdicts.json", data.encode("utf-8"))
+        encoded = data.encode("utf-8")
+        session.add_verdict_bytes(side, f"{side}-verdicts.json", encoded)
+        return encoded
     elif callable(model):
         assert cases is not None and ids is not None
         with Progress(progress, len(cases), f"{side} model") as bar:
@@ -307,6 +346,7 @@ def _add_model(
             [a[1] for a in answers],
             outputs if any(o is not None for o in outputs) else None,
         )
+        return None
     else:
         raise TypeError(f"{side}: give a verdict file path, a {{pipeline_id: verdict}} mapping or a runner callable")
 
@@ -377,13 +417,19 @@ def evaluate(
         cases = [(c["pipeline_id"], c["input_text"]) for c in parsed]
         ids = [c["pipeline_id"] for c in parsed]
     target_files = _run_target_sides(session, old, new)
+    sources: Dict[str, Union[str, bytes]] = {}
     for side, model in (("old", old), ("new", new)):
         if side not in target_files:
-            _add_model(session, side, model, cases, ids, max_workers, max_concurrency, progress)
+            source = _add_model(session, side, model, cases, ids, max_workers, max_concurrency, progress)
+            if source is not None:
+                sources[side] = source
     _add_trajectories(session, "old", old_trajectories)
     _add_trajectories(session, "new", new_trajectories)
     files = {side: target_files[side] if side in target_files else session.answer_file(side) for side in ("old", "new")}
-    return Report(session.report(), files)
+    for side, data in files.items():
+        if data is not None:
+            sources[side] = data
+    return Report(session.report(), files, _Answers(session, sources))
 
 
 def _is_runner(model: ModelArg) -> bool:

@@ -360,6 +360,23 @@ impl Session {
         Ok(())
     }
 
+    /// What each test case's record in `side`'s verdict file answered, in test-set order:
+    /// `(JSON text, truncated)` or `None`. `data` are the file's bytes again (a path is read again):
+    /// refused when they are not the bytes that were read.
+    fn case_outputs(&self, py: Python<'_>, side: &str, data: &[u8]) -> PyResult<Vec<Option<(String, bool)>>> {
+        let side = side_of(side)?;
+        self.inner.case_outputs(side, data).map_err(|e| session_error(py, e))
+    }
+
+    /// `side`'s verdict file read again from `path`, for [`Session::case_outputs`].
+    fn case_outputs_of_file(&self, py: Python<'_>, side: &str, path: PathBuf) -> PyResult<Vec<Option<(String, bool)>>> {
+        let side = side_of(side)?;
+        let bytes = py
+            .allow_threads(|| native::read_whole(&path, "verdict file", true))
+            .map_err(|e| read_error(py, e))?;
+        self.inner.case_outputs(side, &bytes).map_err(|e| session_error(py, e))
+    }
+
     /// The JSONL verdict file `side`'s answers made, if they came from a run.
     fn answer_file<'py>(&self, py: Python<'py>, side: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let side = side_of(side)?;

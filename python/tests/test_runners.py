@@ -137,6 +137,40 @@ def test_a_runner_may_return_its_verdict_with_what_the_model_answered(tmp_path: 
     assert out.read_text() == report.to_json().replace("new-runner.jsonl", "old-runner.jsonl")
 
 
+@pytest.mark.optional_deps
+def test_the_cases_frame_shows_what_each_model_answered(tmp_path: Path) -> None:
+    pytest.importorskip("pandas")
+    log = _log(tmp_path)
+    transcript = {"messages": [{"role": "assistant", "content": "<b>APPROVE</b>"}]}
+
+    def old(text: str) -> Any:
+        return {"verdict": "APPROVE", "output": transcript} if text == "in0" else "APPROVE"
+
+    # The new model's file: an answer per record, a CSV-like text and a JSON value, one without.
+    new = tmp_path / "new.jsonl"
+    new.write_text(
+        "".join(
+            json.dumps({"pipeline_id": f"p{i}", "verdict": "APPROVE", **({"output": f"answer {i},\n\"x\""} if i % 2 else {})})
+            + "\n"
+            for i in range(6)
+        )
+    )
+    report = deploy_gate.evaluate(log, old, new, policy={"min_samples": 1}, progress=False)
+    frame = report.cases_frame().set_index("pipeline_id")
+    assert frame.loc["p0", "old_output"] == transcript and frame.loc["p1", "old_output"] is None
+    assert [frame.loc[f"p{i}", "new_output"] for i in range(6)] == [
+        None, "answer 1,\n\"x\"", None, "answer 3,\n\"x\"", None, "answer 5,\n\"x\""
+    ]
+    # A mapping's values may carry answers too.
+    mapping = {f"p{i}": {"verdict": "APPROVE", "output": [i]} for i in range(6)}
+    frame = deploy_gate.evaluate(log, mapping, new, policy={"min_samples": 1}, progress=False).cases_frame()
+    assert list(frame["old_output"]) == [[i] for i in range(6)]
+    # The answers are read again from the file: one changed since refuses, naming it.
+    new.write_text(new.read_text().replace("answer", "ANSWER"))
+    with pytest.raises(deploy_gate.InputError, match="changed since it was read"):
+        report.cases_frame()
+
+
 def test_the_drop_in_keeps_the_references_rule_for_a_mapping(tmp_path: Path) -> None:
     # DeploymentGate.score_model compares str() of whatever the runner returned, as the
     # reference does: a mapping is its str(), never read for a verdict.

@@ -711,6 +711,14 @@ impl<'de> ValueSink<'de> for Sink<'_, 'de, '_> {
         Err(Bail.into())
     }
 
+    fn span(&mut self) -> Result<&'de str, ValueError> {
+        self.used = true;
+        let c = &mut *self.cursor;
+        let start = c.pos;
+        c.skip()?;
+        Ok(&c.text[start..c.pos])
+    }
+
     fn flag(&mut self) -> Result<bool, ValueError> {
         self.used = true;
         let c = &mut *self.cursor;
@@ -746,13 +754,14 @@ mod tests {
     use crate::json::parse_object_line;
     use proptest::prelude::*;
 
-    /// Reads every value the way its key says (`s…` scalar, `v…` text, `f…` flag, `o…` object, else
-    /// skip) and records what it got.
+    /// Reads every value the way its key says (`s…` scalar, `v…` text, `f…` flag, `o…` object,
+    /// `p…` span, else skip) and records what it got.
     fn record<'de>(log: &mut Vec<String>, key: &str, v: &mut dyn ValueSink<'de>) -> Result<(), ValueError> {
         let got = match key.as_bytes().first() {
             Some(b's') => format!("{:?}", v.scalar()?),
             Some(b'v') => format!("{:?}", v.text()?),
             Some(b'f') => format!("{}", v.flag()?),
+            Some(b'p') => format!("{:?}", v.span()?),
             Some(b'o') => {
                 let mut inner = Vec::new();
                 let is = v.object(&mut |k, s| record(&mut inner, k, s))?;
@@ -1039,7 +1048,7 @@ mod tests {
         leaf.prop_recursive(4, 32, 6, |inner| {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(", "))),
-                prop::collection::vec(("[sfvox][a-c]{0,2}", inner), 0..5).prop_map(|v| {
+                prop::collection::vec(("[sfvopx][a-c]{0,2}", inner), 0..5).prop_map(|v| {
                     let entries: Vec<String> = v.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
                     format!("{{{}}}", entries.join(","))
                 }),
@@ -1048,7 +1057,7 @@ mod tests {
     }
 
     fn object_line() -> impl Strategy<Value = String> {
-        prop::collection::vec(("[sfvox][a-c]{0,2}", json_value()), 0..8).prop_map(|v| {
+        prop::collection::vec(("[sfvopx][a-c]{0,2}", json_value()), 0..8).prop_map(|v| {
             let entries: Vec<String> = v.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
             format!("{{{}}}", entries.join(", "))
         })

@@ -218,6 +218,9 @@ pub trait ValueSink<'de> {
     fn text(&mut self) -> Result<PyText<'de>, ValueError>;
     /// Reads the current value as raw JSON text.
     fn raw(&mut self) -> Result<&'de serde_json::value::RawValue, ValueError>;
+    /// Skips the current value (checking its grammar, as [`ValueSink::skip`]), giving its JSON
+    /// text as written: a slice of the input, so its place in the input is known.
+    fn span(&mut self) -> Result<&'de str, ValueError>;
     /// Reads whether the current value is set (not null), discarding it.
     fn flag(&mut self) -> Result<bool, ValueError>;
     /// Skips the current value.

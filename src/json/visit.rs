@@ -74,6 +74,12 @@ impl<'de, A: MapAccess<'de>> ValueSink<'de> for MapSink<'_, A> {
             .next_value::<&'de serde_json::value::RawValue>()
             .map_err(invalid)
     }
+    fn span(&mut self) -> Result<&'de str, ValueError> {
+        self.map
+            .next_value::<&'de serde_json::value::RawValue>()
+            .map(|raw| raw.get())
+            .map_err(invalid)
+    }
     fn flag(&mut self) -> Result<bool, ValueError> {
         self.map.next_value::<SetFlag>().map(|f| f.0).map_err(invalid)
     }

@@ -745,6 +745,73 @@ fn the_api_key_is_written_nowhere_and_is_no_part_of_digests_or_cache_keys() {
     assert_eq!(digests[0], digests[1], "the secrets' values are not in the digest");
 }
 
+/// A cache folder may be shared, and its entries are files anyone with access could write: an
+/// entry that holds the key this run sends (planted, or cached by a run with another key that a
+/// server echoed) is never read into a record; the case is asked again.
+#[test]
+fn a_cached_answer_holding_the_runs_key_is_not_read_and_the_case_is_asked_again() {
+    use sha2::{Digest, Sha256};
+    let dir = tempdir();
+    let server = Server::start(&[]);
+    let (cases_path, cases) = test_set(dir.path(), "cases.jsonl", &plain(3));
+    let target = chat_target(
+        dir.path(),
+        "t.json",
+        json!(server.url("/v1")),
+        "m",
+        json!({"api_key_env": "DG_IT_ENDPOINT_KEY"}),
+    );
+    let out = dir.path().join("v.jsonl");
+    let args = one(&cases_path, &target, &out, &[]);
+    let run = |key: &str| {
+        let _ = std::fs::remove_file(&out);
+        let o = start(dg().args(&args).env("DG_IT_ENDPOINT_KEY", key)).wait();
+        assert!(o.status.success(), "{}", text(&o));
+        o
+    };
+    let first_key = format!("sk-first-{}", hex::encode(Sha256::digest("first")));
+    let key = format!("sk-second-{}", hex::encode(Sha256::digest("second")));
+    run(&first_key);
+    assert_eq!(count(&server.stats(), "/requests"), 3);
+    // Every entry rewritten whole (a valid checksum): an answer that reads as a verdict and holds
+    // the second run's key, as sent and JSON-escaped.
+    let entries: Vec<PathBuf> = files_under(&dir.path().join(".deploy-gate-cache"))
+        .into_iter()
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
+    assert_eq!(entries.len(), 3);
+    for (i, entry) in entries.iter().enumerate() {
+        let spelled = if i == 0 {
+            key.clone()
+        } else {
+            key.replace('s', "\\u0073")
+        };
+        let body = format!(
+            r#"{{"choices":[{{"message":{{"role":"assistant","content":"PASS {spelled}"}}}}],"usage":{{"prompt_tokens":1,"completion_tokens":1}}}}"#
+        );
+        let mut rest = b"{\"latency_ms\":1.0,\"attempts\":1}\n".to_vec();
+        rest.extend_from_slice(body.as_bytes());
+        let mut bytes = format!("deploy-gate-cache v1 {}\n", hex::encode(Sha256::digest(&rest))).into_bytes();
+        bytes.extend_from_slice(&rest);
+        std::fs::write(entry, bytes).unwrap();
+    }
+    let o = run(&key);
+    let [asked, cached, ..] = summary(&o, "");
+    assert_eq!((asked, cached), (3, 0), "{}", text(&o));
+    assert_eq!(count(&server.stats(), "/requests"), 6, "every case asked again");
+    let by_id = records(&out, &cases);
+    for n in 0..3 {
+        assert!(
+            rec(&by_id, &cases, n).get("verdict").is_some(),
+            "{}",
+            rec(&by_id, &cases, n)
+        );
+    }
+    for bytes in [std::fs::read(&out).unwrap(), o.stdout.clone(), o.stderr.clone()] {
+        assert_eq!(piece_of(&key, &bytes), None, "{}", text(&o));
+    }
+}
+
 #[test]
 fn adaptive_concurrency_backs_off_under_a_server_capacity() {
     let dir = tempdir();
