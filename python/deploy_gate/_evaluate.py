@@ -267,7 +267,11 @@ class Report:
         if self._answers is not None:
             for side in ("old", "new"):
                 answers = self._answers.of(side)
-                frame[f"{side}_output"] = [answers.get(_id_key(c["pipeline_id"])) for c in self.cases]
+                # Object dtype: each answer as given (pandas would make a column of texts a
+                # string column, its missing answers NaN).
+                frame[f"{side}_output"] = pd.Series(
+                    [answers.get(_id_key(c["pipeline_id"])) for c in self.cases], index=frame.index, dtype=object
+                )
         return frame
 
     def _repr_html_(self) -> str:
