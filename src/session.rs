@@ -519,6 +519,14 @@ impl Session {
         }
     }
 
+    /// True when some record of `side`'s verdict file that a test case may take carries an answer
+    /// (`output`): [`Session::case_outputs`] then has something to read.
+    pub fn carries_outputs(&self, side: Side) -> bool {
+        self.verdicts[slot(side)]
+            .as_ref()
+            .is_some_and(Verdicts::carries_outputs)
+    }
+
     /// What each test case's record in `side`'s verdict file answered, in test-set order: the
     /// answer as JSON text ([`crate::verdicts::read_output`]) and whether it was cut to its bound,
     /// `None` for a case whose record carries no answer (or that has no record). `bytes` are the

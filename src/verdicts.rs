@@ -195,6 +195,8 @@ pub struct Verdicts {
     keep_hashes: hashbrown::HashSet<u64, DefaultHashBuilder>,
     /// Some record (kept or not) carries a cost field (see [`crate::cost`]).
     carries_cost: bool,
+    /// Some kept record carries an answer (`output`).
+    carries_outputs: bool,
     /// The cost fields of the kept records that carry some, by id text, [`IdKind`] and run
     /// (the record's place among [`Verdicts::records_for`]'s): a side table, empty for a file
     /// without them.
@@ -247,6 +249,12 @@ impl Verdicts {
     pub fn output_for(&self, id: &PipelineId, twin: bool) -> Option<OutputAt> {
         let kind = self.resolve(id, twin)?;
         self.by_id.get(&*id.text)?[kind as usize].as_ref()?.output
+    }
+
+    /// True when some kept record carries an answer (`output`): without one, there is nothing to
+    /// read again from the file.
+    pub fn carries_outputs(&self) -> bool {
+        self.carries_outputs
     }
 
     /// True when some record of the file carries a cost field (`latency_ms`, `usage`,
@@ -397,6 +405,7 @@ impl Verdicts {
             return;
         }
         let output = record.output_at(bytes);
+        self.carries_outputs |= output.is_some();
         let RecordRef {
             id,
             kind,
@@ -508,12 +517,18 @@ struct RecordRef<'a> {
     output: Option<OutputRef<'a>>,
 }
 
-/// A record's `output` as read: a JSON value's text (a slice of the file), or a CSV/TSV row's
-/// place in the file (from the start of the file's body) and the field's column.
+/// A record's `output` as read: a JSON value's text (a slice of the file, or of a JSONL line until
+/// [`placed`] gives it its place in the file), a JSON value's place in the file, or a CSV/TSV
+/// row's place (from the start of the file's body) and the field's column.
 #[derive(Debug, Clone, Copy)]
 enum OutputRef<'a> {
     Json {
         text: &'a str,
+        truncated: bool,
+    },
+    Placed {
+        start: u64,
+        end: u64,
         truncated: bool,
     },
     Row {
@@ -523,6 +538,27 @@ enum OutputRef<'a> {
         tab: bool,
         truncated: bool,
     },
+}
+
+/// A JSONL record's answer placed in the file: its line (`text`) starts at `offset`. The line
+/// may be a copy (one that crosses a piece the file is read in), so the answer's place is taken
+/// from the line's, never from where the copy is.
+fn placed<'a>(parsed: Parsed<'a>, text: &str, offset: u64) -> Parsed<'a> {
+    match parsed {
+        Parsed::Record(mut record) => {
+            if let Some(OutputRef::Json { text: value, truncated }) = record.output {
+                let within = value.as_ptr() as usize - text.as_ptr() as usize;
+                let start = offset + within as u64;
+                record.output = Some(OutputRef::Placed {
+                    start,
+                    end: start + value.len() as u64,
+                    truncated,
+                });
+            }
+            Parsed::Record(record)
+        }
+        other => other,
+    }
 }
 
 impl RecordRef<'_> {
@@ -539,6 +575,12 @@ impl RecordRef<'_> {
                     truncated,
                 })
             }
+            OutputRef::Placed { start, end, truncated } => Some(OutputAt {
+                start,
+                end,
+                form: OutputForm::Json,
+                truncated,
+            }),
             OutputRef::Row {
                 start,
                 end,
@@ -665,7 +707,8 @@ fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'
             f.cost.read(key, v)?;
         }
         "output" => f.output = Some(v.span()?),
-        "output_truncated" => f.output_truncated = matches!(v.scalar()?, Scalar::Bool(true)),
+        // Read as it was skipped before (any JSON value is accepted): `true` alone marks a cut.
+        "output_truncated" => f.output_truncated = v.span()? == "true",
         _ => v.skip()?,
     }
     Ok(())
@@ -985,6 +1028,7 @@ fn parse(
         keep_hashes: keep.iter().flatten().map(|id| stable_hash(id.as_bytes(), 0)).collect(),
         keep,
         carries_cost: false,
+        carries_outputs: false,
         costs: HashMap::default(),
         targets: Vec::new(),
     };
@@ -1043,7 +1087,8 @@ fn read_records(
                 };
                 let parsed = read_object_text(text, record_entry)
                     .map_err(RecordError::from)
-                    .and_then(|f| finish_record(f, line.number));
+                    .and_then(|f| finish_record(f, line.number))
+                    .map(|parsed| placed(parsed, text, line.offset));
                 match parsed {
                     Ok(parsed) => on(parsed),
                     Err(e) => {
@@ -1135,7 +1180,7 @@ fn map_record<'a>(key: &'a str, raw: &'a str, line: u64) -> Result<RecordRef<'a>
             "verdict" => verdict = Some(v.text()?),
             "error" => error = v.scalar()?,
             "output" => output = Some(v.span()?),
-            "output_truncated" => truncated = matches!(v.scalar()?, Scalar::Bool(true)),
+            "output_truncated" => truncated = v.span()? == "true",
             _ => v.skip()?,
         }
         Ok(())
@@ -1854,6 +1899,63 @@ mod tests {
         );
         let tsv = "pipeline_id\tverdict\toutput\toutput_truncated\na\tPASS\tsome text\tTRUE\n";
         assert_eq!(answer(tsv.as_bytes(), "a", false), Some(("\"some text\"".into(), true)));
+    }
+
+    /// A JSONL file is read in pieces (of 1 MiB); a line that crosses from one to the next is read
+    /// from a copy, and its answer's place must still be the file's.
+    #[test]
+    fn answers_on_lines_across_the_pieces_of_a_large_file_are_found() {
+        let answer = |i: usize| format!("answer {i} {}", "x".repeat(700 + i % 97));
+        let text: String = (0..4000)
+            .map(|i| {
+                format!(
+                    "{{\"pipeline_id\": \"p{i}\", \"verdict\": \"PASS\", \"output\": \"{}\"}}\n",
+                    answer(i)
+                )
+            })
+            .collect();
+        assert!(text.len() > 3 << 20);
+        let bytes = text.as_bytes();
+        let v = parse_verdicts(Role::NewVerdicts, "v", bytes).unwrap();
+        for i in 0..4000 {
+            let id = PipelineId {
+                text: format!("p{i}").into(),
+                numeric: false,
+            };
+            let at = v
+                .output_for(&id, false)
+                .unwrap_or_else(|| panic!("p{i} lost its answer"));
+            let read = read_output(bytes, &at).unwrap_or_else(|| panic!("p{i}: nothing at {at:?}"));
+            assert_eq!(read, format!("\"{}\"", answer(i)), "p{i}");
+        }
+    }
+
+    /// `output_truncated` is read as it was skipped before: any JSON value is accepted, and only
+    /// `true` marks a cut.
+    #[test]
+    fn any_output_truncated_value_is_accepted_and_only_true_marks_a_cut() {
+        for (value, cut) in [
+            ("true", true),
+            ("false", false),
+            ("1e400", false),
+            ("\"\\ud800\"", false),
+            ("[true]", false),
+        ] {
+            let line = format!(
+                "{{\"pipeline_id\": \"a\", \"verdict\": \"PASS\", \"output\": \"o\", \"output_truncated\": {value}}}\n"
+            );
+            assert_eq!(
+                answer(line.as_bytes(), "a", false),
+                Some(("\"o\"".into(), cut)),
+                "{value}"
+            );
+            let map = format!("{{\"a\": {{\"verdict\": \"PASS\", \"output\": \"o\", \"output_truncated\": {value}}}}}");
+            assert_eq!(
+                answer(map.as_bytes(), "a", false),
+                Some(("\"o\"".into(), cut)),
+                "{value}"
+            );
+        }
     }
 
     #[test]

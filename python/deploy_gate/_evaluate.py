@@ -257,8 +257,10 @@ class Report:
     def cases_frame(self) -> Any:
         """The cases as a pandas DataFrame, one row per case (needs pandas), with what each model
         answered when its records carry it: ``old_output`` and ``new_output`` (the answer as
-        given: a ``str``, or the JSON value decoded; ``None`` without one), read again from the
-        verdict files (a file that changed since is an ``InputError``)."""
+        given: a ``str``, or the JSON value decoded; ``None`` without one) and
+        ``old_output_truncated``/``new_output_truncated`` (``True`` when the answer was cut to
+        its bound), read again from the verdict files (a file that changed since is an
+        ``InputError``; a file whose records carry no answer is not read)."""
         try:
             import pandas as pd
         except ImportError as exc:
@@ -269,9 +271,11 @@ class Report:
                 answers = self._answers.of(side)
                 # Object dtype: each answer as given (pandas would make a column of texts a
                 # string column, its missing answers NaN).
+                found = [answers.get(_id_key(c["pipeline_id"])) for c in self.cases]
                 frame[f"{side}_output"] = pd.Series(
-                    [answers.get(_id_key(c["pipeline_id"])) for c in self.cases], index=frame.index, dtype=object
+                    [a[0] if a is not None else None for a in found], index=frame.index, dtype=object
                 )
+                frame[f"{side}_output_truncated"] = [a is not None and a[1] for a in found]
         return frame
 
     def _repr_html_(self) -> str:
@@ -299,16 +303,18 @@ class _Answers:
         self._session = session
         self._sources = sources
 
-    def of(self, side: str) -> Dict[Tuple[bool, str], Any]:
+    def of(self, side: str) -> Dict[Tuple[bool, str], Tuple[Any, bool]]:
+        """``side``'s answers by case id: ``(answer, truncated)``; a file without any is not
+        read again."""
         source = self._sources.get(side)
-        if source is None:
+        if source is None or not self._session.carries_outputs(side):
             return {}
         if isinstance(source, bytes):
             outputs = self._session.case_outputs(side, source)
         else:
             outputs = self._session.case_outputs_of_file(side, source)
         keys = [_id_key(json.loads(line)["pipeline_id"]) for line in self._session.case_lines()]
-        return {key: json.loads(o[0]) for key, o in zip(keys, outputs) if o is not None}
+        return {key: (json.loads(o[0]), o[1]) for key, o in zip(keys, outputs) if o is not None}
 
 
 def _add_model(
@@ -325,7 +331,8 @@ def _add_model(
     made; ``None`` for a runner's, which the session keeps)."""
     if isinstance(model, (str, os.PathLike)):
         session.add_verdict_file(side, os.fspath(model))
-        return os.fspath(model)
+        # Absolute: the answers are read again later, maybe from another working folder.
+        return os.path.abspath(os.fspath(model))
     elif isinstance(model, Mapping):
         try:
             data = json.dumps({str(k): v for k, v in model.items()}, allow_nan=False)

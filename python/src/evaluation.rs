@@ -360,6 +360,11 @@ impl Session {
         Ok(())
     }
 
+    /// True when some record of `side`'s verdict file carries an answer (`output`).
+    fn carries_outputs(&self, side: &str) -> PyResult<bool> {
+        Ok(self.inner.carries_outputs(side_of(side)?))
+    }
+
     /// What each test case's record in `side`'s verdict file answered, in test-set order:
     /// `(JSON text, truncated)` or `None`. `data` are the file's bytes again (a path is read again):
     /// refused when they are not the bytes that were read.

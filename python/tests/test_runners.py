@@ -138,7 +138,7 @@ def test_a_runner_may_return_its_verdict_with_what_the_model_answered(tmp_path: 
 
 
 @pytest.mark.optional_deps
-def test_the_cases_frame_shows_what_each_model_answered(tmp_path: Path) -> None:
+def test_the_cases_frame_shows_what_each_model_answered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("pandas")
     log = _log(tmp_path)
     transcript = {"messages": [{"role": "assistant", "content": "<b>APPROVE</b>"}]}
@@ -155,9 +155,13 @@ def test_the_cases_frame_shows_what_each_model_answered(tmp_path: Path) -> None:
             for i in range(6)
         )
     )
-    report = deploy_gate.evaluate(log, old, new, policy={"min_samples": 1}, progress=False)
+    # Given as a path relative to the working folder, which changes before the frame is made.
+    monkeypatch.chdir(tmp_path)
+    report = deploy_gate.evaluate(log, old, "new.jsonl", policy={"min_samples": 1}, progress=False)
+    monkeypatch.chdir(log.anchor)
     frame = report.cases_frame().set_index("pipeline_id")
     assert frame.loc["p0", "old_output"] == transcript and frame.loc["p1", "old_output"] is None
+    assert not frame["old_output_truncated"].any() and not frame["new_output_truncated"].any()
     assert [frame.loc[f"p{i}", "new_output"] for i in range(6)] == [
         None, "answer 1,\n\"x\"", None, "answer 3,\n\"x\"", None, "answer 5,\n\"x\""
     ]
@@ -165,6 +169,11 @@ def test_the_cases_frame_shows_what_each_model_answered(tmp_path: Path) -> None:
     mapping = {f"p{i}": {"verdict": "APPROVE", "output": [i]} for i in range(6)}
     frame = deploy_gate.evaluate(log, mapping, new, policy={"min_samples": 1}, progress=False).cases_frame()
     assert list(frame["old_output"]) == [[i] for i in range(6)]
+    # A runner's answer cut to its bound says so.
+    long = deploy_gate.evaluate(
+        log, lambda t: {"verdict": "APPROVE", "output": "é" * 40000}, new, policy={"min_samples": 1}, progress=False
+    ).cases_frame()
+    assert long["old_output_truncated"].all() and all(len(o) == 32768 for o in long["old_output"])
     # The answers are read again from the file: one changed since refuses, naming it.
     new.write_text(new.read_text().replace("answer", "ANSWER"))
     with pytest.raises(deploy_gate.InputError, match="changed since it was read"):
