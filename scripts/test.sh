@@ -9,7 +9,7 @@
 # fault-injecting one (tests/servers/); `apply --mlflow` and `verify --mlflow` against a real
 # MLflow tracking server (tests/servers/mlflow.sh). Installs what is missing first
 # (scripts/setup.sh), and prints each step's wall time at the end. The host's tests build with
-# the `ci` profile (Cargo.toml), linted by clippy as they compile; the last steps run in two lanes.
+# the `ci` profile (Cargo.toml), linted by clippy as they compile; the single-core steps run in lanes beside the builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
