@@ -81,8 +81,10 @@ fn start(kind: &str) -> Server {
 fn server() -> &'static Server {
     static S: OnceLock<Server> = OnceLock::new();
     S.get_or_init(|| {
-        // Each server takes 20–30 s to start: the other one starts meanwhile, in a thread (a
-        // failure there is seen by the first test that needs it, which starts it again).
+        // Each server takes 20–30 s to start alone, and up to 105 s was seen in the test command
+        // beside the fuzz build (tests/servers/mlflow.sh waits 300 s): the other one starts
+        // meanwhile, in a thread (a failure there is seen by the first test that needs it, which
+        // starts it again).
         std::thread::spawn(auth_server);
         start("plain")
     })
