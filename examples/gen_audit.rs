@@ -9,7 +9,10 @@
 //! `json.dumps` does by default (and so the Decide engine's audit log). With `--compact`, every
 //! run has one short stage entry in the small shape and short texts (about 300 bytes per
 //! pipeline instead of about 4.5 KB): many cases in a small file, for the page's large case
-//! table. The same arguments always give the same bytes.
+//! table. With `--answers`, every verdict record also carries the model's answer (`output`): a
+//! sentence naming its verdict, or now and then an assistant message with a tool call, drawn
+//! from a generator of its own, so the audit log and the trajectories are the same bytes as
+//! without it. The same arguments always give the same bytes.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -233,6 +236,35 @@ struct Args {
     /// byte (without it, the output is as before).
     #[arg(long)]
     compact: bool,
+    /// Each verdict record carries the model's answer (`output`); the other files are unchanged.
+    #[arg(long)]
+    answers: bool,
+    /// With `--answers`, each case's answer has about this many words (0: 6 to 15), for verdict
+    /// files of a given size (the page's benchmark of 1 GiB files with answers).
+    #[arg(long, default_value_t = 0)]
+    answer_words: u64,
+}
+
+/// What a model answered for a case whose verdict is `verdict`: one sentence (its words from
+/// `base`, the case's, a word changed now and then), or one time in five the assistant message of
+/// a model that called a tool, as JSON text.
+fn answer(rng: &mut Rng, base: &[&'static str], verdict: &str) -> String {
+    let words: Vec<&str> = base
+        .iter()
+        .map(|w| if rng.chance(8) { rng.pick(WORDS) } else { w })
+        .collect();
+    let sentence = format!("I checked {}. Verdict: {verdict}.", words.join(" "));
+    if rng.chance(20) {
+        let call = format!("{{\"query\": {}}}", json_str(words.first().copied().unwrap_or("case")));
+        format!(
+            "{{\"role\": \"assistant\", \"content\": {}, \"tool_calls\": [{{\"id\": \"call_{}\", \"type\": \"function\", \"function\": {{\"name\": \"lookup\", \"arguments\": {}}}}}]}}",
+            json_str(&sentence),
+            rng.below(1_000_000),
+            json_str(&call)
+        )
+    } else {
+        json_str(&sentence)
+    }
 }
 
 fn main() -> std::io::Result<()> {
@@ -244,7 +276,11 @@ fn main() -> std::io::Result<()> {
         seed,
         ascii,
         compact,
+        answers,
+        answer_words,
     } = <Args as clap::Parser>::parse();
+    // The answers' own generator: with or without them, the other draws are the same.
+    let mut said = Rng(seed ^ 0x5EED_A115_0000_0001);
     ASCII.store(ascii, std::sync::atomic::Ordering::Relaxed);
     std::fs::create_dir_all(&dir)?;
     let mut rng = Rng(seed);
@@ -287,6 +323,12 @@ fn main() -> std::io::Result<()> {
             let run = active.swap_remove(i);
             let expected = completion_line(&mut rng, &run, &mut line);
             if run.outcome == Outcome::Pass {
+                let words = if answer_words > 0 {
+                    answer_words
+                } else {
+                    6 + said.below(10)
+                };
+                let base: Vec<&str> = (0..words).map(|_| said.pick(WORDS)).collect();
                 for (w, correct) in [(&mut old_v, 80), (&mut new_v, 88)] {
                     let verdict = if rng.chance(correct) {
                         expected.to_uppercase()
@@ -294,9 +336,14 @@ fn main() -> std::io::Result<()> {
                         rng.pick(FAIL).to_owned()
                     };
                     if !rng.chance(1) {
+                        let output = if answers {
+                            format!(", \"output\": {}", answer(&mut said, &base, &verdict))
+                        } else {
+                            String::new()
+                        };
                         writeln!(
                             w,
-                            "{{\"pipeline_id\": {}, \"verdict\": {}}}",
+                            "{{\"pipeline_id\": {}, \"verdict\": {}{output}}}",
                             json_str(&run.id),
                             json_str(&verdict)
                         )?;

@@ -387,6 +387,19 @@ export type TrainerKeyInfo = { kind: "key"; key_id: string; key_hint: string; cu
 
 
 
+/** Where a case's answer (its record's `output`) is in a verdict file: bytes `start`..`end` of the file as
+ * given; `column` (0-based) and `tab` when the bytes are a CSV (TSV) row holding it as that field. */
+export interface OutputAt { start: number; end: number; truncated: boolean; column?: number; tab?: boolean; }
+/** One model's answer as shown: `text` (a string answer), `json` (any other value, laid out with its tokens as
+ * written) or `raw` (JSON shown as written). */
+export interface ShownAnswer { text: string; kind: "text" | "json" | "raw"; truncated: boolean; }
+/** A piece of one answer's text; a side's runs make up its whole text. */
+export interface AnswerRun { text: string; changed: boolean; }
+/** Both answers of a case and what changed: `by` is `words`, `lines` or `none` (then `note` says why). */
+export interface SideBySide { old: ShownAnswer | null; new: ShownAnswer | null; by: "words" | "lines" | "none"; old_runs: AnswerRun[]; new_runs: AnswerRun[]; note: string | null; }
+
+
+
 export interface KeyPair { private_pem: string; public_pem: string; keyid: string; }
 export interface KeyInfo { kind: "private" | "public"; keyid: string; }
 export interface VerifyOptions { threshold?: number; model_digest?: string; target?: string; now: number; max_age_seconds?: number; }
@@ -579,6 +592,11 @@ export class GateSession {
      * A session with the given policy (defaults for absent fields).
      */
     constructor(policy: PolicyInput | undefined);
+    /**
+     * Where test case `index`'s answer is in `role`'s verdict file (`old`/`new`), or undefined
+     * when its record carries none: read those bytes (`File.slice`) and give them to `readOutput`.
+     */
+    outputAt(role: string, index: number): OutputAt | undefined;
     /**
      * The policy's pass verdicts (upper-cased), for `SegmentScanner`s in other workers.
      */
@@ -827,6 +845,12 @@ export function keyInfo(pem: string): KeyInfo;
 export function openSignedDecision(envelope: Uint8Array | number[], trusted_pems: string[], options: VerifyOptions): SignedDecision;
 
 /**
+ * The answer held by `bytes`, the bytes `at.start..at.end` of its verdict file (`outputAt`), as
+ * JSON text; undefined when they do not hold one (the file changed since it was read).
+ */
+export function readOutput(bytes: Uint8Array | number[], at: OutputAt): string | undefined;
+
+/**
  * A report's JSON text (`evaluateJson()`) as the standalone HTML report, byte for byte what
  * `deploy-gate evaluate --html` writes for the same report.
  */
@@ -837,6 +861,12 @@ export function reportHtml(report_json: string): string;
  * decision's embedded report): the text `deploy-gate evaluate --markdown` writes.
  */
 export function reportMarkdown(report_json: string): string;
+
+/**
+ * A case's two answers (each the JSON text `readOutput` gives and whether it was cut, or
+ * undefined), side by side with what changed, word by word or line by line.
+ */
+export function sideBySide(old: string | null | undefined, old_truncated: boolean, _new: string | null | undefined, new_truncated: boolean): SideBySide;
 
 /**
  * Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds.
@@ -916,6 +946,7 @@ export interface InitOutput {
     readonly gatesession_mergeSegment: (a: number, b: number, c: number) => [number, number];
     readonly gatesession_neededRanges: (a: number) => [number, number, number, number];
     readonly gatesession_new: (a: any) => [number, number, number];
+    readonly gatesession_outputAt: (a: number, b: number, c: number, d: number) => [number, number, number];
     readonly gatesession_passVerdicts: (a: number) => [number, number];
     readonly gatesession_policy: (a: number) => [number, number, number];
     readonly gatesession_pushAudit: (a: number, b: number, c: number) => [number, number];
@@ -944,6 +975,7 @@ export interface InitOutput {
     readonly modelfilehasher_new: (a: number, b: number) => [number, number, number];
     readonly modelfilehasher_update: (a: number, b: number, c: number) => void;
     readonly openSignedDecision: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
+    readonly readOutput: (a: number, b: number, c: any) => [number, number, number, number];
     readonly reportHtml: (a: number, b: number) => [number, number, number, number];
     readonly reportMarkdown: (a: number, b: number) => [number, number, number, number];
     readonly segmentscanner_finish: (a: number) => [number, number];
@@ -952,6 +984,7 @@ export interface InitOutput {
     readonly sha256stream_finish: (a: number) => [number, number];
     readonly sha256stream_new: () => number;
     readonly sha256stream_update: (a: number, b: number, c: number) => void;
+    readonly sideBySide: (a: number, b: number, c: number, d: number, e: number, f: number) => [number, number, number];
     readonly signDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => [number, number, number, number];
     readonly start: () => void;
     readonly trainerKeyInfo: (a: number, b: number) => [number, number, number];

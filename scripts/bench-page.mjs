@@ -13,6 +13,10 @@
 //           counts; a reviewer takes a few seconds to pick the files)
 //   --cpu   prints the CPU time of each of Chromium's threads (from /proc) from the drop to the
 //           decision and from the decision to the sha256, the busiest first
+//   --policy NAME=VALUE  fills the policy form's field before the drop (e.g. max_samples=none)
+//   --open-last  then opens the case of the new verdict file's last record (found by a search)
+//           and times its row's click to both answers shown (read from the files by byte range),
+//           and prints the tab's memory then
 // PAGE_ROOT=DIR serves another checkout's www/ and pkg/ (an older build, for A/B runs).
 import { chromium } from "../tests/e2e/node_modules/playwright-core/index.mjs";
 import { serve } from "./serve.mjs";
@@ -27,12 +31,16 @@ let runs = 1;
 let showTimings = false;
 let settle = 0;
 let showCpu = false;
+let openLast = false;
 const attrs = [];
+const policy = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--runs") runs = Number(args[++i]);
   else if (args[i] === "--timings") showTimings = true;
   else if (args[i] === "--settle") settle = Number(args[++i]);
   else if (args[i] === "--cpu") showCpu = true;
+  else if (args[i] === "--open-last") openLast = true;
+  else if (args[i] === "--policy") policy.push(args[++i].split(/=(.*)/s).slice(0, 2));
   else if (args[i] === "--attr") attrs.push(args[++i].split(/=(.*)/s).slice(0, 2));
   else dirArg = args[i];
 }
@@ -89,6 +97,14 @@ async function run() {
     viewer.setAttribute("timings", "");
     for (const [name, value] of list) viewer.setAttribute(name, value ?? "");
   }, attrs);
+  for (const [name, value] of policy) {
+    const field = page.locator(`[name="${name}"]`);
+    if ((await field.evaluate((el) => el.tagName)) === "SELECT") await field.selectOption(value);
+    else {
+      await field.fill(value);
+      await field.dispatchEvent("change");
+    }
+  }
   if (settle) await page.waitForTimeout(settle);
   const pid = process.pid; // Chromium runs below this process
   const peak = { renderer: 0, all: 0 };
@@ -134,10 +150,38 @@ async function run() {
   } catch {
     timeline = null;
   }
+  let opened = null;
+  if (openLast) {
+    const id = lastPipelineId(files[2]);
+    await page.fill('[data-testid="case-search"]', String(id));
+    const row = page.locator(`[data-testid="case-row"][data-id='${JSON.stringify(id)}']`);
+    await row.waitFor({ timeout: 60000 });
+    const t = Date.now();
+    await row.click();
+    await page.waitForFunction(() => {
+      const box = document.querySelector('[data-testid="case-answers"]');
+      return box && !box.hasAttribute("aria-busy");
+    }, null, { timeout: 60000 });
+    const ms = Date.now() - t;
+    const shown = await page.locator('[data-testid="case-answers"] pre').count();
+    opened = { ms, shown, resident: residents(descendants(pid)) };
+  }
   await browser.close();
   server.close();
   const cpu = showCpu ? { toDecision: cpuLines(cpu0, cpu1), toDigest: cpuLines(cpu1, cpu2) } : null;
-  return { decided, digested, reason, peak, timeline, cpu };
+  return { decided, digested, reason, peak, timeline, cpu, opened };
+}
+
+/** The pipeline id of a JSONL file's last record (read from its last 1 MiB). */
+function lastPipelineId(file) {
+  const fd = fs.openSync(file, "r");
+  const size = fs.fstatSync(fd).size;
+  const length = Math.min(size, 1 << 20);
+  const buf = Buffer.alloc(length);
+  fs.readSync(fd, buf, 0, length, size - length);
+  fs.closeSync(fd);
+  const lines = buf.toString("utf8").split("\n").filter((l) => l.trim());
+  return JSON.parse(lines[lines.length - 1]).pipeline_id;
 }
 
 const mb = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`;
@@ -149,6 +193,13 @@ for (let i = 0; i < runs; i++) {
     `page: ${(size / 1e6).toFixed(0)} MB audit log decided in ${r.decided.toFixed(2)} s (${(size / 1e6 / r.decided).toFixed(0)} MB/s), ` +
       `sha256 in and the exports ready at ${r.digested.toFixed(2)} s; peak memory: tab ${mb(r.peak.renderer)}, all of Chromium ${mb(r.peak.all)} — ${r.reason}`,
   );
+  if (r.opened) {
+    const verdictBytes = fs.statSync(files[1]).size + fs.statSync(files[2]).size;
+    console.log(
+      `  verdict files ${(verdictBytes / 2 ** 20).toFixed(0)} MiB together; the case at the new file's end opened in ${r.opened.ms} ms ` +
+        `(${r.opened.shown} answer(s) shown); then the tab held ${mb(r.opened.resident.renderer)}, all of Chromium ${mb(r.opened.resident.all)}`,
+    );
+  }
   if (showTimings && r.timeline) for (const [what, at] of r.timeline) console.log(`  ${at.toFixed(0).padStart(7)} ms  ${what}`);
   if (r.cpu) {
     console.log("  CPU from the drop to the decision:");

@@ -4,7 +4,8 @@
 # of `deploy-gate evaluate`, MB/s of the wasm core under node on one core, the seconds the page
 # needs in headless Chromium, and — when ../shared/seeds/deployment_gate.py is there — the
 # reference implementation's time and peak RSS; with the duckdb Python package, native `test-set`
-# against DuckDB side by side (scripts/bench-duckdb.py). Usage: scripts/bench.sh [SIZE]   (default 1G;
+# against DuckDB side by side (scripts/bench-duckdb.py); and the page with verdict files carrying
+# answers (about 1 GiB) against the same cases without them. Usage: scripts/bench.sh [SIZE]   (default 1G;
 # RUNS=N sets how many times `evaluate` runs, default 7, of which the median is printed;
 # ASCII=1 uses a log whose strings escape non-ASCII as \uXXXX, as Python's json.dumps writes
 # by default, generated once in bench-data[-SIZE]-ascii/)
@@ -60,6 +61,21 @@ fi
 node scripts/bench-wasm.mjs "$data"
 NO_HASH=1 node scripts/bench-wasm.mjs "$data" | sed "s/one core)/one core, sha256 left to another worker)/"
 node scripts/bench-page.mjs "$data"
+
+# The page with verdict files that carry the models' answers (about 1 GiB each, answers of
+# about 1,400 words) against the same cases without answers: time to the decision, peak memory,
+# and the time to open the case at the new file's end (its answers read by byte range). Generated
+# once, in bench-answers/ (ANSWERS=0 skips this part).
+if [ "${ANSWERS:-1}" != 0 ]; then
+  for kind in without with; do
+    dir="bench-answers/$kind"
+    flags=()
+    [ "$kind" = with ] && flags=(--answers --answer-words "${ANSWER_WORDS:-1400}")
+    [ -f "$dir/new_verdicts.jsonl" ] || ./target/release/examples/gen_audit --compact --size 48M --seed 7 --out "$dir" "${flags[@]}"
+    echo "answers: $kind"
+    node scripts/bench-page.mjs "$dir" --policy max_samples=none --open-last
+  done
+fi
 
 seed=${SEED_PY:-../shared/seeds/deployment_gate.py}
 # (Only on the 1 GiB log: the reference holds about 4.4 times the log in memory.)

@@ -1,5 +1,5 @@
 // Takes the README's screenshots of the page with headless Chromium: the example loaded
-// (light and dark), and a case drill-down. Usage: node scripts/screenshots.mjs (after
+// (light and dark), a case drill-down and its two answers. Usage: node scripts/screenshots.mjs (after
 // scripts/build-wasm.sh); writes docs/*.png.
 import { chromium } from "../tests/e2e/node_modules/playwright-core/index.mjs";
 import { serve } from "./serve.mjs";
@@ -19,12 +19,18 @@ for (const scheme of ["light", "dark"]) {
     await page.click('button[data-filter="regressed"]');
     const row = page.locator('[data-testid="case-row"]').first();
     await row.click();
-    await row.scrollIntoViewIfNeeded();
-    await page.evaluate(() => window.scrollBy(0, -120));
+    await page.waitForFunction(() => {
+      const box = document.querySelector('[data-testid="case-answers"]');
+      return box && !box.hasAttribute("aria-busy");
+    });
+    await row.evaluate((el) => el.scrollIntoView({ block: "start" }));
+    await page.evaluate(() => window.scrollBy(0, -100));
     await page.screenshot({ path: path.join(ROOT, "docs/page-drilldown.png") });
+    // The two answers side by side, what changed marked.
+    await page.locator('[data-testid="case-answers"]').screenshot({ path: path.join(ROOT, "docs/page-answers.png") });
   }
   await page.close();
 }
 await browser.close();
 server.close();
-console.log("wrote docs/page-light.png, docs/page-dark.png, docs/page-drilldown.png");
+console.log("wrote docs/page-light.png, docs/page-dark.png, docs/page-drilldown.png, docs/page-answers.png");

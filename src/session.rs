@@ -14,7 +14,7 @@ use crate::policy::{policy_change, GatePolicy, PolicyChange};
 use crate::report::{evaluate_under, GateInputs, GateReport};
 use crate::testset::{ReadRange, TestSet, TestSetBuilder, TestSetError};
 use crate::trajectory::{parse_trajectories, Trajectories};
-use crate::verdicts::{parse_verdicts, read_output, Verdicts};
+use crate::verdicts::{parse_verdicts, read_output, OutputAt, Verdicts};
 
 /// Why a session call cannot be done; the messages are the ones the JS API shows.
 #[derive(Debug, thiserror::Error)]
@@ -555,15 +555,23 @@ impl Session {
             )
             .into());
         }
-        Ok(test_set
-            .cases
-            .iter()
-            .enumerate()
-            .map(|(i, case)| {
-                let at = verdicts.output_for(&case.pipeline_id, test_set.has_twin(i))?;
+        Ok((0..test_set.cases.len())
+            .map(|i| {
+                let at = self.output_at(side, i)?;
                 Some((read_output(bytes, &at)?, at.truncated))
             })
             .collect())
+    }
+
+    /// Where the answer of test case `index` (in test-set order) is in `side`'s verdict file:
+    /// `None` when the case's record carries none, or there is no such case or file. The page
+    /// keeps these offsets, not the answers, and reads a case's answer from the file on demand.
+    pub fn output_at(&self, side: Side, index: usize) -> Option<OutputAt> {
+        let test_set = self.test_set()?;
+        let case = test_set.cases.get(index)?;
+        self.verdicts[slot(side)]
+            .as_ref()?
+            .output_for(&case.pipeline_id, test_set.has_twin(index))
     }
 
     /// True when the test set and both verdict files are in: [`Session::report`] can run.

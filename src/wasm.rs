@@ -13,6 +13,7 @@ use crate::policy::{GatePolicy, PolicyError, PolicyInput};
 use crate::session::{test_set_info, Session, SessionError};
 use crate::sniff::sniff;
 use crate::testset::{TestSet, TO_END};
+use crate::verdicts::{OutputAt, OutputForm};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -285,6 +286,20 @@ export type VerifyResult = VerifiedDecision | RejectedDecision;
 export interface OpenedDecision extends VerifiedDecision { report: GateReport; report_json: string; digest_scheme: string | null; }
 /** `openSignedDecision`'s answer: the opened decision, or the rejection (no report: it is not trusted). */
 export type SignedDecision = OpenedDecision | RejectedDecision;
+"#;
+
+#[wasm_bindgen(typescript_custom_section)]
+const ANSWER_TYPES: &'static str = r#"
+/** Where a case's answer (its record's `output`) is in a verdict file: bytes `start`..`end` of the file as
+ * given; `column` (0-based) and `tab` when the bytes are a CSV (TSV) row holding it as that field. */
+export interface OutputAt { start: number; end: number; truncated: boolean; column?: number; tab?: boolean; }
+/** One model's answer as shown: `text` (a string answer), `json` (any other value, laid out with its tokens as
+ * written) or `raw` (JSON shown as written). */
+export interface ShownAnswer { text: string; kind: "text" | "json" | "raw"; truncated: boolean; }
+/** A piece of one answer's text; a side's runs make up its whole text. */
+export interface AnswerRun { text: string; changed: boolean; }
+/** Both answers of a case and what changed: `by` is `words`, `lines` or `none` (then `note` says why). */
+export interface SideBySide { old: ShownAnswer | null; new: ShownAnswer | null; by: "words" | "lines" | "none"; old_runs: AnswerRun[]; new_runs: AnswerRun[]; note: string | null; }
 "#;
 
 #[wasm_bindgen(start)]
@@ -598,11 +613,69 @@ impl GateSession {
             .ok_or_else(|| into_error(SessionError::TestSetNotBuilt))
     }
 
+    /// Where test case `index`'s answer is in `role`'s verdict file (`old`/`new`), or undefined
+    /// when its record carries none: read those bytes (`File.slice`) and give them to `readOutput`.
+    #[wasm_bindgen(js_name = outputAt, unchecked_return_type = "OutputAt | undefined")]
+    pub fn output_at(&self, role: &str, index: usize) -> Result<JsValue, JsError> {
+        let Some(at) = self.inner.output_at(side(role, "verdicts")?, index) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let mut value = serde_json::json!({"start": at.start, "end": at.end, "truncated": at.truncated});
+        if let OutputForm::Delimited { column, tab } = at.form {
+            value["column"] = column.into();
+            value["tab"] = tab.into();
+        }
+        to_js(&value)
+    }
+
     /// Guesses a file's role from its name and first bytes (a few KiB).
     #[wasm_bindgen(js_name = sniffRole, unchecked_return_type = "RoleGuess")]
     pub fn sniff_role(file_name: &str, head: &[u8]) -> Result<JsValue, JsError> {
         to_js(&sniff(file_name, head))
     }
+}
+
+/// The answer held by `bytes`, the bytes `at.start..at.end` of its verdict file (`outputAt`), as
+/// JSON text; undefined when they do not hold one (the file changed since it was read).
+#[wasm_bindgen(js_name = readOutput)]
+pub fn read_output(
+    bytes: &[u8],
+    #[wasm_bindgen(unchecked_param_type = "OutputAt")] at: JsValue,
+) -> Result<Option<String>, JsError> {
+    #[derive(serde::Deserialize)]
+    struct At {
+        #[serde(default)]
+        column: Option<u32>,
+        #[serde(default)]
+        tab: bool,
+        #[serde(default)]
+        truncated: bool,
+    }
+    let at: At = serde_wasm_bindgen::from_value(at).map_err(into_error)?;
+    let at = OutputAt {
+        start: 0,
+        end: bytes.len() as u64,
+        form: at
+            .column
+            .map_or(OutputForm::Json, |column| OutputForm::Delimited { column, tab: at.tab }),
+        truncated: at.truncated,
+    };
+    Ok(crate::verdicts::read_output(bytes, &at))
+}
+
+/// A case's two answers (each the JSON text `readOutput` gives and whether it was cut, or
+/// undefined), side by side with what changed, word by word or line by line.
+#[wasm_bindgen(js_name = sideBySide, unchecked_return_type = "SideBySide")]
+pub fn side_by_side(
+    old: Option<String>,
+    old_truncated: bool,
+    new: Option<String>,
+    new_truncated: bool,
+) -> Result<JsValue, JsError> {
+    to_js(&crate::render::answers::side_by_side(
+        old.as_deref().map(|o| (o, old_truncated)),
+        new.as_deref().map(|n| (n, new_truncated)),
+    ))
 }
 
 /// A new Ed25519 key pair from 32 random bytes (draw them with `crypto.getRandomValues`).

@@ -1019,3 +1019,50 @@ mod model_signature {
         assert_eq!(r["same_model"]["same"], true);
     }
 }
+
+#[wasm_bindgen_test]
+fn a_cases_answer_is_read_from_its_byte_range_and_shown_side_by_side() {
+    use deploy_gate::wasm::{read_output, side_by_side};
+    let mut s = loaded_session();
+    // The new model's records gain answers (markup in them: text, as any answer).
+    let with: String = std::str::from_utf8(NEW)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(n, line)| match line.trim_start().strip_prefix('{') {
+            Some(rest) => format!("{{\"output\": \"answer {n}: <b>PASS</b>\", {rest}\n"),
+            None => format!("{line}\n"),
+        })
+        .collect();
+    s.add_verdicts("new", with.as_bytes(), "new_verdicts.jsonl").unwrap();
+    let get = |v: &JsValue, k: &str| Reflect::get(v, &k.into()).unwrap();
+    let mut seen = 0;
+    for index in 0..1000 {
+        let at = s.output_at("new", index).unwrap();
+        if at.is_undefined() {
+            continue;
+        }
+        // The old model's records carry none.
+        assert!(s.output_at("old", index).unwrap().is_undefined());
+        let (start, end) = (
+            get(&at, "start").as_f64().unwrap() as usize,
+            get(&at, "end").as_f64().unwrap() as usize,
+        );
+        let json = read_output(&with.as_bytes()[start..end], at.clone()).unwrap().unwrap();
+        assert!(
+            json.starts_with("\"answer ") && json.ends_with(": <b>PASS</b>\""),
+            "{json}"
+        );
+        // Bytes that hold no answer (the file changed) give none.
+        assert_eq!(read_output(b"{not json", at).unwrap(), None);
+        let both = side_by_side(None, false, Some(json.clone()), false).unwrap();
+        let shown: Value = serde_json::from_str(&JSON::stringify(&both).unwrap().as_string().unwrap()).unwrap();
+        assert_eq!(shown["new"]["text"], serde_json::from_str::<String>(&json).unwrap());
+        assert_eq!(shown["by"], "none");
+        assert!(shown["old"].is_null());
+        seen += 1;
+    }
+    assert!(seen > 10, "{seen} answers");
+    // Past the last case: nothing.
+    assert!(s.output_at("new", 1 << 30).unwrap().is_undefined());
+}

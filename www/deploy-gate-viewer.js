@@ -334,7 +334,10 @@ export class DeployGateViewer extends HTMLElement {
     this.openedJson = null;
     this.report = report;
     this.status.textContent = "";
-    this.results.show(report, testCases);
+    // A case's answers are read from the verdict files when its row opens (the worker keeps
+    // their offsets, never the answers).
+    const answers = (index) => this.client.call("answers", { evaluation: result.evaluation, index });
+    this.results.show(report, testCases, { answers });
     this.signPanel.hidden = false;
     this.showDigestState();
     this.dispatchEvent(new CustomEvent("dg-decision", { bubbles: true, detail: { report: result.report } }));

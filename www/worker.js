@@ -3,7 +3,7 @@
 // {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
-import init, { compiledModule, GateSession, ModelCheck, SegmentScanner, cosignDecision, diffDocuments, generateKeyPair, keyInfo, openSignedDecision, reportHtml, reportMarkdown, signDecision, trainerKeyInfo, verifyEnvelope, verifyModelSignature } from "./wasm.js";
+import init, { compiledModule, GateSession, ModelCheck, SegmentScanner, cosignDecision, diffDocuments, generateKeyPair, keyInfo, openSignedDecision, readOutput, reportHtml, reportMarkdown, sideBySide, signDecision, trainerKeyInfo, verifyEnvelope, verifyModelSignature } from "./wasm.js";
 import { chunks } from "./chunks.js";
 import { startHashWorker, startScanWorker } from "./assets.js";
 
@@ -230,6 +230,16 @@ function whenDigested(files) {
   );
 }
 
+/** The verdict files in the session, by side: a case's answer is read from its file on demand
+ * (`answers`), by the offsets the session keeps. */
+const verdictFiles = { old: null, new: null };
+const sideOf = (role) => (role.startsWith("old") ? "old" : "new");
+function addVerdicts(role, bytes, file) {
+  verdictFiles[sideOf(role)] = null;
+  session.addVerdicts(role, bytes, file.name);
+  verdictFiles[sideOf(role)] = file;
+}
+
 /** Files at least this large are scanned by several workers. */
 const PARALLEL_FROM = 32 << 20;
 
@@ -241,7 +251,7 @@ async function readAlongside(alongside) {
     mark(`${role} start`);
     try {
       const bytes = await readAll(file);
-      if (role.endsWith("verdicts")) session.addVerdicts(role, bytes, file.name);
+      if (role.endsWith("verdicts")) addVerdicts(role, bytes, file);
       else session.addTrajectories(role, bytes, file.name);
       outcome[role] = null;
     } catch (e) {
@@ -442,6 +452,7 @@ async function readAll(file) {
 const handlers = {
   async init({ policy }) {
     session = new GateSession(policy);
+    verdictFiles.old = verdictFiles.new = null;
     warmWorkers();
     return session.policy();
   },
@@ -499,7 +510,7 @@ const handlers = {
   },
   async verdicts({ role, file }) {
     mark(`${role} start`);
-    session.addVerdicts(role, await readAll(file), file.name);
+    addVerdicts(role, await readAll(file), file);
     mark(`${role} read`);
     return null;
   },
@@ -509,6 +520,7 @@ const handlers = {
   },
   async remove({ role }) {
     session.removeInput(role);
+    if (role.endsWith("verdicts")) verdictFiles[sideOf(role)] = null;
     return null;
   },
   /** Starts the audit digests a scan deferred (the viewer asks after each of its tasks). */
@@ -530,6 +542,7 @@ const handlers = {
     const report = JSON.parse(session.evaluateJson());
     mark("evaluated");
     evaluation++;
+    if (withCases) casesShown = evaluation;
     lastCases = withCases ? { evaluation, outcomes: report.cases, testCases: session.testCases() } : null;
     const numCases = lastCases ? Math.max(lastCases.outcomes.length, lastCases.testCases.length) : 0;
     report.cases = [];
@@ -541,6 +554,29 @@ const handlers = {
     const slice = { outcomes: lastCases.outcomes.slice(from, to), testCases: lastCases.testCases.slice(from, to) };
     if (to >= Math.max(lastCases.outcomes.length, lastCases.testCases.length)) lastCases = null;
     return slice;
+  },
+  /** Test case `index`'s two answers (its records' `output`), read from the verdict files by
+   * byte range and shown side by side; null when neither record carries one. `wanted` is the
+   * evaluation whose cases the page shows. The answers are never kept here: only the offsets. */
+  async answers({ evaluation: wanted, index }) {
+    if (wanted !== casesShown) throw new Error("the files changed: the case's answers are no longer those shown");
+    const read = async (side) => {
+      const at = session.outputAt(side, index);
+      const file = verdictFiles[side];
+      if (!at || !file) return [undefined, false];
+      let bytes;
+      try {
+        bytes = new Uint8Array(await file.slice(at.start, at.end).arrayBuffer());
+      } catch (e) {
+        throw new Error(`${file.name}: cannot be read again (${e && e.message ? e.message : e}): drop it again to see its answers`);
+      }
+      const json = readOutput(bytes, at);
+      if (json === undefined) throw new Error(`${file.name}: bytes ${at.start}–${at.end} no longer hold the case's answer: the file changed since it was read`);
+      return [json, at.truncated];
+    };
+    const [old, neu] = [await read("old"), await read("new")];
+    if (old[0] === undefined && neu[0] === undefined) return null;
+    return sideBySide(old[0], old[1], neu[0], neu[1]);
   },
   /** The report JSON, as the CLI writes it. */
   /** The timeline recorded since the last `audit` with `timings` (null when off). */
@@ -696,9 +732,11 @@ function currentDiff(id) {
 }
 
 let queue = Promise.resolve();
-/** The last evaluation's number and the cases the page has yet to take (see `evaluate`). */
+/** The last evaluation's number, the cases the page has yet to take (see `evaluate`) and the
+ * number of the evaluation whose cases it shows (`answers`). */
 let evaluation = 0;
 let lastCases = null;
+let casesShown = 0;
 
 onmessage = (event) => {
   const { id, type, payload } = event.data;

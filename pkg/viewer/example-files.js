@@ -1,4 +1,4 @@
-// The bundled example's files (gen_audit --size 400K --seed 1), found next to this module. Only
+// The bundled example's files (gen_audit --size 400K --seed 1 --answers), found next to this module. Only
 // www/example.js imports it, so a portal that does not ask for the example does not ship it:
 // each file is named by a literal `new URL(…, import.meta.url)`, which bundlers (Vite, webpack,
 // Parcel) copy into a build only when this module is part of it. The single-file viewer

@@ -125,19 +125,9 @@ fn shape(detail: impl Into<String>) -> OmsError {
 /// allocating: one, plus one per `{`, `[`, `,` and `:` outside strings (an upper bound of the
 /// values a parser would build from them). Stops at the first count past `limit`.
 pub fn values_at_most(bytes: &[u8], limit: usize) -> bool {
-    let (mut count, mut in_string, mut escaped) = (1usize, false, false);
-    for &b in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-        } else if b == b'"' {
-            in_string = true;
-        } else if matches!(b, b'{' | b'[' | b',' | b':') {
+    let mut count = 1usize;
+    for b in crate::json::layout::outside_strings(bytes) {
+        if matches!(b, b'{' | b'[' | b',' | b':') {
             count += 1;
             if count > limit {
                 return false;

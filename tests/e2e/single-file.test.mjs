@@ -74,6 +74,15 @@ test("from file://: Load example gives the CLI's decision, with no server and no
   const cli = JSON.parse(cliReport(path.join(ROOT, "www/examples"), {}));
   assert.deepEqual(shown, { approved: cli.decision.approved, reason: cli.decision.reason, numCases: cli.decision.num_cases });
   console.log(`# opening the single file to the example's decision: ${ms} ms`);
+  // The example's answers, read from its inlined files when a regressed case opens.
+  await page.click('[data-filter="regressed"]');
+  await page.locator('[data-testid="case-row"]').first().click();
+  await page.waitForFunction(() => {
+    const box = document.querySelector('[data-testid="case-answers"]');
+    return box && !box.hasAttribute("aria-busy");
+  });
+  for (const side of ["old", "new"]) assert.ok((await page.locator(`[data-testid="answer-${side}-text"]`).textContent()).includes("Verdict: "), side);
+  assert.ok((await page.locator('[data-testid="case-answers"] ins').count()) > 0);
   await clean(page);
 });
 

@@ -23,8 +23,21 @@ const key = (id) => JSON.stringify(id);
 const rank = (c) => (c.status === "regressed" ? 0 : c.status === "improved" ? 1 : 2);
 const idle = (fn) => (typeof requestIdleCallback === "function" ? requestIdleCallback(fn, { timeout: 200 }) : setTimeout(fn, 0));
 
+/** Characters of an answer shown before "show all". */
+const ANSWER_SHOWN = 4000;
+/** Lines of an answer shown before "show all". */
+const ANSWER_LINES = 40;
+/** Characters a click on "show more" adds to a huge answer. */
+const ANSWER_STEP = 200000;
+
 export class CaseTable extends HTMLElement {
-  show(outcomes, cases) {
+  /**
+   * Shows `outcomes` (the report's cases) with their test cases `cases`. `answers(index)`, when
+   * given, resolves test case `index`'s two answers side by side (the worker's `answers`), or
+   * null when neither record carries one.
+   */
+  show(outcomes, cases, { answers } = {}) {
+    this.answers = answers || null;
     const tcs = cases || [];
     // Regressed, then improved, then the rest: three buckets, each in the report's order.
     const buckets = [[], [], []];
@@ -88,13 +101,20 @@ export class CaseTable extends HTMLElement {
     this.prepareInBackground();
   }
 
-  /** The test case of outcome `i` (for search and the drill-down). */
-  testCase(i) {
+  /** The test-set index of outcome `i`'s test case (-1: none). */
+  testIndex(i) {
     const c = this.outcomes[i];
     const tc = this.cases[i];
-    if (tc && tc.pipeline_id === c.pipeline_id) return tc;
-    if (!this.byId) this.byId = new Map(this.cases.map((t) => [key(t.pipeline_id), t]));
-    return this.byId.get(key(c.pipeline_id));
+    if (tc && tc.pipeline_id === c.pipeline_id) return i;
+    if (!this.byId) this.byId = new Map(this.cases.map((t, k) => [key(t.pipeline_id), k]));
+    const k = this.byId.get(key(c.pipeline_id));
+    return k === undefined ? -1 : k;
+  }
+
+  /** The test case of outcome `i` (for search and the drill-down). */
+  testCase(i) {
+    const k = this.testIndex(i);
+    return k < 0 ? undefined : this.cases[k];
   }
 
   /** The searched text of outcome `i`, lowercased once (values can be hundreds of KB). */
@@ -216,7 +236,7 @@ export class CaseTable extends HTMLElement {
         tr.nextSibling && tr.nextSibling.remove();
         tr.setAttribute("aria-expanded", "false");
       } else {
-        tr.after(this.detail(c, this.testCase(i)));
+        tr.after(this.detail(c, this.testCase(i), this.testIndex(i)));
         tr.setAttribute("aria-expanded", "true");
       }
     };
@@ -230,7 +250,7 @@ export class CaseTable extends HTMLElement {
     return tr;
   }
 
-  detail(c, tc) {
+  detail(c, tc, index) {
     const verdictLine = (label, v, missing, error) => h("p", {}, h("strong", {}, `${label}: `), missing ? "missing" : longText(v), error ? [" (runner error: ", longText(error), ")"] : "");
     const outputs = tc ? Object.entries(tc.expected_stage_outputs) : [];
     return h(
@@ -244,6 +264,7 @@ export class CaseTable extends HTMLElement {
         verdictLine("New model", c.new_verdict, c.new_missing, c.new_error),
         c.old_runs !== undefined ? h("p", {}, h("strong", {}, "Runs: "), `old ${c.old_passes} of ${c.old_runs} pass · new ${c.new_passes} of ${c.new_runs} pass (the verdicts above are each model's last)`) : null,
         tc ? h("p", {}, h("strong", {}, "Episode reward: "), text(tc.episode_reward), tc.input_hash !== undefined ? [" · ", h("strong", {}, "input hash: "), h("code", {}, longText(tc.input_hash))] : null) : null,
+        this.answersSection(c, index),
         h("h4", {}, "Input"),
         h("pre", { class: "dg-pre", "data-testid": "case-input" }, tc ? longText(pretty(tc.input_text)) : "(not available)"),
         h("h4", {}, `Expected stage outputs (${outputs.length})`),
@@ -251,4 +272,112 @@ export class CaseTable extends HTMLElement {
       ),
     );
   }
+
+  /** What both models answered (read from the verdict files when the row opens), side by side. */
+  answersSection(c, index) {
+    if (!this.answers || index < 0) return null;
+    const box = h("div", { class: "dg-answers", "data-testid": "case-answers", "aria-busy": "true" }, h("p", { class: "dg-muted" }, "Reading the answers from the verdict files…"));
+    this.answers(index).then(
+      (both) => {
+        box.removeAttribute("aria-busy");
+        box.replaceChildren(...(both ? sideBySide(c, both) : [h("p", { class: "dg-muted", "data-testid": "no-answers" }, "The verdict files carry no answer for this case (records without `output`).")]));
+      },
+      (e) => {
+        box.removeAttribute("aria-busy");
+        box.replaceChildren(h("p", { class: "dg-error", role: "alert", "data-testid": "answers-error" }, `The answers could not be read: ${e && e.message ? e.message : e}`));
+      },
+    );
+    return [h("h4", {}, "Answers"), box];
+  }
+}
+
+const KIND = { text: "", json: "JSON, laid out", raw: "shown as written" };
+
+/** The two answers of `both` (the core's SideBySide) for outcome `c`: a column each, the changed
+ * runs marked, each folded after a screen with "show all". Every piece is a text node. */
+function sideBySide(c, both) {
+  const column = (label, side, shown, runs, missing, error) => {
+    const testid = `answer-${side}`;
+    const head = h(
+      "div",
+      { class: "dg-answer-head" },
+      h("strong", {}, label),
+      shown && KIND[shown.kind] ? h("span", { class: "dg-muted" }, ` · ${KIND[shown.kind]}`) : null,
+      shown && shown.truncated ? h("span", { class: "dg-badge", "data-testid": `${testid}-truncated` }, "cut to its bound") : null,
+    );
+    const read = h("p", { class: "dg-muted", "data-testid": `${testid}-verdict` }, "Verdict read: ", missing ? "no record" : error ? ["error (", longText(error), ")"] : longText(c[`${side}_verdict`] ?? "none"));
+    if (!shown) return h("div", { class: "dg-answer", "data-testid": testid }, head, h("p", { class: "dg-muted" }, "No answer in the record."), read);
+    const pre = h("pre", { class: "dg-pre dg-answer-text", "data-testid": `${testid}-text` });
+    const pieces = runs.length ? runs : [{ text: shown.text, changed: false }];
+    // A screen's worth first; then all of it, or for a huge answer (megabytes lay out for
+    // seconds) ANSWER_STEP more characters a click.
+    const foot = h("div", { class: "dg-answer-foot" });
+    const fill = (limit, lineLimit) => {
+      const { nodes, rest } = folded(pieces, side, limit, lineLimit);
+      pre.replaceChildren(...nodes);
+      foot.replaceChildren();
+      if (!rest) return;
+      const all = rest <= ANSWER_STEP;
+      const label = all ? `show all (${rest} more characters)` : `show ${ANSWER_STEP} more characters (${rest} more)`;
+      const more = h("button", { type: "button", class: "dg-link", "data-testid": `${testid}-${all ? "show-all" : "show-more"}` }, label);
+      more.addEventListener("click", (e) => {
+        e.stopPropagation();
+        fill(all ? Infinity : shownLength(pieces, limit, lineLimit) + ANSWER_STEP, Infinity);
+      });
+      foot.append(more);
+    };
+    fill(ANSWER_SHOWN, ANSWER_LINES);
+    return h("div", { class: "dg-answer", "data-testid": testid }, head, pre, foot, read);
+  };
+  return [
+    both.note ? h("p", { class: "dg-muted", "data-testid": "answers-note" }, both.note) : both.by !== "none" ? h("p", { class: "dg-muted" }, `Compared ${both.by === "words" ? "word by word" : "line by line"}: what differs is struck through in the old answer and underlined in the new.`) : null,
+    h(
+      "div",
+      { class: "dg-answers-pair" },
+      column("Old model", "old", both.old, both.old_runs, c.old_missing, c.old_error),
+      column("New model", "new", both.new, both.new_runs, c.new_missing, c.new_error),
+    ),
+  ];
+}
+
+/** How many characters of `runs` `folded` shows under these limits. */
+function shownLength(runs, limit, lineLimit) {
+  const total = runs.reduce((n, r) => n + r.text.length, 0);
+  return total - folded(runs, "old", limit, lineLimit, true).rest;
+}
+
+/** The runs as nodes (changed ones in <del> on the old side, <ins> on the new), up to `limit`
+ * characters and `lineLimit` lines: `rest` is how many characters were left out (with
+ * `countOnly`, no nodes are made). */
+function folded(runs, side, limit, lineLimit, countOnly = false) {
+  const nodes = [];
+  let chars = 0;
+  let lines = 0;
+  let rest = 0;
+  for (const run of runs) {
+    let piece = run.text;
+    if (rest > 0) {
+      rest += piece.length;
+      continue;
+    }
+    let end = Math.min(piece.length, limit - chars);
+    if (lineLimit !== Infinity) {
+      for (let k = 0; k < end; k++) {
+        if (piece.charCodeAt(k) === 10 && ++lines >= lineLimit) {
+          end = k;
+          break;
+        }
+      }
+    }
+    // Never half of a surrogate pair.
+    if (end > 0 && end < piece.length && (piece.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
+    if (end < piece.length) {
+      rest = piece.length - end;
+      piece = piece.slice(0, end);
+    }
+    chars += piece.length;
+    if (!piece || countOnly) continue;
+    nodes.push(run.changed ? h(side === "old" ? "del" : "ins", {}, piece) : document.createTextNode(piece));
+  }
+  return { nodes, rest };
 }

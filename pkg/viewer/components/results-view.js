@@ -226,7 +226,8 @@ export class ResultsView extends HTMLElement {
    * `options.source`: where the report comes from, when it is not a live evaluation (shown in
    * the banner) and `options.kind` what it is (`signed` by default when there is a source;
    * `file` for a reopened HTML report); `options.exports`: the export buttons offered (default:
-   * all four). */
+   * all four); `options.answers(index)`: test case `index`'s two answers side by side (a live
+   * evaluation's, read from the verdict files). */
   show(report, cases, options = {}) {
     const d = report.decision;
     const outcome = outcomeOf(d);
@@ -349,7 +350,7 @@ export class ResultsView extends HTMLElement {
 
     const table = new CaseTable();
     const casesPanel = h("section", { class: "dg-panel" }, h("h3", {}, "Cases"), ev.over ? h("p", { class: "dg-muted", "data-testid": "over" }, `Listed ${ev.over}; the cases not run are not listed.`) : null, table);
-    table.show(report.cases, cases);
+    table.show(report.cases, cases, { answers: options.answers });
 
     const a = report.audit;
     const quality = h(
