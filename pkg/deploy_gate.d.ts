@@ -37,6 +37,8 @@ export interface PolicyInput {
     /** The guardrails (absent or empty: none). */
     guardrails?: GuardrailInput[];
     template_regression?: TemplateRegressionInput;
+    /** `{require: "regressed"}`: a signed decision needs a review marking every regressed case (`sign --review`); absent: none. */
+    review?: { require: "regressed" };
 }
 /** A model's prices, per million tokens (as the resolved policy lists them). */
 export interface Price { prompt_per_million: number; completion_per_million: number; }
@@ -80,6 +82,8 @@ export interface GatePolicy {
     prices?: Prices; guardrails?: Guardrail[]; template_regression?: TemplateRegression;
     /** Only in a policy that gives it (a fraction); absent: 5%. */
     max_missing?: number;
+    /** Only in a policy that gives it: a signed decision needs a review marking every regressed case. */
+    review?: { require: "regressed" };
 }
 /** `checkPolicy`'s answer: the resolved policy, or the field at fault and the core's message. */
 export type PolicyCheck = { ok: true; policy: GatePolicy } | { ok: false; field: string; message: string };
@@ -404,14 +408,22 @@ export interface KeyPair { private_pem: string; public_pem: string; keyid: strin
 export interface KeyInfo { kind: "private" | "public"; keyid: string; }
 export interface VerifyOptions { threshold?: number; model_digest?: string; target?: string; now: number; max_age_seconds?: number; }
 /** The name of a failed verification check (`src/attest/check.rs`). */
-export type CheckName = "threshold" | "envelope_size" | "envelope" | "signature_count" | "statement_size" | "signature" | "payload_type" | "duplicate_key" | "statement_type" | "predicate" | "subject_digest" | "ambiguous_subject" | "target" | "time" | "too_old" | "from_the_future" | "replayed" | "reproduce" | "policy";
+export type CheckName = "threshold" | "envelope_size" | "envelope" | "signature_count" | "statement_size" | "signature" | "payload_type" | "duplicate_key" | "statement_type" | "predicate" | "subject_digest" | "ambiguous_subject" | "target" | "time" | "too_old" | "from_the_future" | "replayed" | "reproduce" | "policy" | "review";
 /** What the caller asked to be checked: the model digest and the target are optional here. */
 export interface VerifyScope { hinted_keyids: string[]; subject_checked: boolean; target_checked: boolean; }
 /** A verified decision: the summary `deploy-gate verify` prints, and the scope. */
+/** What a decision signed with a review pins of it (`sign --review`): the review file by its sha256 and size, its
+ * cases per mark, and how many of the report's regressed cases it marks. */
+export interface ReviewPin {
+    sha256: string; bytes: number; marks: { accepted: number; label_wrong: number; needs_fix: number };
+    regressed: { cases: number; marked: number };
+}
 export interface VerifiedDecision extends VerifyScope {
     valid: true; verification_result: "PASSED" | "FAILED"; approved: boolean; outcome: Outcome; reason: string; model: string;
     model_digest: string; subject_index: number; target: string; time_verified: string; signers: string[];
     payload_sha256: string;
+    /** Only for a decision signed with a review. */
+    review?: ReviewPin;
 }
 /** A rejected envelope: the failed check and why. */
 export interface RejectedDecision extends VerifyScope { valid: false; check: CheckName; message: string; signers: string[]; }

@@ -28,8 +28,9 @@
 //!    audit log scanned into an index), [`policy`] (the gate policy's one home: types, defaults,
 //!    parsing from every source, validation, the guardrails' fields), `attest::jcs` and
 //!    `attest::strict` (the canonical and the strict JSON a policy's digest and files use),
-//!    [`testset`] (the cases chosen and built, pass 2), [`sniff`](mod@sniff) (a file's likely
-//!    [`Role`] for the page).
+//!    `attest::time` (RFC 3339 times), [`testset`] (the cases chosen and built, pass 2),
+//!    [`sniff`](mod@sniff) (a file's likely [`Role`] for the page), [`review`] (a reviewer's
+//!    marks on cases, `deploy-gate/review/v1`, and what a signed decision pins of them).
 //! 2. **evidence**, what the models did: [`verdicts`] (verdict files), [`cost`] (what each
 //!    verdict's call cost, when its record says), [`trajectory`], and the run concept's pure
 //!    part: [`run`] (the worker protocol, its records, resuming, and the answers of a run in
@@ -78,6 +79,7 @@ pub mod policy;
 /// Reports for people and CI systems: the standalone HTML report, the Markdown summary, JUnit XML.
 pub mod render;
 pub mod report;
+pub mod review;
 pub mod run;
 pub mod scoring;
 pub mod sequential;

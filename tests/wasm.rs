@@ -248,6 +248,20 @@ fn verify_envelope_gives_the_summary_and_what_was_checked() {
     .unwrap();
     let trusted = vec![pair["public_pem"].as_str().unwrap().to_owned()];
     let verify = |options: &str| plain(verify_envelope(envelope.as_bytes(), trusted.clone(), js(options)).unwrap());
+    // The page signs without a review: a policy that requires one is refused, naming the cases.
+    let mut strict = report.clone();
+    strict["policy"]["review"] = serde_json::json!({"require": "regressed"});
+    strict["cases"] = serde_json::json!([{"pipeline_id": "p-9", "status": "regressed"}]);
+    let refused = sign_decision(
+        &strict.to_string(),
+        pair["private_pem"].as_str().unwrap(),
+        "agent-7b",
+        &digest,
+        "serving.yaml",
+        now,
+    );
+    let message = format!("{:?}", JsValue::from(refused.err().unwrap()));
+    assert!(message.contains("1 of 1 unmarked, no review given"), "{message}");
 
     let ok = verify(&format!(
         r#"{{"now": {}, "model_digest": "{digest}", "target": "serving.yaml"}}"#,

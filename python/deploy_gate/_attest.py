@@ -55,6 +55,7 @@ def sign(
     model_digest: Optional[str] = None,
     time_verified: Optional[int] = None,
     digest_scheme: Optional[str] = None,
+    review: Optional[PathLike] = None,
 ) -> str:
     """Signs the report's decision for ``model`` and ``target``: the DSSE envelope's JSON
     text, the bytes ``deploy-gate sign`` writes. The model is named by the OpenSSF Model
@@ -63,7 +64,9 @@ def sign(
     only with ``digest_scheme="oms-v1.0-files"``; without it the digest is read as the
     original ``digest()``'s). ``report``: a ``Report``, its JSON text, or a report file's path.
     ``key``: a PKCS#8 PEM private key (text, bytes or a file's path). ``time_verified``: Unix
-    seconds (default: now)."""
+    seconds (default: now). ``review``: a review file's path (``deploy-gate/review/v1``, the
+    reviewer's marks), pinned in the statement as ``deploy-gate sign --review`` pins it (its
+    sha256 and size, its cases per mark, the regressed cases it marks)."""
     if isinstance(report, Report):
         text = report.to_json()
     elif isinstance(report, str) and report.lstrip().startswith("{"):
@@ -73,7 +76,13 @@ def sign(
             text = f.read()
     when = int(time.time()) if time_verified is None else int(time_verified)
     subject, scheme = _subject(model_path, model_digest, digest_scheme)
-    envelope: str = _core.sign_report(text, _text(key), model, subject, target, when, scheme)
+    marks = None
+    if review is not None:
+        with open(os.fspath(review), "rb") as f:
+            marks = f.read()
+    envelope: str = _core.sign_report(
+        text, _text(key), model, subject, target, when, scheme, marks, os.fspath(review) if review is not None else "review"
+    )
     return envelope
 
 

@@ -53,7 +53,15 @@ def evaluate_cases(
 def model_digest(path: str) -> str: ...
 def oms_digest(path: str, shard_size: Optional[int] = None) -> str: ...
 def sign_report(
-    report: str, key_pem: str, model: str, model_sha256: str, target: str, time_verified: int, digest_scheme: Optional[str]
+    report: str,
+    key_pem: str,
+    model: str,
+    model_sha256: str,
+    target: str,
+    time_verified: int,
+    digest_scheme: Optional[str],
+    review: Optional[bytes] = None,
+    review_name: str = "review",
 ) -> str: ...
 def diff_documents(
     before: bytes,

@@ -7,7 +7,10 @@ use pyo3::prelude::*;
 
 /// Signs a report's decision for a model and a target, as `deploy-gate sign`: the DSSE
 /// envelope's JSON (pretty, with a final newline, the bytes the CLI writes).
+/// `review`: a review file's bytes (`deploy-gate/review/v1`), pinned in the statement as
+/// `sign --review` pins it; `review_name` names it in errors.
 #[pyfunction]
+#[pyo3(signature = (report, key_pem, model, model_sha256, target, time_verified, digest_scheme, review=None, review_name="review"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sign_report(
     py: Python<'_>,
@@ -18,6 +21,8 @@ pub(crate) fn sign_report(
     target: &str,
     time_verified: i64,
     digest_scheme: Option<&str>,
+    review: Option<&[u8]>,
+    review_name: &str,
 ) -> PyResult<String> {
     if digest_scheme.is_some_and(|s| s != attest::OMS_FILES_SCHEME) {
         return Err(PyValueError::new_err(format!(
@@ -31,12 +36,24 @@ pub(crate) fn sign_report(
         .map_err(|e| raise(py, "SignError", format!("the key: {e}"), None, None, None))?;
     let digest =
         attest::parse_digest(model_sha256).map_err(|e| raise(py, "SignError", e.to_string(), None, None, None))?;
+    let marks = review
+        .map(|bytes| deploy_gate::review::Review::parse(review_name, bytes))
+        .transpose()
+        .map_err(|e| raise(py, "SignError", e.to_string(), None, None, None))?;
+    deploy_gate::review::check_required(report.text(), &report.value()["policy"], marks.as_ref())
+        .map_err(|e| raise(py, "SignError", format!("the report: {e}"), None, None, None))?;
+    let review = marks
+        .as_ref()
+        .map(|marks| deploy_gate::review::ReviewPin::of(marks, report.text()))
+        .transpose()
+        .map_err(|e| raise(py, "SignError", format!("the report: {e}"), None, None, None))?;
     let claim = attest::Claim {
         report: &report,
         model_name: model,
         model_sha256: &digest,
         target,
         time_verified,
+        review: review.as_ref(),
     };
     let envelope = attest::sign_in(&claim, &key, digest_scheme)
         .map_err(|e| raise(py, "SignError", e.to_string(), None, None, None))?;

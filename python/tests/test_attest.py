@@ -48,6 +48,41 @@ def test_sign_in_python_verify_in_both(cli: Path, tmp_path: Path) -> None:
     assert v["statement"]["predicate"]["https://deploy-gate.dev/report/v1"] == _report().data
 
 
+def test_a_review_signed_in_python_is_the_one_the_cli_verifies(cli: Path, tmp_path: Path) -> None:
+    d = PARITY / "both-regressed"
+    report = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
+                                  policy=reference_policy(d), progress=False)
+    regressed = [c["pipeline_id"] for c in report.data["cases"] if c["status"] == "regressed"]
+    assert regressed
+    key, pub = _keys(cli, tmp_path, "a")
+    review = tmp_path / "review.jsonl"
+    review.write_text("".join(json.dumps({"pipeline_id": i, "mark": "label_wrong"}) + "\n" for i in regressed))
+    digest = "sha256:" + "ab" * 32
+    envelope = deploy_gate.sign(report, key=key, model="m", model_digest=digest, target="prod", review=review)
+    pin = deploy_gate.verify(envelope, trusted_keys=[pub], model_digest=digest,
+                             target="prod")["statement"]["predicate"]["https://deploy-gate.dev/review/v1"]
+    assert pin["marks"] == {"accepted": 0, "label_wrong": len(regressed), "needs_fix": 0}
+    assert pin["regressed"] == {"cases": len(regressed), "marked": len(regressed)}
+    env_file = tmp_path / "decision.dsse.json"
+    env_file.write_text(envelope)
+    done = run_cli(cli, "verify", str(env_file), "--trusted-key", str(pub), "--model-digest", digest,
+                   "--target", "prod", "--review", str(review))
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout)["review"] == pin
+    # Under a policy that requires a review, signing without one is refused, naming the cases.
+    policy = reference_policy(d)
+    policy["review"] = {"require": "regressed"}
+    strict = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
+                                  policy=policy, progress=False)
+    with pytest.raises(deploy_gate.SignError, match=r"requires a review mark on every regressed case"):
+        deploy_gate.sign(strict, key=key, model="m", model_digest=digest, target="prod")
+    assert deploy_gate.sign(strict, key=key, model="m", model_digest=digest, target="prod", review=review)
+    # A bad line: SignError naming the file and the line.
+    review.write_text('{"pipeline_id": "x", "mark": "accepted"}\n{"pipeline_id": "x", "mark": "ok"}\n')
+    with pytest.raises(deploy_gate.SignError, match=r"review.jsonl:2: `mark` must be"):
+        deploy_gate.sign(report, key=key, model="m", model_digest=digest, target="prod", review=review)
+
+
 def test_cli_signed_verifies_in_python_and_failures_name_the_check(cli: Path, tmp_path: Path) -> None:
     key, pub = _keys(cli, tmp_path, "a")
     _, other = _keys(cli, tmp_path, "b")

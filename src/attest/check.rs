@@ -45,11 +45,13 @@ pub enum Check {
     Reproduce,
     /// The policy file given is not the policy the statement pins.
     Policy,
+    /// The review file given is not the one the statement pins, or it pins none.
+    Review,
 }
 
 impl Check {
     /// Every check (the test below holds the list to the enum and to the TypeScript).
-    pub const ALL: [Check; 19] = [
+    pub const ALL: [Check; 20] = [
         Check::Threshold,
         Check::EnvelopeSize,
         Check::Envelope,
@@ -69,6 +71,7 @@ impl Check {
         Check::Replayed,
         Check::Reproduce,
         Check::Policy,
+        Check::Review,
     ];
 
     /// The name.
@@ -93,6 +96,7 @@ impl Check {
             Check::Replayed => "replayed",
             Check::Reproduce => "reproduce",
             Check::Policy => "policy",
+            Check::Review => "review",
         }
     }
 }
@@ -129,7 +133,8 @@ mod tests {
             | Check::FromTheFuture
             | Check::Replayed
             | Check::Reproduce
-            | Check::Policy => {}
+            | Check::Policy
+            | Check::Review => {}
         }
     }
 

@@ -56,6 +56,10 @@ pub fn json_pointer(keys: &[&str]) -> String {
     keys.iter().map(|k| format!("/{}", pointer_token(k))).collect()
 }
 
+/// The predicate key that pins the review a decision was signed with (a
+/// [`crate::review::ReviewPin`]); absent when it was signed without one.
+pub const REVIEW_KEY: &str = "https://deploy-gate.dev/review/v1";
+
 /// The verifier id in the predicate.
 pub const VERIFIER_ID: &str = "https://deploy-gate.dev/verifier/v1";
 /// The policy URI in the predicate.
@@ -170,6 +174,11 @@ impl ReportToSign {
     pub fn value(&self) -> &Value {
         &self.value
     }
+
+    /// The report's JSON text (without whitespace), every number as written.
+    pub fn text(&self) -> &str {
+        self.text.get()
+    }
 }
 
 /// What a signer states about a report.
@@ -184,6 +193,8 @@ pub struct Claim<'a> {
     pub target: &'a str,
     /// When the decision was verified, Unix seconds (from the shell's clock).
     pub time_verified: i64,
+    /// The review signed with the decision (`sign --review`), pinned in the statement.
+    pub review: Option<&'a crate::review::ReviewPin>,
 }
 
 fn check_report(report: &Value) -> Result<bool, SignError> {
@@ -242,6 +253,19 @@ pub fn statement(claim: &Claim<'_>) -> Result<Value, SignError> {
 pub fn statement_in(claim: &Claim<'_>, digest_scheme: Option<&str>) -> Result<Value, SignError> {
     let report = claim.report.value();
     let approved = check_report(report)?;
+    // A policy that requires a review: the shells name the unmarked cases
+    // (`review::check_required`); this refuses any claim without a review that marks them all.
+    if crate::policy::ReviewPolicy::of_report_policy(&report["policy"])
+        .map_err(SignError::Report)?
+        .is_some()
+        && claim
+            .review
+            .is_none_or(|pin| pin.regressed.marked < pin.regressed.cases)
+    {
+        return Err(SignError::Report(
+            "its policy requires a review marking every regressed case (review: {\"require\": \"regressed\"}): sign with --review".into(),
+        ));
+    }
     let sha = parse_digest(claim.model_sha256)?;
     let policy = jcs::canonical_json(&report["policy"]).map_err(|e| SignError::Report(e.to_string()))?;
     let inputs: Vec<Value> = report["inputs"]
@@ -250,7 +274,7 @@ pub fn statement_in(claim: &Claim<'_>, digest_scheme: Option<&str>) -> Result<Va
         .iter()
         .map(|f| json!({"uri": f["name"], "digest": {"sha256": f["sha256"]}, "annotations": {"role": f["role"], "bytes": f["bytes"]}}))
         .collect();
-    Ok(json!({
+    let mut statement = json!({
         "_type": STATEMENT_TYPE,
         "subject": [match digest_scheme {
             None => json!({"name": claim.model_name, "digest": {"sha256": sha}}),
@@ -267,7 +291,11 @@ pub fn statement_in(claim: &Claim<'_>, digest_scheme: Option<&str>) -> Result<Va
             "verifiedLevels": if approved { vec![APPROVED_LEVEL] } else { Vec::new() },
             REPORT_KEY: report,
         }
-    }))
+    });
+    if let Some(review) = claim.review {
+        statement["predicate"][REVIEW_KEY] = serde_json::to_value(review).expect("a pin serializes");
+    }
+    Ok(statement)
 }
 
 fn signature(key: &SigningKey, payload: &[u8]) -> Signature {
@@ -362,6 +390,7 @@ pub fn cosign_in(
         ("report", report_pointer()),
         ("subject", json_pointer(&["subject"])),
         ("target", json_pointer(&["predicate", "resourceUri"])),
+        ("review", json_pointer(&["predicate", REVIEW_KEY])),
     ] {
         if found.pointer(&pointer) != wanted.pointer(&pointer) {
             return Err(SignError::Cosign(format!("its {what} differs from the one given")));
@@ -445,6 +474,7 @@ mod tests {
             model_sha256: MODEL,
             target: "prod",
             time_verified: NOW,
+            review: None,
         };
         let key = signing_key_from_seed([3; 32]);
         let envelope = sign(&claim, &key).unwrap();
@@ -491,8 +521,20 @@ mod tests {
             model_sha256: MODEL,
             target,
             time_verified: NOW - 60,
+            review: None,
         };
         serde_json::to_vec_pretty(&sign(&claim, key).unwrap()).unwrap()
+    }
+
+    /// A statement signed as it is, by hand (what a signer with a key could make).
+    fn signed_by_hand(statement: &Value, key: &SigningKey) -> Vec<u8> {
+        let payload = serde_json::to_vec(statement).unwrap();
+        let envelope = Envelope {
+            payload_type: PAYLOAD_TYPE.into(),
+            payload: dsse::encode(&payload),
+            signatures: vec![signature(key, &payload)],
+        };
+        serde_json::to_vec(&envelope).unwrap()
     }
 
     fn verified(
@@ -539,6 +581,7 @@ mod tests {
                 model_sha256: MODEL,
                 target: "t",
                 time_verified: NOW,
+                review: None,
             };
             assert!(matches!(sign(&claim, &key), Err(SignError::Report(_))), "{outcome}");
         }
@@ -576,6 +619,7 @@ mod tests {
             model_sha256: MODEL,
             target: "file:config.yaml",
             time_verified: NOW,
+            review: None,
         };
         assert_eq!(two, cosign(&existing, &claim, &b).unwrap());
         // The statement's bytes are kept; the first signature too; one signature is added.
@@ -595,6 +639,135 @@ mod tests {
                 required: 2
             })
         ));
+    }
+
+    #[test]
+    fn a_review_is_pinned_verified_and_cosigned_only_with_the_same_file() {
+        let (a, b) = (signing_key_from_seed([1; 32]), signing_key_from_seed([2; 32]));
+        let mut r = report();
+        r["cases"] =
+            json!([{"pipeline_id": "p1", "status": "regressed"}, {"pipeline_id": "p2", "status": "regressed"}]);
+        let report = ReportToSign::of_value(&r);
+        let file = b"{\"pipeline_id\": \"p1\", \"mark\": \"accepted\", \"note\": \"fine\"}\n";
+        let review = crate::review::Review::parse("review.jsonl", file).unwrap();
+        let pin = crate::review::ReviewPin::of(&review, report.text()).unwrap();
+        let claim = |review| Claim {
+            report: &report,
+            model_name: "agent-7b",
+            model_sha256: MODEL,
+            target: "file:config.yaml",
+            time_verified: NOW,
+            review,
+        };
+        let envelope = sign(&claim(Some(&pin)), &a).unwrap();
+        let bytes = serde_json::to_vec(&envelope).unwrap();
+        let v = verified(&bytes, &[a.verifying_key()], 1).unwrap();
+        assert_eq!(v.review(), Some(pin.clone()));
+        assert!(v.review().unwrap().pins(file));
+        assert_eq!(
+            (pin.marks.accepted, pin.regressed.cases, pin.regressed.marked),
+            (1, 2, 1)
+        );
+        let summary = serde_json::to_value(Summary::of(&v)).unwrap();
+        assert_eq!(summary["review"]["sha256"], json!(review.sha256));
+        assert_eq!(summary["review"]["regressed"], json!({"cases": 2, "marked": 1}));
+        // Without a review, the summary has no such key (as before reviews existed).
+        let plain = verified(&signed(&r, &a, "file:config.yaml"), &[a.verifying_key()], 1).unwrap();
+        assert_eq!(plain.review(), None);
+        assert!(serde_json::to_value(Summary::of(&plain))
+            .unwrap()
+            .get("review")
+            .is_none());
+        // A co-signer gives the same review, or is refused.
+        assert!(cosign(&envelope, &claim(Some(&pin)), &b).is_ok());
+        let other = crate::review::ReviewPin {
+            sha256: "ab".repeat(32),
+            ..pin.clone()
+        };
+        for wrong in [None, Some(&other)] {
+            assert_eq!(
+                cosign(&envelope, &claim(wrong), &b).unwrap_err(),
+                SignError::Cosign("its review differs from the one given".into())
+            );
+        }
+        // A statement whose review pin is not one is refused by the verifier (signed by hand).
+        for bad in [
+            json!("yes"),
+            json!({"sha256": "x", "bytes": 1}),
+            json!({"sha256": "ab".repeat(32), "bytes": 1, "marks": {"accepted": 0, "label_wrong": 0, "needs_fix": 0}, "regressed": {"cases": 0, "marked": 3}}),
+        ] {
+            let mut statement = statement(&claim(None)).unwrap();
+            statement["predicate"][REVIEW_KEY] = bad.clone();
+            let err = verified(&signed_by_hand(&statement, &a), &[a.verifying_key()], 1).unwrap_err();
+            assert!(
+                matches!(&err, VerifyError::Predicate(m) if m.contains("the review it pins")),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_policy_that_requires_a_review_is_held_at_signing_and_at_verifying() {
+        let a = signing_key_from_seed([1; 32]);
+        let mut r = report();
+        r["policy"]["review"] = json!({"require": "regressed"});
+        r["cases"] = json!([{"pipeline_id": "p1", "status": "regressed"}, {"pipeline_id": 2, "status": "regressed"}]);
+        let report = ReportToSign::of_value(&r);
+        let pin_of = |file: &[u8]| {
+            let review = crate::review::Review::parse("review.jsonl", file).unwrap();
+            (
+                crate::review::check_required(report.text(), &r["policy"], Some(&review)),
+                crate::review::ReviewPin::of(&review, report.text()).unwrap(),
+            )
+        };
+        let claim = |review| Claim {
+            report: &report,
+            model_name: "agent-7b",
+            model_sha256: MODEL,
+            target: "t",
+            time_verified: NOW,
+            review,
+        };
+        // Without a review, or with one that leaves a regressed case unmarked: refused, the
+        // shells' check naming the cases.
+        let none = crate::review::check_required(report.text(), &r["policy"], None).unwrap_err();
+        assert!(
+            none.contains("2 of 2 unmarked, no review given (--review FILE): \"p1\", 2"),
+            "{none}"
+        );
+        assert!(matches!(sign(&claim(None), &a), Err(SignError::Report(m)) if m.contains("requires a review")));
+        let (check, partial) = pin_of(b"{\"pipeline_id\": \"p1\", \"mark\": \"accepted\"}\n");
+        assert!(check.unwrap_err().contains("1 of 2 unmarked: 2"));
+        assert!(matches!(sign(&claim(Some(&partial)), &a), Err(SignError::Report(_))));
+        // Every regressed case marked: signed, and it verifies.
+        let (check, full) = pin_of(
+            b"{\"pipeline_id\": \"p1\", \"mark\": \"accepted\"}\n{\"pipeline_id\": 2, \"mark\": \"needs_fix\"}\n",
+        );
+        assert_eq!(check, Ok(()));
+        let envelope = sign(&claim(Some(&full)), &a).unwrap();
+        assert!(verified(&serde_json::to_vec(&envelope).unwrap(), &[a.verifying_key()], 1).is_ok());
+        // A statement under that policy signed by hand without the review, or with a pin that
+        // marks fewer cases than the report has, is refused (check `review`).
+        let short = crate::review::ReviewPin {
+            regressed: crate::review::RegressedMarked { cases: 1, marked: 1 },
+            ..full.clone()
+        };
+        for pin in [None, Some(&partial), Some(&short)] {
+            let mut statement = statement(&claim(Some(&full))).unwrap();
+            match pin {
+                None => {
+                    statement["predicate"].as_object_mut().unwrap().remove(REVIEW_KEY);
+                }
+                Some(pin) => statement["predicate"][REVIEW_KEY] = serde_json::to_value(pin).unwrap(),
+            }
+            let err = verified(&signed_by_hand(&statement, &a), &[a.verifying_key()], 1).unwrap_err();
+            assert_eq!(err.kind(), Check::Review, "{pin:?}: {err}");
+            assert!(
+                err.to_string()
+                    .contains("requires a review marking every regressed case"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! canonical JSON), and a deploy step that keeps its own policy file requires that digest.
 
 use super::verifier::Verified;
+use crate::review::ReviewPin;
 
 /// A policy whose digest is not the one the statement pins.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,6 +32,13 @@ impl Verified {
                 pinned: pinned.to_owned(),
             })
         }
+    }
+}
+
+impl Verified {
+    /// The review the decision was signed with, if any (checked when it was verified).
+    pub fn review(&self) -> Option<ReviewPin> {
+        super::verifier::review_pin(&self.statement).ok().flatten()
     }
 }
 

@@ -72,6 +72,10 @@ pub struct Summary {
     pub signers: Vec<String>,
     /// sha256 (hex) of the statement's bytes: the decision's key in the ledger.
     pub payload_sha256: String,
+    /// The review the decision was signed with (`sign --review`): the file's sha256 and size,
+    /// its cases per mark, and how many regressed cases it marks; absent when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<crate::review::ReviewPin>,
     /// The page's [`Scope`]; absent from the CLI's output.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub scope: Option<Scope>,
@@ -93,6 +97,7 @@ impl Summary {
             time_verified: time::format_rfc3339(v.time_verified),
             signers: v.signers.clone(),
             payload_sha256: v.payload_sha256.clone(),
+            review: v.review(),
             scope: None,
         }
     }

@@ -198,6 +198,9 @@ pub enum VerifyError {
     /// The ledger shows this statement applied already.
     #[error("this decision was applied already (ledger entry sha256:{0})")]
     Replayed(String),
+    /// The decision's policy requires a review that the statement does not pin.
+    #[error("{0}")]
+    Review(String),
 }
 
 impl VerifyError {
@@ -221,6 +224,7 @@ impl VerifyError {
             VerifyError::TooOld { .. } => Check::TooOld,
             VerifyError::FromTheFuture { .. } => Check::FromTheFuture,
             VerifyError::Replayed(_) => Check::Replayed,
+            VerifyError::Review(_) => Check::Review,
         }
     }
 
@@ -587,6 +591,10 @@ pub fn verify_signatures(
     {
         return Err(VerifyError::StatementType("no subject".into()));
     }
+    // A review pin, where the statement has one, is one (`sign --review`); and a decision made
+    // under a policy that requires a review carries one that marks every regressed case.
+    let pin = review_pin(&statement).map_err(VerifyError::Predicate)?;
+    required_review(&pred[REPORT_KEY], pin.as_ref())?;
     // The payload alone: the PAE header goes (a move of the bytes, no copy of them elsewhere).
     message.drain(..header_len);
     Ok(SignedStatement {
@@ -597,6 +605,42 @@ pub fn verify_signatures(
         outcome,
         reason,
     })
+}
+
+/// The review a statement pins (`predicate["https://deploy-gate.dev/review/v1"]`), read and
+/// checked: `Ok(None)` when it pins none, `Err` when what it pins is not a review pin.
+pub(super) fn review_pin(statement: &serde_json::Value) -> Result<Option<crate::review::ReviewPin>, String> {
+    let Some(value) = statement["predicate"].get(super::REVIEW_KEY) else {
+        return Ok(None);
+    };
+    let pin: crate::review::ReviewPin =
+        serde_json::from_value(value.clone()).map_err(|e| format!("the review it pins: {e}"))?;
+    pin.check().map_err(|e| format!("the review it pins: {e}"))?;
+    Ok(Some(pin))
+}
+
+/// The review the report's policy requires (`review: {"require": "regressed"}`), checked against
+/// what the statement pins: one, that marks as many regressed cases as the report has.
+fn required_review(report: &Value, pin: Option<&crate::review::ReviewPin>) -> Result<(), VerifyError> {
+    let required = crate::policy::ReviewPolicy::of_report_policy(&report["policy"]).map_err(VerifyError::Predicate)?;
+    if required.is_none() {
+        return Ok(());
+    }
+    let regressed = report["cases"]
+        .as_array()
+        .map_or(0, |cases| cases.iter().filter(|c| c["status"] == "regressed").count()) as u64;
+    let Some(pin) = pin else {
+        return Err(VerifyError::Review(format!(
+            "the decision's policy requires a review marking every regressed case (review: {{\"require\": \"regressed\"}}), and it was signed without one ({regressed} regressed case(s))"
+        )));
+    };
+    if pin.regressed.cases != regressed || pin.regressed.marked != regressed {
+        return Err(VerifyError::Review(format!(
+            "the decision's policy requires a review marking every regressed case (review: {{\"require\": \"regressed\"}}); the review it pins marks {} of {} (the report has {regressed})",
+            pin.regressed.marked, pin.regressed.cases
+        )));
+    }
+    Ok(())
 }
 
 /// Verifies an envelope's bytes against the requirements, in the order of DESIGN "Verify".

@@ -8,7 +8,7 @@ use crate::attest::{
 };
 use crate::cli::evaluate::{evaluate_inputs, InputPaths};
 use crate::cli::exit::{notice, now, write_output, EXIT_OK};
-use crate::cli::files::{read_key, read_policy_file, read_text};
+use crate::cli::files::{read_key, read_policy_file, read_review, read_text};
 use crate::cli::registry::RegistryArgs;
 use crate::cli::trust::{check, invalid, model_digest, model_invalid, read_envelope, ModelSignatureArgs, TrustArgs};
 use crate::decision::Outcome;
@@ -16,6 +16,7 @@ use crate::decision::Rules;
 use crate::native::oms::{identify, oms_digest, ModelError};
 use crate::oms::Method;
 use crate::policy::{resolve_pinned, GatePolicy};
+use crate::review::ReviewPin;
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use serde_json::Value;
@@ -116,6 +117,11 @@ pub struct SignArgs {
     /// Add this signature to an existing envelope (two-person approval).
     #[arg(long, value_name = "EXISTING.json")]
     envelope: Option<PathBuf>,
+    /// A review file (`deploy-gate/review/v1`: the reviewer's marks, as the page exports them)
+    /// signed with the decision: its sha256 and size, its cases per mark and how many of the
+    /// regressed cases it marks are pinned in the statement. A co-signer gives the same file.
+    #[arg(long, value_name = "FILE")]
+    review: Option<PathBuf>,
     /// Write the envelope to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -126,12 +132,24 @@ pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
         .map_err(|e| anyhow!("{}: {e}", args.report.display()))?;
     let key = read_private_pem(&read_key(&args.key, "key")?).map_err(|e| anyhow!("{}: {e}", args.key.display()))?;
     let (digest, scheme) = sign_digest(args)?;
+    let marks = match &args.review {
+        Some(path) => Some(read_review(path)?.1),
+        None => None,
+    };
+    crate::review::check_required(report.text(), &report.value()["policy"], marks.as_ref())
+        .map_err(|e| anyhow!("{}: {e}", args.report.display()))?;
+    let review = marks
+        .as_ref()
+        .map(|marks| ReviewPin::of(marks, report.text()))
+        .transpose()
+        .map_err(|e| anyhow!("{}: {e}", args.report.display()))?;
     let claim = Claim {
         report: &report,
         model_name: &args.model,
         model_sha256: &digest,
         target: &args.target,
         time_verified: now(),
+        review: review.as_ref(),
     };
     let envelope = match &args.envelope {
         None => sign_in(&claim, &key, scheme).map_err(|e| anyhow!("{}: {e}", args.report.display()))?,
@@ -156,7 +174,24 @@ pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
         args.target,
         keyid(&key.verifying_key())
     );
+    if let (Some(path), Some(pin)) = (&args.review, &review) {
+        eprintln!("deploy-gate: with the review {}: {}", path.display(), review_line(pin));
+    }
     Ok(EXIT_OK)
+}
+
+/// A review pin as one line: its cases per mark, the regressed cases it marks, its digest.
+fn review_line(pin: &ReviewPin) -> String {
+    format!(
+        "{} accepted, {} label_wrong, {} needs_fix; {} of {} regressed case(s) marked (sha256:{}, {} bytes)",
+        pin.marks.accepted,
+        pin.marks.label_wrong,
+        pin.marks.needs_fix,
+        pin.regressed.marked,
+        pin.regressed.cases,
+        pin.sha256,
+        pin.bytes
+    )
 }
 
 // ---------------------------------------------------------------- verify
@@ -168,8 +203,12 @@ fn verify_mlflow(args: &VerifyArgs) -> Result<u8> {
     let Some(uri) = &args.model_uri else {
         anyhow::bail!("--mlflow needs --model-uri models:/NAME@ALIAS");
     };
-    if args.reproduce || args.policy.is_some() || !matches!(args.model_signature.resolve(None), Ok(None)) {
-        anyhow::bail!("--reproduce, --policy and the trainer's signature flags cannot be used with --mlflow");
+    if args.reproduce
+        || args.policy.is_some()
+        || args.review.is_some()
+        || !matches!(args.model_signature.resolve(None), Ok(None))
+    {
+        anyhow::bail!("--reproduce, --policy, --review and the trainer's signature flags cannot be used with --mlflow");
     }
     let opts = MlflowVerify {
         registry: args.registry.settings()?,
@@ -262,6 +301,10 @@ pub struct VerifyArgs {
     /// The new model's trajectories, for --reproduce.
     #[arg(long, value_name = "FILE", requires = "old_trajectories")]
     new_trajectories: Option<PathBuf>,
+    /// The review file the decision was signed with: refused (check `review`) unless it is the
+    /// file the statement pins. With --reproduce it is required when the statement pins one.
+    #[arg(long, value_name = "FILE")]
+    review: Option<PathBuf>,
 }
 
 /// The policy a report was made with, read by the core's one policy parser.
@@ -371,7 +414,33 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
         },
         None => None,
     };
+    let review = verified.review();
+    if let Some(path) = &args.review {
+        let (bytes, _) = read_review(path)?;
+        let problem = match &review {
+            None => Some("the decision was signed without a review".to_owned()),
+            Some(pin) if !pin.pins(&bytes) => Some(format!(
+                "the review file {} (sha256:{}, {} bytes) is not the one the statement pins (sha256:{}, {} bytes)",
+                path.display(),
+                crate::attest::file_digest(&bytes),
+                bytes.len(),
+                pin.sha256,
+                pin.bytes
+            )),
+            Some(_) => None,
+        };
+        if let Some(problem) = problem {
+            return Ok(invalid(&Failure::new(Check::Review, problem)));
+        }
+    }
     if args.reproduce {
+        if let (Some(pin), None) = (&review, &args.review) {
+            let problem = format!(
+                "the decision pins a review (sha256:{}): give its file with --review to reproduce it",
+                pin.sha256
+            );
+            return Ok(invalid(&Failure::new(Check::Review, problem)));
+        }
         if let Err(mismatch) = reproduced(args, verified.report(), pinned)? {
             return Ok(invalid(&Failure::new(Check::Reproduce, mismatch.to_string())));
         }
@@ -390,6 +459,13 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
             t.model_name,
             t.subject_digest_hex(),
             t.resources.len()
+        );
+    }
+    if let Some(pin) = &review {
+        eprintln!(
+            "deploy-gate: signed with a review{}: {}",
+            if args.review.is_some() { " (the file given)" } else { "" },
+            review_line(pin)
         );
     }
     eprintln!(

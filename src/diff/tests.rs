@@ -443,6 +443,7 @@ fn signed(report: &Value, seed: u8) -> (Vec<u8>, ed25519_dalek::VerifyingKey) {
         model_sha256: &"d".repeat(64),
         target: "prod",
         time_verified: 1_000,
+        review: None,
     };
     (
         attest::sign(&claim, &key).unwrap().to_json().into_bytes(),

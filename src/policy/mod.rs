@@ -112,7 +112,7 @@ pub const REPORT_SCHEMA_PREFIX: &str = "deploy-gate/report/";
 /// The policy's fields, in the report's order and spelling (`cluster` and `repeats` only in a
 /// policy of this revision: see the module's documentation; `sequential` and `budget` only when
 /// the policy is sequential and gives a budget: see [`SequentialPolicy`]).
-pub const FIELDS: [&str; 17] = [
+pub const FIELDS: [&str; 18] = [
     "min_samples",
     "max_samples",
     "seed",
@@ -130,6 +130,7 @@ pub const FIELDS: [&str; 17] = [
     "guardrails",
     "template_regression",
     "max_missing",
+    "review",
 ];
 
 /// Why a policy file cannot be read.
@@ -408,6 +409,39 @@ pub struct GatePolicy {
     /// `max_missing`, a fraction in [0, 1]; `None`: not given, [`DEFAULT_MAX_MISSING`] applies
     /// and the field is not written (so a policy without it keeps its canonical form and digest).
     pub max_missing: Option<f64>,
+    /// `review`: what review a signed decision needs (`{"require": "regressed"}`: a mark on every
+    /// regressed case); `None`: none, and the field is not written, as before it existed.
+    pub review: Option<ReviewPolicy>,
+}
+
+/// `review` in a policy: which cases a signed decision's review must mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewPolicy {
+    /// The cases that need a mark.
+    pub require: ReviewRequire,
+}
+
+/// The cases a review must mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewRequire {
+    /// Every regressed case: signing refuses, naming the unmarked ones; `verify` and `apply`
+    /// refuse a decision signed without such a review.
+    Regressed,
+}
+
+impl ReviewPolicy {
+    /// The `review` field of a report's policy (its JSON), if it requires one; `Err` when it is
+    /// there but not a review policy.
+    pub fn of_report_policy(policy: &Value) -> Result<Option<ReviewPolicy>, String> {
+        match policy.get("review") {
+            None => Ok(None),
+            Some(v) => serde_json::from_value(v.clone())
+                .map(Some)
+                .map_err(|e| format!("the policy's review: {e}")),
+        }
+    }
 }
 
 impl Default for GatePolicy {
@@ -424,6 +458,7 @@ impl Default for GatePolicy {
             sequential: None,
             guardrails: Guardrails::default(),
             max_missing: None,
+            review: None,
         }
     }
 }
@@ -438,7 +473,8 @@ impl Serialize for GatePolicy {
             + usize::from(self.guardrails.prices.is_some())
             + usize::from(!self.guardrails.list.is_empty())
             + usize::from(self.guardrails.template_regression.is_some())
-            + usize::from(self.max_missing.is_some());
+            + usize::from(self.max_missing.is_some())
+            + usize::from(self.review.is_some());
         let mut st = s.serialize_struct("GatePolicy", fields)?;
         st.serialize_field("min_samples", &self.test_set.min_samples)?;
         st.serialize_field("max_samples", &self.test_set.max_samples)?;
@@ -471,6 +507,9 @@ impl Serialize for GatePolicy {
         }
         if let Some(m) = self.max_missing {
             st.serialize_field("max_missing", &m)?;
+        }
+        if let Some(r) = &self.review {
+            st.serialize_field("review", r)?;
         }
         st.end()
     }
@@ -560,6 +599,8 @@ pub struct PolicyInput {
     pub template_regression: Option<TemplateRegression>,
     /// `max_missing`: a fraction in [0, 1].
     pub max_missing: Option<f64>,
+    /// `review`: `{"require": "regressed"}`.
+    pub review: Option<ReviewPolicy>,
     /// Read from a report's `policy` (a policy complete for its time): if neither `cluster` nor
     /// `repeats` is given, the policy predates them and resolves as it did (see the module's
     /// documentation); otherwise absent fields take the defaults.
@@ -586,6 +627,7 @@ fn canonical_field(key: &str) -> Option<&'static str> {
         "guardrails" => "guardrails",
         "template_regression" => "template_regression",
         "max_missing" => "max_missing",
+        "review" => "review",
         _ => return None,
     })
 }
@@ -865,6 +907,14 @@ fn set_field(p: &mut PolicyInput, field: &str, key: &str, v: &Value) -> Result<(
         "prices" => p.prices = Some(Guardrails::parse_prices(key, v)?),
         "guardrails" => p.guardrails = Some(Guardrails::parse_list(key, v)?),
         "template_regression" => p.template_regression = Some(Guardrails::parse_template_regression(key, v)?),
+        "review" => {
+            p.review = Some(serde_json::from_value(v.clone()).map_err(|e| {
+                PolicyError::new(
+                    key,
+                    format!("review must be {{\"require\": \"regressed\"}}, not {shown} ({e})"),
+                )
+            })?)
+        }
         "max_missing" => {
             p.max_missing = Some(match (text, v.as_f64()) {
                 (Some(t), _) => max_missing_text(key, t)?,
@@ -969,7 +1019,7 @@ impl PolicyInput {
                         "unknown field `{key}` (the fields are min_samples, max_samples, seed, pass_verdicts, \
                          task_tol or task_regression_tol, traj_tol or trajectory_regression_tol, \
                          on_insufficient, mode, confidence, cluster, repeats, sequential, budget, prices, guardrails, \
-                         template_regression, max_missing)"
+                         template_regression, max_missing, review)"
                     ),
                 ));
             };
@@ -1005,6 +1055,7 @@ impl PolicyInput {
             guardrails: self.guardrails.or(lower.guardrails),
             template_regression: self.template_regression.or(lower.template_regression),
             max_missing: self.max_missing.or(lower.max_missing),
+            review: self.review.or(lower.review),
             of_report: self.of_report || lower.of_report,
         }
     }
@@ -1082,6 +1133,7 @@ impl PolicyInput {
             sequential,
             guardrails,
             max_missing: self.max_missing,
+            review: self.review,
         })
     }
 
@@ -1161,6 +1213,52 @@ pub fn policy_change(old: &GatePolicy, new: &GatePolicy) -> PolicyChange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn review_is_read_from_every_source_and_written_only_when_given() {
+        let given = parse(r#"{"review": {"require": "regressed"}}"#).unwrap();
+        assert_eq!(
+            given.review,
+            Some(ReviewPolicy {
+                require: ReviewRequire::Regressed
+            })
+        );
+        let canonical = given.canonical_json().unwrap();
+        assert!(
+            canonical.contains(r#","review":{"require":"regressed"},"#),
+            "{canonical}"
+        );
+        assert!(serde_json::to_string(&given)
+            .unwrap()
+            .ends_with(r#","review":{"require":"regressed"}}"#));
+        // Absent: not written, and the digest is the one it had before the field existed.
+        let d = GatePolicy::default();
+        assert_eq!(d.review, None);
+        assert!(!d.canonical_json().unwrap().contains("review"));
+        assert_ne!(given.digest().unwrap(), d.digest().unwrap());
+        // Read back from a report's policy, and layered.
+        let back = GatePolicy::from_report(&serde_json::to_value(&given).unwrap()).unwrap();
+        assert_eq!(back.review, given.review);
+        assert_eq!(
+            ReviewPolicy::of_report_policy(&serde_json::to_value(&given).unwrap()),
+            Ok(given.review)
+        );
+        assert_eq!(
+            ReviewPolicy::of_report_policy(&serde_json::to_value(&d).unwrap()),
+            Ok(None)
+        );
+        let layered =
+            PolicyInput::default().or(PolicyInput::from_json(r#"{"review": {"require": "regressed"}}"#).unwrap());
+        assert_eq!(layered.into_policy().unwrap().review, given.review);
+        for bad in [
+            r#"{"review": true}"#,
+            r#"{"review": {"require": "all"}}"#,
+            r#"{"review": {"require": "regressed", "by": 2}}"#,
+            r#"{"review": {}}"#,
+        ] {
+            assert_eq!(field_of(bad), "review", "{bad}");
+        }
+    }
 
     #[test]
     fn max_missing_is_a_fraction_or_a_percentage_written_only_when_given() {
@@ -1492,6 +1590,7 @@ mod tests {
             sequential: None,
             guardrails: Guardrails::default(),
             max_missing: Some(0.1),
+            review: None,
         };
         assert_eq!(GatePolicy::from_report(&p.to_value()).unwrap(), p);
         // Reports made before `mode` and `confidence` existed: the defaults.
@@ -1725,6 +1824,7 @@ mod round_trip {
             proptest::option::of(proptest::option::of(1usize..1_000_000)),
             guardrails(),
             proptest::option::of(prop_oneof![Just(0.0), Just(1.0), 0.0f64..1.0]),
+            proptest::bool::ANY,
         )
             .prop_map(
                 |(
@@ -1736,6 +1836,7 @@ mod round_trip {
                     sequential,
                     guardrails,
                     max_missing,
+                    review,
                 )| {
                     GatePolicy {
                         test_set: TestSetPolicy {
@@ -1761,6 +1862,9 @@ mod round_trip {
                         sequential: sequential.filter(|_| ni).map(|budget| SequentialPolicy { budget }),
                         guardrails,
                         max_missing,
+                        review: review.then_some(ReviewPolicy {
+                            require: ReviewRequire::Regressed,
+                        }),
                     }
                 },
             )

@@ -208,3 +208,35 @@ test("a tampered envelope shows the failed check and none of its report; one tha
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
+
+test("a decision signed with a review shows what the review pins, and a co-signer in the page signs it as it is", async () => {
+  const s = signedByA("reviewed", "both-regressed");
+  const report = JSON.parse(s.reportText);
+  const regressed = report.cases.filter((c) => c.status === "regressed");
+  assert.ok(regressed.length >= 2);
+  const review = path.join(s.dir, "review.jsonl");
+  fs.writeFileSync(review, `${JSON.stringify({ pipeline_id: regressed[0].pipeline_id, mark: "accepted", note: "<script>window.__pwned=1</script>" })}\n`);
+  const envelope = path.join(s.dir, "reviewed.dsse.json");
+  const signed = cli(["sign", s.report, "--key", path.join(s.dir, "A.key.pem"), "--model", "agent-7b-v2", "--model-path", path.join(s.dir, "model"), "--target", s.config, "--review", review, "--out", envelope]);
+  assert.equal(signed.status, 0, signed.stderr);
+  const page = await openPage(env);
+  await page.setInputFiles('[data-testid="file-input"]', [envelope, s.pubA]);
+  const view = page.locator('[data-testid="signed-decision"][data-valid="true"]');
+  await view.waitFor({ timeout: 30000 });
+  const sha = (await import("node:crypto")).createHash("sha256").update(fs.readFileSync(review)).digest("hex");
+  const shown = (await view.locator('[data-testid="signed-review"]').innerText()).trim();
+  assert.equal(shown, `Signed with a review: 1 accepted, 0 label wrong, 0 needs fix; 1 of ${regressed.length} regressed case(s) marked (review file sha256:${sha}, ${fs.statSync(review).size} bytes).`);
+  // The Verify panel's result says it too.
+  await page.locator('[data-testid="verify-review"]').waitFor({ state: "attached" });
+  assert.equal((await page.locator('[data-testid="verify-review"]').textContent()).trim(), shown);
+  // Co-signed in the page: the statement (and its review pin) as it is; the CLI verifies both
+  // signatures and the review file.
+  const [, pubB] = await downloads(page, s.dir, 2, () => view.locator('[data-testid="cosign-generate-key"]').click());
+  const [cosigned] = await downloads(page, s.dir, 1, () => view.locator('[data-testid="cosign"]').click());
+  const verified = cli(["verify", cosigned, "--threshold", "2", "--trusted-key", s.pubA, "--trusted-key", pubB, "--model-path", path.join(s.dir, "model"), "--target", s.config, "--review", review]);
+  assert.equal(verified.status, 0, verified.stderr);
+  assert.equal(JSON.parse(verified.stdout).review.sha256, sha);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

@@ -30,6 +30,7 @@ fn signed(approved: bool, signer: &SigningKey, time: i64) -> Vec<u8> {
         model_sha256: MODEL,
         target: "file:config.yaml",
         time_verified: time,
+        review: None,
     };
     serde_json::to_vec(&sign(&claim, signer).unwrap()).unwrap()
 }
@@ -170,6 +171,7 @@ fn each_tampering_is_rejected_with_its_own_check() {
             model_sha256: digest,
             target,
             time_verified: NOW,
+            review: None,
         };
         serde_json::to_vec(&sign(&claim, &k).unwrap()).unwrap()
     };
@@ -266,10 +268,12 @@ fn two_person_approval() {
         model_sha256: MODEL,
         target: "file:config.yaml",
         time_verified: NOW - 10,
+        review: None,
     };
     let first = sign(&claim, &a).unwrap();
     let later = Claim {
         time_verified: NOW,
+        review: None,
         ..claim
     };
     let both = cosign(&first, &later, &b).unwrap();
@@ -302,6 +306,7 @@ fn a_report_with_an_input_whose_sha256_is_not_in_yet_is_not_signed() {
             model_sha256: MODEL,
             target: "file:config.yaml",
             time_verified: NOW,
+            review: None,
         };
         let err = sign(&claim, &key(1)).unwrap_err().to_string();
         assert!(err.contains("audit.jsonl has no sha256"), "{err}");
@@ -443,6 +448,7 @@ fn a_duplicate_key_in_the_statement_is_refused_and_never_cosigned() {
         model_sha256: MODEL,
         target: "file:config.yaml",
         time_verified: NOW,
+        review: None,
     };
     let refused = cosign(&env, &claim, &key(2)).unwrap_err().to_string();
     assert!(refused.contains("verificationResult"), "{refused}");

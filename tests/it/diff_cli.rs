@@ -494,6 +494,7 @@ fn signed_decisions_are_read_only_once_they_verify() {
         model_sha256: &"b".repeat(64),
         target: "somewhere else",
         time_verified: 86_400,
+        review: None,
     };
     let old = dir.path().join("1970.dsse.json");
     std::fs::write(&old, deploy_gate::attest::sign(&claim, &signing).unwrap().to_json()).unwrap();

@@ -45,8 +45,10 @@ const RUST_LAYERS: &[(&str, &str)] = &[
     ("policy", "inputs"),
     ("attest::jcs", "inputs"),
     ("attest::strict", "inputs"),
+    ("attest::time", "inputs"),
     ("testset", "inputs"),
     ("sniff", "inputs"),
+    ("review", "inputs"),
     // evidence: what the models did.
     ("verdicts", "evidence"),
     ("cost", "evidence"),

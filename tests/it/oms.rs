@@ -447,6 +447,7 @@ fn a_decision_signed_with_the_original_digest_still_verifies() {
         model_sha256: &legacy,
         target: "config.yaml",
         time_verified: deploy_gate::native::apply::unix_now(),
+        review: None,
     };
     let envelope = st.dir.join("old.dsse.json");
     fs::write(&envelope, deploy_gate::attest::sign(&claim, &key).unwrap().to_json()).unwrap();
@@ -670,6 +671,7 @@ fn an_unknown_or_unreadable_scheme_is_refused() {
         model_sha256: &legacy,
         target: "config.yaml",
         time_verified: deploy_gate::native::apply::unix_now(),
+        review: None,
     };
     let oms_digest = oms_digest(&st.model, Method::Files).unwrap();
     let mixed = serde_json::json!([
@@ -881,6 +883,7 @@ fn one_walk_gives_both_digests() {
             model_sha256: &legacy,
             target: "config.yaml",
             time_verified: deploy_gate::native::apply::unix_now(),
+            review: None,
         };
         let old_envelope = serde_json::to_vec(&deploy_gate::attest::sign(&claim, &key).unwrap()).unwrap();
         let oms = oms_digest(&st.model, Method::Files).unwrap();
@@ -919,6 +922,7 @@ fn a_folder_swapped_during_the_check_never_passes_with_the_other_content() {
         model_sha256: &other_legacy,
         target: "config.yaml",
         time_verified: deploy_gate::native::apply::unix_now(),
+        review: None,
     };
     let envelope = serde_json::to_vec(&deploy_gate::attest::sign(&claim, &key).unwrap()).unwrap();
     let signature = ModelSignature {

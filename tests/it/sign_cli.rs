@@ -73,6 +73,54 @@ fn sign(st: &Setup, key: &Path, extra: &[&str]) -> PathBuf {
     envelope
 }
 
+/// `sign` of the setup's report with `key` into `envelope`, `extra` added; its output.
+fn sign_to(st: &Setup, key: &Path, envelope: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "sign".to_owned(),
+        s(&st.report),
+        "--key".into(),
+        s(key),
+        "--model".into(),
+        "agent-7b".into(),
+        "--model-path".into(),
+        s(&st.model),
+        "--target".into(),
+        s(&st.config),
+        "--out".into(),
+        s(envelope),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    run(&args)
+}
+
+/// `verify` of `envelope` against the setup's key, model and target, `extra` added.
+fn verify_of(st: &Setup, envelope: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "verify".to_owned(),
+        s(envelope),
+        "--trusted-key".into(),
+        s(&st.public),
+        "--model-path".into(),
+        s(&st.model),
+        "--target".into(),
+        s(&st.config),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    run(&args)
+}
+
+/// The ids of the report's regressed cases, as the report writes them (JSON).
+fn regressed_ids(report: &Path) -> Vec<String> {
+    let report: Value = serde_json::from_str(&fs::read_to_string(report).unwrap()).unwrap();
+    report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "regressed")
+        .map(|c| c["pipeline_id"].to_string())
+        .collect()
+}
+
 #[test]
 fn keygen_writes_a_private_key_only_its_owner_reads_and_prints_the_key_id() {
     let st = setup("approved");
@@ -430,5 +478,172 @@ fn two_person_approval_with_a_threshold() {
         verify(&both, &[&st.public], "2").status.code(),
         Some(2),
         "one trusted key cannot count twice"
+    );
+}
+
+#[test]
+fn a_review_is_signed_with_the_decision_shown_by_verify_and_checked_against_its_file() {
+    let st = setup("both-regressed");
+    let regressed = regressed_ids(&st.report);
+    assert!(regressed.len() >= 2, "{regressed:?}");
+    // The first regressed case accepted, then marked again (the later line counts), with a note.
+    let review = st.dir.path().join("review.jsonl");
+    let first = &regressed[0];
+    let text = format!(
+        "{{\"pipeline_id\": {first}, \"mark\": \"needs_fix\"}}\n{{\"pipeline_id\": {first}, \"mark\": \"accepted\", \"note\": \"<b>known</b>\", \"time\": \"2026-12-07T10:00:00Z\"}}\n{{\"pipeline_id\": \"not-a-case\", \"mark\": \"label_wrong\"}}\n"
+    );
+    fs::write(&review, &text).unwrap();
+    let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()));
+    let envelope = st.dir.path().join("reviewed.dsse.json");
+    let out = sign_to(&st, &st.key, &envelope, &["--review", &s(&review)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let want = format!(
+        "1 accepted, 1 label_wrong, 0 needs_fix; 1 of {} regressed case(s) marked (sha256:{sha}, {} bytes)",
+        regressed.len(),
+        text.len()
+    );
+    assert!(stderr(&out).contains(&want), "{}", stderr(&out));
+
+    let out = verify_of(&st, &envelope, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_stdout(&out);
+    assert_eq!(v["review"]["sha256"], sha);
+    assert_eq!(
+        v["review"]["marks"],
+        serde_json::json!({"accepted": 1, "label_wrong": 1, "needs_fix": 0})
+    );
+    assert_eq!(v["review"]["regressed"]["marked"], 1);
+    assert!(
+        stderr(&out).contains(&format!("signed with a review: {want}")),
+        "{}",
+        stderr(&out)
+    );
+    // The file given is the one pinned.
+    let out = verify_of(&st, &envelope, &["--review", &s(&review)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("signed with a review (the file given)"));
+    // Another file (one byte more) is refused, naming the check.
+    let other = st.dir.path().join("other.jsonl");
+    fs::write(&other, format!("{text}\n")).unwrap();
+    let out = verify_of(&st, &envelope, &["--review", &s(&other)]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(json_stdout(&out)["check"], "review");
+    // Reproducing needs the review file too.
+    let fixture = parity_dir().join("both-regressed");
+    let mut inputs = vec!["--reproduce".to_owned()];
+    for (flag, file) in [
+        ("--audit", "audit.jsonl"),
+        ("--old-verdicts", "old_verdicts.jsonl"),
+        ("--new-verdicts", "new_verdicts.jsonl"),
+        ("--old-trajectories", "old_trajectories.jsonl"),
+        ("--new-trajectories", "new_trajectories.jsonl"),
+    ] {
+        inputs.extend([flag.into(), s(&fixture.join(file))]);
+    }
+    let mut flags: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    let out = verify_of(&st, &envelope, &flags);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(json_stdout(&out)["check"], "review");
+    assert!(stderr(&out).contains("give its file with --review"), "{}", stderr(&out));
+    let review_path = s(&review);
+    flags.extend(["--review", &review_path]);
+    let out = verify_of(&st, &envelope, &flags);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A decision signed without a review: no `review` in the summary, and `--review` is refused.
+    let plain = sign(&st, &st.key, &[]);
+    assert!(json_stdout(&verify_of(&st, &plain, &[])).get("review").is_none());
+    let out = verify_of(&st, &plain, &["--review", &review_path]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(json_stdout(&out)["check"], "review");
+    assert!(stderr(&out).contains("signed without a review"), "{}", stderr(&out));
+    // A co-signer must give the same review.
+    let second = st.dir.path().join("second");
+    assert!(run(&["keygen", "--out", &s(&second)]).status.success());
+    let second_key = st.dir.path().join("second.key.pem");
+    let both = st.dir.path().join("both.dsse.json");
+    let envelope_path = s(&envelope);
+    let out = sign_to(
+        &st,
+        &second_key,
+        &both,
+        &["--envelope", &envelope_path, "--review", &s(&other)],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("its review differs from the one given"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(sign_to(
+        &st,
+        &second_key,
+        &both,
+        &["--envelope", &envelope_path, "--review", &review_path]
+    )
+    .status
+    .success());
+    // A bad review file: an error naming the file and line, nothing signed.
+    fs::write(&other, format!("{text}{{\"pipeline_id\": 1, \"mark\": \"maybe\"}}\n")).unwrap();
+    let bad = st.dir.path().join("bad.dsse.json");
+    let out = sign_to(&st, &st.key, &bad, &["--review", &s(&other)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("{}:4: `mark` must be", s(&other))),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!bad.exists());
+}
+
+#[test]
+fn a_policy_that_requires_a_review_refuses_to_sign_until_every_regressed_case_is_marked() {
+    let st = setup("both-regressed");
+    // The same evaluation under a policy file that adds `review: {require: regressed}`.
+    let policy = st.dir.path().join("policy.json");
+    fs::write(&policy, r#"{"review": {"require": "regressed"}}"#).unwrap();
+    let mut args = evaluate_args(&parity_dir().join("both-regressed"));
+    args.extend(["--policy".into(), s(&policy), "--out".into(), s(&st.report)]);
+    let out = run(&args);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&fs::read_to_string(&st.report).unwrap()).unwrap();
+    assert_eq!(report["policy"]["review"], serde_json::json!({"require": "regressed"}));
+    let regressed = regressed_ids(&st.report);
+    let envelope = st.dir.path().join("decision.dsse.json");
+    // No review: refused, every regressed case named.
+    let out = sign_to(&st, &st.key, &envelope, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let n = regressed.len();
+    let all = regressed.join(", ");
+    assert!(
+        stderr(&out).contains(&format!("{n} of {n} unmarked, no review given (--review FILE): {all}")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!envelope.exists());
+    // One case unmarked: refused, naming it.
+    let review = st.dir.path().join("review.jsonl");
+    let review_path = s(&review);
+    let lines: Vec<String> = regressed
+        .iter()
+        .map(|id| format!("{{\"pipeline_id\": {id}, \"mark\": \"accepted\"}}\n"))
+        .collect();
+    fs::write(&review, lines[1..].concat()).unwrap();
+    let out = sign_to(&st, &st.key, &envelope, &["--review", &review_path]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("1 of {n} unmarked: {}", regressed[0])),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!envelope.exists());
+    // Every regressed case marked: signed, and it verifies.
+    fs::write(&review, lines.concat()).unwrap();
+    let out = sign_to(&st, &st.key, &envelope, &["--review", &review_path]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = verify_of(&st, &envelope, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        json_stdout(&out)["review"]["regressed"],
+        serde_json::json!({"cases": n, "marked": n})
     );
 }

@@ -2,7 +2,7 @@
 // The default values and the error messages are the core's (`defaultPolicy()`, `checkPolicy()`
 // in src/wasm.rs over src/policy/mod.rs): the form only lays the fields out. A policy file (as
 // `deploy-gate evaluate --policy` reads it, through the core's `checkPolicyFile()`) fills the
-// fields; its `prices`, `guardrails` and `template_regression`, which the form has no fields
+// fields; its `prices`, `guardrails`, `template_regression` and `review`, which the form has no fields
 // for, are shown read-only and passed to the core unchanged with the fields. A policy file
 // dropped with the other files is used the same way (`useFile()`): it is the policy in force
 // (its name and digest shown) until it is removed or a field is edited; one the core refuses is
@@ -11,7 +11,7 @@ import { h, longText } from "../dom.js";
 import init, { checkPolicy, checkPolicyFile, defaultPolicy } from "../wasm.js";
 
 /** The policy fields the form shows but does not edit. */
-const READ_ONLY = ["prices", "guardrails", "template_regression"];
+const READ_ONLY = ["prices", "guardrails", "template_regression", "review"];
 
 // The core loads while the page renders; the form fills its fields once it is in.
 const core = init();
@@ -55,6 +55,7 @@ function readOnlyLines(extra) {
   }
   const t = extra.template_regression;
   if (t) lines.push(`${t.action === "block" ? "blocking" : "advisory"}: template_regression, max drop ${t.max_drop}, templates of at least ${t.min_cases} cases`);
+  if (extra.review) lines.push(`review: a signed decision needs a review mark on every ${extra.review.require} case (sign --review)`);
   return lines;
 }
 

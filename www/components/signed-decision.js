@@ -6,6 +6,7 @@
 // that does not verify is never read, so nothing on screen can pass for trusted evidence.
 import { h, download } from "../dom.js";
 import { ResultsView } from "./results-view.js";
+import { reviewText } from "./verify-panel.js";
 
 export class SignedDecision extends HTMLElement {
   connectedCallback() {
@@ -66,6 +67,7 @@ export class SignedDecision extends HTMLElement {
         row("target", r.target, "signed-target"),
         row("signatures", `${r.signers.length} trusted of ${r.hinted_keyids.length} in the envelope (${opened.options.threshold} needed)`, "signed-count"),
         row("statement sha256", r.payload_sha256, "signed-payload"),
+        r.review ? row("review", reviewText(r.review), "signed-review") : null,
       ),
       unchecked.length ? h("p", { class: "dg-muted" }, `Not checked: ${unchecked.join(" and ")} (enter them in the Verify panel to check them too).`) : null,
       h("p", {}, close),

@@ -275,6 +275,7 @@ export class VerifyPanel extends HTMLElement {
         h("p", {}, "Reason: ", h("code", {}, r.reason)),
         h("p", {}, `Signed by: ${r.signers.map((id) => `key id ${id} (${this.keyName(id)})`).join(", ")}`),
         h("p", {}, `Model ${r.model} (${r.model_digest}) → `, targetText(r.target), `, decided ${r.time_verified}`),
+        r.review ? h("p", { "data-testid": "verify-review" }, reviewText(r.review)) : null,
         !r.subject_checked || !r.target_checked ? h("p", { class: "dg-muted" }, "Enter the model digest and the target to check them too.") : null,
       );
     } else {
@@ -288,6 +289,12 @@ export class VerifyPanel extends HTMLElement {
   emit(detail) {
     this.dispatchEvent(new CustomEvent("dg-signed-decision", { bubbles: true, detail }));
   }
+}
+
+/** What a decision signed with a review pins of it (`sign --review`), in one sentence. */
+export function reviewText(pin) {
+  const m = pin.marks;
+  return `Signed with a review: ${m.accepted} accepted, ${m.label_wrong} label wrong, ${m.needs_fix} needs fix; ${pin.regressed.marked} of ${pin.regressed.cases} regressed case(s) marked (review file sha256:${pin.sha256}, ${pin.bytes} bytes).`;
 }
 
 /** A target as the deploy step reads it: `models:/NAME@ALIAS` is an MLflow registry alias. */
