@@ -22,6 +22,9 @@ use std::collections::HashMap;
 /// The format's name (docs/formats.md defines it, with a JSON Schema).
 pub const REVIEW_SCHEMA: &str = "deploy-gate/review/v1";
 
+/// The most bytes a review file may hold (64 MiB: about a million marks).
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
 /// The most bytes a note may hold.
 pub const MAX_NOTE_BYTES: usize = 16 * 1024;
 
@@ -70,6 +73,8 @@ pub struct CaseMark {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Review {
     marks: Vec<CaseMark>,
+    /// Each marked case's place in `marks`, by its id (its type and text).
+    index: HashMap<(bool, std::sync::Arc<str>), usize>,
     /// The file's sha256 (hex) and size: what a signed decision pins.
     pub sha256: String,
     /// The file's size in bytes.
@@ -122,11 +127,13 @@ impl Review {
                 continue;
             }
             // A key twice is refused, as in every file a signature pins.
-            let value = strict::from_slice(raw.as_bytes()).map_err(|e| fail(line, format!("not JSON: {e}")))?;
+            let value = strict::from_slice(raw.as_bytes())
+                .map_err(|e| fail(line, format!("not JSON: {}", without_position(e.to_string()))))?;
             if !value.is_object() {
                 return Err(fail(line, "not a JSON object".into()));
             }
-            let parsed: Line<'_> = serde_json::from_str(raw).map_err(|e| fail(line, reason(&e)))?;
+            let parsed: Line<'_> =
+                serde_json::from_str(raw).map_err(|e| fail(line, without_position(e.to_string())))?;
             let pipeline_id = id_of(parsed.pipeline_id.get()).map_err(|m| fail(line, m))?;
             let mark = match parsed.mark.as_str() {
                 "accepted" => Mark::Accepted,
@@ -172,6 +179,7 @@ impl Review {
         }
         Ok(Review {
             marks,
+            index: at,
             sha256: hex::encode(Sha256::digest(bytes)),
             bytes: bytes.len() as u64,
         })
@@ -184,9 +192,7 @@ impl Review {
 
     /// The mark of case `id`, if it has one.
     pub fn mark_of(&self, id: &PipelineId) -> Option<&CaseMark> {
-        self.marks
-            .iter()
-            .find(|m| m.pipeline_id.numeric == id.numeric && m.pipeline_id.text == id.text)
+        self.index.get(&(id.numeric, id.text.clone())).map(|&i| &self.marks[i])
     }
 
     /// How many cases carry each mark, in [`Mark::ALL`]'s order.
@@ -393,9 +399,8 @@ fn id_of(json: &str) -> Result<PipelineId, String> {
     ))
 }
 
-/// serde's message for a line, without its position (the line is named already).
-fn reason(e: &serde_json::Error) -> String {
-    let message = e.to_string();
+/// A JSON reader's message about one line, without its position (the line is named already).
+fn without_position(message: String) -> String {
     match message.rfind(" at line ") {
         Some(at) => message[..at].to_owned(),
         None => message,
@@ -479,6 +484,7 @@ mod tests {
             assert_eq!((e.file.as_str(), e.line), ("r.jsonl", 2), "{line}: {e}");
             assert!(e.message.contains(why), "{line}: {e}");
             assert!(e.to_string().starts_with("r.jsonl:2: "), "{e}");
+            assert!(!e.message.contains(" at line "), "the line is named once: {e}");
         }
         let long = format!(
             "{{\"pipeline_id\": \"p\", \"mark\": \"accepted\", \"note\": \"{}\"}}",

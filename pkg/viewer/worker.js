@@ -737,6 +737,8 @@ let queue = Promise.resolve();
 let evaluation = 0;
 let lastCases = null;
 let casesShown = 0;
+/** The requests that change the session's inputs or policy. */
+const CHANGES = new Set(["init", "policy", "audit", "rescan", "rebuild", "verdicts", "trajectories", "remove"]);
 
 onmessage = (event) => {
   const { id, type, payload } = event.data;
@@ -746,6 +748,9 @@ onmessage = (event) => {
     return;
   }
   const epoch = ++requestEpoch;
+  // Whatever changes the session's inputs or policy: the cases on screen are no longer its, so
+  // no answer is read for them until the page takes the next evaluation's.
+  if (CHANGES.has(type)) casesShown = 0;
   if (type === "modelFiles") {
     // Hashing a model folder can take minutes: it runs beside the queue (it touches no session),
     // and a cancel stops its hash workers.

@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._evaluate import Report
-from .errors import VerificationError
+from .errors import SignError, VerificationError
 from ._trainer import TrainerIdentities, TrainerKeys, _Bundle, _model_signature, _text
 
 __all__ = ["digest", "sign", "verify"]
@@ -43,6 +43,10 @@ def _subject(
             raise ValueError("digest_scheme goes with model_digest (a model_path is named by its OMS digest)")
         return digest(model_path, oms=True), OMS_FILES_SCHEME
     return str(model_digest), digest_scheme
+
+
+# The most bytes a review file may hold (the CLI's bound: about a million marks).
+_MAX_REVIEW_BYTES = 64 << 20
 
 
 def sign(
@@ -79,7 +83,11 @@ def sign(
     marks = None
     if review is not None:
         with open(os.fspath(review), "rb") as f:
-            marks = f.read()
+            marks = f.read(_MAX_REVIEW_BYTES + 1)
+        if len(marks) > _MAX_REVIEW_BYTES:
+            raise SignError(
+                f"the review file {os.fspath(review)} is more than the {_MAX_REVIEW_BYTES} bytes a review file may hold"
+            )
     envelope: str = _core.sign_report(
         text, _text(key), model, subject, target, when, scheme, marks, os.fspath(review) if review is not None else "review"
     )

@@ -13,18 +13,23 @@ pub fn read_text(path: &Path, what: &str) -> Result<String> {
 /// A review file (`sign --review`, `verify --review`): its bytes (at most 64 MiB) and the marks
 /// read from them, an error naming the file and line otherwise.
 pub fn read_review(path: &Path) -> Result<(Vec<u8>, crate::review::Review)> {
-    const MAX: u64 = 64 << 20;
+    let bytes = read_review_bytes(path)?;
+    let review = crate::review::Review::parse(&path.display().to_string(), &bytes)?;
+    Ok((bytes, review))
+}
+
+/// A review file's bytes, at most [`crate::review::MAX_FILE_BYTES`].
+pub fn read_review_bytes(path: &Path) -> Result<Vec<u8>> {
+    let max = crate::review::MAX_FILE_BYTES;
     let size = fs::metadata(path)
         .with_context(|| format!("cannot read the review file {}", path.display()))?
         .len();
     anyhow::ensure!(
-        size <= MAX,
-        "the review file {} is {size} bytes, more than the {MAX} a review file may hold",
+        size <= max,
+        "the review file {} is {size} bytes, more than the {max} a review file may hold",
         path.display()
     );
-    let bytes = fs::read(path).with_context(|| format!("cannot read the review file {}", path.display()))?;
-    let review = crate::review::Review::parse(&path.display().to_string(), &bytes)?;
-    Ok((bytes, review))
+    fs::read(path).with_context(|| format!("cannot read the review file {}", path.display()))
 }
 
 /// A key file's text, bounded: the library's, which `verify` and `apply` share.

@@ -8,7 +8,7 @@ use crate::attest::{
 };
 use crate::cli::evaluate::{evaluate_inputs, InputPaths};
 use crate::cli::exit::{notice, now, write_output, EXIT_OK};
-use crate::cli::files::{read_key, read_policy_file, read_review, read_text};
+use crate::cli::files::{read_key, read_policy_file, read_review, read_review_bytes, read_text};
 use crate::cli::registry::RegistryArgs;
 use crate::cli::trust::{check, invalid, model_digest, model_invalid, read_envelope, ModelSignatureArgs, TrustArgs};
 use crate::decision::Outcome;
@@ -178,6 +178,38 @@ pub fn sign_cmd(args: &SignArgs) -> Result<u8> {
         eprintln!("deploy-gate: with the review {}: {}", path.display(), review_line(pin));
     }
     Ok(EXIT_OK)
+}
+
+/// `verify --review FILE`: `Ok(Err(why))` unless the decision pins a review, FILE is that file
+/// (its sha256 and size), and what the pin says of it (its cases per mark, the regressed cases it
+/// marks) is what the file gives for the signed report.
+fn check_review_file(path: &Path, pin: Option<&ReviewPin>, report: &str) -> Result<Result<(), String>> {
+    let bytes = read_review_bytes(path)?;
+    let Some(pin) = pin else {
+        return Ok(Err("the decision was signed without a review".to_owned()));
+    };
+    if !pin.pins(&bytes) {
+        return Ok(Err(format!(
+            "the review file {} (sha256:{}, {} bytes) is not the one the statement pins (sha256:{}, {} bytes)",
+            path.display(),
+            crate::attest::file_digest(&bytes),
+            bytes.len(),
+            pin.sha256,
+            pin.bytes
+        )));
+    }
+    let given = crate::review::Review::parse(&path.display().to_string(), &bytes)
+        .map_err(|e| e.to_string())
+        .and_then(|review| ReviewPin::of(&review, report));
+    Ok(match given {
+        Err(e) => Err(format!("the pinned review file cannot be read: {e}")),
+        Ok(given) if given != *pin => Err(format!(
+            "the statement says the review file gives {}, and it gives {}",
+            review_line(pin),
+            review_line(&given)
+        )),
+        Ok(_) => Ok(()),
+    })
 }
 
 /// A review pin as one line: its cases per mark, the regressed cases it marks, its digest.
@@ -416,20 +448,7 @@ pub fn verify_cmd(args: &VerifyArgs) -> Result<u8> {
     };
     let review = verified.review();
     if let Some(path) = &args.review {
-        let (bytes, _) = read_review(path)?;
-        let problem = match &review {
-            None => Some("the decision was signed without a review".to_owned()),
-            Some(pin) if !pin.pins(&bytes) => Some(format!(
-                "the review file {} (sha256:{}, {} bytes) is not the one the statement pins (sha256:{}, {} bytes)",
-                path.display(),
-                crate::attest::file_digest(&bytes),
-                bytes.len(),
-                pin.sha256,
-                pin.bytes
-            )),
-            Some(_) => None,
-        };
-        if let Some(problem) = problem {
+        if let Err(problem) = check_review_file(path, review.as_ref(), &verified.report_text)? {
             return Ok(invalid(&Failure::new(Check::Review, problem)));
         }
     }

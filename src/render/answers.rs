@@ -25,6 +25,10 @@ pub const COMPARED_LINES: usize = 40_000;
 /// the square of its depth).
 pub const LAID_OUT_DEPTH: usize = 64;
 
+/// A structured answer whose layout would be longer than this is shown as written: each value on
+/// its own line, indented two spaces a level, can make a large answer many times its size.
+pub const LAID_OUT_BYTES: usize = 4 * 1024 * 1024;
+
 /// One model's answer, ready to show.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Shown {
@@ -48,7 +52,7 @@ impl Shown {
                 Ok(text) => (text, "text"),
                 Err(_) => (trimmed.to_owned(), "raw"),
             }
-        } else if depth(trimmed) > LAID_OUT_DEPTH {
+        } else if !lays_out(trimmed) {
             (trimmed.to_owned(), "raw")
         } else {
             (layout::pretty(trimmed), "json")
@@ -198,20 +202,30 @@ fn words(text: &str) -> usize {
     text.split_whitespace().count()
 }
 
-/// How deep `json` nests (arrays and objects), counted outside its strings.
-fn depth(json: &str) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
+/// Whether `json` is laid out: it is JSON (a caller may pass anything), nested at most
+/// [`LAID_OUT_DEPTH`] deep, and its layout stays within [`LAID_OUT_BYTES`] (a bound: each
+/// value and key on its own line, indented by its depth).
+fn lays_out(json: &str) -> bool {
+    if serde_json::from_str::<&serde_json::value::RawValue>(json).is_err() {
+        return false;
+    }
+    let (mut depth, mut deepest, mut breaks) = (0usize, 0usize, 0usize);
     for b in layout::outside_strings(json.as_bytes()) {
         match b {
             b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
+                breaks += 1;
             }
-            b']' | b'}' => depth = depth.saturating_sub(1),
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                breaks += 1;
+            }
+            b',' => breaks += 1,
             _ => {}
         }
     }
-    deepest
+    deepest <= LAID_OUT_DEPTH && json.len().saturating_add(breaks.saturating_mul(1 + 2 * deepest)) <= LAID_OUT_BYTES
 }
 
 #[cfg(test)]
@@ -289,6 +303,21 @@ mod tests {
             let shown = s.old.unwrap();
             assert_eq!((shown.text.as_str(), shown.kind), (text, kind), "{json}");
             assert_eq!(joined(&s.old_runs), text);
+        }
+    }
+
+    #[test]
+    fn an_answer_whose_layout_would_be_huge_or_that_is_not_json_is_shown_as_written() {
+        // 200,000 values 60 levels deep: laid out, about 24 MB.
+        let wide = format!("{}{}{}", "[".repeat(60), vec!["0"; 200_000].join(","), "]".repeat(60));
+        let shown = Shown::of(&wide, false);
+        assert_eq!((shown.kind, shown.text.len()), ("raw", wide.len()));
+        // The same values at the top level lay out (under 2 MB).
+        let flat = format!("[{}]", vec!["0"; 200_000].join(","));
+        assert_eq!(Shown::of(&flat, false).kind, "json");
+        for not_json in ["]", "[1,", "{\"a\" 1}", "]]]]"] {
+            let shown = Shown::of(not_json, false);
+            assert_eq!((shown.kind, shown.text.as_str()), ("raw", not_json));
         }
     }
 

@@ -21,6 +21,10 @@
 //! - `tests/fixtures/compat-7c9428e/`: the same scenarios made by the build of commit 7c9428e,
 //!   before the CLI moved into the library: this build verifies and reproduces them and makes the
 //!   same reports, Markdown and JUnit from the same inputs, byte for byte, under the same rules.
+//! - `tests/fixtures/compat-1467dc9/`: those scenarios and one whose verdict files carry the
+//!   models' answers (`output`), made by the build of commit 1467dc9, before the page showed the
+//!   answers and before review files and a policy's `review`: verified, reproduced and made again
+//!   byte for byte as the set before.
 //!
 //! Reports, their Markdown and JUnit summaries, and signed decisions, under the point and the
 //! non-inferiority rules, with and without a policy file, from verdict files in every format
@@ -46,9 +50,10 @@ const SETS: [(&str, usize); 5] = [
     ("compat-88a8b7d", 6),
 ];
 
-/// The set made by the build of the commit before this one's change (7c9428e, under the current
-/// rules): outside [`SETS`], whose tests replay the earlier rules.
-const PREVIOUS: (&str, usize) = ("compat-7c9428e", 6);
+/// The sets made by the builds of the commits before a change (7c9428e, before the CLI moved
+/// into the library; 1467dc9, before the page's answers and review files), under the current
+/// rules: outside [`SETS`], whose tests replay the earlier rules.
+const PREVIOUS: [(&str, usize); 2] = [("compat-7c9428e", 6), ("compat-1467dc9", 7)];
 
 /// The set made by the build of commit a46aed2.
 const FIRST: &str = "compat";
@@ -102,7 +107,7 @@ fn scenarios(set: &str) -> Vec<Scenario> {
         })
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
-    let want = SETS.iter().chain([&PREVIOUS]).find(|(s, _)| *s == set).unwrap().1;
+    let want = SETS.iter().chain(&PREVIOUS).find(|(s, _)| *s == set).unwrap().1;
     assert_eq!(out.len(), want, "the compatibility scenarios of {set}");
     out
 }
@@ -274,9 +279,11 @@ fn every_old_signed_decision_verifies_and_reproduces() {
 #[test]
 fn the_previous_commits_decisions_verify_and_its_reports_are_made_again_byte_for_byte() {
     let tmp = tempdir();
-    for sc in scenarios(PREVIOUS.0) {
+    for sc in PREVIOUS.iter().flat_map(|(set, _)| scenarios(set)) {
         let out = verify(&sc, &[]);
         assert_eq!(out.status.code(), Some(0), "{}: {}", sc.name, text(&out));
+        // Signed before review files: the summary is the one it was, without `review`.
+        assert!(json_stdout(&out).get("review").is_none(), "{}", sc.name);
         let mut again = strings(&["--reproduce"]);
         again.extend(sc.inputs());
         if let Some(policy) = sc.policy_file() {

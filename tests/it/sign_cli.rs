@@ -522,6 +522,40 @@ fn a_review_is_signed_with_the_decision_shown_by_verify_and_checked_against_its_
     let out = verify_of(&st, &envelope, &["--review", &s(&review)]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("signed with a review (the file given)"));
+    // A statement whose pin claims other counts for this very file (re-signed by the key's
+    // holder): `--review` recomputes them from the file and refuses.
+    {
+        use deploy_gate::attest::{dsse, keys, REVIEW_KEY};
+        let good: dsse::Envelope = serde_json::from_str(&fs::read_to_string(&envelope).unwrap()).unwrap();
+        let mut statement: Value = serde_json::from_slice(&dsse::decode(&good.payload).unwrap()).unwrap();
+        statement["predicate"][REVIEW_KEY]["regressed"]["marked"] = regressed.len().into();
+        let payload = serde_json::to_vec(&statement).unwrap();
+        let key = keys::read_private_pem(&fs::read_to_string(&st.key).unwrap()).unwrap();
+        let sig = ed25519_dalek::Signer::sign(&key, &dsse::pae(dsse::PAYLOAD_TYPE, &payload));
+        let forged = st.dir.path().join("forged.dsse.json");
+        let forged_envelope = dsse::Envelope {
+            payload_type: dsse::PAYLOAD_TYPE.into(),
+            payload: dsse::encode(&payload),
+            signatures: vec![dsse::Signature {
+                keyid: String::new(),
+                sig: dsse::encode(&sig.to_bytes()),
+            }],
+        };
+        fs::write(&forged, serde_json::to_vec(&forged_envelope).unwrap()).unwrap();
+        assert_eq!(
+            verify_of(&st, &forged, &[]).status.code(),
+            Some(0),
+            "the pin alone is the signer's word"
+        );
+        let out = verify_of(&st, &forged, &["--review", &s(&review)]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(json_stdout(&out)["check"], "review");
+        assert!(
+            stderr(&out).contains("the statement says the review file gives"),
+            "{}",
+            stderr(&out)
+        );
+    }
     // Another file (one byte more) is refused, naming the check.
     let other = st.dir.path().join("other.jsonl");
     fs::write(&other, format!("{text}\n")).unwrap();

@@ -364,7 +364,7 @@ function folded(runs, side, limit, lineLimit, countOnly = false) {
     if (lineLimit !== Infinity) {
       for (let k = 0; k < end; k++) {
         if (piece.charCodeAt(k) === 10 && ++lines >= lineLimit) {
-          end = k;
+          end = k + 1;
           break;
         }
       }
