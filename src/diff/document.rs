@@ -12,6 +12,10 @@ pub struct SideSummary {
     pub source: Source,
     /// The key ids that signed it (empty for a report).
     pub signers: Vec<String>,
+    /// The review it was signed with (`sign --review`): absent for a report and for a decision
+    /// signed without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<crate::review::ReviewPin>,
     /// The tool that wrote its report.
     pub tool: Tool,
     /// Its decision.

@@ -199,6 +199,8 @@ pub struct Evaluation {
     pub source: Source,
     /// The key ids whose signatures verified (empty for a report).
     pub signers: Vec<String>,
+    /// The review a signed decision was signed with (`sign --review`).
+    pub review: Option<crate::review::ReviewPin>,
     /// The tool that wrote the report.
     pub tool: Tool,
     /// Its decision.
@@ -231,6 +233,7 @@ fn summary(e: &Evaluation) -> SideSummary {
     SideSummary {
         source: e.source,
         signers: e.signers.clone(),
+        review: e.review.clone(),
         tool: e.tool.clone(),
         decision: e.decision.clone(),
         policy_digest: e.policy_digest.clone(),

@@ -247,6 +247,9 @@ struct PredicateDoc<'a> {
     report: ReportDoc<'a>,
     #[serde(borrow, default)]
     policy: Option<PinDoc<'a>>,
+    /// [`attest::REVIEW_KEY`]: the review signed with it (checked by the verifier already).
+    #[serde(default, rename = "https://deploy-gate.dev/review/v1")]
+    review: Option<crate::review::ReviewPin>,
 }
 
 #[derive(Deserialize)]
@@ -348,7 +351,11 @@ pub fn read_signed(name: &str, bytes: &[u8], trust: Option<&Trust<'_>>) -> Resul
         .and_then(|p| p.digest)
         .and_then(|d| d.sha256)
         .map(Cow::into_owned);
-    evaluation(statement.predicate.report, Source::Signed, signers, pinned).map_err(signed_report)
+    let review = statement.predicate.review;
+    let mut evaluation =
+        evaluation(statement.predicate.report, Source::Signed, signers, pinned).map_err(signed_report)?;
+    evaluation.review = review;
+    Ok(evaluation)
 }
 
 /// The first key of a JSON object, when it is spelt without escapes (`None` otherwise).
@@ -483,6 +490,7 @@ fn evaluation(
         .collect();
     Ok(Evaluation {
         source,
+        review: None,
         signers,
         tool: super::Tool {
             name: doc.tool.name.into_owned(),

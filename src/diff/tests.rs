@@ -508,6 +508,55 @@ fn a_signed_decision_is_read_only_once_it_verifies() {
 }
 
 #[test]
+fn a_review_a_decision_was_signed_with_is_shown_beside_one_signed_without() {
+    let r = report(
+        &[C("1", r#""t""#, true, false, Some("PASS"), Some("FAIL"))],
+        true,
+        json!({}),
+    );
+    let key = keys::signing_key_from_seed([3; 32]);
+    let report = attest::ReportToSign::of_value(&r);
+    let review = crate::review::Review::parse("r.jsonl", b"{\"pipeline_id\": 1, \"mark\": \"accepted\"}\n").unwrap();
+    let pin = crate::review::ReviewPin::of(&review, report.text()).unwrap();
+    let envelope = |review| {
+        let claim = Claim {
+            report: &report,
+            model_name: "m",
+            model_sha256: &"d".repeat(64),
+            target: "prod",
+            time_verified: 1_000,
+            review,
+        };
+        attest::sign(&claim, &key).unwrap().to_json().into_bytes()
+    };
+    let keys: &'static [_] = Box::leak(Box::new([key.verifying_key()]));
+    let trust = Trust {
+        keys,
+        threshold: 1,
+        limits: Limits::default(),
+    };
+    let without = read_document("a", &envelope(None), Some(&trust)).unwrap();
+    let with = read_document("b", &envelope(Some(&pin)), Some(&trust)).unwrap();
+    assert_eq!((without.review.as_ref(), with.review.as_ref()), (None, Some(&pin)));
+    let d = diff(&without, &with).unwrap();
+    let doc: Value = serde_json::from_str(&d.to_json()).unwrap();
+    assert!(doc["before"].get("review").is_none());
+    assert_eq!(doc["after"]["review"]["marks"]["accepted"], 1);
+    let md = crate::render::diff::markdown::diff_markdown(&d);
+    assert!(
+        md.contains(&format!(
+            "| review | signed without a review | 1 accepted, 0 label wrong, 0 needs fix; 0 of 0 regressed marked (review sha256 {}…) |",
+            &pin.sha256[..12]
+        )),
+        "{md}"
+    );
+    assert!(crate::render::diff::html::diff_html(&d).contains("<dt>review</dt>"));
+    // Two reports: no review row, as before reviews existed.
+    let plain = read("r", &r);
+    assert!(!crate::render::diff::markdown::diff_markdown(&diff(&plain, &plain).unwrap()).contains("| review |"));
+}
+
+#[test]
 fn the_same_inputs_give_the_same_bytes() {
     let b = text(&report(
         &[

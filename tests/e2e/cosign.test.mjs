@@ -236,6 +236,11 @@ test("a decision signed with a review shows what the review pins, and a co-signe
   const verified = cli(["verify", cosigned, "--threshold", "2", "--trusted-key", s.pubA, "--trusted-key", pubB, "--model-path", path.join(s.dir, "model"), "--target", s.config, "--review", review]);
   assert.equal(verified.status, 0, verified.stderr);
   assert.equal(JSON.parse(verified.stdout).review.sha256, sha);
+  // Compared with the same decision signed without a review: the Compare view shows the pin.
+  const texts = [s.envelope, envelope, s.pubA].map((f) => fs.readFileSync(f, "utf8"));
+  await page.evaluate(([a, b, key]) => document.querySelector("deploy-gate-viewer").compare(a, b, { trustedKeys: [key] }), texts);
+  assert.equal((await page.locator('[data-testid="compare-after"] [data-testid="compare-review"]').textContent()).trim(), shown);
+  assert.equal(await page.locator('[data-testid="compare-before"] [data-testid="compare-review"]').count(), 0);
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   assert.deepEqual(page.errors, []);
   await page.context().close();

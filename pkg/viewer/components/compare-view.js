@@ -7,6 +7,7 @@
 // it shows one. Ids are shown as the core gives them (an integer id of any size keeps its digits).
 import { h, download, longText, signed, bytes } from "../dom.js";
 import { PagedTable } from "./paged-table.js";
+import { reviewText } from "./verify-panel.js";
 
 /** Items per message from the worker. */
 const SLICE = 5000;
@@ -242,6 +243,7 @@ export class CompareView extends HTMLElement {
             ["decision", h("strong", {}, outcomeOf(side))],
             ["reason", h("code", {}, longText(side.decision.reason))],
             ["source", side.source === "signed" ? `signed decision, verified: ${side.signers.map((k) => `key id ${k}`).join(", ")}` : "report (not signed)"],
+            ...(side.review ? [["review", h("span", { "data-testid": "compare-review" }, reviewText(side.review))]] : []),
             ["test cases", String(side.num_cases)],
             ["task Δ (new − old)", intervalText(interval)],
             ["policy sha256", h("code", {}, side.policy_digest)],

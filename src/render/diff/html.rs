@@ -76,7 +76,7 @@ fn side_card(o: &mut String, title: &str, s: &SideSummary, i: &Interval) {
             "blocked".into()
         }
     });
-    let rows: Vec<(&str, String)> = vec![
+    let mut rows: Vec<(&str, String)> = vec![
         ("decision", format!("<strong>{}</strong>", esc(&outcome))),
         ("reason", format!("<code>{}</code>", cell(&s.decision.reason))),
         ("source", esc(&source_text(s))),
@@ -86,6 +86,9 @@ fn side_card(o: &mut String, title: &str, s: &SideSummary, i: &Interval) {
         ("policy sha256", format!("<code>{}</code>", esc(&s.policy_digest))),
         ("tool", format!("{} {}", esc(&s.tool.name), esc(&s.tool.version))),
     ];
+    if s.review.is_some() {
+        rows.insert(3, ("review", esc(&super::review_text(s).unwrap_or_default())));
+    }
     for (k, v) in rows {
         let _ = write!(o, "<dt>{}</dt><dd>{v}</dd>", esc(k));
     }

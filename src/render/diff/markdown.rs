@@ -57,6 +57,11 @@ pub fn diff_markdown(d: &GateDiff) -> String {
         fixed_text(&source_text(b)),
         fixed_text(&source_text(a))
     );
+    // The review row only when a side was signed with one (a diff without reviews is as it was).
+    if b.review.is_some() || a.review.is_some() {
+        let text = |side| super::review_text(side).unwrap_or_else(|| "—".into());
+        let _ = writeln!(s, "| review | {} | {} |", cell_text(&text(b)), cell_text(&text(a)));
+    }
     let _ = writeln!(s, "| test cases | {} | {} |", b.num_cases, a.num_cases);
     let _ = writeln!(
         s,

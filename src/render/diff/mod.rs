@@ -24,6 +24,24 @@ fn source_text(side: &SideSummary) -> String {
     }
 }
 
+/// The review a side was signed with, in words (`None`: neither a review nor a signed side
+/// without one is worth a line: a report).
+fn review_text(side: &SideSummary) -> Option<String> {
+    match (&side.review, side.source) {
+        (Some(pin), _) => Some(format!(
+            "{} accepted, {} label wrong, {} needs fix; {} of {} regressed marked (review sha256 {})",
+            pin.marks.accepted,
+            pin.marks.label_wrong,
+            pin.marks.needs_fix,
+            pin.regressed.marked,
+            pin.regressed.cases,
+            short(&pin.sha256, 12)
+        )),
+        (None, Source::Signed) => Some("signed without a review".into()),
+        (None, Source::Report) => None,
+    }
+}
+
 /// What an interval's text adds when it is the one clustered by template (the one that decided,
 /// where the report has it); nothing for an unclustered one, whose text is as it was.
 fn clustered_note(i: &Interval) -> &'static str {
