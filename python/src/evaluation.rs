@@ -370,7 +370,9 @@ impl Session {
     /// refused when they are not the bytes that were read.
     fn case_outputs(&self, py: Python<'_>, side: &str, data: &[u8]) -> PyResult<Vec<Option<(String, bool)>>> {
         let side = side_of(side)?;
-        self.inner.case_outputs(side, data).map_err(|e| session_error(py, e))
+        // Hashing the file and reading the answers: without the GIL.
+        py.allow_threads(|| self.inner.case_outputs(side, data))
+            .map_err(|e| session_error(py, e))
     }
 
     /// `side`'s verdict file read again from `path`, for [`Session::case_outputs`].
@@ -379,7 +381,8 @@ impl Session {
         let bytes = py
             .allow_threads(|| native::read_whole(&path, "verdict file", true))
             .map_err(|e| read_error(py, e))?;
-        self.inner.case_outputs(side, &bytes).map_err(|e| session_error(py, e))
+        py.allow_threads(|| self.inner.case_outputs(side, &bytes))
+            .map_err(|e| session_error(py, e))
     }
 
     /// The JSONL verdict file `side`'s answers made, if they came from a run.

@@ -70,6 +70,8 @@ const HOSTILE = {
   "h-bidi": "\u202Eevil\u202C \u2066isolate\u2069 done",
   "h-nul": "before\u0000after",
   "h-big": "word ".repeat(TEN_MB / 5),
+  // Two UTF-16 units a character: folded at 4,000 units, counted in characters.
+  "h-emoji": "🚀".repeat(5000),
 };
 
 function hostileFiles() {
@@ -107,7 +109,7 @@ test("hostile answers are shown as text and break nothing", async () => {
   await setPolicy(page, { min_samples: "1" });
   await page.setInputFiles('[data-testid="file-input"]', files);
   await decision(page, 60_000);
-  for (const id of ["h-script", "h-url", "h-link", "h-bidi", "h-nul", "h-big", "h-surrogate", "h-deep", "h-object", "h-none"]) {
+  for (const id of ["h-script", "h-url", "h-link", "h-bidi", "h-nul", "h-big", "h-emoji", "h-surrogate", "h-deep", "h-object", "h-none"]) {
     const box = await openAnswers(page, id);
     const tags = await tagsIn(page, '[data-testid="case-answers"]');
     for (const tag of Object.keys(tags)) assert.ok(["p", "div", "strong", "span", "pre", "del", "ins", "button", "em", "code"].includes(tag), `${id}: a <${tag}> in the answers`);
@@ -119,10 +121,13 @@ test("hostile answers are shown as text and break nothing", async () => {
       assert.match(await box.locator('[data-testid="answers-note"]').textContent(), /shown apart/);
       // Megabytes laid out at once freeze a page for seconds: 200,000 characters more a click.
       const more = box.locator('[data-testid="answer-old-show-more"]');
-      assert.equal(await more.textContent(), `show 200000 more characters (${HOSTILE[id].length - 4000} more)`);
+      assert.equal(await more.textContent(), `show more (${HOSTILE[id].length - 4000} more characters)`);
       await more.click();
       assert.equal(await box.locator('[data-testid="answer-old-text"]').textContent(), HOSTILE[id].slice(0, 204000));
       assert.equal(await page.evaluate(() => 1 + 1), 2, "the page answers");
+    } else if (id === "h-emoji") {
+      assert.equal(shown, "🚀".repeat(2000));
+      assert.equal(await box.locator('[data-testid="answer-old-show-all"]').textContent(), "show all (3000 more characters)");
     } else if (id === "h-surrogate") {
       assert.equal(shown, '"\\udc80 a lone surrogate"', "shown as written");
     } else if (id === "h-deep") {

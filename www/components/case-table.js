@@ -313,12 +313,12 @@ function sideBySide(c, both) {
     // seconds) ANSWER_STEP more characters a click.
     const foot = h("div", { class: "dg-answer-foot" });
     const fill = (limit, lineLimit) => {
-      const { nodes, rest } = folded(pieces, side, limit, lineLimit);
+      const { nodes, rest, restPoints } = folded(pieces, side, limit, lineLimit);
       pre.replaceChildren(...nodes);
       foot.replaceChildren();
       if (!rest) return;
       const all = rest <= ANSWER_STEP;
-      const label = all ? `show all (${rest} more characters)` : `show ${ANSWER_STEP} more characters (${rest} more)`;
+      const label = all ? `show all (${restPoints} more characters)` : `show more (${restPoints} more characters)`;
       const more = h("button", { type: "button", class: "dg-link", "data-testid": `${testid}-${all ? "show-all" : "show-more"}` }, label);
       more.addEventListener("click", (e) => {
         e.stopPropagation();
@@ -347,17 +347,25 @@ function shownLength(runs, limit, lineLimit) {
 }
 
 /** The runs as nodes (changed ones in <del> on the old side, <ins> on the new), up to `limit`
- * characters and `lineLimit` lines: `rest` is how many characters were left out (with
- * `countOnly`, no nodes are made). */
+ * UTF-16 units and `lineLimit` lines: `rest` is how many units were left out, `restPoints` how
+ * many characters (code points) that is (with `countOnly`, no nodes are made). */
 function folded(runs, side, limit, lineLimit, countOnly = false) {
   const nodes = [];
   let chars = 0;
   let lines = 0;
   let rest = 0;
+  let restPoints = 0;
+  // Code points from unit `from` of `text`: its units less the second halves of pairs.
+  const points = (text, from) => {
+    let n = 0;
+    for (let k = from; k < text.length; k++) if ((text.charCodeAt(k) & 0xfc00) !== 0xdc00) n++;
+    return n;
+  };
   for (const run of runs) {
     let piece = run.text;
     if (rest > 0) {
       rest += piece.length;
+      if (!countOnly) restPoints += points(piece, 0);
       continue;
     }
     let end = Math.min(piece.length, limit - chars);
@@ -373,11 +381,12 @@ function folded(runs, side, limit, lineLimit, countOnly = false) {
     if (end > 0 && end < piece.length && (piece.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
     if (end < piece.length) {
       rest = piece.length - end;
+      if (!countOnly) restPoints = points(piece, end);
       piece = piece.slice(0, end);
     }
     chars += piece.length;
     if (!piece || countOnly) continue;
     nodes.push(run.changed ? h(side === "old" ? "del" : "ins", {}, piece) : document.createTextNode(piece));
   }
-  return { nodes, rest };
+  return { nodes, rest, restPoints };
 }
