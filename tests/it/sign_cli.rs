@@ -109,6 +109,20 @@ fn verify_of(st: &Setup, envelope: &Path, extra: &[&str]) -> Output {
     run(&args)
 }
 
+/// A parity fixture's five input files as `verify --reproduce` takes them.
+fn input_flags(fixture: &Path) -> Vec<String> {
+    [
+        ("--audit", "audit.jsonl"),
+        ("--old-verdicts", "old_verdicts.jsonl"),
+        ("--new-verdicts", "new_verdicts.jsonl"),
+        ("--old-trajectories", "old_trajectories.jsonl"),
+        ("--new-trajectories", "new_trajectories.jsonl"),
+    ]
+    .into_iter()
+    .flat_map(|(flag, file)| [flag.to_owned(), s(&fixture.join(file))])
+    .collect()
+}
+
 /// The ids of the report's regressed cases, as the report writes them (JSON).
 fn regressed_ids(report: &Path) -> Vec<String> {
     let report: Value = serde_json::from_str(&fs::read_to_string(report).unwrap()).unwrap();
@@ -223,15 +237,7 @@ fn sign_verify_reproduce_apply_replay_and_rollback() {
         "--reproduce".into(),
     ]);
     let fixture = parity_dir().join("approved");
-    for (flag, file) in [
-        ("--audit", "audit.jsonl"),
-        ("--old-verdicts", "old_verdicts.jsonl"),
-        ("--new-verdicts", "new_verdicts.jsonl"),
-        ("--old-trajectories", "old_trajectories.jsonl"),
-        ("--new-trajectories", "new_trajectories.jsonl"),
-    ] {
-        args.extend([flag.into(), s(&fixture.join(file))]);
-    }
+    args.extend(input_flags(&fixture));
     let out = run(&args);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json_stdout(&out);
@@ -563,17 +569,8 @@ fn a_review_is_signed_with_the_decision_shown_by_verify_and_checked_against_its_
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(json_stdout(&out)["check"], "review");
     // Reproducing needs the review file too.
-    let fixture = parity_dir().join("both-regressed");
     let mut inputs = vec!["--reproduce".to_owned()];
-    for (flag, file) in [
-        ("--audit", "audit.jsonl"),
-        ("--old-verdicts", "old_verdicts.jsonl"),
-        ("--new-verdicts", "new_verdicts.jsonl"),
-        ("--old-trajectories", "old_trajectories.jsonl"),
-        ("--new-trajectories", "new_trajectories.jsonl"),
-    ] {
-        inputs.extend([flag.into(), s(&fixture.join(file))]);
-    }
+    inputs.extend(input_flags(&parity_dir().join("both-regressed")));
     let mut flags: Vec<&str> = inputs.iter().map(String::as_str).collect();
     let out = verify_of(&st, &envelope, &flags);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
