@@ -52,6 +52,11 @@ impl Mark {
             Mark::NeedsFix => "needs_fix",
         }
     }
+
+    /// The mark a file names (`accepted`, `label_wrong`, `needs_fix`).
+    pub fn parse(text: &str) -> Option<Mark> {
+        Mark::ALL.into_iter().find(|m| m.as_str() == text)
+    }
 }
 
 /// One case's mark.
@@ -135,16 +140,14 @@ impl Review {
             let parsed: Line<'_> =
                 serde_json::from_str(raw).map_err(|e| fail(line, without_position(e.to_string())))?;
             let pipeline_id = id_of(parsed.pipeline_id.get()).map_err(|m| fail(line, m))?;
-            let mark = match parsed.mark.as_str() {
-                "accepted" => Mark::Accepted,
-                "label_wrong" => Mark::LabelWrong,
-                "needs_fix" => Mark::NeedsFix,
-                other => {
-                    return Err(fail(
-                        line,
-                        format!("`mark` must be accepted, label_wrong or needs_fix, not {other:?}"),
-                    ))
-                }
+            let Some(mark) = Mark::parse(&parsed.mark) else {
+                return Err(fail(
+                    line,
+                    format!(
+                        "`mark` must be accepted, label_wrong or needs_fix, not {:?}",
+                        parsed.mark
+                    ),
+                ));
             };
             if let Some(note) = &parsed.note {
                 if note.len() > MAX_NOTE_BYTES {
@@ -329,6 +332,15 @@ pub fn check_required(report: &str, policy: &serde_json::Value, review: Option<&
 
 /// The ids of a report's regressed cases (its JSON text), as written.
 fn regressed_ids(report: &str) -> Result<Vec<PipelineId>, String> {
+    Ok(report_cases(report)?
+        .into_iter()
+        .filter(|(_, status)| status.as_deref() == Some("regressed"))
+        .map(|(id, _)| id)
+        .collect())
+}
+
+/// A report's cases (its JSON text): each id as written, and its status.
+fn report_cases(report: &str) -> Result<Vec<(PipelineId, Option<String>)>, String> {
     #[derive(Deserialize)]
     struct Report<'a> {
         #[serde(borrow, default)]
@@ -344,10 +356,146 @@ fn regressed_ids(report: &str) -> Result<Vec<PipelineId>, String> {
     let report: Report<'_> = serde_json::from_str(report).map_err(|e| format!("the report's cases: {e}"))?;
     report
         .cases
-        .iter()
-        .filter(|c| c.status.as_deref() == Some("regressed"))
-        .map(|c| id_of(c.pipeline_id.get()).map_err(|e| format!("the report's cases: {e}")))
+        .into_iter()
+        .map(|c| {
+            id_of(c.pipeline_id.get())
+                .map(|id| (id, c.status))
+                .map_err(|e| format!("the report's cases: {e}"))
+        })
         .collect()
+}
+
+/// A marked case of a report, as the Markdown summary and the HTML report list it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkedCase {
+    /// The case's place in the report's `cases`.
+    pub index: usize,
+    /// Its status in the report (`regressed`, `improved`, …).
+    pub status: String,
+    /// Its mark, with the note.
+    pub mark: CaseMark,
+}
+
+/// A review read against a report: what the renderings list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// What a signature would pin of it (its sha256, counts, regressed cases marked).
+    pub pin: ReviewPin,
+    /// The marked cases that are in the report: regressed first, then the others, each in the
+    /// report's order.
+    pub cases: Vec<MarkedCase>,
+    /// Marks of cases the report does not hold (a review made for other files).
+    pub elsewhere: Vec<CaseMark>,
+}
+
+impl Listing {
+    /// `review` against the report whose JSON text is `report`.
+    pub fn of(review: &Review, report: &str) -> Result<Listing, String> {
+        let pin = ReviewPin::of(review, report)?;
+        let cases = report_cases(report)?;
+        let mut seen = vec![false; review.marks.len()];
+        let mut listed = Vec::new();
+        for (index, (id, status)) in cases.into_iter().enumerate() {
+            let Some(&at) = review.index.get(&(id.numeric, id.text.clone())) else {
+                continue;
+            };
+            seen[at] = true;
+            listed.push(MarkedCase {
+                index,
+                status: status.unwrap_or_default(),
+                mark: review.marks[at].clone(),
+            });
+        }
+        listed.sort_by_key(|c| c.status != "regressed");
+        let elsewhere = review
+            .marks
+            .iter()
+            .zip(seen)
+            .filter(|(_, seen)| !seen)
+            .map(|(m, _)| m.clone())
+            .collect();
+        Ok(Listing {
+            pin,
+            cases: listed,
+            elsewhere,
+        })
+    }
+
+    /// The counts in one sentence (the Markdown summary and the HTML report say it alike).
+    pub fn sentence(&self) -> String {
+        let m = &self.pin.marks;
+        let mut s = format!(
+            "{} case(s) marked: {} accepted, {} label wrong, {} needs fix; {} of {} regressed case(s) marked.",
+            self.cases.len() + self.elsewhere.len(),
+            m.accepted,
+            m.label_wrong,
+            m.needs_fix,
+            self.pin.regressed.marked,
+            self.pin.regressed.cases
+        );
+        if !self.elsewhere.is_empty() {
+            s.push_str(&format!(
+                " {} mark(s) name cases this report does not hold.",
+                self.elsewhere.len()
+            ));
+        }
+        s.push_str(&format!(
+            " Review file sha256:{} ({} bytes). Marks never change the decision.",
+            self.pin.sha256, self.pin.bytes
+        ));
+        s
+    }
+}
+
+/// Marks as a review file: one line each ([`line_of`]), each ending in a newline.
+pub fn file_of(marks: &[CaseMark]) -> String {
+    let mut out = String::new();
+    for m in marks {
+        out.push_str(&line_of(m));
+        out.push('\n');
+    }
+    out
+}
+
+/// A mark the page made: the case's place in the report's `cases`, the mark, the note, the time.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageMark {
+    /// The case's place in the report's `cases`.
+    pub case: usize,
+    /// The mark, as the file writes it.
+    pub mark: String,
+    /// The reviewer's note.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// When it was made (RFC 3339).
+    #[serde(default)]
+    pub time: Option<String>,
+}
+
+/// The review file of marks made on a report's cases (its JSON text): each id written as the
+/// report writes it, read back through [`Review::parse`] so that the page never writes a file
+/// the CLI would refuse.
+pub fn file_for(report: &str, marks: &[PageMark]) -> Result<String, String> {
+    let cases = report_cases(report)?;
+    let mut made = Vec::with_capacity(marks.len());
+    for m in marks {
+        let (id, _) = cases
+            .get(m.case)
+            .ok_or_else(|| format!("the report has no case {}", m.case))?;
+        let mark = Mark::parse(&m.mark)
+            .ok_or_else(|| format!("`mark` must be accepted, label_wrong or needs_fix, not {:?}", m.mark))?;
+        made.push(CaseMark {
+            pipeline_id: id.clone(),
+            mark,
+            note: m.note.clone().filter(|n| !n.is_empty()),
+            time: m.time.clone(),
+            line: 0,
+        });
+    }
+    let text = file_of(&made);
+    Review::parse("review.jsonl", text.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(text)
 }
 
 /// A mark as a review file's line (no newline): what the page exports.
@@ -552,5 +700,56 @@ mod tests {
             assert!(bad.check().is_err(), "{bad:?}");
         }
         assert!(ReviewPin::of(&review, "[1]").is_err());
+    }
+
+    #[test]
+    fn a_listing_puts_the_regressed_first_and_names_marks_of_other_cases() {
+        let file = concat!(
+            "{\"pipeline_id\": \"p-3\", \"mark\": \"label_wrong\", \"note\": \"expected FAIL is wrong\"}\n",
+            "{\"pipeline_id\": 123456789012345678901234567890, \"mark\": \"accepted\"}\n",
+            "{\"pipeline_id\": \"gone\", \"mark\": \"needs_fix\"}\n",
+        );
+        let review = Review::parse("r", file.as_bytes()).unwrap();
+        let listing = Listing::of(&review, REPORT).unwrap();
+        let listed: Vec<(usize, &str, &str)> = listing
+            .cases
+            .iter()
+            .map(|c| (c.index, c.status.as_str(), c.mark.mark.as_str()))
+            .collect();
+        assert_eq!(listed, [(1, "regressed", "accepted"), (2, "improved", "label_wrong")]);
+        assert_eq!(listing.elsewhere.len(), 1);
+        assert_eq!(listing.elsewhere[0].pipeline_id.to_json(), "\"gone\"");
+        let sentence = listing.sentence();
+        assert!(sentence.starts_with("3 case(s) marked: 1 accepted, 1 label wrong, 1 needs fix; 1 of 3 regressed case(s) marked. 1 mark(s) name cases this report does not hold."), "{sentence}");
+        assert!(sentence.contains(&review.sha256));
+    }
+
+    #[test]
+    fn the_page_s_marks_become_a_file_the_cli_reads_with_every_digit() {
+        let marks: Vec<PageMark> = serde_json::from_str(
+            r#"[{"case": 1, "mark": "accepted", "note": "ok \u202e <b>", "time": "2026-12-07T10:00:00Z"},
+                {"case": 3, "mark": "needs_fix", "note": ""}]"#,
+        )
+        .unwrap();
+        let text = file_for(REPORT, &marks).unwrap();
+        assert_eq!(
+            text,
+            concat!(
+                "{\"pipeline_id\": 123456789012345678901234567890, \"mark\": \"accepted\", \"note\": \"ok \u{202e} <b>\", \"time\": \"2026-12-07T10:00:00Z\"}\n",
+                "{\"pipeline_id\": 7, \"mark\": \"needs_fix\"}\n",
+            )
+        );
+        let review = Review::parse("r", text.as_bytes()).unwrap();
+        assert_eq!(ReviewPin::of(&review, REPORT).unwrap().regressed.marked, 2);
+        for (bad, says) in [
+            (r#"[{"case": 9, "mark": "accepted"}]"#, "no case 9"),
+            (r#"[{"case": 0, "mark": "fine"}]"#, "must be accepted"),
+            (r#"[{"case": 0, "mark": "accepted", "time": "yesterday"}]"#, "RFC 3339"),
+        ] {
+            let marks: Vec<PageMark> = serde_json::from_str(bad).unwrap();
+            let e = file_for(REPORT, &marks).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        assert!(file_for(REPORT, &[]).unwrap().is_empty());
     }
 }

@@ -9,7 +9,7 @@ import time
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._evaluate import Report
+from ._evaluate import Report, _review_bytes
 from .errors import SignError, VerificationError
 from ._trainer import TrainerIdentities, TrainerKeys, _Bundle, _model_signature, _text
 
@@ -45,9 +45,6 @@ def _subject(
     return str(model_digest), digest_scheme
 
 
-# The most bytes a review file may hold (the CLI's bound: about a million marks).
-_MAX_REVIEW_BYTES = 64 << 20
-
 
 def sign(
     report: Union[Report, str, PathLike],
@@ -80,17 +77,11 @@ def sign(
             text = f.read()
     when = int(time.time()) if time_verified is None else int(time_verified)
     subject, scheme = _subject(model_path, model_digest, digest_scheme)
-    marks = None
-    if review is not None:
-        with open(os.fspath(review), "rb") as f:
-            marks = f.read(_MAX_REVIEW_BYTES + 1)
-        if len(marks) > _MAX_REVIEW_BYTES:
-            raise SignError(
-                f"the review file {os.fspath(review)} is more than the {_MAX_REVIEW_BYTES} bytes a review file may hold"
-            )
-    envelope: str = _core.sign_report(
-        text, _text(key), model, subject, target, when, scheme, marks, os.fspath(review) if review is not None else "review"
-    )
+    try:
+        marks, review_name = _review_bytes(review)
+    except ValueError as e:
+        raise SignError(str(e)) from None
+    envelope: str = _core.sign_report(text, _text(key), model, subject, target, when, scheme, marks, review_name)
     return envelope
 
 

@@ -21,6 +21,23 @@ __all__ = ["evaluate", "build_test_set", "Report", "TestSet"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 AuditArg = Union[PathLike, Sequence[PathLike]]
+
+# The most bytes a review file may hold (the CLI's bound: about a million marks).
+_MAX_REVIEW_BYTES = 64 << 20
+
+
+def _review_bytes(review: Optional[PathLike]) -> Tuple[Optional[bytes], str]:
+    """A review file's bytes and its name (``(None, "review")`` without one); ``ValueError``
+    when it holds more than a review file may."""
+    if review is None:
+        return None, "review"
+    name = os.fspath(review)
+    with open(name, "rb") as f:
+        data = f.read(_MAX_REVIEW_BYTES + 1)
+    if len(data) > _MAX_REVIEW_BYTES:
+        raise ValueError(f"the review file {name} is more than the {_MAX_REVIEW_BYTES} bytes a review file may hold")
+    return data, name
+
 PolicyArg = Union[None, Mapping[str, Any], PathLike]
 ModelArg = Union[PathLike, Mapping[Any, Any], Callable[[Any], Any]]
 
@@ -232,14 +249,17 @@ class Report:
         text: str = self._core.to_json()
         return text
 
-    def to_html(self) -> str:
-        """The standalone HTML report (``evaluate --html``)."""
-        text: str = self._core.to_html()
+    def to_html(self, review: Optional[PathLike] = None) -> str:
+        """The standalone HTML report (``evaluate --html``). ``review``: a review file's path
+        (``deploy-gate/review/v1``); its marked cases are listed with their notes
+        (``evaluate --html --review``). A bad line raises ``ValueError`` naming it."""
+        text: str = self._core.to_html(*_review_bytes(review))
         return text
 
-    def to_markdown(self) -> str:
-        """The Markdown summary (``evaluate --markdown``)."""
-        text: str = self._core.to_markdown()
+    def to_markdown(self, review: Optional[PathLike] = None) -> str:
+        """The Markdown summary (``evaluate --markdown``). ``review``: a review file's path; its
+        marked cases are listed with their notes (``evaluate --markdown --review``)."""
+        text: str = self._core.to_markdown(*_review_bytes(review))
         return text
 
     def to_junit(self) -> str:

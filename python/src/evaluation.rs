@@ -442,14 +442,20 @@ impl Report {
         &self.json
     }
 
-    /// The standalone HTML report (`evaluate --html`).
-    fn to_html(&self) -> String {
-        html::report_html(&self.report)
+    /// The standalone HTML report (`evaluate --html`); with a review file's bytes, its marked
+    /// cases listed (`evaluate --html --review`).
+    #[pyo3(signature = (review=None, review_name="review"))]
+    fn to_html(&self, review: Option<&[u8]>, review_name: &str) -> PyResult<String> {
+        let listing = self.review_listing(review, review_name)?;
+        html::report_html_reviewed(&self.json, listing.as_ref()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
-    /// The Markdown summary (`evaluate --markdown`).
-    fn to_markdown(&self) -> PyResult<String> {
-        markdown::markdown_from_json(&self.json).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    /// The Markdown summary (`evaluate --markdown`); with a review file's bytes, its marked cases
+    /// listed (`evaluate --markdown --review`).
+    #[pyo3(signature = (review=None, review_name="review"))]
+    fn to_markdown(&self, review: Option<&[u8]>, review_name: &str) -> PyResult<String> {
+        let listing = self.review_listing(review, review_name)?;
+        markdown::markdown_reviewed(&self.json, listing.as_ref()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
     /// JUnit XML (`evaluate --junit`).
@@ -467,6 +473,22 @@ impl Report {
     #[getter]
     fn outcome(&self) -> &'static str {
         self.report.decision.outcome().as_str()
+    }
+}
+
+impl Report {
+    /// A review file's bytes (`review_name` names it in errors) read against this report.
+    fn review_listing(
+        &self,
+        review: Option<&[u8]>,
+        review_name: &str,
+    ) -> PyResult<Option<deploy_gate::review::Listing>> {
+        let Some(bytes) = review else { return Ok(None) };
+        let marks =
+            deploy_gate::review::Review::parse(review_name, bytes).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        deploy_gate::review::Listing::of(&marks, &self.json)
+            .map(Some)
+            .map_err(|e| PyValueError::new_err(format!("{review_name}: {e}")))
     }
 }
 

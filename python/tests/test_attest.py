@@ -83,6 +83,35 @@ def test_a_review_signed_in_python_is_the_one_the_cli_verifies(cli: Path, tmp_pa
         deploy_gate.sign(report, key=key, model="m", model_digest=digest, target="prod", review=review)
 
 
+def test_the_summary_and_the_html_report_list_a_review_as_the_cli_does(cli: Path, tmp_path: Path) -> None:
+    d = PARITY / "both-regressed"
+    report = deploy_gate.evaluate(d / "audit.jsonl", d / "old_verdicts.jsonl", d / "new_verdicts.jsonl",
+                                  policy=reference_policy(d), progress=False)
+    regressed = [c["pipeline_id"] for c in report.data["cases"] if c["status"] == "regressed"]
+    review = tmp_path / "review.jsonl"
+    review.write_text(json.dumps({"pipeline_id": regressed[0], "mark": "accepted", "note": "<b>ok</b> | fine"}) + "\n")
+    md = report.to_markdown(review=review)
+    assert "**Review marks.** 1 case(s) marked: 1 accepted" in md
+    assert "\\<b\\>ok\\</b\\> \\| fine" in md
+    assert report.to_markdown() != md and "Review marks" not in report.to_markdown()
+    html = report.to_html(review=review)
+    assert 'id="review"' in html and "&lt;b&gt;ok&lt;/b&gt; | fine" in html
+    # The CLI writes the same bytes for the same report and review.
+    out_md, out_html = tmp_path / "s.md", tmp_path / "r.html"
+    args = ["evaluate", "--audit", str(d / "audit.jsonl"), "--old-verdicts", str(d / "old_verdicts.jsonl"),
+            "--new-verdicts", str(d / "new_verdicts.jsonl"), "--markdown", str(out_md), "--html", str(out_html),
+            "--review", str(review)]
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps(reference_policy(d)))
+    done = run_cli(cli, *args, "--policy", str(policy))
+    assert done.returncode in (0, 3, 4), done.stderr.decode()
+    assert out_md.read_text() == md
+    assert out_html.read_text() == html
+    review.write_text('{"pipeline_id": "x", "mark": "maybe"}\n')
+    with pytest.raises(ValueError, match=r"review.jsonl:1: `mark` must be"):
+        report.to_markdown(review=review)
+
+
 def test_cli_signed_verifies_in_python_and_failures_name_the_check(cli: Path, tmp_path: Path) -> None:
     key, pub = _keys(cli, tmp_path, "a")
     _, other = _keys(cli, tmp_path, "b")

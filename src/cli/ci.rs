@@ -17,11 +17,22 @@ pub(crate) struct CiOutputs {
     /// a missing or errored verdict an error, the decision in the suite's properties.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+    /// A review file (`deploy-gate/review/v1`, as the page exports it): the Markdown summary and
+    /// the HTML report list its marked cases with their notes. The JSON report stays as it is.
+    #[arg(long, value_name = "FILE")]
+    review: Option<PathBuf>,
 }
 
 impl CiOutputs {
     /// Writes the files asked for (before the JSON report, so a failure leaves no report).
-    pub(crate) fn write(&self, report: &GateReport, json: &str, out: Option<&std::path::Path>) -> Result<()> {
+    /// `listing`: `--review`'s marks read against the report ([`CiOutputs::review_listing`]).
+    pub(crate) fn write(
+        &self,
+        report: &GateReport,
+        json: &str,
+        out: Option<&std::path::Path>,
+        listing: Option<&crate::review::Listing>,
+    ) -> Result<()> {
         if let (Some(a), Some(b)) = (&self.markdown, &self.junit) {
             if a == b {
                 return Err(anyhow!("--markdown and --junit both name {}", a.display()));
@@ -35,12 +46,23 @@ impl CiOutputs {
             }
         }
         if let Some(path) = &self.markdown {
-            let text = markdown::markdown_from_json(json).map_err(|e| anyhow!("{e}"))?;
+            let text = markdown::markdown_reviewed(json, listing).map_err(|e| anyhow!("{e}"))?;
             write_output(Some(path), text.as_bytes())?;
         }
         if let Some(path) = &self.junit {
             write_output(Some(path), junit::report_junit(report).as_bytes())?;
         }
         Ok(())
+    }
+
+    /// `--review`'s marks read against the report (its JSON text).
+    pub(crate) fn review_listing(&self, json: &str) -> Result<Option<crate::review::Listing>> {
+        let Some(path) = &self.review else {
+            return Ok(None);
+        };
+        let (_, review) = crate::cli::files::read_review(path)?;
+        crate::review::Listing::of(&review, json)
+            .map(Some)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))
     }
 }

@@ -218,9 +218,11 @@ pub fn evaluate_cmd(args: &EvaluateArgs) -> Result<u8> {
     let policy = resolve_policy(args.audit.policy.as_deref(), flags)?;
     let report = evaluate_files(args, &policy)?;
     let json = report.to_json();
-    args.ci.write(&report, &json, args.out.as_deref())?;
+    let listing = args.ci.review_listing(&json)?;
+    args.ci.write(&report, &json, args.out.as_deref(), listing.as_ref())?;
     if let Some(path) = &args.html {
-        write_output(Some(path), crate::render::html::report_html(&report).as_bytes())?;
+        let html = crate::render::html::report_html_reviewed(&json, listing.as_ref()).map_err(|e| anyhow!("{e}"))?;
+        write_output(Some(path), html.as_bytes())?;
     }
     write_output(args.out.as_deref(), json.as_bytes())?;
     print_summary(&report);

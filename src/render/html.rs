@@ -50,11 +50,17 @@ pub fn report_html(report: &GateReport) -> String {
 
 /// The HTML report of a report's JSON text (as the CLI writes it); the text is embedded as given.
 pub fn report_html_json(json: &str) -> Result<String, HtmlError> {
+    report_html_reviewed(json, None)
+}
+
+/// The HTML report of a report's JSON text, with its review's marked cases listed (each with
+/// its note, in a section after the cases) when `review` is given.
+pub fn report_html_reviewed(json: &str, review: Option<&crate::review::Listing>) -> Result<String, HtmlError> {
     let view: View = serde_json::from_str(json)?;
     if view.schema != SCHEMA {
         return Err(HtmlError::Schema { found: view.schema });
     }
-    Ok(render(&view, json))
+    Ok(render(&view, json, review))
 }
 
 /// The embedded JSON text back as it was given (undoes the `\u003c` escapes, nothing else).
@@ -894,7 +900,7 @@ fn kv(out: &mut String, rows: &[(&str, String)]) {
     out.push_str("</dl>");
 }
 
-fn render(v: &View, json: &str) -> String {
+fn render(v: &View, json: &str, review: Option<&crate::review::Listing>) -> String {
     let (script, script_hash) = filter_script("case");
     let d = &v.decision;
     let mut o = String::with_capacity(64 * 1024 + json.len() * 2);
@@ -1211,7 +1217,10 @@ fn render(v: &View, json: &str) -> String {
     }
     o.push_str("</tbody></table></section>\n");
 
-    render_cases(&mut o, v);
+    let listed = render_cases(&mut o, v);
+    if let Some(review) = review {
+        render_review(&mut o, review, &listed);
+    }
     render_quality(&mut o, v);
     render_policy(&mut o, v);
 
@@ -1332,19 +1341,18 @@ fn verdict_cell(
     )
 }
 
-fn render_cases(o: &mut String, v: &View) {
+/// The cases' table (each row's `id` is `case-N`, N its place in the report's `cases`): the
+/// places of the cases listed.
+fn render_cases(o: &mut String, v: &View) -> std::collections::HashSet<usize> {
     let interesting = |c: &CaseV| c.different() || c.missing_or_errored();
-    let mut listed: Vec<&CaseV> = Vec::new();
-    listed.extend(v.cases.iter().filter(|c| c.status == "regressed"));
-    listed.extend(v.cases.iter().filter(|c| c.status == "improved"));
-    listed.extend(
-        v.cases
-            .iter()
-            .filter(|c| c.status != "regressed" && c.status != "improved" && interesting(c)),
-    );
+    let all = || v.cases.iter().enumerate();
+    let mut listed: Vec<(usize, &CaseV)> = Vec::new();
+    listed.extend(all().filter(|(_, c)| c.status == "regressed"));
+    listed.extend(all().filter(|(_, c)| c.status == "improved"));
+    listed.extend(all().filter(|(_, c)| c.status != "regressed" && c.status != "improved" && interesting(c)));
     let eligible = listed.len();
     listed.truncate(MAX_CASE_ROWS);
-    let count = |f: &dyn Fn(&CaseV) -> bool| listed.iter().filter(|c| f(c)).count();
+    let count = |f: &dyn Fn(&CaseV) -> bool| listed.iter().filter(|(_, c)| f(c)).count();
     let filters: [(&str, &str, usize); 5] = [
         ("all", "All listed", listed.len()),
         ("regressed", "Regressed", count(&|c| c.status == "regressed")),
@@ -1390,7 +1398,7 @@ fn render_cases(o: &mut String, v: &View) {
     }
     o.push_str("<input type=\"search\" id=\"case-search\" placeholder=\"Search id, template, verdict…\" aria-label=\"Search cases\"/><span class=\"muted\" id=\"cases-shown\" aria-live=\"polite\"></span></div>");
     o.push_str("<table id=\"cases\"><thead><tr><th scope=\"col\">pipeline</th><th scope=\"col\">template</th><th scope=\"col\">expected</th><th scope=\"col\">old</th><th scope=\"col\">new</th><th scope=\"col\">status</th></tr></thead><tbody>");
-    for c in &listed {
+    for &(index, c) in &listed {
         let mut tags = vec![c.status.as_str()];
         if c.different() {
             tags.push("different");
@@ -1400,7 +1408,7 @@ fn render_cases(o: &mut String, v: &View) {
         }
         let _ = writeln!(
             o,
-            "<tr class=\"{s}\" data-tags=\"{}\"><td class=\"mono\">{}</td><td>{}</td><td>{}</td>{}{}<td>{}</td></tr>",
+            "<tr id=\"case-{index}\" class=\"{s}\" data-tags=\"{}\"><td class=\"mono\">{}</td><td>{}</td><td>{}</td>{}{}<td>{}</td></tr>",
             esc(&tags.join(" ")),
             cell(&id_text(&c.pipeline_id)),
             cell(&text(&c.template_id)),
@@ -1426,6 +1434,44 @@ fn render_cases(o: &mut String, v: &View) {
         );
     }
     o.push_str("</tbody></table></section>\n");
+    listed.into_iter().map(|(i, _)| i).collect()
+}
+
+/// The review's marked cases, each with its note and, when the cases' table lists it, a link
+/// to its row.
+fn render_review(o: &mut String, review: &crate::review::Listing, listed: &std::collections::HashSet<usize>) {
+    let _ = write!(
+        o,
+        "<section class=\"panel\" id=\"review\" data-testid=\"review\"><h2>Review marks</h2><p>{}</p>",
+        esc(&review.sentence())
+    );
+    if !review.cases.is_empty() {
+        o.push_str("<table><thead><tr><th scope=\"col\">pipeline</th><th scope=\"col\">status</th><th scope=\"col\">mark</th><th scope=\"col\">note</th></tr></thead><tbody>");
+        for c in review.cases.iter().take(MAX_CASE_ROWS) {
+            let id = cell(&c.mark.pipeline_id.text);
+            let id = if listed.contains(&c.index) {
+                format!("<a href=\"#case-{}\">{id}</a>", c.index)
+            } else {
+                id
+            };
+            let _ = writeln!(
+                o,
+                "<tr><td class=\"mono\">{id}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&c.status.replace('_', " ")),
+                c.mark.mark.as_str().replace('_', " "),
+                esc(c.mark.note.as_deref().unwrap_or(""))
+            );
+        }
+        o.push_str("</tbody></table>");
+        if review.cases.len() > MAX_CASE_ROWS {
+            let _ = write!(
+                o,
+                "<p class=\"muted\">Only the first {MAX_CASE_ROWS} of the {} marked cases are listed; every mark is in the review file.</p>",
+                review.cases.len()
+            );
+        }
+    }
+    o.push_str("</section>\n");
 }
 
 fn render_quality(o: &mut String, v: &View) {

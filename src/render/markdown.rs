@@ -212,8 +212,43 @@ pub fn report_markdown(report: &GateReport) -> String {
 /// The Markdown summary of a report given as its JSON text (`deploy-gate evaluate`'s output, a
 /// signed decision's embedded report).
 pub fn markdown_from_json(json: &str) -> Result<String, ReportJsonError> {
+    markdown_reviewed(json, None)
+}
+
+/// The Markdown summary of a report's JSON text, with its review's marked cases listed (the
+/// marks and notes of `review`, read against the report) when `review` is given.
+pub fn markdown_reviewed(json: &str, review: Option<&crate::review::Listing>) -> Result<String, ReportJsonError> {
     let report: Report<'_> = serde_json::from_str(json)?;
-    Ok(render(&report))
+    Ok(render(&report, review))
+}
+
+/// Marked cases listed in the summary; the rest are counted.
+const MAX_MARKED_ROWS: usize = 100;
+
+/// The review's section: its counts, then a row per marked case with its note.
+fn review_section(s: &mut String, review: &crate::review::Listing) {
+    let _ = writeln!(s, "\n**Review marks.** {}\n", cell_text(&review.sentence()));
+    if review.cases.is_empty() {
+        return;
+    }
+    s.push_str("| pipeline | status | mark | note |\n|---|---|---|---|\n");
+    for c in review.cases.iter().take(MAX_MARKED_ROWS) {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} |",
+            code_span(&code_text(&c.mark.pipeline_id.text)),
+            cell_text(&c.status.replace('_', " ")),
+            c.mark.mark.as_str().replace('_', " "),
+            cell_text(&super::html::shorten(c.mark.note.as_deref().unwrap_or("")))
+        );
+    }
+    if review.cases.len() > MAX_MARKED_ROWS {
+        let _ = writeln!(
+            s,
+            "\n{} more marked case(s) are in the review file.",
+            review.cases.len() - MAX_MARKED_ROWS
+        );
+    }
 }
 
 /// A JSON number as JavaScript prints it (integers as they are: counts never reach 2^53).
@@ -408,7 +443,7 @@ fn js_stringify(v: &Value, out: &mut String) {
     }
 }
 
-fn render(r: &Report<'_>) -> String {
+fn render(r: &Report<'_>, review: Option<&crate::review::Listing>) -> String {
     let d = &r.decision;
     let mut s = String::new();
     // (Writing to a String cannot fail.)
@@ -656,6 +691,9 @@ fn render(r: &Report<'_>) -> String {
         }
         line(&mut s, "");
         line(&mut s, "</details>");
+    }
+    if let Some(review) = review {
+        review_section(&mut s, review);
     }
     line(&mut s, "");
     line(&mut s, "Inputs:");

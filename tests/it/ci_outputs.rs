@@ -399,3 +399,132 @@ fn a_file_that_cannot_be_written_is_an_error_and_no_report_is_printed() {
     assert!(stderr.contains("--markdown and --out both name"), "{stderr}");
     assert!(!same.exists());
 }
+
+#[test]
+fn a_review_lists_its_marked_cases_in_the_summary_and_the_html_report_and_leaves_the_report_alone() {
+    let dir = root().join("www/examples");
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, plain, stderr) = evaluate(&dir, None, &[]);
+    assert!(code == 0 || code == 3 || code == 4, "{stderr}");
+    let report: Value = serde_json::from_slice(&plain).unwrap();
+    let cases = report["cases"].as_array().unwrap();
+    let regressed = cases.iter().position(|c| c["status"] == "regressed").unwrap();
+    let improved = cases.iter().position(|c| c["status"] == "improved").unwrap();
+    // Notes with markup, a table cell's end and a bidi override; a mark of a case not in it.
+    let review = tmp.path().join("review.jsonl");
+    let line = |i: usize, mark: &str, note: &str| {
+        format!(
+            "{{\"pipeline_id\": {}, \"mark\": \"{mark}\", \"note\": {}}}\n",
+            cases[i]["pipeline_id"],
+            serde_json::to_string(note).unwrap()
+        )
+    };
+    let text = [
+        line(improved, "label_wrong", "the expected | verdict </td> is <b>wrong</b>"),
+        line(regressed, "accepted", "<script>alert(1)</script> \u{202e}ok"),
+        "{\"pipeline_id\": \"not-in-this-report\", \"mark\": \"needs_fix\"}\n".to_owned(),
+    ]
+    .concat();
+    std::fs::write(&review, &text).unwrap();
+    let [md, html, plain_md] = ["s.md", "r.html", "plain.md"].map(|n| tmp.path().join(n));
+    let (code2, json, stderr) = evaluate(
+        &dir,
+        None,
+        &[
+            "--markdown",
+            md.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+            "--review",
+            review.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code2, code, "{stderr}");
+    assert_eq!(json, plain, "the JSON report does not carry the marks");
+    evaluate(&dir, None, &["--markdown", plain_md.to_str().unwrap()]);
+
+    let summary = std::fs::read_to_string(&md).unwrap();
+    let sha = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(text.as_bytes()))
+    };
+    assert!(
+        summary.contains("**Review marks.** 3 case(s) marked: 1 accepted, 1 label wrong, 1 needs fix; 1 of "),
+        "{summary}"
+    );
+    assert!(summary.contains(" 1 mark(s) name cases this report does not hold."));
+    assert!(summary.contains(&sha));
+    // The regressed case first; the notes escaped, one cell each.
+    let rows: Vec<&str> = summary.lines().filter(|l| l.starts_with("| `")).collect();
+    assert_eq!(rows.len(), 2, "{summary}");
+    assert!(
+        rows[0].contains("| regressed | accepted | \\<script\\>alert(1)\\</script\\>"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1].contains("| improved | label wrong | the expected \\| verdict \\</td\\> is \\<b\\>wrong\\</b\\> |"),
+        "{}",
+        rows[1]
+    );
+    // Read by a CommonMark parser: no tag but the summary's own (and the ids' code spans), and
+    // each note reads back as written, in its own cell.
+    let read = check("markdown", &md);
+    let mut own = check("markdown", &plain_md)["html"].as_array().unwrap().clone();
+    for i in [regressed, improved] {
+        own.push(format!("code_inline:{}", cases[i]["pipeline_id"].as_str().unwrap()).into());
+    }
+    assert_eq!(read["html"], Value::Array(own));
+    assert_eq!(
+        read["tables"]["pipeline"],
+        serde_json::json!([
+            ["", "regressed", "accepted", "<script>alert(1)</script> \u{202e}ok"],
+            [
+                "",
+                "improved",
+                "label wrong",
+                "the expected | verdict </td> is <b>wrong</b>"
+            ]
+        ])
+    );
+
+    let page = std::fs::read_to_string(&html).unwrap();
+    let section = &page[page
+        .find("<section class=\"panel\" id=\"review\"")
+        .expect("a review section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{section}");
+    assert!(!section.contains("<script") && !section.contains("<b>"));
+    for i in [regressed, improved] {
+        assert!(section.contains(&format!("<a href=\"#case-{i}\">")), "{section}");
+        assert!(page.contains(&format!("<tr id=\"case-{i}\" ")));
+    }
+
+    // A bad line is an error naming the file and the line; nothing is written.
+    std::fs::write(
+        &review,
+        format!(
+            "{}{{\"pipeline_id\": \"x\", \"mark\": \"ok\"}}\n",
+            line(regressed, "accepted", "")
+        ),
+    )
+    .unwrap();
+    let out_md = tmp.path().join("bad.md");
+    let (code3, json3, stderr3) = evaluate(
+        &dir,
+        None,
+        &[
+            "--markdown",
+            out_md.to_str().unwrap(),
+            "--review",
+            review.to_str().unwrap(),
+        ],
+    );
+    assert_ne!(code3, code);
+    assert!(json3.is_empty());
+    assert!(
+        stderr3.contains(&format!("{}:2: `mark` must be", review.display())),
+        "{stderr3}"
+    );
+    assert!(!out_md.exists());
+}

@@ -268,9 +268,15 @@ fn every_section_is_there() {
         })
         .count();
     assert!(listed > 0 && listed < report.cases.len());
-    assert_eq!(count(&html, "<tr class=\""), listed);
-    let first_improved = html.find("<tr class=\"improved\"").unwrap();
-    let last_regressed = html.rfind("<tr class=\"regressed\"").unwrap();
+    // Each listed case's row is its anchor: `case-N`, N its place in the report's cases.
+    assert_eq!(count(&html, "<tr id=\"case-"), listed);
+    for (i, c) in report.cases.iter().enumerate() {
+        if c.status == crate::scoring::CaseStatus::Regressed {
+            assert!(html.contains(&format!("<tr id=\"case-{i}\" class=\"regressed\"")));
+        }
+    }
+    let first_improved = html.find("\" class=\"improved\"").unwrap();
+    let last_regressed = html.rfind("\" class=\"regressed\"").unwrap();
     assert!(last_regressed < first_improved, "regressed cases come first");
     assert!(html.contains(&format!("{listed} of {} test case(s) listed", report.cases.len())));
     // A blocked report says so.
