@@ -411,13 +411,23 @@ export interface VerifyOptions { threshold?: number; model_digest?: string; targ
 export type CheckName = "threshold" | "envelope_size" | "envelope" | "signature_count" | "statement_size" | "signature" | "payload_type" | "duplicate_key" | "statement_type" | "predicate" | "subject_digest" | "ambiguous_subject" | "target" | "time" | "too_old" | "from_the_future" | "replayed" | "reproduce" | "policy" | "review";
 /** What the caller asked to be checked: the model digest and the target are optional here. */
 export interface VerifyScope { hinted_keyids: string[]; subject_checked: boolean; target_checked: boolean; }
-/** A verified decision: the summary `deploy-gate verify` prints, and the scope. */
 /** What a decision signed with a review pins of it (`sign --review`): the review file by its sha256 and size, its
  * cases per mark, and how many of the report's regressed cases it marks. */
 export interface ReviewPin {
     sha256: string; bytes: number; marks: { accepted: number; label_wrong: number; needs_fix: number };
     regressed: { cases: number; marked: number };
 }
+/** A review mark (`deploy-gate/review/v1`). */
+export type ReviewMarkName = "accepted" | "label_wrong" | "needs_fix";
+/** A mark on a case of a report, the case named by its place in the report's `cases` (so that an integer id keeps
+ * every digit): what `reviewFile` writes and `readReview` reads. */
+export interface CaseReviewMark { case: number; mark: ReviewMarkName; note?: string; time?: string; }
+/** A review file read against a report (`readReview`): the marks of its cases, the marks of cases it does not hold
+ * (the id as the file writes it, and the line), and what signing with it would pin. */
+export interface ReviewRead {
+    marks: CaseReviewMark[]; elsewhere: { pipeline_id: string; line: number }[]; pin: ReviewPin;
+}
+/** A verified decision: the summary `deploy-gate verify` prints, and the scope. */
 export interface VerifiedDecision extends VerifyScope {
     valid: true; verification_result: "PASSED" | "FAILED"; approved: boolean; outcome: Outcome; reason: string; model: string;
     model_digest: string; subject_index: number; target: string; time_verified: string; signers: string[];
@@ -863,16 +873,31 @@ export function openSignedDecision(envelope: Uint8Array | number[], trusted_pems
 export function readOutput(bytes: Uint8Array | number[], at: OutputAt): string | undefined;
 
 /**
+ * A review file read against a report's JSON text: its marks by case, the marks of cases the
+ * report does not hold, and what signing with it pins. A bad line is an error naming it.
+ */
+export function readReview(report_json: string, bytes: Uint8Array | number[], name: string): ReviewRead;
+
+/**
  * A report's JSON text (`evaluateJson()`) as the standalone HTML report, byte for byte what
  * `deploy-gate evaluate --html` writes for the same report.
+ * With `review` (a review file's bytes), the HTML report lists its marked cases with their
+ * notes: what `evaluate --html --review` writes.
  */
-export function reportHtml(report_json: string): string;
+export function reportHtml(report_json: string, review?: Uint8Array | number[] | null): string;
 
 /**
  * The report's Markdown summary from its JSON (`GateSession.evaluateJson()`, a signed
  * decision's embedded report): the text `deploy-gate evaluate --markdown` writes.
+ * With `review` (a review file's bytes), it lists the marked cases with their notes.
  */
-export function reportMarkdown(report_json: string): string;
+export function reportMarkdown(report_json: string, review?: Uint8Array | number[] | null): string;
+
+/**
+ * The review file (`deploy-gate/review/v1` JSONL) of marks made on a report's cases, each id
+ * written as the report writes it: the bytes `sign --review` and `signDecision` take.
+ */
+export function reviewFile(report_json: string, marks: CaseReviewMark[]): string;
 
 /**
  * A case's two answers (each the JSON text `readOutput` gives and whether it was cut, or
@@ -881,9 +906,10 @@ export function reportMarkdown(report_json: string): string;
 export function sideBySide(old: string | null | undefined, old_truncated: boolean, _new: string | null | undefined, new_truncated: boolean): SideBySide;
 
 /**
- * Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds.
+ * Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds. With
+ * `review` (a review file's bytes, `reviewFile`'s), the statement pins it as `sign --review` does.
  */
-export function signDecision(report_json: string, private_pem: string, model_name: string, model_digest: string, target: string, now: number): string;
+export function signDecision(report_json: string, private_pem: string, model_name: string, model_digest: string, target: string, now: number, review?: Uint8Array | number[] | null): string;
 
 export function start(): void;
 
@@ -988,8 +1014,10 @@ export interface InitOutput {
     readonly modelfilehasher_update: (a: number, b: number, c: number) => void;
     readonly openSignedDecision: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
     readonly readOutput: (a: number, b: number, c: any) => [number, number, number, number];
-    readonly reportHtml: (a: number, b: number) => [number, number, number, number];
-    readonly reportMarkdown: (a: number, b: number) => [number, number, number, number];
+    readonly readReview: (a: number, b: number, c: number, d: number, e: number, f: number) => [number, number, number];
+    readonly reportHtml: (a: number, b: number, c: number, d: number) => [number, number, number, number];
+    readonly reportMarkdown: (a: number, b: number, c: number, d: number) => [number, number, number, number];
+    readonly reviewFile: (a: number, b: number, c: any) => [number, number, number, number];
     readonly segmentscanner_finish: (a: number) => [number, number];
     readonly segmentscanner_new: (a: number, b: number, c: number, d: number) => number;
     readonly segmentscanner_push: (a: number, b: number, c: number) => void;
@@ -997,7 +1025,7 @@ export interface InitOutput {
     readonly sha256stream_new: () => number;
     readonly sha256stream_update: (a: number, b: number, c: number) => void;
     readonly sideBySide: (a: number, b: number, c: number, d: number, e: number, f: number) => [number, number, number];
-    readonly signDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => [number, number, number, number];
+    readonly signDecision: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number) => [number, number, number, number];
     readonly start: () => void;
     readonly trainerKeyInfo: (a: number, b: number) => [number, number, number];
     readonly verifyEnvelope: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];

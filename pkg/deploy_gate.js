@@ -1273,45 +1273,126 @@ export function readOutput(bytes, at) {
 }
 
 /**
+ * A review file read against a report's JSON text: its marks by case, the marks of cases the
+ * report does not hold, and what signing with it pins. A bad line is an error naming it.
+ * @param {string} report_json
+ * @param {Uint8Array | number[]} bytes
+ * @param {string} name
+ * @returns {ReviewRead}
+ */
+export function readReview(report_json, bytes, name) {
+    let ptr0, len0, ptr1, len1, ptr2, len2;
+    try {
+        ptr0 = passStringToWasm0(report_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        len0 = WASM_VECTOR_LEN;
+        ptr1 = passArray8ToWasm0(bytes, wasm.__wbindgen_malloc);
+        len1 = WASM_VECTOR_LEN;
+        ptr2 = passStringToWasm0(name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        len2 = WASM_VECTOR_LEN;
+    } catch (e) {
+        if (ptr2) { wasm.__wbindgen_free(ptr2, len2 * 1, 1); }
+        if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+        if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+        throw e;
+    }
+    const ret = wasm.readReview(ptr0, len0, ptr1, len1, ptr2, len2);
+    if (ret[2]) {
+        throw takeFromExternrefTable0(ret[1]);
+    }
+    return takeFromExternrefTable0(ret[0]);
+}
+
+/**
  * A report's JSON text (`evaluateJson()`) as the standalone HTML report, byte for byte what
  * `deploy-gate evaluate --html` writes for the same report.
+ * With `review` (a review file's bytes), the HTML report lists its marked cases with their
+ * notes: what `evaluate --html --review` writes.
  * @param {string} report_json
+ * @param {Uint8Array | number[] | null} [review]
  * @returns {string}
  */
-export function reportHtml(report_json) {
-    let deferred3_0;
-    let deferred3_1;
+export function reportHtml(report_json, review) {
+    let deferred4_0;
+    let deferred4_1;
     try {
-        const ptr0 = passStringToWasm0(report_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
-        const len0 = WASM_VECTOR_LEN;
-        const ret = wasm.reportHtml(ptr0, len0);
-        var ptr2 = ret[0];
-        var len2 = ret[1];
+        let ptr0, len0, ptr1, len1;
+        try {
+            ptr0 = passStringToWasm0(report_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            len0 = WASM_VECTOR_LEN;
+            ptr1 = isLikeNone(review) ? 0 : passArray8ToWasm0(review, wasm.__wbindgen_malloc);
+            len1 = WASM_VECTOR_LEN;
+        } catch (e) {
+            if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+            if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+            throw e;
+        }
+        const ret = wasm.reportHtml(ptr0, len0, ptr1, len1);
+        var ptr3 = ret[0];
+        var len3 = ret[1];
         if (ret[3]) {
-            ptr2 = 0; len2 = 0;
+            ptr3 = 0; len3 = 0;
             throw takeFromExternrefTable0(ret[2]);
         }
-        deferred3_0 = ptr2;
-        deferred3_1 = len2;
-        return getStringFromWasm0(ptr2, len2);
+        deferred4_0 = ptr3;
+        deferred4_1 = len3;
+        return getStringFromWasm0(ptr3, len3);
     } finally {
-        wasm.__wbindgen_free(deferred3_0, deferred3_1, 1);
+        wasm.__wbindgen_free(deferred4_0, deferred4_1, 1);
     }
 }
 
 /**
  * The report's Markdown summary from its JSON (`GateSession.evaluateJson()`, a signed
  * decision's embedded report): the text `deploy-gate evaluate --markdown` writes.
+ * With `review` (a review file's bytes), it lists the marked cases with their notes.
  * @param {string} report_json
+ * @param {Uint8Array | number[] | null} [review]
  * @returns {string}
  */
-export function reportMarkdown(report_json) {
+export function reportMarkdown(report_json, review) {
+    let deferred4_0;
+    let deferred4_1;
+    try {
+        let ptr0, len0, ptr1, len1;
+        try {
+            ptr0 = passStringToWasm0(report_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            len0 = WASM_VECTOR_LEN;
+            ptr1 = isLikeNone(review) ? 0 : passArray8ToWasm0(review, wasm.__wbindgen_malloc);
+            len1 = WASM_VECTOR_LEN;
+        } catch (e) {
+            if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+            if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+            throw e;
+        }
+        const ret = wasm.reportMarkdown(ptr0, len0, ptr1, len1);
+        var ptr3 = ret[0];
+        var len3 = ret[1];
+        if (ret[3]) {
+            ptr3 = 0; len3 = 0;
+            throw takeFromExternrefTable0(ret[2]);
+        }
+        deferred4_0 = ptr3;
+        deferred4_1 = len3;
+        return getStringFromWasm0(ptr3, len3);
+    } finally {
+        wasm.__wbindgen_free(deferred4_0, deferred4_1, 1);
+    }
+}
+
+/**
+ * The review file (`deploy-gate/review/v1` JSONL) of marks made on a report's cases, each id
+ * written as the report writes it: the bytes `sign --review` and `signDecision` take.
+ * @param {string} report_json
+ * @param {CaseReviewMark[]} marks
+ * @returns {string}
+ */
+export function reviewFile(report_json, marks) {
     let deferred3_0;
     let deferred3_1;
     try {
         const ptr0 = passStringToWasm0(report_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
         const len0 = WASM_VECTOR_LEN;
-        const ret = wasm.reportMarkdown(ptr0, len0);
+        const ret = wasm.reviewFile(ptr0, len0, marks);
         var ptr2 = ret[0];
         var len2 = ret[1];
         if (ret[3]) {
@@ -1357,21 +1438,23 @@ export function sideBySide(old, old_truncated, _new, new_truncated) {
 }
 
 /**
- * Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds.
+ * Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds. With
+ * `review` (a review file's bytes, `reviewFile`'s), the statement pins it as `sign --review` does.
  * @param {string} report_json
  * @param {string} private_pem
  * @param {string} model_name
  * @param {string} model_digest
  * @param {string} target
  * @param {number} now
+ * @param {Uint8Array | number[] | null} [review]
  * @returns {string}
  */
-export function signDecision(report_json, private_pem, model_name, model_digest, target, now) {
-    let deferred8_0;
-    let deferred8_1;
+export function signDecision(report_json, private_pem, model_name, model_digest, target, now, review) {
+    let deferred9_0;
+    let deferred9_1;
     try {
-        const val6 = +now;
-        let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4;
+        const val7 = +now;
+        let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5;
         try {
             ptr0 = passStringToWasm0(report_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
             len0 = WASM_VECTOR_LEN;
@@ -1383,7 +1466,10 @@ export function signDecision(report_json, private_pem, model_name, model_digest,
             len3 = WASM_VECTOR_LEN;
             ptr4 = passStringToWasm0(target, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
             len4 = WASM_VECTOR_LEN;
+            ptr5 = isLikeNone(review) ? 0 : passArray8ToWasm0(review, wasm.__wbindgen_malloc);
+            len5 = WASM_VECTOR_LEN;
         } catch (e) {
+            if (ptr5) { wasm.__wbindgen_free(ptr5, len5 * 1, 1); }
             if (ptr4) { wasm.__wbindgen_free(ptr4, len4 * 1, 1); }
             if (ptr3) { wasm.__wbindgen_free(ptr3, len3 * 1, 1); }
             if (ptr2) { wasm.__wbindgen_free(ptr2, len2 * 1, 1); }
@@ -1391,18 +1477,18 @@ export function signDecision(report_json, private_pem, model_name, model_digest,
             if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
             throw e;
         }
-        const ret = wasm.signDecision(ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, val6);
-        var ptr7 = ret[0];
-        var len7 = ret[1];
+        const ret = wasm.signDecision(ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, val7, ptr5, len5);
+        var ptr8 = ret[0];
+        var len8 = ret[1];
         if (ret[3]) {
-            ptr7 = 0; len7 = 0;
+            ptr8 = 0; len8 = 0;
             throw takeFromExternrefTable0(ret[2]);
         }
-        deferred8_0 = ptr7;
-        deferred8_1 = len7;
-        return getStringFromWasm0(ptr7, len7);
+        deferred9_0 = ptr8;
+        deferred9_1 = len8;
+        return getStringFromWasm0(ptr8, len8);
     } finally {
-        wasm.__wbindgen_free(deferred8_0, deferred8_1, 1);
+        wasm.__wbindgen_free(deferred9_0, deferred9_1, 1);
     }
 }
 
@@ -1491,6 +1577,12 @@ function __wbg_get_imports() {
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
         },
+        __wbg___wbindgen_bigint_get_as_i64_11da4b52cd0aedef: function(arg0, arg1) {
+            const v = arg1;
+            const ret = typeof(v) === 'bigint' ? v : undefined;
+            getDataViewMemory0().setBigInt64((arg0 >>> 0) + 8 * 1, isLikeNone(ret) ? BigInt(0) : ret, true);
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, !isLikeNone(ret), true);
+        },
         __wbg___wbindgen_boolean_get_4f1baf9a00be3c74: function(arg0) {
             const v = arg0;
             const ret = typeof(v) === 'boolean' ? v : undefined;
@@ -1505,6 +1597,14 @@ function __wbg_get_imports() {
         },
         __wbg___wbindgen_in_3f58a9d3b3a7eed2: function(arg0, arg1) {
             const ret = arg0 in arg1;
+            return ret;
+        },
+        __wbg___wbindgen_is_bigint_5fa10641e039d3ef: function(arg0) {
+            const ret = typeof(arg0) === 'bigint';
+            return ret;
+        },
+        __wbg___wbindgen_is_function_741ff2bb612836f5: function(arg0) {
+            const ret = typeof(arg0) === 'function';
             return ret;
         },
         __wbg___wbindgen_is_null_c22311b1cc228e3a: function(arg0) {
@@ -1522,6 +1622,10 @@ function __wbg_get_imports() {
         },
         __wbg___wbindgen_is_undefined_be5b34249ff1fc15: function(arg0) {
             const ret = arg0 === undefined;
+            return ret;
+        },
+        __wbg___wbindgen_jsval_eq_38d7bfbe4cc84039: function(arg0, arg1) {
+            const ret = arg0 === arg1;
             return ret;
         },
         __wbg___wbindgen_jsval_loose_eq_b2f214e2e4b30e36: function(arg0, arg1) {
@@ -1545,6 +1649,14 @@ function __wbg_get_imports() {
         __wbg___wbindgen_throw_4c88d8bf264fd984: function(arg0, arg1) {
             throw new Error(getStringFromWasm0(arg0, arg1));
         },
+        __wbg_call_40b008ba32f73991: function() { return handleError(function (arg0, arg1) {
+            const ret = arg0.call(arg1);
+            return ret;
+        }, arguments); },
+        __wbg_done_57e08d0be6e30c02: function(arg0) {
+            const ret = arg0.done;
+            return ret;
+        },
         __wbg_error_757e9472f8410341: function(arg0, arg1) {
             let deferred0_0;
             let deferred0_1;
@@ -1565,6 +1677,10 @@ function __wbg_get_imports() {
             return ret;
         },
         __wbg_get_2080c49015e35254: function() { return handleError(function (arg0, arg1) {
+            const ret = Reflect.get(arg0, arg1);
+            return ret;
+        }, arguments); },
+        __wbg_get_635eea311fa1a291: function() { return handleError(function (arg0, arg1) {
             const ret = Reflect.get(arg0, arg1);
             return ret;
         }, arguments); },
@@ -1604,6 +1720,10 @@ function __wbg_get_imports() {
             const ret = Number.isSafeInteger(arg0);
             return ret;
         },
+        __wbg_iterator_e4c5e8f68ada7b58: function() {
+            const ret = Symbol.iterator;
+            return ret;
+        },
         __wbg_length_186163212ffe79c3: function(arg0) {
             const ret = arg0.length;
             return ret;
@@ -1636,6 +1756,14 @@ function __wbg_get_imports() {
             const ret = new Object();
             return ret;
         },
+        __wbg_next_178c1651c11432b3: function(arg0) {
+            const ret = arg0.next;
+            return ret;
+        },
+        __wbg_next_af5ac6a08bb0a717: function() { return handleError(function (arg0) {
+            const ret = arg0.next();
+            return ret;
+        }, arguments); },
         __wbg_parse_c3f72b5a24f83c01: function() { return handleError(function (arg0, arg1) {
             const ret = JSON.parse(getStringFromWasm0(arg0, arg1));
             return ret;
@@ -1668,6 +1796,10 @@ function __wbg_get_imports() {
             const ret = JSON.stringify(arg0);
             return ret;
         }, arguments); },
+        __wbg_value_e0f328965e184931: function(arg0) {
+            const ret = arg0.value;
+            return ret;
+        },
         __wbindgen_generic_0000000000000001: function(arg0) {
             // Cast intrinsic for `F64 -> Externref`.
             const ret = arg0;

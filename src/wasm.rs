@@ -275,13 +275,23 @@ export interface VerifyOptions { threshold?: number; model_digest?: string; targ
 export type CheckName = "threshold" | "envelope_size" | "envelope" | "signature_count" | "statement_size" | "signature" | "payload_type" | "duplicate_key" | "statement_type" | "predicate" | "subject_digest" | "ambiguous_subject" | "target" | "time" | "too_old" | "from_the_future" | "replayed" | "reproduce" | "policy" | "review";
 /** What the caller asked to be checked: the model digest and the target are optional here. */
 export interface VerifyScope { hinted_keyids: string[]; subject_checked: boolean; target_checked: boolean; }
-/** A verified decision: the summary `deploy-gate verify` prints, and the scope. */
 /** What a decision signed with a review pins of it (`sign --review`): the review file by its sha256 and size, its
  * cases per mark, and how many of the report's regressed cases it marks. */
 export interface ReviewPin {
   sha256: string; bytes: number; marks: { accepted: number; label_wrong: number; needs_fix: number };
   regressed: { cases: number; marked: number };
 }
+/** A review mark (`deploy-gate/review/v1`). */
+export type ReviewMarkName = "accepted" | "label_wrong" | "needs_fix";
+/** A mark on a case of a report, the case named by its place in the report's `cases` (so that an integer id keeps
+ * every digit): what `reviewFile` writes and `readReview` reads. */
+export interface CaseReviewMark { case: number; mark: ReviewMarkName; note?: string; time?: string; }
+/** A review file read against a report (`readReview`): the marks of its cases, the marks of cases it does not hold
+ * (the id as the file writes it, and the line), and what signing with it would pin. */
+export interface ReviewRead {
+  marks: CaseReviewMark[]; elsewhere: { pipeline_id: string; line: number }[]; pin: ReviewPin;
+}
+/** A verified decision: the summary `deploy-gate verify` prints, and the scope. */
 export interface VerifiedDecision extends VerifyScope {
   valid: true; verification_result: "PASSED" | "FAILED"; approved: boolean; outcome: Outcome; reason: string; model: string;
   model_digest: string; subject_index: number; target: string; time_verified: string; signers: string[];
@@ -717,12 +727,73 @@ pub fn key_info(pem: &str) -> Result<JsValue, JsError> {
 
 /// A report's JSON text (`evaluateJson()`) as the standalone HTML report, byte for byte what
 /// `deploy-gate evaluate --html` writes for the same report.
+/// With `review` (a review file's bytes), the HTML report lists its marked cases with their
+/// notes: what `evaluate --html --review` writes.
 #[wasm_bindgen(js_name = reportHtml)]
-pub fn report_html(report_json: &str) -> Result<String, JsError> {
-    crate::render::html::report_html_json(report_json).map_err(into_error)
+pub fn report_html(report_json: &str, review: Option<Vec<u8>>) -> Result<String, JsError> {
+    let listing = review_listing(report_json, review.as_deref())?;
+    crate::render::html::report_html_reviewed(report_json, listing.as_ref()).map_err(into_error)
 }
 
-/// Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds.
+/// A review file's bytes (when given) read against a report's JSON text.
+fn review_listing(report_json: &str, review: Option<&[u8]>) -> Result<Option<crate::review::Listing>, JsError> {
+    let Some(bytes) = review else { return Ok(None) };
+    let review = crate::review::Review::parse("review.jsonl", bytes).map_err(into_error)?;
+    crate::review::Listing::of(&review, report_json)
+        .map(Some)
+        .map_err(into_error)
+}
+
+/// The review file (`deploy-gate/review/v1` JSONL) of marks made on a report's cases, each id
+/// written as the report writes it: the bytes `sign --review` and `signDecision` take.
+#[wasm_bindgen(js_name = reviewFile)]
+pub fn review_file(
+    report_json: &str,
+    #[wasm_bindgen(unchecked_param_type = "CaseReviewMark[]")] marks: JsValue,
+) -> Result<String, JsError> {
+    let marks: Vec<crate::review::PageMark> =
+        serde_wasm_bindgen::from_value(marks).map_err(|e| into_error(format!("marks: {e}")))?;
+    crate::review::file_for(report_json, &marks).map_err(into_error)
+}
+
+/// A review file read against a report's JSON text: its marks by case, the marks of cases the
+/// report does not hold, and what signing with it pins. A bad line is an error naming it.
+#[wasm_bindgen(js_name = readReview, unchecked_return_type = "ReviewRead")]
+pub fn read_review(report_json: &str, bytes: &[u8], name: &str) -> Result<JsValue, JsError> {
+    if bytes.len() as u64 > crate::review::MAX_FILE_BYTES {
+        return Err(into_error(format!(
+            "{name}: {} bytes, more than the {} a review file may hold",
+            bytes.len(),
+            crate::review::MAX_FILE_BYTES
+        )));
+    }
+    let review = crate::review::Review::parse(name, bytes).map_err(into_error)?;
+    let listing = crate::review::Listing::of(&review, report_json).map_err(into_error)?;
+    let mut marks: Vec<serde_json::Value> = listing
+        .cases
+        .iter()
+        .map(|c| {
+            let mut m = serde_json::json!({"case": c.index, "mark": c.mark.mark.as_str()});
+            if let Some(note) = &c.mark.note {
+                m["note"] = note.as_str().into();
+            }
+            if let Some(time) = &c.mark.time {
+                m["time"] = time.as_str().into();
+            }
+            m
+        })
+        .collect();
+    marks.sort_by_key(|m| m["case"].as_u64());
+    let elsewhere: Vec<serde_json::Value> = listing
+        .elsewhere
+        .iter()
+        .map(|m| serde_json::json!({"pipeline_id": m.pipeline_id.to_json(), "line": m.line}))
+        .collect();
+    to_js(&serde_json::json!({"marks": marks, "elsewhere": elsewhere, "pin": listing.pin}))
+}
+
+/// Signs a report's decision: the DSSE envelope as JSON text. `now` is Unix seconds. With
+/// `review` (a review file's bytes, `reviewFile`'s), the statement pins it as `sign --review` does.
 #[wasm_bindgen(js_name = signDecision)]
 pub fn sign_decision(
     report_json: &str,
@@ -731,6 +802,7 @@ pub fn sign_decision(
     model_digest: &str,
     target: &str,
     now: f64,
+    review: Option<Vec<u8>>,
 ) -> Result<String, JsError> {
     let report = crate::attest::ReportToSign::parse(report_json).map_err(into_error)?;
     let key = keys::read_private_pem(private_pem).map_err(into_error)?;
@@ -738,15 +810,26 @@ pub fn sign_decision(
         return Err(into_error("the model name and the target are required"));
     }
     let digest = crate::attest::parse_digest(model_digest).map_err(into_error)?;
-    // The page signs without a review: a policy that requires one is refused, naming the cases.
-    crate::review::check_required(report.text(), &report.value()["policy"], None).map_err(into_error)?;
+    // A policy that requires a review refuses a review that leaves a regressed case unmarked,
+    // naming the cases.
+    let marks = review
+        .as_deref()
+        .map(|bytes| crate::review::Review::parse("review.jsonl", bytes))
+        .transpose()
+        .map_err(into_error)?;
+    crate::review::check_required(report.text(), &report.value()["policy"], marks.as_ref()).map_err(into_error)?;
+    let pin = marks
+        .as_ref()
+        .map(|m| crate::review::ReviewPin::of(m, report.text()))
+        .transpose()
+        .map_err(into_error)?;
     let claim = crate::attest::Claim {
         report: &report,
         model_name: model_name.trim(),
         model_sha256: &digest,
         target: target.trim(),
         time_verified: now as i64,
-        review: None,
+        review: pin.as_ref(),
     };
     Ok(crate::attest::sign(&claim, &key).map_err(into_error)?.to_json())
 }
@@ -981,8 +1064,10 @@ impl Default for Sha256Stream {
 /// The report's Markdown summary from its JSON (`GateSession.evaluateJson()`, a signed
 /// decision's embedded report): the text `deploy-gate evaluate --markdown` writes.
 #[wasm_bindgen(js_name = reportMarkdown)]
-pub fn report_markdown(report_json: &str) -> Result<String, JsError> {
-    crate::render::markdown::markdown_from_json(report_json).map_err(into_error)
+/// With `review` (a review file's bytes), it lists the marked cases with their notes.
+pub fn report_markdown(report_json: &str, review: Option<Vec<u8>>) -> Result<String, JsError> {
+    let listing = review_listing(report_json, review.as_deref())?;
+    crate::render::markdown::markdown_reviewed(report_json, listing.as_ref()).map_err(into_error)
 }
 
 /// Pass 1 over one part of an audit file, in any worker: the bytes from `offset` (0 or just

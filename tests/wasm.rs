@@ -244,6 +244,7 @@ fn verify_envelope_gives_the_summary_and_what_was_checked() {
         &digest,
         "serving.yaml",
         now,
+        None,
     )
     .unwrap();
     let trusted = vec![pair["public_pem"].as_str().unwrap().to_owned()];
@@ -252,16 +253,49 @@ fn verify_envelope_gives_the_summary_and_what_was_checked() {
     let mut strict = report.clone();
     strict["policy"]["review"] = serde_json::json!({"require": "regressed"});
     strict["cases"] = serde_json::json!([{"pipeline_id": "p-9", "status": "regressed"}]);
-    let refused = sign_decision(
-        &strict.to_string(),
-        pair["private_pem"].as_str().unwrap(),
-        "agent-7b",
-        &digest,
-        "serving.yaml",
-        now,
-    );
-    let message = format!("{:?}", JsValue::from(refused.err().unwrap()));
+    let sign_strict = |review: Option<Vec<u8>>| {
+        sign_decision(
+            &strict.to_string(),
+            pair["private_pem"].as_str().unwrap(),
+            "agent-7b",
+            &digest,
+            "serving.yaml",
+            now,
+            review,
+        )
+    };
+    let message = format!("{:?}", JsValue::from(sign_strict(None).err().unwrap()));
     assert!(message.contains("1 of 1 unmarked, no review given"), "{message}");
+    // With the page's review file marking the case, it signs and the statement pins the review.
+    let marks = JSON::parse(r#"[{"case": 0, "mark": "accepted", "note": "an answer we accept"}]"#).unwrap();
+    let file = deploy_gate::wasm::review_file(&strict.to_string(), marks).unwrap();
+    assert_eq!(
+        file,
+        "{\"pipeline_id\": \"p-9\", \"mark\": \"accepted\", \"note\": \"an answer we accept\"}\n"
+    );
+    let signed = sign_strict(Some(file.clone().into_bytes())).unwrap();
+    let strict_ok = plain(
+        verify_envelope(
+            signed.as_bytes(),
+            vec![pair["public_pem"].as_str().unwrap().to_owned()],
+            js(&format!(r#"{{"now": {}}}"#, now + 60.0)),
+        )
+        .unwrap(),
+    );
+    assert_eq!(strict_ok["review"]["marks"]["accepted"], 1, "{strict_ok}");
+    assert_eq!(strict_ok["review"]["regressed"]["marked"], 1);
+    // Read back against the report: the mark by its case, nothing elsewhere.
+    let read = plain(deploy_gate::wasm::read_review(&strict.to_string(), file.as_bytes(), "review.jsonl").unwrap());
+    assert_eq!(
+        read["marks"],
+        serde_json::json!([{"case": 0, "mark": "accepted", "note": "an answer we accept"}])
+    );
+    assert_eq!(read["elsewhere"], serde_json::json!([]));
+    let bad = deploy_gate::wasm::read_review(&strict.to_string(), b"{\"pipeline_id\": \"p-9\"}\n", "mine.jsonl")
+        .err()
+        .unwrap();
+    let bad = format!("{:?}", JsValue::from(bad));
+    assert!(bad.contains("mine.jsonl:1"), "{bad}");
 
     let ok = verify(&format!(
         r#"{{"now": {}, "model_digest": "{digest}", "target": "serving.yaml"}}"#,
@@ -419,6 +453,7 @@ fn a_signed_decision_is_opened_and_cosigned_only_when_it_verifies() {
             &digest,
             "serving.yaml",
             now,
+            None,
         )
     };
     let envelope = sign(&report_json).unwrap();
@@ -535,8 +570,8 @@ fn report_markdown_is_the_clis_summary() {
     // renderer wrote for it).
     const SUMMARY: &str = include_str!("fixtures/ci/markdown/real-writer-shape.md");
     let json = loaded_session().evaluate_json().unwrap();
-    assert_eq!(report_markdown(&json).unwrap(), SUMMARY);
-    assert!(report_markdown(r#"{"schema": "deploy-gate/report/v1"}"#).is_err());
+    assert_eq!(report_markdown(&json, None).unwrap(), SUMMARY);
+    assert!(report_markdown(r#"{"schema": "deploy-gate/report/v1"}"#, None).is_err());
 }
 
 #[wasm_bindgen_test]
@@ -615,7 +650,18 @@ fn two_reports_and_two_signed_decisions_are_diffed_as_the_cli_diffs_them() {
     let key = plain(&generate_key_pair(&[9u8; 32]).unwrap());
     let other = plain(&generate_key_pair(&[10u8; 32]).unwrap());
     let pem = |k: &Value, half: &str| k[half].as_str().unwrap().to_owned();
-    let sign = |r: &str| sign_decision(r, &pem(&key, "private_pem"), "m", &"ab".repeat(32), "prod", 1_000.0).unwrap();
+    let sign = |r: &str| {
+        sign_decision(
+            r,
+            &pem(&key, "private_pem"),
+            "m",
+            &"ab".repeat(32),
+            "prod",
+            1_000.0,
+            None,
+        )
+        .unwrap()
+    };
     let (eb, ea) = (sign(&before), sign(&after));
     let signed = diff_envelopes(
         eb.as_bytes(),

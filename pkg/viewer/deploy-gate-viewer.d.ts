@@ -1,8 +1,8 @@
 // Types of the <deploy-gate-viewer> element (import "deploy-gate/viewer"). The reports and the
 // JS API are declared by the wasm package (deploy_gate.d.ts, generated from src/wasm.rs).
-import type { GateReport, DiffDocument, DiffFlipRow, DiffIdRow, DiffTemplateRow } from "../deploy_gate.js";
+import type { GateReport, DiffDocument, DiffFlipRow, DiffIdRow, DiffTemplateRow, CaseReviewMark, ReviewMarkName } from "../deploy_gate.js";
 
-export type { GateReport, DiffDocument };
+export type { GateReport, DiffDocument, CaseReviewMark, ReviewMarkName };
 
 /** The detail of the `dg-decision` event: the report on screen (the CLI's report, parsed). */
 export interface DeployGateDecisionDetail {
@@ -54,7 +54,22 @@ export interface DeployGateViewerAttributes {
   /** Present: each run's timeline ([what, epoch ms] of the workers' steps, the decision on screen,
    * the sha256 in) is written as JSON to the element's `data-timings`. */
   timings?: string | boolean;
+  /** Present: the element is the page. The reviewer's keys (j/k, Enter, 1/2/3, n, /, ?) also work
+   * with the focus on the page's body, and the cases' view (filter, search, sort, page, open case)
+   * lives in the URL fragment with the report's digest, so a reload or a copied link reopens it
+   * once the same files are dropped. Absent (a portal): the keys work with the focus in the
+   * element, and the element leaves the URL alone. */
+  "owns-page"?: string | boolean;
 }
+
+/** The detail of the `dg-review` event: every mark on the report on screen, in the report's order. */
+export interface DeployGateReviewDetail {
+  marks: CaseReviewMark[];
+}
+
+/** Fired (bubbling) each time the reviewer's marks change (marked, cleared, a note, an import, or
+ * the report's marks loaded from the browser's storage). */
+export type DeployGateReviewEvent = CustomEvent<DeployGateReviewDetail>;
 
 /** The whole gate viewer: drop zone, policy form, decision, cases, exports, signing and
  * verification. Registered as `deploy-gate-viewer` when the module is imported. */
@@ -81,6 +96,10 @@ export declare class DeployGateViewer extends HTMLElement {
   compare(before: Blob | string, after: Blob | string, options?: { trustedKeys?: string[] }): Promise<DeployGateDiff>;
   /** The diff on screen as `deploy-gate diff --out` writes it, byte for byte (null: none). */
   diffJson(): Promise<string | null>;
+  /** The reviewer's marks on the report on screen as a review file (`deploy-gate/review/v1`
+   * JSONL, each id as the report writes it: what `deploy-gate sign --review` takes); null when
+   * there is no mark. */
+  reviewFile(): Promise<string | null>;
   addEventListener<K extends keyof HTMLElementEventMap>(type: K, listener: (this: DeployGateViewer, ev: HTMLElementEventMap[K]) => unknown, options?: boolean | AddEventListenerOptions): void;
   addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;
   removeEventListener<K extends keyof HTMLElementEventMap>(type: K, listener: (this: DeployGateViewer, ev: HTMLElementEventMap[K]) => unknown, options?: boolean | EventListenerOptions): void;
@@ -94,5 +113,6 @@ declare global {
   interface HTMLElementEventMap {
     "dg-decision": DeployGateDecisionEvent;
     "dg-diff": DeployGateDiffEvent;
+    "dg-review": DeployGateReviewEvent;
   }
 }

@@ -20,10 +20,20 @@
 // Two reports (or two signed decisions with their keys) dropped open the Compare view above the
 // evaluation (`deploy-gate diff` in the page); `compare()` does the same from code, `diffJson()`
 // gives the diff on screen as the CLI writes it, and `dg-diff` ({diff}) fires after each one.
+// The reviewer marks cases in the cases' table (kept in the browser per report, exported and
+// imported as a review file, signed with the decision: docs/review.md); the keys j/k, Enter,
+// 1/2/3, n, / and ? work while the focus is in the element. `reviewFile()` gives the marks as
+// the review file; `dg-review` ({marks}) fires when they change.
+// Attribute owns-page: the element is the page (the deploy-gate page sets it): the keys also
+// work with the focus on the page's body, and the cases' view (filter, search, sort, page, open
+// case) lives in the URL fragment with the report's digest, so a reload or a copied link
+// reopens it once the same files are dropped. Without it the element leaves the URL alone.
 import { register } from "./components/index.js";
 import { GateClient } from "./client.js";
 import { h, download } from "./dom.js";
 import { styleUrl } from "./assets.js";
+import { ReviewMarks } from "./review-marks.js";
+import { readLink, writeLink } from "./view-link.js";
 
 register();
 
@@ -75,6 +85,11 @@ export class DeployGateViewer extends HTMLElement {
     this.signPanel.client = this.client;
     this.signPanel.className = "dg-panel";
     this.signPanel.hidden = true;
+    this.review = new ReviewMarks();
+    this.review.addEventListener("change", () => this.dispatchEvent(new CustomEvent("dg-review", { bubbles: true, detail: { marks: this.review.list() } })));
+    this.linkNote = h("p", { class: "dg-muted", "data-testid": "link-note", role: "status", hidden: true });
+    /** A link's view (the URL fragment's), applied once the report it names is on screen. */
+    this.link = this.hasAttribute("owns-page") ? readLink(location.hash) : null;
     this.verifyPanel = document.createElement("dg-verify-panel");
     this.verifyPanel.client = this.client;
     try {
@@ -105,7 +120,7 @@ export class DeployGateViewer extends HTMLElement {
           h("details", { open: true, class: "dg-panel" }, h("summary", {}, "Policy"), this.policyForm),
           this.verifyDetails,
         ),
-        h("div", { class: "dg-main" }, this.compareView, this.signedView, this.modelView, this.progress, this.errorBox, this.policyNote, this.status, this.results, this.signPanel),
+        h("div", { class: "dg-main" }, this.compareView, this.signedView, this.modelView, this.progress, this.errorBox, this.policyNote, this.status, this.linkNote, this.results, this.signPanel),
       ),
     );
     this.addEventListener("dg-files", (e) => {
@@ -120,6 +135,25 @@ export class DeployGateViewer extends HTMLElement {
     this.addEventListener("dg-example", () => this.loadExample());
     this.addEventListener("dg-export", (e) => this.export(e.detail.kind, e.target).catch((err) => this.fail(err)));
     this.addEventListener("dg-report-file", (e) => this.schedule(() => this.openReport(e.detail.file)));
+    this.addEventListener("dg-review-export", () => this.exportReview().catch((err) => this.results.reviewSaid(`Cannot export the review: ${err.message}`, true)));
+    this.addEventListener("dg-review-import", (e) => this.importReview(e.detail.file).catch((err) => this.results.reviewSaid(`Cannot import ${e.detail.file.name}: ${err.message}`, true)));
+    this.addEventListener("dg-case-view", (e) => this.viewChanged(e.detail));
+    // The reviewer's keys: in the element, and with owns-page anywhere on the page but a field.
+    this.onKey = (e) => {
+      if (e.defaultPrevented || e.target.closest?.("input, textarea, select, [contenteditable]")) return;
+      if (e.target !== document.body && !this.contains(e.target)) return;
+      if ((e.key === "Enter" || e.key === " ") && e.target.closest?.("button, a, summary, [role=button]")) return;
+      const table = this.results.caseTable;
+      if (table && table.isConnected && table.handleKey(e)) e.preventDefault();
+    };
+    (this.hasAttribute("owns-page") ? document : this).addEventListener("keydown", this.onKey);
+    if (this.hasAttribute("owns-page")) {
+      window.addEventListener("hashchange", () => {
+        if (location.hash === this.wroteHash) return;
+        this.link = readLink(location.hash);
+        this.applyLink();
+      });
+    }
     // Keys and envelopes dropped with the evaluation's files go to the Verify panel.
     this.addEventListener("dg-signed-files", (e) => {
       this.verifyDetails.open = true;
@@ -183,6 +217,8 @@ export class DeployGateViewer extends HTMLElement {
   schedule(task) {
     this.generation++;
     this.report = null;
+    this.reportDigest = null;
+    this.review.unbind();
     this.openedJson = null;
     this.results.clear();
     this.signPanel.hidden = true;
@@ -337,7 +373,8 @@ export class DeployGateViewer extends HTMLElement {
     // A case's answers are read from the verdict files when its row opens (the worker keeps
     // their offsets, never the answers).
     const answers = (index) => this.client.call("answers", { evaluation: result.evaluation, index });
-    this.results.show(report, testCases, { answers });
+    this.results.show(report, testCases, { answers, review: this.review });
+    this.signPanel.setReview(this.review);
     this.signPanel.hidden = false;
     this.showDigestState();
     this.dispatchEvent(new CustomEvent("dg-decision", { bubbles: true, detail: { report: result.report } }));
@@ -360,6 +397,64 @@ export class DeployGateViewer extends HTMLElement {
     const pending = this.report.inputs.some((f) => !f.sha256);
     this.results.setDigestPending(pending);
     this.signPanel.setDigestPending(pending);
+    if (!pending) this.chain = this.chain.then(() => this.bindReview()).catch((e) => this.fail(e));
+  }
+
+  /** Every input's sha256 is in: the marks kept for this report come back, and a link's view
+   * opens. */
+  async bindReview() {
+    if (!this.report || this.openedJson) return;
+    const generation = this.generation;
+    const digest = await this.client.call("reportDigest");
+    if (generation !== this.generation || !digest) return;
+    this.reportDigest = digest;
+    this.review.bind(digest);
+    this.applyLink();
+    this.viewChanged(this.results.caseTable ? this.results.caseTable.view() : null);
+  }
+
+  /** Opens the view a link names when its report is the one on screen; says so when it is not. */
+  applyLink() {
+    const link = this.link;
+    const table = this.results.caseTable;
+    if (!link || !this.reportDigest || !table || !table.isConnected) return;
+    this.link = null;
+    if (link.report !== this.reportDigest) {
+      const mine = new Map(this.report.inputs.map((f) => [f.role, f.sha256]));
+      const other = link.inputs.filter(([role, sha]) => !(mine.get(role) || "").startsWith(sha)).map(([role, sha]) => `${role} sha256:${sha}…`);
+      this.linkNote.textContent = `This link was made for other files${other.length ? ` (${other.join(", ")})` : " (or another policy)"}: its view is not opened. Drop the files it names to see it.`;
+      this.linkNote.hidden = false;
+      return;
+    }
+    this.linkNote.hidden = true;
+    table.restore(link.view);
+  }
+
+  /** The cases' view changed: with owns-page, the URL fragment follows (never sent anywhere). */
+  viewChanged(view) {
+    if (!this.hasAttribute("owns-page") || !view || !this.reportDigest || this.link) return;
+    this.wroteHash = writeLink({ report: this.reportDigest, inputs: this.report.inputs.map((f) => [f.role, f.sha256]), view });
+  }
+
+  /** The marks as the review file (`deploy-gate/review/v1`), or null when there are none. */
+  async reviewFile() {
+    return this.review.size ? this.client.call("reviewFile", { marks: this.review.list() }) : null;
+  }
+
+  async exportReview() {
+    const text = await this.reviewFile();
+    if (text === null) return;
+    download("review.jsonl", text, "application/x-ndjson");
+    this.results.reviewSaid(`review.jsonl downloaded (${this.review.size} mark(s)).`);
+  }
+
+  /** Replaces the marks with a review file's (its marks of cases this report does not hold are
+   * named, not kept). */
+  async importReview(file) {
+    const read = await this.client.call("readReview", { file });
+    this.review.replace(read.marks);
+    const elsewhere = read.elsewhere.length ? ` ${read.elsewhere.length} mark(s) name cases this report does not hold (first: ${read.elsewhere.slice(0, 3).map((m) => `line ${m.line}, ${m.pipeline_id}`).join("; ")}); they are not kept.` : "";
+    this.results.reviewSaid(`${file.name}: ${read.marks.length} mark(s) imported.${elsewhere}`, Boolean(elsewhere));
   }
 
   /** The digests are in: take the report again (same decision, now with every sha256). */
@@ -470,9 +565,9 @@ export class DeployGateViewer extends HTMLElement {
     if (kind === "report") {
       const text = given ?? (await this.reportJson());
       if (text !== null) download("report.json", text, "application/json");
-    } else if (kind === "html") download("report.html", await this.client.call("reportHtml", { json: given }), "text/html");
+    } else if (kind === "html") download("report.html", await this.client.call("reportHtml", { json: given, marks: given ? undefined : this.review.list() }), "text/html");
     else if (kind === "markdown") {
-      const md = await this.client.call("markdown", { json: given });
+      const md = await this.client.call("markdown", { json: given, marks: given ? undefined : this.review.list() });
       let copied = false;
       try {
         await navigator.clipboard.writeText(md);

@@ -3,7 +3,7 @@
 // {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
-import init, { compiledModule, GateSession, ModelCheck, SegmentScanner, cosignDecision, diffDocuments, generateKeyPair, keyInfo, openSignedDecision, readOutput, reportHtml, reportMarkdown, sideBySide, signDecision, trainerKeyInfo, verifyEnvelope, verifyModelSignature } from "./wasm.js";
+import init, { compiledModule, GateSession, ModelCheck, SegmentScanner, cosignDecision, diffDocuments, generateKeyPair, keyInfo, openSignedDecision, readOutput, readReview, reportHtml, reportMarkdown, reviewFile, sideBySide, signDecision, trainerKeyInfo, verifyEnvelope, verifyModelSignature } from "./wasm.js";
 import { chunks } from "./chunks.js";
 import { startHashWorker, startScanWorker } from "./assets.js";
 
@@ -449,6 +449,14 @@ async function readAll(file) {
   return new Uint8Array(await file.arrayBuffer());
 }
 
+/** The most bytes a review file may hold (the core's `review::MAX_FILE_BYTES`). */
+const REVIEW_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The review file's bytes of `marks` on the report `json`; undefined for none. */
+function reviewBytes(json, marks) {
+  return marks && marks.length ? new TextEncoder().encode(reviewFile(json, marks)) : undefined;
+}
+
 const handlers = {
   async init({ policy }) {
     session = new GateSession(policy);
@@ -591,14 +599,16 @@ const handlers = {
   },
   /** The standalone HTML report of a report's JSON text (the CLI's `--html` bytes); without
    * one, of the session's report. */
-  async reportHtml({ json }) {
-    return reportHtml(json ?? session.evaluateJson());
+  async reportHtml({ json, marks }) {
+    const report = json ?? session.evaluateJson();
+    return reportHtml(report, json ? undefined : reviewBytes(report, marks));
   },
 
   /** The Markdown summary of a report JSON (the CLI's `--markdown` text); without one, of the
    * session's report (which stays here: it can be tens of MB). */
-  async markdown({ json }) {
-    return reportMarkdown(json ?? session.evaluateJson());
+  async markdown({ json, marks }) {
+    const report = json ?? session.evaluateJson();
+    return reportMarkdown(report, json ? undefined : reviewBytes(report, marks));
   },
   async keygen() {
     return generateKeyPair(crypto.getRandomValues(new Uint8Array(32)));
@@ -606,8 +616,28 @@ const handlers = {
   async keyInfo({ pem }) {
     return keyInfo(pem);
   },
-  async sign({ privatePem, modelName, modelDigest, target }) {
-    return signDecision(session.evaluateJson(), privatePem, modelName, modelDigest, target, Math.floor(Date.now() / 1000));
+  /** Signs the session's decision; with `marks` (the reviewer's, CaseReviewMark[]) the
+   * statement pins their review file, which comes back beside the envelope. */
+  async sign({ privatePem, modelName, modelDigest, target, marks }) {
+    const json = session.evaluateJson();
+    const review = marks ? reviewFile(json, marks) : null;
+    const envelope = signDecision(json, privatePem, modelName, modelDigest, target, Math.floor(Date.now() / 1000), review === null ? undefined : new TextEncoder().encode(review));
+    return { envelope, review };
+  },
+  /** The sha256 (hex) of the session's report JSON: the key its review marks are kept under. */
+  async reportDigest() {
+    if (!session.isReady()) return null;
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(session.evaluateJson()));
+    return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  },
+  /** The review file of the reviewer's marks on the session's report (CaseReviewMark[]). */
+  async reviewFile({ marks }) {
+    return reviewFile(session.evaluateJson(), marks);
+  },
+  /** A review file (a File) read against the session's report. */
+  async readReview({ file }) {
+    if (file.size > REVIEW_MAX_BYTES) throw new Error(`${file.name}: ${file.size} bytes, more than the ${REVIEW_MAX_BYTES} a review file may hold`);
+    return readReview(session.evaluateJson(), new Uint8Array(await file.arrayBuffer()), file.name);
   },
   async verify({ envelope, trustedPems, options }) {
     return verifyEnvelope(new Uint8Array(await envelope.arrayBuffer()), trustedPems, { ...options, now: Math.floor(Date.now() / 1000) });

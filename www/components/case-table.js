@@ -1,9 +1,14 @@
-// <dg-case-table>: the per-case table with filters, search, pages of rows and a drill-down per
-// row. Regressed cases come first, then improved ones, then the others (each in the report's
-// order). However many cases there are, the DOM holds one page of rows (docs/case-table.md):
-// filters and search run over plain arrays, and the table tells assistive technology the whole
-// size (aria-rowcount, aria-rowindex).
+// <dg-case-table>: the per-case table with filters, search, sorting, pages of rows and a
+// drill-down per row, where the reviewer marks the case (docs/review.md). Regressed cases come
+// first, then improved ones, then the others (each in the report's order), until a column is
+// sorted. However many cases there are, the DOM holds one page of rows (docs/case-table.md):
+// filters, search and sorting run over plain arrays, and the table tells assistive technology
+// the whole size (aria-rowcount, aria-rowindex). Keys (docs/review.md): j/k or ↓/↑ the next and
+// previous case with its drill-down open, Enter open or close, 1/2/3 mark, n note, / search,
+// ? the list of keys. Emits `dg-case-view` whenever the view (filter, search, sort, page, open
+// case) changes.
 import { h, text, pretty, longText, shorten } from "../dom.js";
+import { MARKS, MARK_LABEL, MAX_NOTE_BYTES } from "../review-marks.js";
 
 const differs = (c) => (c.old_verdict || "").toUpperCase() !== (c.new_verdict || "").toUpperCase() || c.old_errored !== c.new_errored;
 const FILTERS = [
@@ -12,6 +17,15 @@ const FILTERS = [
   ["improved", "Improved", (c) => c.status === "improved"],
   ["different", "Different verdicts", differs],
   ["missing", "Missing / errored", (c) => c.old_missing || c.new_missing || c.old_errored || c.new_errored],
+];
+/** Filters over the marks (shown when the table has marks): `(c, i)` with `this` the table. */
+const MARK_FILTERS = [
+  ["marked", "Marked", function (c, i) {
+    return Boolean(this.review.of(i));
+  }],
+  ["unmarked-regressed", "Unmarked regressed", function (c, i) {
+    return c.status === "regressed" && !this.review.of(i);
+  }],
 ];
 /** Rows per page. */
 export const PAGE = 200;
@@ -22,6 +36,38 @@ const SEP = "\u0000";
 const key = (id) => JSON.stringify(id);
 const rank = (c) => (c.status === "regressed" ? 0 : c.status === "improved" ? 1 : 2);
 const idle = (fn) => (typeof requestIdleCallback === "function" ? requestIdleCallback(fn, { timeout: 200 }) : setTimeout(fn, 0));
+const verdictKey = (v, missing, errored) => (missing ? "\uffff2" : errored ? "\uffff1" : String(v ?? ""));
+/** The columns: name, and the sort key of outcome `c` (the `review` column's needs the table). */
+const COLUMNS = [
+  ["pipeline", (c) => c.pipeline_id],
+  ["template", (c) => text(c.template_id)],
+  ["expected", (c) => text(c.expected)],
+  ["old", (c) => verdictKey(c.old_verdict, c.old_missing, c.old_errored)],
+  ["new", (c) => verdictKey(c.new_verdict, c.new_missing, c.new_errored)],
+  ["status", (c) => `${rank(c)}${c.status}`],
+];
+/** Ids sort as numbers when both are, numbers first; the rest as text. */
+const compare = (a, b) => {
+  const na = typeof a === "number";
+  const nb = typeof b === "number";
+  if (na !== nb) return na ? -1 : 1;
+  if (na) return a - b;
+  const x = String(a);
+  const y = String(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/** The keys, as the `?` list shows them. */
+export const KEYS = [
+  ["j / ↓", "next case, its drill-down open"],
+  ["k / ↑", "previous case, its drill-down open"],
+  ["Enter", "open or close the case"],
+  ["1 / 2 / 3", "mark the open case accepted / label wrong / needs fix (again: clear it)"],
+  ["n", "write a note on the open case"],
+  ["/", "search"],
+  ["?", "this list"],
+  ["Esc", "leave the note or the search, close this list"],
+];
 
 /** Characters of an answer shown before "show all". */
 const ANSWER_SHOWN = 4000;
@@ -34,10 +80,13 @@ export class CaseTable extends HTMLElement {
   /**
    * Shows `outcomes` (the report's cases) with their test cases `cases`. `answers(index)`, when
    * given, resolves test case `index`'s two answers side by side (the worker's `answers`), or
-   * null when neither record carries one.
+   * null when neither record carries one. `review` (a ReviewMarks), when given, holds the
+   * reviewer's marks on these outcomes (by their place in the report).
    */
-  show(outcomes, cases, { answers } = {}) {
+  show(outcomes, cases, { answers, review } = {}) {
     this.answers = answers || null;
+    if (this.review && this.onMarks) this.review.removeEventListener("change", this.onMarks);
+    this.review = review || null;
     const tcs = cases || [];
     // Regressed, then improved, then the rest: three buckets, each in the report's order.
     const buckets = [[], [], []];
@@ -48,7 +97,8 @@ export class CaseTable extends HTMLElement {
       for (let f = 0; f < FILTERS.length; f++) if (FILTERS[f][2](c)) counts[f]++;
     }
     this.outcomes = outcomes;
-    this.order = buckets.flat();
+    this.ranked = buckets.flat();
+    this.order = this.ranked;
     // The test cases are normally in the report's order: case i is outcome i. Otherwise (or for
     // any that do not line up) they are looked up by pipeline id, built once when first needed.
     this.cases = tcs;
@@ -57,26 +107,40 @@ export class CaseTable extends HTMLElement {
     this.prepared = 0;
     this.generation = (this.generation || 0) + 1;
     this.filter = "all";
+    this.template = null;
     this.query = "";
+    this.sort = null;
     this.rows = this.order;
-    this.shown = { filter: "all", query: "" };
+    this.shown = null;
     this.page = 0;
-    const filterButtons = FILTERS.map(([name, label], f) =>
-      h("button", { type: "button", class: "dg-chip", "data-filter": name, "aria-pressed": String(name === "all"), onclick: () => this.setFilter(name) }, `${label} (${counts[f]})`),
-    );
-    this.filterBar = h("div", { class: "dg-filters", role: "group", "aria-label": "Filter cases" }, filterButtons);
-    this.search = h("input", { type: "search", placeholder: "Search id, template, verdict, input…", "aria-label": "Search cases", "data-testid": "case-search" });
+    /** The open case: its outcome index (the one j/k move from and 1/2/3 mark), or null. */
+    this.current = null;
+    const chip = (name, label, n) =>
+      h("button", { type: "button", class: "dg-chip", "data-filter": name, "aria-pressed": String(name === "all"), onclick: () => this.setFilter(name) }, n === null ? label : `${label} (${n})`);
+    const filterButtons = FILTERS.map(([name, label], f) => chip(name, label, counts[f]));
+    this.markChips = this.review ? MARK_FILTERS.map(([name, label]) => chip(name, label, null)) : [];
+    this.templateChip = h("button", { type: "button", class: "dg-chip", "data-testid": "template-filter", "aria-pressed": "true", hidden: true, title: "Show every template's cases", onclick: () => this.setTemplate(null) });
+    this.filterBar = h("div", { class: "dg-filters", role: "group", "aria-label": "Filter cases" }, filterButtons, this.markChips, this.templateChip);
+    this.search = h("input", { type: "search", placeholder: "Search id, template, verdict, input… ( / )", "aria-label": "Search cases", "data-testid": "case-search" });
     this.search.addEventListener("input", () => {
       this.query = this.search.value.trim().toLowerCase();
       this.refilter();
     });
+    this.search.addEventListener("keydown", (e) => {
+      if (e.key === "Escape" || e.key === "Enter") {
+        e.preventDefault();
+        e.stopPropagation();
+        this.search.blur();
+        this.focusCurrent();
+      }
+    });
     this.body = h("tbody");
-    this.table = h(
-      "table",
-      { class: "dg-table dg-cases", "aria-label": "Cases" },
-      h("thead", {}, h("tr", { "aria-rowindex": "1" }, ["pipeline", "template", "expected", "old", "new", "status"].map((c) => h("th", { scope: "col" }, c)))),
-      this.body,
+    const columns = this.review ? [...COLUMNS, ["review", (c, i) => (this.review.of(i) ? this.review.of(i).mark : "\uffff")]] : COLUMNS;
+    this.columns = columns;
+    this.heads = columns.map(([name], col) =>
+      h("th", { scope: "col", "aria-sort": "none" }, h("button", { type: "button", class: "dg-sort", "data-testid": `sort-${name}`, title: `Sort by ${name}`, onclick: () => this.sortBy(col) }, name)),
     );
+    this.table = h("table", { class: "dg-table dg-cases", "aria-label": "Cases" }, h("thead", {}, h("tr", { "aria-rowindex": "1" }, this.heads)), this.body);
     this.count = h("span", { class: "dg-muted", "data-testid": "case-count", "aria-live": "polite" });
     const nav = (name, label, title) => h("button", { type: "button", class: "dg-button dg-secondary", "data-page": name, "aria-label": title, onclick: () => this.go(name) }, label);
     this.pageField = h("input", { type: "number", min: "1", step: "1", class: "dg-page-field", "aria-label": "Page", "data-testid": "case-page" });
@@ -96,7 +160,20 @@ export class CaseTable extends HTMLElement {
       nav("last", "»", "Last page"),
       this.range,
     );
-    this.replaceChildren(h("div", { class: "dg-table-tools" }, this.filterBar, this.search), this.table, h("div", { class: "dg-table-foot" }, this.count, this.pager));
+    this.keysHelp = h(
+      "div",
+      { class: "dg-keys", role: "dialog", "aria-label": "Keys", "data-testid": "keys-help", hidden: true },
+      h("h4", {}, "Keys"),
+      h("dl", {}, KEYS.map(([k, what]) => [h("dt", {}, h("kbd", {}, k)), h("dd", {}, what)])),
+      h("button", { type: "button", class: "dg-button dg-secondary", onclick: () => this.toggleKeys(false) }, "Close"),
+    );
+    const hint = h("p", { class: "dg-muted dg-keys-hint" }, "Keys: j/k next and previous case, Enter open, ", this.review ? "1/2/3 mark, n note, " : "", "/ search, ? all keys.");
+    this.replaceChildren(h("div", { class: "dg-table-tools" }, this.filterBar, this.search), hint, this.keysHelp, this.table, h("div", { class: "dg-table-foot" }, this.count, this.pager));
+    if (this.review) {
+      this.onMarks = (e) => this.marksChanged(e.detail.index);
+      this.review.addEventListener("change", this.onMarks);
+      this.countMarks();
+    }
     this.render();
     this.prepareInBackground();
   }
@@ -144,31 +221,67 @@ export class CaseTable extends HTMLElement {
   }
 
   setFilter(name) {
+    if (![...FILTERS, ...(this.review ? MARK_FILTERS : [])].some(([n]) => n === name)) return;
     this.filter = name;
-    for (const b of this.filterBar.children) b.setAttribute("aria-pressed", String(b.dataset.filter === name));
+    for (const b of this.filterBar.querySelectorAll("[data-filter]")) b.setAttribute("aria-pressed", String(b.dataset.filter === name));
+    this.refilter();
+  }
+
+  /** Shows only the cases of template `id` (a template's row in the per-template table), or
+   * every template's (null). */
+  setTemplate(id) {
+    this.template = id === null || id === undefined ? null : key(id);
+    this.templateChip.hidden = this.template === null;
+    this.templateChip.textContent = this.template === null ? "" : `Template: ${shorten(text(id), 60)} ×`;
+    this.refilter();
+  }
+
+  /** Sorts by column `col` (again: the other way; a third time: the table's own order). */
+  sortBy(col, dir) {
+    if (dir === undefined) dir = !this.sort || this.sort.col !== col ? "ascending" : this.sort.dir === "ascending" ? "descending" : null;
+    this.sort = dir && this.columns[col] ? { col, dir } : null;
+    this.heads.forEach((th, k) => th.setAttribute("aria-sort", this.sort && this.sort.col === k ? this.sort.dir : "none"));
+    this.resort();
+  }
+
+  resort() {
+    if (!this.sort) this.order = this.ranked;
+    else {
+      const get = this.columns[this.sort.col][1];
+      const keys = this.outcomes.map((c, i) => get(c, i));
+      const sign = this.sort.dir === "descending" ? -1 : 1;
+      // Stable: equal keys keep the table's own order.
+      const place = new Int32Array(this.outcomes.length);
+      this.ranked.forEach((i, k) => (place[i] = k));
+      this.order = [...this.ranked].sort((a, b) => sign * compare(keys[a], keys[b]) || place[a] - place[b]);
+    }
+    this.shown = null;
     this.refilter();
   }
 
   /** Recomputes the shown cases (a pass over the ordered indices) and shows the first page. */
-  refilter() {
-    const pred = FILTERS.find(([n]) => n === this.filter)[2];
+  refilter({ keepPage = false } = {}) {
+    const named = [...FILTERS, ...(this.review ? MARK_FILTERS : [])].find(([n]) => n === this.filter) || FILTERS[0];
+    const pred = named[2];
     const q = this.query;
     const outcomes = this.outcomes;
+    const template = this.template;
     // Typing on narrows the search: a case matching the longer text matched the shorter one.
-    const narrowing = this.shown && this.shown.filter === this.filter && q.includes(this.shown.query);
+    const narrowing = this.shown && this.shown.filter === this.filter && this.shown.template === template && q.includes(this.shown.query) && !MARK_FILTERS.some(([n]) => n === this.filter);
     const from = narrowing ? this.rows : this.order;
-    if (this.filter === "all" && !q) this.rows = this.order;
+    if (this.filter === "all" && !q && template === null) this.rows = this.order;
     else {
       const rows = [];
       for (const i of from) {
-        if (!pred(outcomes[i])) continue;
+        if (!pred.call(this, outcomes[i], i)) continue;
+        if (template !== null && key(outcomes[i].template_id) !== template) continue;
         if (q && !this.haystack(i).includes(q)) continue;
         rows.push(i);
       }
       this.rows = rows;
     }
-    this.shown = { filter: this.filter, query: q };
-    this.page = 0;
+    this.shown = { filter: this.filter, query: q, template };
+    if (!keepPage) this.page = 0;
     this.render();
   }
 
@@ -194,6 +307,7 @@ export class CaseTable extends HTMLElement {
 
   render() {
     const total = this.rows.length;
+    if (this.page > this.pageCount() - 1) this.page = this.pageCount() - 1;
     const from = this.page * PAGE;
     const to = Math.min(total, from + PAGE);
     const shown = [];
@@ -211,6 +325,17 @@ export class CaseTable extends HTMLElement {
       const name = b.dataset.page;
       b.disabled = name === "first" || name === "prev" ? this.page === 0 : this.page === pages - 1;
     }
+    // The open case stays open while it is on the page shown.
+    if (this.current !== null) {
+      const tr = this.rowOf(this.current);
+      if (tr) this.open(tr, this.current);
+    }
+    this.viewChanged();
+  }
+
+  /** The row of outcome `i` on the page shown, or null. */
+  rowOf(i) {
+    return this.body.querySelector(`tr[data-case="${i}"]`);
   }
 
   /** The row of outcome `i`, shown at position `k` of the filtered cases. */
@@ -222,43 +347,209 @@ export class CaseTable extends HTMLElement {
       h("td", { class: pass ? "dg-pass" : "dg-fail" }, missing ? h("em", {}, "missing") : errored ? h("em", { title: shorten(error || "") }, "error") : longText(v), pass ? " ✓" : " ✗", runs(n, passes));
     const tr = h(
       "tr",
-      { "data-testid": "case-row", "data-id": key(c.pipeline_id), "aria-rowindex": String(k + 2), tabindex: "0", "aria-expanded": "false", class: `dg-status-${c.status}` },
+      { "data-testid": "case-row", "data-id": key(c.pipeline_id), "data-case": String(i), "aria-rowindex": String(k + 2), tabindex: "0", "aria-expanded": "false", class: `dg-status-${c.status}` },
       h("td", { class: "dg-mono" }, longText(c.pipeline_id)),
       h("td", {}, longText(c.template_id)),
       h("td", {}, longText(c.expected)),
       verdict(c.old_verdict, c.old_pass, c.old_missing, c.old_errored, c.old_error, c.old_runs, c.old_passes),
       verdict(c.new_verdict, c.new_pass, c.new_missing, c.new_errored, c.new_error, c.new_runs, c.new_passes),
-      h("td", {}, c.status.replace("_", " ")),
+      h("td", { class: "dg-status" }, c.status.replace("_", " ")),
+      this.review ? h("td", { "data-testid": "case-mark" }, this.markCell(i)) : null,
     );
-    const toggle = () => {
-      const open = tr.getAttribute("aria-expanded") === "true";
-      if (open) {
-        tr.nextSibling && tr.nextSibling.remove();
-        tr.setAttribute("aria-expanded", "false");
-      } else {
-        tr.after(this.detail(c, this.testCase(i), this.testIndex(i)));
-        tr.setAttribute("aria-expanded", "true");
-      }
-    };
-    tr.addEventListener("click", toggle);
+    tr.addEventListener("click", (e) => {
+      if (e.target.closest("button, a, textarea, input")) return;
+      this.toggle(tr, i);
+    });
     tr.addEventListener("keydown", (e) => {
+      if (e.target !== tr) return;
       if (e.key === "Enter" || e.key === " ") {
         e.preventDefault();
-        toggle();
+        e.stopPropagation();
+        this.toggle(tr, i);
+      }
+    });
+    tr.addEventListener("focus", () => {
+      if (this.current !== i && tr.getAttribute("aria-expanded") === "true") {
+        this.current = i;
+        this.viewChanged();
       }
     });
     return tr;
   }
 
-  detail(c, tc, index) {
+  markCell(i) {
+    const m = this.review && this.review.of(i);
+    return m ? h("span", { class: `dg-badge dg-mark-${m.mark}`, title: m.note ? shorten(m.note) : MARK_LABEL[m.mark] }, MARK_LABEL[m.mark], m.note ? " ✎" : "") : "";
+  }
+
+  toggle(tr, i) {
+    if (tr.getAttribute("aria-expanded") === "true") this.close(tr, i);
+    else {
+      this.open(tr, i);
+      this.current = i;
+    }
+    this.viewChanged();
+  }
+
+  open(tr, i) {
+    if (tr.getAttribute("aria-expanded") === "true") return;
+    tr.after(this.detail(this.outcomes[i], this.testCase(i), this.testIndex(i), i));
+    tr.setAttribute("aria-expanded", "true");
+  }
+
+  close(tr, i) {
+    if (tr.getAttribute("aria-expanded") !== "true") return;
+    tr.nextSibling && tr.nextSibling.remove();
+    tr.setAttribute("aria-expanded", "false");
+    if (this.current === i) this.current = null;
+  }
+
+  /** Opens outcome `i` (on its page, in the rows shown; false when it is not among them). */
+  openCase(i, { focus = true } = {}) {
+    const k = this.rows.indexOf(i);
+    if (k < 0) return false;
+    for (const tr of this.body.querySelectorAll('tr[aria-expanded="true"]')) this.close(tr, Number(tr.dataset.case));
+    this.current = i;
+    const page = Math.floor(k / PAGE);
+    if (page !== this.page) {
+      this.page = page;
+      this.render();
+    } else {
+      this.open(this.rowOf(i), i);
+      this.viewChanged();
+    }
+    if (focus) this.focusCurrent();
+    return true;
+  }
+
+  focusCurrent() {
+    const tr = this.current === null ? null : this.rowOf(this.current);
+    if (tr) {
+      tr.focus({ preventScroll: true });
+      tr.scrollIntoView({ block: "nearest" });
+    } else if (this.body.firstChild) this.body.firstChild.focus();
+  }
+
+  /** The next (`step` 1) or previous (-1) case, its drill-down open. */
+  move(step) {
+    if (!this.rows.length) return;
+    const k = this.current === null ? -1 : this.rows.indexOf(this.current);
+    const next = k < 0 ? (step > 0 ? this.page * PAGE : Math.min(this.rows.length, (this.page + 1) * PAGE) - 1) : Math.max(0, Math.min(this.rows.length - 1, k + step));
+    if (k >= 0 && next === k) return;
+    this.openCase(this.rows[next]);
+  }
+
+  /** Handles a key pressed anywhere in the viewer but a field (true: it was the table's). */
+  handleKey(e) {
+    if (!this.outcomes || e.ctrlKey || e.metaKey || e.altKey) return false;
+    const k = e.key;
+    if (k === "?") return this.toggleKeys(), true;
+    if (k === "Escape" && !this.keysHelp.hidden) return this.toggleKeys(false), true;
+    if (k === "j" || k === "ArrowDown") return this.move(1), true;
+    if (k === "k" || k === "ArrowUp") return this.move(-1), true;
+    if (k === "/") return this.search.focus(), this.search.select(), true;
+    if (k === "Enter" && this.current !== null) {
+      const tr = this.rowOf(this.current);
+      if (tr) this.toggle(tr, this.current);
+      return true;
+    }
+    if (this.review && this.current !== null && ["1", "2", "3"].includes(k)) {
+      const mark = MARKS[Number(k) - 1][0];
+      const was = this.review.of(this.current);
+      this.review.set(this.current, was && was.mark === mark ? null : mark);
+      return true;
+    }
+    if (this.review && this.current !== null && k === "n") {
+      const note = this.querySelector(`tr.dg-detail[data-case="${this.current}"] textarea`);
+      if (note && !note.disabled) note.focus();
+      return Boolean(note);
+    }
+    return false;
+  }
+
+  toggleKeys(show = this.keysHelp.hidden) {
+    this.keysHelp.hidden = !show;
+  }
+
+  /** Marks changed (on case `index`, or null: any): the counts, the cells, an open case's buttons. */
+  marksChanged(index) {
+    this.countMarks();
+    const cases = index === null ? [...this.body.querySelectorAll("tr[data-case]")].map((tr) => Number(tr.dataset.case)) : [index];
+    for (const i of cases) {
+      const tr = this.rowOf(i);
+      if (!tr) continue;
+      const cell = tr.querySelector('[data-testid="case-mark"]');
+      if (cell) cell.replaceChildren(this.markCell(i));
+      // The box whose note is being typed stays (it has the focus and the text as typed).
+      const box = this.typing === i ? null : this.querySelector(`tr.dg-detail[data-case="${i}"] .dg-review`);
+      if (box) box.replaceWith(this.reviewBox(i));
+    }
+  }
+
+  countMarks() {
+    if (!this.review) return;
+    let marked = 0;
+    let unmarked = 0;
+    for (let i = 0; i < this.outcomes.length; i++) {
+      const m = this.review.of(i);
+      if (m) marked++;
+      else if (this.outcomes[i].status === "regressed") unmarked++;
+    }
+    const [markedChip, unmarkedChip] = this.markChips;
+    markedChip.textContent = `Marked (${marked})`;
+    unmarkedChip.textContent = `Unmarked regressed (${unmarked})`;
+  }
+
+  /** The view as the URL fragment keeps it. */
+  view() {
+    return {
+      filter: this.filter,
+      q: this.search ? this.search.value : "",
+      template: this.template,
+      sort: this.sort ? `${this.columns[this.sort.col][0]}:${this.sort.dir === "descending" ? "desc" : "asc"}` : null,
+      page: this.page,
+      open: this.current,
+    };
+  }
+
+  /** Restores a view (`view()`'s); what does not apply to these cases is left as it is. */
+  restore(v) {
+    if (v.filter) this.setFilter(v.filter);
+    if (v.template !== undefined && v.template !== null) {
+      try {
+        this.setTemplate(JSON.parse(v.template));
+      } catch {
+        /* not a template id */
+      }
+    }
+    if (v.q) {
+      this.search.value = v.q;
+      this.query = v.q.trim().toLowerCase();
+      this.refilter();
+    }
+    if (v.sort) {
+      const [name, dir] = v.sort.split(":");
+      const col = this.columns.findIndex(([n]) => n === name);
+      if (col >= 0) this.sortBy(col, dir === "desc" ? "descending" : "ascending");
+    }
+    if (Number.isInteger(v.open) && v.open >= 0 && v.open < this.outcomes.length && this.openCase(v.open, { focus: false })) return;
+    if (Number.isInteger(v.page)) this.goTo(v.page);
+  }
+
+  viewChanged() {
+    this.dispatchEvent(new CustomEvent("dg-case-view", { bubbles: true, detail: this.view() }));
+  }
+
+  detail(c, tc, index, i) {
     const verdictLine = (label, v, missing, error) => h("p", {}, h("strong", {}, `${label}: `), missing ? "missing" : longText(v), error ? [" (runner error: ", longText(error), ")"] : "");
     const outputs = tc ? Object.entries(tc.expected_stage_outputs) : [];
     return h(
       "tr",
-      { class: "dg-detail", "data-testid": "case-detail" },
+      { class: "dg-detail", "data-testid": "case-detail", "data-case": String(i) },
       h(
         "td",
-        { colspan: "6" },
+        { colspan: String(this.columns.length) },
+        this.review ? this.reviewBox(i) : null,
         verdictLine("Expected verdict", c.expected, false, null),
         verdictLine("Old model", c.old_verdict, c.old_missing, c.old_error),
         verdictLine("New model", c.new_verdict, c.new_missing, c.new_error),
@@ -271,6 +562,44 @@ export class CaseTable extends HTMLElement {
         h("dl", { class: "dg-outputs" }, outputs.map(([stage, out]) => [h("dt", { class: "dg-mono" }, longText(stage)), h("dd", {}, h("pre", { class: "dg-pre" }, longText(pretty(out))))])),
       ),
     );
+  }
+
+  /** The review controls of outcome `i`: a button per mark (pressed: its mark) and the note. */
+  reviewBox(i) {
+    const m = this.review.of(i);
+    const ready = this.review.ready;
+    const buttons = MARKS.map(([mark, label, what], n) =>
+      h(
+        "button",
+        { type: "button", class: "dg-chip", "data-mark": mark, "data-testid": `mark-${mark}`, "aria-pressed": String(Boolean(m && m.mark === mark)), disabled: !ready, title: `${what} (key ${n + 1})` },
+        `${n + 1} ${label}`,
+      ),
+    );
+    for (const b of buttons)
+      b.addEventListener("click", (e) => {
+        e.stopPropagation();
+        this.current = i;
+        this.review.set(i, m && m.mark === b.dataset.mark ? null : b.dataset.mark);
+      });
+    const note = h("textarea", { rows: 2, class: "dg-note", "data-testid": "mark-note", "aria-label": "Note on this case", placeholder: m ? "A note on this case (n)" : "Mark the case to add a note", disabled: !ready || !m, maxlength: String(MAX_NOTE_BYTES / 4) });
+    note.value = m ? m.note : "";
+    note.addEventListener("input", () => {
+      if (new TextEncoder().encode(note.value).length > MAX_NOTE_BYTES) note.value = note.value.slice(0, MAX_NOTE_BYTES / 4);
+      // Kept as typed; the box is not rebuilt while it has the focus.
+      this.typing = i;
+      this.review.setNote(i, note.value);
+      this.typing = null;
+    });
+    note.addEventListener("keydown", (e) => {
+      e.stopPropagation();
+      if (e.key === "Escape") {
+        e.preventDefault();
+        note.blur();
+        this.focusCurrent();
+      }
+    });
+    const why = !ready ? h("span", { class: "dg-muted" }, " Marks wait for the files' sha256 (they are kept per report).") : this.review.saveError ? h("span", { class: "dg-error", role: "alert" }, ` ${this.review.saveError}`) : null;
+    return h("div", { class: "dg-review", "data-testid": "case-review", role: "group", "aria-label": "Review mark" }, h("strong", {}, "Review: "), buttons, why, note);
   }
 
   /** What both models answered (read from the verdict files when the row opens), side by side. */

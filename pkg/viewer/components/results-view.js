@@ -319,6 +319,11 @@ export class ResultsView extends HTMLElement {
 
     // Reports made before the templates' intervals existed keep their table.
     const intervals = report.templates.some((r) => r.interval);
+    // A template's row shows its cases in the cases' table.
+    const showTemplate = (id) => {
+      this.caseTable.setTemplate(id);
+      this.caseTable.scrollIntoView({ block: "start" });
+    };
     const templates = h(
       "section",
       { class: "dg-panel" },
@@ -335,7 +340,7 @@ export class ResultsView extends HTMLElement {
           report.templates.map((r) =>
             h(
               "tr",
-              { "data-testid": "template-row" },
+              { "data-testid": "template-row", tabindex: "0", class: "dg-clickable", title: "Show this template's cases", onclick: () => showTemplate(r.template_id), onkeydown: (e) => e.key === "Enter" && showTemplate(r.template_id) },
               h("td", {}, longText(r.template_id)),
               h("td", { class: "dg-num" }, String(r.n)),
               h("td", { class: "dg-num" }, percent(r.old_pass_rate)),
@@ -349,8 +354,11 @@ export class ResultsView extends HTMLElement {
     );
 
     const table = new CaseTable();
-    const casesPanel = h("section", { class: "dg-panel" }, h("h3", {}, "Cases"), ev.over ? h("p", { class: "dg-muted", "data-testid": "over" }, `Listed ${ev.over}; the cases not run are not listed.`) : null, table);
-    table.show(report.cases, cases, { answers: options.answers });
+    this.caseTable = table;
+    const review = options.review || null;
+    const reviewTools = review ? this.reviewTools(review) : null;
+    const casesPanel = h("section", { class: "dg-panel", id: "dg-cases" }, h("h3", {}, "Cases"), ev.over ? h("p", { class: "dg-muted", "data-testid": "over" }, `Listed ${ev.over}; the cases not run are not listed.`) : null, reviewTools, table);
+    table.show(report.cases, cases, { answers: options.answers, review });
 
     const a = report.audit;
     const quality = h(
@@ -370,6 +378,39 @@ export class ResultsView extends HTMLElement {
     );
     const warnings = report.warnings.length ? h("section", { class: "dg-panel dg-warnings" }, h("h3", {}, "Warnings"), h("ul", {}, report.warnings.map((w) => h("li", {}, longText(w))))) : null;
     this.replaceChildren(banner, exports, h("div", { class: "dg-cards" }, taskCard, guardrailsCard(report), trajCard), templates, casesPanel, quality, warnings);
+  }
+
+  /** The review's line above the cases: how many are marked, and the review file's export and
+   * import (emitted as `dg-review-export` and `dg-review-import` with the file). */
+  reviewTools(review) {
+    const status = h("span", { "data-testid": "review-status", "aria-live": "polite" });
+    const input = h("input", { type: "file", accept: ".jsonl,.json,application/x-ndjson,text/plain", hidden: true, "data-testid": "review-import-input" });
+    input.addEventListener("change", () => {
+      if (input.files[0]) this.dispatchEvent(new CustomEvent("dg-review-import", { bubbles: true, detail: { file: input.files[0] } }));
+      input.value = "";
+    });
+    const exportButton = h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": "review-export", onclick: () => this.dispatchEvent(new CustomEvent("dg-review-export", { bubbles: true })) }, "Download review file");
+    const importButton = h("button", { type: "button", class: "dg-button dg-secondary", "data-testid": "review-import", onclick: () => input.click() }, "Import a review file");
+    this.reviewMessage = h("span", { class: "dg-muted", "data-testid": "review-message", "aria-live": "polite" });
+    const update = () => {
+      const n = review.size;
+      exportButton.disabled = !review.ready || n === 0;
+      importButton.disabled = !review.ready;
+      status.textContent = !review.ready ? "Review marks: waiting for the files' sha256 (marks are kept per report). " : `Review marks: ${n} case(s) marked, kept in this browser for this report. `;
+    };
+    // One listener at a time: the last report shown's.
+    if (this.reviewListener) this.reviewListener.abort();
+    this.reviewListener = new AbortController();
+    review.addEventListener("change", update, { signal: this.reviewListener.signal });
+    update();
+    return h("div", { class: "dg-review-tools", "data-testid": "review-tools" }, status, exportButton, " ", importButton, input, " ", this.reviewMessage);
+  }
+
+  /** Says what an import or export of the review did (or why it could not). */
+  reviewSaid(message, error = false) {
+    if (!this.reviewMessage) return;
+    this.reviewMessage.className = error ? "dg-error" : "dg-muted";
+    this.reviewMessage.textContent = message;
   }
 
   /** While the audit log's sha256 is being computed, the exports that carry it wait. */

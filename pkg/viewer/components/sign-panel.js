@@ -33,6 +33,12 @@ export class SignPanel extends HTMLElement {
       ),
       (this.configTarget = field("target", "Target", "the config path the deploy step is given")),
       (this.registryTarget = h("div", {}, field("registered_model", "Registered model", "agent"), field("alias", "Alias", "champion"))),
+      (this.reviewChoice = h(
+        "label",
+        { class: "dg-check", hidden: true },
+        (this.withReview = h("input", { type: "checkbox", name: "with_review", checked: true, "data-testid": "sign-with-review" })),
+        (this.reviewLabel = h("span", {})),
+      )),
       h("div", {}, (this.signButton = h("button", { type: "submit", class: "dg-button", "data-testid": "sign" }, "Sign and download decision.dsse.json"))),
       this.status,
     );
@@ -47,6 +53,20 @@ export class SignPanel extends HTMLElement {
       if (e.dataTransfer && e.dataTransfer.files[0]) this.loadKey(e.dataTransfer.files[0]);
     });
     this.append(h("h3", {}, "Sign the decision"), h("p", { class: "dg-muted" }, "The deploy step (deploy-gate apply) verifies this signature before it deploys or keeps the old model."), this.form);
+  }
+
+  /** The reviewer's marks (a ReviewMarks), offered to sign with. */
+  setReview(review) {
+    if (this.reviewListener) this.reviewListener.abort();
+    this.review = review;
+    this.reviewListener = new AbortController();
+    const update = () => {
+      const n = review.size;
+      this.reviewChoice.hidden = n === 0;
+      this.reviewLabel.textContent = ` Sign with the review (${n} case(s) marked): the statement pins the review file, downloaded beside the decision as review.jsonl`;
+    };
+    review.addEventListener("change", update, { signal: this.reviewListener.signal });
+    update();
   }
 
   /** Shows the fields of the chosen kind of target. */
@@ -100,9 +120,11 @@ export class SignPanel extends HTMLElement {
       return;
     }
     try {
-      const envelope = await this.client.call("sign", { privatePem: this.privatePem, modelName: v("model_name"), modelDigest: v("model_digest"), target: this.target() });
+      const marks = this.review && this.review.size && this.withReview.checked ? this.review.list() : undefined;
+      const { envelope, review } = await this.client.call("sign", { privatePem: this.privatePem, modelName: v("model_name"), modelDigest: v("model_digest"), target: this.target(), marks });
       download("decision.dsse.json", envelope, "application/json");
-      this.status.textContent = "Signed: decision.dsse.json downloaded.";
+      if (review !== null) download("review.jsonl", review, "application/x-ndjson");
+      this.status.textContent = review !== null ? `Signed with the review (${marks.length} case(s) marked): decision.dsse.json and review.jsonl downloaded (deploy-gate verify --review review.jsonl checks it).` : "Signed: decision.dsse.json downloaded.";
     } catch (e) {
       this.status.textContent = `Cannot sign: ${e.message}`;
     }

@@ -15,6 +15,9 @@ import init, {
   generateKeyPair,
   keyInfo,
   signDecision,
+  readReview,
+  reportMarkdown,
+  reviewFile,
   verifyEnvelope,
   verifyModelSignature,
   trainerKeyInfo,
@@ -58,6 +61,9 @@ import init, {
   type Evidence,
   type InputFile,
   type KeyInfo,
+  type CaseReviewMark,
+  type ReviewMarkName,
+  type ReviewRead,
   type KeyPair,
   type ModelCounts,
   type PolicyChange,
@@ -80,7 +86,7 @@ import init, {
   type DiffSide,
   type DiffTemplateRow,
 } from "../../../pkg/deploy_gate.js";
-import type { DeployGateDiff, DeployGateDiffEvent, DeployGateViewer } from "../../../www/deploy-gate-viewer.js";
+import type { DeployGateDiff, DeployGateDiffEvent, DeployGateReviewEvent, DeployGateViewer } from "../../../www/deploy-gate-viewer.js";
 
 export async function gate(audit: File, old: Uint8Array, fresh: Uint8Array): Promise<GateReport> {
   await init();
@@ -211,6 +217,19 @@ export function signAndVerify(report: GateReport, seed: Uint8Array): VerifyResul
   return result;
 }
 
+/** A portal's review: marks on the report's cases as the review file, read back, signed with it
+ * and listed in the Markdown summary. */
+export function signWithReview(reportJson: string, privatePem: string): [string, string] {
+  const mark: ReviewMarkName = "label_wrong";
+  const marks: CaseReviewMark[] = [{ case: 0, mark, note: "the expected verdict is a retry's" }];
+  const file: string = reviewFile(reportJson, marks);
+  const bytes = new TextEncoder().encode(file);
+  const read: ReviewRead = readReview(reportJson, bytes, "review.jsonl");
+  console.log(read.marks.length, read.elsewhere.map((m) => `${m.line}: ${m.pipeline_id}`), read.pin.marks.label_wrong, read.pin.regressed.marked);
+  const envelope: string = signDecision(reportJson, privatePem, "model", "a".repeat(64), "prod", Date.now() / 1000, bytes);
+  return [envelope, reportMarkdown(reportJson, bytes)];
+}
+
 /** Two evaluations compared: what regressed since last week, page by page. */
 export function compare(lastWeek: string, thisWeek: string, envelopes: [Uint8Array, Uint8Array], keys: string[]): string[] {
   const options: DiffOptions = { before_name: "last-week.json", after_name: "this-week.json" };
@@ -238,6 +257,9 @@ export async function viewerCompare(viewer: DeployGateViewer, before: File, afte
   viewer.addEventListener("dg-diff", (e: DeployGateDiffEvent) => console.log(e.detail.diff.decision.changed));
   const diff: DeployGateDiff = await viewer.compare(before, after, { trustedKeys: keys });
   const json: string | null = await viewer.diffJson();
+  viewer.addEventListener("dg-review", (e: DeployGateReviewEvent) => console.log(e.detail.marks.map((m) => `${m.case} ${m.mark} ${m.note ?? ""}`)));
+  const review: string | null = await viewer.reviewFile();
+  console.log(review?.length);
   return diff.cases.flips.filter((f) => f.id_kind === "integer").length + (json ?? "").length;
 }
 
