@@ -417,6 +417,12 @@ export interface ReviewPin {
     sha256: string; bytes: number; marks: { accepted: number; label_wrong: number; needs_fix: number };
     regressed: { cases: number; marked: number };
 }
+/** Each test case's latency and tokens for one model (`GateSession.caseCosts`), in the test set's order: the mean
+ * over the records the case counts, NaN where they say nothing. */
+export interface CaseCosts { latency_ms: Float64Array; tokens: Float64Array; }
+/** A listed case's answers for the HTML report (`reportHtml`): each the JSON text `readOutput` gives, and whether the
+ * record says it was cut to its bound. */
+export interface HtmlCaseAnswers { case: number; old?: string; old_truncated?: boolean; new?: string; new_truncated?: boolean; }
 /** A review mark (`deploy-gate/review/v1`). */
 export type ReviewMarkName = "accepted" | "label_wrong" | "needs_fix";
 /** A mark on a case of a report, the case named by its place in the report's `cases` (so that an integer id keeps
@@ -556,6 +562,18 @@ export class GateSession {
      * hold them in memory.
      */
     buildTestSet(files: Uint8Array[]): TestSetInfo;
+    /**
+     * True when some record of `role`'s (`old`/`new`) verdict file that a test case may take
+     * carries an answer (`output`).
+     */
+    carriesOutputs(role: string): boolean;
+    /**
+     * Each test case's latency and tokens for `role` (`old`/`new`), in the test set's order:
+     * `{latency_ms, tokens}`, two arrays with NaN where the case's records say nothing (the
+     * mean over the records the case counts); undefined when the verdict file carries no cost
+     * field.
+     */
+    caseCosts(role: string): CaseCosts | undefined;
     /**
      * Ends range `i` once all its bytes were fed.
      */
@@ -855,6 +873,12 @@ export function diffReports(before_json: string, after_json: string, options: Di
 export function generateKeyPair(seed: Uint8Array | number[]): KeyPair;
 
 /**
+ * The cases (places in the report's `cases`) whose answers the HTML report shows: read these
+ * (`outputAt`, `readOutput`) and give them to `reportHtml`.
+ */
+export function htmlAnswerCases(report_json: string): Uint32Array;
+
+/**
  * What a PEM holds: a private or a public key, and its key id.
  */
 export function keyInfo(pem: string): KeyInfo;
@@ -882,9 +906,11 @@ export function readReview(report_json: string, bytes: Uint8Array | number[], na
  * A report's JSON text (`evaluateJson()`) as the standalone HTML report, byte for byte what
  * `deploy-gate evaluate --html` writes for the same report.
  * With `review` (a review file's bytes), the HTML report lists its marked cases with their
- * notes: what `evaluate --html --review` writes.
+ * notes: what `evaluate --html --review` writes. With `answers` (the answers of the cases
+ * `htmlAnswerCases` names, each as `readOutput` gives it), it shows them: what
+ * `evaluate --html` writes for verdict files that carry answers.
  */
-export function reportHtml(report_json: string, review?: Uint8Array | number[] | null): string;
+export function reportHtml(report_json: string, review: Uint8Array | number[] | null | undefined, answers: HtmlCaseAnswers[] | undefined): string;
 
 /**
  * The report's Markdown summary from its JSON (`GateSession.evaluateJson()`, a signed
@@ -971,6 +997,8 @@ export interface InitOutput {
     readonly gatesession_beginAudit: (a: number, b: number, c: number) => void;
     readonly gatesession_beginSegmentedAudit: (a: number) => void;
     readonly gatesession_buildTestSet: (a: number, b: number, c: number) => [number, number, number];
+    readonly gatesession_carriesOutputs: (a: number, b: number, c: number) => [number, number, number];
+    readonly gatesession_caseCosts: (a: number, b: number, c: number) => [number, number, number];
     readonly gatesession_endRange: (a: number, b: number) => [number, number];
     readonly gatesession_endStream: (a: number, b: number) => [number, number];
     readonly gatesession_evaluate: (a: number) => [number, number, number];
@@ -998,6 +1026,7 @@ export interface InitOutput {
     readonly gatesession_testCases: (a: number) => [number, number, number];
     readonly gatesession_testSetJsonl: (a: number) => [number, number, number, number];
     readonly generateKeyPair: (a: number, b: number) => [number, number, number];
+    readonly htmlAnswerCases: (a: number, b: number) => [number, number, number, number];
     readonly keyInfo: (a: number, b: number) => [number, number, number];
     readonly modelcheck_addFile: (a: number, b: number, c: number) => [number, number];
     readonly modelcheck_addFileDigests: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number) => [number, number];
@@ -1015,7 +1044,7 @@ export interface InitOutput {
     readonly openSignedDecision: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
     readonly readOutput: (a: number, b: number, c: any) => [number, number, number, number];
     readonly readReview: (a: number, b: number, c: number, d: number, e: number, f: number) => [number, number, number];
-    readonly reportHtml: (a: number, b: number, c: number, d: number) => [number, number, number, number];
+    readonly reportHtml: (a: number, b: number, c: number, d: number, e: any) => [number, number, number, number];
     readonly reportMarkdown: (a: number, b: number, c: number, d: number) => [number, number, number, number];
     readonly reviewFile: (a: number, b: number, c: any) => [number, number, number, number];
     readonly segmentscanner_finish: (a: number) => [number, number];

@@ -329,6 +329,38 @@ export class GateSession {
         return takeFromExternrefTable0(ret[0]);
     }
     /**
+     * True when some record of `role`'s (`old`/`new`) verdict file that a test case may take
+     * carries an answer (`output`).
+     * @param {string} role
+     * @returns {boolean}
+     */
+    carriesOutputs(role) {
+        const ptr0 = passStringToWasm0(role, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.gatesession_carriesOutputs(this.__wbg_ptr, ptr0, len0);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return ret[0] !== 0;
+    }
+    /**
+     * Each test case's latency and tokens for `role` (`old`/`new`), in the test set's order:
+     * `{latency_ms, tokens}`, two arrays with NaN where the case's records say nothing (the
+     * mean over the records the case counts); undefined when the verdict file carries no cost
+     * field.
+     * @param {string} role
+     * @returns {CaseCosts | undefined}
+     */
+    caseCosts(role) {
+        const ptr0 = passStringToWasm0(role, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.gatesession_caseCosts(this.__wbg_ptr, ptr0, len0);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+    /**
      * Ends range `i` once all its bytes were fed.
      * @param {number} i
      */
@@ -1208,6 +1240,24 @@ export function generateKeyPair(seed) {
 }
 
 /**
+ * The cases (places in the report's `cases`) whose answers the HTML report shows: read these
+ * (`outputAt`, `readOutput`) and give them to `reportHtml`.
+ * @param {string} report_json
+ * @returns {Uint32Array}
+ */
+export function htmlAnswerCases(report_json) {
+    const ptr0 = passStringToWasm0(report_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+    const len0 = WASM_VECTOR_LEN;
+    const ret = wasm.htmlAnswerCases(ptr0, len0);
+    if (ret[3]) {
+        throw takeFromExternrefTable0(ret[2]);
+    }
+    var v2 = getArrayU32FromWasm0(ret[0], ret[1]).slice();
+    wasm.__wbindgen_free(ret[0], ret[1] * 4, 4);
+    return v2;
+}
+
+/**
  * What a PEM holds: a private or a public key, and its key id.
  * @param {string} pem
  * @returns {KeyInfo}
@@ -1306,12 +1356,15 @@ export function readReview(report_json, bytes, name) {
  * A report's JSON text (`evaluateJson()`) as the standalone HTML report, byte for byte what
  * `deploy-gate evaluate --html` writes for the same report.
  * With `review` (a review file's bytes), the HTML report lists its marked cases with their
- * notes: what `evaluate --html --review` writes.
+ * notes: what `evaluate --html --review` writes. With `answers` (the answers of the cases
+ * `htmlAnswerCases` names, each as `readOutput` gives it), it shows them: what
+ * `evaluate --html` writes for verdict files that carry answers.
  * @param {string} report_json
- * @param {Uint8Array | number[] | null} [review]
+ * @param {Uint8Array | number[] | null | undefined} review
+ * @param {HtmlCaseAnswers[] | undefined} answers
  * @returns {string}
  */
-export function reportHtml(report_json, review) {
+export function reportHtml(report_json, review, answers) {
     let deferred4_0;
     let deferred4_1;
     try {
@@ -1326,7 +1379,7 @@ export function reportHtml(report_json, review) {
             if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
             throw e;
         }
-        const ret = wasm.reportHtml(ptr0, len0, ptr1, len1);
+        const ret = wasm.reportHtml(ptr0, len0, ptr1, len1, answers);
         var ptr3 = ret[0];
         var len3 = ret[1];
         if (ret[3]) {
@@ -1756,6 +1809,10 @@ function __wbg_get_imports() {
             const ret = new Object();
             return ret;
         },
+        __wbg_new_from_slice_aaf85a9746711968: function(arg0, arg1) {
+            const ret = new Float64Array(getArrayF64FromWasm0(arg0, arg1));
+            return ret;
+        },
         __wbg_next_178c1651c11432b3: function(arg0) {
             const ret = arg0.next;
             return ret;
@@ -1934,6 +1991,11 @@ function getArrayJsValueFromWasm0(ptr, len) {
     return result;
 }
 
+function getArrayU32FromWasm0(ptr, len) {
+    ptr = ptr >>> 0;
+    return getUint32ArrayMemory0().subarray(ptr / 4, ptr / 4 + len);
+}
+
 function getArrayU8FromWasm0(ptr, len) {
     ptr = ptr >>> 0;
     return getUint8ArrayMemory0().subarray(ptr / 1, ptr / 1 + len);
@@ -1958,6 +2020,14 @@ function getFloat64ArrayMemory0() {
 function getStringFromWasm0(ptr, len) {
     ptr = ptr >>> 0;
     return decodeText(getUint8ArrayMemory0().subarray(ptr, ptr + len));
+}
+
+let cachedUint32ArrayMemory0 = null;
+function getUint32ArrayMemory0() {
+    if (cachedUint32ArrayMemory0 === null || cachedUint32ArrayMemory0.byteLength === 0) {
+        cachedUint32ArrayMemory0 = new Uint32Array(wasm.memory.buffer);
+    }
+    return cachedUint32ArrayMemory0;
 }
 
 let cachedUint8ArrayMemory0 = null;
@@ -2077,6 +2147,7 @@ function __wbg_finalize_init(instance, module) {
     wasmModule = module;
     cachedDataViewMemory0 = null;
     cachedFloat64ArrayMemory0 = null;
+    cachedUint32ArrayMemory0 = null;
     cachedUint8ArrayMemory0 = null;
     wasm.__wbindgen_start();
     return wasm;

@@ -35,6 +35,8 @@ export const gatesession_addVerdicts: (a: number, b: number, c: number, d: numbe
 export const gatesession_beginAudit: (a: number, b: number, c: number) => void;
 export const gatesession_beginSegmentedAudit: (a: number) => void;
 export const gatesession_buildTestSet: (a: number, b: number, c: number) => [number, number, number];
+export const gatesession_carriesOutputs: (a: number, b: number, c: number) => [number, number, number];
+export const gatesession_caseCosts: (a: number, b: number, c: number) => [number, number, number];
 export const gatesession_endRange: (a: number, b: number) => [number, number];
 export const gatesession_endStream: (a: number, b: number) => [number, number];
 export const gatesession_evaluate: (a: number) => [number, number, number];
@@ -62,6 +64,7 @@ export const gatesession_sniffRole: (a: number, b: number, c: number, d: number)
 export const gatesession_testCases: (a: number) => [number, number, number];
 export const gatesession_testSetJsonl: (a: number) => [number, number, number, number];
 export const generateKeyPair: (a: number, b: number) => [number, number, number];
+export const htmlAnswerCases: (a: number, b: number) => [number, number, number, number];
 export const keyInfo: (a: number, b: number) => [number, number, number];
 export const modelcheck_addFile: (a: number, b: number, c: number) => [number, number];
 export const modelcheck_addFileDigests: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number) => [number, number];
@@ -79,7 +82,7 @@ export const modelfilehasher_update: (a: number, b: number, c: number) => void;
 export const openSignedDecision: (a: number, b: number, c: number, d: number, e: any) => [number, number, number];
 export const readOutput: (a: number, b: number, c: any) => [number, number, number, number];
 export const readReview: (a: number, b: number, c: number, d: number, e: number, f: number) => [number, number, number];
-export const reportHtml: (a: number, b: number, c: number, d: number) => [number, number, number, number];
+export const reportHtml: (a: number, b: number, c: number, d: number, e: any) => [number, number, number, number];
 export const reportMarkdown: (a: number, b: number, c: number, d: number) => [number, number, number, number];
 export const reviewFile: (a: number, b: number, c: any) => [number, number, number, number];
 export const segmentscanner_finish: (a: number) => [number, number];

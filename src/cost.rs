@@ -344,6 +344,39 @@ pub struct CostSummary {
     pub targets: Vec<String>,
 }
 
+/// One case's latency and tokens for one model: the mean over the records the case counts that
+/// carry each (the page shows them beside the case and sorts and filters by their change).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CaseCost {
+    /// Mean milliseconds, over the records with a latency.
+    pub latency_ms: Option<f64>,
+    /// Mean tokens (prompt and completion), over the records that say how many they used.
+    pub tokens: Option<f64>,
+}
+
+impl CaseCost {
+    /// The case's figures from the cost fields of the records it counts.
+    pub fn of<'c>(costs: impl IntoIterator<Item = &'c RecordCost>) -> CaseCost {
+        let (mut latency, mut with_latency, mut tokens, mut with_tokens) = (0.0, 0u32, 0.0, 0u32);
+        for c in costs {
+            if let Some(ms) = c.latency_ms {
+                latency += ms;
+                with_latency += 1;
+            }
+            if let Some(u) = c.usage {
+                if u.prompt_tokens.is_some() || u.completion_tokens.is_some() {
+                    tokens += (u.prompt_tokens.unwrap_or(0) as f64) + (u.completion_tokens.unwrap_or(0) as f64);
+                    with_tokens += 1;
+                }
+            }
+        }
+        CaseCost {
+            latency_ms: (with_latency > 0).then(|| latency / f64::from(with_latency)),
+            tokens: (with_tokens > 0).then(|| tokens / f64::from(with_tokens)),
+        }
+    }
+}
+
 /// The nearest-rank `p`-th percentile (0 < p ≤ 100) of ascending `sorted` (not empty).
 pub fn nearest_rank(sorted: &[f64], p: u32) -> f64 {
     let rank = (u64::from(p) * sorted.len() as u64).div_ceil(100).max(1);

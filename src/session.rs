@@ -574,6 +574,27 @@ impl Session {
             .output_for(&case.pipeline_id, test_set.has_twin(index))
     }
 
+    /// `side`'s latency and tokens per test case (in the test set's order, over the records each
+    /// case counts); `None` when its verdict file carries no cost field.
+    pub fn case_costs(&self, side: Side) -> Option<Vec<crate::cost::CaseCost>> {
+        let test_set = self.test_set()?;
+        let verdicts = self.verdicts[slot(side)].as_ref()?;
+        if !verdicts.carries_cost() {
+            return None;
+        }
+        let all_runs = self.policy.repeats() == crate::policy::Repeats::Mean;
+        Some(
+            test_set
+                .cases
+                .iter()
+                .enumerate()
+                .map(|(i, case)| {
+                    crate::cost::CaseCost::of(verdicts.costs_for(&case.pipeline_id, test_set.has_twin(i), all_runs).1)
+                })
+                .collect(),
+        )
+    }
+
     /// True when the test set and both verdict files are in: [`Session::report`] can run.
     pub fn is_ready(&self) -> bool {
         self.test_set().is_some() && self.verdicts.iter().all(Option::is_some)

@@ -281,6 +281,12 @@ export interface ReviewPin {
   sha256: string; bytes: number; marks: { accepted: number; label_wrong: number; needs_fix: number };
   regressed: { cases: number; marked: number };
 }
+/** Each test case's latency and tokens for one model (`GateSession.caseCosts`), in the test set's order: the mean
+ * over the records the case counts, NaN where they say nothing. */
+export interface CaseCosts { latency_ms: Float64Array; tokens: Float64Array; }
+/** A listed case's answers for the HTML report (`reportHtml`): each the JSON text `readOutput` gives, and whether the
+ * record says it was cut to its bound. */
+export interface HtmlCaseAnswers { case: number; old?: string; old_truncated?: boolean; new?: string; new_truncated?: boolean; }
 /** A review mark (`deploy-gate/review/v1`). */
 export type ReviewMarkName = "accepted" | "label_wrong" | "needs_fix";
 /** A mark on a case of a report, the case named by its place in the report's `cases` (so that an integer id keeps
@@ -650,6 +656,32 @@ impl GateSession {
         to_js(&value)
     }
 
+    /// True when some record of `role`'s (`old`/`new`) verdict file that a test case may take
+    /// carries an answer (`output`).
+    #[wasm_bindgen(js_name = carriesOutputs)]
+    pub fn carries_outputs(&self, role: &str) -> Result<bool, JsError> {
+        Ok(self.inner.carries_outputs(side(role, "verdicts")?))
+    }
+
+    /// Each test case's latency and tokens for `role` (`old`/`new`), in the test set's order:
+    /// `{latency_ms, tokens}`, two arrays with NaN where the case's records say nothing (the
+    /// mean over the records the case counts); undefined when the verdict file carries no cost
+    /// field.
+    #[wasm_bindgen(js_name = caseCosts, unchecked_return_type = "CaseCosts | undefined")]
+    pub fn case_costs(&self, role: &str) -> Result<JsValue, JsError> {
+        let Some(costs) = self.inner.case_costs(side(role, "verdicts")?) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let latency: Vec<f64> = costs.iter().map(|c| c.latency_ms.unwrap_or(f64::NAN)).collect();
+        let tokens: Vec<f64> = costs.iter().map(|c| c.tokens.unwrap_or(f64::NAN)).collect();
+        let out = js_sys::Object::new();
+        for (key, values) in [("latency_ms", latency), ("tokens", tokens)] {
+            js_sys::Reflect::set(&out, &key.into(), &js_sys::Float64Array::from(&values[..]))
+                .map_err(|_| into_error("internal error: cannot set the case costs"))?;
+        }
+        Ok(out.into())
+    }
+
     /// Guesses a file's role from its name and first bytes (a few KiB).
     #[wasm_bindgen(js_name = sniffRole, unchecked_return_type = "RoleGuess")]
     pub fn sniff_role(file_name: &str, head: &[u8]) -> Result<JsValue, JsError> {
@@ -728,11 +760,60 @@ pub fn key_info(pem: &str) -> Result<JsValue, JsError> {
 /// A report's JSON text (`evaluateJson()`) as the standalone HTML report, byte for byte what
 /// `deploy-gate evaluate --html` writes for the same report.
 /// With `review` (a review file's bytes), the HTML report lists its marked cases with their
-/// notes: what `evaluate --html --review` writes.
+/// notes: what `evaluate --html --review` writes. With `answers` (the answers of the cases
+/// `htmlAnswerCases` names, each as `readOutput` gives it), it shows them: what
+/// `evaluate --html` writes for verdict files that carry answers.
 #[wasm_bindgen(js_name = reportHtml)]
-pub fn report_html(report_json: &str, review: Option<Vec<u8>>) -> Result<String, JsError> {
+pub fn report_html(
+    report_json: &str,
+    review: Option<Vec<u8>>,
+    #[wasm_bindgen(unchecked_param_type = "HtmlCaseAnswers[] | undefined")] answers: JsValue,
+) -> Result<String, JsError> {
     let listing = review_listing(report_json, review.as_deref())?;
-    crate::render::html::report_html_reviewed(report_json, listing.as_ref()).map_err(into_error)
+    let answers = if answers.is_undefined() || answers.is_null() {
+        None
+    } else {
+        #[derive(serde::Deserialize)]
+        struct Given {
+            case: usize,
+            old: Option<String>,
+            #[serde(default)]
+            old_truncated: bool,
+            new: Option<String>,
+            #[serde(default)]
+            new_truncated: bool,
+        }
+        let given: Vec<Given> =
+            serde_wasm_bindgen::from_value(answers).map_err(|e| into_error(format!("answers: {e}")))?;
+        Some(
+            given
+                .into_iter()
+                .map(|g| {
+                    let answers = crate::render::html::CaseAnswers {
+                        old: g.old.map(|j| (j, g.old_truncated)),
+                        new: g.new.map(|j| (j, g.new_truncated)),
+                    };
+                    (g.case, answers)
+                })
+                .collect::<std::collections::HashMap<_, _>>(),
+        )
+    };
+    let extras = crate::render::html::Extras {
+        review: listing.as_ref(),
+        answers: answers.as_ref(),
+    };
+    crate::render::html::report_html_with(report_json, &extras).map_err(into_error)
+}
+
+/// The cases (places in the report's `cases`) whose answers the HTML report shows: read these
+/// (`outputAt`, `readOutput`) and give them to `reportHtml`.
+#[wasm_bindgen(js_name = htmlAnswerCases)]
+pub fn html_answer_cases(report_json: &str) -> Result<Vec<u32>, JsError> {
+    Ok(crate::render::html::answer_cases(report_json)
+        .map_err(into_error)?
+        .into_iter()
+        .map(|i| i as u32)
+        .collect())
 }
 
 /// A review file's bytes (when given) read against a report's JSON text.

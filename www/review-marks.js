@@ -26,27 +26,37 @@ export class ReviewMarks extends EventTarget {
     this.storage = storage;
     this.digest = null;
     this.byCase = new Map();
-    this.saveError = null;
+    /** The marks of each report seen in this page, by digest: they outlive a re-evaluation even
+     * where the browser keeps nothing. */
+    this.memory = new Map();
+    /** The notes of marks cleared in this page, by case: marking the case again brings its note back. */
+    this.clearedNotes = new Map();
+    this.saveError = storage ? null : "this browser keeps no marks for this page (its storage is refused): they last while the page is open; export the review file before you leave";
+    this.saveTimer = null;
   }
 
   /** Takes the marks kept for the report whose sha256 is `digest` (none kept: none). */
   bind(digest) {
     if (digest === this.digest) return;
+    this.flush();
     this.digest = digest;
-    this.byCase = new Map();
-    const kept = this.storage && digest ? this.storage.getItem(PREFIX + digest) : null;
+    this.clearedNotes = new Map();
+    this.byCase = this.memory.get(digest) || new Map();
+    const kept = !this.memory.has(digest) && this.storage && digest ? this.storage.getItem(PREFIX + digest) : null;
     if (kept) {
       try {
-        for (const [index, mark, note, time] of JSON.parse(kept).marks) if (MARK_LABEL[mark]) this.byCase.set(index, { mark, note: note || "", time });
+        for (const [index, mark, note, time] of JSON.parse(kept).marks) if (MARK_LABEL[mark] && Number.isInteger(index) && index >= 0) this.byCase.set(index, { mark, note: note || "", time });
       } catch {
         this.byCase = new Map();
       }
     }
+    this.memory.set(digest, this.byCase);
     this.emit(null);
   }
 
   /** No report: no marks. */
   unbind() {
+    this.flush();
     this.digest = null;
     this.byCase = new Map();
     this.emit(null);
@@ -68,17 +78,34 @@ export class ReviewMarks extends EventTarget {
   set(index, mark) {
     if (!this.ready) return;
     const was = this.byCase.get(index);
-    if (!mark) this.byCase.delete(index);
-    else this.byCase.set(index, { mark, note: was ? was.note : "", time: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") });
+    if (!mark) {
+      if (was && was.note) this.clearedNotes.set(index, was.note);
+      this.byCase.delete(index);
+    } else {
+      const note = was ? was.note : this.clearedNotes.get(index) || "";
+      this.clearedNotes.delete(index);
+      this.byCase.set(index, { mark, note, time: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") });
+    }
     this.save(index);
   }
 
-  /** The note of case `index` (a case needs a mark for its note to be kept). */
+  /** The note of case `index` (a case needs a mark for its note to be kept). Saved a moment
+   * after the typing stops (each save writes every mark). */
   setNote(index, note) {
     const was = this.byCase.get(index);
     if (!was || !this.ready) return;
     was.note = note;
-    this.save(index);
+    this.dispatchEvent(new CustomEvent("change", { detail: { index, noteOnly: true } }));
+    clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => this.flush(), 300);
+  }
+
+  /** Writes a pending note now. */
+  flush() {
+    if (this.saveTimer === null) return;
+    clearTimeout(this.saveTimer);
+    this.saveTimer = null;
+    this.store();
   }
 
   /** Replaces every mark with `marks` (CaseReviewMark[], a review file read by the core). */
@@ -96,6 +123,14 @@ export class ReviewMarks extends EventTarget {
   }
 
   save(index) {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = null;
+    this.store();
+    this.emit(index);
+  }
+
+  /** Writes the marks of the report bound to the browser's storage. */
+  store() {
     if (this.storage && this.digest) {
       const marks = [...this.byCase.entries()].map(([i, m]) => [i, m.mark, m.note, m.time]);
       try {
@@ -106,11 +141,10 @@ export class ReviewMarks extends EventTarget {
         this.saveError = `the marks cannot be kept in this browser (${e && e.message ? e.message : e}): export the review file before you leave`;
       }
     }
-    this.emit(index);
   }
 
   emit(index) {
-    this.dispatchEvent(new CustomEvent("change", { detail: { index } }));
+    this.dispatchEvent(new CustomEvent("change", { detail: { index, noteOnly: false } }));
   }
 }
 

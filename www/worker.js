@@ -3,7 +3,7 @@
 // {id, type: "progress", phase, loaded, total}. The audit log's sha256 is computed in a helper
 // worker alongside: the decision does not wait for it; {type: "digests"} is posted once every
 // audit file's digest is in the session (or {type: "digests", error}).
-import init, { compiledModule, GateSession, ModelCheck, SegmentScanner, cosignDecision, diffDocuments, generateKeyPair, keyInfo, openSignedDecision, readOutput, readReview, reportHtml, reportMarkdown, reviewFile, sideBySide, signDecision, trainerKeyInfo, verifyEnvelope, verifyModelSignature } from "./wasm.js";
+import init, { compiledModule, GateSession, ModelCheck, SegmentScanner, cosignDecision, diffDocuments, generateKeyPair, keyInfo, htmlAnswerCases, openSignedDecision, readOutput, readReview, reportHtml, reportMarkdown, reviewFile, sideBySide, signDecision, trainerKeyInfo, verifyEnvelope, verifyModelSignature } from "./wasm.js";
 import { chunks } from "./chunks.js";
 import { startHashWorker, startScanWorker } from "./assets.js";
 
@@ -452,6 +452,30 @@ async function readAll(file) {
 /** The most bytes a review file may hold (the core's `review::MAX_FILE_BYTES`). */
 const REVIEW_MAX_BYTES = 64 * 1024 * 1024;
 
+/** The answers the HTML report of the session's report `json` shows (the first listed cases'),
+ * read from the verdict files by byte range as the drill-down reads them; undefined when
+ * neither file carries answers. The report's cases are the test set's, in its order. */
+async function htmlAnswers(json) {
+  const sides = ["old", "new"].filter((side) => session.carriesOutputs(side) && verdictFiles[side]);
+  if (!sides.length) return undefined;
+  const answers = [];
+  for (const index of htmlAnswerCases(json)) {
+    const entry = { case: index };
+    for (const side of sides) {
+      const at = session.outputAt(side, index);
+      if (!at) continue;
+      const file = verdictFiles[side];
+      const bytes = new Uint8Array(await file.slice(at.start, at.end).arrayBuffer());
+      const text = readOutput(bytes, at);
+      if (text === undefined) throw new Error(`${file.name}: bytes ${at.start}–${at.end} no longer hold a case's answer: the file changed since it was read`);
+      entry[side] = text;
+      entry[`${side}_truncated`] = at.truncated;
+    }
+    answers.push(entry);
+  }
+  return answers;
+}
+
 /** The review file's bytes of `marks` on the report `json`; undefined for none. */
 function reviewBytes(json, marks) {
   return marks && marks.length ? new TextEncoder().encode(reviewFile(json, marks)) : undefined;
@@ -554,7 +578,9 @@ const handlers = {
     lastCases = withCases ? { evaluation, outcomes: report.cases, testCases: session.testCases() } : null;
     const numCases = lastCases ? Math.max(lastCases.outcomes.length, lastCases.testCases.length) : 0;
     report.cases = [];
-    return { report, evaluation, numCases };
+    // Each test case's latency and tokens per model (typed arrays: a copy, not a clone per case).
+    const costs = withCases ? { old: session.caseCosts("old") ?? null, new: session.caseCosts("new") ?? null } : null;
+    return { report, evaluation, numCases, costs };
   },
   /** Cases `from`..`to` of the last evaluation: the report's outcomes and the test cases. */
   async caseSlice({ evaluation: wanted, from, to }) {
@@ -600,8 +626,9 @@ const handlers = {
   /** The standalone HTML report of a report's JSON text (the CLI's `--html` bytes); without
    * one, of the session's report. */
   async reportHtml({ json, marks }) {
-    const report = json ?? session.evaluateJson();
-    return reportHtml(report, json ? undefined : reviewBytes(report, marks));
+    if (json) return reportHtml(json, undefined, undefined);
+    const report = session.evaluateJson();
+    return reportHtml(report, reviewBytes(report, marks), await htmlAnswers(report));
   },
 
   /** The Markdown summary of a report JSON (the CLI's `--markdown` text); without one, of the

@@ -86,7 +86,21 @@ export class DeployGateViewer extends HTMLElement {
     this.signPanel.className = "dg-panel";
     this.signPanel.hidden = true;
     this.review = new ReviewMarks();
-    this.review.addEventListener("change", () => this.dispatchEvent(new CustomEvent("dg-review", { bubbles: true, detail: { marks: this.review.list() } })));
+    // The marks are listed only when a listener reads them (a note fires this per keystroke).
+    const review = this.review;
+    this.review.addEventListener("change", () =>
+      this.dispatchEvent(
+        new CustomEvent("dg-review", {
+          bubbles: true,
+          detail: {
+            get marks() {
+              return review.list();
+            },
+          },
+        }),
+      ),
+    );
+    window.addEventListener("pagehide", () => this.review.flush());
     this.linkNote = h("p", { class: "dg-muted", "data-testid": "link-note", role: "status", hidden: true });
     /** A link's view (the URL fragment's), applied once the report it names is on screen. */
     this.link = this.hasAttribute("owns-page") ? readLink(location.hash) : null;
@@ -144,7 +158,8 @@ export class DeployGateViewer extends HTMLElement {
       if (e.target !== document.body && !this.contains(e.target)) return;
       if ((e.key === "Enter" || e.key === " ") && e.target.closest?.("button, a, summary, [role=button]")) return;
       const table = this.results.caseTable;
-      if (table && table.isConnected && table.handleKey(e)) e.preventDefault();
+      const near = e.target === document.body || this.results.contains(e.target);
+      if (table && table.isConnected && table.handleKey(e, near)) e.preventDefault();
     };
     (this.hasAttribute("owns-page") ? document : this).addEventListener("keydown", this.onKey);
     if (this.hasAttribute("owns-page")) {
@@ -219,6 +234,7 @@ export class DeployGateViewer extends HTMLElement {
     this.report = null;
     this.reportDigest = null;
     this.review.unbind();
+    this.linkNote.hidden = true;
     this.openedJson = null;
     this.results.clear();
     this.signPanel.hidden = true;
@@ -373,7 +389,7 @@ export class DeployGateViewer extends HTMLElement {
     // A case's answers are read from the verdict files when its row opens (the worker keeps
     // their offsets, never the answers).
     const answers = (index) => this.client.call("answers", { evaluation: result.evaluation, index });
-    this.results.show(report, testCases, { answers, review: this.review });
+    this.results.show(report, testCases, { answers, review: this.review, costs: result.costs });
     this.signPanel.setReview(this.review);
     this.signPanel.hidden = false;
     this.showDigestState();
@@ -418,14 +434,14 @@ export class DeployGateViewer extends HTMLElement {
     const link = this.link;
     const table = this.results.caseTable;
     if (!link || !this.reportDigest || !table || !table.isConnected) return;
-    this.link = null;
     if (link.report !== this.reportDigest) {
-      const mine = new Map(this.report.inputs.map((f) => [f.role, f.sha256]));
-      const other = link.inputs.filter(([role, sha]) => !(mine.get(role) || "").startsWith(sha)).map(([role, sha]) => `${role} sha256:${sha}…`);
+      // The link stays (in the address bar too) until the files it names are dropped.
+      const other = link.inputs.filter(([role, sha]) => !this.report.inputs.some((f) => f.role === role && (f.sha256 || "").startsWith(sha))).map(([role, sha]) => `${role} sha256:${sha}…`);
       this.linkNote.textContent = `This link was made for other files${other.length ? ` (${other.join(", ")})` : " (or another policy)"}: its view is not opened. Drop the files it names to see it.`;
       this.linkNote.hidden = false;
       return;
     }
+    this.link = null;
     this.linkNote.hidden = true;
     table.restore(link.view);
   }
@@ -451,7 +467,9 @@ export class DeployGateViewer extends HTMLElement {
   /** Replaces the marks with a review file's (its marks of cases this report does not hold are
    * named, not kept). */
   async importReview(file) {
+    const digest = this.review.digest;
     const read = await this.client.call("readReview", { file });
+    if (!digest || this.review.digest !== digest) throw new Error("the report changed while the file was read: import it again");
     this.review.replace(read.marks);
     const elsewhere = read.elsewhere.length ? ` ${read.elsewhere.length} mark(s) name cases this report does not hold (first: ${read.elsewhere.slice(0, 3).map((m) => `line ${m.line}, ${m.pipeline_id}`).join("; ")}); they are not kept.` : "";
     this.results.reviewSaid(`${file.name}: ${read.marks.length} mark(s) imported.${elsewhere}`, Boolean(elsewhere));

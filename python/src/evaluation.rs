@@ -447,7 +447,11 @@ impl Report {
     #[pyo3(signature = (review=None, review_name="review"))]
     fn to_html(&self, review: Option<&[u8]>, review_name: &str) -> PyResult<String> {
         let listing = self.review_listing(review, review_name)?;
-        html::report_html_reviewed(&self.json, listing.as_ref()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+        let extras = html::Extras {
+            review: listing.as_ref(),
+            answers: None,
+        };
+        html::report_html_with(&self.json, &extras).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
     /// The Markdown summary (`evaluate --markdown`); with a review file's bytes, its marked cases

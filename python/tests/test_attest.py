@@ -92,7 +92,7 @@ def test_the_summary_and_the_html_report_list_a_review_as_the_cli_does(cli: Path
     review.write_text(json.dumps({"pipeline_id": regressed[0], "mark": "accepted", "note": "<b>ok</b> | fine"}) + "\n")
     md = report.to_markdown(review=review)
     assert "**Review marks.** 1 case(s) marked: 1 accepted" in md
-    assert "\\<b\\>ok\\</b\\> \\| fine" in md
+    assert "`<b>ok</b> \\| fine`" in md
     assert report.to_markdown() != md and "Review marks" not in report.to_markdown()
     html = report.to_html(review=review)
     assert 'id="review"' in html and "&lt;b&gt;ok&lt;/b&gt; | fine" in html

@@ -55,6 +55,16 @@ impl CiOutputs {
         Ok(())
     }
 
+    /// Whether `--review` was given.
+    pub(crate) fn review_given(&self) -> bool {
+        self.review.is_some()
+    }
+
+    /// Whether `--markdown` was given.
+    pub(crate) fn markdown_asked(&self) -> bool {
+        self.markdown.is_some()
+    }
+
     /// `--review`'s marks read against the report (its JSON text).
     pub(crate) fn review_listing(&self, json: &str) -> Result<Option<crate::review::Listing>> {
         let Some(path) = &self.review else {

@@ -214,14 +214,24 @@ pub fn test_set_cmd(audit: &AuditArgs, out: Option<&Path>) -> Result<u8> {
 
 /// `evaluate`: the report, a summary on stderr, and the decision as the exit code.
 pub fn evaluate_cmd(args: &EvaluateArgs) -> Result<u8> {
+    if args.ci.review_given() && args.html.is_none() && !args.ci.markdown_asked() {
+        return Err(anyhow!(
+            "--review lists the marked cases in the Markdown summary and the HTML report: give --markdown FILE or --html FILE (the JSON report never carries marks)"
+        ));
+    }
     let flags = args.decision.input().or(args.audit.sample.input());
     let policy = resolve_policy(args.audit.policy.as_deref(), flags)?;
-    let report = evaluate_files(args, &policy)?;
+    let (report, session) = evaluate_files(args, &policy)?;
     let json = report.to_json();
     let listing = args.ci.review_listing(&json)?;
     args.ci.write(&report, &json, args.out.as_deref(), listing.as_ref())?;
     if let Some(path) = &args.html {
-        let html = crate::render::html::report_html_reviewed(&json, listing.as_ref()).map_err(|e| anyhow!("{e}"))?;
+        let answers = html_answers(&session, &json, args)?;
+        let extras = crate::render::html::Extras {
+            review: listing.as_ref(),
+            answers: answers.as_ref(),
+        };
+        let html = crate::render::html::report_html_with(&json, &extras).map_err(|e| anyhow!("{e}"))?;
         write_output(Some(path), html.as_bytes())?;
     }
     write_output(args.out.as_deref(), json.as_bytes())?;
@@ -261,7 +271,7 @@ pub struct InputPaths<'a> {
     pub threads: usize,
 }
 
-fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport> {
+fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<(GateReport, Session)> {
     let inputs = InputPaths {
         audit: &args.audit.audit,
         old_verdicts: &args.old_verdicts,
@@ -270,13 +280,14 @@ fn evaluate_files(args: &EvaluateArgs, policy: &GatePolicy) -> Result<GateReport
         new_trajectories: args.new_trajectories.as_deref(),
         threads: args.audit.threads,
     };
-    evaluate_reading(&inputs, policy, args.audit.read_options(), &[args.rules]).map(|mut reports| reports.remove(0))
+    evaluate_reading(&inputs, policy, args.audit.read_options(), &[args.rules])
+        .map(|(mut reports, session)| (reports.remove(0), session))
 }
 
 /// Reads every input once and makes the report under each of `rules`, in order (files read
 /// the default way, on `inputs.threads`).
 pub fn evaluate_inputs(inputs: &InputPaths<'_>, policy: &GatePolicy, rules: &[Rules]) -> Result<Vec<GateReport>> {
-    evaluate_reading(inputs, policy, ReadOptions::new(inputs.threads), rules)
+    evaluate_reading(inputs, policy, ReadOptions::new(inputs.threads), rules).map(|(reports, _)| reports)
 }
 
 /// Reads every input as `opts` says and evaluates the gate: pass 1 on all threads into the
@@ -286,7 +297,7 @@ fn evaluate_reading(
     policy: &GatePolicy,
     opts: ReadOptions,
     rules: &[Rules],
-) -> Result<Vec<GateReport>> {
+) -> Result<(Vec<GateReport>, Session)> {
     let mut session = Session::new(policy.clone());
     let (map, watch) = (opts.map, opts.watch.clone());
     let gzipped = native::scan_into(&mut session, inputs.audit, opts)?;
@@ -336,7 +347,7 @@ fn evaluate_reading(
     }
     // A verdict file the report refuses (an untyped id the log holds with both types) is named
     // by its path, as when it was read.
-    rules
+    let reports = rules
         .iter()
         .map(|&r| {
             session.report_under(r).map_err(|e| match e {
@@ -345,7 +356,59 @@ fn evaluate_reading(
                 other => other.into(),
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    Ok((reports, session))
+}
+
+/// The answers the HTML report of `json` shows ([`crate::render::html::answer_cases`]), read
+/// from the verdict files by byte range; `None` when neither file carries answers.
+fn html_answers(
+    session: &Session,
+    json: &str,
+    args: &EvaluateArgs,
+) -> Result<Option<std::collections::HashMap<usize, crate::render::html::CaseAnswers>>> {
+    use anyhow::Context as _;
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    if !session.carries_outputs(Side::Old) && !session.carries_outputs(Side::New) {
+        return Ok(None);
+    }
+    let cases = crate::render::html::answer_cases(json).map_err(|e| anyhow!("{e}"))?;
+    let mut answers = std::collections::HashMap::new();
+    for (side, path) in [(Side::Old, &args.old_verdicts), (Side::New, &args.new_verdicts)] {
+        if !session.carries_outputs(side) {
+            continue;
+        }
+        let mut file = std::fs::File::open(path).with_context(|| format!("cannot read {} again", path.display()))?;
+        for &index in &cases {
+            // The report's cases are the test set's, in its order.
+            let Some(at) = session.output_at(side, index) else {
+                continue;
+            };
+            let mut bytes = vec![0; usize::try_from(at.end - at.start)?];
+            file.seek(SeekFrom::Start(at.start))
+                .and_then(|_| file.read_exact(&mut bytes))
+                .with_context(|| format!("cannot read {} again", path.display()))?;
+            let here = crate::verdicts::OutputAt {
+                start: 0,
+                end: bytes.len() as u64,
+                ..at
+            };
+            let text = crate::verdicts::read_output(&bytes, &here).ok_or_else(|| {
+                anyhow!(
+                    "{}: bytes {}–{} no longer hold a case's answer: the file changed while it was read",
+                    path.display(),
+                    at.start,
+                    at.end
+                )
+            })?;
+            let entry: &mut crate::render::html::CaseAnswers = answers.entry(index).or_default();
+            *match side {
+                Side::Old => &mut entry.old,
+                Side::New => &mut entry.new,
+            } = Some((text, at.truncated));
+        }
+    }
+    Ok(Some(answers))
 }
 
 /// `3000` as `3,000`.

@@ -17,7 +17,7 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 /// The id of the `<script type="application/json">` element holding the report.
@@ -50,17 +50,51 @@ pub fn report_html(report: &GateReport) -> String {
 
 /// The HTML report of a report's JSON text (as the CLI writes it); the text is embedded as given.
 pub fn report_html_json(json: &str) -> Result<String, HtmlError> {
-    report_html_reviewed(json, None)
+    report_html_with(json, &Extras::default())
 }
 
-/// The HTML report of a report's JSON text, with its review's marked cases listed (each with
-/// its note, in a section after the cases) when `review` is given.
-pub fn report_html_reviewed(json: &str, review: Option<&crate::review::Listing>) -> Result<String, HtmlError> {
+/// What the HTML report shows beside the report: the reviewer's marks, and the models' answers.
+#[derive(Default)]
+pub struct Extras<'a> {
+    /// The review's marked cases, each with its note (a section after the cases).
+    pub review: Option<&'a crate::review::Listing>,
+    /// The answers of listed cases, by their place in the report's `cases` (an `answers` column;
+    /// only the first [`MAX_ANSWER_ROWS`] listed cases' are shown, see [`answer_cases`]).
+    pub answers: Option<&'a HashMap<usize, CaseAnswers>>,
+}
+
+/// One case's two answers as their records hold them: each the JSON text of `output` and
+/// `output_truncated` (absent: no answer).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaseAnswers {
+    /// The old model's.
+    pub old: Option<(String, bool)>,
+    /// The new model's.
+    pub new: Option<(String, bool)>,
+}
+
+/// The listed cases whose answers the HTML report shows, at most (regressed first).
+pub const MAX_ANSWER_ROWS: usize = 200;
+
+/// The characters of an answer the HTML report shows (the rest counted).
+pub const ANSWER_CHARACTERS: usize = 4000;
+
+/// The HTML report of a report's JSON text, with `extras`.
+pub fn report_html_with(json: &str, extras: &Extras<'_>) -> Result<String, HtmlError> {
     let view: View = serde_json::from_str(json)?;
     if view.schema != SCHEMA {
         return Err(HtmlError::Schema { found: view.schema });
     }
-    Ok(render(&view, json, review))
+    Ok(render(&view, json, extras))
+}
+
+/// The cases (their places in the report's `cases`) whose answers the HTML report of `json`
+/// shows when given them: the first [`MAX_ANSWER_ROWS`] it lists. A caller reads only these.
+pub fn answer_cases(json: &str) -> Result<Vec<usize>, HtmlError> {
+    let view: View = serde_json::from_str(json)?;
+    let mut listed = listed_cases(&view);
+    listed.truncate(MAX_ANSWER_ROWS);
+    Ok(listed.into_iter().map(|(i, _)| i).collect())
 }
 
 /// The embedded JSON text back as it was given (undoes the `\u003c` escapes, nothing else).
@@ -743,6 +777,7 @@ body{margin:0 auto;max-width:72rem;padding:1.5rem;background:var(--bg);color:var
 h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.2rem;margin:0 0 .6rem}h3{font-size:1rem;margin:.8rem 0 .4rem}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
 .muted{color:var(--muted)}
+.answers{display:grid;grid-template-columns:repeat(auto-fit,minmax(16rem,1fr));gap:.6rem}.answers pre{white-space:pre-wrap;overflow-wrap:anywhere;max-height:24rem;overflow:auto;unicode-bidi:plaintext;margin:.2rem 0}.answers del{background:var(--bad-bg);color:inherit}.answers ins{background:var(--ok-bg);color:inherit}
 header.top{display:flex;justify-content:space-between;gap:1rem;align-items:baseline;border-bottom:1px solid var(--line);margin-bottom:1rem}
 .banner{border:2px solid;border-radius:8px;padding:1rem 1.2rem;margin-bottom:1rem}
 .approved{border-color:var(--ok);background:var(--ok-bg)}.blocked{border-color:var(--bad);background:var(--bad-bg)}.inconclusive{border-color:var(--warn);background:var(--warn-bg)}
@@ -900,7 +935,7 @@ fn kv(out: &mut String, rows: &[(&str, String)]) {
     out.push_str("</dl>");
 }
 
-fn render(v: &View, json: &str, review: Option<&crate::review::Listing>) -> String {
+fn render(v: &View, json: &str, extras: &Extras<'_>) -> String {
     let (script, script_hash) = filter_script("case");
     let d = &v.decision;
     let mut o = String::with_capacity(64 * 1024 + json.len() * 2);
@@ -1217,8 +1252,8 @@ fn render(v: &View, json: &str, review: Option<&crate::review::Listing>) -> Stri
     }
     o.push_str("</tbody></table></section>\n");
 
-    let listed = render_cases(&mut o, v);
-    if let Some(review) = review {
+    let listed = render_cases(&mut o, v, extras.answers);
+    if let Some(review) = extras.review {
         render_review(&mut o, review, &listed);
     }
     render_quality(&mut o, v);
@@ -1343,13 +1378,86 @@ fn verdict_cell(
 
 /// The cases' table (each row's `id` is `case-N`, N its place in the report's `cases`): the
 /// places of the cases listed.
-fn render_cases(o: &mut String, v: &View) -> std::collections::HashSet<usize> {
+/// The cases the table lists, in its order: the regressed, the improved, then those whose
+/// verdicts differ or are missing or errored (all of them; the table shows the first
+/// [`MAX_CASE_ROWS`]).
+fn listed_cases(v: &View) -> Vec<(usize, &CaseV)> {
     let interesting = |c: &CaseV| c.different() || c.missing_or_errored();
     let all = || v.cases.iter().enumerate();
     let mut listed: Vec<(usize, &CaseV)> = Vec::new();
     listed.extend(all().filter(|(_, c)| c.status == "regressed"));
     listed.extend(all().filter(|(_, c)| c.status == "improved"));
     listed.extend(all().filter(|(_, c)| c.status != "regressed" && c.status != "improved" && interesting(c)));
+    listed
+}
+
+/// A case's two answers as a cell: a `<details>` with each answer as text, what changed in
+/// `<del>`/`<ins>` (the page's comparison), each cut at [`ANSWER_CHARACTERS`].
+fn answers_cell(answers: Option<&CaseAnswers>) -> String {
+    let Some(a) = answers.filter(|a| a.old.is_some() || a.new.is_some()) else {
+        return "<td class=\"muted\">—</td>".to_owned();
+    };
+    let both = super::answers::side_by_side(
+        a.old.as_ref().map(|(j, t)| (j.as_str(), *t)),
+        a.new.as_ref().map(|(j, t)| (j.as_str(), *t)),
+    );
+    let side =
+        |label: &str, shown: &Option<super::answers::Shown>, runs: &[super::answers::Run], tag: &str| -> String {
+            let Some(shown) = shown else {
+                return format!("<div><strong>{label}</strong><p class=\"muted\">No answer in the record.</p></div>");
+            };
+            let whole = [super::answers::Run {
+                text: shown.text.clone(),
+                changed: false,
+            }];
+            let runs = if runs.is_empty() { &whole[..] } else { runs };
+            let mut out = String::new();
+            let mut left = ANSWER_CHARACTERS;
+            let mut rest = 0usize;
+            for run in runs {
+                if left == 0 {
+                    rest += run.text.chars().count();
+                    continue;
+                }
+                let cut = run.text.char_indices().nth(left).map_or(run.text.len(), |(at, _)| at);
+                let piece = &run.text[..cut];
+                left -= piece.chars().count();
+                rest += run.text[cut..].chars().count();
+                if run.changed {
+                    let _ = write!(out, "<{tag}>{}</{tag}>", esc(piece));
+                } else {
+                    out.push_str(&esc(piece));
+                }
+            }
+            let more = if rest > 0 {
+                format!("<p class=\"muted\">… ({rest} more characters)</p>")
+            } else {
+                String::new()
+            };
+            let cut = if shown.truncated {
+                " <span class=\"muted\">(cut to its bound when recorded)</span>"
+            } else {
+                ""
+            };
+            format!("<div><strong>{label}</strong>{cut}<pre>{out}</pre>{more}</div>")
+        };
+    let note = both
+        .note
+        .as_deref()
+        .map_or(String::new(), |n| format!("<p class=\"muted\">{}</p>", esc(n)));
+    format!(
+        "<td><details><summary>old · new</summary>{note}<div class=\"answers\">{}{}</div></details></td>",
+        side("old", &both.old, &both.old_runs, "del"),
+        side("new", &both.new, &both.new_runs, "ins")
+    )
+}
+
+fn render_cases(
+    o: &mut String,
+    v: &View,
+    answers: Option<&HashMap<usize, CaseAnswers>>,
+) -> std::collections::HashSet<usize> {
+    let mut listed = listed_cases(v);
     let eligible = listed.len();
     listed.truncate(MAX_CASE_ROWS);
     let count = |f: &dyn Fn(&CaseV) -> bool| listed.iter().filter(|(_, c)| f(c)).count();
@@ -1397,8 +1505,12 @@ fn render_cases(o: &mut String, v: &View) -> std::collections::HashSet<usize> {
         );
     }
     o.push_str("<input type=\"search\" id=\"case-search\" placeholder=\"Search id, template, verdict…\" aria-label=\"Search cases\"/><span class=\"muted\" id=\"cases-shown\" aria-live=\"polite\"></span></div>");
-    o.push_str("<table id=\"cases\"><thead><tr><th scope=\"col\">pipeline</th><th scope=\"col\">template</th><th scope=\"col\">expected</th><th scope=\"col\">old</th><th scope=\"col\">new</th><th scope=\"col\">status</th></tr></thead><tbody>");
-    for &(index, c) in &listed {
+    let _ = write!(
+        o,
+        "<table id=\"cases\"><thead><tr><th scope=\"col\">pipeline</th><th scope=\"col\">template</th><th scope=\"col\">expected</th><th scope=\"col\">old</th><th scope=\"col\">new</th><th scope=\"col\">status</th>{}</tr></thead><tbody>",
+        if answers.is_some() { "<th scope=\"col\">answers</th>" } else { "" }
+    );
+    for (k, &(index, c)) in listed.iter().enumerate() {
         let mut tags = vec![c.status.as_str()];
         if c.different() {
             tags.push("different");
@@ -1408,7 +1520,7 @@ fn render_cases(o: &mut String, v: &View) -> std::collections::HashSet<usize> {
         }
         let _ = writeln!(
             o,
-            "<tr id=\"case-{index}\" class=\"{s}\" data-tags=\"{}\"><td class=\"mono\">{}</td><td>{}</td><td>{}</td>{}{}<td>{}</td></tr>",
+            "<tr id=\"case-{index}\" class=\"{s}\" data-tags=\"{}\"><td class=\"mono\">{}</td><td>{}</td><td>{}</td>{}{}<td>{}</td>{}</tr>",
             esc(&tags.join(" ")),
             cell(&id_text(&c.pipeline_id)),
             cell(&text(&c.template_id)),
@@ -1430,6 +1542,11 @@ fn render_cases(o: &mut String, v: &View) -> std::collections::HashSet<usize> {
                 &runs_note(c.new_runs, c.new_passes)
             ),
             esc(&c.status.replace('_', " ")),
+            match answers {
+                Some(answers) if k < MAX_ANSWER_ROWS => answers_cell(answers.get(&index)),
+                Some(_) => "<td class=\"muted\">—</td>".to_owned(),
+                None => String::new(),
+            },
             s = esc(&c.status),
         );
     }

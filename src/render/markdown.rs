@@ -232,14 +232,23 @@ fn review_section(s: &mut String, review: &crate::review::Listing) {
         return;
     }
     s.push_str("| pipeline | status | mark | note |\n|---|---|---|---|\n");
+    // The id and the note as code spans: nothing in them is markup, and nothing becomes a link
+    // (GitHub links bare URLs, `www.` names, e-mail addresses and @mentions in text, not in
+    // code). Only `|`, which would end the cell, is escaped (GitHub drops that backslash).
+    let code = |text: &str| code_span(&escape_with(text, &['|']));
     for c in review.cases.iter().take(MAX_MARKED_ROWS) {
+        let note = c.mark.note.as_deref().unwrap_or("");
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} |",
-            code_span(&code_text(&c.mark.pipeline_id.text)),
+            code(&c.mark.pipeline_id.text),
             cell_text(&c.status.replace('_', " ")),
             c.mark.mark.as_str().replace('_', " "),
-            cell_text(&super::html::shorten(c.mark.note.as_deref().unwrap_or("")))
+            if note.is_empty() {
+                String::new()
+            } else {
+                code(&super::html::shorten(note))
+            }
         );
     }
     if review.cases.len() > MAX_MARKED_ROWS {

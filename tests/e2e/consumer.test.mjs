@@ -49,7 +49,7 @@ test("the packed package holds the core, the viewer with its workers, styles and
   const viewer = path.join(WORK, "project/node_modules/deploy-gate/viewer");
   for (const f of fs.readdirSync(viewer, { recursive: true }).filter((f) => f.endsWith(".js"))) {
     const text = fs.readFileSync(path.join(viewer, f), "utf8");
-    for (const [, spec] of text.matchAll(/(?:from|import)\s*"([^"]+)"/g)) {
+    for (const [, spec] of text.matchAll(/\b(?:from|import)\s+"([^"]+)"/g)) {
       assert.ok(fs.existsSync(path.resolve(path.dirname(path.join(viewer, f)), spec)), `viewer/${f} imports ${spec}`);
     }
   }

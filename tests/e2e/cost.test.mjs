@@ -219,3 +219,53 @@ test("files without those fields: no table, and a table shown before goes away",
   assert.deepEqual(other.errors, []);
   await other.context().close();
 });
+
+test("each case's latency and tokens, old beside new: a column per change that sorts, filters by it, and the drill-down", async () => {
+  const folder = costFiles();
+  const byId = (file) => new Map(readJsonl(path.join(folder, file)).map((r) => [JSON.stringify(r.pipeline_id), r]));
+  const [old, nw] = [byId("old_verdicts.jsonl"), byId("new_verdicts.jsonl")];
+  const tokens = (r) => (r && r.usage ? r.usage.prompt_tokens + (r.usage.completion_tokens ?? 0) : null);
+  const latency = (r) => (r && r.latency_ms !== undefined ? r.latency_ms : null);
+  const change = (get, id) => (get(old.get(id)) === null || get(nw.get(id)) === null ? null : get(nw.get(id)) - get(old.get(id)));
+  const page = await openPage(env);
+  await page.setInputFiles('[data-testid="file-input"]', folderFiles(folder));
+  await decision(page);
+  const heads = await page.locator(".dg-cases thead th").allInnerTexts();
+  assert.deepEqual(heads.slice(6, 8), ["Δ latency (ms)", "Δ tokens"]);
+  const ids = [...old.keys()];
+  const count = (get, sign) => ids.filter((id) => change(get, id) !== null && Math.sign(change(get, id)) === sign).length;
+  const chipText = async (name) => (await page.locator(`[data-filter="${name}"]`).textContent()).trim();
+  assert.equal(await chipText("slower"), `Slower (${count(latency, 1)})`);
+  assert.equal(await chipText("faster"), `Faster (${count(latency, -1)})`);
+  assert.equal(await chipText("more-tokens"), `More tokens (${count(tokens, 1)})`);
+  assert.equal(await chipText("fewer-tokens"), `Fewer tokens (${count(tokens, -1)})`);
+  // Every row's cells: new minus old.
+  const shown = (d, digits) => (d === null ? "—" : `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d).toFixed(digits)}`);
+  const rows = await page.locator('[data-testid="case-row"]').evaluateAll((trs) => trs.map((tr) => [tr.dataset.id, tr.querySelector('[data-testid="case-latency_ms"]').textContent, tr.querySelector('[data-testid="case-tokens"]').textContent]));
+  assert.equal(rows.length, ids.length);
+  for (const [id, l, t] of rows) {
+    assert.equal(l, shown(change(latency, id), 1), `latency of ${id}`);
+    assert.equal(t, shown(change(tokens, id), 0), `tokens of ${id}`);
+  }
+  // Sorted by the change in latency, the slowest first; the cases without one last.
+  await page.click('[data-testid="sort-latency"]');
+  await page.click('[data-testid="sort-latency"]');
+  const order = await page.locator('[data-testid="case-row"]').evaluateAll((trs) => trs.map((tr) => tr.dataset.id));
+  const expected = ids.filter((id) => change(latency, id) !== null).sort((a, b) => change(latency, b) - change(latency, a));
+  assert.deepEqual(order.slice(0, expected.length).map((id) => change(latency, id)), expected.map((id) => change(latency, id)));
+  assert.ok(order.slice(expected.length).every((id) => change(latency, id) === null));
+  // The slower cases only; the drill-down says both figures.
+  await page.click('[data-filter="slower"]');
+  assert.equal(await page.locator('[data-testid="case-row"]').count(), count(latency, 1));
+  const first = page.locator('[data-testid="case-row"]').first();
+  const id = await first.getAttribute("data-id");
+  await first.click();
+  const line = (await page.locator('[data-testid="case-costs"]').textContent()).trim();
+  const [lo, ln] = [latency(old.get(id)), latency(nw.get(id))];
+  const [to, tn] = [tokens(old.get(id)), tokens(nw.get(id))];
+  const fmt = (x, digits, unit) => (x === null ? "—" : `${x.toFixed(digits)}${unit}`);
+  const d = (a, b, digits, unit) => (a === null || b === null ? "" : ` (${shown(b - a, digits)}${unit})`);
+  assert.equal(line, `Latency: old ${fmt(lo, 1, " ms")} · new ${fmt(ln, 1, " ms")}${d(lo, ln, 1, " ms")} · Tokens: old ${fmt(to, 0, "")} · new ${fmt(tn, 0, "")}${d(to, tn, 0, "")}`);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { pathToFileURL } from "node:url";
-import { start, openPage, fixtureFiles, fixturePolicy, setPolicy, decision, FIXTURES, ARTIFACTS, CLI } from "./harness.mjs";
+import { start, openPage, fixtureFiles, fixturePolicy, setPolicy, decision, FIXTURES, ARTIFACTS, CLI, ROOT } from "./harness.mjs";
 
 let env;
 let tmp;
@@ -211,4 +211,66 @@ test("a dropped HTML report opens in the page, and downloads again as the same b
   assert.equal(fs.readFileSync(await dl.path(), "utf8"), cli.json, "the report JSON comes back as the CLI wrote it");
   assert.deepEqual(page.errors, []);
   await page.context().close();
+});
+
+test("the HTML report shows both answers of the cases it lists, hostile ones as text, the page's download the CLI's bytes", async () => {
+  // The example with hostile new answers on its regressed cases.
+  const examples = path.join(ROOT, "www/examples");
+  const dir = path.join(tmp, "answers-in");
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of ["audit.jsonl", "old_verdicts.jsonl", "old_trajectories.jsonl", "new_trajectories.jsonl"]) fs.copyFileSync(path.join(examples, f), path.join(dir, f));
+  const plain = cliHtml(examples, [], path.join(tmp, "answers-plain"));
+  const regressed = JSON.parse(plain.json).cases.filter((c) => c.status === "regressed").map((c) => JSON.stringify(c.pipeline_id));
+  const hostile = [
+    "<script>window.__pwned = 1</script></pre></td></tr><img src=x onerror=\"window.__pwned = 2\">",
+    "javascript:window.__pwned=3 <a href=\"javascript:window.__pwned=4\">x</a> <style>body{display:none}</style>",
+    "\u202Eevil\u202C before\u0000after " + "word ".repeat(3000),
+  ];
+  // (The wide id and the long answer first: a regressed case may lack a new record.)
+  hostile.unshift({ role: "assistant", content: "<iframe src=javascript:alert(1)>", tool_calls: [{ id: 123456789012345678901234567890 }] }, hostile.pop());
+  let k = 0;
+  const lines = fs.readFileSync(path.join(examples, "new_verdicts.jsonl"), "utf8").split("\n").filter((l) => l.trim()).map((l) => {
+    const r = JSON.parse(l);
+    if (regressed.includes(JSON.stringify(r.pipeline_id))) r.output = hostile[k++ % hostile.length];
+    return JSON.stringify(r);
+  });
+  // The 30-digit id as written (JSON.stringify would round it).
+  fs.writeFileSync(path.join(dir, "new_verdicts.jsonl"), lines.join("\n").replace("1.2345678901234568e+29", "123456789012345678901234567890") + "\n");
+  const cli = cliHtml(dir, [], path.join(tmp, "answers-out"));
+  const html = cli.html.toString("utf8");
+  assert.ok(html.includes('<th scope="col">answers</th>'));
+  // Every listed case's record carries an answer: each of the first 200 rows shows them.
+  const rows = (html.match(/<tr id="case-/g) || []).length;
+  assert.ok(rows >= regressed.length);
+  assert.equal((html.match(/<details><summary>old · new<\/summary>/g) || []).length, Math.min(200, rows));
+  assert.ok(!html.includes("<script>window.__pwned") && !html.includes("<iframe") && !html.includes("<img src=x"));
+  // (The words that changed are in <ins>/<del>: the text without them.)
+  const unmarked = html.replace(/<\/?(ins|del)>/g, "");
+  assert.ok(unmarked.includes("&lt;script&gt;window.__pwned = 1&lt;/script&gt;&lt;/pre&gt;"));
+  assert.ok(unmarked.includes("123456789012345678901234567890"), "the wide id keeps its digits");
+  assert.match(html, /… \(\d+ more characters\)/);
+
+  // The page's download is the same file.
+  const page = await openPage(env);
+  await dropFiles(page, ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl", "old_trajectories.jsonl", "new_trajectories.jsonl"].map((f) => path.join(dir, f)));
+  await decision(page);
+  const button = '[data-testid="export-html"]';
+  await page.locator(`${button}:not([disabled])`).waitFor();
+  const fromPage = await downloadBytes(page, button);
+  assert.ok(fromPage.equals(cli.html), "the page's download differs from the CLI's --html");
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+
+  // Opened under its CSP with every answer open: nothing ran, nothing loaded, the text is there.
+  const opened = await openFile(cli.htmlPath);
+  await opened.evaluate(() => document.querySelectorAll("#cases details").forEach((d) => (d.open = true)));
+  assert.equal(await opened.evaluate(() => window.__pwned), undefined);
+  const texts = await opened.locator("#cases details pre").allTextContents();
+  assert.ok(texts.some((t) => t.includes("<script>window.__pwned = 1</script></pre></td></tr>")));
+  const tags = await opened.evaluate(() => [...new Set([...document.querySelectorAll("#cases details *")].map((e) => e.tagName.toLowerCase()))].sort());
+  assert.deepEqual(tags.filter((t) => !["summary", "p", "div", "strong", "pre", "del", "ins", "span"].includes(t)), []);
+  assert.equal(await opened.evaluate(() => getComputedStyle(document.body).display), "block");
+  assert.deepEqual(opened.errors, []);
+  assert.deepEqual(opened.requests.filter((u) => !u.startsWith("file:") && !u.startsWith("data:")), []);
+  await opened.context().close();
 });

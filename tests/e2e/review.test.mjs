@@ -140,7 +140,7 @@ test("the reviewer's path by the keyboard: walk, mark, reload, export, sign with
   await page.keyboard.press("Enter");
   const md = await page.locator('[data-testid="markdown"]').inputValue();
   assert.match(md, new RegExp(`\\*\\*Review marks\\.\\*\\* ${regressed} case\\(s\\) marked`));
-  assert.ok(md.includes("\\<b\\>a regression we accept\\</b\\>"), md);
+  assert.ok(md.includes("`<b>a regression we accept</b> \u202e`"), md);
 
   // Sign with the review: a new key pair, the decision and the review file downloaded.
   await page.focus('[data-testid="generate-key"]');

@@ -420,7 +420,11 @@ fn a_review_lists_its_marked_cases_in_the_summary_and_the_html_report_and_leaves
         )
     };
     let text = [
-        line(improved, "label_wrong", "the expected | verdict </td> is <b>wrong</b>"),
+        line(
+            improved,
+            "label_wrong",
+            "the expected | verdict </td> is <b>wrong</b> https://evil.example www.x.com a@b.co @org/team",
+        ),
         line(regressed, "accepted", "<script>alert(1)</script> \u{202e}ok"),
         "{\"pipeline_id\": \"not-in-this-report\", \"mark\": \"needs_fix\"}\n".to_owned(),
     ]
@@ -454,39 +458,40 @@ fn a_review_lists_its_marked_cases_in_the_summary_and_the_html_report_and_leaves
     );
     assert!(summary.contains(" 1 mark(s) name cases this report does not hold."));
     assert!(summary.contains(&sha));
-    // The regressed case first; the notes escaped, one cell each.
+    // The regressed case first; each id and note a code span, one cell each (a `|` escaped).
     let rows: Vec<&str> = summary.lines().filter(|l| l.starts_with("| `")).collect();
     assert_eq!(rows.len(), 2, "{summary}");
     assert!(
-        rows[0].contains("| regressed | accepted | \\<script\\>alert(1)\\</script\\>"),
+        rows[0].ends_with("| regressed | accepted | `<script>alert(1)</script> \u{202e}ok` |"),
         "{}",
         rows[0]
     );
     assert!(
-        rows[1].contains("| improved | label wrong | the expected \\| verdict \\</td\\> is \\<b\\>wrong\\</b\\> |"),
+        rows[1].ends_with("| improved | label wrong | `the expected \\| verdict </td> is <b>wrong</b> https://evil.example www.x.com a@b.co @org/team` |"),
         "{}",
         rows[1]
     );
-    // Read by a CommonMark parser: no tag but the summary's own (and the ids' code spans), and
-    // each note reads back as written, in its own cell.
+    // Read by a CommonMark parser with tables: no tag, link or image but the summary's own, the
+    // ids and notes read back as written (code, never markup), each row four cells.
     let read = check("markdown", &md);
     let mut own = check("markdown", &plain_md)["html"].as_array().unwrap().clone();
-    for i in [regressed, improved] {
+    for (i, note) in [
+        (regressed, "<script>alert(1)</script> \u{202e}ok"),
+        (
+            improved,
+            "the expected | verdict </td> is <b>wrong</b> https://evil.example www.x.com a@b.co @org/team",
+        ),
+    ] {
         own.push(format!("code_inline:{}", cases[i]["pipeline_id"].as_str().unwrap()).into());
+        own.push(format!("code_inline:{note}").into());
     }
     assert_eq!(read["html"], Value::Array(own));
     assert_eq!(
         read["tables"]["pipeline"],
-        serde_json::json!([
-            ["", "regressed", "accepted", "<script>alert(1)</script> \u{202e}ok"],
-            [
-                "",
-                "improved",
-                "label wrong",
-                "the expected | verdict </td> is <b>wrong</b>"
-            ]
-        ])
+        serde_json::json!([["", "regressed", "accepted", ""], ["", "improved", "label wrong", ""]])
     );
+    // A URL, a `www.` name, an e-mail address and an @mention in a note stay code: no link.
+    assert!(!summary.contains("](") && !summary.contains("<a "));
 
     let page = std::fs::read_to_string(&html).unwrap();
     let section = &page[page
@@ -527,4 +532,9 @@ fn a_review_lists_its_marked_cases_in_the_summary_and_the_html_report_and_leaves
         "{stderr3}"
     );
     assert!(!out_md.exists());
+    // Without a summary or an HTML report to list them in, --review is refused.
+    let (code4, json4, stderr4) = evaluate(&dir, None, &["--review", review.to_str().unwrap()]);
+    assert_ne!(code4, code);
+    assert!(json4.is_empty());
+    assert!(stderr4.contains("--review lists the marked cases"), "{stderr4}");
 }

@@ -27,6 +27,21 @@ const MARK_FILTERS = [
     return c.status === "regressed" && !this.review.of(i);
   }],
 ];
+/** Filters over the change in latency and tokens (shown when the records carry them). */
+const COST_FILTERS = [
+  ["slower", "Slower", "latency_ms", 1],
+  ["faster", "Faster", "latency_ms", -1],
+  ["more-tokens", "More tokens", "tokens", 1],
+  ["fewer-tokens", "Fewer tokens", "tokens", -1],
+].map(([name, label, key, sign]) => [
+  name,
+  label,
+  function (c, i) {
+    const d = this.costChange(i, key);
+    return d !== null && Math.sign(d) === sign;
+  },
+  key,
+]);
 /** Rows per page. */
 export const PAGE = 200;
 /** Cases whose searched text is prepared per slice of the background work (about 5 ms). */
@@ -46,6 +61,7 @@ const COLUMNS = [
   ["new", (c) => verdictKey(c.new_verdict, c.new_missing, c.new_errored)],
   ["status", (c) => `${rank(c)}${c.status}`],
 ];
+const signedNumber = (x, digits) => `${x > 0 ? "+" : x < 0 ? "−" : "±"}${Math.abs(x).toFixed(digits)}`;
 /** Ids sort as numbers when both are, numbers first; the rest as text. */
 const compare = (a, b) => {
   const na = typeof a === "number";
@@ -83,9 +99,12 @@ export class CaseTable extends HTMLElement {
    * null when neither record carries one. `review` (a ReviewMarks), when given, holds the
    * reviewer's marks on these outcomes (by their place in the report).
    */
-  show(outcomes, cases, { answers, review } = {}) {
+  show(outcomes, cases, { answers, review, costs } = {}) {
     this.answers = answers || null;
-    if (this.review && this.onMarks) this.review.removeEventListener("change", this.onMarks);
+    /** The answers read lately, by test index: a re-render of an open case reads nothing again. */
+    this.answerCache = new Map();
+    this.costs = costs || null;
+    if (this.listening) this.listening.abort();
     this.review = review || null;
     const tcs = cases || [];
     // Regressed, then improved, then the rest: three buckets, each in the report's order.
@@ -119,8 +138,17 @@ export class CaseTable extends HTMLElement {
       h("button", { type: "button", class: "dg-chip", "data-filter": name, "aria-pressed": String(name === "all"), onclick: () => this.setFilter(name) }, n === null ? label : `${label} (${n})`);
     const filterButtons = FILTERS.map(([name, label], f) => chip(name, label, counts[f]));
     this.markChips = this.review ? MARK_FILTERS.map(([name, label]) => chip(name, label, null)) : [];
+    // Latency and tokens, when some record of either model carries them.
+    const has = (key) => ["old", "new"].some((side) => this.costs && this.costs[side] && this.costs[side][key].some((x) => !Number.isNaN(x)));
+    this.costKeys = ["latency_ms", "tokens"].filter(has);
+    this.costFilters = COST_FILTERS.filter(([, , , key]) => this.costKeys.includes(key));
+    const costChips = this.costFilters.map(([name, label, pred]) => {
+      let n = 0;
+      for (let i = 0; i < outcomes.length; i++) if (pred.call(this, outcomes[i], i)) n++;
+      return chip(name, label, n);
+    });
     this.templateChip = h("button", { type: "button", class: "dg-chip", "data-testid": "template-filter", "aria-pressed": "true", hidden: true, title: "Show every template's cases", onclick: () => this.setTemplate(null) });
-    this.filterBar = h("div", { class: "dg-filters", role: "group", "aria-label": "Filter cases" }, filterButtons, this.markChips, this.templateChip);
+    this.filterBar = h("div", { class: "dg-filters", role: "group", "aria-label": "Filter cases" }, filterButtons, this.markChips, costChips, this.templateChip);
     this.search = h("input", { type: "search", placeholder: "Search id, template, verdict, input… ( / )", "aria-label": "Search cases", "data-testid": "case-search" });
     this.search.addEventListener("input", () => {
       this.query = this.search.value.trim().toLowerCase();
@@ -135,10 +163,13 @@ export class CaseTable extends HTMLElement {
       }
     });
     this.body = h("tbody");
-    const columns = this.review ? [...COLUMNS, ["review", (c, i) => (this.review.of(i) ? this.review.of(i).mark : "\uffff")]] : COLUMNS;
+    const columns = [...COLUMNS];
+    if (this.costKeys.includes("latency_ms")) columns.push(["latency", (c, i) => this.costChange(i, "latency_ms"), "Δ latency (ms)"]);
+    if (this.costKeys.includes("tokens")) columns.push(["tokens", (c, i) => this.costChange(i, "tokens"), "Δ tokens"]);
+    if (this.review) columns.push(["review", (c, i) => (this.review.of(i) ? this.review.of(i).mark : null)]);
     this.columns = columns;
-    this.heads = columns.map(([name], col) =>
-      h("th", { scope: "col", "aria-sort": "none" }, h("button", { type: "button", class: "dg-sort", "data-testid": `sort-${name}`, title: `Sort by ${name}`, onclick: () => this.sortBy(col) }, name)),
+    this.heads = columns.map(([name, , label], col) =>
+      h("th", { scope: "col", "aria-sort": "none" }, h("button", { type: "button", class: "dg-sort", "data-testid": `sort-${name}`, title: `Sort by ${label || name}`, onclick: () => this.sortBy(col) }, label || name)),
     );
     this.table = h("table", { class: "dg-table dg-cases", "aria-label": "Cases" }, h("thead", {}, h("tr", { "aria-rowindex": "1" }, this.heads)), this.body);
     this.count = h("span", { class: "dg-muted", "data-testid": "case-count", "aria-live": "polite" });
@@ -170,12 +201,18 @@ export class CaseTable extends HTMLElement {
     const hint = h("p", { class: "dg-muted dg-keys-hint" }, "Keys: j/k next and previous case, Enter open, ", this.review ? "1/2/3 mark, n note, " : "", "/ search, ? all keys.");
     this.replaceChildren(h("div", { class: "dg-table-tools" }, this.filterBar, this.search), hint, this.keysHelp, this.table, h("div", { class: "dg-table-foot" }, this.count, this.pager));
     if (this.review) {
-      this.onMarks = (e) => this.marksChanged(e.detail.index);
-      this.review.addEventListener("change", this.onMarks);
+      // Until the table leaves the page (or shows other cases): a table no longer shown keeps
+      // no listener, and so is not kept alive by the marks.
+      this.listening = new AbortController();
+      this.review.addEventListener("change", (e) => this.marksChanged(e.detail.index, e.detail.noteOnly), { signal: this.listening.signal });
       this.countMarks();
     }
     this.render();
     this.prepareInBackground();
+  }
+
+  disconnectedCallback() {
+    if (this.listening) this.listening.abort();
   }
 
   /** The test-set index of outcome `i`'s test case (-1: none). */
@@ -220,8 +257,27 @@ export class CaseTable extends HTMLElement {
     idle(step);
   }
 
+  /** Every filter this table offers. */
+  filters() {
+    return [...FILTERS, ...(this.review ? MARK_FILTERS : []), ...this.costFilters];
+  }
+
+  /** Outcome `i`'s `key` (`latency_ms`, `tokens`) for `side`, or null when its records say nothing. */
+  cost(i, side, key) {
+    const column = this.costs && this.costs[side] ? this.costs[side][key] : null;
+    const k = column ? this.testIndex(i) : -1;
+    return k < 0 || Number.isNaN(column[k]) ? null : column[k];
+  }
+
+  /** New minus old for outcome `i`'s `key`, or null unless both models' records say. */
+  costChange(i, key) {
+    const old = this.cost(i, "old", key);
+    const neu = this.cost(i, "new", key);
+    return old === null || neu === null ? null : neu - old;
+  }
+
   setFilter(name) {
-    if (![...FILTERS, ...(this.review ? MARK_FILTERS : [])].some(([n]) => n === name)) return;
+    if (!this.filters().some(([n]) => n === name)) return;
     this.filter = name;
     for (const b of this.filterBar.querySelectorAll("[data-filter]")) b.setAttribute("aria-pressed", String(b.dataset.filter === name));
     this.refilter();
@@ -250,10 +306,15 @@ export class CaseTable extends HTMLElement {
       const get = this.columns[this.sort.col][1];
       const keys = this.outcomes.map((c, i) => get(c, i));
       const sign = this.sort.dir === "descending" ? -1 : 1;
-      // Stable: equal keys keep the table's own order.
+      // Stable: equal keys keep the table's own order; a case without a key comes last either way.
       const place = new Int32Array(this.outcomes.length);
       this.ranked.forEach((i, k) => (place[i] = k));
-      this.order = [...this.ranked].sort((a, b) => sign * compare(keys[a], keys[b]) || place[a] - place[b]);
+      const missing = (x) => x === null || x === undefined || Number.isNaN(x);
+      this.order = [...this.ranked].sort((a, b) => {
+        const [x, y] = [keys[a], keys[b]];
+        if (missing(x) || missing(y)) return missing(x) === missing(y) ? place[a] - place[b] : missing(x) ? 1 : -1;
+        return sign * compare(x, y) || place[a] - place[b];
+      });
     }
     this.shown = null;
     this.refilter();
@@ -261,7 +322,7 @@ export class CaseTable extends HTMLElement {
 
   /** Recomputes the shown cases (a pass over the ordered indices) and shows the first page. */
   refilter({ keepPage = false } = {}) {
-    const named = [...FILTERS, ...(this.review ? MARK_FILTERS : [])].find(([n]) => n === this.filter) || FILTERS[0];
+    const named = this.filters().find(([n]) => n === this.filter) || FILTERS[0];
     const pred = named[2];
     const q = this.query;
     const outcomes = this.outcomes;
@@ -325,10 +386,12 @@ export class CaseTable extends HTMLElement {
       const name = b.dataset.page;
       b.disabled = name === "first" || name === "prev" ? this.page === 0 : this.page === pages - 1;
     }
-    // The open case stays open while it is on the page shown.
+    // The open case stays open while it is on the page shown; one no longer shown (searched,
+    // filtered or paged away) is no longer the open case, so the keys act on what is seen.
     if (this.current !== null) {
       const tr = this.rowOf(this.current);
       if (tr) this.open(tr, this.current);
+      else this.current = null;
     }
     this.viewChanged();
   }
@@ -354,6 +417,8 @@ export class CaseTable extends HTMLElement {
       verdict(c.old_verdict, c.old_pass, c.old_missing, c.old_errored, c.old_error, c.old_runs, c.old_passes),
       verdict(c.new_verdict, c.new_pass, c.new_missing, c.new_errored, c.new_error, c.new_runs, c.new_passes),
       h("td", { class: "dg-status" }, c.status.replace("_", " ")),
+      this.costKeys.includes("latency_ms") ? this.changeCell(i, "latency_ms", 1) : null,
+      this.costKeys.includes("tokens") ? this.changeCell(i, "tokens", 0) : null,
       this.review ? h("td", { "data-testid": "case-mark" }, this.markCell(i)) : null,
     );
     tr.addEventListener("click", (e) => {
@@ -375,6 +440,26 @@ export class CaseTable extends HTMLElement {
       }
     });
     return tr;
+  }
+
+  /** The change in `key` for outcome `i` (new − old), worse in the bad colour. */
+  changeCell(i, key, digits) {
+    const d = this.costChange(i, key);
+    return h("td", { class: `dg-num ${d > 0 ? "dg-worse" : d < 0 ? "dg-better" : ""}`, "data-testid": `case-${key}` }, d === null ? "—" : signedNumber(d, digits));
+  }
+
+  /** Outcome `i`'s latency and tokens, old beside new, for the drill-down (null: none). */
+  costLine(i) {
+    if (!this.costKeys.length) return null;
+    const part = (key, label, unit, digits) => {
+      if (!this.costKeys.includes(key)) return null;
+      const [o, n] = [this.cost(i, "old", key), this.cost(i, "new", key)];
+      const shown = (x) => (x === null ? "—" : `${x.toFixed(digits)}${unit}`);
+      const d = this.costChange(i, key);
+      return [h("strong", {}, `${label}: `), `old ${shown(o)} · new ${shown(n)}`, d === null ? "" : ` (${signedNumber(d, digits)}${unit})`];
+    };
+    const parts = [part("latency_ms", "Latency", " ms", 1), part("tokens", "Tokens", "", 0)].filter(Boolean);
+    return h("p", { "data-testid": "case-costs" }, parts.flatMap((p, k) => (k ? [" · ", ...p] : p)));
   }
 
   markCell(i) {
@@ -439,15 +524,20 @@ export class CaseTable extends HTMLElement {
     this.openCase(this.rows[next]);
   }
 
-  /** Handles a key pressed anywhere in the viewer but a field (true: it was the table's). */
-  handleKey(e) {
+  /** Handles a key pressed in the viewer but not in a field (true: it was the table's). `near`:
+   * the focus is on the page's body or in the results, where Enter and 1/2/3/n act on the open
+   * case (not on a button of another panel); the arrows act only with the focus in the table,
+   * so that they still scroll the page. */
+  handleKey(e, near) {
     if (!this.outcomes || e.ctrlKey || e.metaKey || e.altKey) return false;
     const k = e.key;
     if (k === "?") return this.toggleKeys(), true;
     if (k === "Escape" && !this.keysHelp.hidden) return this.toggleKeys(false), true;
-    if (k === "j" || k === "ArrowDown") return this.move(1), true;
-    if (k === "k" || k === "ArrowUp") return this.move(-1), true;
+    const arrow = (k === "ArrowDown" || k === "ArrowUp") && this.contains(e.target);
+    if (k === "j" || (arrow && k === "ArrowDown")) return this.move(1), true;
+    if (k === "k" || (arrow && k === "ArrowUp")) return this.move(-1), true;
     if (k === "/") return this.search.focus(), this.search.select(), true;
+    if (!near) return false;
     if (k === "Enter" && this.current !== null) {
       const tr = this.rowOf(this.current);
       if (tr) this.toggle(tr, this.current);
@@ -472,8 +562,8 @@ export class CaseTable extends HTMLElement {
   }
 
   /** Marks changed (on case `index`, or null: any): the counts, the cells, an open case's buttons. */
-  marksChanged(index) {
-    this.countMarks();
+  marksChanged(index, noteOnly = false) {
+    if (!noteOnly) this.countMarks();
     const cases = index === null ? [...this.body.querySelectorAll("tr[data-case]")].map((tr) => Number(tr.dataset.case)) : [index];
     for (const i of cases) {
       const tr = this.rowOf(i);
@@ -553,6 +643,7 @@ export class CaseTable extends HTMLElement {
         verdictLine("Expected verdict", c.expected, false, null),
         verdictLine("Old model", c.old_verdict, c.old_missing, c.old_error),
         verdictLine("New model", c.new_verdict, c.new_missing, c.new_error),
+        this.costLine(i),
         c.old_runs !== undefined ? h("p", {}, h("strong", {}, "Runs: "), `old ${c.old_passes} of ${c.old_runs} pass · new ${c.new_passes} of ${c.new_runs} pass (the verdicts above are each model's last)`) : null,
         tc ? h("p", {}, h("strong", {}, "Episode reward: "), text(tc.episode_reward), tc.input_hash !== undefined ? [" · ", h("strong", {}, "input hash: "), h("code", {}, longText(tc.input_hash))] : null) : null,
         this.answersSection(c, index),
@@ -606,7 +697,15 @@ export class CaseTable extends HTMLElement {
   answersSection(c, index) {
     if (!this.answers || index < 0) return null;
     const box = h("div", { class: "dg-answers", "data-testid": "case-answers", "aria-busy": "true" }, h("p", { class: "dg-muted" }, "Reading the answers from the verdict files…"));
-    this.answers(index).then(
+    let read = this.answerCache.get(index);
+    if (!read) {
+      read = this.answers(index);
+      this.answerCache.set(index, read);
+      // A few cases' answers (each can be megabytes); a failed read is tried again next time.
+      if (this.answerCache.size > 8) this.answerCache.delete(this.answerCache.keys().next().value);
+      read.catch(() => this.answerCache.delete(index));
+    }
+    read.then(
       (both) => {
         box.removeAttribute("aria-busy");
         box.replaceChildren(...(both ? sideBySide(c, both) : [h("p", { class: "dg-muted", "data-testid": "no-answers" }, "The verdict files carry no answer for this case (records without `output`).")]));

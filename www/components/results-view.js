@@ -227,7 +227,9 @@ export class ResultsView extends HTMLElement {
    * the banner) and `options.kind` what it is (`signed` by default when there is a source;
    * `file` for a reopened HTML report); `options.exports`: the export buttons offered (default:
    * all four); `options.answers(index)`: test case `index`'s two answers side by side (a live
-   * evaluation's, read from the verdict files). */
+   * evaluation's, read from the verdict files); `options.review`: the reviewer's marks (a
+   * ReviewMarks); `options.costs`: each test case's latency and tokens per model
+   * (`{old, new}`, each the core's CaseCosts or null). */
   show(report, cases, options = {}) {
     const d = report.decision;
     const outcome = outcomeOf(d);
@@ -340,7 +342,11 @@ export class ResultsView extends HTMLElement {
           report.templates.map((r) =>
             h(
               "tr",
-              { "data-testid": "template-row", tabindex: "0", class: "dg-clickable", title: "Show this template's cases", onclick: () => showTemplate(r.template_id), onkeydown: (e) => e.key === "Enter" && showTemplate(r.template_id) },
+              { "data-testid": "template-row", tabindex: "0", class: "dg-clickable", title: "Show this template's cases", onclick: () => showTemplate(r.template_id), onkeydown: (e) => {
+                if (e.key !== "Enter") return;
+                e.stopPropagation();
+                showTemplate(r.template_id);
+              } },
               h("td", {}, longText(r.template_id)),
               h("td", { class: "dg-num" }, String(r.n)),
               h("td", { class: "dg-num" }, percent(r.old_pass_rate)),
@@ -358,7 +364,7 @@ export class ResultsView extends HTMLElement {
     const review = options.review || null;
     const reviewTools = review ? this.reviewTools(review) : null;
     const casesPanel = h("section", { class: "dg-panel", id: "dg-cases" }, h("h3", {}, "Cases"), ev.over ? h("p", { class: "dg-muted", "data-testid": "over" }, `Listed ${ev.over}; the cases not run are not listed.`) : null, reviewTools, table);
-    table.show(report.cases, cases, { answers: options.answers, review });
+    table.show(report.cases, cases, { answers: options.answers, review, costs: options.costs });
 
     const a = report.audit;
     const quality = h(
@@ -396,12 +402,14 @@ export class ResultsView extends HTMLElement {
       const n = review.size;
       exportButton.disabled = !review.ready || n === 0;
       importButton.disabled = !review.ready;
-      status.textContent = !review.ready ? "Review marks: waiting for the files' sha256 (marks are kept per report). " : `Review marks: ${n} case(s) marked, kept in this browser for this report. `;
+      status.textContent = !review.ready
+        ? "Review marks: waiting for the files' sha256 (marks are kept per report). "
+        : `Review marks: ${n} case(s) marked, ${review.saveError ? `not kept: ${review.saveError}` : "kept in this browser for this report"}. `;
     };
     // One listener at a time: the last report shown's.
     if (this.reviewListener) this.reviewListener.abort();
     this.reviewListener = new AbortController();
-    review.addEventListener("change", update, { signal: this.reviewListener.signal });
+    review.addEventListener("change", (e) => e.detail.noteOnly || update(), { signal: this.reviewListener.signal });
     update();
     return h("div", { class: "dg-review-tools", "data-testid": "review-tools" }, status, exportButton, " ", importButton, input, " ", this.reviewMessage);
   }
@@ -423,6 +431,8 @@ export class ResultsView extends HTMLElement {
   }
 
   clear() {
+    if (this.reviewListener) this.reviewListener.abort();
+    this.caseTable = null;
     this.replaceChildren();
   }
 }

@@ -65,7 +65,7 @@ export class SignPanel extends HTMLElement {
       this.reviewChoice.hidden = n === 0;
       this.reviewLabel.textContent = ` Sign with the review (${n} case(s) marked): the statement pins the review file, downloaded beside the decision as review.jsonl`;
     };
-    review.addEventListener("change", update, { signal: this.reviewListener.signal });
+    review.addEventListener("change", (e) => e.detail.noteOnly || update(), { signal: this.reviewListener.signal });
     update();
   }
 
