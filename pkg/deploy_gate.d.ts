@@ -423,6 +423,14 @@ export interface CaseCosts { latency_ms: Float64Array; tokens: Float64Array; }
 /** A listed case's answers for the HTML report (`reportHtml`): each the JSON text `readOutput` gives, and whether the
  * record says it was cut to its bound. */
 export interface HtmlCaseAnswers { case: number; old?: string; old_truncated?: boolean; new?: string; new_truncated?: boolean; }
+/** A test case's trajectory result for one model (`GateSession.caseTrajectory`): its composite and the metrics it
+ * was made from (absent ones 0, as the composite reads them). */
+export interface CaseTrajectoryResult {
+    trajectory_id: string | null; composite: number;
+    metrics: { overall_judge_score: number; tac_score: number; scsr_score: number; iasa_score: number; egs_score: number; arr_score: number; lcf_score: number };
+}
+/** A test case's trajectory results, old beside new (null: that file has none for the case). */
+export interface CaseTrajectory { old: CaseTrajectoryResult | null; new: CaseTrajectoryResult | null; }
 /** A review mark (`deploy-gate/review/v1`). */
 export type ReviewMarkName = "accepted" | "label_wrong" | "needs_fix";
 /** A mark on a case of a report, the case named by its place in the report's `cases` (so that an integer id keeps
@@ -574,6 +582,12 @@ export class GateSession {
      * field.
      */
     caseCosts(role: string): CaseCosts | undefined;
+    /**
+     * Test case `index`'s trajectory results, old beside new: each the last result of its
+     * trajectory file that names the case's `pipeline_id`, with its composite and metrics;
+     * undefined when neither file has one.
+     */
+    caseTrajectory(index: number): CaseTrajectory | undefined;
     /**
      * Ends range `i` once all its bytes were fed.
      */
@@ -999,6 +1013,7 @@ export interface InitOutput {
     readonly gatesession_buildTestSet: (a: number, b: number, c: number) => [number, number, number];
     readonly gatesession_carriesOutputs: (a: number, b: number, c: number) => [number, number, number];
     readonly gatesession_caseCosts: (a: number, b: number, c: number) => [number, number, number];
+    readonly gatesession_caseTrajectory: (a: number, b: number) => [number, number, number];
     readonly gatesession_endRange: (a: number, b: number) => [number, number];
     readonly gatesession_endStream: (a: number, b: number) => [number, number];
     readonly gatesession_evaluate: (a: number) => [number, number, number];

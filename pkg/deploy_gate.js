@@ -361,6 +361,20 @@ export class GateSession {
         return takeFromExternrefTable0(ret[0]);
     }
     /**
+     * Test case `index`'s trajectory results, old beside new: each the last result of its
+     * trajectory file that names the case's `pipeline_id`, with its composite and metrics;
+     * undefined when neither file has one.
+     * @param {number} index
+     * @returns {CaseTrajectory | undefined}
+     */
+    caseTrajectory(index) {
+        const ret = wasm.gatesession_caseTrajectory(this.__wbg_ptr, index);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+    /**
      * Ends range `i` once all its bytes were fed.
      * @param {number} i
      */

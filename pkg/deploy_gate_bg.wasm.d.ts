@@ -37,6 +37,7 @@ export const gatesession_beginSegmentedAudit: (a: number) => void;
 export const gatesession_buildTestSet: (a: number, b: number, c: number) => [number, number, number];
 export const gatesession_carriesOutputs: (a: number, b: number, c: number) => [number, number, number];
 export const gatesession_caseCosts: (a: number, b: number, c: number) => [number, number, number];
+export const gatesession_caseTrajectory: (a: number, b: number) => [number, number, number];
 export const gatesession_endRange: (a: number, b: number) => [number, number];
 export const gatesession_endStream: (a: number, b: number) => [number, number];
 export const gatesession_evaluate: (a: number) => [number, number, number];

@@ -574,6 +574,18 @@ impl Session {
             .output_for(&case.pipeline_id, test_set.has_twin(index))
     }
 
+    /// `side`'s trajectory result for test case `index`: the last result of its trajectory file
+    /// that names the case's `pipeline_id` (the same text and type), if any.
+    pub fn case_trajectory(&self, side: Side, index: usize) -> Option<&crate::trajectory::Scored> {
+        let case = self.test_set()?.cases.get(index)?;
+        let id = &case.pipeline_id;
+        self.trajectories[slot(side)].as_ref()?.results.iter().rev().find(|r| {
+            r.pipeline_id
+                .as_ref()
+                .is_some_and(|(text, numeric)| *numeric == id.numeric && **text == *id.text)
+        })
+    }
+
     /// `side`'s latency and tokens per test case (in the test set's order, over the records each
     /// case counts); `None` when its verdict file carries no cost field.
     pub fn case_costs(&self, side: Side) -> Option<Vec<crate::cost::CaseCost>> {

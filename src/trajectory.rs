@@ -60,6 +60,13 @@ pub struct Scored {
     pub trajectory_id: Option<String>,
     /// Its composite score.
     pub composite: f64,
+    /// `pipeline_id`, when given: the test case the result is for (its text, and whether it
+    /// was a JSON integer). Not in any report: the page shows the result with its case.
+    #[serde(skip)]
+    pub pipeline_id: Option<(String, bool)>,
+    /// The metrics the composite was made from.
+    #[serde(skip)]
+    pub metrics: Metrics,
 }
 
 /// A parsed trajectory file.
@@ -158,8 +165,18 @@ fn read_result(text: &str) -> Result<Option<Scored>, ResultError> {
     let mut m = Metrics::default();
     let mut has_judge = false;
     let mut trajectory_id = None;
+    let mut pipeline_id = None;
     let mut problem = None;
     parse_object_line(text.as_bytes(), |key, v| {
+        if key == "pipeline_id" {
+            pipeline_id = match v.scalar()? {
+                Scalar::Str(s) if !s.is_empty() => Some((s.into_owned(), false)),
+                Scalar::Int(i) => Some((i.to_string(), true)),
+                Scalar::BigInt(digits) => Some((digits.into_owned(), true)),
+                _ => None,
+            };
+            return Ok(());
+        }
         if key == ID_FIELD {
             trajectory_id = match v.scalar()? {
                 Scalar::Str(s) => Some(s.into_owned()),
@@ -213,6 +230,8 @@ fn read_result(text: &str) -> Result<Option<Scored>, ResultError> {
     Ok(has_judge.then(|| Scored {
         trajectory_id,
         composite: composite(&m),
+        pipeline_id,
+        metrics: m,
     }))
 }
 
@@ -332,5 +351,43 @@ mod tests {
         )
         .unwrap();
         assert_eq!(a.results[0].composite, 0.0);
+    }
+
+    #[test]
+    fn a_result_may_name_its_case_and_counts_as_before() {
+        let with = concat!(
+            "{\"pipeline_id\": \"p-1\", \"overall_judge_score\": 0.5, \"tac_score\": 1}\n",
+            "{\"pipeline_id\": 123456789012345678901234567890, \"overall_judge_score\": 0.7}\n",
+            "{\"pipeline_id\": 7, \"overall_judge_score\": 0.9, \"lcf_score\": 2}\n",
+            "{\"pipeline_id\": \"\", \"overall_judge_score\": 0.1}\n",
+        );
+        let without = concat!(
+            "{\"overall_judge_score\": 0.5, \"tac_score\": 1}\n",
+            "{\"overall_judge_score\": 0.7}\n",
+            "{\"overall_judge_score\": 0.9, \"lcf_score\": 2}\n",
+            "{\"overall_judge_score\": 0.1}\n",
+        );
+        let a = parse_trajectories(Role::NewTrajectories, "a", with.as_bytes()).unwrap();
+        let b = parse_trajectories(Role::NewTrajectories, "b", without.as_bytes()).unwrap();
+        let ids: Vec<_> = a.results.iter().map(|r| r.pipeline_id.clone()).collect();
+        assert_eq!(
+            ids,
+            [
+                Some(("p-1".to_owned(), false)),
+                Some(("123456789012345678901234567890".to_owned(), true)),
+                Some(("7".to_owned(), true)),
+                None
+            ]
+        );
+        assert_eq!(a.results[0].metrics.tac, 1.0);
+        assert_eq!(a.results[2].metrics.lcf, 2.0);
+        // The scores, and what a report writes of them, are those of the file without the ids.
+        let composites = |t: &Trajectories| t.results.iter().map(|r| r.composite).collect::<Vec<_>>();
+        assert_eq!(composites(&a), composites(&b));
+        assert_eq!(a.mean(), b.mean());
+        assert_eq!(
+            serde_json::to_string(&a.results).unwrap(),
+            serde_json::to_string(&b.results).unwrap()
+        );
     }
 }

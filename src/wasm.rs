@@ -287,6 +287,14 @@ export interface CaseCosts { latency_ms: Float64Array; tokens: Float64Array; }
 /** A listed case's answers for the HTML report (`reportHtml`): each the JSON text `readOutput` gives, and whether the
  * record says it was cut to its bound. */
 export interface HtmlCaseAnswers { case: number; old?: string; old_truncated?: boolean; new?: string; new_truncated?: boolean; }
+/** A test case's trajectory result for one model (`GateSession.caseTrajectory`): its composite and the metrics it
+ * was made from (absent ones 0, as the composite reads them). */
+export interface CaseTrajectoryResult {
+  trajectory_id: string | null; composite: number;
+  metrics: { overall_judge_score: number; tac_score: number; scsr_score: number; iasa_score: number; egs_score: number; arr_score: number; lcf_score: number };
+}
+/** A test case's trajectory results, old beside new (null: that file has none for the case). */
+export interface CaseTrajectory { old: CaseTrajectoryResult | null; new: CaseTrajectoryResult | null; }
 /** A review mark (`deploy-gate/review/v1`). */
 export type ReviewMarkName = "accepted" | "label_wrong" | "needs_fix";
 /** A mark on a case of a report, the case named by its place in the report's `cases` (so that an integer id keeps
@@ -654,6 +662,27 @@ impl GateSession {
             value["tab"] = tab.into();
         }
         to_js(&value)
+    }
+
+    /// Test case `index`'s trajectory results, old beside new: each the last result of its
+    /// trajectory file that names the case's `pipeline_id`, with its composite and metrics;
+    /// undefined when neither file has one.
+    #[wasm_bindgen(js_name = caseTrajectory, unchecked_return_type = "CaseTrajectory | undefined")]
+    pub fn case_trajectory(&self, index: usize) -> Result<JsValue, JsError> {
+        let one = |side| {
+            self.inner.case_trajectory(side, index).map(|r| {
+                let m = &r.metrics;
+                serde_json::json!({
+                    "trajectory_id": r.trajectory_id, "composite": r.composite,
+                    "metrics": {"overall_judge_score": m.judge, "tac_score": m.tac, "scsr_score": m.scsr,
+                        "iasa_score": m.iasa, "egs_score": m.egs, "arr_score": m.arr, "lcf_score": m.lcf},
+                })
+            })
+        };
+        match (one(Side::Old), one(Side::New)) {
+            (None, None) => Ok(JsValue::UNDEFINED),
+            (old, new) => to_js(&serde_json::json!({"old": old, "new": new})),
+        }
     }
 
     /// True when some record of `role`'s (`old`/`new`) verdict file that a test case may take

@@ -389,7 +389,8 @@ export class DeployGateViewer extends HTMLElement {
     // A case's answers are read from the verdict files when its row opens (the worker keeps
     // their offsets, never the answers).
     const answers = (index) => this.client.call("answers", { evaluation: result.evaluation, index });
-    this.results.show(report, testCases, { answers, review: this.review, costs: result.costs });
+    const trajectory = (index) => this.client.call("trajectory", { evaluation: result.evaluation, index });
+    this.results.show(report, testCases, { answers, trajectory, review: this.review, costs: result.costs });
     this.signPanel.setReview(this.review);
     this.signPanel.hidden = false;
     this.showDigestState();

@@ -612,6 +612,12 @@ const handlers = {
     if (old[0] === undefined && neu[0] === undefined) return null;
     return sideBySide(old[0], old[1], neu[0], neu[1]);
   },
+  /** Test case `index`'s trajectory results, old beside new (the results that name its
+   * pipeline_id), or null. `wanted`: the evaluation whose cases the page shows. */
+  async trajectory({ evaluation: wanted, index }) {
+    if (wanted !== casesShown) throw new Error("the files changed: the case's trajectories are no longer those shown");
+    return session.caseTrajectory(index) ?? null;
+  },
   /** The report JSON, as the CLI writes it. */
   /** The timeline recorded since the last `audit` with `timings` (null when off). */
   async timings() {

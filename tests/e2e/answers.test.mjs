@@ -194,3 +194,36 @@ test("answers in a CSV verdict file's output column", async () => {
   assert.doesNotMatch(await marked("del"), /Verdict/);
   assert.deepEqual(page.errors, []);
 });
+
+test("trajectory results that name their case's pipeline_id are shown with it, old beside new", async () => {
+  const dir = path.join(ARTIFACTS, "case-trajectories");
+  fs.mkdirSync(dir, { recursive: true });
+  const examples = path.join(ROOT, "www/examples");
+  for (const f of ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl"]) fs.copyFileSync(path.join(examples, f), path.join(dir, f));
+  const ids = fs.readFileSync(path.join(examples, "old_verdicts.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l).pipeline_id);
+  // Each result names a case; the first case has two new results (the last one counts); one
+  // result names no case and one a case that is not in the test set.
+  const result = (k, judge, extra = {}) => ({ trajectory_id: `t${k}`, overall_judge_score: judge, tac_score: 0.5, scsr_score: 0.25, iasa_score: 1, egs_score: 0.75, arr_score: 0.1, lcf_score: 0, ...extra });
+  const old = ids.map((id, k) => ({ ...result(k, 0.6), pipeline_id: id }));
+  const nw = [{ ...result(900, 0.1), pipeline_id: ids[0] }, ...ids.map((id, k) => ({ ...result(k, 0.9, { lcf_score: 2 }), pipeline_id: id })), result(901, 0.5), { ...result(902, 0.5), pipeline_id: "not-a-case" }];
+  fs.writeFileSync(path.join(dir, "old_trajectories.jsonl"), old.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  fs.writeFileSync(path.join(dir, "new_trajectories.jsonl"), nw.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  const page = await openPage(env);
+  await page.setInputFiles('[data-testid="file-input"]', ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl", "old_trajectories.jsonl", "new_trajectories.jsonl"].map((f) => path.join(dir, f)));
+  await decision(page);
+  const row = page.locator(`[data-testid="case-row"][data-id='${JSON.stringify(ids[0])}']`);
+  await row.click();
+  const box = page.locator('[data-testid="case-trajectory"]');
+  await box.locator("table").waitFor();
+  const rows = await box.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+  // The composite as the reference computes it: (judge + tac + scsr + iasa + egs)/5 − 0.2·arr − 0.1·lcf (lcf > 0).
+  const composite = (judge, lcf) => Math.max(0, Math.min(1, (judge + 0.5 + 0.25 + 1 + 0.75) / 5 - 0.2 * 0.1 - (lcf > 0 ? 0.1 * lcf : 0)));
+  assert.deepEqual(rows[0], ["trajectory", "t0", "t0"], "the last new result of the case counts");
+  assert.equal(rows[1][0].startsWith("composite ("), true);
+  assert.ok(Math.abs(Number(rows[1][1]) - composite(0.6, 0)) < 1e-12, rows[1][1]);
+  assert.ok(Math.abs(Number(rows[1][2]) - composite(0.9, 2)) < 1e-12, rows[1][2]);
+  assert.deepEqual(rows[2], ["overall_judge_score", "0.6", "0.9"]);
+  assert.deepEqual(rows.at(-1), ["lcf_score", "0", "2"]);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

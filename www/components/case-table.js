@@ -99,8 +99,9 @@ export class CaseTable extends HTMLElement {
    * null when neither record carries one. `review` (a ReviewMarks), when given, holds the
    * reviewer's marks on these outcomes (by their place in the report).
    */
-  show(outcomes, cases, { answers, review, costs } = {}) {
+  show(outcomes, cases, { answers, trajectory, review, costs } = {}) {
     this.answers = answers || null;
+    this.trajectory = trajectory || null;
     /** The answers read lately, by test index: a re-render of an open case reads nothing again. */
     this.answerCache = new Map();
     this.costs = costs || null;
@@ -647,6 +648,7 @@ export class CaseTable extends HTMLElement {
         c.old_runs !== undefined ? h("p", {}, h("strong", {}, "Runs: "), `old ${c.old_passes} of ${c.old_runs} pass · new ${c.new_passes} of ${c.new_runs} pass (the verdicts above are each model's last)`) : null,
         tc ? h("p", {}, h("strong", {}, "Episode reward: "), text(tc.episode_reward), tc.input_hash !== undefined ? [" · ", h("strong", {}, "input hash: "), h("code", {}, longText(tc.input_hash))] : null) : null,
         this.answersSection(c, index),
+        this.trajectorySection(index),
         h("h4", {}, "Input"),
         h("pre", { class: "dg-pre", "data-testid": "case-input" }, tc ? longText(pretty(tc.input_text)) : "(not available)"),
         h("h4", {}, `Expected stage outputs (${outputs.length})`),
@@ -691,6 +693,38 @@ export class CaseTable extends HTMLElement {
     });
     const why = !ready ? h("span", { class: "dg-muted" }, " Marks wait for the files' sha256 (they are kept per report).") : this.review.saveError ? h("span", { class: "dg-error", role: "alert" }, ` ${this.review.saveError}`) : null;
     return h("div", { class: "dg-review", "data-testid": "case-review", role: "group", "aria-label": "Review mark" }, h("strong", {}, "Review: "), buttons, why, note);
+  }
+
+  /** The case's trajectory results (those that name its pipeline_id), old beside new: the
+   * composite and each metric it is made from. Nothing when neither file has one. */
+  trajectorySection(index) {
+    if (!this.trajectory || index < 0) return null;
+    const box = h("div", { "data-testid": "case-trajectory" });
+    this.trajectory(index).then(
+      (t) => {
+        if (!t) return box.remove();
+        const metrics = ["overall_judge_score", "tac_score", "scsr_score", "iasa_score", "egs_score", "arr_score", "lcf_score"];
+        const cell = (r, get) => h("td", { class: "dg-num" }, r ? String(get(r)) : "—");
+        const d = t.old && t.new ? t.new.composite - t.old.composite : null;
+        box.replaceChildren(
+          h("h4", {}, "Trajectory"),
+          h(
+            "table",
+            { class: "dg-table dg-trajectory" },
+            h("thead", {}, h("tr", {}, h("td", {}), h("th", { scope: "col", class: "dg-num" }, "old"), h("th", { scope: "col", class: "dg-num" }, "new"))),
+            h(
+              "tbody",
+              {},
+              h("tr", {}, h("th", { scope: "row" }, "trajectory"), cell(t.old, (r) => r.trajectory_id ?? "—"), cell(t.new, (r) => r.trajectory_id ?? "—")),
+              h("tr", { "data-testid": "trajectory-composite" }, h("th", { scope: "row" }, "composite", d === null ? "" : ` (${signedNumber(d, 4)})`), cell(t.old, (r) => r.composite), cell(t.new, (r) => r.composite)),
+              metrics.map((m) => h("tr", {}, h("th", { scope: "row", class: "dg-mono" }, m), cell(t.old, (r) => r.metrics[m]), cell(t.new, (r) => r.metrics[m]))),
+            ),
+          ),
+        );
+      },
+      (e) => box.replaceChildren(h("p", { class: "dg-error", role: "alert" }, `The trajectories could not be read: ${e && e.message ? e.message : e}`)),
+    );
+    return box;
   }
 
   /** What both models answered (read from the verdict files when the row opens), side by side. */

@@ -229,7 +229,8 @@ export class ResultsView extends HTMLElement {
    * all four); `options.answers(index)`: test case `index`'s two answers side by side (a live
    * evaluation's, read from the verdict files); `options.review`: the reviewer's marks (a
    * ReviewMarks); `options.costs`: each test case's latency and tokens per model
-   * (`{old, new}`, each the core's CaseCosts or null). */
+   * (`{old, new}`, each the core's CaseCosts or null); `options.trajectory(index)`: test case
+   * `index`'s trajectory results, old beside new (the core's CaseTrajectory, or null). */
   show(report, cases, options = {}) {
     const d = report.decision;
     const outcome = outcomeOf(d);
@@ -364,7 +365,7 @@ export class ResultsView extends HTMLElement {
     const review = options.review || null;
     const reviewTools = review ? this.reviewTools(review) : null;
     const casesPanel = h("section", { class: "dg-panel", id: "dg-cases" }, h("h3", {}, "Cases"), ev.over ? h("p", { class: "dg-muted", "data-testid": "over" }, `Listed ${ev.over}; the cases not run are not listed.`) : null, reviewTools, table);
-    table.show(report.cases, cases, { answers: options.answers, review, costs: options.costs });
+    table.show(report.cases, cases, { answers: options.answers, trajectory: options.trajectory, review, costs: options.costs });
 
     const a = report.audit;
     const quality = h(
