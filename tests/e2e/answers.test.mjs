@@ -103,9 +103,17 @@ function hostileFiles() {
   return ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl"].map((n) => path.join(dir, n));
 }
 
-test("hostile answers are shown as text and break nothing", async () => {
+for (const [where, pathname] of [
+  ["the page", "/www/index.html"],
+  ["the element in a portal's page", "/www/embed.html"],
+  ["the single-file viewer", "/pkg/deploy-gate-viewer.html"],
+]) {
+  test(`hostile answers are shown as text and break nothing: ${where}`, () => hostileAnswersIn(pathname));
+}
+
+async function hostileAnswersIn(pathname) {
   const files = hostileFiles();
-  const page = await openPage(env);
+  const page = await openPage(env, pathname);
   await setPolicy(page, { min_samples: "1" });
   await page.setInputFiles('[data-testid="file-input"]', files);
   await decision(page, 60_000);
@@ -148,7 +156,8 @@ test("hostile answers are shown as text and break nothing", async () => {
   assert.equal(await page.evaluate(() => window.__pwned), undefined, "no answer ran");
   assert.equal(await page.locator("body").isVisible(), true);
   assert.deepEqual(page.errors, []);
-});
+  await page.context().close();
+}
 
 test("a verdict file changed on disk after it was read: the answers say so, the decision stands", async () => {
   const files = hostileFiles();
