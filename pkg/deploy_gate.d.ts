@@ -615,6 +615,11 @@ export class GateSession {
      */
     feedStream(file: number, bytes: Uint8Array | number[]): boolean;
     /**
+     * The next piece of the verdict file `startVerdicts` started; an unusable record is an
+     * error naming its line (the reading is then over).
+     */
+    feedVerdicts(piece: Uint8Array | number[]): void;
+    /**
      * Ends the audit log (all its files) and returns what pass 1 saw.
      */
     finishAudit(): AuditSummary;
@@ -626,6 +631,10 @@ export class GateSession {
      * Finishes pass 2 after every range was read and ended.
      */
     finishTestSet(): TestSetInfo;
+    /**
+     * The verdict file `startVerdicts` started is read: its verdicts are the side's.
+     */
+    finishVerdicts(): void;
     /**
      * True when the test set and both verdict files are in: `evaluate` can run.
      */
@@ -698,6 +707,13 @@ export class GateSession {
      * Guesses a file's role from its name and first bytes (a few KiB).
      */
     static sniffRole(file_name: string, head: Uint8Array | number[]): RoleGuess;
+    /**
+     * Starts reading `role`'s verdict file a piece at a time, so that it is never held whole in
+     * this module's memory (which never shrinks): `head` is the file's first bytes (at least its
+     * first non-blank line; it is not read as a piece). False when the file is not JSONL: give
+     * it whole to `addVerdicts`. Then `feedVerdicts` every piece in order, and `finishVerdicts`.
+     */
+    startVerdicts(role: "old" | "new" | "old_verdicts" | "new_verdicts", file_name: string, head: Uint8Array | number[]): boolean;
     /**
      * The test cases as plain objects.
      */
@@ -1020,9 +1036,11 @@ export interface InitOutput {
     readonly gatesession_evaluateJson: (a: number) => [number, number, number, number];
     readonly gatesession_feedRange: (a: number, b: number, c: number, d: number) => [number, number];
     readonly gatesession_feedStream: (a: number, b: number, c: number, d: number) => [number, number, number];
+    readonly gatesession_feedVerdicts: (a: number, b: number, c: number) => [number, number];
     readonly gatesession_finishAudit: (a: number) => [number, number, number];
     readonly gatesession_finishSegmentedAudit: (a: number) => [number, number, number];
     readonly gatesession_finishTestSet: (a: number) => [number, number, number];
+    readonly gatesession_finishVerdicts: (a: number) => [number, number];
     readonly gatesession_isReady: (a: number) => number;
     readonly gatesession_mergeSegment: (a: number, b: number, c: number) => [number, number];
     readonly gatesession_neededRanges: (a: number) => [number, number, number, number];
@@ -1038,6 +1056,7 @@ export interface InitOutput {
     readonly gatesession_setHashing: (a: number, b: number) => void;
     readonly gatesession_setPolicy: (a: number, b: any) => [number, number, number, number];
     readonly gatesession_sniffRole: (a: number, b: number, c: number, d: number) => [number, number, number];
+    readonly gatesession_startVerdicts: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => [number, number, number];
     readonly gatesession_testCases: (a: number) => [number, number, number];
     readonly gatesession_testSetJsonl: (a: number) => [number, number, number, number];
     readonly generateKeyPair: (a: number, b: number) => [number, number, number];

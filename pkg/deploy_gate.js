@@ -460,6 +460,19 @@ export class GateSession {
         return ret[0] !== 0;
     }
     /**
+     * The next piece of the verdict file `startVerdicts` started; an unusable record is an
+     * error naming its line (the reading is then over).
+     * @param {Uint8Array | number[]} piece
+     */
+    feedVerdicts(piece) {
+        const ptr0 = passArray8ToWasm0(piece, wasm.__wbindgen_malloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.gatesession_feedVerdicts(this.__wbg_ptr, ptr0, len0);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
+    }
+    /**
      * Ends the audit log (all its files) and returns what pass 1 saw.
      * @returns {AuditSummary}
      */
@@ -491,6 +504,15 @@ export class GateSession {
             throw takeFromExternrefTable0(ret[1]);
         }
         return takeFromExternrefTable0(ret[0]);
+    }
+    /**
+     * The verdict file `startVerdicts` started is read: its verdicts are the side's.
+     */
+    finishVerdicts() {
+        const ret = wasm.gatesession_finishVerdicts(this.__wbg_ptr);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
     }
     /**
      * True when the test set and both verdict files are in: `evaluate` can run.
@@ -708,6 +730,37 @@ export class GateSession {
             throw takeFromExternrefTable0(ret[1]);
         }
         return takeFromExternrefTable0(ret[0]);
+    }
+    /**
+     * Starts reading `role`'s verdict file a piece at a time, so that it is never held whole in
+     * this module's memory (which never shrinks): `head` is the file's first bytes (at least its
+     * first non-blank line; it is not read as a piece). False when the file is not JSONL: give
+     * it whole to `addVerdicts`. Then `feedVerdicts` every piece in order, and `finishVerdicts`.
+     * @param {"old" | "new" | "old_verdicts" | "new_verdicts"} role
+     * @param {string} file_name
+     * @param {Uint8Array | number[]} head
+     * @returns {boolean}
+     */
+    startVerdicts(role, file_name, head) {
+        let ptr0, len0, ptr1, len1, ptr2, len2;
+        try {
+            ptr0 = passStringToWasm0(role, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            len0 = WASM_VECTOR_LEN;
+            ptr1 = passStringToWasm0(file_name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            len1 = WASM_VECTOR_LEN;
+            ptr2 = passArray8ToWasm0(head, wasm.__wbindgen_malloc);
+            len2 = WASM_VECTOR_LEN;
+        } catch (e) {
+            if (ptr2) { wasm.__wbindgen_free(ptr2, len2 * 1, 1); }
+            if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+            if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+            throw e;
+        }
+        const ret = wasm.gatesession_startVerdicts(this.__wbg_ptr, ptr0, len0, ptr1, len1, ptr2, len2);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return ret[0] !== 0;
     }
     /**
      * The test cases as plain objects.

@@ -20,7 +20,7 @@ use crate::json::{
     parse_object_line, read_object_text, value_offsets, visit_array, why_not_json, NotObject, PyText, Scalar, Syntax,
     ValueError, ValueSink,
 };
-use crate::lines::{invalid_utf8, position, split_all, Piece, Positions};
+use crate::lines::{invalid_utf8, position, split_all, LineSplitter, Piece, Positions};
 use crate::testset::TestSet;
 use hashbrown::{DefaultHashBuilder, HashMap};
 use std::sync::Arc;
@@ -396,6 +396,15 @@ impl Verdicts {
 
     /// Counts a record, and keeps it when its id is kept (only then is it copied), with where its
     /// answer is in `bytes` (the file the record was read from).
+    /// A JSONL line read ([`VerdictStream`]): a record is kept (its answer placed already), a
+    /// stage entry counted.
+    fn take(&mut self, parsed: Parsed<'_>) {
+        match parsed {
+            Parsed::Record(record) => self.insert(record, &[]),
+            Parsed::StageEntry => self.ignored_stage_entries += 1,
+        }
+    }
+
     fn insert(&mut self, record: RecordRef<'_>, bytes: &[u8]) {
         self.records += 1;
         self.carries_cost |= record.cost.is_some();
@@ -985,36 +994,7 @@ fn parse(
     keep: Option<KeepSet>,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Verdicts, InputError> {
-    let body = strip_bom(bytes);
-    let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
-    let format = match first {
-        Some(b'[') => VerdictFormat::JsonArray,
-        Some(b'{') => {
-            let first_line = body
-                .split(|&b| b == b'\n')
-                .find(|l| !l.iter().all(u8::is_ascii_whitespace))
-                .unwrap_or(b"");
-            let mut has_id = false;
-            let line_is_object = parse_object_line(first_line.strip_suffix(b"\r").unwrap_or(first_line), |k, v| {
-                has_id |= k == "pipeline_id";
-                v.skip()
-            });
-            if line_is_object.is_ok() && has_id {
-                VerdictFormat::Jsonl
-            } else {
-                VerdictFormat::JsonMap
-            }
-        }
-        None => VerdictFormat::Jsonl,
-        Some(_) => {
-            let header = body.split(|&b| b == b'\n').next().unwrap_or(b"");
-            if header.contains(&b'\t') {
-                VerdictFormat::Tsv
-            } else {
-                VerdictFormat::Csv
-            }
-        }
-    };
+    let format = detect_format(bytes);
     let mut out = Verdicts {
         file: describe_reporting(role, name, bytes, progress),
         format,
@@ -1061,6 +1041,156 @@ fn parse(
     Ok(out)
 }
 
+/// One piece of a JSONL verdict file: a record or a stage entry to `on`, or the first failure
+/// into `failure` (the pieces after it are skipped).
+fn jsonl_piece(
+    piece: Piece<'_>,
+    role: Role,
+    name: &str,
+    failure: &mut Option<InputError>,
+    on: &mut dyn FnMut(Parsed<'_>),
+) {
+    let Piece::Line(line) = piece else { return };
+    if failure.is_some() || line.bytes.iter().all(u8::is_ascii_whitespace) {
+        return;
+    }
+    let at = |line: u64, column: Option<u64>, msg: String| InputError::at_column(role, name, line, column, msg);
+    let Some(text) = line.text() else {
+        let (offset, byte) = invalid_utf8(line.bytes).expect("not UTF-8");
+        *failure = Some(at(line.number, Some(offset as u64 + 1), invalid_utf8_message(byte)));
+        return;
+    };
+    let parsed = read_object_text(text, record_entry)
+        .map_err(RecordError::from)
+        .and_then(|f| finish_record(f, line.number))
+        .map(|parsed| placed(parsed, text, line.offset));
+    match parsed {
+        Ok(parsed) => on(parsed),
+        Err(e) => {
+            let (msg, offset) = explain(&e, text);
+            *failure = Some(at(line.number, offset.map(|o| o as u64 + 1), msg));
+        }
+    }
+}
+
+/// The format of a verdict file from its first bytes (`head`: the file's start, holding its
+/// first non-blank line whole, or the whole file).
+fn detect_format(head: &[u8]) -> VerdictFormat {
+    let body = strip_bom(head);
+    let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    match first {
+        Some(b'[') => VerdictFormat::JsonArray,
+        Some(b'{') => {
+            let first_line = body
+                .split(|&b| b == b'\n')
+                .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+                .unwrap_or(b"");
+            let mut has_id = false;
+            let line_is_object = parse_object_line(first_line.strip_suffix(b"\r").unwrap_or(first_line), |k, v| {
+                has_id |= k == "pipeline_id";
+                v.skip()
+            });
+            if line_is_object.is_ok() && has_id {
+                VerdictFormat::Jsonl
+            } else {
+                VerdictFormat::JsonMap
+            }
+        }
+        None => VerdictFormat::Jsonl,
+        Some(_) => {
+            let header = body.split(|&b| b == b'\n').next().unwrap_or(b"");
+            if header.contains(&b'\t') {
+                VerdictFormat::Tsv
+            } else {
+                VerdictFormat::Csv
+            }
+        }
+    }
+}
+
+/// A JSONL verdict file read a piece at a time, so that the file is never held whole (the
+/// page reads a verdict file of a gigabyte, answers and all, through a window of a few MiB).
+/// Every record is kept (as [`parse_verdicts`] keeps them: no second pass is needed), and the
+/// result is [`parse_verdicts`]'s for the same bytes, however they are cut: feed every piece in
+/// order ([`VerdictStream::feed`]), then [`VerdictStream::finish`].
+pub struct VerdictStream {
+    role: Role,
+    name: String,
+    splitter: LineSplitter,
+    sha: Sha256,
+    size: u64,
+    out: Verdicts,
+    failure: Option<InputError>,
+}
+
+impl VerdictStream {
+    /// A stream for a verdict file whose first bytes are `head` (at least its first non-blank
+    /// line whole, or the whole file; `head` is not fed: feed the file from its start). `None`
+    /// when the file is not JSONL: read it whole ([`parse_verdicts`]).
+    pub fn start(role: Role, name: &str, head: &[u8]) -> Option<VerdictStream> {
+        if detect_format(head) != VerdictFormat::Jsonl {
+            return None;
+        }
+        Some(VerdictStream {
+            role,
+            name: name.to_owned(),
+            splitter: LineSplitter::new(usize::MAX),
+            sha: Sha256::new(),
+            size: 0,
+            out: Verdicts {
+                file: InputFile {
+                    role,
+                    name: name.into(),
+                    bytes: 0,
+                    sha256: String::new(),
+                },
+                format: VerdictFormat::Jsonl,
+                records: 0,
+                duplicates: 0,
+                conflicting: Vec::new(),
+                ignored_stage_entries: 0,
+                by_id: HashMap::default(),
+                others: Vec::new(),
+                others_distinct: 0,
+                keep_hashes: Default::default(),
+                keep: None,
+                carries_cost: false,
+                carries_outputs: false,
+                costs: HashMap::default(),
+                targets: Vec::new(),
+            },
+            failure: None,
+        })
+    }
+
+    /// The next piece of the file; an unusable record is an error naming its line (and the
+    /// stream is done with).
+    pub fn feed(&mut self, piece: &[u8]) -> Result<(), InputError> {
+        self.sha.update(piece);
+        self.size += piece.len() as u64;
+        let (role, name, out, failure) = (self.role, &self.name, &mut self.out, &mut self.failure);
+        self.splitter.push(piece, |p| {
+            jsonl_piece(p, role, name, failure, &mut |parsed| out.take(parsed))
+        });
+        self.failure.clone().map_or(Ok(()), Err)
+    }
+
+    /// The file read: its verdicts.
+    pub fn finish(mut self) -> Result<Verdicts, InputError> {
+        let (role, name, out, failure) = (self.role, &self.name, &mut self.out, &mut self.failure);
+        self.splitter
+            .finish(|p| jsonl_piece(p, role, name, failure, &mut |parsed| out.take(parsed)));
+        if let Some(e) = self.failure.take() {
+            return Err(e);
+        }
+        // Every record is kept: nothing is left to compare in a second pass.
+        debug_assert!(self.out.others.is_empty());
+        self.out.file.bytes = self.size;
+        self.out.file.sha256 = hex::encode(self.sha.finalize());
+        Ok(self.out)
+    }
+}
+
 /// Reads the records of a file in `format`, handing each to `on` as it is read. An unusable
 /// record stops it with an error naming its line and, where it helps, the column.
 fn read_records(
@@ -1076,26 +1206,7 @@ fn read_records(
         VerdictFormat::Jsonl => {
             let mut failure = None;
             split_all(bytes, usize::MAX, |piece| {
-                let Piece::Line(line) = piece else { return };
-                if failure.is_some() || line.bytes.iter().all(u8::is_ascii_whitespace) {
-                    return;
-                }
-                let Some(text) = line.text() else {
-                    let (offset, byte) = invalid_utf8(line.bytes).expect("not UTF-8");
-                    failure = Some(at(line.number, Some(offset as u64 + 1), invalid_utf8_message(byte)));
-                    return;
-                };
-                let parsed = read_object_text(text, record_entry)
-                    .map_err(RecordError::from)
-                    .and_then(|f| finish_record(f, line.number))
-                    .map(|parsed| placed(parsed, text, line.offset));
-                match parsed {
-                    Ok(parsed) => on(parsed),
-                    Err(e) => {
-                        let (msg, offset) = explain(&e, text);
-                        failure = Some(at(line.number, offset.map(|o| o as u64 + 1), msg));
-                    }
-                }
+                jsonl_piece(piece, role, name, &mut failure, on)
             });
             if let Some(e) = failure {
                 return Err(e);
@@ -1447,8 +1558,79 @@ mod tests {
         assert_eq!(get(&v, "b").unwrap().error.as_deref(), Some("timeout"));
     }
 
+    /// A verdict file read through [`VerdictStream`], cut at `cuts` (positions, any order).
+    fn streamed(text: &[u8], cuts: &[usize]) -> Option<Result<Verdicts, InputError>> {
+        let mut at: Vec<usize> = cuts.iter().map(|&c| c % (text.len() + 1)).collect();
+        at.push(0);
+        at.push(text.len());
+        at.sort_unstable();
+        at.dedup();
+        let mut stream = VerdictStream::start(Role::NewVerdicts, "v.jsonl", text)?;
+        for w in at.windows(2) {
+            if let Err(e) = stream.feed(&text[w[0]..w[1]]) {
+                return Some(Err(e));
+            }
+        }
+        Some(stream.finish())
+    }
+
     #[cfg(not(target_arch = "wasm32"))]
     proptest::proptest! {
+        /// However a JSONL file is cut into pieces, the stream reads what the whole-file reader
+        /// reads: the file's digest, the counts, every record, answer place and cost, the same
+        /// first error.
+        #[test]
+        fn a_jsonl_file_read_in_pieces_is_read_as_whole(
+            records in proptest::collection::vec((0u8..6, 0u8..5, 0u8..6, 0u8..4), 0..30),
+            bom in proptest::bool::ANY,
+            crlf in proptest::bool::ANY,
+            cuts in proptest::collection::vec(0usize..4000, 0..12),
+        ) {
+            let id = |n: u8| if n == 5 { "17".to_owned() } else { format!("\"p{n}\"") };
+            let verdicts = ["", ",\"verdict\":\"PASS\"", ",\"verdict\":null", ",\"verdict\":3", ",\"verdict\":\"FAIL\""];
+            let outputs = [
+                "",
+                ",\"output\":\"a long answer: \\u00e9\\u00e8 🚀 \\n next line\"",
+                ",\"output\":{\"role\":\"assistant\",\"tool_calls\":[{\"id\":123456789012345678901234567890}]}",
+                ",\"output\":\"cut\",\"output_truncated\":true",
+                ",\"latency_ms\":12.5,\"usage\":{\"prompt_tokens\":3}",
+                ",\"verdict\":",
+            ];
+            let extra = ["", "\n", "{\"pipeline_id\":\"p1\",\"stage_id\":\"s\",\"stage_type\":\"llm\"}\n", "  \n"];
+            let nl = if crlf { "\r\n" } else { "\n" };
+            let mut text = String::from(if bom { "\u{feff}" } else { "" });
+            for &(i, v, o, e) in &records {
+                text.push_str(extra[e as usize]);
+                text.push_str(&format!("{{\"pipeline_id\":{}{}{}}}{nl}", id(i), verdicts[v as usize], outputs[o as usize]));
+            }
+            let whole = parse_verdicts(Role::NewVerdicts, "v.jsonl", text.as_bytes());
+            let Some(pieces) = streamed(text.as_bytes(), &cuts) else {
+                // Not JSONL by its first line (an empty file is): read whole, as before.
+                proptest::prop_assert!(whole.as_ref().map_or(true, |w| w.format != VerdictFormat::Jsonl));
+                return Ok(());
+            };
+            match (whole, pieces) {
+                (Ok(a), Ok(b)) => {
+                    proptest::prop_assert_eq!(&a.file, &b.file);
+                    proptest::prop_assert_eq!(a.format, b.format);
+                    proptest::prop_assert_eq!(
+                        (a.records, a.duplicates, a.ignored_stage_entries, a.len(), a.carries_outputs(), a.carries_cost()),
+                        (b.records, b.duplicates, b.ignored_stage_entries, b.len(), b.carries_outputs(), b.carries_cost())
+                    );
+                    proptest::prop_assert_eq!(&a.conflicting, &b.conflicting);
+                    for n in 0..6 {
+                        let text = id(n);
+                        let pid = PipelineId { numeric: n == 5, text: Arc::from(text.trim_matches('"')) };
+                        proptest::prop_assert_eq!(a.records_for(&pid, false), b.records_for(&pid, false));
+                        proptest::prop_assert_eq!(a.output_for(&pid, false), b.output_for(&pid, false));
+                        proptest::prop_assert_eq!(a.costs_for(&pid, false, true), b.costs_for(&pid, false, true));
+                    }
+                }
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => proptest::prop_assert!(false, "{:?} vs {:?}", a.map(|_| ()), b.map(|_| ())),
+            }
+        }
+
         #[test]
         fn keeping_some_ids_agrees_with_keeping_all(
             records in proptest::collection::vec((0u8..6, 0u8..5, 0u8..4), 0..40),

@@ -378,6 +378,8 @@ fn side(role: &str, kind: &str) -> Result<Side, JsError> {
 #[wasm_bindgen]
 pub struct GateSession {
     inner: Session,
+    /// A verdict file being read a piece at a time (`startVerdicts`).
+    stream: Option<(Side, crate::verdicts::VerdictStream)>,
 }
 
 #[wasm_bindgen]
@@ -389,6 +391,7 @@ impl GateSession {
     ) -> Result<GateSession, JsError> {
         Ok(GateSession {
             inner: Session::new(parse_policy(policy)?),
+            stream: None,
         })
     }
 
@@ -590,6 +593,47 @@ impl GateSession {
     ) -> Result<(), JsError> {
         let side = side(role, "verdicts")?;
         self.inner.add_verdicts(side, file_name, bytes).map_err(into_error)
+    }
+
+    /// Starts reading `role`'s verdict file a piece at a time, so that it is never held whole in
+    /// this module's memory (which never shrinks): `head` is the file's first bytes (at least its
+    /// first non-blank line; it is not read as a piece). False when the file is not JSONL: give
+    /// it whole to `addVerdicts`. Then `feedVerdicts` every piece in order, and `finishVerdicts`.
+    #[wasm_bindgen(js_name = startVerdicts)]
+    pub fn start_verdicts(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "\"old\" | \"new\" | \"old_verdicts\" | \"new_verdicts\"")] role: &str,
+        file_name: &str,
+        head: &[u8],
+    ) -> Result<bool, JsError> {
+        let side = side(role, "verdicts")?;
+        self.stream = crate::verdicts::VerdictStream::start(Role::verdicts(side), file_name, head).map(|s| (side, s));
+        Ok(self.stream.is_some())
+    }
+
+    /// The next piece of the verdict file `startVerdicts` started; an unusable record is an
+    /// error naming its line (the reading is then over).
+    #[wasm_bindgen(js_name = feedVerdicts)]
+    pub fn feed_verdicts(&mut self, piece: &[u8]) -> Result<(), JsError> {
+        let (_, stream) = self
+            .stream
+            .as_mut()
+            .ok_or_else(|| into_error("no verdict file is being read (startVerdicts)"))?;
+        stream.feed(piece).map_err(|e| {
+            self.stream = None;
+            into_error(e)
+        })
+    }
+
+    /// The verdict file `startVerdicts` started is read: its verdicts are the side's.
+    #[wasm_bindgen(js_name = finishVerdicts)]
+    pub fn finish_verdicts(&mut self) -> Result<(), JsError> {
+        let (side, stream) = self
+            .stream
+            .take()
+            .ok_or_else(|| into_error("no verdict file is being read (startVerdicts)"))?;
+        self.inner.set_verdicts(side, stream.finish().map_err(into_error)?);
+        Ok(())
     }
 
     /// Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).

@@ -234,9 +234,24 @@ function whenDigested(files) {
  * (`answers`), by the offsets the session keeps. */
 const verdictFiles = { old: null, new: null };
 const sideOf = (role) => (role.startsWith("old") ? "old" : "new");
-function addVerdicts(role, bytes, file) {
+/** Bytes of a verdict file given to the core at a time. */
+const VERDICT_PIECE = 16 << 20;
+
+/** Reads `role`'s verdict file into the session. A JSONL file (what `run` writes) goes to the
+ * core a piece at a time: a gigabyte of answers never sits in the module's memory, which never
+ * shrinks (the session keeps the answers' offsets only). Other formats are read whole. */
+async function readVerdicts(role, file) {
   verdictFiles[sideOf(role)] = null;
-  session.addVerdicts(role, bytes, file.name);
+  const head = new Uint8Array(await file.slice(0, VERDICT_PIECE).arrayBuffer());
+  if (!session.startVerdicts(role, file.name, head)) {
+    session.addVerdicts(role, head.length >= file.size ? head : await readAll(file), file.name);
+  } else {
+    session.feedVerdicts(head);
+    for (let at = head.length; at < file.size; at += VERDICT_PIECE) {
+      session.feedVerdicts(new Uint8Array(await file.slice(at, at + VERDICT_PIECE).arrayBuffer()));
+    }
+    session.finishVerdicts();
+  }
   verdictFiles[sideOf(role)] = file;
 }
 
@@ -250,9 +265,8 @@ async function readAlongside(alongside) {
   for (const { role, file } of alongside) {
     mark(`${role} start`);
     try {
-      const bytes = await readAll(file);
-      if (role.endsWith("verdicts")) addVerdicts(role, bytes, file);
-      else session.addTrajectories(role, bytes, file.name);
+      if (role.endsWith("verdicts")) await readVerdicts(role, file);
+      else session.addTrajectories(role, await readAll(file), file.name);
       outcome[role] = null;
     } catch (e) {
       outcome[role] = String(e && e.message ? e.message : e);
@@ -542,7 +556,7 @@ const handlers = {
   },
   async verdicts({ role, file }) {
     mark(`${role} start`);
-    addVerdicts(role, await readAll(file), file);
+    await readVerdicts(role, file);
     mark(`${role} read`);
     return null;
   },
