@@ -25,6 +25,11 @@
 //!   models' answers (`output`), made by the build of commit 1467dc9, before the page showed the
 //!   answers and before review files and a policy's `review`: verified, reproduced and made again
 //!   byte for byte as the set before.
+//! - `tests/fixtures/compat-afae7eb/`: five of those scenarios made by the build of commit
+//!   afae7eb, the first to sign review files, each decision signed with a review of its
+//!   regressed cases (one under a team policy that requires it), before the page marked cases:
+//!   verified with and without the review file (another file refused), reproduced with it, and
+//!   made again byte for byte.
 //!
 //! Reports, their Markdown and JUnit summaries, and signed decisions, under the point and the
 //! non-inferiority rules, with and without a policy file, from verdict files in every format
@@ -51,9 +56,10 @@ const SETS: [(&str, usize); 5] = [
 ];
 
 /// The sets made by the builds of the commits before a change (7c9428e, before the CLI moved
-/// into the library; 1467dc9, before the page's answers and review files), under the current
-/// rules: outside [`SETS`], whose tests replay the earlier rules.
-const PREVIOUS: [(&str, usize); 2] = [("compat-7c9428e", 6), ("compat-1467dc9", 7)];
+/// into the library; 1467dc9, before the page's answers and review files; afae7eb, the first to
+/// sign review files, before the page marked cases), under the current rules: outside [`SETS`],
+/// whose tests replay the earlier rules.
+const PREVIOUS: [(&str, usize); 3] = [("compat-7c9428e", 6), ("compat-1467dc9", 7), ("compat-afae7eb", 5)];
 
 /// The set made by the build of commit a46aed2.
 const FIRST: &str = "compat";
@@ -282,9 +288,28 @@ fn the_previous_commits_decisions_verify_and_its_reports_are_made_again_byte_for
     for sc in PREVIOUS.iter().flat_map(|(set, _)| scenarios(set)) {
         let out = verify(&sc, &[]);
         assert_eq!(out.status.code(), Some(0), "{}: {}", sc.name, text(&out));
-        // Signed before review files: the summary is the one it was, without `review`.
-        assert!(json_stdout(&out).get("review").is_none(), "{}", sc.name);
+        let review = sc.file("review.jsonl");
         let mut again = strings(&["--reproduce"]);
+        if review.exists() {
+            // Signed with a review: the pin as it was signed, and the file checked against it
+            // (another file is refused); reproducing needs the file.
+            let pin = json_stdout(&out)["review"].clone();
+            assert!(pin.is_object(), "{}", sc.name);
+            let out = verify(&sc, &strings(&["--review", &s(&review)]));
+            assert_eq!(out.status.code(), Some(0), "{}: {}", sc.name, text(&out));
+            assert_eq!(json_stdout(&out)["review"], pin, "{}", sc.name);
+            let other = write(
+                tmp.path(),
+                "other.jsonl",
+                "{\"pipeline_id\": \"x\", \"mark\": \"accepted\"}\n",
+            );
+            let out = verify(&sc, &strings(&["--review", &other]));
+            assert_eq!(out.status.code(), Some(2), "{}: {}", sc.name, text(&out));
+            again.extend(strings(&["--review", &s(&review)]));
+        } else {
+            // Signed before review files: the summary is the one it was, without `review`.
+            assert!(json_stdout(&out).get("review").is_none(), "{}", sc.name);
+        }
         again.extend(sc.inputs());
         if let Some(policy) = sc.policy_file() {
             again.extend(strings(&["--policy", &policy]));
