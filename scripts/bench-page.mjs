@@ -152,6 +152,9 @@ async function run() {
   }
   let opened = null;
   if (openLast) {
+    // After the decision the page keys the reviewer's marks by the report's sha256 (the report's
+    // JSON made and hashed once): the click is timed after that, not against it.
+    await page.waitForFunction(() => /kept in this browser|not kept/.test(document.querySelector('[data-testid="review-status"]')?.textContent || ""), null, { timeout: 120000 });
     const id = lastPipelineId(files[2]);
     await page.fill('[data-testid="case-search"]', String(id));
     const row = page.locator(`[data-testid="case-row"][data-id='${JSON.stringify(id)}']`);
