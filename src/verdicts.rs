@@ -396,6 +396,27 @@ impl Verdicts {
 
     /// Counts a record, and keeps it when its id is kept (only then is it copied), with where its
     /// answer is in `bytes` (the file the record was read from).
+    /// No record yet, of `file` in `format`, keeping whole records for the ids of `keep` (all: `None`).
+    fn empty(file: InputFile, format: VerdictFormat, keep: Option<KeepSet>) -> Verdicts {
+        Verdicts {
+            file,
+            format,
+            records: 0,
+            duplicates: 0,
+            conflicting: Vec::new(),
+            ignored_stage_entries: 0,
+            by_id: HashMap::default(),
+            others: Vec::new(),
+            others_distinct: 0,
+            keep_hashes: keep.iter().flatten().map(|id| stable_hash(id.as_bytes(), 0)).collect(),
+            keep,
+            carries_cost: false,
+            carries_outputs: false,
+            costs: HashMap::default(),
+            targets: Vec::new(),
+        }
+    }
+
     /// A JSONL line read ([`VerdictStream`]): a record is kept (its answer placed already), a
     /// stage entry counted.
     fn take(&mut self, parsed: Parsed<'_>) {
@@ -995,23 +1016,7 @@ fn parse(
     progress: &mut dyn FnMut(usize),
 ) -> Result<Verdicts, InputError> {
     let format = detect_format(bytes);
-    let mut out = Verdicts {
-        file: describe_reporting(role, name, bytes, progress),
-        format,
-        records: 0,
-        duplicates: 0,
-        conflicting: Vec::new(),
-        ignored_stage_entries: 0,
-        by_id: HashMap::default(),
-        others: Vec::new(),
-        others_distinct: 0,
-        keep_hashes: keep.iter().flatten().map(|id| stable_hash(id.as_bytes(), 0)).collect(),
-        keep,
-        carries_cost: false,
-        carries_outputs: false,
-        costs: HashMap::default(),
-        targets: Vec::new(),
-    };
+    let mut out = Verdicts::empty(describe_reporting(role, name, bytes, progress), format, keep);
     read_records(format, bytes, role, name, &mut |parsed| match parsed {
         Parsed::Record(record) => {
             if let Some(at) = offset_in(bytes, &record) {
@@ -1137,28 +1142,17 @@ impl VerdictStream {
             splitter: LineSplitter::new(usize::MAX),
             sha: Sha256::new(),
             size: 0,
-            out: Verdicts {
-                file: InputFile {
+            // (The size and the sha256 are the file's once it is read.)
+            out: Verdicts::empty(
+                InputFile {
                     role,
                     name: name.into(),
                     bytes: 0,
                     sha256: String::new(),
                 },
-                format: VerdictFormat::Jsonl,
-                records: 0,
-                duplicates: 0,
-                conflicting: Vec::new(),
-                ignored_stage_entries: 0,
-                by_id: HashMap::default(),
-                others: Vec::new(),
-                others_distinct: 0,
-                keep_hashes: Default::default(),
-                keep: None,
-                carries_cost: false,
-                carries_outputs: false,
-                costs: HashMap::default(),
-                targets: Vec::new(),
-            },
+                VerdictFormat::Jsonl,
+                None,
+            ),
             failure: None,
         })
     }
