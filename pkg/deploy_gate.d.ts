@@ -302,7 +302,12 @@ export interface DiffDocument {
     warnings: string[];
     /** Present only when either report has guardrails. */
     guardrails?: { unchanged: number; changed: DiffGuardrailChange[] };
+    /** Present only when the two review files were given (`diff --review-before/--review-after`): every case whose mark
+     * or note differs (null on the side that does not mark it). */
+    review_changes?: { pipeline_id: string | number; before: DiffMarkSide | null; after: DiffMarkSide | null }[];
 }
+/** A case's review mark on one side of a diff. */
+export interface DiffMarkSide { mark: ReviewMarkName; note?: string; }
 /** A guardrail added, removed or whose outcome changed (`before`/`after` null on the side without it). */
 export interface DiffGuardrailChange {
     criterion: string; change: "added" | "removed" | "changed";

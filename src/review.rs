@@ -457,6 +457,59 @@ pub fn file_of(marks: &[CaseMark]) -> String {
     out
 }
 
+/// A case's mark and note as one review file gives them (what `diff` compares).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MarkSeen {
+    /// The mark.
+    pub mark: Mark,
+    /// The note, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A case whose mark or note differs between two review files: absent on a side that does not
+/// mark it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MarkChange {
+    /// The case, as the report writes it.
+    pub pipeline_id: PipelineId,
+    /// Its mark in the earlier review.
+    pub before: Option<MarkSeen>,
+    /// Its mark in the later one.
+    pub after: Option<MarkSeen>,
+}
+
+/// The cases whose mark or note differs between `before` and `after` (a case marked on one side
+/// only included), in `before`'s order, then `after`'s for the cases only it marks. The time of
+/// a mark is not compared.
+pub fn mark_changes(before: &Review, after: &Review) -> Vec<MarkChange> {
+    let seen = |m: &CaseMark| MarkSeen {
+        mark: m.mark,
+        note: m.note.clone(),
+    };
+    let mut changes = Vec::new();
+    for m in before.marks() {
+        let other = after.mark_of(&m.pipeline_id).map(seen);
+        if other.as_ref() != Some(&seen(m)) {
+            changes.push(MarkChange {
+                pipeline_id: m.pipeline_id.clone(),
+                before: Some(seen(m)),
+                after: other,
+            });
+        }
+    }
+    for m in after.marks() {
+        if before.mark_of(&m.pipeline_id).is_none() {
+            changes.push(MarkChange {
+                pipeline_id: m.pipeline_id.clone(),
+                before: None,
+                after: Some(seen(m)),
+            });
+        }
+    }
+    changes
+}
+
 /// A mark the page made: the case's place in the report's `cases`, the mark, the note, the time.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1313,7 +1313,12 @@ export interface DiffDocument {
   warnings: string[];
   /** Present only when either report has guardrails. */
   guardrails?: { unchanged: number; changed: DiffGuardrailChange[] };
+  /** Present only when the two review files were given (`diff --review-before/--review-after`): every case whose mark
+   * or note differs (null on the side that does not mark it). */
+  review_changes?: { pipeline_id: string | number; before: DiffMarkSide | null; after: DiffMarkSide | null }[];
 }
+/** A case's review mark on one side of a diff. */
+export interface DiffMarkSide { mark: ReviewMarkName; note?: string; }
 /** A guardrail added, removed or whose outcome changed (`before`/`after` null on the side without it). */
 export interface DiffGuardrailChange {
   criterion: string; change: "added" | "removed" | "changed";
@@ -1432,6 +1437,7 @@ impl DiffHandle {
             stats: d.stats.clone(),
             warnings: d.warnings.clone(),
             guardrails: d.guardrails.clone(),
+            review_changes: d.review_changes.clone(),
         };
         json_to_js(&light.to_json())
     }

@@ -37,6 +37,14 @@ pub struct DiffArgs {
     /// How many distinct trusted keys must have signed each signed decision.
     #[arg(long, value_name = "N", default_value_t = 1)]
     threshold: usize,
+    /// The review file (`deploy-gate/review/v1`) of the earlier evaluation: with
+    /// --review-after, the diff lists the cases whose mark or note changed. A side signed with a
+    /// review must be given the file it pins.
+    #[arg(long, value_name = "FILE", requires = "review_after")]
+    review_before: Option<PathBuf>,
+    /// The review file of the later evaluation.
+    #[arg(long, value_name = "FILE", requires = "review_before")]
+    review_after: Option<PathBuf>,
     /// The largest statement accepted in a signed decision. Default 64M.
     #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_MAX_STATEMENT_BYTES, value_parser = parse_size, hide_default_value = true)]
     max_statement_size: usize,
@@ -115,10 +123,27 @@ pub fn diff_cmd(args: &DiffArgs) -> Result<u8> {
         (before, after.join().expect("reading a side does not panic"))
     });
     let (before, after) = (before?, after?);
-    let d = diff::diff(&before, &after).map_err(|e| {
+    let mut d = diff::diff(&before, &after).map_err(|e| {
         let path = if e.side == "before" { &args.before } else { &args.after };
         anyhow!("{}: {}", path.display(), e.error)
     })?;
+    if let (Some(b), Some(a)) = (&args.review_before, &args.review_after) {
+        let read = |path: &Path, side: &crate::diff::SideSummary, which: &str| -> Result<crate::review::Review> {
+            let (bytes, review) = crate::cli::files::read_review(path)?;
+            if let Some(pin) = &side.review {
+                anyhow::ensure!(
+                    pin.pins(&bytes),
+                    "{}: not the review file the {which} decision was signed with (it pins sha256:{}, {} bytes)",
+                    path.display(),
+                    pin.sha256,
+                    pin.bytes
+                );
+            }
+            Ok(review)
+        };
+        let (b, a) = (read(b, &d.before, "earlier")?, read(a, &d.after, "later")?);
+        d.review_changes = Some(crate::review::mark_changes(&b, &a));
+    }
     drop((before, after));
     // The renderings first: a failure leaves no diff JSON.
     if let Some(path) = &args.markdown {

@@ -223,6 +223,10 @@ pub struct GateDiff {
     /// guardrails.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guardrails: Option<super::GuardrailsChange>,
+    /// The cases whose review mark or note differs between the two sides' review files
+    /// (`diff --review-before FILE --review-after FILE`); absent without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review_changes: Option<Vec<crate::review::MarkChange>>,
 }
 
 impl GateDiff {

@@ -446,6 +446,7 @@ pub fn diff(before: &Evaluation, after: &Evaluation) -> Result<GateDiff, SideErr
         },
         warnings,
         guardrails: guardrails::changes(before.guardrails.as_ref(), after.guardrails.as_ref()),
+        review_changes: None,
     })
 }
 

@@ -870,3 +870,115 @@ struct RawFlips {
 struct RawDiff {
     cases: RawFlips,
 }
+
+#[test]
+fn review_files_given_the_diff_lists_the_marks_that_changed_and_a_pinned_review_must_be_the_file() {
+    let set = root().join("tests/fixtures/compat-afae7eb");
+    let sc = |name: &str| set.join("scenarios").join(name);
+    let key = set.join("reviewer.pub.pem");
+    let tmp = tempdir();
+    let report = s(&sc("fixed-answers").join("report.json"));
+    let review_of = |name: &str, lines: &[Value]| -> String {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        s(&p)
+    };
+    let before = review_of(
+        "before.jsonl",
+        &[
+            json!({"pipeline_id": "a", "mark": "accepted", "note": "x"}),
+            json!({"pipeline_id": "b", "mark": "label_wrong"}),
+            json!({"pipeline_id": "d", "mark": "needs_fix", "time": "2026-12-06T10:00:00Z"}),
+        ],
+    );
+    let after = review_of(
+        "after.jsonl",
+        &[
+            json!({"pipeline_id": "d", "mark": "needs_fix", "time": "2026-12-07T10:00:00Z"}),
+            json!({"pipeline_id": "a", "mark": "accepted", "note": "<script>y</script> | https://evil.example @team"}),
+            json!({"pipeline_id": "c", "mark": "needs_fix"}),
+        ],
+    );
+    let md = tmp.path().join("d.md");
+    let html = tmp.path().join("d.html");
+    let (o, d) = diff(&[
+        &report,
+        &report,
+        "--review-before",
+        &before,
+        "--review-after",
+        &after,
+        "--markdown",
+        &s(&md),
+        "--html",
+        &s(&html),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // A changed note, a mark removed, a mark added; the same mark at another time is no change.
+    assert_eq!(
+        d["review_changes"],
+        json!([
+            {"pipeline_id": "a", "before": {"mark": "accepted", "note": "x"}, "after": {"mark": "accepted", "note": "<script>y</script> | https://evil.example @team"}},
+            {"pipeline_id": "b", "before": {"mark": "label_wrong"}, "after": null},
+            {"pipeline_id": "c", "before": null, "after": {"mark": "needs_fix"}}
+        ])
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("**Review marks that changed** (3):"), "{md}");
+    assert!(
+        md.contains("| `a` | accepted: `x` | accepted: `<script>y</script> \\| https://evil.example @team` |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `b` | label wrong | — |") && md.contains("| `c` | — | needs fix |"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(&html).unwrap();
+    let section = &html[html.find("id=\"review-changes\"").unwrap()..];
+    assert!(
+        section.contains("accepted: &lt;script&gt;y&lt;/script&gt; | https://evil.example @team"),
+        "{section}"
+    );
+    assert!(!section[..section.find("</section>").unwrap()].contains("<script"));
+    // Without review files the diff is the one it was: no `review_changes`.
+    let (_, plain) = diff(&[&report, &report]);
+    assert!(plain.get("review_changes").is_none());
+
+    // Signed decisions that pin their reviews: the pinned files are compared; another file is
+    // refused, naming the side.
+    let (a, b) = (sc("fixed-answers"), sc("review-required"));
+    let signed = |d: &Path| s(&d.join("decision.dsse.json"));
+    let (o, d) = diff(&[
+        &signed(&a),
+        &signed(&b),
+        "--trusted-key",
+        &s(&key),
+        "--review-before",
+        &s(&a.join("review.jsonl")),
+        "--review-after",
+        &s(&b.join("review.jsonl")),
+    ]);
+    assert!(code(&o) == 0 || code(&o) == 5, "{}", text(&o));
+    // The same regressed cases marked the same way in both: no change.
+    assert_eq!(d["review_changes"], json!([]));
+    let (o, _) = diff(&[
+        &signed(&a),
+        &signed(&b),
+        "--trusted-key",
+        &s(&key),
+        "--review-before",
+        &before,
+        "--review-after",
+        &s(&b.join("review.jsonl")),
+    ]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(
+        stderr(&o).contains("not the review file the earlier decision was signed with"),
+        "{}",
+        text(&o)
+    );
+    // One without the other is a usage error.
+    let (o, _) = diff(&[&report, &report, "--review-before", &before]);
+    assert_ne!(code(&o), 0);
+}

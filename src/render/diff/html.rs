@@ -224,6 +224,7 @@ pub fn diff_html(d: &GateDiff) -> String {
     render_templates(&mut o, d);
     render_only(&mut o, d);
     render_guardrails(&mut o, d);
+    render_review_changes(&mut o, d);
 
     if !d.warnings.is_empty() {
         let _ = write!(
@@ -314,6 +315,48 @@ fn render_flips(o: &mut String, d: &GateDiff) {
         );
     }
     o.push_str("</tbody></table></section>\n");
+}
+
+/// The cases whose review mark or note changed (`diff --review-before/--review-after`); every
+/// id and note escaped.
+fn render_review_changes(o: &mut String, d: &GateDiff) {
+    let Some(changes) = &d.review_changes else {
+        return;
+    };
+    let _ = write!(
+        o,
+        "<section class=\"panel\" id=\"review-changes\"><h2>Review marks that changed ({})</h2>",
+        changes.len()
+    );
+    if !changes.is_empty() {
+        o.push_str("<table><thead><tr><th scope=\"col\">pipeline</th><th scope=\"col\">before</th><th scope=\"col\">after</th></tr></thead><tbody>");
+        let side = |m| {
+            let (mark, note) = super::mark_side(m);
+            match note {
+                Some(n) if !n.is_empty() => format!("{}: {}", esc(&mark), esc(&shorten(n))),
+                _ => esc(&mark),
+            }
+        };
+        for c in changes.iter().take(super::MAX_MARK_ROWS) {
+            let _ = write!(
+                o,
+                "<tr><td class=\"mono\">{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&shorten(&c.pipeline_id.text)),
+                side(c.before.as_ref()),
+                side(c.after.as_ref())
+            );
+        }
+        o.push_str("</tbody></table>");
+        if changes.len() > super::MAX_MARK_ROWS {
+            let _ = write!(
+                o,
+                "<p class=\"muted\">The first {} of {}; every change is in the embedded JSON.</p>",
+                super::MAX_MARK_ROWS,
+                changes.len()
+            );
+        }
+    }
+    o.push_str("</section>\n");
 }
 
 /// The guardrails added, removed or with another outcome (nothing when neither report has

@@ -5,7 +5,7 @@
 
 use super::{guardrail_change, guardrail_side, headline, model_name, policy_text, short, source_text};
 use crate::diff::{id_label, GateDiff, Interval};
-use crate::render::markdown::{cell_text, code_span, code_text, fixed_text, signed};
+use crate::render::markdown::{cell_text, code_span, code_text, escape_with, fixed_text, signed};
 use std::fmt::Write;
 
 /// The flips listed (the rest are counted, and all are in the diff JSON).
@@ -214,6 +214,39 @@ pub fn diff_markdown(d: &GateDiff) -> String {
                     guardrail_change(c.change),
                     cell_text(&guardrail_side(c.before.as_ref(), str::to_owned)),
                     cell_text(&guardrail_side(c.after.as_ref(), str::to_owned))
+                );
+            }
+        }
+    }
+    if let Some(changes) = &d.review_changes {
+        let _ = writeln!(
+            s,
+            "\n**Review marks that changed** ({}{}):\n",
+            changes.len(),
+            if changes.len() > super::MAX_MARK_ROWS {
+                format!("; the first {}", super::MAX_MARK_ROWS)
+            } else {
+                String::new()
+            }
+        );
+        if !changes.is_empty() {
+            s.push_str("| pipeline | before | after |\n|---|---|---|\n");
+            // Ids and notes as code spans: nothing in them is markup or a link.
+            let code = |t: &str| code_span(&escape_with(t, &['|']));
+            let side = |m| {
+                let (mark, note) = super::mark_side(m);
+                match note {
+                    Some(n) if !n.is_empty() => format!("{mark}: {}", code(&crate::render::html::shorten(n))),
+                    _ => mark,
+                }
+            };
+            for c in changes.iter().take(super::MAX_MARK_ROWS) {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} |",
+                    code(&c.pipeline_id.text),
+                    side(c.before.as_ref()),
+                    side(c.after.as_ref())
                 );
             }
         }

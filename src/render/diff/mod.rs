@@ -186,3 +186,15 @@ fn guardrail_change(kind: GuardrailChangeKind) -> &'static str {
         GuardrailChangeKind::Changed => "changed",
     }
 }
+
+/// A side of a changed review mark in words: `accepted`, `label wrong`, `needs fix`, or `—`
+/// where that side does not mark the case; and its note.
+pub(super) fn mark_side(m: Option<&crate::review::MarkSeen>) -> (String, Option<&str>) {
+    match m {
+        Some(m) => (m.mark.as_str().replace('_', " "), m.note.as_deref()),
+        None => ("—".to_owned(), None),
+    }
+}
+
+/// How many changed review marks the Markdown and HTML list (the JSON has them all).
+pub(super) const MAX_MARK_ROWS: usize = 200;
