@@ -70,6 +70,7 @@ def diff_documents(
     after_name: str,
     trusted_pems: Sequence[str],
     threshold: int,
+    reviews: Optional[Tuple[Tuple[bytes, str], Tuple[bytes, str]]] = None,
 ) -> str: ...
 def verify_envelope(
     envelope: bytes,

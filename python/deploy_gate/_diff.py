@@ -8,7 +8,7 @@ import os
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._evaluate import Report
+from ._evaluate import Report, _review_bytes
 from ._trainer import _text
 
 __all__ = ["diff"]
@@ -36,6 +36,8 @@ def diff(
     trusted_keys: Optional[Sequence[Union[str, bytes, PathLike]]] = None,
     *,
     threshold: int = 1,
+    review_before: Optional[PathLike] = None,
+    review_after: Optional[PathLike] = None,
 ) -> Dict[str, Any]:
     """Compares two evaluations as ``deploy-gate diff BEFORE AFTER`` does and returns the diff
     (``deploy-gate/diff/v1``) as the dict ``json.loads`` reads from the CLI's ``--out`` file:
@@ -51,10 +53,23 @@ def diff(
     against ``trusted_keys`` (PEM text, bytes or paths; ``threshold`` distinct keys); its age
     and target are not checked. Raises ``VerificationError`` naming the failed check for one
     that does not verify, and ``InputError`` (a ``ValueError``) naming the file for anything
-    else unusable. Integer pipeline ids keep every digit (Python ints)."""
+    else unusable. Integer pipeline ids keep every digit (Python ints).
+
+    ``review_before`` and ``review_after`` (both or neither): the two sides' review files
+    (``deploy-gate/review/v1``; a side signed with a review must be given the file it pins). The
+    diff then has ``review_changes``: every case whose mark or note changed, as
+    ``diff --review-before/--review-after`` gives it."""
     b, b_name = _document(before, "before")
     a, a_name = _document(after, "after")
     keys = [_text(k) for k in (trusted_keys or [])]
-    text: str = _core.diff_documents(b, a, b_name, a_name, keys, int(threshold))
+    if (review_before is None) != (review_after is None):
+        raise ValueError("review_before and review_after go together")
+    reviews = None
+    if review_before is not None and review_after is not None:
+        rb, nb = _review_bytes(review_before)
+        ra, na = _review_bytes(review_after)
+        assert rb is not None and ra is not None  # (both paths were given)
+        reviews = ((rb, nb), (ra, na))
+    text: str = _core.diff_documents(b, a, b_name, a_name, keys, int(threshold), reviews)
     result: Dict[str, Any] = json.loads(text)
     return result

@@ -496,6 +496,9 @@ impl Report {
     }
 }
 
+/// A file's bytes and its name (for errors).
+type NamedBytes = (Vec<u8>, String);
+
 /// Reads a report's JSON (as `to_json` or `evaluate --out` wrote it) back into a report.
 #[pyfunction]
 pub(crate) fn report_html_from_json(json: &str) -> PyResult<String> {
@@ -507,7 +510,8 @@ pub(crate) fn report_html_from_json(json: &str) -> PyResult<String> {
 /// JSON, byte for byte the CLI's; `VerificationError(check, message)` for a signed decision that
 /// does not verify, `InputError(message, file=name)` for anything else unusable.
 #[pyfunction]
-#[pyo3(signature = (before, after, before_name, after_name, trusted_pems, threshold))]
+#[pyo3(signature = (before, after, before_name, after_name, trusted_pems, threshold, reviews=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn diff_documents(
     py: Python<'_>,
     before: &[u8],
@@ -516,6 +520,7 @@ pub(crate) fn diff_documents(
     after_name: &str,
     trusted_pems: Vec<String>,
     threshold: usize,
+    reviews: Option<(NamedBytes, NamedBytes)>,
 ) -> PyResult<String> {
     use deploy_gate::diff::{self, Problem, Trust};
     let keys = trusted_keys(py, &trusted_pems)?;
@@ -533,10 +538,15 @@ pub(crate) fn diff_documents(
     };
     let b = read(before_name, before)?;
     let a = read(after_name, after)?;
-    let d = py.allow_threads(|| diff::diff(&b, &a)).map_err(|e| {
+    let mut d = py.allow_threads(|| diff::diff(&b, &a)).map_err(|e| {
         let name = if e.side == "before" { before_name } else { after_name };
         raise(py, "InputError", format!("{name}: {}", e.error), None, Some(name), None)
     })?;
+    if let Some(((rb, nb), (ra, na))) = &reviews {
+        let changes =
+            diff::review_changes(&d, (nb, rb), (na, ra)).map_err(|e| raise(py, "InputError", e, None, None, None))?;
+        d.review_changes = Some(changes);
+    }
     Ok(py.allow_threads(|| d.to_json()))
 }
 

@@ -109,3 +109,32 @@ def test_unusable_inputs_name_their_file(tmp_path: Path) -> None:
     assert e.value.file == str(bad)
     with pytest.raises(ValueError, match="^before: not a deploy-gate report"):
         deploy_gate.diff(b"[1,", b"{}")
+
+
+def test_review_files_give_the_marks_that_changed_as_the_cli(cli: Path, tmp_path: Path) -> None:
+    compat = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "compat-afae7eb"
+    a, b = compat / "scenarios" / "fixed-answers", compat / "scenarios" / "review-required"
+    key = compat / "reviewer.pub.pem"
+    changed = tmp_path / "changed.jsonl"
+    lines = (b / "review.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["note"] = "<b>changed</b> @team"
+    changed.write_text("\n".join([json.dumps(first)] + lines[2:]) + "\n")
+    # A report on the after side: any review file (nothing pins it).
+    d = deploy_gate.diff(a / "decision.dsse.json", b / "report.json", trusted_keys=[key],
+                         review_before=a / "review.jsonl", review_after=changed)
+    second = json.loads(lines[1])
+    assert [c["pipeline_id"] for c in d["review_changes"]] == [first["pipeline_id"], second["pipeline_id"]]
+    assert d["review_changes"][0]["after"] == {"mark": first["mark"], "note": "<b>changed</b> @team"}
+    assert d["review_changes"][1]["after"] is None
+    done = run_cli(cli, "diff", str(a / "decision.dsse.json"), str(b / "report.json"), "--trusted-key", str(key),
+                   "--review-before", str(a / "review.jsonl"), "--review-after", str(changed))
+    assert done.returncode in (0, 5), done.stderr.decode()
+    assert json.loads(done.stdout) == d
+    # A signed side given another file than the one it pins: refused, naming the file.
+    with pytest.raises(deploy_gate.InputError, match="not the review file the earlier decision was signed with"):
+        deploy_gate.diff(a / "decision.dsse.json", b / "report.json", trusted_keys=[key],
+                         review_before=changed, review_after=changed)
+    with pytest.raises(ValueError, match="go together"):
+        deploy_gate.diff(a / "report.json", b / "report.json", review_before=changed)
+    assert "review_changes" not in deploy_gate.diff(a / "report.json", b / "report.json")

@@ -128,21 +128,17 @@ pub fn diff_cmd(args: &DiffArgs) -> Result<u8> {
         anyhow!("{}: {}", path.display(), e.error)
     })?;
     if let (Some(b), Some(a)) = (&args.review_before, &args.review_after) {
-        let read = |path: &Path, side: &crate::diff::SideSummary, which: &str| -> Result<crate::review::Review> {
-            let (bytes, review) = crate::cli::files::read_review(path)?;
-            if let Some(pin) = &side.review {
-                anyhow::ensure!(
-                    pin.pins(&bytes),
-                    "{}: not the review file the {which} decision was signed with (it pins sha256:{}, {} bytes)",
-                    path.display(),
-                    pin.sha256,
-                    pin.bytes
-                );
-            }
-            Ok(review)
-        };
-        let (b, a) = (read(b, &d.before, "earlier")?, read(a, &d.after, "later")?);
-        d.review_changes = Some(crate::review::mark_changes(&b, &a));
+        let (b_bytes, a_bytes) = (
+            crate::cli::files::read_review_bytes(b)?,
+            crate::cli::files::read_review_bytes(a)?,
+        );
+        let changes = diff::review_changes(
+            &d,
+            (&b.display().to_string(), &b_bytes),
+            (&a.display().to_string(), &a_bytes),
+        )
+        .map_err(|e| anyhow!("{e}"))?;
+        d.review_changes = Some(changes);
     }
     drop((before, after));
     // The renderings first: a failure leaves no diff JSON.

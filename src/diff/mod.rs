@@ -521,3 +521,28 @@ fn warnings(
     }
     w
 }
+
+/// The cases whose review mark or note changed between the two sides' review files (`before`
+/// and `after`: each file's name and bytes), for [`GateDiff::review_changes`]. A side signed
+/// with a review must be given the file its statement pins; a file that is not a review file is
+/// an error naming its line.
+pub fn review_changes(
+    d: &GateDiff,
+    before: (&str, &[u8]),
+    after: (&str, &[u8]),
+) -> Result<Vec<crate::review::MarkChange>, String> {
+    let read = |(name, bytes): (&str, &[u8]), side: &SideSummary, which: &str| {
+        if let Some(pin) = &side.review {
+            if !pin.pins(bytes) {
+                return Err(format!(
+                    "{name}: not the review file the {which} decision was signed with (it pins sha256:{}, {} bytes)",
+                    pin.sha256, pin.bytes
+                ));
+            }
+        }
+        crate::review::Review::parse(name, bytes).map_err(|e| e.to_string())
+    };
+    let b = read(before, &d.before, "earlier")?;
+    let a = read(after, &d.after, "later")?;
+    Ok(crate::review::mark_changes(&b, &a))
+}
