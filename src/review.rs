@@ -53,6 +53,15 @@ impl Mark {
         }
     }
 
+    /// The mark in words, as the renderings show it: `accepted`, `label wrong`, `needs fix`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mark::Accepted => "accepted",
+            Mark::LabelWrong => "label wrong",
+            Mark::NeedsFix => "needs fix",
+        }
+    }
+
     /// The mark a file names (`accepted`, `label_wrong`, `needs_fix`).
     pub fn parse(text: &str) -> Option<Mark> {
         Mark::ALL.into_iter().find(|m| m.as_str() == text)
@@ -247,10 +256,14 @@ impl ReviewPin {
     /// The pin of `review` for the report whose JSON text is `report` (its `cases`, read with
     /// every id as written).
     pub fn of(review: &Review, report: &str) -> Result<ReviewPin, String> {
-        let regressed = regressed_ids(report)?;
+        Ok(ReviewPin::of_regressed(review, &regressed_ids(report)?))
+    }
+
+    /// The pin of `review` for a report whose regressed cases are `regressed`.
+    fn of_regressed(review: &Review, regressed: &[PipelineId]) -> ReviewPin {
         let marked = regressed.iter().filter(|id| review.mark_of(id).is_some()).count() as u64;
         let [accepted, label_wrong, needs_fix] = review.counts().map(|(_, n)| n as u64);
-        Ok(ReviewPin {
+        ReviewPin {
             sha256: review.sha256.clone(),
             bytes: review.bytes,
             marks: MarkCounts {
@@ -262,7 +275,7 @@ impl ReviewPin {
                 cases: regressed.len() as u64,
                 marked,
             },
-        })
+        }
     }
 
     /// Whether `bytes` are the review file this pins.
@@ -391,8 +404,14 @@ pub struct Listing {
 impl Listing {
     /// `review` against the report whose JSON text is `report`.
     pub fn of(review: &Review, report: &str) -> Result<Listing, String> {
-        let pin = ReviewPin::of(review, report)?;
+        // The report read once: its regressed cases for the pin, every case for the listing.
         let cases = report_cases(report)?;
+        let regressed: Vec<PipelineId> = cases
+            .iter()
+            .filter(|(_, status)| status.as_deref() == Some("regressed"))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let pin = ReviewPin::of_regressed(review, &regressed);
         let mut seen = vec![false; review.marks.len()];
         let mut listed = Vec::new();
         for (index, (id, status)) in cases.into_iter().enumerate() {

@@ -1575,7 +1575,7 @@ fn render_review(o: &mut String, review: &crate::review::Listing, listed: &std::
                 o,
                 "<tr><td class=\"mono\">{id}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&c.status.replace('_', " ")),
-                c.mark.mark.as_str().replace('_', " "),
+                c.mark.mark.label(),
                 esc(c.mark.note.as_deref().unwrap_or(""))
             );
         }

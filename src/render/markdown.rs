@@ -232,10 +232,8 @@ fn review_section(s: &mut String, review: &crate::review::Listing) {
         return;
     }
     s.push_str("| pipeline | status | mark | note |\n|---|---|---|---|\n");
-    // The id and the note as code spans: nothing in them is markup, and nothing becomes a link
-    // (GitHub links bare URLs, `www.` names, e-mail addresses and @mentions in text, not in
-    // code). Only `|`, which would end the cell, is escaped (GitHub drops that backslash).
-    let code = |text: &str| code_span(&escape_with(text, &['|']));
+    // The id and the note as code spans (`code_cell`).
+    let code = code_cell;
     for c in review.cases.iter().take(MAX_MARKED_ROWS) {
         let note = c.mark.note.as_deref().unwrap_or("");
         let _ = writeln!(
@@ -243,7 +241,7 @@ fn review_section(s: &mut String, review: &crate::review::Listing) {
             "| {} | {} | {} | {} |",
             code(&c.mark.pipeline_id.text),
             cell_text(&c.status.replace('_', " ")),
-            c.mark.mark.as_str().replace('_', " "),
+            c.mark.mark.label(),
             if note.is_empty() {
                 String::new()
             } else {
@@ -364,6 +362,14 @@ pub(super) fn code_text(text: &str) -> String {
 /// use one to open a tag or end a cell. (`_` is left alone: inside a word it is no emphasis.)
 pub(super) fn fixed_text(text: &str) -> String {
     escape_with(text, &['|', '\\', '`', '*', '<', '>', '[', ']', '&', '~'])
+}
+
+/// A value from a file as a code span in a table cell: nothing in it is markup, and nothing
+/// becomes a link (GitHub links bare URLs, `www.` names, e-mail addresses and @mentions in
+/// text, not in code); only `|`, which would end the cell, is escaped (GitHub drops that
+/// backslash).
+pub(super) fn code_cell(text: &str) -> String {
+    code_span(&escape_with(text, &['|']))
 }
 
 /// `text` as one code span: between single backticks as the page wrote it, or, if it holds a

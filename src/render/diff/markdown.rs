@@ -5,7 +5,7 @@
 
 use super::{guardrail_change, guardrail_side, headline, model_name, policy_text, short, source_text};
 use crate::diff::{id_label, GateDiff, Interval};
-use crate::render::markdown::{cell_text, code_span, code_text, escape_with, fixed_text, signed};
+use crate::render::markdown::{cell_text, code_cell, code_span, code_text, fixed_text, signed};
 use std::fmt::Write;
 
 /// The flips listed (the rest are counted, and all are in the diff JSON).
@@ -232,7 +232,7 @@ pub fn diff_markdown(d: &GateDiff) -> String {
         if !changes.is_empty() {
             s.push_str("| pipeline | before | after |\n|---|---|---|\n");
             // Ids and notes as code spans: nothing in them is markup or a link.
-            let code = |t: &str| code_span(&escape_with(t, &['|']));
+            let code = code_cell;
             let side = |m| {
                 let (mark, note) = super::mark_side(m);
                 match note {

@@ -191,7 +191,7 @@ fn guardrail_change(kind: GuardrailChangeKind) -> &'static str {
 /// where that side does not mark the case; and its note.
 pub(super) fn mark_side(m: Option<&crate::review::MarkSeen>) -> (String, Option<&str>) {
     match m {
-        Some(m) => (m.mark.as_str().replace('_', " "), m.note.as_deref()),
+        Some(m) => (m.mark.label().to_owned(), m.note.as_deref()),
         None => ("—".to_owned(), None),
     }
 }
