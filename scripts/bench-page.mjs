@@ -14,6 +14,8 @@
 //   --cpu   prints the CPU time of each of Chromium's threads (from /proc) from the drop to the
 //           decision and from the decision to the sha256, the busiest first
 //   --policy NAME=VALUE  fills the policy form's field before the drop (e.g. max_samples=none)
+//   --verdicts EXT  reads DIR/old_verdicts.EXT and DIR/new_verdicts.EXT (default jsonl; json: a
+//           JSON array of records, one a line, as scripts/jsonl-to-array.mjs writes it)
 //   --open-last  then opens the case of the new verdict file's last record (found by a search)
 //           and times its row's click to both answers shown (read from the files by byte range),
 //           and prints the tab's memory then
@@ -32,6 +34,7 @@ let showTimings = false;
 let settle = 0;
 let showCpu = false;
 let openLast = false;
+let verdictExt = "jsonl";
 const attrs = [];
 const policy = [];
 for (let i = 0; i < args.length; i++) {
@@ -40,13 +43,14 @@ for (let i = 0; i < args.length; i++) {
   else if (args[i] === "--settle") settle = Number(args[++i]);
   else if (args[i] === "--cpu") showCpu = true;
   else if (args[i] === "--open-last") openLast = true;
+  else if (args[i] === "--verdicts") verdictExt = args[++i];
   else if (args[i] === "--policy") policy.push(args[++i].split(/=(.*)/s).slice(0, 2));
   else if (args[i] === "--attr") attrs.push(args[++i].split(/=(.*)/s).slice(0, 2));
   else dirArg = args[i];
 }
 const dir = path.resolve(dirArg || path.join(ROOT, "bench-data"));
 const root = path.resolve(process.env.PAGE_ROOT || ROOT);
-const files = ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl"].map((f) => path.join(dir, f));
+const files = ["audit.jsonl", `old_verdicts.${verdictExt}`, `new_verdicts.${verdictExt}`].map((f) => path.join(dir, f));
 const size = fs.statSync(files[0]).size;
 
 /** CPU seconds (user + system) of every thread of the processes listed, by "pid/tid name". */
@@ -175,7 +179,8 @@ async function run() {
   return { decided, digested, reason, peak, timeline, cpu, opened };
 }
 
-/** The pipeline id of a JSONL file's last record (read from its last 1 MiB). */
+/** The pipeline id of the last record of a JSONL file, or of a JSON array of one record a line
+ * (read from its last 1 MiB). */
 function lastPipelineId(file) {
   const fd = fs.openSync(file, "r");
   const size = fs.fstatSync(fd).size;
@@ -183,8 +188,8 @@ function lastPipelineId(file) {
   const buf = Buffer.alloc(length);
   fs.readSync(fd, buf, 0, length, size - length);
   fs.closeSync(fd);
-  const lines = buf.toString("utf8").split("\n").filter((l) => l.trim());
-  return JSON.parse(lines[lines.length - 1]).pipeline_id;
+  const lines = buf.toString("utf8").split("\n").filter((l) => l.trim() && l.trim() !== "]");
+  return JSON.parse(lines[lines.length - 1].replace(/^,/, "")).pipeline_id;
 }
 
 const mb = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`;

@@ -75,6 +75,13 @@ if [ "${ANSWERS:-1}" != 0 ]; then
     echo "answers: $kind"
     node scripts/bench-page.mjs "$dir" --policy max_samples=none --open-last
   done
+  # The same answers as JSON arrays: read in pieces too (element by element).
+  dir=bench-answers/with
+  for side in old new; do
+    [ -f "$dir/${side}_verdicts.json" ] || node scripts/jsonl-to-array.mjs "$dir/${side}_verdicts.jsonl" "$dir/${side}_verdicts.json"
+  done
+  echo "answers: with, as JSON arrays"
+  node scripts/bench-page.mjs "$dir" --verdicts json --policy max_samples=none --open-last
 fi
 
 seed=${SEED_PY:-../shared/seeds/deployment_gate.py}

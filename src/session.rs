@@ -574,16 +574,27 @@ impl Session {
             .output_for(&case.pipeline_id, test_set.has_twin(index))
     }
 
-    /// `side`'s trajectory result for test case `index`: the last result of its trajectory file
-    /// that names the case's `pipeline_id` (the same text and type), if any.
+    /// `side`'s trajectory result for test case `index`: when the case's verdict record names
+    /// one (`trajectory_id`), the last result of the trajectory file with that id; otherwise (or
+    /// when the file has no such result) the last result that names the case's `pipeline_id`
+    /// (the same text and type), if any.
     pub fn case_trajectory(&self, side: Side, index: usize) -> Option<&crate::trajectory::Scored> {
-        let case = self.test_set()?.cases.get(index)?;
+        let test_set = self.test_set()?;
+        let case = test_set.cases.get(index)?;
+        let results = &self.trajectories[slot(side)].as_ref()?.results;
+        let named = self.verdicts[slot(side)]
+            .as_ref()
+            .and_then(|v| v.trajectory_for(&case.pipeline_id, test_set.has_twin(index)));
         let id = &case.pipeline_id;
-        self.trajectories[slot(side)].as_ref()?.results.iter().rev().find(|r| {
-            r.pipeline_id
-                .as_ref()
-                .is_some_and(|(text, numeric)| *numeric == id.numeric && **text == *id.text)
-        })
+        named
+            .and_then(|named| results.iter().rev().find(|r| r.trajectory_id.as_deref() == Some(named)))
+            .or_else(|| {
+                results.iter().rev().find(|r| {
+                    r.pipeline_id
+                        .as_ref()
+                        .is_some_and(|(text, numeric)| *numeric == id.numeric && **text == *id.text)
+                })
+            })
     }
 
     /// `side`'s latency and tokens per test case (in the test set's order, over the records each

@@ -20,10 +20,13 @@ use crate::json::{
     parse_object_line, read_object_text, value_offsets, visit_array, why_not_json, NotObject, PyText, Scalar, Syntax,
     ValueError, ValueSink,
 };
-use crate::lines::{invalid_utf8, position, split_all, LineSplitter, Piece, Positions};
+use crate::lines::{invalid_utf8, position, split_all, Piece, Positions};
 use crate::testset::TestSet;
+
+mod stream;
 use hashbrown::{DefaultHashBuilder, HashMap};
 use std::sync::Arc;
+pub use stream::VerdictStream;
 
 /// The ids whose records are kept whole: the test set's, shared with it (an id is not copied
 /// again for each verdict file, which matters when ids are long).
@@ -150,17 +153,8 @@ struct Kept {
     earlier: Vec<VerdictRecord>,
     /// Where the kept (last) record's answer is, when it carries one.
     output: Option<OutputAt>,
-}
-
-impl Kept {
-    fn new(record: VerdictRecord, line: u64, output: Option<OutputAt>) -> Kept {
-        Kept {
-            record,
-            line,
-            earlier: Vec::new(),
-            output,
-        }
-    }
+    /// The kept record's `trajectory_id`: its case's trajectory result.
+    trajectory: Option<Box<str>>,
 }
 
 /// The kept records of one id text, by [`IdKind`].
@@ -249,6 +243,16 @@ impl Verdicts {
     pub fn output_for(&self, id: &PipelineId, twin: bool) -> Option<OutputAt> {
         let kind = self.resolve(id, twin)?;
         self.by_id.get(&*id.text)?[kind as usize].as_ref()?.output
+    }
+
+    /// The `trajectory_id` of the record [`Verdicts::record_for`] takes, when it names one: the
+    /// trajectory result that is its case's.
+    pub fn trajectory_for(&self, id: &PipelineId, twin: bool) -> Option<&str> {
+        let kind = self.resolve(id, twin)?;
+        self.by_id.get(&*id.text)?[kind as usize]
+            .as_ref()?
+            .trajectory
+            .as_deref()
     }
 
     /// True when some kept record carries an answer (`output`): without one, there is nothing to
@@ -443,8 +447,10 @@ impl Verdicts {
             verdict,
             error,
             cost,
+            trajectory,
             ..
         } = record;
+        let trajectory = trajectory.map(|t| Box::from(&*t));
         let (verdict, composite) = match verdict {
             Some(PyText::Text(t)) => (Some(t), false),
             Some(PyText::Composite) => (None, true),
@@ -472,6 +478,7 @@ impl Verdicts {
                 let before = std::mem::replace(&mut existing.record, record);
                 existing.earlier.push(before);
                 existing.output = output;
+                existing.trajectory = trajectory;
                 let run = existing.earlier.len() as u32;
                 if differs {
                     existing.line = line;
@@ -480,7 +487,13 @@ impl Verdicts {
                 run
             }
             slot @ None => {
-                *slot = Some(Kept::new(record, line, output));
+                *slot = Some(Kept {
+                    record,
+                    line,
+                    earlier: Vec::new(),
+                    output,
+                    trajectory,
+                });
                 0
             }
         };
@@ -545,6 +558,8 @@ struct RecordRef<'a> {
     cost: CostRef<'a>,
     /// What the model answered, when the record carries it.
     output: Option<OutputRef<'a>>,
+    /// `trajectory_id`, when the record names its trajectory result.
+    trajectory: Option<Cow<'a, str>>,
 }
 
 /// A record's `output` as read: a JSON value's text (a slice of the file, or of a JSONL line until
@@ -562,8 +577,8 @@ enum OutputRef<'a> {
         truncated: bool,
     },
     Row {
-        start: usize,
-        end: usize,
+        start: u64,
+        end: u64,
         column: u32,
         tab: bool,
         truncated: bool,
@@ -618,10 +633,10 @@ impl RecordRef<'_> {
                 tab,
                 truncated,
             } => {
-                let bom = bytes.len() - strip_bom(bytes).len();
+                let bom = (bytes.len() - strip_bom(bytes).len()) as u64;
                 Some(OutputAt {
-                    start: (bom + start) as u64,
-                    end: (bom + end) as u64,
+                    start: bom + start,
+                    end: bom + end,
                     form: OutputForm::Delimited { column, tab },
                     truncated,
                 })
@@ -712,6 +727,7 @@ struct RecordFields<'a> {
     /// `output`, as written.
     output: Option<&'a str>,
     output_truncated: bool,
+    trajectory: Option<Cow<'a, str>>,
 }
 
 fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'a>) -> Result<(), ValueError> {
@@ -737,11 +753,24 @@ fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'
             f.cost.read(key, v)?;
         }
         "output" => f.output = Some(v.span()?),
+        crate::trajectory::ID_FIELD => f.trajectory = trajectory_named(v.span()?),
         // Read as it was skipped before (any JSON value is accepted): `true` alone marks a cut.
         "output_truncated" => f.output_truncated = v.span()? == "true",
         _ => v.skip()?,
     }
     Ok(())
+}
+
+/// A record's `trajectory_id`, from its JSON text, as a trajectory result's id is read: a
+/// string, or an integer's digits. Any other value names no result, and is read as it was
+/// before the field named one (skipped, whatever it holds).
+fn trajectory_named(json: &str) -> Option<Cow<'_, str>> {
+    if json.starts_with('"') {
+        return serde_json::from_str::<String>(json).ok().map(Cow::Owned);
+    }
+    let digits = json.strip_prefix('-').unwrap_or(json);
+    let integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && json != "-0";
+    integer.then_some(Cow::Borrowed(json))
 }
 
 /// What a record turned out to be.
@@ -868,6 +897,7 @@ fn finish_record(f: RecordFields<'_>, line: u64) -> Result<Parsed<'_>, RecordErr
             text,
             truncated: f.output_truncated,
         }),
+        trajectory: f.trajectory,
     }))
 }
 
@@ -1113,78 +1143,6 @@ fn detect_format(head: &[u8]) -> VerdictFormat {
     }
 }
 
-/// A JSONL verdict file read a piece at a time, so that the file is never held whole (the
-/// page reads a verdict file of a gigabyte, answers and all, through a window of a few MiB).
-/// Every record is kept (as [`parse_verdicts`] keeps them: no second pass is needed), and the
-/// result is [`parse_verdicts`]'s for the same bytes, however they are cut: feed every piece in
-/// order ([`VerdictStream::feed`]), then [`VerdictStream::finish`].
-pub struct VerdictStream {
-    role: Role,
-    name: String,
-    splitter: LineSplitter,
-    sha: Sha256,
-    size: u64,
-    out: Verdicts,
-    failure: Option<InputError>,
-}
-
-impl VerdictStream {
-    /// A stream for a verdict file whose first bytes are `head` (at least its first non-blank
-    /// line whole, or the whole file; `head` is not fed: feed the file from its start). `None`
-    /// when the file is not JSONL: read it whole ([`parse_verdicts`]).
-    pub fn start(role: Role, name: &str, head: &[u8]) -> Option<VerdictStream> {
-        if detect_format(head) != VerdictFormat::Jsonl {
-            return None;
-        }
-        Some(VerdictStream {
-            role,
-            name: name.to_owned(),
-            splitter: LineSplitter::new(usize::MAX),
-            sha: Sha256::new(),
-            size: 0,
-            // (The size and the sha256 are the file's once it is read.)
-            out: Verdicts::empty(
-                InputFile {
-                    role,
-                    name: name.into(),
-                    bytes: 0,
-                    sha256: String::new(),
-                },
-                VerdictFormat::Jsonl,
-                None,
-            ),
-            failure: None,
-        })
-    }
-
-    /// The next piece of the file; an unusable record is an error naming its line (and the
-    /// stream is done with).
-    pub fn feed(&mut self, piece: &[u8]) -> Result<(), InputError> {
-        self.sha.update(piece);
-        self.size += piece.len() as u64;
-        let (role, name, out, failure) = (self.role, &self.name, &mut self.out, &mut self.failure);
-        self.splitter.push(piece, |p| {
-            jsonl_piece(p, role, name, failure, &mut |parsed| out.take(parsed))
-        });
-        self.failure.clone().map_or(Ok(()), Err)
-    }
-
-    /// The file read: its verdicts.
-    pub fn finish(mut self) -> Result<Verdicts, InputError> {
-        let (role, name, out, failure) = (self.role, &self.name, &mut self.out, &mut self.failure);
-        self.splitter
-            .finish(|p| jsonl_piece(p, role, name, failure, &mut |parsed| out.take(parsed)));
-        if let Some(e) = self.failure.take() {
-            return Err(e);
-        }
-        // Every record is kept: nothing is left to compare in a second pass.
-        debug_assert!(self.out.others.is_empty());
-        self.out.file.bytes = self.size;
-        self.out.file.sha256 = hex::encode(self.sha.finalize());
-        Ok(self.out)
-    }
-}
-
 /// Reads the records of a file in `format`, handing each to `on` as it is read. An unusable
 /// record stops it with an error naming its line and, where it helps, the column.
 fn read_records(
@@ -1209,15 +1167,7 @@ fn read_records(
         VerdictFormat::JsonArray => {
             // One element at a time: nothing of the file is held but the records kept.
             each_array_element(role, name, body, "verdict records", |_, item, line| {
-                let mut f = RecordFields::default();
-                parse_object_line(item.as_bytes(), |k, v| record_entry(&mut f, k, v))
-                    .map_err(|e| match e {
-                        NotObject::NotObject => RecordError::ElementNotObject,
-                        other => RecordError::from(other),
-                    })
-                    .and_then(|()| finish_record(f, line))
-                    .map(&mut *on)
-                    .map_err(|why| explain(&why, item))
+                array_record(item, line).map(&mut *on)
             })?;
         }
         VerdictFormat::JsonMap => {
@@ -1255,6 +1205,19 @@ fn read_records(
     Ok(())
 }
 
+/// An element of a JSON array of records (which starts on `line`), or why it is refused and where
+/// in it.
+fn array_record(item: &str, line: u64) -> Result<Parsed<'_>, (String, Option<usize>)> {
+    let mut f = RecordFields::default();
+    parse_object_line(item.as_bytes(), |k, v| record_entry(&mut f, k, v))
+        .map_err(|e| match e {
+            NotObject::NotObject => RecordError::ElementNotObject,
+            other => RecordError::from(other),
+        })
+        .and_then(|()| finish_record(f, line))
+        .map_err(|why| explain(&why, item))
+}
+
 /// A map entry: its value is a verdict (any JSON value), or an object `{verdict, error}`.
 fn map_record<'a>(key: &'a str, raw: &'a str, line: u64) -> Result<RecordRef<'a>, RecordError> {
     if key.is_empty() {
@@ -1266,7 +1229,7 @@ fn map_record<'a>(key: &'a str, raw: &'a str, line: u64) -> Result<RecordRef<'a>
             why,
         }))
     };
-    let record = |verdict, error, output| RecordRef {
+    let record = |verdict, error, output, trajectory| RecordRef {
         id: Cow::Borrowed(key),
         kind: IdKind::Untyped,
         line,
@@ -1274,18 +1237,21 @@ fn map_record<'a>(key: &'a str, raw: &'a str, line: u64) -> Result<RecordRef<'a>
         error,
         cost: None,
         output,
+        trajectory,
     };
     if !raw.trim_start().starts_with('{') {
         let verdict = PyText::of_raw(raw).map_err(|e| in_pipeline(MapValueError::Value(e)))?;
-        return Ok(record(Some(verdict), None, None));
+        return Ok(record(Some(verdict), None, None, None));
     }
     let (mut verdict, mut error, mut output, mut truncated) = (None, Scalar::Absent, None, false);
+    let mut trajectory = None;
     parse_object_line(raw.as_bytes(), |k, v| {
         match k {
             "verdict" => verdict = Some(v.text()?),
             "error" => error = v.scalar()?,
             "output" => output = Some(v.span()?),
             "output_truncated" => truncated = v.span()? == "true",
+            crate::trajectory::ID_FIELD => trajectory = trajectory_named(v.span()?),
             _ => v.skip()?,
         }
         Ok(())
@@ -1299,6 +1265,7 @@ fn map_record<'a>(key: &'a str, raw: &'a str, line: u64) -> Result<RecordRef<'a>
         verdict,
         error,
         output.map(|text| OutputRef::Json { text, truncated }),
+        trajectory,
     ))
 }
 
@@ -1337,6 +1304,78 @@ fn csv_error(e: &csv::Error, body: &[u8], role: Role, name: &str) -> InputError 
     }
 }
 
+/// The columns of a CSV/TSV verdict file, from its header.
+struct Columns {
+    id: usize,
+    verdict: Option<usize>,
+    error: Option<usize>,
+    output: Option<usize>,
+    truncated: Option<usize>,
+    trajectory: Option<usize>,
+    /// How many fields the header has (every row has as many).
+    width: usize,
+    tab: bool,
+}
+
+impl Columns {
+    /// The columns the header names, or why it is not a verdict file's header (line 1).
+    fn of(headers: &csv::StringRecord, tab: bool) -> Result<Columns, String> {
+        let column = |want: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(want));
+        let id = column("pipeline_id")
+            .ok_or("not a verdict file: no JSON, and no `pipeline_id` column in a CSV/TSV header")?;
+        let (verdict, error) = (column("verdict"), column("error"));
+        if verdict.is_none() && error.is_none() {
+            return Err("the header has no `verdict` (or `error`) column".into());
+        }
+        Ok(Columns {
+            id,
+            verdict,
+            error,
+            output: column("output"),
+            truncated: column("output_truncated"),
+            trajectory: column(crate::trajectory::ID_FIELD),
+            width: headers.len(),
+            tab,
+        })
+    }
+
+    /// The record of `row`, which is the bytes `start..end` of the file's body and starts on
+    /// `line`, or why it is refused.
+    fn record<'r>(&self, row: &'r csv::StringRecord, start: u64, end: u64, line: u64) -> Result<RecordRef<'r>, String> {
+        let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty());
+        let id = cell(Some(self.id)).ok_or("empty pipeline_id")?;
+        // The answer is the field as written (not trimmed), read again from the row's bytes.
+        let output = match self.output {
+            Some(c) if row.get(c).is_some_and(|o| !o.is_empty()) => Some(OutputRef::Row {
+                start,
+                end,
+                column: c as u32,
+                tab: self.tab,
+                truncated: cell(self.truncated).is_some_and(|t| t.eq_ignore_ascii_case("true")),
+            }),
+            _ => None,
+        };
+        Ok(RecordRef {
+            id: Cow::Borrowed(id),
+            kind: IdKind::Untyped,
+            line,
+            verdict: cell(self.verdict).map(|v| PyText::Text(Cow::Borrowed(v))),
+            error: cell(self.error).map(Cow::Borrowed),
+            cost: None,
+            output,
+            trajectory: cell(self.trajectory).map(Cow::Borrowed),
+        })
+    }
+}
+
+/// A CSV (or, with `tab`, TSV) reader configured as every verdict file is read.
+fn delimited_reader(tab: bool, has_headers: bool, bytes: &[u8]) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .delimiter(if tab { b'\t' } else { b',' })
+        .has_headers(has_headers)
+        .from_reader(bytes)
+}
+
 fn read_delimited(
     format: VerdictFormat,
     body: &[u8],
@@ -1345,23 +1384,10 @@ fn read_delimited(
     on: &mut dyn FnMut(Parsed<'_>),
 ) -> Result<(), InputError> {
     let err = |line: Option<u64>, msg: String| InputError::at(role, name, line, msg);
-    let delimiter = if format == VerdictFormat::Tsv { b'\t' } else { b',' };
-    let mut reader = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(body);
-    let headers = reader.headers().map_err(|e| csv_error(&e, body, role, name))?.clone();
-    let column = |want: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(want));
-    let id_col = column("pipeline_id").ok_or_else(|| {
-        err(
-            Some(1),
-            "not a verdict file: no JSON, and no `pipeline_id` column in a CSV/TSV header".into(),
-        )
-    })?;
-    let verdict_col = column("verdict");
-    let error_col = column("error");
-    let output_col = column("output");
-    let truncated_col = column("output_truncated");
-    if verdict_col.is_none() && error_col.is_none() {
-        return Err(err(Some(1), "the header has no `verdict` (or `error`) column".into()));
-    }
+    let tab = format == VerdictFormat::Tsv;
+    let mut reader = delimited_reader(tab, true, body);
+    let headers = reader.headers().map_err(|e| csv_error(&e, body, role, name))?;
+    let columns = Columns::of(headers, tab).map_err(|msg| err(Some(1), msg))?;
     // One row buffer for the whole file.
     let mut row = csv::StringRecord::new();
     let mut positions = Positions::new(body);
@@ -1369,29 +1395,11 @@ fn read_delimited(
         .read_record(&mut row)
         .map_err(|e| csv_error(&e, body, role, name))?
     {
-        let line = row.position().map_or(0, |p| positions.of(csv_record_start(body, p)).0);
-        let cell = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty());
-        let id = cell(Some(id_col)).ok_or_else(|| err(Some(line), "empty pipeline_id".into()))?;
-        // The answer is the field as written (not trimmed), read again from the row's bytes.
-        let output = match (output_col, row.position()) {
-            (Some(c), Some(p)) if row.get(c).is_some_and(|o| !o.is_empty()) => Some(OutputRef::Row {
-                start: csv_record_start(body, p),
-                end: (reader.position().byte() as usize).min(body.len()),
-                column: c as u32,
-                tab: delimiter == b'\t',
-                truncated: cell(truncated_col).is_some_and(|t| t.eq_ignore_ascii_case("true")),
-            }),
-            _ => None,
-        };
-        on(Parsed::Record(RecordRef {
-            id: Cow::Borrowed(id),
-            kind: IdKind::Untyped,
-            line,
-            verdict: cell(verdict_col).map(|v| PyText::Text(Cow::Borrowed(v))),
-            error: cell(error_col).map(Cow::Borrowed),
-            cost: None,
-            output,
-        }));
+        let start = row.position().map_or(0, |p| csv_record_start(body, p));
+        let line = row.position().map_or(0, |_| positions.of(start).0);
+        let end = (reader.position().byte() as usize).min(body.len());
+        let record = columns.record(&row, start as u64, end as u64, line);
+        on(Parsed::Record(record.map_err(|msg| err(Some(line), msg))?));
     }
     Ok(())
 }
@@ -1540,6 +1548,35 @@ mod tests {
     }
 
     #[test]
+    fn a_trajectory_id_of_any_value_reads_as_before() {
+        // `trajectory_id` was skipped before it named a result: any value still reads, and only
+        // a string or an integer names one.
+        let v = parse(concat!(
+            "{\"pipeline_id\":\"a\",\"verdict\":\"PASS\",\"trajectory_id\":1e999}\n",
+            "{\"pipeline_id\":\"b\",\"verdict\":\"PASS\",\"trajectory_id\":{\"x\":[1]}}\n",
+            "{\"pipeline_id\":\"c\",\"verdict\":\"PASS\",\"trajectory_id\":123456789012345678901234567890}\n",
+            "{\"pipeline_id\":\"d\",\"verdict\":\"PASS\",\"trajectory_id\":\"t\\u00e9\"}\n",
+            "{\"pipeline_id\":\"e\",\"verdict\":\"PASS\",\"trajectory_id\":null}\n",
+        ));
+        let named = |id: &str| {
+            v.trajectory_for(
+                &PipelineId {
+                    text: id.into(),
+                    numeric: false,
+                },
+                false,
+            )
+            .map(str::to_owned)
+        };
+        assert_eq!(v.records, 5);
+        assert_eq!(named("a"), None);
+        assert_eq!(named("b"), None);
+        assert_eq!(named("c").as_deref(), Some("123456789012345678901234567890"));
+        assert_eq!(named("d").as_deref(), Some("t\u{e9}"));
+        assert_eq!(named("e"), None);
+    }
+
+    #[test]
     fn errors_duplicates_and_conflicts() {
         let v = parse(concat!(
             "{\"pipeline_id\":\"a\",\"verdict\":\"PASS\"}\n",
@@ -1552,27 +1589,98 @@ mod tests {
         assert_eq!(get(&v, "b").unwrap().error.as_deref(), Some("timeout"));
     }
 
-    /// A verdict file read through [`VerdictStream`], cut at `cuts` (positions, any order).
-    fn streamed(text: &[u8], cuts: &[usize]) -> Option<Result<Verdicts, InputError>> {
+    /// A verdict file read through [`VerdictStream`], cut at `cuts` (positions, any order):
+    /// `None` when the stream asks for the file whole.
+    fn streamed(text: &[u8], cuts: &[usize]) -> Result<Option<Verdicts>, InputError> {
         let mut at: Vec<usize> = cuts.iter().map(|&c| c % (text.len() + 1)).collect();
         at.push(0);
         at.push(text.len());
         at.sort_unstable();
         at.dedup();
-        let mut stream = VerdictStream::start(Role::NewVerdicts, "v.jsonl", text)?;
+        let mut stream = VerdictStream::start(Role::NewVerdicts, "v", text);
         for w in at.windows(2) {
-            if let Err(e) = stream.feed(&text[w[0]..w[1]]) {
-                return Some(Err(e));
-            }
+            stream.feed(&text[w[0]..w[1]])?;
         }
-        Some(stream.finish())
+        stream.finish()
+    }
+
+    impl Verdicts {
+        /// Every kept record's id, how it is written, and the line it was read from.
+        fn lines(&self) -> Vec<(String, usize, u64)> {
+            let mut lines: Vec<_> = self
+                .by_id
+                .iter()
+                .flat_map(|(id, slots)| {
+                    slots
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, slot)| slot.as_ref().map(|kept| (id.to_string(), k, kept.line)))
+                })
+                .collect();
+            lines.sort();
+            lines
+        }
+    }
+
+    /// The stream reads what the whole-file reader reads: the file's digest, the counts, every
+    /// record, its line, answer place and cost; the same error in JSONL. In the other formats
+    /// it asks for the file whole where the whole-file reader refuses it (never reads what that
+    /// refuses), and reads it (never asks) where `vouches`.
+    fn agrees(
+        whole: Result<Verdicts, InputError>,
+        pieces: Result<Option<Verdicts>, InputError>,
+        ids: &[(String, bool)],
+        vouches: bool,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        match (whole, pieces) {
+            (Ok(a), Ok(Some(b))) => {
+                proptest::prop_assert_eq!(&a.file, &b.file);
+                proptest::prop_assert_eq!(a.format, b.format);
+                proptest::prop_assert_eq!(
+                    (
+                        a.records,
+                        a.duplicates,
+                        a.ignored_stage_entries,
+                        a.len(),
+                        a.carries_outputs(),
+                        a.carries_cost()
+                    ),
+                    (
+                        b.records,
+                        b.duplicates,
+                        b.ignored_stage_entries,
+                        b.len(),
+                        b.carries_outputs(),
+                        b.carries_cost()
+                    )
+                );
+                proptest::prop_assert_eq!(&a.conflicting, &b.conflicting);
+                proptest::prop_assert_eq!(a.lines(), b.lines());
+                for (text, numeric) in ids {
+                    let pid = PipelineId {
+                        numeric: *numeric,
+                        text: Arc::from(text.as_str()),
+                    };
+                    proptest::prop_assert_eq!(a.records_for(&pid, false), b.records_for(&pid, false));
+                    proptest::prop_assert_eq!(a.output_for(&pid, false), b.output_for(&pid, false));
+                    proptest::prop_assert_eq!(a.costs_for(&pid, false, true), b.costs_for(&pid, false, true));
+                }
+            }
+            (Ok(a), Ok(None)) => proptest::prop_assert!(
+                !vouches && a.format != VerdictFormat::Jsonl,
+                "asked for a readable file whole"
+            ),
+            (Err(_), Ok(None)) => {}
+            (Err(a), Err(b)) => proptest::prop_assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => proptest::prop_assert!(false, "{:?} vs {:?}", a.map(|_| ()), b.map(|v| v.is_some())),
+        }
+        Ok(())
     }
 
     #[cfg(not(target_arch = "wasm32"))]
     proptest::proptest! {
         /// However a JSONL file is cut into pieces, the stream reads what the whole-file reader
-        /// reads: the file's digest, the counts, every record, answer place and cost, the same
-        /// first error.
+        /// reads, or gives the same first error.
         #[test]
         fn a_jsonl_file_read_in_pieces_is_read_as_whole(
             records in proptest::collection::vec((0u8..6, 0u8..5, 0u8..6, 0u8..4), 0..30),
@@ -1597,32 +1705,98 @@ mod tests {
                 text.push_str(extra[e as usize]);
                 text.push_str(&format!("{{\"pipeline_id\":{}{}{}}}{nl}", id(i), verdicts[v as usize], outputs[o as usize]));
             }
-            let whole = parse_verdicts(Role::NewVerdicts, "v.jsonl", text.as_bytes());
-            let Some(pieces) = streamed(text.as_bytes(), &cuts) else {
-                // Not JSONL by its first line (an empty file is): read whole, as before.
-                proptest::prop_assert!(whole.as_ref().map_or(true, |w| w.format != VerdictFormat::Jsonl));
-                return Ok(());
-            };
-            match (whole, pieces) {
-                (Ok(a), Ok(b)) => {
-                    proptest::prop_assert_eq!(&a.file, &b.file);
-                    proptest::prop_assert_eq!(a.format, b.format);
-                    proptest::prop_assert_eq!(
-                        (a.records, a.duplicates, a.ignored_stage_entries, a.len(), a.carries_outputs(), a.carries_cost()),
-                        (b.records, b.duplicates, b.ignored_stage_entries, b.len(), b.carries_outputs(), b.carries_cost())
-                    );
-                    proptest::prop_assert_eq!(&a.conflicting, &b.conflicting);
-                    for n in 0..6 {
-                        let text = id(n);
-                        let pid = PipelineId { numeric: n == 5, text: Arc::from(text.trim_matches('"')) };
-                        proptest::prop_assert_eq!(a.records_for(&pid, false), b.records_for(&pid, false));
-                        proptest::prop_assert_eq!(a.output_for(&pid, false), b.output_for(&pid, false));
-                        proptest::prop_assert_eq!(a.costs_for(&pid, false, true), b.costs_for(&pid, false, true));
+            let ids: Vec<_> = (0..6).map(|n| (id(n).trim_matches('"').to_owned(), n == 5)).collect();
+            let whole = parse_verdicts(Role::NewVerdicts, "v", text.as_bytes());
+            agrees(whole, streamed(text.as_bytes(), &cuts), &ids, false)?;
+        }
+
+        /// However a JSON array, a JSON object, a CSV or a TSV file is cut into pieces, the
+        /// stream reads what the whole-file reader reads (and asks for the file whole only
+        /// where the whole-file reader refuses it, or the file is one it does not vouch for).
+        #[test]
+        fn any_format_read_in_pieces_is_read_as_whole(
+            format in 0u8..4,
+            records in proptest::collection::vec((0u8..6, 0u8..5, 0u8..6, 0u8..5), 0..25),
+            bom in proptest::bool::ANY,
+            crlf in proptest::bool::ANY,
+            fault in 0u8..12,
+            cuts in proptest::collection::vec(0usize..4000, 0..12),
+        ) {
+            let nl = if crlf { "\r\n" } else { "\n" };
+            // Whitespace and line breaks between the parts of the JSON.
+            let space = ["", " ", nl, "\t", " \n  "];
+            let verdicts = ["\"PASS\"", "null", "3", "\"FAIL, \\\"really\\\"\"", "{\"a\":[1,{\"b\":\"]}\"}]}"];
+            let outputs = [
+                None,
+                Some("\"a long answer: \\u00e9\\u00e8 🚀 \\n next, line [ ] { }\""),
+                Some("{\"role\":\"assistant\",\"tool_calls\":[{\"id\":123456789012345678901234567890}]}"),
+                Some("\"\""),
+                Some("[\"x\\\\\", \"\\\"\"]"),
+                Some("\"plain\""),
+            ];
+            let ids: Vec<_> = (0..6u8).map(|n| (if n == 5 { "17".to_owned() } else { format!("p{n}") }, n == 5)).collect();
+            let mut text = String::from(if bom { "\u{feff}" } else { "" });
+            match format {
+                0 | 1 => {
+                    let (open, close) = if format == 0 { ('[', ']') } else { ('{', '}') };
+                    text.push(open);
+                    for (n, &(i, v, o, w)) in records.iter().enumerate() {
+                        let ws = space[w as usize];
+                        if n > 0 {
+                            text.push_str(&format!("{ws},{ws}"));
+                        }
+                        let id = if i == 5 { "17".to_owned() } else { format!("\"p{i}\"") };
+                        let output = outputs[o as usize].map_or(String::new(), |o| format!(",{ws}\"output\":{ws}{o}"));
+                        if format == 0 {
+                            text.push_str(&format!("{ws}{{\"pipeline_id\":{ws}{id},\"verdict\":{}{output}}}", verdicts[v as usize]));
+                        } else {
+                            let key = format!("\"{}\"", ids[i as usize].0);
+                            text.push_str(&format!("{ws}{key}{ws}:{ws}{{\"verdict\":{ws}{}{output}}}", verdicts[v as usize]));
+                        }
+                    }
+                    text.push(close);
+                    text.push_str(nl);
+                }
+                _ => {
+                    let sep = if format == 2 { "," } else { "\t" };
+                    text.push_str(&format!("pipeline_id{sep}verdict{sep}output{nl}"));
+                    for &(i, v, o, w) in &records {
+                        let verdict = ["PASS", "", "FAIL", "\"quoted, with\nbreak\"", "\"a \"\"b\"\"\""][v as usize];
+                        let output = ["", "plain", "\"two\nlines, and a comma\"", "\"\"", "\"tab\there\"", "x"][o as usize];
+                        text.push_str(&format!("{}{sep}{verdict}{sep}{output}{nl}", ids[i as usize].0));
+                        if w == 4 {
+                            text.push_str(nl);
+                        }
                     }
                 }
-                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.to_string(), b.to_string()),
-                (a, b) => proptest::prop_assert!(false, "{:?} vs {:?}", a.map(|_| ()), b.map(|_| ())),
             }
+            // A fault at a place of the file: the whole-file reader's verdict decides.
+            // The char boundary at or before `at`.
+            let near = |t: &String, at: usize| (0..=at.min(t.len())).rev().find(|&i| t.is_char_boundary(i)).unwrap_or(0);
+            let faults: [&dyn Fn(&mut String); 12] = [
+                &|_| {},
+                &|_| {},
+                &|_| {},
+                &|_| {},
+                &|t| t.push('x'),
+                &|t| { let at = near(t, t.len() / 2); t.insert(at, ','); },
+                &|t| { let at = near(t, t.len() / 3); t.insert(at, '\n'); },
+                &|t| { let at = near(t, t.len() / 2); t.insert(at, '"'); },
+                &|t| { t.pop(); },
+                &|t| { let at = t.rfind(['}', ']']).unwrap_or(0); t.insert(at, ','); },
+                &|t| { let at = near(t, t.len() / 2); t.insert(at, '\u{0}'); },
+                &|t| { let at = near(t, t.len() * 2 / 3); t.insert(at, '['); },
+            ];
+            faults[fault as usize](&mut text);
+            let mut bytes = text.into_bytes();
+            if fault == 10 && bytes.len() > 4 {
+                let at = bytes.len() / 4;
+                bytes[at] = 0xff;
+            }
+            let whole = parse_verdicts(Role::NewVerdicts, "v", &bytes);
+            let pieces = streamed(&bytes, &cuts);
+            proptest::prop_assert!(pieces.is_ok(), "only JSONL is refused in pieces");
+            agrees(whole, pieces, &ids, fault < 4)?;
         }
 
         #[test]

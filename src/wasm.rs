@@ -597,8 +597,9 @@ impl GateSession {
 
     /// Starts reading `role`'s verdict file a piece at a time, so that it is never held whole in
     /// this module's memory (which never shrinks): `head` is the file's first bytes (at least its
-    /// first non-blank line; it is not read as a piece). False when the file is not JSONL: give
-    /// it whole to `addVerdicts`. Then `feedVerdicts` every piece in order, and `finishVerdicts`.
+    /// first non-blank line; it is not read as a piece). Then `feedVerdicts` every piece in order
+    /// while it says to go on, and `finishVerdicts`. Always true (false was: give the file whole
+    /// to `addVerdicts`, which every format now reads in pieces).
     #[wasm_bindgen(js_name = startVerdicts)]
     pub fn start_verdicts(
         &mut self,
@@ -607,33 +608,46 @@ impl GateSession {
         head: &[u8],
     ) -> Result<bool, JsError> {
         let side = side(role, "verdicts")?;
-        self.stream = crate::verdicts::VerdictStream::start(Role::verdicts(side), file_name, head).map(|s| (side, s));
-        Ok(self.stream.is_some())
+        self.stream = Some((
+            side,
+            crate::verdicts::VerdictStream::start(Role::verdicts(side), file_name, head),
+        ));
+        Ok(true)
     }
 
-    /// The next piece of the verdict file `startVerdicts` started; an unusable record is an
-    /// error naming its line (the reading is then over).
+    /// The next piece of the verdict file `startVerdicts` started: true to go on, false when the
+    /// file is to be given whole to `addVerdicts` (it holds something only the whole-file reader
+    /// names: a JSON syntax error, say); `finishVerdicts` then says so too. In JSONL an unusable
+    /// record is an error naming its line (the reading is then over).
     #[wasm_bindgen(js_name = feedVerdicts)]
-    pub fn feed_verdicts(&mut self, piece: &[u8]) -> Result<(), JsError> {
+    pub fn feed_verdicts(&mut self, piece: &[u8]) -> Result<bool, JsError> {
         let (_, stream) = self
             .stream
             .as_mut()
             .ok_or_else(|| into_error("no verdict file is being read (startVerdicts)"))?;
-        stream.feed(piece).map_err(|e| {
-            self.stream = None;
-            into_error(e)
-        })
+        match stream.feed(piece) {
+            Ok(()) => Ok(!stream.wants_whole()),
+            Err(e) => {
+                self.stream = None;
+                Err(into_error(e))
+            }
+        }
     }
 
-    /// The verdict file `startVerdicts` started is read: its verdicts are the side's.
+    /// The verdict file `startVerdicts` started is read: true when its verdicts are now the
+    /// side's; false when the file is to be given whole to `addVerdicts`, which reads it or
+    /// names what is wrong with it.
     #[wasm_bindgen(js_name = finishVerdicts)]
-    pub fn finish_verdicts(&mut self) -> Result<(), JsError> {
+    pub fn finish_verdicts(&mut self) -> Result<bool, JsError> {
         let (side, stream) = self
             .stream
             .take()
             .ok_or_else(|| into_error("no verdict file is being read (startVerdicts)"))?;
-        self.inner.set_verdicts(side, stream.finish().map_err(into_error)?);
-        Ok(())
+        let Some(verdicts) = stream.finish().map_err(into_error)? else {
+            return Ok(false);
+        };
+        self.inner.set_verdicts(side, verdicts);
+        Ok(true)
     }
 
     /// Reads a trajectory file for `role` (`old`/`new` or `old_trajectories`/`new_trajectories`).
@@ -708,9 +722,10 @@ impl GateSession {
         to_js(&value)
     }
 
-    /// Test case `index`'s trajectory results, old beside new: each the last result of its
-    /// trajectory file that names the case's `pipeline_id`, with its composite and metrics;
-    /// undefined when neither file has one.
+    /// Test case `index`'s trajectory results, old beside new: each the result its verdict
+    /// record names (`trajectory_id`), or else the last result of its trajectory file that names
+    /// the case's `pipeline_id`, with its composite and metrics; undefined when neither file has
+    /// one.
     #[wasm_bindgen(js_name = caseTrajectory, unchecked_return_type = "CaseTrajectory | undefined")]
     pub fn case_trajectory(&self, index: usize) -> Result<JsValue, JsError> {
         let one = |side| {

@@ -1126,3 +1126,70 @@ fn a_cases_answer_is_read_from_its_byte_range_and_shown_side_by_side() {
     // Past the last case: nothing.
     assert!(s.output_at("new", 1 << 30).unwrap().is_undefined());
 }
+
+/// A verdict file in any format goes through `startVerdicts`/`feedVerdicts`/`finishVerdicts` a
+/// piece at a time and gives the report `addVerdicts` gives; one the pieces do not vouch for (a
+/// JSON syntax error) asks to be given whole, and `addVerdicts` then names the fault.
+#[wasm_bindgen_test]
+fn verdict_files_of_every_format_read_in_pieces_give_the_same_report() {
+    let whole = loaded_session().evaluate_json().unwrap();
+    let text = std::str::from_utf8(NEW).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let array = format!(
+        "[\n{}\n]\n",
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join(",\n")
+    );
+    for (name, bytes) in [
+        ("new_verdicts.jsonl", text.to_owned()),
+        ("new_verdicts.json", array.clone()),
+    ] {
+        let mut s = loaded_session();
+        assert!(s.start_verdicts("new", name, bytes.as_bytes()).unwrap());
+        for piece in bytes.as_bytes().chunks(61) {
+            assert!(s.feed_verdicts(piece).unwrap(), "{name}");
+        }
+        assert!(s.finish_verdicts().unwrap(), "{name}");
+        let mut report: Value = serde_json::from_str(&s.evaluate_json().unwrap()).unwrap();
+        let mut expected: Value = serde_json::from_str(&whole).unwrap();
+        // The same but for the file's name, size, digest and format.
+        assert_eq!(
+            report["verdicts"]["new"]["format"],
+            if name.ends_with(".json") { "json_array" } else { "jsonl" }
+        );
+        for r in [&mut report, &mut expected] {
+            r["inputs"] = Value::Null;
+            r["verdicts"]["new"]["format"] = Value::Null;
+        }
+        assert_eq!(report, expected, "{name}");
+    }
+    assert!(records.len() > 2, "the fixture has records");
+    // A syntax error: the stream asks for the file whole; the whole-file reader names it.
+    let broken = array.replacen(",\n", ",,\n", 1);
+    let mut s = loaded_session();
+    assert!(s.start_verdicts("new", "broken.json", broken.as_bytes()).unwrap());
+    let mut going = true;
+    for piece in broken.as_bytes().chunks(61) {
+        if !going {
+            break;
+        }
+        going = s.feed_verdicts(piece).unwrap();
+    }
+    assert!(!going);
+    assert!(!s.finish_verdicts().unwrap());
+    let e = s.add_verdicts("new", broken.as_bytes(), "broken.json").err().unwrap();
+    let message = Reflect::get(&JsValue::from(e), &"message".into())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    assert!(
+        message.starts_with("broken.json (new_verdicts) line 2, column ") && message.ends_with("expected value"),
+        "{message}"
+    );
+}

@@ -237,21 +237,22 @@ const sideOf = (role) => (role.startsWith("old") ? "old" : "new");
 /** Bytes of a verdict file given to the core at a time. */
 const VERDICT_PIECE = 16 << 20;
 
-/** Reads `role`'s verdict file into the session. A JSONL file (what `run` writes) goes to the
- * core a piece at a time: a gigabyte of answers never sits in the module's memory, which never
- * shrinks (the session keeps the answers' offsets only). Other formats are read whole. */
+/** Reads `role`'s verdict file into the session, a piece at a time: a gigabyte of answers never
+ * sits in the module's memory, which never shrinks (the session keeps the answers' offsets only).
+ * A file the pieces do not vouch for (a JSON syntax error, say) is then read whole, which names
+ * what is wrong with it. */
 async function readVerdicts(role, file) {
   verdictFiles[sideOf(role)] = null;
   const head = new Uint8Array(await file.slice(0, VERDICT_PIECE).arrayBuffer());
-  if (!session.startVerdicts(role, file.name, head)) {
-    session.addVerdicts(role, head.length >= file.size ? head : await readAll(file), file.name);
-  } else {
-    session.feedVerdicts(head);
-    for (let at = head.length; at < file.size; at += VERDICT_PIECE) {
-      session.feedVerdicts(new Uint8Array(await file.slice(at, at + VERDICT_PIECE).arrayBuffer()));
+  let read = session.startVerdicts(role, file.name, head);
+  if (read) {
+    let more = session.feedVerdicts(head);
+    for (let at = head.length; more && at < file.size; at += VERDICT_PIECE) {
+      more = session.feedVerdicts(new Uint8Array(await file.slice(at, at + VERDICT_PIECE).arrayBuffer()));
     }
-    session.finishVerdicts();
+    read = session.finishVerdicts();
   }
+  if (!read) session.addVerdicts(role, head.length >= file.size ? head : await readAll(file), file.name);
   verdictFiles[sideOf(role)] = file;
 }
 

@@ -492,3 +492,103 @@ fn chosen_positions_build_those_candidates_in_audit_order() {
     assert!(e.to_string().contains("out of range"), "{e}");
     assert!(s.needed_ranges_at(&[1, 1]).unwrap_err().to_string().contains("twice"));
 }
+
+#[test]
+fn a_verdict_record_names_its_cases_trajectory_result() {
+    let mut s = loaded();
+    let ids: Vec<crate::PipelineId> = s
+        .test_set()
+        .unwrap()
+        .cases
+        .iter()
+        .map(|c| c.pipeline_id.clone())
+        .collect();
+    let json_id = |id: &crate::PipelineId| {
+        if id.numeric {
+            id.text.to_string()
+        } else {
+            serde_json::to_string(&*id.text).unwrap()
+        }
+    };
+    // Old: JSONL records naming `old-K`, an integer id for case 1, none for case 2 (whose
+    // result names its pipeline_id), and for case 3 an id no result has (its pipeline_id's
+    // result is then taken).
+    let mut old = String::new();
+    let mut old_t = String::new();
+    for (k, id) in ids.iter().enumerate() {
+        let named = match k {
+            1 => ",\"trajectory_id\":41".to_owned(),
+            2 => String::new(),
+            3 => ",\"trajectory_id\":\"missing\"".to_owned(),
+            _ => format!(",\"trajectory_id\":\"old-{k}\""),
+        };
+        old.push_str(&format!(
+            "{{\"pipeline_id\":{},\"verdict\":\"PASS\"{named}}}\n",
+            json_id(id)
+        ));
+        let result_id = if k == 1 {
+            "41".to_owned()
+        } else {
+            format!("\"old-{k}\"")
+        };
+        old_t.push_str(&format!(
+            "{{\"trajectory_id\":{result_id},\"overall_judge_score\":0.{k}}}\n"
+        ));
+    }
+    // A result naming case 0's pipeline_id loses to the one its record names; the pipeline's
+    // results for cases 2 and 3.
+    for k in [0, 2, 3] {
+        old_t.push_str(&format!(
+            "{{\"trajectory_id\":\"by-pipeline-{k}\",\"pipeline_id\":{},\"overall_judge_score\":0.99}}\n",
+            json_id(&ids[k])
+        ));
+    }
+    s.add_verdicts(Side::Old, "old.jsonl", old.as_bytes()).unwrap();
+    s.add_trajectories(Side::Old, "old_t.jsonl", old_t.as_bytes()).unwrap();
+    let named = |s: &Session, side, k| s.case_trajectory(side, k).and_then(|r| r.trajectory_id.clone());
+    assert_eq!(named(&s, Side::Old, 0).as_deref(), Some("old-0"));
+    assert_eq!(named(&s, Side::Old, 1).as_deref(), Some("41"));
+    assert_eq!(named(&s, Side::Old, 2).as_deref(), Some("by-pipeline-2"));
+    assert_eq!(named(&s, Side::Old, 3).as_deref(), Some("by-pipeline-3"));
+    assert_eq!(named(&s, Side::Old, 4).as_deref(), Some("old-4"));
+    // New: the object form and CSV name them too; a later record for a case replaces the name.
+    let mut map = String::from("{");
+    let mut csv = String::from("pipeline_id,verdict,trajectory_id\n");
+    let mut new_t = String::new();
+    for (k, id) in ids.iter().enumerate() {
+        let sep = if k == 0 { "" } else { "," };
+        map.push_str(&format!(
+            "{sep}{}:{{\"verdict\":\"PASS\",\"trajectory_id\":\"new-{k}\"}}",
+            serde_json::to_string(&*id.text).unwrap()
+        ));
+        csv.push_str(&format!("\"{}\",PASS,new-{k}\n", id.text.replace('"', "\"\"")));
+        new_t.push_str(&format!(
+            "{{\"trajectory_id\":\"new-{k}\",\"overall_judge_score\":0.5}}\n"
+        ));
+    }
+    csv.push_str(&format!("\"{}\",FAIL,new-4\n", ids[0].text.replace('"', "\"\"")));
+    map.push('}');
+    s.add_trajectories(Side::New, "new_t.jsonl", new_t.as_bytes()).unwrap();
+    s.add_verdicts(Side::New, "new.json", map.as_bytes()).unwrap();
+    assert_eq!(named(&s, Side::New, 0).as_deref(), Some("new-0"));
+    assert_eq!(named(&s, Side::New, 5).as_deref(), Some("new-5"));
+    s.add_verdicts(Side::New, "new.csv", csv.as_bytes()).unwrap();
+    assert_eq!(named(&s, Side::New, 0).as_deref(), Some("new-4"));
+    assert_eq!(named(&s, Side::New, 5).as_deref(), Some("new-5"));
+    // Naming a trajectory changes no score: the report is the one without the names.
+    let without: String = old
+        .lines()
+        .map(|l| {
+            let cut = l.find(",\"trajectory_id\"").unwrap_or(l.len() - 1);
+            format!("{}}}\n", &l[..cut])
+        })
+        .collect();
+    let with_names = s.report().unwrap();
+    s.add_verdicts(Side::Old, "old.jsonl", without.as_bytes()).unwrap();
+    let mut without_names = s.report().unwrap();
+    without_names.inputs = with_names.inputs.clone();
+    assert_eq!(
+        serde_json::to_value(&with_names).unwrap(),
+        serde_json::to_value(&without_names).unwrap()
+    );
+}

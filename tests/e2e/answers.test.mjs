@@ -216,6 +216,11 @@ test("trajectory results that name their case's pipeline_id are shown with it, o
   const old = ids.map((id, k) => ({ ...result(k, 0.6), pipeline_id: id }));
   const nw = [{ ...result(900, 0.1), pipeline_id: ids[0] }, ...ids.map((id, k) => ({ ...result(k, 0.9, { lcf_score: 2 }), pipeline_id: id })), result(901, 0.5), { ...result(902, 0.5), pipeline_id: "not-a-case" }];
   fs.writeFileSync(path.join(dir, "old_trajectories.jsonl"), old.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  // The new verdict record of the second case names its result by trajectory_id (one that names
+  // no case), which wins over the result naming its pipeline_id.
+  const newRecords = fs.readFileSync(path.join(examples, "new_verdicts.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const withIds = newRecords.map((r) => (r.pipeline_id === ids[1] ? { ...r, trajectory_id: "t901" } : r));
+  fs.writeFileSync(path.join(dir, "new_verdicts.jsonl"), withIds.map((r) => JSON.stringify(r)).join("\n") + "\n");
   fs.writeFileSync(path.join(dir, "new_trajectories.jsonl"), nw.map((r) => JSON.stringify(r)).join("\n") + "\n");
   const page = await openPage(env);
   await page.setInputFiles('[data-testid="file-input"]', ["audit.jsonl", "old_verdicts.jsonl", "new_verdicts.jsonl", "old_trajectories.jsonl", "new_trajectories.jsonl"].map((f) => path.join(dir, f)));
@@ -233,6 +238,12 @@ test("trajectory results that name their case's pipeline_id are shown with it, o
   assert.ok(Math.abs(Number(rows[1][2]) - composite(0.9, 2)) < 1e-12, rows[1][2]);
   assert.deepEqual(rows[2], ["overall_judge_score", "0.6", "0.9"]);
   assert.deepEqual(rows.at(-1), ["lcf_score", "0", "2"]);
+  // The second case: its new record's trajectory_id names the result.
+  await page.locator(`[data-testid="case-row"][data-id='${JSON.stringify(ids[1])}']`).click();
+  const named = page.locator('[data-testid="case-trajectory"]').filter({ hasText: "t901" });
+  await named.locator("table").waitFor();
+  const second = await named.locator("tbody tr").first().evaluate((tr) => [...tr.children].map((c) => c.textContent));
+  assert.deepEqual(second, ["trajectory", "t1", "t901"]);
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
