@@ -1332,6 +1332,8 @@ export interface DiffDocument {
    * or note differs (null on the side that does not mark it). */
   review_changes?: { pipeline_id: string | number; before: DiffMarkSide | null; after: DiffMarkSide | null }[];
 }
+/** A review mark that changed between the two sides (`DiffHandle.reviewChanges`), with its id as shown. */
+export interface DiffMarkChangeRow extends DiffIdRow { before: DiffMarkSide | null; after: DiffMarkSide | null; }
 /** A case's review mark on one side of a diff. */
 export interface DiffMarkSide { mark: ReviewMarkName; note?: string; }
 /** A guardrail added, removed or whose outcome changed (`before`/`after` null on the side without it). */
@@ -1377,6 +1379,14 @@ impl<'a> IdRow<'a> {
             id_kind: id.type_name(),
         }
     }
+}
+
+#[derive(Serialize)]
+struct MarkChangeRow<'a> {
+    #[serde(flatten)]
+    change: &'a crate::review::MarkChange,
+    #[serde(flatten)]
+    id: IdRow<'a>,
 }
 
 #[derive(Serialize)]
@@ -1521,6 +1531,35 @@ impl DiffHandle {
         rows(&self.inner.templates, from, to, |t| TemplateRow {
             template: t,
             template_text: t.template_id.text(),
+        })
+    }
+
+    /// Compares the two sides' review files (`deploy-gate diff --review-before FILE
+    /// --review-after FILE`): each named and its bytes; a side signed with a review must be
+    /// given the file its statement pins. The marks that changed are then in the diff JSON
+    /// (`review_changes`), its Markdown and HTML, and in `reviewChanges`; says how many.
+    #[wasm_bindgen(js_name = setReviews)]
+    pub fn set_reviews(
+        &mut self,
+        before_name: &str,
+        before: &[u8],
+        after_name: &str,
+        after: &[u8],
+    ) -> Result<usize, JsError> {
+        let changes =
+            crate::diff::review_changes(&self.inner, (before_name, before), (after_name, after)).map_err(into_error)?;
+        let n = changes.len();
+        self.inner.review_changes = Some(changes);
+        Ok(n)
+    }
+
+    /// The review marks that changed (`setReviews`), `from..to`, each with its id as shown.
+    #[wasm_bindgen(js_name = reviewChanges, unchecked_return_type = "DiffMarkChangeRow[]")]
+    pub fn review_changes(&self, from: usize, to: usize) -> Result<JsValue, JsError> {
+        let changes = self.inner.review_changes.as_deref().unwrap_or_default();
+        rows(changes, from, to, |c| MarkChangeRow {
+            change: c,
+            id: IdRow::of(&c.pipeline_id),
         })
     }
 

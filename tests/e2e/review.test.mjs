@@ -289,3 +289,125 @@ test("a deep link reopens the case with the same files and says so with others; 
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
+
+test("the Compare view lists the review marks that changed, as `diff --review-before --review-after` does", async () => {
+  const dir = path.join(ARTIFACTS, "compare-reviews");
+  fs.mkdirSync(dir, { recursive: true });
+  const scenarios = path.join(ROOT, "tests/fixtures/compat-afae7eb/scenarios");
+  const beforeReport = path.join(scenarios, "fixed-answers/report.json");
+  const afterReport = path.join(scenarios, "review-required/report.json");
+  const beforeReview = path.join(scenarios, "fixed-answers/review.jsonl");
+  // The later review: one mark changed, one note changed (to hostile text), one mark gone, one
+  // case marked that was not.
+  const lines = fs.readFileSync(beforeReview, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const report = JSON.parse(fs.readFileSync(afterReport, "utf8"));
+  const marked = new Set(lines.map((l) => l.pipeline_id));
+  const fresh = report.cases.find((c) => !marked.has(c.pipeline_id));
+  assert.ok(fresh && lines.length >= 4);
+  const later = lines.slice(1).map((l, i) => (i === 0 ? { ...l, mark: l.mark === "needs_fix" ? "accepted" : "needs_fix" } : i === 1 ? { ...l, note: '<img src=x onerror="window.__pwned=1"> \u202e`|' } : l));
+  later.push({ pipeline_id: fresh.pipeline_id, mark: "label_wrong" });
+  const afterReview = path.join(dir, "after-review.jsonl");
+  fs.writeFileSync(afterReview, later.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  const out = path.join(dir, "diff.json");
+  const made = cli(["diff", beforeReport, afterReport, "--review-before", beforeReview, "--review-after", afterReview, "--out", out, "--markdown", path.join(dir, "diff.md")]);
+  assert.ok(made.status === 0 || made.status === 5, made.stderr);
+  const expected = JSON.parse(fs.readFileSync(out, "utf8"));
+  assert.equal(expected.review_changes.length, 4);
+
+  const page = await openPage(env);
+  await viewerReady(page);
+  const texts = [beforeReport, afterReport, beforeReview, afterReview].map((f) => fs.readFileSync(f, "utf8"));
+  const diff = await page.evaluate(([a, b, ra, rb]) => document.querySelector("deploy-gate-viewer").compare(a, b, { reviews: [ra, rb] }), texts);
+  assert.deepEqual(diff.review_changes, expected.review_changes);
+  // The diff on screen is the CLI's, byte for byte, review changes and all.
+  assert.equal(await page.evaluate(() => document.querySelector("deploy-gate-viewer").diffJson()), fs.readFileSync(out, "utf8"));
+  const panel = page.locator('[data-testid="compare-review-changes"]');
+  const rows = panel.locator('[data-testid="review-change-row"]');
+  assert.equal(await rows.count(), 4);
+  const shown = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+  const label = { accepted: "Accepted", label_wrong: "Label wrong", needs_fix: "Needs fix" };
+  const side = (m) => (m === null ? "not marked" : `${label[m.mark]}${m.note ? ` — ${m.note}` : ""}`);
+  assert.deepEqual(
+    shown,
+    expected.review_changes.map((c) => [c.pipeline_id, side(c.before), side(c.after), c.before === null ? "marked" : c.after === null ? "unmarked" : c.before.mark !== c.after.mark ? "mark changed" : "note changed"]),
+  );
+  assert.equal(await panel.locator("img").count(), 0);
+  // The Markdown export lists them as the CLI's does.
+  await page.locator('[data-testid="compare-export-markdown"]').click();
+  const box = page.locator('[data-testid="compare-markdown"]');
+  await box.waitFor();
+  assert.equal(await box.inputValue(), fs.readFileSync(path.join(dir, "diff.md"), "utf8"));
+  assert.match(await box.inputValue(), /\*\*Review marks that changed\*\* \(4\)/);
+
+  // The reviews by hand, one at a time: the page waits for the other; a signed side given a
+  // file other than the one it pins says so, naming the file, and the diff still shows.
+  const signed = path.join(scenarios, "fixed-answers/decision.dsse.json");
+  const key = fs.readFileSync(path.join(ROOT, "tests/fixtures/compat-afae7eb/reviewer.pub.pem"), "utf8");
+  await page.evaluate(([a, b, k]) => document.querySelector("deploy-gate-viewer").compare(a, b, { trustedKeys: [k] }), [fs.readFileSync(signed, "utf8"), texts[1], key]);
+  assert.equal(await page.locator('[data-testid="compare-review-changes"]').count(), 0);
+  await page.setInputFiles('[data-testid="compare-review-input-before"]', afterReview);
+  await page.locator('[data-testid="compare-review-waiting"]').waitFor();
+  assert.match(await page.locator('[data-testid="compare-review-waiting"]').textContent(), /after evaluation's review file/);
+  await page.setInputFiles('[data-testid="compare-review-input-after"]', beforeReview);
+  const error = page.locator('[data-testid="compare-review-error"]');
+  await error.waitFor();
+  assert.match(await error.textContent(), /after-review\.jsonl: not the review file the earlier decision was signed with/);
+  assert.equal(await page.locator('[data-testid="compare-decision"]').count(), 1);
+  // Swapped in the right places, the signed side's own file: the changes are listed.
+  await page.setInputFiles('[data-testid="compare-review-input-before"]', beforeReview);
+  await page.setInputFiles('[data-testid="compare-review-input-after"]', afterReview);
+  await page.locator('[data-testid="review-change-row"]').first().waitFor();
+  assert.equal(await page.locator('[data-testid="review-change-row"]').count(), 4);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("in a portal the element's keys work with the focus in it, never elsewhere on the page, and leave the URL alone", async () => {
+  const page = await openPage(env, "/www/embed.html");
+  await page.evaluate(() => {
+    window.__reviews = [];
+    document.querySelector("deploy-gate-viewer").addEventListener("dg-review", (e) => window.__reviews.push(e.detail.marks.length));
+  });
+  await tabTo(page, '[data-testid="load-example"]');
+  await decision(page);
+  await marksReady(page);
+  const regressed = Number((await chip(page, "regressed")).match(/\((\d+)\)/)[1]);
+  assert.ok(regressed >= 2);
+  // The focus on the portal's own page: the keys are the portal's.
+  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  for (const key of ["j", "1", "?", "/"]) await page.keyboard.press(key);
+  assert.equal(await openCase(page), null);
+  assert.equal(await page.locator('[data-testid="keys-help"]').isVisible(), false);
+  assert.equal(await chip(page, "marked"), "Marked (0)");
+  // Into the element by Tab (a case row): j opens the first regressed case, 1 marks it, n writes
+  // a note; j the next, 3 marks it; k back; ? lists the keys.
+  await tabTo(page, '[data-testid="case-row"]', null);
+  await page.keyboard.press("j");
+  const first = await openCase(page);
+  assert.ok(first);
+  assert.equal(await page.locator(`tr[data-case="${first.index}"]`).first().getAttribute("class"), "dg-status-regressed");
+  await page.keyboard.press("1");
+  await page.keyboard.press("n");
+  await page.keyboard.type("seen in the portal <i>x</i>");
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("j");
+  const second = await openCase(page);
+  assert.notEqual(second.index, first.index);
+  await page.keyboard.press("3");
+  await page.keyboard.press("k");
+  assert.equal((await openCase(page)).index, first.index);
+  await page.keyboard.press("?");
+  assert.equal(await page.locator('[data-testid="keys-help"]').isVisible(), true);
+  await page.keyboard.press("Escape");
+  assert.equal(await chip(page, "marked"), "Marked (2)");
+  // The marks as the review file; the element said so; the URL is the portal's, untouched.
+  const review = await page.evaluate(() => document.querySelector("deploy-gate-viewer").reviewFile());
+  const lines = review.trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(lines.map((l) => [l.pipeline_id, l.mark]).sort(), [[first.id, "accepted"], [second.id, "needs_fix"]].map(([id, m]) => [JSON.parse(id), m]).sort());
+  assert.equal(lines.find((l) => l.mark === "accepted").note, "seen in the portal <i>x</i>");
+  assert.ok((await page.evaluate(() => window.__reviews)).includes(2));
+  assert.equal(new URL(page.url()).hash, "");
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
