@@ -249,11 +249,17 @@ class Report:
         text: str = self._core.to_json()
         return text
 
-    def to_html(self, review: Optional[PathLike] = None) -> str:
-        """The standalone HTML report (``evaluate --html``). ``review``: a review file's path
-        (``deploy-gate/review/v1``); its marked cases are listed with their notes
-        (``evaluate --html --review``). A bad line raises ``ValueError`` naming it."""
-        text: str = self._core.to_html(*_review_bytes(review))
+    def to_html(self, review: Optional[PathLike] = None, answers: bool = True) -> str:
+        """The standalone HTML report (``evaluate --html``), byte for byte the CLI's for the same
+        inputs. ``review``: a review file's path (``deploy-gate/review/v1``); its marked cases
+        are listed with their notes (``evaluate --html --review``). A bad line raises
+        ``ValueError`` naming it. When the verdict records carry the models' answers, the first
+        200 cases it lists show both, read again from the verdict files (a file that changed
+        since is an ``InputError``); ``answers=False`` leaves them out."""
+        old = new = None
+        if answers and self._answers is not None:
+            old, new = self._answers.texts("old"), self._answers.texts("new")
+        text: str = self._core.to_html(*_review_bytes(review), old, new)
         return text
 
     def to_markdown(self, review: Optional[PathLike] = None) -> str:
@@ -323,16 +329,24 @@ class _Answers:
         self._session = session
         self._sources = sources
 
-    def of(self, side: str) -> Dict[Tuple[bool, str], Tuple[Any, bool]]:
-        """``side``'s answers by case id: ``(answer, truncated)``; a file without any is not
-        read again."""
+    def texts(self, side: str) -> Optional[List[Optional[Tuple[str, bool]]]]:
+        """``side``'s answers in the test set's order: each ``(JSON text, truncated)``, or
+        ``None`` for a case without one; ``None`` when the file carries none (it is then not
+        read again)."""
         source = self._sources.get(side)
         if source is None or not self._session.carries_outputs(side):
-            return {}
+            return None
         if isinstance(source, bytes):
-            outputs = self._session.case_outputs(side, source)
+            outputs: List[Optional[Tuple[str, bool]]] = self._session.case_outputs(side, source)
         else:
             outputs = self._session.case_outputs_of_file(side, source)
+        return outputs
+
+    def of(self, side: str) -> Dict[Tuple[bool, str], Tuple[Any, bool]]:
+        """``side``'s answers by case id: ``(answer, truncated)``."""
+        outputs = self.texts(side)
+        if outputs is None:
+            return {}
         keys = [_id_key(json.loads(line)["pipeline_id"]) for line in self._session.case_lines()]
         return {key: (json.loads(o[0]), o[1]) for key, o in zip(keys, outputs) if o is not None}
 

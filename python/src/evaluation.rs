@@ -443,13 +443,40 @@ impl Report {
     }
 
     /// The standalone HTML report (`evaluate --html`); with a review file's bytes, its marked
-    /// cases listed (`evaluate --html --review`).
-    #[pyo3(signature = (review=None, review_name="review"))]
-    fn to_html(&self, review: Option<&[u8]>, review_name: &str) -> PyResult<String> {
+    /// cases listed (`evaluate --html --review`); with each side's answers (`Session.case_outputs`,
+    /// in the test set's order, which is the report's; `None` for a side whose records carry
+    /// none), both answers of the cases it lists, as `evaluate --html` shows them.
+    #[pyo3(signature = (review=None, review_name="review", old_answers=None, new_answers=None))]
+    fn to_html(
+        &self,
+        review: Option<&[u8]>,
+        review_name: &str,
+        old_answers: Option<Vec<Option<(String, bool)>>>,
+        new_answers: Option<Vec<Option<(String, bool)>>>,
+    ) -> PyResult<String> {
         let listing = self.review_listing(review, review_name)?;
+        let answers = match (&old_answers, &new_answers) {
+            (None, None) => None,
+            _ => {
+                let cases = html::answer_cases(&self.json).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+                let of = |side: &Option<Vec<Option<(String, bool)>>>, i: usize| side.as_ref()?.get(i)?.clone();
+                Some(
+                    cases
+                        .into_iter()
+                        .map(|i| {
+                            let answers = html::CaseAnswers {
+                                old: of(&old_answers, i),
+                                new: of(&new_answers, i),
+                            };
+                            (i, answers)
+                        })
+                        .collect::<std::collections::HashMap<_, _>>(),
+                )
+            }
+        };
         let extras = html::Extras {
             review: listing.as_ref(),
-            answers: None,
+            answers: answers.as_ref(),
         };
         html::report_html_with(&self.json, &extras).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }

@@ -320,3 +320,35 @@ def test_gil_is_released_during_a_scan(log_100k: Path) -> None:
     # The other thread ran all through the scan, not only around it.
     assert end - start > 0.02
     assert len(during) >= 10, (len(during), end - start)
+
+
+def test_the_html_report_shows_both_answers_as_the_cli_does(tmp_path: Path, cli: Path) -> None:
+    log = _log(tmp_path)
+    # Hostile answers: markup, a closing tag, a bidi override, a structured answer; two cases
+    # regress (p0, p5), which the report lists with their answers.
+    answers = ["<script>alert(1)</script>", "</pre></td><b>x</b>", "\u202egnp.exe", {"tool_calls": [{"id": 7}]}, "fine", "ok"]
+    old = tmp_path / "old.jsonl"
+    new = tmp_path / "new.jsonl"
+    old.write_text("".join(json.dumps({"pipeline_id": f"p{i}", "verdict": "APPROVE", "output": a}) + "\n" for i, a in enumerate(answers)))
+    new.write_text(
+        "".join(
+            json.dumps({"pipeline_id": f"p{i}", "verdict": "DENY" if i in (0, 5) else "APPROVE", **({"output": f"new {a}"} if i % 2 else {})}) + "\n"
+            for i, a in enumerate(answers)
+        )
+    )
+    report = deploy_gate.evaluate(log, old, new, policy={"min_samples": 1}, progress=False)
+    html = report.to_html()
+    out = tmp_path / "report.html"
+    done = run_cli(cli, "evaluate", "--audit", str(log), "--old-verdicts", str(old), "--new-verdicts", str(new), "--min-samples", "1", "--html", str(out))
+    # Exit 3: blocked (two regressed), the files written.
+    assert done.returncode == 3, done.stderr
+    assert html == out.read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert" not in html
+    assert "<ins>new </ins>ok" in html
+    # Without answers: the report as before answers were shown.
+    plain = report.to_html(answers=False)
+    assert "<ins>" not in plain and "alert(1)" not in plain
+    # A verdict file that changed since it was read is refused, naming it.
+    new.write_text(new.read_text().replace("new ok", "new OK"))
+    with pytest.raises(deploy_gate.InputError, match="changed since it was read"):
+        report.to_html()
