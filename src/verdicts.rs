@@ -1677,6 +1677,30 @@ mod tests {
         Ok(())
     }
 
+    #[test]
+    fn deep_answers_and_elements_cut_anywhere_read_as_whole() {
+        // An element is parsed as serde_json parses it in the whole file (a raw value, which
+        // takes any nesting), then read by the same code: deep answers stream, cut anywhere.
+        for levels in [1usize, 127, 128, 129, 1000] {
+            let value = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+            for text in [
+                format!("[{{\"pipeline_id\":\"a\",\"verdict\":\"PASS\",\"output\":{value}}}, {{\"pipeline_id\":7,\"verdict\":12}}]"),
+                format!("{{\"a\":{{\"verdict\":\"PASS\",\"output\":{value}}},\n \"7\" : 12 }}"),
+            ] {
+                for piece in [1, 7, text.len()] {
+                    let cuts: Vec<usize> = (0..text.len()).step_by(piece).collect();
+                    agrees(
+                        parse_verdicts(Role::NewVerdicts, "v", text.as_bytes()),
+                        streamed(text.as_bytes(), &cuts),
+                        &[("a".into(), false), ("7".into(), true), ("7".into(), false)],
+                        true,
+                    )
+                    .unwrap_or_else(|e| panic!("{levels} levels, pieces of {piece}: {e}"));
+                }
+            }
+        }
+    }
+
     #[cfg(not(target_arch = "wasm32"))]
     proptest::proptest! {
         /// However a JSONL file is cut into pieces, the stream reads what the whole-file reader

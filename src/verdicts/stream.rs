@@ -7,7 +7,7 @@
 //! reader's own code; CSV and TSV into complete rows (csv-core finds where a row ends, quoted
 //! line breaks and all), read by the csv crate as the whole-file reader reads them. Where such a
 //! file holds anything the pieces do not vouch for (a syntax error, an unusable record, bytes
-//! that are not UTF-8, deep nesting), the stream does not guess at the whole-file reader's
+//! that are not UTF-8), the stream does not guess at the whole-file reader's
 //! message: it asks for the file whole ([`VerdictStream::finish`] gives `None`), and the whole-file
 //! reader gives its result or its error, as it always did.
 
@@ -46,10 +46,6 @@ enum Reader {
     /// The pieces do not vouch for the file: it is to be read whole.
     Whole,
 }
-
-/// Nesting deeper than this inside an element is left to the whole-file reader (serde_json's
-/// limit is 128 levels, the array or object holding the elements included).
-const MAX_DEPTH: u32 = 100;
 
 impl VerdictStream {
     /// A stream for a verdict file whose first bytes are `head` (at least its first non-blank
@@ -161,24 +157,97 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-/// The bytes held since the last element handed out, with where they are in the file.
-struct Window {
-    bytes: Vec<u8>,
-    /// The file offset of `bytes[0]`.
+/// What a [`Window`] holds: bytes (CSV, which the csv crate checks), or text (JSON, checked
+/// once as it comes in: serde_json then reads it as text, without checking it again).
+trait Held: Default {
+    fn bytes(&self) -> &[u8];
+    /// Takes a piece; bytes of a character cut by the piece's end wait in `tail`.
+    fn take(&mut self, piece: &[u8], tail: &mut Vec<u8>, at_end: bool) -> Result<(), ReadWhole>;
+    fn drop_front(&mut self, n: usize);
+    /// Drops a byte-order mark at the start; says whether there was one.
+    fn strip_bom(&mut self) -> bool;
+}
+
+impl Held for Vec<u8> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+    fn take(&mut self, piece: &[u8], _: &mut Vec<u8>, _: bool) -> Result<(), ReadWhole> {
+        self.extend_from_slice(piece);
+        Ok(())
+    }
+    fn drop_front(&mut self, n: usize) {
+        self.drain(..n);
+    }
+    fn strip_bom(&mut self) -> bool {
+        let bom = self.starts_with(b"\xEF\xBB\xBF");
+        if bom {
+            self.drain(..3);
+        }
+        bom
+    }
+}
+
+impl Held for String {
+    fn bytes(&self) -> &[u8] {
+        self.as_bytes()
+    }
+    fn take(&mut self, piece: &[u8], tail: &mut Vec<u8>, at_end: bool) -> Result<(), ReadWhole> {
+        let joined;
+        let piece = if tail.is_empty() {
+            piece
+        } else {
+            joined = [&tail[..], piece].concat();
+            tail.clear();
+            &joined
+        };
+        match simdutf8::compat::from_utf8(piece) {
+            Ok(text) => self.push_str(text),
+            Err(e) => {
+                let (good, rest) = piece.split_at(e.valid_up_to());
+                self.push_str(std::str::from_utf8(good).expect("valid up to here"));
+                // Only a character cut by the piece's end is waited for.
+                if e.error_len().is_some() || at_end {
+                    return Err(ReadWhole);
+                }
+                tail.extend_from_slice(rest);
+            }
+        }
+        Ok(())
+    }
+    fn drop_front(&mut self, n: usize) {
+        self.drain(..n);
+    }
+    fn strip_bom(&mut self) -> bool {
+        let bom = self.starts_with('\u{feff}');
+        if bom {
+            self.drain(..3);
+        }
+        bom
+    }
+}
+
+/// What is held since the last element handed out, with where it is in the file.
+struct Window<H> {
+    held: H,
+    /// The bytes of a character cut by the last piece's end.
+    tail: Vec<u8>,
+    /// The file offset of the first byte held.
     offset: u64,
-    /// The line `bytes[0]` is on.
+    /// The line the first byte held is on.
     line: u64,
-    /// How far into `bytes` the lines are counted, and the line there.
+    /// How far into what is held the lines are counted, and the line there.
     counted: usize,
     counted_line: u64,
     /// A byte-order mark is looked for at the start of the file.
     started: bool,
 }
 
-impl Window {
-    fn new() -> Window {
+impl<H: Held> Window<H> {
+    fn new() -> Window<H> {
         Window {
-            bytes: Vec::new(),
+            held: H::default(),
+            tail: Vec::new(),
             offset: 0,
             line: 1,
             counted: 0,
@@ -190,34 +259,33 @@ impl Window {
     /// Takes a piece; says whether the file's body can be read (its first three bytes are in,
     /// or the file is at its end: `at_end`). A byte-order mark at the file's start is counted
     /// in the offsets but not held: the whole-file readers read the body, after it.
-    fn push(&mut self, piece: &[u8], at_end: bool) -> bool {
-        self.bytes.extend_from_slice(piece);
-        if !self.started && (self.bytes.len() >= 3 || at_end) {
+    fn push(&mut self, piece: &[u8], at_end: bool) -> Result<bool, ReadWhole> {
+        self.held.take(piece, &mut self.tail, at_end)?;
+        if !self.started && (self.held.bytes().len() >= 3 || at_end) {
             self.started = true;
-            if self.bytes.starts_with(b"\xEF\xBB\xBF") {
-                self.bytes.drain(..3);
+            if self.held.strip_bom() {
                 self.offset = 3;
             }
         }
-        self.started
+        Ok(self.started)
     }
 
     /// The line of byte `at` (at or after the last asked for).
     fn line_of(&mut self, at: usize) -> u64 {
         debug_assert!(at >= self.counted);
-        self.counted_line += memchr::memchr_iter(b'\n', &self.bytes[self.counted..at]).count() as u64;
+        self.counted_line += memchr::memchr_iter(b'\n', &self.held.bytes()[self.counted..at]).count() as u64;
         self.counted = at;
         self.counted_line
     }
 
-    /// Lets go of the bytes before `at`.
+    /// Lets go of what is held before `at`.
     fn drop_before(&mut self, at: usize) {
         if at > self.counted {
             self.line_of(at);
         }
-        let after = memchr::memchr_iter(b'\n', &self.bytes[at..self.counted]).count() as u64;
+        let after = memchr::memchr_iter(b'\n', &self.held.bytes()[at..self.counted]).count() as u64;
         self.line = self.counted_line - after;
-        self.bytes.drain(..at);
+        self.held.drop_front(at);
         self.offset += at as u64;
         self.counted -= at;
     }
@@ -228,26 +296,52 @@ impl Window {
 enum Place {
     /// Before the array (object) opens.
     Before,
-    /// Within it.
-    Within,
+    /// Just after it opens: an element or the close.
+    Opened,
+    /// After an element: a comma or the close.
+    Element,
+    /// After a comma: an element.
+    Comma,
     /// After it closes.
     After,
 }
 
-/// A JSON array of records, or an object of verdicts, cut into its elements (entries).
+/// A JSON array of records, or an object of verdicts, cut into its elements (entries): each is
+/// parsed by serde_json where it starts (an element cut by the piece's end waits for the next
+/// piece), then read by the whole-file reader's code.
 struct JsonElements {
     map: bool,
-    window: Window,
+    window: Window<String>,
     place: Place,
-    /// How far the window is scanned, and the state there.
+    /// Where the next thing starts in the window.
     at: usize,
-    depth: u32,
-    in_string: bool,
-    escaped: bool,
-    /// Where the element being scanned starts in the window.
-    element: usize,
+    /// An element that did not end in the window is tried again once the window is this long
+    /// (twice what it was): an element of any size is parsed a bounded number of times.
+    retry_at: usize,
     /// Elements handed out.
     count: usize,
+}
+
+/// What parsing at a place of the window gave.
+enum Parse<T> {
+    /// The value, and where it ends.
+    Done(T, usize),
+    /// The window ends first.
+    More,
+}
+
+/// Parses one `T` at `at` of `text` (the file's end is `at_end`).
+fn parse_at<'a, T: serde::Deserialize<'a>>(text: &'a str, at: usize, at_end: bool) -> Result<Parse<T>, ReadWhole> {
+    let bytes = text.as_bytes();
+    let mut values = serde_json::Deserializer::from_str(&text[at..]).into_iter::<T>();
+    match values.next() {
+        // A value that ends with the window may go on in the next piece (a number's digits).
+        Some(Ok(_)) if at + values.byte_offset() == bytes.len() && !at_end => Ok(Parse::More),
+        Some(Ok(value)) => Ok(Parse::Done(value, at + values.byte_offset())),
+        Some(Err(e)) if e.is_eof() && !at_end => Ok(Parse::More),
+        None if !at_end => Ok(Parse::More),
+        _ => Err(ReadWhole),
+    }
 }
 
 impl JsonElements {
@@ -257,27 +351,22 @@ impl JsonElements {
             window: Window::new(),
             place: Place::Before,
             at: 0,
-            depth: 0,
-            in_string: false,
-            escaped: false,
-            element: 0,
+            retry_at: 0,
             count: 0,
         }
     }
 
     fn push(&mut self, piece: &[u8], at_end: bool, on: &mut dyn FnMut(Parsed<'_>)) -> Result<(), ReadWhole> {
-        if !self.window.push(piece, at_end) {
+        if !self.window.push(piece, at_end)? {
             return Ok(());
         }
-        self.scan(on)?;
-        let keep_from = if self.place == Place::Within {
-            self.element
-        } else {
-            self.at
-        };
-        self.window.drop_before(keep_from);
-        self.at -= keep_from;
-        self.element -= keep_from.min(self.element);
+        if at_end || self.window.held.len() >= self.retry_at {
+            self.scan(at_end, on)?;
+        }
+        let done = self.at;
+        self.window.drop_before(done);
+        self.at = 0;
+        self.retry_at = self.retry_at.saturating_sub(done);
         Ok(())
     }
 
@@ -289,118 +378,90 @@ impl JsonElements {
         }
     }
 
-    fn scan(&mut self, on: &mut dyn FnMut(Parsed<'_>)) -> Result<(), ReadWhole> {
+    fn scan(&mut self, at_end: bool, on: &mut dyn FnMut(Parsed<'_>)) -> Result<(), ReadWhole> {
         let (open, close) = if self.map { (b'{', b'}') } else { (b'[', b']') };
-        while self.at < self.window.bytes.len() {
-            let b = self.window.bytes[self.at];
-            match self.place {
-                Place::Before if is_ws(b) => self.at += 1,
-                Place::Before if b == open => {
-                    self.place = Place::Within;
-                    self.at += 1;
-                    self.element = self.at;
-                }
-                Place::After if is_ws(b) => self.at += 1,
-                Place::Before | Place::After => return Err(ReadWhole),
-                Place::Within if self.escaped => {
-                    self.escaped = false;
-                    self.at += 1;
-                }
-                Place::Within if self.in_string => match memchr::memchr2(b'"', b'\\', &self.window.bytes[self.at..]) {
-                    None => self.at = self.window.bytes.len(),
-                    Some(i) => {
-                        let found = self.at + i;
-                        if self.window.bytes[found] == b'"' {
-                            self.in_string = false;
-                        } else {
-                            self.escaped = true;
-                        }
-                        self.at = found + 1;
-                    }
-                },
-                Place::Within => {
-                    match b {
-                        b'"' => self.in_string = true,
-                        b'[' | b'{' => {
-                            self.depth += 1;
-                            if self.depth > MAX_DEPTH {
-                                return Err(ReadWhole);
-                            }
-                        }
-                        b']' | b'}' if self.depth > 0 => self.depth -= 1,
-                        b']' | b'}' => {
-                            if b != close {
-                                return Err(ReadWhole);
-                            }
-                            self.element_ends(true, on)?;
-                            self.place = Place::After;
-                        }
-                        b',' if self.depth == 0 => {
-                            self.element_ends(false, on)?;
-                            self.element = self.at + 1;
-                        }
-                        _ => {}
-                    }
-                    self.at += 1;
-                }
+        loop {
+            let bytes = self.window.held.as_bytes();
+            while self.at < bytes.len() && is_ws(bytes[self.at]) {
+                self.at += 1;
             }
+            let Some(&b) = bytes.get(self.at) else { return Ok(()) };
+            match (self.place, b) {
+                (Place::Before, _) if b == open => self.place = Place::Opened,
+                (Place::Opened | Place::Element, _) if b == close => self.place = Place::After,
+                (Place::Element, b',') => self.place = Place::Comma,
+                (Place::Opened | Place::Comma, _) => {
+                    let start = self.at;
+                    match self.element(start, at_end, on)? {
+                        Parse::Done((), end) => {
+                            self.at = end;
+                            self.place = Place::Element;
+                            self.count += 1;
+                            continue;
+                        }
+                        Parse::More => {
+                            self.retry_at = start + 2 * (self.window.held.len() - start);
+                            return Ok(());
+                        }
+                    }
+                }
+                _ => return Err(ReadWhole),
+            }
+            self.at += 1;
         }
-        Ok(())
     }
 
-    /// The element from `self.element` to `self.at` ends (at a comma, or at the close).
-    fn element_ends(&mut self, closing: bool, on: &mut dyn FnMut(Parsed<'_>)) -> Result<(), ReadWhole> {
-        let raw = &self.window.bytes[self.element..self.at];
-        let Some(lead) = raw.iter().position(|&b| !is_ws(b)) else {
-            // Nothing between the brackets is an empty array (object); an empty element is not.
-            return if closing && self.count == 0 {
-                Ok(())
-            } else {
-                Err(ReadWhole)
+    /// The element (entry) that starts at `start`: read and handed to `on`, or `More` when the
+    /// window ends within it.
+    fn element(&mut self, start: usize, at_end: bool, on: &mut dyn FnMut(Parsed<'_>)) -> Result<Parse<()>, ReadWhole> {
+        let text = self.window.held.as_str();
+        let bytes = text.as_bytes();
+        let (key, value_at) = if self.map {
+            let Parse::Done(key, mut at) = parse_at::<String>(text, start, at_end)? else {
+                return Ok(Parse::More);
             };
-        };
-        let trail = raw
-            .iter()
-            .rposition(|&b| !is_ws(b))
-            .expect("a byte that is not whitespace")
-            + 1;
-        let (start, end) = (self.element + lead, self.element + trail);
-        let line = self.window.line_of(start);
-        let offset = self.window.offset + start as u64;
-        let text = std::str::from_utf8(&self.window.bytes[start..end]).map_err(|_| ReadWhole)?;
-        if self.map {
-            let (key, value_at) = map_key(text)?;
-            let value = &text[value_at..];
-            serde_json::from_str::<&serde_json::value::RawValue>(value).map_err(|_| ReadWhole)?;
-            let value_line = line + memchr::memchr_iter(b'\n', &text.as_bytes()[..value_at]).count() as u64;
-            let record = map_record(&key, value, value_line).map_err(|_| ReadWhole)?;
-            on(placed(Parsed::Record(record), value, offset + value_at as u64));
+            while at < bytes.len() && is_ws(bytes[at]) {
+                at += 1;
+            }
+            match bytes.get(at) {
+                None if !at_end => return Ok(Parse::More),
+                Some(b':') => {}
+                _ => return Err(ReadWhole),
+            }
+            at += 1;
+            while at < bytes.len() && is_ws(bytes[at]) {
+                at += 1;
+            }
+            if at == bytes.len() && !at_end {
+                return Ok(Parse::More);
+            }
+            (Some(key), at)
         } else {
-            serde_json::from_str::<&serde_json::value::RawValue>(text).map_err(|_| ReadWhole)?;
-            let parsed = array_record(text, line).map_err(|_| ReadWhole)?;
-            on(placed(parsed, text, offset));
-        }
-        self.count += 1;
-        Ok(())
+            (None, start)
+        };
+        let Parse::Done(raw, end) = parse_at::<&serde_json::value::RawValue>(text, value_at, at_end)? else {
+            return Ok(Parse::More);
+        };
+        let text = raw.get();
+        // (serde_json's stream stops at the value's end; the value's text is all of it.)
+        debug_assert_eq!(text.len(), end - value_at);
+        let offset = self.window.offset + value_at as u64;
+        let line = self.window.line_of(value_at);
+        let text = &self.window.held[value_at..end];
+        let parsed = match &key {
+            Some(key) => map_record(key, text, line).map(Parsed::Record).map_err(|_| ReadWhole)?,
+            None => array_record(text, line).map_err(|_| ReadWhole)?,
+        };
+        on(placed(parsed, text, offset));
+        Ok(Parse::Done((), end))
     }
-}
-
-/// An object's entry `"key": value` (trimmed): the key, and where its value starts.
-fn map_key(entry: &str) -> Result<(String, usize), ReadWhole> {
-    let mut keys = serde_json::Deserializer::from_str(entry).into_iter::<String>();
-    let key = keys.next().and_then(Result::ok).ok_or(ReadWhole)?;
-    let after_key = keys.byte_offset();
-    let rest = entry[after_key..].trim_start_matches([' ', '\t', '\n', '\r']);
-    let rest = rest.strip_prefix(':').ok_or(ReadWhole)?;
-    let value = rest.trim_start_matches([' ', '\t', '\n', '\r']);
-    Ok((key, entry.len() - value.len()))
 }
 
 /// A CSV or TSV file cut into complete rows: csv-core, configured as the csv crate reads, finds
 /// where each row ends; the complete rows held are then read by the csv crate.
 struct Rows {
     tab: bool,
-    window: Window,
+    window: Window<Vec<u8>>,
     core: csv_core::Reader,
     /// How far csv-core has read the window.
     scanned: usize,
@@ -430,7 +491,7 @@ impl Rows {
     }
 
     fn push(&mut self, piece: &[u8], on: &mut dyn FnMut(Parsed<'_>)) -> Result<(), ReadWhole> {
-        if !self.window.push(piece, false) {
+        if !self.window.push(piece, false)? {
             return Ok(());
         }
         self.find_ends(false);
@@ -438,7 +499,7 @@ impl Rows {
     }
 
     fn finish(&mut self, on: &mut dyn FnMut(Parsed<'_>)) -> Result<(), ReadWhole> {
-        self.window.push(&[], true);
+        self.window.push(&[], true)?;
         self.find_ends(false);
         self.find_ends(true);
         self.read_complete(on)?;
@@ -453,7 +514,7 @@ impl Rows {
             let input = if last {
                 &[][..]
             } else {
-                &self.window.bytes[self.scanned..]
+                &self.window.held[self.scanned..]
             };
             let (result, read, _, _) = self.core.read_record(input, &mut self.fields, &mut self.ends);
             self.scanned += read;
@@ -468,7 +529,7 @@ impl Rows {
 
     /// Reads the complete rows held, then lets go of them.
     fn read_complete(&mut self, on: &mut dyn FnMut(Parsed<'_>)) -> Result<(), ReadWhole> {
-        let rows = &self.window.bytes[..self.complete];
+        let rows = &self.window.held[..self.complete];
         if rows.is_empty() {
             return Ok(());
         }
