@@ -306,6 +306,8 @@ export interface DiffDocument {
      * or note differs (null on the side that does not mark it). */
     review_changes?: { pipeline_id: string | number; before: DiffMarkSide | null; after: DiffMarkSide | null }[];
 }
+/** A review mark that changed between the two sides (`DiffHandle.reviewChanges`), with its id as shown. */
+export interface DiffMarkChangeRow extends DiffIdRow { before: DiffMarkSide | null; after: DiffMarkSide | null; }
 /** A case's review mark on one side of a diff. */
 export interface DiffMarkSide { mark: ReviewMarkName; note?: string; }
 /** A guardrail added, removed or whose outcome changed (`before`/`after` null on the side without it). */
@@ -500,6 +502,17 @@ export class GateDiff {
      */
     onlyIds(side: "before" | "after", from: number, to: number): DiffIdRow[];
     /**
+     * The review marks that changed (`setReviews`), `from..to`, each with its id as shown.
+     */
+    reviewChanges(from: number, to: number): DiffMarkChangeRow[];
+    /**
+     * Compares the two sides' review files (`deploy-gate diff --review-before FILE
+     * --review-after FILE`): each named and its bytes; a side signed with a review must be
+     * given the file its statement pins. The marks that changed are then in the diff JSON
+     * (`review_changes`), its Markdown and HTML, and in `reviewChanges`; says how many.
+     */
+    setReviews(before_name: string, before: Uint8Array | number[], after_name: string, after: Uint8Array | number[]): number;
+    /**
      * The diff without the items of its long lists (`cases.flips`, `cases.only_before`,
      * `cases.only_after`, `templates` are empty; their lengths are `flipCount`, …): take them
      * with `flips`, `onlyIds` and `templates`.
@@ -588,9 +601,10 @@ export class GateSession {
      */
     caseCosts(role: string): CaseCosts | undefined;
     /**
-     * Test case `index`'s trajectory results, old beside new: each the last result of its
-     * trajectory file that names the case's `pipeline_id`, with its composite and metrics;
-     * undefined when neither file has one.
+     * Test case `index`'s trajectory results, old beside new: each the result its verdict
+     * record names (`trajectory_id`), or else the last result of its trajectory file that names
+     * the case's `pipeline_id`, with its composite and metrics; undefined when neither file has
+     * one.
      */
     caseTrajectory(index: number): CaseTrajectory | undefined;
     /**
@@ -620,10 +634,12 @@ export class GateSession {
      */
     feedStream(file: number, bytes: Uint8Array | number[]): boolean;
     /**
-     * The next piece of the verdict file `startVerdicts` started; an unusable record is an
-     * error naming its line (the reading is then over).
+     * The next piece of the verdict file `startVerdicts` started: true to go on, false when the
+     * file is to be given whole to `addVerdicts` (it holds something only the whole-file reader
+     * names: a JSON syntax error, say); `finishVerdicts` then says so too. In JSONL an unusable
+     * record is an error naming its line (the reading is then over).
      */
-    feedVerdicts(piece: Uint8Array | number[]): void;
+    feedVerdicts(piece: Uint8Array | number[]): boolean;
     /**
      * Ends the audit log (all its files) and returns what pass 1 saw.
      */
@@ -637,9 +653,11 @@ export class GateSession {
      */
     finishTestSet(): TestSetInfo;
     /**
-     * The verdict file `startVerdicts` started is read: its verdicts are the side's.
+     * The verdict file `startVerdicts` started is read: true when its verdicts are now the
+     * side's; false when the file is to be given whole to `addVerdicts`, which reads it or
+     * names what is wrong with it.
      */
-    finishVerdicts(): void;
+    finishVerdicts(): boolean;
     /**
      * True when the test set and both verdict files are in: `evaluate` can run.
      */
@@ -715,8 +733,9 @@ export class GateSession {
     /**
      * Starts reading `role`'s verdict file a piece at a time, so that it is never held whole in
      * this module's memory (which never shrinks): `head` is the file's first bytes (at least its
-     * first non-blank line; it is not read as a piece). False when the file is not JSONL: give
-     * it whole to `addVerdicts`. Then `feedVerdicts` every piece in order, and `finishVerdicts`.
+     * first non-blank line; it is not read as a piece). Then `feedVerdicts` every piece in order
+     * while it says to go on, and `finishVerdicts`. Always true (false was: give the file whole
+     * to `addVerdicts`, which every format now reads in pieces).
      */
     startVerdicts(role: "old" | "new" | "old_verdicts" | "new_verdicts", file_name: string, head: Uint8Array | number[]): boolean;
     /**
@@ -1022,6 +1041,8 @@ export interface InitOutput {
     readonly gatediff_onlyBeforeCount: (a: number) => number;
     readonly gatediff_onlyIds: (a: number, b: number, c: number, d: number, e: number) => [number, number, number];
     readonly gatediff_restsOn: (a: number) => [number, number];
+    readonly gatediff_reviewChanges: (a: number, b: number, c: number) => [number, number, number];
+    readonly gatediff_setReviews: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number) => [number, number, number];
     readonly gatediff_summary: (a: number) => [number, number, number];
     readonly gatediff_templateCount: (a: number) => number;
     readonly gatediff_templates: (a: number, b: number, c: number) => [number, number, number];
@@ -1041,11 +1062,11 @@ export interface InitOutput {
     readonly gatesession_evaluateJson: (a: number) => [number, number, number, number];
     readonly gatesession_feedRange: (a: number, b: number, c: number, d: number) => [number, number];
     readonly gatesession_feedStream: (a: number, b: number, c: number, d: number) => [number, number, number];
-    readonly gatesession_feedVerdicts: (a: number, b: number, c: number) => [number, number];
+    readonly gatesession_feedVerdicts: (a: number, b: number, c: number) => [number, number, number];
     readonly gatesession_finishAudit: (a: number) => [number, number, number];
     readonly gatesession_finishSegmentedAudit: (a: number) => [number, number, number];
     readonly gatesession_finishTestSet: (a: number) => [number, number, number];
-    readonly gatesession_finishVerdicts: (a: number) => [number, number];
+    readonly gatesession_finishVerdicts: (a: number) => [number, number, number];
     readonly gatesession_isReady: (a: number) => number;
     readonly gatesession_mergeSegment: (a: number, b: number, c: number) => [number, number];
     readonly gatesession_neededRanges: (a: number) => [number, number, number, number];

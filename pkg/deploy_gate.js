@@ -168,6 +168,54 @@ export class GateDiff {
         }
     }
     /**
+     * The review marks that changed (`setReviews`), `from..to`, each with its id as shown.
+     * @param {number} from
+     * @param {number} to
+     * @returns {DiffMarkChangeRow[]}
+     */
+    reviewChanges(from, to) {
+        const ret = wasm.gatediff_reviewChanges(this.__wbg_ptr, from, to);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
+    }
+    /**
+     * Compares the two sides' review files (`deploy-gate diff --review-before FILE
+     * --review-after FILE`): each named and its bytes; a side signed with a review must be
+     * given the file its statement pins. The marks that changed are then in the diff JSON
+     * (`review_changes`), its Markdown and HTML, and in `reviewChanges`; says how many.
+     * @param {string} before_name
+     * @param {Uint8Array | number[]} before
+     * @param {string} after_name
+     * @param {Uint8Array | number[]} after
+     * @returns {number}
+     */
+    setReviews(before_name, before, after_name, after) {
+        let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3;
+        try {
+            ptr0 = passStringToWasm0(before_name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            len0 = WASM_VECTOR_LEN;
+            ptr1 = passArray8ToWasm0(before, wasm.__wbindgen_malloc);
+            len1 = WASM_VECTOR_LEN;
+            ptr2 = passStringToWasm0(after_name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            len2 = WASM_VECTOR_LEN;
+            ptr3 = passArray8ToWasm0(after, wasm.__wbindgen_malloc);
+            len3 = WASM_VECTOR_LEN;
+        } catch (e) {
+            if (ptr3) { wasm.__wbindgen_free(ptr3, len3 * 1, 1); }
+            if (ptr2) { wasm.__wbindgen_free(ptr2, len2 * 1, 1); }
+            if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+            if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+            throw e;
+        }
+        const ret = wasm.gatediff_setReviews(this.__wbg_ptr, ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return ret[0] >>> 0;
+    }
+    /**
      * The diff without the items of its long lists (`cases.flips`, `cases.only_before`,
      * `cases.only_after`, `templates` are empty; their lengths are `flipCount`, …): take them
      * with `flips`, `onlyIds` and `templates`.
@@ -361,9 +409,10 @@ export class GateSession {
         return takeFromExternrefTable0(ret[0]);
     }
     /**
-     * Test case `index`'s trajectory results, old beside new: each the last result of its
-     * trajectory file that names the case's `pipeline_id`, with its composite and metrics;
-     * undefined when neither file has one.
+     * Test case `index`'s trajectory results, old beside new: each the result its verdict
+     * record names (`trajectory_id`), or else the last result of its trajectory file that names
+     * the case's `pipeline_id`, with its composite and metrics; undefined when neither file has
+     * one.
      * @param {number} index
      * @returns {CaseTrajectory | undefined}
      */
@@ -460,17 +509,21 @@ export class GateSession {
         return ret[0] !== 0;
     }
     /**
-     * The next piece of the verdict file `startVerdicts` started; an unusable record is an
-     * error naming its line (the reading is then over).
+     * The next piece of the verdict file `startVerdicts` started: true to go on, false when the
+     * file is to be given whole to `addVerdicts` (it holds something only the whole-file reader
+     * names: a JSON syntax error, say); `finishVerdicts` then says so too. In JSONL an unusable
+     * record is an error naming its line (the reading is then over).
      * @param {Uint8Array | number[]} piece
+     * @returns {boolean}
      */
     feedVerdicts(piece) {
         const ptr0 = passArray8ToWasm0(piece, wasm.__wbindgen_malloc);
         const len0 = WASM_VECTOR_LEN;
         const ret = wasm.gatesession_feedVerdicts(this.__wbg_ptr, ptr0, len0);
-        if (ret[1]) {
-            throw takeFromExternrefTable0(ret[0]);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
         }
+        return ret[0] !== 0;
     }
     /**
      * Ends the audit log (all its files) and returns what pass 1 saw.
@@ -506,13 +559,17 @@ export class GateSession {
         return takeFromExternrefTable0(ret[0]);
     }
     /**
-     * The verdict file `startVerdicts` started is read: its verdicts are the side's.
+     * The verdict file `startVerdicts` started is read: true when its verdicts are now the
+     * side's; false when the file is to be given whole to `addVerdicts`, which reads it or
+     * names what is wrong with it.
+     * @returns {boolean}
      */
     finishVerdicts() {
         const ret = wasm.gatesession_finishVerdicts(this.__wbg_ptr);
-        if (ret[1]) {
-            throw takeFromExternrefTable0(ret[0]);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
         }
+        return ret[0] !== 0;
     }
     /**
      * True when the test set and both verdict files are in: `evaluate` can run.
@@ -734,8 +791,9 @@ export class GateSession {
     /**
      * Starts reading `role`'s verdict file a piece at a time, so that it is never held whole in
      * this module's memory (which never shrinks): `head` is the file's first bytes (at least its
-     * first non-blank line; it is not read as a piece). False when the file is not JSONL: give
-     * it whole to `addVerdicts`. Then `feedVerdicts` every piece in order, and `finishVerdicts`.
+     * first non-blank line; it is not read as a piece). Then `feedVerdicts` every piece in order
+     * while it says to go on, and `finishVerdicts`. Always true (false was: give the file whole
+     * to `addVerdicts`, which every format now reads in pieces).
      * @param {"old" | "new" | "old_verdicts" | "new_verdicts"} role
      * @param {string} file_name
      * @param {Uint8Array | number[]} head

@@ -92,8 +92,10 @@ export declare class DeployGateViewer extends HTMLElement {
   loadExample(): Promise<void>;
   /** Compares two evaluations in the Compare view, as `deploy-gate diff BEFORE AFTER` does: each a
    * report or a signed decision (a Blob, a File or its JSON text); a signed one is read only once
-   * it verifies against `trustedKeys` (public keys, PEM). Resolves with the diff shown. */
-  compare(before: Blob | string, after: Blob | string, options?: { trustedKeys?: string[] }): Promise<DeployGateDiff>;
+   * it verifies against `trustedKeys` (public keys, PEM). With `reviews` (each side's review file, a Blob, a File or
+   * its text; a side signed with a review must be given the file it pins), the diff lists the review marks that
+   * changed (`review_changes`, as `--review-before`/`--review-after` do). Resolves with the diff shown. */
+  compare(before: Blob | string, after: Blob | string, options?: { trustedKeys?: string[]; reviews?: [Blob | string, Blob | string] }): Promise<DeployGateDiff>;
   /** The diff on screen as `deploy-gate diff --out` writes it, byte for byte (null: none). */
   diffJson(): Promise<string | null>;
   /** The reviewer's marks on the report on screen as a review file (`deploy-gate/review/v1`

@@ -518,8 +518,9 @@ export class DeployGateViewer extends HTMLElement {
   /** Compares two evaluations: `before` and `after` are reports or signed decisions (Blob, File
    * or JSON text); `trustedKeys` the public keys (PEM) a signed one must verify against.
    * Resolves with the diff (the `dg-diff` event's), or rejects with the reason. */
-  async compare(before, after, { trustedKeys = [] } = {}) {
+  async compare(before, after, { trustedKeys = [], reviews = null } = {}) {
     const file = (x, name) => (x instanceof Blob ? x : new File([x], name, { type: "application/json" }));
+    const reviewFiles = reviews ? [file(reviews[0], "before-review.jsonl"), file(reviews[1], "after-review.jsonl")] : null;
     const done = new Promise((resolve, reject) => {
       const ok = (e) => {
         this.removeEventListener("dg-diff", ok);
@@ -531,7 +532,7 @@ export class DeployGateViewer extends HTMLElement {
         reject(e);
       };
     });
-    await this.compareView.add([file(before, "before.json"), file(after, "after.json")], trustedKeys.map((pem, i) => ({ name: `key ${i + 1}`, pem })));
+    await this.compareView.add([file(before, "before.json"), file(after, "after.json")], trustedKeys.map((pem, i) => ({ name: `key ${i + 1}`, pem })), reviewFiles);
     try {
       return await done;
     } finally {

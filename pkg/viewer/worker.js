@@ -237,21 +237,22 @@ const sideOf = (role) => (role.startsWith("old") ? "old" : "new");
 /** Bytes of a verdict file given to the core at a time. */
 const VERDICT_PIECE = 16 << 20;
 
-/** Reads `role`'s verdict file into the session. A JSONL file (what `run` writes) goes to the
- * core a piece at a time: a gigabyte of answers never sits in the module's memory, which never
- * shrinks (the session keeps the answers' offsets only). Other formats are read whole. */
+/** Reads `role`'s verdict file into the session, a piece at a time: a gigabyte of answers never
+ * sits in the module's memory, which never shrinks (the session keeps the answers' offsets only).
+ * A file the pieces do not vouch for (a JSON syntax error, say) is then read whole, which names
+ * what is wrong with it. */
 async function readVerdicts(role, file) {
   verdictFiles[sideOf(role)] = null;
   const head = new Uint8Array(await file.slice(0, VERDICT_PIECE).arrayBuffer());
-  if (!session.startVerdicts(role, file.name, head)) {
-    session.addVerdicts(role, head.length >= file.size ? head : await readAll(file), file.name);
-  } else {
-    session.feedVerdicts(head);
-    for (let at = head.length; at < file.size; at += VERDICT_PIECE) {
-      session.feedVerdicts(new Uint8Array(await file.slice(at, at + VERDICT_PIECE).arrayBuffer()));
+  let read = session.startVerdicts(role, file.name, head);
+  if (read) {
+    let more = session.feedVerdicts(head);
+    for (let at = head.length; more && at < file.size; at += VERDICT_PIECE) {
+      more = session.feedVerdicts(new Uint8Array(await file.slice(at, at + VERDICT_PIECE).arrayBuffer()));
     }
-    session.finishVerdicts();
+    read = session.finishVerdicts();
   }
+  if (!read) session.addVerdicts(role, head.length >= file.size ? head : await readAll(file), file.name);
   verdictFiles[sideOf(role)] = file;
 }
 
@@ -697,13 +698,27 @@ const handlers = {
    * against `trustedPems`): the diff's summary, what the decisions rest on (the headline's
    * `rests on N of M test cases`) and the lengths of its lists, which the page takes with
    * `diffSlice`. The diff stays here (its exports come from `diffExport`). */
-  async compare({ before, after, names = ["before", "after"], trustedPems = [] }) {
+  /** Compares two documents; with `reviews` ([before, after] review files), the marks that
+   * changed too (`reviewError`: why the review files could not be compared; the diff stands). */
+  async compare({ before, after, names = ["before", "after"], trustedPems = [], reviews = null }) {
     const [b, a] = [await bytesOf(before), await bytesOf(after)];
     if (lastDiff) lastDiff.handle.free();
     lastDiff = null;
     const handle = diffDocuments(b, a, { before_name: names[0], after_name: names[1], trusted_keys: trustedPems });
     lastDiff = { id: ++diffs, handle };
-    return { diff: lastDiff.id, summary: handle.summary(), restsOn: handle.restsOn, flipCount: handle.flipCount, templateCount: handle.templateCount, onlyBeforeCount: handle.onlyBeforeCount, onlyAfterCount: handle.onlyAfterCount };
+    let reviewError = null;
+    let reviewChanges = null;
+    if (reviews) {
+      try {
+        handle.setReviews(reviews[0].name, await bytesOf(reviews[0]), reviews[1].name, await bytesOf(reviews[1]));
+        reviewChanges = handle.reviewChanges(0, Number.MAX_SAFE_INTEGER);
+      } catch (e) {
+        reviewError = String(e && e.message ? e.message : e);
+      }
+    }
+    const summary = handle.summary();
+    if (summary.review_changes) summary.review_changes = [];
+    return { diff: lastDiff.id, summary, restsOn: handle.restsOn, flipCount: handle.flipCount, templateCount: handle.templateCount, onlyBeforeCount: handle.onlyBeforeCount, onlyAfterCount: handle.onlyAfterCount, reviewChanges, reviewError };
   },
   /** Items `from`..`to` of one of the last diff's lists: `flips`, `templates`, `only_before`, `only_after`. */
   async diffSlice({ diff, kind, from, to }) {

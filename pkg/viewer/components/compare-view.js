@@ -1,13 +1,15 @@
 // <dg-compare>: two evaluations side by side — two reports, two signed decisions (read only once
 // they verify against the trusted keys), or one of each. Shows the decision's change, the policy
 // and input changes, the counts, the flips (paged, filtered, searched as the case table is), the
-// template changes and the pipelines on one side only, and exports the diff as the CLI writes
+// template changes, the pipelines on one side only and, given each side's review file, the
+// review marks that changed, and exports the diff as the CLI writes
 // it (`deploy-gate diff`: the JSON byte for byte, Markdown, HTML, JUnit). The diff is the core's
 // (the worker holds it); its lists come a slice per message. Emits `dg-diff` ({diff}) each time
 // it shows one. Ids are shown as the core gives them (an integer id of any size keeps its digits).
 import { h, download, longText, signed, bytes } from "../dom.js";
 import { PagedTable } from "./paged-table.js";
 import { reviewText } from "./verify-panel.js";
+import { MARK_LABEL } from "../review-marks.js";
 
 /** Items per message from the worker. */
 const SLICE = 5000;
@@ -70,6 +72,19 @@ export class CompareView extends HTMLElement {
       const name = h("span", { "data-testid": `compare-${side}-name` });
       return { input, name, row: h("li", {}, h("strong", {}, side === "before" ? "Before: " : "After: "), name, " ", input, h("label", { class: "dg-link", for: `dg-compare-${side}` }, "choose…")) };
     });
+    // Each side's review file (review.jsonl, what "Sign with the review" downloads): with both,
+    // the marks that changed are listed.
+    this.reviews = [null, null];
+    this.reviewRows = SIDES.map((side, i) => {
+      const input = h("input", { type: "file", accept: ".jsonl,.json,.txt", class: "dg-file-input", id: `dg-compare-review-${side}`, "data-testid": `compare-review-input-${side}`, "aria-label": `The ${side} evaluation's review file` });
+      input.addEventListener("change", () => {
+        const file = input.files[0];
+        input.value = "";
+        if (file) this.setReview(i, file).catch((e) => this.failed(e));
+      });
+      const name = h("span", { "data-testid": `compare-review-${side}-name` }, "—");
+      return { input, name, row: h("li", {}, h("strong", {}, side === "before" ? "Before review: " : "After review: "), name, " ", input, h("label", { class: "dg-link", for: `dg-compare-review-${side}` }, "choose…")) };
+    });
     this.status = h("p", { class: "dg-muted", "data-testid": "compare-status", "aria-live": "polite" });
     this.results = h("div", { "data-testid": "compare-results" });
     this.append(
@@ -79,6 +94,13 @@ export class CompareView extends HTMLElement {
         h("h2", {}, "Compare two evaluations"),
         h("p", { class: "dg-muted" }, "Two reports (deploy-gate evaluate --out, or the page's download), or two signed decisions with their trusted public keys: what changed, case by case. Nothing leaves this machine."),
         h("ul", { class: "dg-compare-slots" }, this.slotRows.map((s) => s.row)),
+        h(
+          "details",
+          { "data-testid": "compare-reviews" },
+          h("summary", {}, "Review files (optional): the marks that changed"),
+          h("p", { class: "dg-muted" }, "Each side's review file (review.jsonl, downloaded beside a decision signed with the review): the cases whose mark or note changed are listed. A side signed with a review must be given the file it pins."),
+          h("ul", { class: "dg-compare-slots" }, this.reviewRows.map((s) => s.row)),
+        ),
         h(
           "p",
           {},
@@ -92,12 +114,16 @@ export class CompareView extends HTMLElement {
   }
 
   /** Adds documents ([File]) and trusted keys ([{name, pem}]): the first empty sides are filled
-   * (two documents fill both, in the order given); with both sides, the diff is made. */
-  async add(files, keys = []) {
+   * (two documents fill both, in the order given, and forget the review files unless `reviews`
+   * ([File, File]) gives theirs); with both sides, the diff is made. */
+  async add(files, keys = [], reviews = null) {
     this.hidden = false;
     this.mergeKeys(keys);
     const list = files.slice(0, 2);
-    if (list.length === 2) this.sides = [null, null];
+    if (list.length === 2) {
+      this.sides = [null, null];
+      this.reviews = reviews || [null, null];
+    }
     for (const file of list) {
       const free = this.sides[0] === null ? 0 : this.sides[1] === null ? 1 : 1;
       this.sides[free] = { file, kind: await documentKind(file) };
@@ -118,8 +144,16 @@ export class CompareView extends HTMLElement {
     await this.run();
   }
 
+  async setReview(i, file) {
+    this.hidden = false;
+    this.reviews[i] = file;
+    this.renderSlots();
+    await this.run();
+  }
+
   swap() {
     this.sides.reverse();
+    this.reviews.reverse();
     this.renderSlots();
     this.run().catch((e) => this.failed(e));
   }
@@ -127,6 +161,8 @@ export class CompareView extends HTMLElement {
   close() {
     this.runs++;
     this.sides = [null, null];
+    this.reviews = [null, null];
+    this.renderSlots();
     this.diff = null;
     this.results.replaceChildren();
     this.status.textContent = "";
@@ -137,6 +173,10 @@ export class CompareView extends HTMLElement {
     this.slotRows.forEach(({ name }, i) => {
       const s = this.sides[i];
       name.textContent = s ? `${s.file.name} (${s.kind === "signed" ? "signed decision" : s.kind === "report" ? "report" : "unknown"}, ${bytes(s.file.size)})` : "—";
+    });
+    this.reviewRows.forEach(({ name }, i) => {
+      const r = this.reviews[i];
+      name.textContent = r ? `${r.name} (${bytes(r.size)})` : "—";
     });
   }
 
@@ -163,7 +203,8 @@ export class CompareView extends HTMLElement {
     this.status.textContent = "Comparing…";
     try {
       const [before, after] = this.sides;
-      const meta = await this.client.call("compare", { before: before.file, after: after.file, names: [before.file.name, after.file.name], trustedPems: needKeys ? this.keys.map((k) => k.pem) : [] });
+      const reviews = this.reviews[0] && this.reviews[1] ? this.reviews : null;
+      const meta = await this.client.call("compare", { before: before.file, after: after.file, names: [before.file.name, after.file.name], trustedPems: needKeys ? this.keys.map((k) => k.pem) : [], reviews });
       if (run !== this.runs) return;
       const take = async (kind, count) => {
         const all = [];
@@ -179,7 +220,8 @@ export class CompareView extends HTMLElement {
       const onlyBefore = templates && (await take("only_before", meta.onlyBeforeCount));
       const onlyAfter = onlyBefore && (await take("only_after", meta.onlyAfterCount));
       if (!onlyAfter || run !== this.runs) return;
-      this.diff = { id: meta.diff, summary: meta.summary, restsOn: meta.restsOn, flips, templates, onlyBefore, onlyAfter };
+      const review = { changes: meta.reviewChanges, error: meta.reviewError, waiting: !reviews && (this.reviews[0] || this.reviews[1]) ? (this.reviews[0] ? "after" : "before") : null };
+      this.diff = { id: meta.diff, summary: meta.summary, restsOn: meta.restsOn, flips, templates, onlyBefore, onlyAfter, review };
       this.status.textContent = "";
       this.show(this.diff);
       const whole = structuredClone(meta.summary);
@@ -187,6 +229,7 @@ export class CompareView extends HTMLElement {
       whole.cases.only_before = onlyBefore.map((r) => r.pipeline_id);
       whole.cases.only_after = onlyAfter.map((r) => r.pipeline_id);
       whole.templates = templates;
+      if (meta.reviewChanges) whole.review_changes = meta.reviewChanges.map(({ pipeline_id, before, after }) => ({ pipeline_id, before, after }));
       this.dispatchEvent(new CustomEvent("dg-diff", { bubbles: true, detail: { diff: whole } }));
     } catch (e) {
       if (run !== this.runs) return;
@@ -218,7 +261,49 @@ export class CompareView extends HTMLElement {
     }
   }
 
-  show({ summary: d, restsOn, flips, templates, onlyBefore, onlyAfter }) {
+  /** The review marks that changed, when both review files are in (or why they could not be
+   * compared, or which one is still to come). */
+  reviewPanel(review) {
+    if (!review.changes && !review.error && !review.waiting) return null;
+    const panel = h("section", { class: "dg-panel", "data-testid": "compare-review-changes" }, h("h3", {}, "Review marks that changed"));
+    if (review.error) {
+      panel.append(h("p", { class: "dg-error", role: "alert", "data-testid": "compare-review-error" }, longText(review.error)));
+      return panel;
+    }
+    if (review.waiting) {
+      panel.append(h("p", { class: "dg-muted", "data-testid": "compare-review-waiting" }, `Add the ${review.waiting} evaluation's review file to list the marks that changed.`));
+      return panel;
+    }
+    const changes = review.changes;
+    if (!changes.length) {
+      panel.append(h("p", { class: "dg-muted", "data-testid": "compare-review-none" }, "No mark and no note changed between the two review files."));
+      return panel;
+    }
+    const label = (m) => MARK_LABEL[m.mark] || m.mark;
+    const cell = (m) => h("td", {}, m === null ? h("em", {}, "not marked") : [h("strong", {}, label(m)), m.note ? [" — ", longText(m.note)] : null]);
+    const change = (c) => (c.before === null ? "marked" : c.after === null ? "unmarked" : c.before.mark !== c.after.mark ? "mark changed" : "note changed");
+    const table = new PagedTable();
+    table.show(changes, {
+      label: "review changes",
+      testid: "review-change",
+      unit: "case(s)",
+      columns: ["pipeline", "before", "after", "change"],
+      placeholder: "Search id, note…",
+      filters: [
+        ["all", "All", () => true],
+        ["mark", "Mark changed", (c) => c.before !== null && c.after !== null && c.before.mark !== c.after.mark],
+        ["marked", "Marked", (c) => c.before === null],
+        ["unmarked", "Unmarked", (c) => c.after === null],
+        ["note", "Note changed", (c) => change(c) === "note changed"],
+      ],
+      hay: (c) => [c.id_label, c.before?.note || "", c.after?.note || ""].join("\u0000"),
+      row: (c) => h("tr", { "data-testid": "review-change-row", "data-id": idJson(c) }, h("td", { class: "dg-mono", title: `${c.id_kind} id` }, longText(c.id_label)), cell(c.before), cell(c.after), h("td", {}, change(c))),
+    });
+    panel.append(h("p", { class: "dg-muted" }, `${changes.length} case(s) whose mark or note changed (the time of a mark is not compared).`), table);
+    return panel;
+  }
+
+  show({ summary: d, restsOn, flips, templates, onlyBefore, onlyAfter, review }) {
     const c = d.decision;
     // What the decisions rest on, as the CLI's headline says it (the core's text).
     const rests = h("span", { class: "dg-rests", "data-testid": "compare-rests-on" }, `(${restsOn})`);
@@ -359,6 +444,7 @@ export class CompareView extends HTMLElement {
       flipsPanel,
       templatesPanel,
       only,
+      this.reviewPanel(review),
       warnings,
     );
   }
