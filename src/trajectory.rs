@@ -88,7 +88,7 @@ impl Trajectories {
 }
 
 /// The id field of AgenticEvalResult (text or a number).
-pub const ID_FIELD: &str = "trajectory_id";
+pub const ID_FIELD: &str = crate::verdicts::TRAJECTORY_ID;
 
 /// Numeric fields of AgenticEvalResult: a non-numeric value in any of them is an error. With
 /// [`ID_FIELD`], the fields a trajectory file's result may have (the Python binding reads

@@ -753,13 +753,17 @@ fn record_entry<'a>(f: &mut RecordFields<'a>, key: &str, v: &mut dyn ValueSink<'
             f.cost.read(key, v)?;
         }
         "output" => f.output = Some(v.span()?),
-        crate::trajectory::ID_FIELD => f.trajectory = trajectory_named(v.span()?),
+        TRAJECTORY_ID => f.trajectory = trajectory_named(v.span()?),
         // Read as it was skipped before (any JSON value is accepted): `true` alone marks a cut.
         "output_truncated" => f.output_truncated = v.span()? == "true",
         _ => v.skip()?,
     }
     Ok(())
 }
+
+/// The field of a verdict record that names its case's trajectory result, and of the trajectory
+/// result that bears the name ([`crate::trajectory::ID_FIELD`] is this one).
+pub(crate) const TRAJECTORY_ID: &str = "trajectory_id";
 
 /// A record's `trajectory_id`, from its JSON text, as a trajectory result's id is read: a
 /// string, or an integer's digits. Any other value names no result, and is read as it was
@@ -1251,7 +1255,7 @@ fn map_record<'a>(key: &'a str, raw: &'a str, line: u64) -> Result<RecordRef<'a>
             "error" => error = v.scalar()?,
             "output" => output = Some(v.span()?),
             "output_truncated" => truncated = v.span()? == "true",
-            crate::trajectory::ID_FIELD => trajectory = trajectory_named(v.span()?),
+            TRAJECTORY_ID => trajectory = trajectory_named(v.span()?),
             _ => v.skip()?,
         }
         Ok(())
@@ -1333,7 +1337,7 @@ impl Columns {
             error,
             output: column("output"),
             truncated: column("output_truncated"),
-            trajectory: column(crate::trajectory::ID_FIELD),
+            trajectory: column(TRAJECTORY_ID),
             width: headers.len(),
             tab,
         })
@@ -1623,9 +1627,9 @@ mod tests {
     }
 
     /// The stream reads what the whole-file reader reads: the file's digest, the counts, every
-    /// record, its line, answer place and cost; the same error in JSONL. In the other formats
-    /// it asks for the file whole where the whole-file reader refuses it (never reads what that
-    /// refuses), and reads it (never asks) where `vouches`.
+    /// record, its line, answer place and cost; the same error in JSONL. Otherwise it asks for
+    /// the file whole where the whole-file reader refuses it (never reads what that refuses),
+    /// and reads it (never asks) where `vouches`.
     fn agrees(
         whole: Result<Verdicts, InputError>,
         pieces: Result<Option<Verdicts>, InputError>,
@@ -1666,15 +1670,72 @@ mod tests {
                     proptest::prop_assert_eq!(a.costs_for(&pid, false, true), b.costs_for(&pid, false, true));
                 }
             }
-            (Ok(a), Ok(None)) => proptest::prop_assert!(
-                !vouches && a.format != VerdictFormat::Jsonl,
-                "asked for a readable file whole"
-            ),
+            (Ok(_), Ok(None)) => proptest::prop_assert!(!vouches, "asked for a readable file whole"),
             (Err(_), Ok(None)) => {}
             (Err(a), Err(b)) => proptest::prop_assert_eq!(a.to_string(), b.to_string()),
             (a, b) => proptest::prop_assert!(false, "{:?} vs {:?}", a.map(|_| ()), b.map(|v| v.is_some())),
         }
         Ok(())
+    }
+
+    /// A stream told the format from `head` only, fed `pieces` (empty ones included).
+    fn streamed_with_head(head: &[u8], pieces: &[&[u8]]) -> Result<Option<Verdicts>, InputError> {
+        let mut stream = VerdictStream::start(Role::NewVerdicts, "v", head);
+        for piece in pieces {
+            stream.feed(piece)?;
+        }
+        stream.finish()
+    }
+
+    #[test]
+    fn the_streams_edges_read_as_whole() {
+        let ids = [
+            ("a".to_owned(), false),
+            ("p1".to_owned(), false),
+            ("p2".to_owned(), false),
+        ];
+        let whole = |text: &[u8]| parse_verdicts(Role::NewVerdicts, "v", text);
+        // A JSONL file whose first line is longer than the head the format is told from: the
+        // head looks like a JSON object, whose keys would be the record's.
+        let jsonl = format!(
+            "{{\"pipeline_id\":\"a\",\"verdict\":\"PASS\",\"output\":\"{}\"}}\n",
+            "x".repeat(5000)
+        );
+        let text = jsonl.as_bytes();
+        assert_eq!(whole(text).unwrap().format, VerdictFormat::Jsonl);
+        agrees(whole(text), streamed_with_head(&text[..100], &[text]), &ids, false).unwrap();
+        // A CSV row that starts with a byte-order mark after the header, the piece cut there:
+        // csv-core drops a mark at the start of what it is given; the whole-file reader keeps
+        // it in the id, or refuses the row.
+        for rest in ["\u{feff}p2,PASS\n", "\u{feff}\"a,b\",PASS\n"] {
+            let head = "pipeline_id,verdict\np1,PASS\n";
+            let text = format!("{head}{rest}");
+            agrees(
+                whole(text.as_bytes()),
+                streamed_with_head(text.as_bytes(), &[head.as_bytes(), rest.as_bytes()]),
+                &ids,
+                false,
+            )
+            .unwrap();
+        }
+        // An empty piece in the middle of a row, a JSON element or a line says nothing.
+        for (text, at) in [
+            ("pipeline_id,verdict\np1,PASS,x\n", 23),
+            ("pipeline_id,verdict\np1,PASS\n", 23),
+            ("[{\"pipeline_id\":\"p1\",\"verdict\":12}]", 33),
+            ("{\"p1\":12,\n\"p2\":\"PASS\"}", 6),
+            ("{\"pipeline_id\":\"p1\",\"verdict\":\"PASS\"}\n", 20),
+        ] {
+            let bytes = text.as_bytes();
+            let pieces = [&bytes[..at], &[][..], &bytes[at..]];
+            agrees(
+                whole(bytes),
+                streamed_with_head(bytes, &pieces),
+                &ids,
+                !text.contains(",x"),
+            )
+            .unwrap();
+        }
     }
 
     #[test]
@@ -1731,7 +1792,8 @@ mod tests {
             }
             let ids: Vec<_> = (0..6).map(|n| (id(n).trim_matches('"').to_owned(), n == 5)).collect();
             let whole = parse_verdicts(Role::NewVerdicts, "v", text.as_bytes());
-            agrees(whole, streamed(text.as_bytes(), &cuts), &ids, false)?;
+            // Told the format from the whole file, a JSONL file is always read in pieces.
+            agrees(whole, streamed(text.as_bytes(), &cuts), &ids, true)?;
         }
 
         /// However a JSON array, a JSON object, a CSV or a TSV file is cut into pieces, the

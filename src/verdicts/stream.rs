@@ -83,6 +83,10 @@ impl VerdictStream {
     /// the stream is done with); in the other formats anything the pieces do not vouch for makes
     /// the stream ask for the file whole ([`VerdictStream::wants_whole`]).
     pub fn feed(&mut self, piece: &[u8]) -> Result<(), InputError> {
+        // (An empty piece says nothing: the file's end is `finish`.)
+        if piece.is_empty() {
+            return Ok(());
+        }
         let out = &mut self.out;
         let vouched = match &mut self.reader {
             Reader::Whole => return Ok(()),
@@ -420,6 +424,12 @@ impl JsonElements {
             let Parse::Done(key, mut at) = parse_at::<String>(text, start, at_end)? else {
                 return Ok(Parse::More);
             };
+            // A JSONL file whose first line is longer than the head the format was told from
+            // looks like an object whose keys are a record's: the whole-file reader, which sees
+            // the line whole, reads it as JSONL.
+            if key == "pipeline_id" {
+                return Err(ReadWhole);
+            }
             while at < bytes.len() && is_ws(bytes[at]) {
                 at += 1;
             }
@@ -532,6 +542,11 @@ impl Rows {
         let rows = &self.window.held[..self.complete];
         if rows.is_empty() {
             return Ok(());
+        }
+        // csv-core drops a byte-order mark at the start of what a reader is given: after the
+        // header, a row that starts with one is the whole-file reader's to read.
+        if self.columns.is_some() && rows.starts_with(b"\xEF\xBB\xBF") {
+            return Err(ReadWhole);
         }
         let mut reader = delimited_reader(self.tab, self.columns.is_none(), rows);
         if self.columns.is_none() {
