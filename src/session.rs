@@ -533,6 +533,39 @@ impl Session {
     /// file's, read again: refused when they are not the bytes that were read (another sha256).
     pub fn case_outputs(&self, side: Side, bytes: &[u8]) -> Result<Vec<Option<(String, bool)>>, SessionError> {
         let test_set = self.test_set().ok_or(SessionError::Missing("the test set"))?;
+        let sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes));
+        self.check_verdict_file(side, &sha256, bytes.len() as u64)?;
+        Ok((0..test_set.cases.len())
+            .map(|i| {
+                let at = self.output_at(side, i)?;
+                Some((read_output(bytes, &at)?, at.truncated))
+            })
+            .collect())
+    }
+
+    /// What the records of the test cases at `cases` (places in test-set order) answered in
+    /// `side`'s verdict file `bytes`, read again (refused when not the bytes read): each case
+    /// whose record carries an answer, with the answer's JSON text and whether it was cut.
+    pub fn case_answers(
+        &self,
+        side: Side,
+        bytes: &[u8],
+        cases: &[usize],
+    ) -> Result<std::collections::HashMap<usize, (String, bool)>, SessionError> {
+        let sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes));
+        self.check_verdict_file(side, &sha256, bytes.len() as u64)?;
+        Ok(cases
+            .iter()
+            .filter_map(|&i| {
+                let at = self.output_at(side, i)?;
+                Some((i, (read_output(bytes, &at)?, at.truncated)))
+            })
+            .collect())
+    }
+
+    /// Refuses a verdict file that is not the one `side`'s verdicts were read from: its sha256
+    /// (hex) or its size differs, so the answers' places in it say nothing.
+    pub fn check_verdict_file(&self, side: Side, sha256: &str, bytes: u64) -> Result<(), SessionError> {
         let verdicts = self.verdicts[slot(side)]
             .as_ref()
             .ok_or(SessionError::Missing(match side {
@@ -540,27 +573,19 @@ impl Session {
                 Side::New => "the new model's verdict file",
             }))?;
         let file = &verdicts.file;
-        let sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes));
-        if sha256 != file.sha256 || bytes.len() as u64 != file.bytes {
+        if sha256 != file.sha256 || bytes != file.bytes {
             return Err(InputError::at(
                 file.role,
                 &file.name,
                 None,
                 format!(
-                    "the file changed since it was read (sha256 {sha256}, {} bytes; read: sha256 {}, {} bytes): its answers cannot be shown",
-                    bytes.len(),
-                    file.sha256,
-                    file.bytes
+                    "the file changed since it was read (sha256 {sha256}, {bytes} bytes; read: sha256 {}, {} bytes): its answers cannot be shown",
+                    file.sha256, file.bytes
                 ),
             )
             .into());
         }
-        Ok((0..test_set.cases.len())
-            .map(|i| {
-                let at = self.output_at(side, i)?;
-                Some((read_output(bytes, &at)?, at.truncated))
-            })
-            .collect())
+        Ok(())
     }
 
     /// Where the answer of test case `index` (in test-set order) is in `side`'s verdict file:

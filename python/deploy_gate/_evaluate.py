@@ -254,11 +254,13 @@ class Report:
         inputs. ``review``: a review file's path (``deploy-gate/review/v1``); its marked cases
         are listed with their notes (``evaluate --html --review``). A bad line raises
         ``ValueError`` naming it. When the verdict records carry the models' answers, the first
-        200 cases it lists show both, read again from the verdict files (a file that changed
-        since is an ``InputError``); ``answers=False`` leaves them out."""
+        200 cases it lists show both, read again from the verdict files at their byte ranges
+        (each file's sha256 checked first: a file that changed since is an ``InputError``);
+        ``answers=False`` leaves them out."""
         old = new = None
         if answers and self._answers is not None:
-            old, new = self._answers.texts("old"), self._answers.texts("new")
+            cases: List[int] = self._core.answer_cases()
+            old, new = self._answers.at("old", cases), self._answers.at("new", cases)
         text: str = self._core.to_html(*_review_bytes(review), old, new)
         return text
 
@@ -329,24 +331,29 @@ class _Answers:
         self._session = session
         self._sources = sources
 
-    def texts(self, side: str) -> Optional[List[Optional[Tuple[str, bool]]]]:
-        """``side``'s answers in the test set's order: each ``(JSON text, truncated)``, or
-        ``None`` for a case without one; ``None`` when the file carries none (it is then not
-        read again)."""
+    def at(self, side: str, cases: List[int]) -> Optional[Dict[int, Tuple[str, bool]]]:
+        """``side``'s answers of the test cases at ``cases``: each ``(JSON text, truncated)``,
+        read by byte range once the file is checked to be the one read (a file changed since is
+        an ``InputError``); ``None`` when the file carries none (it is then not read again)."""
         source = self._sources.get(side)
         if source is None or not self._session.carries_outputs(side):
             return None
         if isinstance(source, bytes):
-            outputs: List[Optional[Tuple[str, bool]]] = self._session.case_outputs(side, source)
+            found: Dict[int, Tuple[str, bool]] = self._session.case_answers(side, source, cases)
         else:
-            outputs = self._session.case_outputs_of_file(side, source)
-        return outputs
+            found = self._session.case_answers_of_file(side, source, cases)
+        return found
 
     def of(self, side: str) -> Dict[Tuple[bool, str], Tuple[Any, bool]]:
-        """``side``'s answers by case id: ``(answer, truncated)``."""
-        outputs = self.texts(side)
-        if outputs is None:
+        """``side``'s answers by case id: ``(answer, truncated)``; a file without any is not
+        read again."""
+        source = self._sources.get(side)
+        if source is None or not self._session.carries_outputs(side):
             return {}
+        if isinstance(source, bytes):
+            outputs = self._session.case_outputs(side, source)
+        else:
+            outputs = self._session.case_outputs_of_file(side, source)
         keys = [_id_key(json.loads(line)["pipeline_id"]) for line in self._session.case_lines()]
         return {key: (json.loads(o[0]), o[1]) for key, o in zip(keys, outputs) if o is not None}
 

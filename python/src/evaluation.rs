@@ -20,6 +20,7 @@ use deploy_gate::trajectory::{composite, mean_score, parse_trajectories, Metrics
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// How often a native read started from Python looks up: Ctrl-C and the progress callback.
@@ -385,6 +386,46 @@ impl Session {
             .map_err(|e| session_error(py, e))
     }
 
+    /// `side`'s answers of the test cases at `cases` (the report's places, as
+    /// `Report.answer_cases` gives them), read by byte range from the file's bytes `data` (the
+    /// bytes a run or a mapping made), once they are checked to be the bytes read.
+    fn case_answers(
+        &self,
+        py: Python<'_>,
+        side: &str,
+        data: &[u8],
+        cases: Vec<usize>,
+    ) -> PyResult<HashMap<usize, (String, bool)>> {
+        let side = side_of(side)?;
+        py.allow_threads(|| self.inner.case_answers(side, data, &cases))
+            .map_err(|e| session_error(py, e))
+    }
+
+    /// [`Session::case_answers`] from the verdict file at `path`: checked first to be the file
+    /// read (its sha256, streamed), then read at the answers' byte ranges only.
+    fn case_answers_of_file(
+        &self,
+        py: Python<'_>,
+        side: &str,
+        path: PathBuf,
+        cases: Vec<usize>,
+    ) -> PyResult<HashMap<usize, (String, bool)>> {
+        let side = side_of(side)?;
+        let (sha256, size) = py
+            .allow_threads(|| {
+                Ok::<_, ReadError>((
+                    native::hash_file(&path)?,
+                    std::fs::metadata(&path).map_or(0, |m| m.len()),
+                ))
+            })
+            .map_err(|e| read_error(py, e))?;
+        self.inner
+            .check_verdict_file(side, &sha256, size)
+            .map_err(|e| session_error(py, e))?;
+        py.allow_threads(|| native::answers::read_case_answers(&self.inner, side, &path, &cases))
+            .map_err(PyRuntimeError::new_err)
+    }
+
     /// The JSONL verdict file `side`'s answers made, if they came from a run.
     fn answer_file<'py>(&self, py: Python<'py>, side: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let side = side_of(side)?;
@@ -442,36 +483,39 @@ impl Report {
         &self.json
     }
 
+    /// The cases (their places in the report) whose answers the HTML report shows when given
+    /// them: the first 200 it lists.
+    fn answer_cases(&self) -> PyResult<Vec<usize>> {
+        html::answer_cases(&self.json).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
     /// The standalone HTML report (`evaluate --html`); with a review file's bytes, its marked
-    /// cases listed (`evaluate --html --review`); with each side's answers (`Session.case_outputs`,
-    /// in the test set's order, which is the report's; `None` for a side whose records carry
-    /// none), both answers of the cases it lists, as `evaluate --html` shows them.
+    /// cases listed (`evaluate --html --review`); with each side's answers of the cases it lists
+    /// (`answer_cases`, read by `Session.case_answers`; `None` for a side whose records carry
+    /// none), both answers of those cases, as `evaluate --html` shows them.
     #[pyo3(signature = (review=None, review_name="review", old_answers=None, new_answers=None))]
     fn to_html(
         &self,
         review: Option<&[u8]>,
         review_name: &str,
-        old_answers: Option<Vec<Option<(String, bool)>>>,
-        new_answers: Option<Vec<Option<(String, bool)>>>,
+        old_answers: Option<HashMap<usize, (String, bool)>>,
+        new_answers: Option<HashMap<usize, (String, bool)>>,
     ) -> PyResult<String> {
         let listing = self.review_listing(review, review_name)?;
         let answers = match (&old_answers, &new_answers) {
             (None, None) => None,
             _ => {
-                let cases = html::answer_cases(&self.json).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-                let of = |side: &Option<Vec<Option<(String, bool)>>>, i: usize| side.as_ref()?.get(i)?.clone();
-                Some(
-                    cases
-                        .into_iter()
-                        .map(|i| {
-                            let answers = html::CaseAnswers {
-                                old: of(&old_answers, i),
-                                new: of(&new_answers, i),
-                            };
-                            (i, answers)
-                        })
-                        .collect::<std::collections::HashMap<_, _>>(),
-                )
+                let mut both: HashMap<usize, html::CaseAnswers> = HashMap::new();
+                for (side, answers) in [(Side::Old, old_answers), (Side::New, new_answers)] {
+                    for (i, answer) in answers.into_iter().flatten() {
+                        let entry = both.entry(i).or_default();
+                        *match side {
+                            Side::Old => &mut entry.old,
+                            Side::New => &mut entry.new,
+                        } = Some(answer);
+                    }
+                }
+                Some(both)
             }
         };
         let extras = html::Extras {

@@ -367,8 +367,6 @@ fn html_answers(
     json: &str,
     args: &EvaluateArgs,
 ) -> Result<Option<std::collections::HashMap<usize, crate::render::html::CaseAnswers>>> {
-    use anyhow::Context as _;
-    use std::io::{Read as _, Seek as _, SeekFrom};
     if !session.carries_outputs(Side::Old) && !session.carries_outputs(Side::New) {
         return Ok(None);
     }
@@ -378,34 +376,13 @@ fn html_answers(
         if !session.carries_outputs(side) {
             continue;
         }
-        let mut file = std::fs::File::open(path).with_context(|| format!("cannot read {} again", path.display()))?;
-        for &index in &cases {
-            // The report's cases are the test set's, in its order.
-            let Some(at) = session.output_at(side, index) else {
-                continue;
-            };
-            let mut bytes = vec![0; usize::try_from(at.end - at.start)?];
-            file.seek(SeekFrom::Start(at.start))
-                .and_then(|_| file.read_exact(&mut bytes))
-                .with_context(|| format!("cannot read {} again", path.display()))?;
-            let here = crate::verdicts::OutputAt {
-                start: 0,
-                end: bytes.len() as u64,
-                ..at
-            };
-            let text = crate::verdicts::read_output(&bytes, &here).ok_or_else(|| {
-                anyhow!(
-                    "{}: bytes {}–{} no longer hold a case's answer: the file changed while it was read",
-                    path.display(),
-                    at.start,
-                    at.end
-                )
-            })?;
+        let read = crate::native::answers::read_case_answers(session, side, path, &cases).map_err(|e| anyhow!(e))?;
+        for (index, answer) in read {
             let entry: &mut crate::render::html::CaseAnswers = answers.entry(index).or_default();
             *match side {
                 Side::Old => &mut entry.old,
                 Side::New => &mut entry.new,
-            } = Some((text, at.truncated));
+            } = Some(answer);
         }
     }
     Ok(Some(answers))

@@ -5,6 +5,7 @@
 //! one part of the library that touches files and threads — the core stays sans-IO, and this
 //! module only feeds it.
 
+pub mod answers;
 #[cfg(unix)]
 pub mod apply;
 #[cfg(unix)]
