@@ -520,7 +520,9 @@ export class DeployGateViewer extends HTMLElement {
    * Resolves with the diff (the `dg-diff` event's), or rejects with the reason. */
   async compare(before, after, { trustedKeys = [], reviews = null } = {}) {
     const file = (x, name) => (x instanceof Blob ? x : new File([x], name, { type: "application/json" }));
-    const reviewFiles = reviews ? [file(reviews[0], "before-review.jsonl"), file(reviews[1], "after-review.jsonl")] : null;
+    // A review file is named in what the core says of it: a Blob without a name gets one.
+    const named = (x, name) => (x instanceof File ? x : new File([x], name, { type: "application/jsonl" }));
+    const reviewFiles = reviews ? [named(reviews[0], "before-review.jsonl"), named(reviews[1], "after-review.jsonl")] : null;
     const done = new Promise((resolve, reject) => {
       const ok = (e) => {
         this.removeEventListener("dg-diff", ok);

@@ -127,6 +127,8 @@ export class CompareView extends HTMLElement {
     for (const file of list) {
       const free = this.sides[0] === null ? 0 : this.sides[1] === null ? 1 : 1;
       this.sides[free] = { file, kind: await documentKind(file) };
+      // Another evaluation on that side: its review file is not the one given for the last.
+      if (list.length === 1) this.reviews[free] = null;
     }
     this.renderSlots();
     await this.run();
@@ -140,6 +142,7 @@ export class CompareView extends HTMLElement {
   async setSide(i, file) {
     this.hidden = false;
     this.sides[i] = { file, kind: await documentKind(file) };
+    this.reviews[i] = null;
     this.renderSlots();
     await this.run();
   }
