@@ -244,7 +244,10 @@ const VERDICT_PIECE = 16 << 20;
 async function readVerdicts(role, file) {
   verdictFiles[sideOf(role)] = null;
   const head = new Uint8Array(await file.slice(0, VERDICT_PIECE).arrayBuffer());
-  let read = session.startVerdicts(role, file.name, head);
+  // The core tells the format from the head's first non-blank line: a head of blanks alone, of
+  // a larger file, cannot tell it, and the file is read whole.
+  const blank = (b) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
+  let read = !(head.length < file.size && head.every(blank)) && session.startVerdicts(role, file.name, head);
   if (read) {
     let more = session.feedVerdicts(head);
     for (let at = head.length; more && at < file.size; at += VERDICT_PIECE) {
